@@ -1,0 +1,1 @@
+//! limiter (work in progress).

@@ -1,0 +1,1 @@
+//! mock-apiserver (work in progress).

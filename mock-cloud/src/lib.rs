@@ -1,0 +1,1 @@
+//! mock-cloud (work in progress).
