@@ -1,1 +1,5 @@
-//! limiter (work in progress).
+//! The shared limiter (work in progress).
+pub mod go;
+mod instant;
+pub mod rate;
+pub mod workqueue;

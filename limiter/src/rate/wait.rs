@@ -1,0 +1,141 @@
+use tokio::time::Instant;
+
+use super::{Limiter, Reservation};
+use crate::go::GoDuration;
+
+/// Why [`Limiter::wait_n`] returned without the tokens. The messages are Go's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WaitError {
+    /// More tokens than the bucket can ever hold.
+    #[error("rate: Wait(n={n}) exceeds limiter's burst {burst}")]
+    ExceedsBurst {
+        /// Tokens asked for.
+        n: i64,
+        /// The limiter's burst.
+        burst: i64,
+    },
+    /// The tokens would come after the deadline; nothing was consumed.
+    #[error("rate: Wait(n={n}) would exceed context deadline")]
+    WouldExceedDeadline {
+        /// Tokens asked for.
+        n: i64,
+    },
+    /// The deadline passed while waiting; the reservation was cancelled.
+    #[error("context deadline exceeded")]
+    DeadlineExceeded,
+}
+
+/// Cancels the reservation if the wait is dropped before it completes, as Go's `WaitN` does
+/// when its context ends.
+struct CancelOnDrop<'a> {
+    limiter: &'a Limiter,
+    reservation: Option<Reservation>,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(r) = self.reservation.take() {
+            self.limiter.cancel_at(&r, Instant::now());
+        }
+    }
+}
+
+impl Limiter {
+    /// `WaitN(ctx, n)`: wait until `n` tokens are available, on tokio time.
+    ///
+    /// `deadline` plays the context deadline: if the tokens would come later, return
+    /// [`WaitError::WouldExceedDeadline`] at once without consuming anything.
+    ///
+    /// # Errors
+    /// See [`WaitError`].
+    ///
+    /// # Cancellation
+    /// Dropping the future while it sleeps cancels the reservation, returning the tokens that no
+    /// later reservation depends on.
+    pub async fn wait_n(&self, n: i64, deadline: Option<Instant>) -> Result<(), WaitError> {
+        let now = Instant::now();
+        let (burst, limit) = (self.burst(), self.limit());
+        if n > burst && !limit.is_inf() {
+            return Err(WaitError::ExceedsBurst { n, burst });
+        }
+        if let Some(d) = deadline
+            && d <= now
+        {
+            return Err(WaitError::DeadlineExceeded);
+        }
+        let max_wait = deadline.map_or(GoDuration::INF, |d| crate::instant::sub_instants(d, now));
+        let r = self.reserve_n_within(now, n, max_wait);
+        if !r.ok() {
+            return Err(WaitError::WouldExceedDeadline { n });
+        }
+        let delay = r.delay_from(now);
+        if delay == GoDuration::ZERO {
+            return Ok(());
+        }
+        let mut guard = CancelOnDrop {
+            limiter: self,
+            reservation: Some(r),
+        };
+        let ready = r.time_to_act();
+        match deadline {
+            Some(d) if d < ready => {
+                tokio::time::sleep_until(d).await;
+                // Dropping the guard cancels the reservation.
+                drop(guard);
+                Err(WaitError::DeadlineExceeded)
+            }
+            _ => {
+                tokio::time::sleep_until(ready).await;
+                guard.reservation = None;
+                Ok(())
+            }
+        }
+    }
+
+    /// `Wait(ctx)`: one token, no deadline.
+    ///
+    /// # Errors
+    /// Only [`WaitError::ExceedsBurst`] when the burst is below 1.
+    pub async fn wait(&self) -> Result<(), WaitError> {
+        self.wait_n(1, None).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rate::Limit;
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn wait_sleeps_until_the_token_is_due() {
+        let lim = Limiter::new(Limit(1.0), 1);
+        let start = Instant::now();
+        lim.wait().await.unwrap();
+        lim.wait().await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_past_the_deadline_fails_at_once_and_consumes_nothing() {
+        let lim = Limiter::new(Limit(1.0), 1);
+        let _ = lim.reserve();
+        let deadline = Instant::now() + Duration::from_millis(500);
+        assert_eq!(
+            lim.wait_n(1, Some(deadline)).await,
+            Err(WaitError::WouldExceedDeadline { n: 1 })
+        );
+        assert_eq!(lim.tokens(), 0.0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_wait_gives_its_tokens_back() {
+        let lim = Limiter::new(Limit(1.0), 1);
+        let _ = lim.reserve();
+        let wait = lim.wait();
+        let timed_out = tokio::time::timeout(Duration::from_millis(100), wait).await;
+        assert!(timed_out.is_err());
+        // The cancelled reservation was the latest, so its token is restored.
+        assert!((lim.tokens() - 0.1).abs() < 1e-9);
+    }
+}
