@@ -1,4 +1,6 @@
 //! The shared limiter (work in progress).
+pub mod controller;
+pub mod crossplane;
 pub mod go;
 mod instant;
 pub mod rate;

@@ -1,0 +1,332 @@
+//! Crossplane's rate limits: the settings a provider derives from `--max-reconcile-rate`, the
+//! global limiter middleware, poll intervals with jitter, and the per-resource annotations.
+//!
+//! [`Settings`] is the one config type: the provider runs with it and the harness predicts
+//! budgets from it.
+//!
+//! ```
+//! use std::num::NonZeroU32;
+//! use limiter::crossplane::{RateLimitModel, Settings};
+//!
+//! let s = Settings::new(NonZeroU32::new(10).unwrap());
+//! assert_eq!(s.model, RateLimitModel::Crossplane);
+//! let api = s.api_client_limit().unwrap();
+//! assert_eq!((api.qps, api.burst), (50.0, 100));
+//! assert_eq!(s.global_bucket(), Some((10.0, 100)));
+//! assert_eq!(s.workers_per_controller(), 10);
+//! ```
+
+mod middleware;
+mod poll;
+mod request;
+mod runtime;
+
+use std::fmt;
+use std::num::NonZeroU32;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub use middleware::{GlobalRateLimited, MiddlewareStats};
+pub use poll::{
+    EffectivePoll, Jitter, POLL_INTERVAL_ANNOTATION, PollAnnotationError, effective_poll_interval,
+    jittered,
+};
+pub use request::{RECONCILE_REQUESTED_AT_ANNOTATION, pending_reconcile_request};
+pub use runtime::ProviderRuntime;
+
+use crate::workqueue::{Bucket, ItemExponential};
+
+/// Per-item backoff of Crossplane controllers: 1s doubling to 60s.
+pub const PER_ITEM_BASE: Duration = Duration::from_secs(1);
+/// Cap of the per-item backoff.
+pub const PER_ITEM_MAX: Duration = Duration::from_secs(60);
+
+/// crossplane-runtime's `ratelimiter.NewGlobal(rps)`: one bucket of rate `rps` and burst
+/// `10·rps`, shared by every controller given it. `rps = 0` never lets anything through.
+#[must_use]
+pub fn new_global(rps: u32) -> Bucket {
+    Bucket::new(f64::from(rps), i64::from(rps) * 10)
+}
+
+/// crossplane-runtime's `ratelimiter.NewController()`: per-item exponential, 1s to 60s.
+#[must_use]
+pub fn new_controller<T: Eq + std::hash::Hash + Clone>() -> ItemExponential<T> {
+    ItemExponential::new(PER_ITEM_BASE, PER_ITEM_MAX)
+}
+
+/// A client-side limit on Kubernetes API requests.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClientLimit {
+    /// Requests per second.
+    pub qps: f64,
+    /// Burst.
+    pub burst: u32,
+}
+
+/// crossplane-runtime's `ratelimiter.LimitRESTConfig(cfg, rps)`: QPS `5·rps` (a Go `float32`)
+/// and burst `10·rps`.
+#[must_use]
+pub fn limit_rest_config(rps: u32) -> ClientLimit {
+    ClientLimit {
+        qps: f64::from((rps as f32) * 5.0),
+        burst: rps * 10,
+    }
+}
+
+/// Which rate-limit model a provider runs (`DESIGN.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RateLimitModel {
+    /// crossplane-runtime's middleware: global bucket R/10R taken when an item is popped; a
+    /// throttled item goes back with `RequeueAfter`. Priority queue, R workers.
+    #[default]
+    Crossplane,
+    /// Ours: the same bucket taken when a worker takes an item, and waited for in place. No
+    /// second trip, no backoff reset; the nominal budget is strict.
+    InQueue,
+    /// controller-runtime defaults: classic queue, `MaxOf(exp 5ms..1000s, bucket 10/100)` on
+    /// rate-limited adds only, 1 worker, no API-client limit.
+    ControllerRuntime,
+    /// Crossplane core ≥ 2.1: no global bucket, R workers, API client limited.
+    ConcurrencyOnly,
+}
+
+impl RateLimitModel {
+    /// Every model, in documentation order.
+    pub const ALL: [RateLimitModel; 4] = [
+        RateLimitModel::Crossplane,
+        RateLimitModel::InQueue,
+        RateLimitModel::ControllerRuntime,
+        RateLimitModel::ConcurrencyOnly,
+    ];
+
+    /// The flag value (`crossplane`, `in-queue`, `controller-runtime`, `concurrency-only`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RateLimitModel::Crossplane => "crossplane",
+            RateLimitModel::InQueue => "in-queue",
+            RateLimitModel::ControllerRuntime => "controller-runtime",
+            RateLimitModel::ConcurrencyOnly => "concurrency-only",
+        }
+    }
+}
+
+impl fmt::Display for RateLimitModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A rate-limit model name that is not one of the four.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown rate-limit model {0:?} (expected crossplane, in-queue, controller-runtime or concurrency-only)"
+)]
+pub struct UnknownModel(pub String);
+
+impl FromStr for RateLimitModel {
+    type Err = UnknownModel;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RateLimitModel::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| UnknownModel(s.to_owned()))
+    }
+}
+
+/// A provider's rate-limit settings, and everything derived from them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `--max-reconcile-rate`, R.
+    pub max_reconcile_rate: NonZeroU32,
+    /// `--rate-limit-model`.
+    pub model: RateLimitModel,
+    /// `--poll-interval`, P (default 1m).
+    pub poll_interval: Duration,
+    /// `--poll-jitter-percent` (default 10): jitter as a share of each resource's interval.
+    pub poll_jitter_percent: u32,
+    /// `--min-poll-interval` (default 1s): floor for the per-resource annotation.
+    pub min_poll_interval: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings::new(NonZeroU32::new(10).expect("10 is not zero"))
+    }
+}
+
+/// Settings that cannot run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// Jitter of 100% or more can make a requeue zero.
+    #[error("poll jitter must be below 100 percent, got {0}")]
+    JitterTooLarge(u32),
+    /// A zero poll interval.
+    #[error("poll interval must be greater than zero")]
+    ZeroPollInterval,
+}
+
+impl Settings {
+    /// The provider-template defaults for `R`: crossplane model, poll 1m, jitter 10%, min 1s.
+    #[must_use]
+    pub fn new(max_reconcile_rate: NonZeroU32) -> Self {
+        Settings {
+            max_reconcile_rate,
+            model: RateLimitModel::Crossplane,
+            poll_interval: Duration::from_secs(60),
+            poll_jitter_percent: 10,
+            min_poll_interval: Duration::from_secs(1),
+        }
+    }
+
+    /// With a model.
+    #[must_use]
+    pub fn model(mut self, model: RateLimitModel) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// With a poll interval.
+    #[must_use]
+    pub fn poll_interval(mut self, p: Duration) -> Self {
+        self.poll_interval = p;
+        self
+    }
+
+    /// With a jitter percentage.
+    #[must_use]
+    pub fn poll_jitter_percent(mut self, pct: u32) -> Self {
+        self.poll_jitter_percent = pct;
+        self
+    }
+
+    /// With a minimum poll interval.
+    #[must_use]
+    pub fn min_poll_interval(mut self, d: Duration) -> Self {
+        self.min_poll_interval = d;
+        self
+    }
+
+    /// Checks what the types cannot.
+    ///
+    /// # Errors
+    /// See [`SettingsError`].
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        if self.poll_jitter_percent >= 100 {
+            return Err(SettingsError::JitterTooLarge(self.poll_jitter_percent));
+        }
+        if self.poll_interval.is_zero() {
+            return Err(SettingsError::ZeroPollInterval);
+        }
+        Ok(())
+    }
+
+    /// R as a number.
+    #[must_use]
+    pub fn rate(&self) -> u32 {
+        self.max_reconcile_rate.get()
+    }
+
+    /// The Kubernetes API client limit: QPS 5R, burst 10R (`LimitRESTConfig`); none for the
+    /// `controller-runtime` model (QPS −1 since v0.21).
+    #[must_use]
+    pub fn api_client_limit(&self) -> Option<ClientLimit> {
+        match self.model {
+            RateLimitModel::ControllerRuntime => None,
+            _ => Some(limit_rest_config(self.rate())),
+        }
+    }
+
+    /// The global reconcile bucket (rate, burst): R and 10R, for the `crossplane` and `in-queue`
+    /// models.
+    #[must_use]
+    pub fn global_bucket(&self) -> Option<(f64, i64)> {
+        match self.model {
+            RateLimitModel::Crossplane | RateLimitModel::InQueue => {
+                Some((f64::from(self.rate()), i64::from(self.rate()) * 10))
+            }
+            _ => None,
+        }
+    }
+
+    /// Workers per controller: R, or 1 for the `controller-runtime` model.
+    #[must_use]
+    pub fn workers_per_controller(&self) -> usize {
+        match self.model {
+            RateLimitModel::ControllerRuntime => 1,
+            _ => self.rate() as usize,
+        }
+    }
+
+    /// Per-item backoff (base, max): 1s..60s, or 5ms..1000s for `controller-runtime`.
+    #[must_use]
+    pub fn per_item_backoff(&self) -> (Duration, Duration) {
+        match self.model {
+            RateLimitModel::ControllerRuntime => {
+                (Duration::from_millis(5), Duration::from_secs(1000))
+            }
+            _ => (PER_ITEM_BASE, PER_ITEM_MAX),
+        }
+    }
+
+    /// Jitter sizing: a share of each resource's own interval.
+    #[must_use]
+    pub fn jitter(&self) -> Jitter {
+        Jitter::Proportional(self.poll_jitter_percent)
+    }
+
+    /// A resource's poll interval from its annotation (clamped up to the minimum; an invalid
+    /// value falls back to the default and is reported).
+    #[must_use]
+    pub fn effective_poll(&self, annotation: Option<&str>) -> EffectivePoll {
+        effective_poll_interval(annotation, self.poll_interval, self.min_poll_interval)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_rest_config_is_five_r_and_ten_r() {
+        assert_eq!(
+            limit_rest_config(1),
+            ClientLimit {
+                qps: 5.0,
+                burst: 10
+            }
+        );
+        assert_eq!(
+            limit_rest_config(100),
+            ClientLimit {
+                qps: 500.0,
+                burst: 1000
+            }
+        );
+    }
+
+    #[test]
+    fn models_parse_from_their_flag_values() {
+        for m in RateLimitModel::ALL {
+            assert_eq!(m.as_str().parse::<RateLimitModel>(), Ok(m));
+        }
+        assert!("fast".parse::<RateLimitModel>().is_err());
+    }
+
+    #[test]
+    fn controller_runtime_model_has_no_budget_and_one_worker() {
+        let s = Settings::default().model(RateLimitModel::ControllerRuntime);
+        assert_eq!(s.api_client_limit(), None);
+        assert_eq!(s.global_bucket(), None);
+        assert_eq!(s.workers_per_controller(), 1);
+    }
+
+    #[test]
+    fn jitter_of_a_hundred_percent_is_rejected() {
+        assert_eq!(
+            Settings::default().poll_jitter_percent(100).validate(),
+            Err(SettingsError::JitterTooLarge(100))
+        );
+    }
+}
