@@ -1,1 +1,77 @@
-//! mock-cloud (work in progress).
+//! A cloud API that enforces its quotas like real clouds do, and journals every call.
+//!
+//! `mock-cloud` is the external system a Kubernetes provider manages in our load tests,
+//! and the ground truth for every call rate the harness asserts. It serves JSON over
+//! HTTP/1.1: accounts with bearer tokens; `buckets` (created at once), `databases`
+//! (provisioned asynchronously) and DNS `records`; create, get, update, delete and
+//! paginated list. Quotas are governor token buckets per account, per action class or
+//! action, and account-wide, plus count quotas per collection; a throttled request gets
+//! 429 with `Retry-After`. Faults (latency, error rates, outages) can be injected, and
+//! every call lands in a compact journal.
+//!
+//! # Where to start
+//! - [`Config`] (in code, or [`Config::load`] for a YAML file) describes accounts, quotas
+//!   ([`Quotas`], [`Rate`]), provisioning times and [`Faults`].
+//! - [`MockCloud::new`] builds the cloud. It is a tower `Service` for in-process use
+//!   ([`MockCloud::handle`]), and [`serve`] puts it on a socket.
+//! - [`MockCloud::calls_since`], [`MockCloud::summary`] and [`MockCloud::inventory`] read
+//!   the journal, the aggregates and the live resources in-process; the admin API under
+//!   `/admin/v1/` serves the same over HTTP.
+//!
+//! All time is tokio time, so `#[tokio::test(start_paused = true)]` drives quotas and
+//! provisioning deterministically.
+//!
+//! # Example
+//! ```
+//! use mock_cloud::{AccountConfig, Class, Config, MockCloud, Quotas, Rate};
+//! use tower::ServiceExt;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+//! let quotas = Quotas::cloud_default().with_class(Class::Mutate, Some(Rate::new(1, 1.0)));
+//! let config = Config::empty().with_account(AccountConfig::new("acme").with_token("t").with_quotas(quotas));
+//! let cloud = MockCloud::new(config).unwrap();
+//!
+//! let create = |name: &str| {
+//!     http::Request::post("/v1/accounts/acme/buckets")
+//!         .header("authorization", "Bearer t")
+//!         .body(http_body_util::Full::new(bytes::Bytes::from(format!(r#"{{"name":"{name}"}}"#))))
+//!         .unwrap()
+//! };
+//! let first = cloud.clone().oneshot(create("a")).await.unwrap();
+//! assert_eq!(first.status(), 201);
+//! let second = cloud.clone().oneshot(create("b")).await.unwrap();
+//! assert_eq!(second.status(), 429);
+//! assert_eq!(second.headers()["retry-after"], "1");
+//!
+//! let calls = cloud.calls();
+//! assert_eq!(calls.len(), 2);
+//! assert!(calls[1].throttled);
+//! assert_eq!(cloud.inventory().len(), 1);
+//! # });
+//! ```
+
+mod clock;
+mod cloud;
+mod config;
+mod faults;
+mod http;
+mod journal;
+mod model;
+mod quota;
+mod serve;
+mod store;
+mod summary;
+
+pub use clock::TokioClock;
+pub use cloud::MockCloud;
+pub use config::{
+    AccountConfig, Config, ConfigError, DEFAULT_JOURNAL_CAP, ErrorRate, Faults, Flavor, Latency,
+    Outage, Quotas, Rate,
+};
+pub use http::{BoxError, MAX_BODY, ResponseBody};
+pub use journal::{Call, JournalStats};
+pub use model::{Action, Class, Collection, State};
+pub use quota::Layer;
+pub use serve::serve;
+pub use store::Resource;
+pub use summary::{Second, StatusCount, Summary, Violations};

@@ -1,0 +1,193 @@
+//! [`MockCloud`]: the state of one cloud, shared by every clone, and its in-process API.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::clock::TokioClock;
+use crate::config::{Config, ConfigError, Faults, validate_faults};
+use crate::faults::{FaultDecision, FaultState};
+use crate::journal::{Call, Journal, JournalStats, Record};
+use crate::model::{Class, Collection};
+use crate::quota::{Layer, QuotaEngine};
+use crate::store::{Resource, Store};
+use crate::summary::{Aggregates, Summary};
+
+/// A mock cloud: accounts, resources, quotas, faults and the journal of every call.
+///
+/// Cheap to clone; clones share one state. It is a tower `Service` (see
+/// [`MockCloud::handle`]) and can be served on a socket with [`crate::serve`]. Time is
+/// tokio's: under `tokio::time::pause` quotas refill, databases provision and outages
+/// open only as the test advances the clock.
+#[derive(Clone)]
+pub struct MockCloud {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub config: Config,
+    pub clock: TokioClock,
+    /// Bearer token → account name.
+    pub tokens: HashMap<String, String>,
+    /// Account name → count quotas.
+    pub counts: HashMap<String, BTreeMap<Collection, u32>>,
+    pub quotas: RwLock<QuotaEngine>,
+    pub store: Mutex<Store>,
+    pub recorder: Mutex<Recorder>,
+    pub faults: Mutex<FaultState>,
+    pub faults_active: AtomicBool,
+}
+
+/// The journal and the aggregates, updated together under one lock.
+pub(crate) struct Recorder {
+    pub journal: Journal,
+    pub aggregates: Aggregates,
+}
+
+/// Locks, recovering from a poisoned lock: every critical section leaves the state valid.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl std::fmt::Debug for MockCloud {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockCloud")
+            .field("accounts", &self.inner.config.accounts.len())
+            .field("elapsed", &self.elapsed())
+            .finish_non_exhaustive()
+    }
+}
+
+impl MockCloud {
+    /// A cloud with `config`, its clock starting now (tokio time).
+    pub fn new(config: Config) -> Result<MockCloud, ConfigError> {
+        config.validate()?;
+        let clock = TokioClock::new(Instant::now());
+        let tokens = config
+            .accounts
+            .iter()
+            .flat_map(|a| a.tokens.iter().map(|t| (t.clone(), a.name.clone())))
+            .collect();
+        let counts = config
+            .accounts
+            .iter()
+            .map(|a| (a.name.clone(), a.quotas.counts.clone()))
+            .collect();
+        let names = config.accounts.iter().map(|a| a.name.as_str());
+        let store = Store::new(names, config.database_create, config.database_delete);
+        let inner = Inner {
+            quotas: RwLock::new(QuotaEngine::new(&config.accounts, clock)),
+            store: Mutex::new(store),
+            recorder: Mutex::new(Recorder {
+                journal: Journal::new(config.journal_cap.get()),
+                aggregates: Aggregates::default(),
+            }),
+            faults_active: AtomicBool::new(!config.faults.is_empty()),
+            faults: Mutex::new(FaultState::new(config.faults.clone())),
+            clock,
+            tokens,
+            counts,
+            config,
+        };
+        tracing::debug!(accounts = inner.config.accounts.len(), "mock cloud created");
+        Ok(MockCloud {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The config the cloud was built with (faults may have changed since; see
+    /// [`MockCloud::faults`]).
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Time since the cloud started: the time base of the journal and of outage windows.
+    pub fn elapsed(&self) -> Duration {
+        self.inner.clock.since_epoch(Instant::now())
+    }
+
+    /// Journal entries with `seq >= since`, oldest first.
+    pub fn calls_since(&self, since: u64) -> Vec<Call> {
+        lock(&self.inner.recorder).journal.since(since, usize::MAX)
+    }
+
+    /// Every journal entry held.
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls_since(0)
+    }
+
+    /// The journal's counters: next `seq`, entries held, cap, dropped, bytes per entry.
+    pub fn journal_stats(&self) -> JournalStats {
+        lock(&self.inner.recorder).journal.stats()
+    }
+
+    /// Counts per account/action/status, the per-second timeline and quota violations.
+    pub fn summary(&self) -> Summary {
+        let recorder = lock(&self.inner.recorder);
+        let journal = &recorder.journal;
+        recorder
+            .aggregates
+            .summary(journal.stats(), |id| journal.resolve(id).to_owned())
+    }
+
+    /// Every live resource (including ones creating or deleting), by account, collection
+    /// and name.
+    pub fn inventory(&self) -> Vec<Resource> {
+        let now = self.elapsed();
+        lock(&self.inner.store).inventory(now)
+    }
+
+    /// The faults in force.
+    pub fn faults(&self) -> Faults {
+        lock(&self.inner.faults).faults().clone()
+    }
+
+    /// Replaces the faults in force; the random draws restart from the new seed.
+    pub fn set_faults(&self, faults: Faults) -> Result<(), ConfigError> {
+        validate_faults(&faults).map_err(|problem| ConfigError::Invalid { problem })?;
+        let active = !faults.is_empty();
+        *lock(&self.inner.faults) = FaultState::new(faults);
+        self.inner.faults_active.store(active, Ordering::Release);
+        tracing::info!(active, "faults changed");
+        Ok(())
+    }
+
+    /// Clears resources, idempotency keys, the journal (its `seq` keeps counting), the
+    /// aggregates and the quota buckets (full again). Faults and the clock stay.
+    pub fn reset(&self) {
+        let inner = &self.inner;
+        *inner
+            .quotas
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            QuotaEngine::new(&inner.config.accounts, inner.clock);
+        lock(&inner.store).clear();
+        let mut recorder = lock(&inner.recorder);
+        recorder.journal.clear();
+        recorder.aggregates = Aggregates::default();
+        tracing::info!("mock cloud reset");
+    }
+
+    pub(crate) fn record(&self, record: &Record<'_>, layer: Option<Layer>) -> u64 {
+        let mut recorder = lock(&self.inner.recorder);
+        let (seq, account) = recorder.journal.push(record);
+        recorder.aggregates.add(record, account, layer);
+        seq
+    }
+
+    pub(crate) fn decide_faults(&self, class: Class, at: Duration) -> FaultDecision {
+        if !self.inner.faults_active.load(Ordering::Acquire) {
+            return FaultDecision::default();
+        }
+        let mut faults = lock(&self.inner.faults);
+        if faults.is_empty() {
+            return FaultDecision::default();
+        }
+        faults.decide(class, at)
+    }
+}

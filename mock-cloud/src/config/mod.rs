@@ -1,0 +1,324 @@
+//! The validated configuration of a [`crate::MockCloud`], with defaults.
+//!
+//! Build one in code (`Config::default().with_account(...)`) or load a YAML file with
+//! [`Config::load`]; both end in the same validated type.
+
+mod faults;
+mod load;
+mod quotas;
+mod raw;
+
+use std::collections::HashSet;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use faults::{ErrorRate, Faults, Latency, Outage};
+pub use quotas::{Quotas, Rate};
+pub(crate) use raw::RawFaults;
+
+/// How throttles and count-quota rejections look on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flavor {
+    /// 429 with `Retry-After` and `RateLimit-*` headers; count quota 403 `QuotaExceeded`.
+    #[default]
+    Generic,
+    /// AWS JSON services: 400 `ThrottlingException` with `x-amz-retry-after` (ms); count
+    /// quota 400 `LimitExceededException`.
+    AwsJson,
+    /// EC2: 503 `RequestLimitExceeded` with `x-amz-retry-after` (ms); count quota 400
+    /// `ResourceLimitExceeded`.
+    AwsEc2,
+}
+
+/// One account: its name (the `{account}` path segment), the bearer tokens that act for
+/// it, and its quotas.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccountConfig {
+    /// The account name.
+    pub name: String,
+    /// Bearer tokens that authenticate as this account.
+    pub tokens: Vec<String>,
+    /// The account's quotas.
+    pub quotas: Quotas,
+}
+
+impl AccountConfig {
+    /// An account with no token yet and the [`Quotas::cloud_default`] quotas.
+    pub fn new(name: impl Into<String>) -> AccountConfig {
+        AccountConfig {
+            name: name.into(),
+            tokens: Vec::new(),
+            quotas: Quotas::cloud_default(),
+        }
+    }
+
+    /// Adds a bearer token.
+    #[must_use]
+    pub fn with_token(mut self, token: impl Into<String>) -> AccountConfig {
+        self.tokens.push(token.into());
+        self
+    }
+
+    /// Replaces the quotas.
+    #[must_use]
+    pub fn with_quotas(mut self, quotas: Quotas) -> AccountConfig {
+        self.quotas = quotas;
+        self
+    }
+}
+
+/// Everything a [`crate::MockCloud`] needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The accounts; the default is one account `default` with token `default`.
+    pub accounts: Vec<AccountConfig>,
+    /// How throttles look on the wire.
+    pub flavor: Flavor,
+    /// Shadow mode: evaluate rate quotas and record would-be throttles, but let every
+    /// request through.
+    pub shadow: bool,
+    /// The most journal entries kept; older ones are dropped and counted.
+    pub journal_cap: NonZeroUsize,
+    /// How long a database stays `creating`.
+    pub database_create: Duration,
+    /// How long a database stays `deleting`.
+    pub database_delete: Duration,
+    /// Faults injected from the start.
+    pub faults: Faults,
+}
+
+/// The default journal cap: one million entries, 32 MB.
+pub const DEFAULT_JOURNAL_CAP: usize = 1_000_000;
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            accounts: vec![AccountConfig::new("default").with_token("default")],
+            flavor: Flavor::Generic,
+            shadow: false,
+            journal_cap: NonZeroUsize::new(DEFAULT_JOURNAL_CAP).expect("non-zero constant"),
+            database_create: Duration::from_secs(5),
+            database_delete: Duration::from_secs(3),
+            faults: Faults::none(),
+        }
+    }
+}
+
+impl Config {
+    /// A config with no account; add some with [`Config::with_account`].
+    pub fn empty() -> Config {
+        Config {
+            accounts: Vec::new(),
+            ..Config::default()
+        }
+    }
+
+    /// Adds an account.
+    #[must_use]
+    pub fn with_account(mut self, account: AccountConfig) -> Config {
+        self.accounts.push(account);
+        self
+    }
+
+    /// Sets the flavor of throttle responses.
+    #[must_use]
+    pub fn with_flavor(mut self, flavor: Flavor) -> Config {
+        self.flavor = flavor;
+        self
+    }
+
+    /// Turns shadow mode on or off.
+    #[must_use]
+    pub fn with_shadow(mut self, shadow: bool) -> Config {
+        self.shadow = shadow;
+        self
+    }
+
+    /// Sets the journal cap.
+    #[must_use]
+    pub fn with_journal_cap(mut self, cap: NonZeroUsize) -> Config {
+        self.journal_cap = cap;
+        self
+    }
+
+    /// Sets how long databases take to create and to delete.
+    #[must_use]
+    pub fn with_provisioning(mut self, create: Duration, delete: Duration) -> Config {
+        self.database_create = create;
+        self.database_delete = delete;
+        self
+    }
+
+    /// Sets the faults injected from the start.
+    #[must_use]
+    pub fn with_faults(mut self, faults: Faults) -> Config {
+        self.faults = faults;
+        self
+    }
+
+    /// Checks what the types cannot: account names are unique path segments, tokens are
+    /// unique, faults are in range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |problem: String| Err(ConfigError::Invalid { problem });
+        let mut names = HashSet::new();
+        let mut tokens = HashSet::new();
+        for account in &self.accounts {
+            if !is_path_segment(&account.name) {
+                return invalid(format!(
+                    "account name {:?} must be 1 to 64 of a-z, A-Z, 0-9, '-', '_', '.'",
+                    account.name
+                ));
+            }
+            if !names.insert(account.name.as_str()) {
+                return invalid(format!("account {:?} is defined twice", account.name));
+            }
+            for token in &account.tokens {
+                if token.is_empty() || !tokens.insert(token.as_str()) {
+                    return invalid(format!(
+                        "token {token:?} of account {:?} is empty or used twice",
+                        account.name
+                    ));
+                }
+            }
+        }
+        validate_faults(&self.faults).map_err(|problem| ConfigError::Invalid { problem })
+    }
+}
+
+/// Checks probabilities, statuses and windows; the error is a sentence naming the field.
+pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
+    for (class, errors) in &faults.errors {
+        if !(0.0..=1.0).contains(&errors.probability) {
+            return Err(format!("errors.{class}.rate must be within 0 and 1"));
+        }
+        if !matches!(errors.status, 500 | 503) {
+            return Err(format!("errors.{class}.status must be 500 or 503"));
+        }
+    }
+    for (class, latency) in &faults.latency {
+        match latency {
+            Latency::Uniform { min, max } if min > max => {
+                return Err(format!("latency.{class}.uniform_ms: min is above max"));
+            }
+            Latency::LogNormal { sigma, .. } if !(sigma.is_finite() && *sigma >= 0.0) => {
+                return Err(format!("latency.{class}.lognormal_ms.sigma must be >= 0"));
+            }
+            _ => {}
+        }
+    }
+    for (i, outage) in faults.outages.iter().enumerate() {
+        if outage.start >= outage.end {
+            return Err(format!("outages[{i}]: start must be before end"));
+        }
+        if !matches!(outage.status, 500 | 503) {
+            return Err(format!("outages[{i}].status must be 500 or 503"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `s` can be an account name: a path segment with no escaping needed.
+pub(crate) fn is_path_segment(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// A config that cannot be read, parsed or validated.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The YAML is malformed, has an unknown key or a value out of range.
+    #[error("invalid config {file}:{line}:{column}")]
+    Parse {
+        /// The file name, as given.
+        file: String,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        column: u64,
+        /// The parser's message.
+        #[source]
+        source: serde_saphyr::Error,
+    },
+    /// The config parsed but is inconsistent.
+    #[error("invalid config: {problem}")]
+    Invalid {
+        /// What is wrong.
+        problem: String,
+    },
+    /// The config file has a problem at a known place that the parser could not see.
+    #[error("invalid config {file}:{line}:{column}: {problem}")]
+    InvalidAt {
+        /// The file name, as given.
+        file: String,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        column: u64,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_config_has_one_account_named_default_with_token_default() {
+        let config = Config::default();
+        assert_eq!(config.accounts.len(), 1);
+        assert_eq!(config.accounts[0].name, "default");
+        assert_eq!(config.accounts[0].tokens, ["default"]);
+        config.validate().expect("the default config is valid");
+    }
+
+    #[test]
+    fn validation_rejects_a_token_used_by_two_accounts() {
+        let config = Config::empty()
+            .with_account(AccountConfig::new("a").with_token("t"))
+            .with_account(AccountConfig::new("b").with_token("t"));
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("used twice"), "{err}");
+    }
+
+    #[test]
+    fn validation_rejects_account_names_that_are_not_path_segments() {
+        for name in ["", "a/b", "a b", "ü"] {
+            let config = Config::empty().with_account(AccountConfig::new(name));
+            assert!(config.validate().is_err(), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn validation_rejects_an_error_rate_above_one_and_odd_statuses() {
+        let bad_rate = Faults::none().with_errors(
+            crate::Class::Read,
+            ErrorRate {
+                probability: 1.5,
+                status: 503,
+            },
+        );
+        assert!(
+            validate_faults(&bad_rate)
+                .unwrap_err()
+                .contains("errors.read.rate")
+        );
+        let bad_status = Faults::none().with_outage(Outage {
+            start: Duration::ZERO,
+            end: Duration::from_secs(1),
+            status: 404,
+        });
+        assert!(validate_faults(&bad_status).unwrap_err().contains("status"));
+    }
+}

@@ -1,0 +1,173 @@
+//! Drawing faults: the latency, injected error or outage a request gets.
+
+use std::time::Duration;
+
+use crate::config::{Faults, Latency};
+use crate::model::Class;
+
+/// What the faults decided for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct FaultDecision {
+    /// How long to hold the request.
+    pub latency: Duration,
+    /// A status to fail with, if any.
+    pub error: Option<u16>,
+}
+
+/// The active faults and their seeded random source.
+#[derive(Debug)]
+pub(crate) struct FaultState {
+    faults: Faults,
+    rng: SplitMix64,
+}
+
+impl FaultState {
+    pub fn new(faults: Faults) -> FaultState {
+        let rng = SplitMix64(faults.seed);
+        FaultState { faults, rng }
+    }
+
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.faults.is_empty()
+    }
+
+    /// Draws the faults of a request of `class` arriving at `at` (time since start).
+    pub fn decide(&mut self, class: Class, at: Duration) -> FaultDecision {
+        let latency = match self.faults.latency.get(&class).copied() {
+            None => Duration::ZERO,
+            Some(Latency::Fixed(d)) => d,
+            Some(Latency::Uniform { min, max }) => min + (max - min).mul_f64(self.rng.unit()),
+            Some(Latency::LogNormal { median, sigma }) => {
+                let factor = (sigma * self.rng.standard_normal()).exp();
+                Duration::try_from_secs_f64(median.as_secs_f64() * factor).unwrap_or(Duration::MAX)
+            }
+        };
+        let outage = self
+            .faults
+            .outages
+            .iter()
+            .find(|o| o.covers(at))
+            .map(|o| o.status);
+        let error = outage.or_else(|| {
+            let rate = self.faults.errors.get(&class)?;
+            (self.rng.unit() < rate.probability).then_some(rate.status)
+        });
+        FaultDecision { latency, error }
+    }
+}
+
+/// SplitMix64 (Steele, Lea and Flood, 2014): a tiny, well-studied seeded generator, enough
+/// for fault draws and reproducible for a seed.
+#[derive(Debug, Clone)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Standard normal, by the Box–Muller transform.
+    fn standard_normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.unit();
+        let u2 = self.unit();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ErrorRate, Outage};
+
+    #[test]
+    fn an_outage_fails_every_request_inside_its_window_only() {
+        let outage = Outage {
+            start: Duration::from_secs(10),
+            end: Duration::from_secs(20),
+            status: 503,
+        };
+        let mut state = FaultState::new(Faults::none().with_outage(outage));
+        assert_eq!(
+            state.decide(Class::Read, Duration::from_secs(9)).error,
+            None
+        );
+        assert_eq!(
+            state.decide(Class::Read, Duration::from_secs(10)).error,
+            Some(503)
+        );
+        assert_eq!(
+            state.decide(Class::Mutate, Duration::from_secs(19)).error,
+            Some(503)
+        );
+        assert_eq!(
+            state.decide(Class::Read, Duration::from_secs(20)).error,
+            None
+        );
+    }
+
+    #[test]
+    fn an_error_rate_fails_about_that_share_and_only_its_class() {
+        let errors = ErrorRate {
+            probability: 0.25,
+            status: 500,
+        };
+        let mut state = FaultState::new(
+            Faults::none()
+                .with_errors(Class::Mutate, errors)
+                .with_seed(1),
+        );
+        let failed = (0..10_000)
+            .filter(|_| state.decide(Class::Mutate, Duration::ZERO).error == Some(500))
+            .count();
+        assert!((2_300..2_700).contains(&failed), "{failed}");
+        assert_eq!(state.decide(Class::Read, Duration::ZERO).error, None);
+    }
+
+    #[test]
+    fn latency_draws_stay_in_range_and_repeat_for_a_seed() {
+        let (min, max) = (Duration::from_millis(10), Duration::from_millis(20));
+        let faults = Faults::none()
+            .with_latency(Class::Read, Latency::Uniform { min, max })
+            .with_latency(
+                Class::List,
+                Latency::LogNormal {
+                    median: Duration::from_millis(100),
+                    sigma: 0.5,
+                },
+            )
+            .with_seed(42);
+        let draw = |faults: &Faults| {
+            let mut state = FaultState::new(faults.clone());
+            (0..1_000)
+                .map(|i| {
+                    state
+                        .decide(
+                            if i % 2 == 0 { Class::Read } else { Class::List },
+                            Duration::ZERO,
+                        )
+                        .latency
+                })
+                .collect::<Vec<_>>()
+        };
+        let first = draw(&faults);
+        assert_eq!(first, draw(&faults));
+        assert!(first.iter().step_by(2).all(|d| (min..=max).contains(d)));
+        let mut lognormal: Vec<_> = first.iter().skip(1).step_by(2).copied().collect();
+        lognormal.sort();
+        let median = lognormal[lognormal.len() / 2].as_secs_f64();
+        assert!((0.085..0.115).contains(&median), "median {median}");
+    }
+}

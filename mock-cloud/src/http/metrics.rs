@@ -1,0 +1,86 @@
+//! `GET /metrics`: Prometheus text built at scrape time from the aggregates and the
+//! inventory, so the request path pays nothing for it.
+
+use http::{Response, StatusCode};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use super::respond::{self, ResponseBody};
+use crate::cloud::MockCloud;
+
+type Labels = Vec<(&'static str, String)>;
+
+impl MockCloud {
+    /// The metrics in Prometheus text format.
+    pub fn metrics_text(&self) -> String {
+        let summary = self.summary();
+        let requests = Family::<Labels, Counter>::default();
+        for c in &summary.counts {
+            let labels = vec![
+                ("account", c.account.clone()),
+                ("action", c.action.clone()),
+                ("code", c.status.to_string()),
+            ];
+            requests.get_or_create(&labels).inc_by(c.count);
+        }
+        let throttled = Family::<Labels, Counter>::default();
+        for v in &summary.violations {
+            let labels = vec![("account", v.account.clone()), ("layer", v.layer.clone())];
+            throttled
+                .get_or_create(&[labels.clone(), vec![("mode", "enforced".to_owned())]].concat())
+                .inc_by(v.throttled);
+            throttled
+                .get_or_create(&[labels, vec![("mode", "shadow".to_owned())]].concat())
+                .inc_by(v.shadow_throttled);
+        }
+        let live = Family::<Labels, Gauge>::default();
+        let now = self.elapsed();
+        for (account, collection, count) in crate::cloud::lock(&self.inner.store).counts(now) {
+            let labels = vec![
+                ("account", account),
+                ("collection", collection.as_str().to_owned()),
+            ];
+            live.get_or_create(&labels)
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
+        let dropped = Counter::<u64>::default();
+        dropped.inc_by(summary.journal.dropped);
+        let mut registry = Registry::with_prefix("mockcloud");
+        registry.register(
+            "requests",
+            "API requests by account, action and status",
+            requests,
+        );
+        registry.register(
+            "throttled",
+            "Rate-quota violations by account and bucket",
+            throttled,
+        );
+        registry.register(
+            "live_resources",
+            "Live resources, including ones deleting",
+            live,
+        );
+        registry.register(
+            "journal_dropped",
+            "Journal entries dropped because it was full",
+            dropped,
+        );
+        let mut text = String::new();
+        match encode(&mut text, &registry) {
+            Ok(()) => text,
+            Err(_) => String::from("# encoding failed\n"),
+        }
+    }
+
+    pub(crate) fn metrics_response(&self) -> Response<ResponseBody> {
+        respond::bytes(
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            self.metrics_text(),
+        )
+    }
+}

@@ -1,0 +1,328 @@
+//! The call journal: every API request, in order, in 32 bytes an entry.
+//!
+//! # Semantics
+//! Entries are numbered from 0 in the order their responses were decided. The journal
+//! keeps the newest `cap` entries; when full, the oldest is dropped and counted in
+//! [`JournalStats::dropped`], so a reader sees a gap in `seq`, never a silent loss.
+//! Account and resource names are interned once and referred to by number; the interner
+//! keeps every distinct name seen until [`crate::MockCloud::reset`].
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::model::{Action, Collection};
+
+/// One journalled request, as readers see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Call {
+    /// Position in the journal, from 0, without gaps unless entries were dropped.
+    pub seq: u64,
+    /// Time since the cloud started when the request arrived, in microseconds.
+    pub at_us: u64,
+    /// The authenticated account, or empty if authentication failed.
+    pub account: String,
+    /// The action, or `None` for a request that matched no API route.
+    #[serde(serialize_with = "serialize_action")]
+    pub action: Option<Action>,
+    /// The collection, or `None` for a request that matched none.
+    #[serde(serialize_with = "serialize_collection")]
+    pub collection: Option<Collection>,
+    /// The resource name (empty for creates without a valid body and for lists).
+    pub name: String,
+    /// The response status.
+    pub status: u16,
+    /// Time from arrival to response, in microseconds (saturating at about 71 minutes).
+    pub latency_us: u32,
+    /// Refused by a rate quota (429 or the flavor's equivalent).
+    pub throttled: bool,
+    /// Would have been refused by a rate quota, let through by shadow mode.
+    pub shadow_throttled: bool,
+    /// Refused by a count quota.
+    pub quota_exceeded: bool,
+    /// Failed by an injected fault (error rate or outage).
+    pub fault: bool,
+}
+
+fn serialize_action<S: serde::Serializer>(a: &Option<Action>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(a.map_or("", Action::as_str))
+}
+
+fn serialize_collection<S: serde::Serializer>(
+    c: &Option<Collection>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(c.map_or("", Collection::as_str))
+}
+
+/// Flags of an entry.
+pub(crate) const THROTTLED: u8 = 1;
+pub(crate) const SHADOW_THROTTLED: u8 = 2;
+pub(crate) const QUOTA_EXCEEDED: u8 = 4;
+pub(crate) const FAULT: u8 = 8;
+
+const NO_ACTION: u8 = u8::MAX;
+const NO_COLLECTION: u8 = u8::MAX;
+
+/// A journal entry as stored: names are interner numbers; `seq` is implied by position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    at_us: u64,
+    latency_us: u32,
+    account: u32,
+    name: u32,
+    status: u16,
+    action: u8,
+    collection: u8,
+    flags: u8,
+}
+
+/// What the HTTP layer records about one request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Record<'a> {
+    pub at: Duration,
+    pub latency: Duration,
+    pub account: &'a str,
+    pub action: Option<Action>,
+    pub collection: Option<Collection>,
+    pub name: &'a str,
+    pub status: u16,
+    pub flags: u8,
+}
+
+/// Distinct strings, numbered from 0 (the empty string).
+#[derive(Debug)]
+pub(crate) struct Interner {
+    ids: HashMap<Arc<str>, u32>,
+    names: Vec<Arc<str>>,
+}
+
+impl Default for Interner {
+    fn default() -> Interner {
+        let empty: Arc<str> = Arc::from("");
+        Interner {
+            ids: HashMap::from([(empty.clone(), 0)]),
+            names: vec![empty],
+        }
+    }
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        let name: Arc<str> = Arc::from(s);
+        self.names.push(name.clone());
+        self.ids.insert(name, id);
+        id
+    }
+
+    pub fn resolve(&self, id: u32) -> &str {
+        self.names.get(id as usize).map_or("", |s| s)
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// Counters that describe the journal itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct JournalStats {
+    /// The `seq` the next entry will get (= requests journalled since start).
+    pub next_seq: u64,
+    /// Entries held now.
+    pub len: usize,
+    /// The most entries held.
+    pub cap: usize,
+    /// Entries dropped because the journal was full.
+    pub dropped: u64,
+    /// Bytes of memory one entry takes.
+    pub bytes_per_entry: usize,
+    /// Distinct account and resource names interned.
+    pub interned_names: usize,
+}
+
+/// The bounded, compact journal.
+#[derive(Debug)]
+pub(crate) struct Journal {
+    entries: VecDeque<Entry>,
+    first_seq: u64,
+    cap: usize,
+    dropped: u64,
+    interner: Interner,
+}
+
+impl Journal {
+    pub fn new(cap: usize) -> Journal {
+        Journal {
+            entries: VecDeque::with_capacity(cap.min(1 << 16)),
+            first_seq: 0,
+            cap,
+            dropped: 0,
+            interner: Interner::default(),
+        }
+    }
+
+    /// Appends an entry and returns its `seq` and the account's interned number.
+    pub fn push(&mut self, record: &Record<'_>) -> (u64, u32) {
+        if self.entries.len() == self.cap {
+            self.entries.pop_front();
+            self.first_seq += 1;
+            self.dropped += 1;
+        }
+        let account = self.interner.intern(record.account);
+        let entry = Entry {
+            at_us: u64::try_from(record.at.as_micros()).unwrap_or(u64::MAX),
+            latency_us: u32::try_from(record.latency.as_micros()).unwrap_or(u32::MAX),
+            account,
+            name: self.interner.intern(record.name),
+            status: record.status,
+            action: record.action.map_or(NO_ACTION, |a| a.index() as u8),
+            collection: record.collection.map_or(NO_COLLECTION, |c| c.index() as u8),
+            flags: record.flags,
+        };
+        self.entries.push_back(entry);
+        (self.next_seq() - 1, account)
+    }
+
+    pub fn next_seq(&self) -> u64 {
+        self.first_seq + self.entries.len() as u64
+    }
+
+    /// The name interned as `id`.
+    pub fn resolve(&self, id: u32) -> &str {
+        self.interner.resolve(id)
+    }
+
+    /// Up to `limit` entries with `seq >= since`, oldest first.
+    pub fn since(&self, since: u64, limit: usize) -> Vec<Call> {
+        let skip = usize::try_from(since.saturating_sub(self.first_seq)).unwrap_or(usize::MAX);
+        self.entries
+            .iter()
+            .enumerate()
+            .skip(skip)
+            .take(limit)
+            .map(|(i, e)| self.expand(self.first_seq + i as u64, e))
+            .collect()
+    }
+
+    fn expand(&self, seq: u64, e: &Entry) -> Call {
+        Call {
+            seq,
+            at_us: e.at_us,
+            account: self.interner.resolve(e.account).to_owned(),
+            action: Action::ALL.get(usize::from(e.action)).copied(),
+            collection: Collection::ALL.get(usize::from(e.collection)).copied(),
+            name: self.interner.resolve(e.name).to_owned(),
+            status: e.status,
+            latency_us: e.latency_us,
+            throttled: e.flags & THROTTLED != 0,
+            shadow_throttled: e.flags & SHADOW_THROTTLED != 0,
+            quota_exceeded: e.flags & QUOTA_EXCEEDED != 0,
+            fault: e.flags & FAULT != 0,
+        }
+    }
+
+    pub fn stats(&self) -> JournalStats {
+        JournalStats {
+            next_seq: self.next_seq(),
+            len: self.entries.len(),
+            cap: self.cap,
+            dropped: self.dropped,
+            bytes_per_entry: std::mem::size_of::<Entry>(),
+            interned_names: self.interner.len(),
+        }
+    }
+
+    /// Forgets every entry and name; `seq` keeps counting so readers never see it go back.
+    pub fn clear(&mut self) {
+        self.first_seq = self.next_seq();
+        self.entries.clear();
+        self.dropped = 0;
+        self.interner = Interner::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(name: &str) -> Record<'_> {
+        Record {
+            at: Duration::from_micros(7),
+            latency: Duration::from_micros(3),
+            account: "acme",
+            action: Some(Action::Get),
+            collection: Some(Collection::Buckets),
+            name,
+            status: 200,
+            flags: SHADOW_THROTTLED,
+        }
+    }
+
+    #[test]
+    fn an_entry_takes_at_most_32_bytes() {
+        assert!(
+            std::mem::size_of::<Entry>() <= 32,
+            "{}",
+            std::mem::size_of::<Entry>()
+        );
+        assert_eq!(
+            Journal::new(1).stats().bytes_per_entry,
+            std::mem::size_of::<Entry>()
+        );
+    }
+
+    #[test]
+    fn entries_come_back_expanded_and_in_order() {
+        let mut journal = Journal::new(10);
+        assert_eq!(journal.push(&record("a")).0, 0);
+        assert_eq!(journal.push(&record("b")).0, 1);
+        let calls = journal.since(0, usize::MAX);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].seq, 1);
+        assert_eq!(calls[1].name, "b");
+        assert_eq!(calls[0].account, "acme");
+        assert_eq!(calls[0].action, Some(Action::Get));
+        assert_eq!(calls[0].at_us, 7);
+        assert!(calls[0].shadow_throttled && !calls[0].throttled);
+        assert_eq!(journal.since(1, 1)[0].name, "b");
+        assert!(journal.since(2, 10).is_empty());
+    }
+
+    #[test]
+    fn a_full_journal_drops_the_oldest_and_counts_it() {
+        let mut journal = Journal::new(2);
+        for name in ["a", "b", "c"] {
+            journal.push(&record(name));
+        }
+        let stats = journal.stats();
+        assert_eq!((stats.len, stats.dropped, stats.next_seq), (2, 1, 3));
+        let calls = journal.since(0, 10);
+        assert_eq!(calls.iter().map(|c| c.seq).collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn names_are_interned_once() {
+        let mut journal = Journal::new(100);
+        for _ in 0..50 {
+            journal.push(&record("same"));
+        }
+        // "", "acme", "same"
+        assert_eq!(journal.stats().interned_names, 3);
+    }
+
+    #[test]
+    fn clearing_keeps_seq_counting() {
+        let mut journal = Journal::new(10);
+        journal.push(&record("a"));
+        journal.clear();
+        assert_eq!(journal.push(&record("b")).0, 1);
+        assert_eq!(journal.since(0, 10)[0].seq, 1);
+    }
+}

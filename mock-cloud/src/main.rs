@@ -1,0 +1,89 @@
+//! The `mock-cloud` binary: serves a [`mock_cloud::MockCloud`] on a socket.
+//!
+//! Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM), 2 for a bad config or a
+//! listen address that cannot be bound.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser;
+
+/// A cloud API that enforces per-account quotas like real clouds (429 + Retry-After),
+/// injects faults, and journals every call. Admin API under /admin/v1/, metrics at
+/// /metrics. Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=mock_cloud=debug).
+#[derive(Debug, Parser)]
+#[command(name = "mock-cloud", version)]
+struct Args {
+    /// Address to listen on. Use port 0 for any free port; the address chosen is printed.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    listen: SocketAddr,
+    /// YAML config file (accounts, tokens, quotas, faults; see mock-cloud.example.yaml).
+    /// Without it: one account `default` with token `default` and cloud-like default
+    /// quotas.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Check the config file and exit without serving.
+    #[arg(long)]
+    check: bool,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let config = match &args.config {
+        Some(path) => mock_cloud::Config::load(path)?,
+        None => mock_cloud::Config::default(),
+    };
+    if args.check {
+        println!("config ok: {} account(s)", config.accounts.len());
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the tokio runtime")?;
+    runtime.block_on(async {
+        let cloud = mock_cloud::MockCloud::new(config)?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        println!("mock-cloud listening on http://{}", listener.local_addr()?);
+        mock_cloud::serve(listener, cloud, shutdown_signal()).await;
+        anyhow::Ok(())
+    })
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutdown signal received");
+}

@@ -1,0 +1,159 @@
+//! Aggregate counts that stay complete even when the journal drops entries: requests per
+//! account, action and status; a per-second timeline; quota violations per bucket.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::journal::{JournalStats, QUOTA_EXCEEDED, Record, SHADOW_THROTTLED, THROTTLED};
+use crate::model::Action;
+use crate::quota::Layer;
+
+/// Requests of one account and action that got one status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatusCount {
+    /// The authenticated account (empty if authentication failed).
+    pub account: String,
+    /// The action (empty for requests that matched no route).
+    pub action: String,
+    /// The response status.
+    pub status: u16,
+    /// How many.
+    pub count: u64,
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+pub struct Second {
+    /// Seconds since start.
+    pub second: u64,
+    /// Requests that arrived in this second.
+    pub requests: u64,
+    /// Requests refused by a rate quota.
+    pub throttled: u64,
+    /// Requests that shadow mode let through over a rate quota.
+    pub shadow_throttled: u64,
+}
+
+/// Rate-quota violations of one bucket of one account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violations {
+    /// The account.
+    pub account: String,
+    /// The bucket: `account`, `class:<class>` or `action:<action>`.
+    pub layer: String,
+    /// Requests refused.
+    pub throttled: u64,
+    /// Requests that would have been refused, let through by shadow mode.
+    pub shadow_throttled: u64,
+}
+
+/// What `GET /admin/v1/summary` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Every API request since start or the last reset.
+    pub requests: u64,
+    /// Requests refused by a rate quota.
+    pub throttled: u64,
+    /// Requests shadow mode let through over a rate quota.
+    pub shadow_throttled: u64,
+    /// Requests refused by a count quota.
+    pub quota_exceeded: u64,
+    /// The journal's own counters (including dropped entries).
+    pub journal: JournalStats,
+    /// Requests per account, action and status.
+    pub counts: Vec<StatusCount>,
+    /// Requests per second since start (seconds with no request included, as zeros).
+    pub timeline: Vec<Second>,
+    /// Rate-quota violations per account and bucket.
+    pub violations: Vec<Violations>,
+}
+
+/// The running aggregates.
+#[derive(Debug, Default)]
+pub(crate) struct Aggregates {
+    requests: u64,
+    throttled: u64,
+    shadow_throttled: u64,
+    quota_exceeded: u64,
+    counts: HashMap<(u32, Option<Action>, u16), u64>,
+    timeline: Vec<Second>,
+    violations: HashMap<(u32, Layer), (u64, u64)>,
+}
+
+impl Aggregates {
+    /// Counts one request; `account` is its interned account name.
+    pub fn add(&mut self, record: &Record<'_>, account: u32, layer: Option<Layer>) {
+        self.requests += 1;
+        let throttled = record.flags & THROTTLED != 0;
+        let shadow = record.flags & SHADOW_THROTTLED != 0;
+        self.throttled += u64::from(throttled);
+        self.shadow_throttled += u64::from(shadow);
+        self.quota_exceeded += u64::from(record.flags & QUOTA_EXCEEDED != 0);
+        *self
+            .counts
+            .entry((account, record.action, record.status))
+            .or_default() += 1;
+        let second = record.at.as_secs();
+        let index = usize::try_from(second).unwrap_or(usize::MAX);
+        if index >= self.timeline.len() && index < (1 << 24) {
+            let start = self.timeline.len() as u64;
+            self.timeline.extend((start..=second).map(|second| Second {
+                second,
+                ..Second::default()
+            }));
+        }
+        if let Some(slot) = self.timeline.get_mut(index) {
+            slot.requests += 1;
+            slot.throttled += u64::from(throttled);
+            slot.shadow_throttled += u64::from(shadow);
+        }
+        if let Some(layer) = layer {
+            let v = self.violations.entry((account, layer)).or_default();
+            v.0 += u64::from(throttled);
+            v.1 += u64::from(shadow);
+        }
+    }
+
+    /// The summary, with account names resolved by `name`.
+    pub fn summary(&self, journal: JournalStats, name: impl Fn(u32) -> String) -> Summary {
+        let mut counts: Vec<StatusCount> = self
+            .counts
+            .iter()
+            .map(|((account, action, status), &count)| StatusCount {
+                account: name(*account),
+                action: action.map_or("", Action::as_str).to_owned(),
+                status: *status,
+                count,
+            })
+            .collect();
+        counts.sort_by(|a, b| {
+            (&a.account, &a.action, a.status).cmp(&(&b.account, &b.action, b.status))
+        });
+        let violations: BTreeMap<(String, String), (u64, u64)> = self
+            .violations
+            .iter()
+            .map(|((account, layer), &v)| ((name(*account), layer.name()), v))
+            .collect();
+        Summary {
+            requests: self.requests,
+            throttled: self.throttled,
+            shadow_throttled: self.shadow_throttled,
+            quota_exceeded: self.quota_exceeded,
+            journal,
+            counts,
+            timeline: self.timeline.clone(),
+            violations: violations
+                .into_iter()
+                .map(
+                    |((account, layer), (throttled, shadow_throttled))| Violations {
+                        account,
+                        layer,
+                        throttled,
+                        shadow_throttled,
+                    },
+                )
+                .collect(),
+        }
+    }
+}
