@@ -1,1 +1,72 @@
-//! mock-apiserver (work in progress).
+//! An embedded Kubernetes API server that kube-rs and kubectl accept, for tests and
+//! load runs on machines with no cluster.
+//!
+//! It keeps objects in memory with one global resourceVersion, serves CRUD, watches
+//! (with bookmarks and in-stream 410s), the `/status` subresource, merge, JSON,
+//! strategic-merge (built-ins) and server-side-apply patches, finalizers, label and
+//! field selectors, discovery, a minimal OpenAPI v3, CustomResourceDefinitions,
+//! `meta.k8s.io/v1` Tables, both Event APIs, optional flow control (429 with
+//! `Retry-After`) and a journal of every request.
+//!
+//! # Where to start
+//! - [`ApiServer::new`] builds a server from a [`Config`]; [`ApiServer::service`] gives a
+//!   tower `Service` for `kube::Client::new(service, "default")`, in-process.
+//! - [`serve`] puts the same server on a socket; [`write_kubeconfig`] points kubectl at it.
+//! - [`ApiServer::load_crd_yaml`] preloads CRDs; [`ApiServer::journal`] reads the
+//!   [`Journal`] of requests (also served at `/mock/v1/requests?since=SEQ`).
+//!
+//! # Example
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, PostParams};
+//! use mock_apiserver::{ApiServer, Config};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = ApiServer::new(Config::default());
+//! let client = kube::Client::new(server.service(), "default");
+//! let configmaps: Api<ConfigMap> = Api::default_namespaced(client);
+//!
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! let created = configmaps.create(&PostParams::default(), &cm).await?;
+//! assert_eq!(created.metadata.resource_version, Some(server.resource_version().to_string()));
+//!
+//! let journal = server.journal().since(0);
+//! assert_eq!(journal.last().map(|e| e.verb.as_str()), Some("create"));
+//! # Ok(())
+//! # }
+//! ```
+
+mod clock;
+mod crd;
+mod discovery;
+mod error;
+mod events;
+mod flowcontrol;
+mod handlers;
+mod journal;
+mod jsonpath;
+mod kinds;
+mod kubeconfig;
+mod object;
+mod openapi;
+mod patch;
+mod query;
+mod registry;
+mod render;
+mod route;
+mod selector;
+mod serve;
+mod server;
+mod service;
+mod store;
+mod watch;
+
+pub use error::{ApiError, Details};
+pub use flowcontrol::FlowControl;
+pub use journal::{Entry, Journal, Verb};
+pub use kubeconfig::{kubeconfig, write_kubeconfig};
+pub use serve::serve;
+pub use server::{ApiServer, Config, LoadError};
+pub use service::{ApiService, ResponseBody};

@@ -1,0 +1,545 @@
+//! The resource verbs: get, list, watch, create, update, patch, delete and
+//! deletecollection, on objects and on their `/status` subresource.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Response, StatusCode};
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::events;
+use crate::object::{self, StoredObject};
+use crate::patch::{self, PatchError};
+use crate::query::Query;
+use crate::registry::{ResourceKind, View};
+use crate::render::{Format, Renderer};
+use crate::route::ResourcePath;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::server::ApiServer;
+use crate::service::{ResponseBody, json_response, stream_response};
+use crate::store::{Preconditions, Subresource, WriteOptions};
+use crate::watch::{self, Filter, WatchParams};
+
+/// What a handler needs from the request.
+pub struct Request<'a> {
+    /// The HTTP method.
+    pub method: &'a Method,
+    /// Decoded query parameters.
+    pub query: &'a Query,
+    /// The `Content-Type` header, or empty.
+    pub content_type: &'a str,
+    /// The `Accept` header, or empty.
+    pub accept: &'a str,
+    /// The whole request body.
+    pub body: Bytes,
+    /// Ends watch streams when the serving socket shuts down.
+    pub stop: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+/// Default watch length when the client gives no `timeoutSeconds` (the real server's
+/// minimum request timeout).
+const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
+
+fn unknown_resource() -> ApiError {
+    ApiError::not_found("the server could not find the requested resource")
+}
+
+/// Handles a request to a resource path.
+pub fn handle(
+    server: &ApiServer,
+    path: &ResourcePath,
+    request: Request<'_>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let kind = server
+        .kind(&path.group, &path.version, &path.plural)
+        .ok_or_else(unknown_resource)?;
+    if !kind.namespaced && path.namespace.is_some() {
+        return Err(unknown_resource());
+    }
+    if kind.namespaced && path.namespace.is_none() && path.name.is_some() {
+        return Err(unknown_resource());
+    }
+    let subresource = match path.subresource.as_deref() {
+        None => Subresource::Main,
+        Some("status") if kind.status_subresource => Subresource::Status,
+        Some(_) => return Err(unknown_resource()),
+    };
+    let store_kind = match kind.view {
+        View::CoreEvents => server
+            .kind("events.k8s.io", "v1", "events")
+            .ok_or_else(unknown_resource)?,
+        View::Plain => kind.clone(),
+    };
+    let now = server.shared.store.clock().unix().as_secs() as i64;
+    let renderer = Renderer::new(kind.clone(), Format::from_accept(request.accept), now);
+    let context = Context {
+        server,
+        kind: &kind,
+        store_kind: &store_kind,
+        renderer: &renderer,
+        path,
+        subresource,
+    };
+    let namespace = path.namespace.as_deref().unwrap_or_default();
+    match (request.method, path.name.as_deref()) {
+        (&Method::GET, None) if request.query.flag("watch") => context.watch(&request, None),
+        (&Method::GET, Some(name)) if request.query.flag("watch") => {
+            context.watch(&request, Some(name))
+        }
+        (&Method::GET, None) => context.list(&request),
+        (&Method::GET, Some(name)) => {
+            let object = server.shared.store.get(&store_kind, namespace, name)?;
+            Ok(json_response(StatusCode::OK, renderer.object(&object)))
+        }
+        (&Method::POST, None)
+            if kind.namespaced == path.namespace.is_some() && subresource == Subresource::Main =>
+        {
+            context.create(&request)
+        }
+        (&Method::PUT, Some(name)) => context.update(&request, name),
+        (&Method::PATCH, Some(name)) => context.patch(&request, name),
+        (&Method::DELETE, Some(name)) if subresource == Subresource::Main => {
+            context.delete(&request, name)
+        }
+        (&Method::DELETE, None) => context.delete_collection(&request),
+        (method, _) => Err(ApiError::MethodNotAllowed {
+            message: format!(
+                "the server does not allow this method on the requested resource: {method}"
+            ),
+        }),
+    }
+}
+
+struct Context<'a> {
+    server: &'a ApiServer,
+    kind: &'a Arc<ResourceKind>,
+    store_kind: &'a Arc<ResourceKind>,
+    renderer: &'a Renderer,
+    path: &'a ResourcePath,
+    subresource: Subresource,
+}
+
+fn dry_run(query: &Query) -> bool {
+    query.get("dryRun") == Some("All")
+}
+
+/// Parses a JSON (or YAML) request body.
+fn decode(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    let value: Value = match media {
+        "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the body of the request could not be decoded as JSON: {e}"
+            ))
+        })?,
+        "application/yaml" => {
+            let text = std::str::from_utf8(body)
+                .map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
+            serde_saphyr::from_str(text).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the body of the request could not be decoded as YAML: {e}"
+                ))
+            })?
+        }
+        _ => {
+            return Err(ApiError::UnsupportedMediaType {
+                accepted: "application/json, application/yaml".into(),
+            });
+        }
+    };
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    }
+    Ok(value)
+}
+
+impl Context<'_> {
+    fn namespace(&self) -> &str {
+        self.path.namespace.as_deref().unwrap_or_default()
+    }
+
+    fn is_crd(&self) -> bool {
+        self.kind.group == "apiextensions.k8s.io" && self.kind.plural == "customresourcedefinitions"
+    }
+
+    /// Converts a client's body to the stored form, checking apiVersion and kind.
+    fn incoming(&self, mut body: Value) -> Result<Value, ApiError> {
+        let api_version = body["apiVersion"].as_str().unwrap_or_default();
+        if !api_version.is_empty() && api_version != self.kind.api_version() {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({api_version}) does not match the expected API version ({})",
+                self.kind.api_version()
+            )));
+        }
+        let kind = body["kind"].as_str().unwrap_or_default();
+        if !kind.is_empty() && kind != self.kind.kind {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({kind}) does not match the expected kind ({})",
+                self.kind.kind
+            )));
+        }
+        if let Some(ns) = body["metadata"]["namespace"].as_str()
+            && !ns.is_empty()
+            && self.kind.namespaced
+            && ns != self.namespace()
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        if self.kind.view == View::CoreEvents {
+            body = events::from_core(&body);
+        }
+        Ok(body)
+    }
+
+    fn filter(&self, query: &Query, pinned_name: Option<&str>) -> Result<Filter, ApiError> {
+        let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or_default())
+            .map_err(|e| ApiError::bad_request(format!("unable to parse labelSelector: {e}")))?;
+        let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or_default())
+            .map_err(|e| ApiError::bad_request(format!("unable to parse fieldSelector: {e}")))?;
+        for field in fields.fields() {
+            let known = matches!(field, "metadata.name" | "metadata.namespace")
+                || self.kind.field_labels.iter().any(|f| f == field);
+            if !known {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {field}"
+                )));
+            }
+        }
+        let namespace = self.path.namespace.clone();
+        let pinned_name = pinned_name.map(str::to_owned);
+        let renderer = self.renderer.clone();
+        Ok(Arc::new(move |object: &StoredObject| {
+            if namespace
+                .as_deref()
+                .is_some_and(|ns| ns != &*object.namespace)
+                || pinned_name.as_deref().is_some_and(|n| n != &*object.name)
+                || !labels.matches(|k| object.label(k))
+            {
+                return false;
+            }
+            if fields.is_empty() {
+                return true;
+            }
+            let parsed = OnceLock::new();
+            fields.matches(|field| match field {
+                "metadata.name" => Some(object.name.to_string()),
+                "metadata.namespace" => Some(object.namespace.to_string()),
+                other => object::field_value(parsed.get_or_init(|| renderer.value(object)), other),
+            })
+        }))
+    }
+
+    fn list(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
+        let filter = self.filter(request.query, None)?;
+        let (items, rv) =
+            self.server
+                .shared
+                .store
+                .list(self.store_kind, self.path.namespace.as_deref(), |o| {
+                    filter(o)
+                });
+        Ok(json_response(
+            StatusCode::OK,
+            self.renderer.list(&items, rv),
+        ))
+    }
+
+    fn watch(
+        &self,
+        request: &Request<'_>,
+        name: Option<&str>,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let filter = self.filter(request.query, name)?;
+        let query = request.query;
+        let initial_events = query.flag("sendInitialEvents");
+        let from =
+            match query.get("resourceVersion").unwrap_or_default() {
+                _ if initial_events => None,
+                "" | "0" => None,
+                rv => Some(rv.parse::<u64>().map_err(|_| {
+                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}"))
+                })?),
+            };
+        let timeout =
+            match query.get("timeoutSeconds") {
+                Some(secs) => Duration::from_secs(secs.parse().map_err(|_| {
+                    ApiError::bad_request(format!("invalid timeoutSeconds {secs:?}"))
+                })?),
+                None => DEFAULT_WATCH_TIMEOUT,
+            };
+        let start = self.server.shared.store.watch(self.store_kind, from);
+        let params = WatchParams {
+            renderer: self.renderer.clone(),
+            filter,
+            timeout,
+            bookmarks: query.flag("allowWatchBookmarks"),
+            bookmark_interval: self.server.shared.config.bookmark_interval,
+            initial_events_end: initial_events,
+            stop: request.stop.clone(),
+        };
+        Ok(stream_response(watch::stream(
+            self.server.shared.store.clone(),
+            start,
+            params,
+        )))
+    }
+
+    fn create(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
+        let body = self.incoming(decode(request.content_type, &request.body)?)?;
+        let options = WriteOptions {
+            dry_run: dry_run(request.query),
+            ..WriteOptions::default()
+        };
+        let written =
+            self.server
+                .shared
+                .store
+                .create(self.store_kind, self.namespace(), body, options)?;
+        if self.is_crd() && !options.dry_run {
+            self.server.sync_crd(&written.object.to_value());
+        }
+        Ok(json_response(
+            StatusCode::CREATED,
+            self.renderer.object(&written.object),
+        ))
+    }
+
+    fn update(
+        &self,
+        request: &Request<'_>,
+        name: &str,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let body = self.incoming(decode(request.content_type, &request.body)?)?;
+        let options = WriteOptions {
+            dry_run: dry_run(request.query),
+            require_resource_version: self.kind.custom,
+            create_if_missing: false,
+        };
+        let written = self.server.shared.store.update(
+            self.store_kind,
+            self.namespace(),
+            name,
+            self.subresource,
+            options,
+            |_| Ok(body),
+        )?;
+        if self.is_crd() && !options.dry_run {
+            self.server.sync_crd(&written.object.to_value());
+        }
+        Ok(json_response(
+            StatusCode::OK,
+            self.renderer.object(&written.object),
+        ))
+    }
+
+    fn patch(&self, request: &Request<'_>, name: &str) -> Result<Response<ResponseBody>, ApiError> {
+        let media = request
+            .content_type
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim();
+        let parse = |body: &[u8]| -> Result<Value, ApiError> {
+            serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!("the patch could not be decoded as JSON: {e}"))
+            })
+        };
+        let mut apply = false;
+        let mut patch_value = match media {
+            "application/merge-patch+json" | "application/json-patch+json" => parse(&request.body)?,
+            "application/strategic-merge-patch+json" if self.kind.custom => {
+                return Err(ApiError::UnsupportedMediaType {
+                    accepted: "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+                        .into(),
+                });
+            }
+            "application/strategic-merge-patch+json" => {
+                let mut value = parse(&request.body)?;
+                patch::strip_strategic_directives(&mut value);
+                value
+            }
+            "application/apply-patch+yaml" => {
+                if request.query.get("fieldManager").is_none_or(str::is_empty) {
+                    return Err(ApiError::bad_request(
+                        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                    ));
+                }
+                apply = true;
+                let text = std::str::from_utf8(&request.body)
+                    .map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
+                serde_saphyr::from_str(text).map_err(|e| {
+                    ApiError::bad_request(format!(
+                        "the apply configuration could not be decoded: {e}"
+                    ))
+                })?
+            }
+            _ => {
+                return Err(ApiError::UnsupportedMediaType {
+                    accepted: "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json".into(),
+                });
+            }
+        };
+        let json_patch = media == "application/json-patch+json";
+        if !json_patch && !patch_value.is_object() {
+            return Err(ApiError::bad_request("the patch must be a JSON object"));
+        }
+        if apply {
+            patch_value = self.incoming(patch_value)?;
+        }
+        let options = WriteOptions {
+            dry_run: dry_run(request.query),
+            require_resource_version: false,
+            create_if_missing: apply,
+        };
+        let core_view = self.kind.view == View::CoreEvents;
+        let kind = self.kind.clone();
+        let written = self.server.shared.store.update(
+            self.store_kind,
+            self.namespace(),
+            name,
+            self.subresource,
+            options,
+            |old| {
+                let Some(old) = old else {
+                    return Ok(patch_value.clone());
+                };
+                let mut target = if core_view && !apply {
+                    events::to_core(old)
+                } else {
+                    old.clone()
+                };
+                if json_patch {
+                    patch::json_patch(&mut target, &patch_value)
+                        .map_err(|e| patch_error(&kind, name, e))?;
+                } else {
+                    if let Some(meta) = patch_value
+                        .get_mut("metadata")
+                        .and_then(Value::as_object_mut)
+                        && apply
+                    {
+                        // An apply configuration does not carry a resourceVersion precondition
+                        // unless it sets one explicitly.
+                        meta.remove("resourceVersion");
+                    }
+                    patch::merge_patch(&mut target, &patch_value);
+                }
+                Ok(if core_view && !apply {
+                    events::from_core(&target)
+                } else {
+                    target
+                })
+            },
+        )?;
+        if self.is_crd() && !options.dry_run {
+            self.server.sync_crd(&written.object.to_value());
+        }
+        let code = if written.created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        Ok(json_response(code, self.renderer.object(&written.object)))
+    }
+
+    fn delete_options(&self, request: &Request<'_>) -> Result<(Preconditions, bool), ApiError> {
+        let mut dry = dry_run(request.query);
+        let mut preconditions = Preconditions::default();
+        if !request.body.iter().all(u8::is_ascii_whitespace) {
+            let options: Value = serde_json::from_slice(&request.body).map_err(|e| {
+                ApiError::bad_request(format!("the delete options could not be decoded: {e}"))
+            })?;
+            let pre = &options["preconditions"];
+            preconditions.uid = pre["uid"].as_str().map(str::to_owned);
+            preconditions.resource_version = pre["resourceVersion"].as_str().map(str::to_owned);
+            dry |= options["dryRun"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|v| v == "All"));
+        }
+        Ok((preconditions, dry))
+    }
+
+    fn delete(
+        &self,
+        request: &Request<'_>,
+        name: &str,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let (preconditions, dry) = self.delete_options(request)?;
+        let object = self.server.shared.store.delete(
+            self.store_kind,
+            self.namespace(),
+            name,
+            &preconditions,
+            dry,
+        )?;
+        if !dry {
+            self.after_delete(&object);
+        }
+        Ok(json_response(StatusCode::OK, self.renderer.object(&object)))
+    }
+
+    fn after_delete(&self, object: &StoredObject) {
+        let value = object.to_value();
+        if value["metadata"].get("deletionTimestamp").is_some() {
+            return;
+        }
+        if self.kind.group.is_empty() && self.kind.plural == "namespaces" {
+            let kinds: Vec<Arc<ResourceKind>> = self.server.registry().all().cloned().collect();
+            self.server
+                .shared
+                .store
+                .delete_namespace_contents(&kinds, &object.name);
+        } else if self.is_crd() {
+            self.server.remove_crd(&value);
+        }
+    }
+
+    fn delete_collection(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
+        let filter = self.filter(request.query, None)?;
+        let (_, dry) = self.delete_options(request)?;
+        let store = &self.server.shared.store;
+        let (items, _) = store.list(self.store_kind, self.path.namespace.as_deref(), |o| {
+            filter(o)
+        });
+        let mut deleted = Vec::with_capacity(items.len());
+        for item in items {
+            // An object deleted concurrently is simply not in the answer.
+            if let Ok(object) = store.delete(
+                self.store_kind,
+                &item.namespace,
+                &item.name,
+                &Preconditions::default(),
+                dry,
+            ) {
+                if !dry {
+                    self.after_delete(&object);
+                }
+                deleted.push(object);
+            }
+        }
+        Ok(json_response(
+            StatusCode::OK,
+            self.renderer.list(&deleted, store.resource_version()),
+        ))
+    }
+}
+
+fn patch_error(kind: &ResourceKind, name: &str, error: PatchError) -> ApiError {
+    match error {
+        PatchError::NotAList | PatchError::BadOperation { .. } => {
+            ApiError::bad_request(error.to_string())
+        }
+        PatchError::MissingPath { .. } | PatchError::TestFailed { .. } => ApiError::Invalid {
+            kind: kind.kind.clone(),
+            name: name.to_owned(),
+            field: "patch".into(),
+            detail: error.to_string(),
+            details: crate::error::Details::new(name, &kind.group, &kind.kind),
+        },
+    }
+}

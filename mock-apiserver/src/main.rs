@@ -1,0 +1,124 @@
+//! `mock-apiserver`: serve an embedded Kubernetes API server on a socket.
+//!
+//! Exit codes: 0 after a clean shutdown (SIGINT/SIGTERM), 2 on bad flags or setup.
+
+use std::net::SocketAddr;
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Parser;
+use mock_apiserver::{ApiServer, Config, FlowControl};
+
+/// An embedded Kubernetes API server that kubectl and kube-rs clients accept.
+///
+/// Objects live in memory and vanish on exit. Point kubectl at it with the kubeconfig
+/// written by --write-kubeconfig.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Address to listen on (plain HTTP/1.1). Port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// Write a kubeconfig for this server to FILE (cluster, user and context
+    /// "mock-apiserver", namespace "default", no credentials).
+    #[arg(long, value_name = "FILE")]
+    write_kubeconfig: Option<PathBuf>,
+    /// Preload the CustomResourceDefinitions in FILE (YAML or JSON, several documents
+    /// allowed). Repeat for more files.
+    #[arg(long = "crd", value_name = "FILE")]
+    crds: Vec<PathBuf>,
+    /// Server-side flow control: sustained requests per second before answering 429
+    /// with Retry-After. Off when not given.
+    #[arg(long, value_name = "QPS")]
+    qps: Option<NonZeroU32>,
+    /// Flow-control burst (requests allowed at once after idling); defaults to --qps.
+    #[arg(long, value_name = "N", requires = "qps")]
+    burst: Option<NonZeroU32>,
+    /// Most requests handled at once before answering 429 (watches count only until
+    /// their stream starts). Needs --qps.
+    #[arg(long, value_name = "N", requires = "qps")]
+    max_in_flight: Option<NonZeroUsize>,
+    /// Watch events kept per resource for watches resuming from a resourceVersion;
+    /// older resume points get an in-stream 410 and clients relist.
+    #[arg(long, value_name = "EVENTS", default_value_t = Config::default().watch_history)]
+    watch_history: usize,
+    /// Seconds between BOOKMARK events on watches that allow them.
+    #[arg(long, value_name = "SECONDS", default_value_t = Config::default().bookmark_interval.as_secs())]
+    bookmark_interval: u64,
+}
+
+fn config(args: &Args) -> Config {
+    let mut config = Config::default()
+        .with_watch_history(args.watch_history)
+        .with_bookmark_interval(std::time::Duration::from_secs(
+            args.bookmark_interval.max(1),
+        ));
+    if let Some(qps) = args.qps {
+        let mut flow = FlowControl::new(qps, args.burst.unwrap_or(qps));
+        if let Some(max) = args.max_in_flight {
+            flow = flow.with_max_in_flight(max);
+        }
+        config = config.with_flow_control(flow);
+    }
+    config
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let server = ApiServer::new(config(&args));
+    for path in &args.crds {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let count = server
+            .load_crd_yaml(&text)
+            .with_context(|| format!("loading CRDs from {}", path.display()))?;
+        tracing::info!(file = %path.display(), count, "loaded CRDs");
+    }
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    let url = format!("http://{}", listener.local_addr()?);
+    if let Some(path) = &args.write_kubeconfig {
+        mock_apiserver::write_kubeconfig(path, &url)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("mock-apiserver listening on {url}");
+    mock_apiserver::serve(listener, server, shutdown_signal())
+        .await
+        .context("serving")
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        // If the handler cannot be installed, only SIGTERM stops the server.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { () = ctrl_c => {}, () = term => {} }
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
+    match run(Args::parse()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("mock-apiserver: {error:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

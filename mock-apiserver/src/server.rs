@@ -1,0 +1,339 @@
+//! [`ApiServer`]: the shared state behind every service and socket, and its [`Config`].
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::clock::Clock;
+use crate::crd;
+use crate::error::ApiError;
+use crate::flowcontrol::{FlowControl, Limiter};
+use crate::journal::Journal;
+use crate::registry::{Registry, ResourceKind};
+use crate::service::ApiService;
+use crate::store::{Store, Subresource, WriteOptions};
+
+/// Server settings. `Config::default()` suits tests and load runs alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Watch events kept per resource for watches resuming from a resourceVersion.
+    pub watch_history: usize,
+    /// Events buffered per resource for slow watchers before they get a 410.
+    pub watch_buffer: usize,
+    /// How often watches with `allowWatchBookmarks` get a BOOKMARK.
+    pub bookmark_interval: Duration,
+    /// Optional flow control (429 with `Retry-After`).
+    pub flow_control: Option<FlowControl>,
+    /// Journal entries kept (counts per user agent are always complete).
+    pub journal_capacity: usize,
+    /// Namespaces that exist from the start.
+    pub namespaces: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            watch_history: 10_000,
+            watch_buffer: 65_536,
+            bookmark_interval: Duration::from_secs(60),
+            flow_control: None,
+            journal_capacity: 1_000_000,
+            namespaces: vec!["default".into(), "kube-system".into(), "kube-public".into()],
+        }
+    }
+}
+
+impl Config {
+    /// Keeps `events` watch events per resource.
+    #[must_use]
+    pub fn with_watch_history(mut self, events: usize) -> Self {
+        self.watch_history = events;
+        self
+    }
+
+    /// Buffers `events` per resource for slow watchers.
+    #[must_use]
+    pub fn with_watch_buffer(mut self, events: usize) -> Self {
+        self.watch_buffer = events;
+        self
+    }
+
+    /// Sends bookmarks every `interval`.
+    #[must_use]
+    pub fn with_bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// Turns on flow control.
+    #[must_use]
+    pub fn with_flow_control(mut self, flow_control: FlowControl) -> Self {
+        self.flow_control = Some(flow_control);
+        self
+    }
+
+    /// Keeps `entries` journal entries.
+    #[must_use]
+    pub fn with_journal_capacity(mut self, entries: usize) -> Self {
+        self.journal_capacity = entries;
+        self
+    }
+}
+
+/// A CRD file or object that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The YAML did not parse.
+    #[error("invalid yaml")]
+    Yaml(#[source] serde_saphyr::Error),
+    /// A document is not a CustomResourceDefinition.
+    #[error("document {index} is a {kind:?}, not a CustomResourceDefinition")]
+    NotACrd {
+        /// Index of the document in the file.
+        index: usize,
+        /// Its kind.
+        kind: String,
+    },
+    /// The server refused the CRD.
+    #[error("the crd was refused")]
+    Refused(#[source] ApiError),
+}
+
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(crate) store: Arc<Store>,
+    pub(crate) registry: RwLock<Registry>,
+    pub(crate) journal: Journal,
+    pub(crate) limiter: Option<Limiter>,
+}
+
+/// An embedded Kubernetes API server. Clones share one state.
+///
+/// Call [`ApiServer::service`] for a tower `Service` to hand to
+/// `kube::Client::new`, or [`crate::serve`] to listen on a socket.
+#[derive(Clone)]
+pub struct ApiServer {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("config", &self.shared.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ApiServer {
+    fn default() -> Self {
+        Self::new(Config::default())
+    }
+}
+
+impl ApiServer {
+    /// A server with the built-in kinds and the configured namespaces.
+    pub fn new(config: Config) -> Self {
+        let store = Arc::new(Store::new(
+            Clock::new(),
+            config.watch_history,
+            config.watch_buffer,
+        ));
+        let registry = Registry::with_builtins();
+        let namespaces = registry
+            .get("", "v1", "namespaces")
+            .expect("namespaces are built in");
+        for name in &config.namespaces {
+            // A duplicate in the configured list is harmless.
+            let _ = store.create(
+                &namespaces,
+                "",
+                json!({"metadata": {"name": name}}),
+                WriteOptions::default(),
+            );
+        }
+        let limiter = config.flow_control.map(Limiter::new);
+        let journal = Journal::new(config.journal_capacity);
+        Self {
+            shared: Arc::new(Shared {
+                config,
+                store,
+                registry: RwLock::new(registry),
+                journal,
+                limiter,
+            }),
+        }
+    }
+
+    /// A tower `Service` answering Kubernetes API requests in-process.
+    pub fn service(&self) -> ApiService {
+        ApiService::new(self.clone(), None)
+    }
+
+    /// The request journal.
+    pub fn journal(&self) -> &Journal {
+        &self.shared.journal
+    }
+
+    /// The configuration the server runs with.
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.store.resource_version()
+    }
+
+    /// Number of objects stored for `group/version/plural` (0 when unknown).
+    pub fn object_count(&self, group: &str, version: &str, plural: &str) -> usize {
+        self.kind(group, version, plural)
+            .map_or(0, |k| self.shared.store.count(&k))
+    }
+
+    /// Forgets watch history and ends open watches with an in-stream 410, as after
+    /// etcd compaction: kube's watchers relist.
+    pub fn expire_watches(&self) {
+        self.shared.store.expire_history();
+    }
+
+    /// Registers (or updates) a CRD given as a JSON value.
+    pub fn load_crd(&self, crd: Value) -> Result<(), LoadError> {
+        let kind = self
+            .kind("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .expect("crds are built in");
+        let name = crd["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let options = WriteOptions {
+            create_if_missing: true,
+            ..WriteOptions::default()
+        };
+        let written = self
+            .shared
+            .store
+            .update(&kind, "", &name, Subresource::Main, options, |old| {
+                let mut new = crd.clone();
+                if let Some(old) = old {
+                    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+                }
+                Ok(new)
+            })
+            .map_err(LoadError::Refused)?;
+        self.sync_crd(&written.object.to_value());
+        Ok(())
+    }
+
+    /// Registers every CRD of a (multi-document) YAML or JSON text; returns how many.
+    pub fn load_crd_yaml(&self, text: &str) -> Result<usize, LoadError> {
+        let documents: Vec<Value> = serde_saphyr::from_multiple(text).map_err(LoadError::Yaml)?;
+        let documents: Vec<Value> = documents.into_iter().filter(|d| !d.is_null()).collect();
+        for (index, document) in documents.iter().enumerate() {
+            if document["kind"] != "CustomResourceDefinition" {
+                let kind = document["kind"].as_str().unwrap_or_default().to_owned();
+                return Err(LoadError::NotACrd { index, kind });
+            }
+        }
+        let count = documents.len();
+        for document in documents {
+            self.load_crd(document)?;
+        }
+        Ok(count)
+    }
+
+    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+        self.shared
+            .registry
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
+        self.shared
+            .registry
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn kind(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceKind>> {
+        self.registry().get(group, version, plural)
+    }
+
+    /// Serves the kinds of a stored CRD (after a create or update).
+    pub(crate) fn sync_crd(&self, crd: &Value) {
+        let Ok(definition) = crd::parse(crd) else {
+            return;
+        };
+        let mut registry = self.registry_mut();
+        registry.remove(&definition.group, &definition.plural);
+        for kind in definition.kinds {
+            tracing::info!(group = %kind.group, version = %kind.version, kind = %kind.kind, "serving custom resource");
+            registry.insert(kind);
+        }
+    }
+
+    /// Stops serving a deleted CRD's kinds and drops their objects.
+    pub(crate) fn remove_crd(&self, crd: &Value) {
+        let Ok(definition) = crd::parse(crd) else {
+            return;
+        };
+        self.registry_mut()
+            .remove(&definition.group, &definition.plural);
+        self.shared
+            .store
+            .drop_resource(&format!("{}/{}", definition.group, definition.plural));
+        tracing::info!(group = %definition.group, plural = %definition.plural, "custom resource removed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: buckets.example.org
+spec:
+  group: example.org
+  scope: Namespaced
+  names: {plural: buckets, singular: bucket, kind: Bucket}
+  versions:
+    - name: v1alpha1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+"#;
+
+    #[test]
+    fn loading_a_crd_from_yaml_serves_its_kind() {
+        let server = ApiServer::default();
+        assert_eq!(server.load_crd_yaml(CRD).unwrap(), 1);
+        assert!(server.kind("example.org", "v1alpha1", "buckets").is_some());
+        // Loading the same CRD again is an update, not a conflict.
+        assert_eq!(server.load_crd_yaml(CRD).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_yaml_file_with_other_kinds_is_refused() {
+        let server = ApiServer::default();
+        let err = server
+            .load_crd_yaml("kind: ConfigMap\nmetadata: {name: x}\n")
+            .unwrap_err();
+        assert!(matches!(err, LoadError::NotACrd { index: 0, .. }));
+        assert!(matches!(
+            server.load_crd_yaml("a: [b"),
+            Err(LoadError::Yaml(_))
+        ));
+    }
+}
