@@ -4,4 +4,5 @@ pub mod crossplane;
 pub mod go;
 mod instant;
 pub mod rate;
+pub mod replay;
 pub mod workqueue;

@@ -16,7 +16,7 @@ pub use float::format_float;
 #[must_use]
 pub fn f64_to_i64_amd64(f: f64) -> i64 {
     const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
-    if f.is_nan() || f >= TWO_POW_63 || f < -TWO_POW_63 {
+    if f.is_nan() || !(-TWO_POW_63..TWO_POW_63).contains(&f) {
         i64::MIN
     } else {
         f as i64

@@ -1,0 +1,57 @@
+use std::sync::{Arc, Mutex};
+
+use tokio::time::Instant;
+
+use crate::go::GoDuration;
+use crate::instant::sub_instants;
+
+/// The transcript: every line stamped with the virtual time since the script started.
+#[derive(Clone)]
+pub(crate) struct Out {
+    buf: Arc<Mutex<String>>,
+    start: Instant,
+}
+
+impl Out {
+    pub(crate) fn new(start: Instant) -> Self {
+        Out {
+            buf: Arc::new(Mutex::new(String::new())),
+            start,
+        }
+    }
+
+    fn stamp(&self) -> GoDuration {
+        sub_instants(Instant::now(), self.start)
+    }
+
+    fn push(&self, text: std::fmt::Arguments<'_>) {
+        use std::fmt::Write;
+        let t = self.stamp();
+        let mut buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(buf, "[t={t}] {text}");
+    }
+
+    /// A command, echoed.
+    pub(crate) fn echo(&self, command: &str) {
+        self.push(format_args!("{command}"));
+    }
+
+    /// A command's result.
+    pub(crate) fn result(&self, text: impl std::fmt::Display) {
+        self.push(format_args!("  => {text}"));
+    }
+
+    /// An asynchronous event.
+    pub(crate) fn event(&self, text: impl std::fmt::Display) {
+        self.push(format_args!("~ {text}"));
+    }
+
+    pub(crate) fn take(&self) -> String {
+        std::mem::take(&mut *self.buf.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// `1s [1000000000ns]`, the form results print durations in.
+pub(crate) fn with_nanos(d: GoDuration) -> String {
+    format!("{d} [{}ns]", d.as_nanos())
+}

@@ -1,0 +1,5 @@
+//! Integration tests of the limiter crate.
+
+mod conformance;
+mod models;
+mod properties;
