@@ -39,7 +39,7 @@ impl Config {
                     file: file.to_owned(),
                     line: location.line(),
                     column: location.column(),
-                    source,
+                    source: Box::new(source),
                 }
             })?
         };

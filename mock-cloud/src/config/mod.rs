@@ -248,7 +248,7 @@ pub enum ConfigError {
         column: u64,
         /// The parser's message.
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
     /// The config parsed but is inconsistent.
     #[error("invalid config: {problem}")]

@@ -182,11 +182,14 @@ pub(crate) struct RawFaults {
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 enum RawLatency {
-    FixedMs(u64),
-    UniformMs { min: u64, max: u64 },
-    LognormalMs { median: u64, sigma: f64 },
+    #[serde(rename = "fixed_ms")]
+    Fixed(u64),
+    #[serde(rename = "uniform_ms")]
+    Uniform { min: u64, max: u64 },
+    #[serde(rename = "lognormal_ms")]
+    LogNormal { median: u64, sigma: f64 },
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -217,12 +220,12 @@ impl RawFaults {
         if let Some(latency) = &self.latency {
             for (class, raw) in latency.entries() {
                 let latency = match raw {
-                    RawLatency::FixedMs(ms) => Latency::Fixed(Duration::from_millis(ms)),
-                    RawLatency::UniformMs { min, max } => Latency::Uniform {
+                    RawLatency::Fixed(ms) => Latency::Fixed(Duration::from_millis(ms)),
+                    RawLatency::Uniform { min, max } => Latency::Uniform {
                         min: Duration::from_millis(min),
                         max: Duration::from_millis(max),
                     },
-                    RawLatency::LognormalMs { median, sigma } => Latency::LogNormal {
+                    RawLatency::LogNormal { median, sigma } => Latency::LogNormal {
                         median: Duration::from_millis(median),
                         sigma,
                     },

@@ -40,16 +40,15 @@ impl MockCloud {
 
     /// `GET /admin/v1/calls?since=SEQ&limit=N`: NDJSON, one call a line, oldest first.
     fn admin_calls(&self, query: Option<&str>) -> Response<ResponseBody> {
-        let number = |key: &str| match query_param(query, key) {
+        let number = |key: &'static str| match query_param(query, key) {
             None => Ok(None),
-            Some(v) => v
-                .parse::<u64>()
-                .map(Some)
-                .map_err(|_| respond::bad_field(key, &format!("`{key}` must be a whole number"))),
+            Some(v) => v.parse::<u64>().map(Some).map_err(|_| key),
         };
         let (since, limit) = match (number("since"), number("limit")) {
             (Ok(since), Ok(limit)) => (since.unwrap_or(0), limit.unwrap_or(u64::MAX)),
-            (Err(response), _) | (_, Err(response)) => return response,
+            (Err(key), _) | (_, Err(key)) => {
+                return respond::bad_field(key, &format!("`{key}` must be a whole number"));
+            }
         };
         let recorder = crate::cloud::lock(&self.inner.recorder);
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);

@@ -190,7 +190,7 @@ impl MockCloud {
             Action::Update => {
                 let spec = match parse_update(body) {
                     Ok(spec) => spec,
-                    Err(response) => return response,
+                    Err(bad) => return bad.response(),
                 };
                 store
                     .update(account, collection, name, spec, now)
@@ -205,7 +205,7 @@ impl MockCloud {
             Action::Create => {
                 let (name, spec) = match parse_create(collection, body) {
                     Ok(parsed) => parsed,
-                    Err(response) => return response,
+                    Err(bad) => return bad.response(),
                 };
                 outcome.name.clone_from(&name);
                 let key = request
@@ -220,12 +220,12 @@ impl MockCloud {
                     .copied();
                 store
                     .create(account, collection, &name, spec, key, limit, now)
-                    .map(|created| created_response(created))
+                    .map(created_response)
             }
             Action::List => {
                 let (limit, after) = match parse_page(request.query) {
                     Ok(page) => page,
-                    Err(response) => return response,
+                    Err(bad) => return bad.response(),
                 };
                 store
                     .list(account, collection, after, limit, now)
@@ -269,6 +269,26 @@ impl MockCloud {
     }
 }
 
+/// A request field that is missing or wrong: answered with a 400 naming it.
+#[derive(Debug)]
+struct BadField {
+    field: String,
+    message: String,
+}
+
+impl BadField {
+    fn new(field: &str, message: &str) -> BadField {
+        BadField {
+            field: field.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    fn response(&self) -> Response<ResponseBody> {
+        respond::bad_field(&self.field, &self.message)
+    }
+}
+
 fn created_response(created: Created) -> Response<ResponseBody> {
     let (resource, replayed) = match created {
         Created::New(r) => (r, false),
@@ -292,57 +312,45 @@ fn created_response(created: Created) -> Response<ResponseBody> {
     response
 }
 
-fn parse_object(body: &Bytes) -> Result<serde_json::Map<String, Value>, Response<ResponseBody>> {
+fn parse_object(body: &Bytes) -> Result<serde_json::Map<String, Value>, BadField> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(respond::bad_field("body", "the body must be a JSON object")),
-        Err(err) => Err(respond::bad_field(
-            "body",
-            &format!("malformed JSON: {err}"),
-        )),
+        Ok(_) => Err(BadField::new("body", "the body must be a JSON object")),
+        Err(err) => Err(BadField::new("body", &format!("malformed JSON: {err}"))),
     }
 }
 
-fn spec_of(
-    map: &mut serde_json::Map<String, Value>,
-    required: bool,
-) -> Result<Value, Response<ResponseBody>> {
+fn spec_of(map: &mut serde_json::Map<String, Value>, required: bool) -> Result<Value, BadField> {
     match map.remove("spec") {
         Some(spec @ Value::Object(_)) => Ok(spec),
-        Some(_) => Err(respond::bad_field("spec", "`spec` must be a JSON object")),
-        None if required => Err(respond::bad_field("spec", "missing field `spec`")),
+        Some(_) => Err(BadField::new("spec", "`spec` must be a JSON object")),
+        None if required => Err(BadField::new("spec", "missing field `spec`")),
         None => Ok(Value::Object(serde_json::Map::new())),
     }
 }
 
 /// A create body: `{"name": "...", "spec": {...}}`; records need `spec.type` and `spec.value`.
-fn parse_create(
-    collection: Collection,
-    body: &Bytes,
-) -> Result<(String, Value), Response<ResponseBody>> {
+fn parse_create(collection: Collection, body: &Bytes) -> Result<(String, Value), BadField> {
     let mut map = parse_object(body)?;
     let name = match map.remove("name") {
         Some(Value::String(name)) if is_path_segment(&name) => name,
         Some(_) => {
-            return Err(respond::bad_field(
+            return Err(BadField::new(
                 "name",
                 "`name` must be 1 to 64 of a-z, A-Z, 0-9, '-', '_', '.'",
             ));
         }
-        None => return Err(respond::bad_field("name", "missing field `name`")),
+        None => return Err(BadField::new("name", "missing field `name`")),
     };
     let spec = spec_of(&mut map, false)?;
     if let Some(field) = map.keys().next() {
-        return Err(respond::bad_field(
-            field,
-            &format!("unknown field `{field}`"),
-        ));
+        return Err(BadField::new(field, &format!("unknown field `{field}`")));
     }
     if collection == Collection::Records {
         for field in ["type", "value"] {
             if !spec.get(field).is_some_and(Value::is_string) {
                 let message = format!("a record needs a string `spec.{field}`");
-                return Err(respond::bad_field(&format!("spec.{field}"), &message));
+                return Err(BadField::new(&format!("spec.{field}"), &message));
             }
         }
     }
@@ -350,27 +358,24 @@ fn parse_create(
 }
 
 /// An update body: `{"spec": {...}}`.
-fn parse_update(body: &Bytes) -> Result<Value, Response<ResponseBody>> {
+fn parse_update(body: &Bytes) -> Result<Value, BadField> {
     let mut map = parse_object(body)?;
     let spec = spec_of(&mut map, true)?;
     match map.keys().next() {
-        Some(field) => Err(respond::bad_field(
-            field,
-            &format!("unknown field `{field}`"),
-        )),
+        Some(field) => Err(BadField::new(field, &format!("unknown field `{field}`"))),
         None => Ok(spec),
     }
 }
 
 /// `?limit=N&page_token=NAME`.
-fn parse_page(query: Option<&str>) -> Result<(usize, Option<&str>), Response<ResponseBody>> {
+fn parse_page(query: Option<&str>) -> Result<(usize, Option<&str>), BadField> {
     let limit = match query_param(query, "limit") {
         None => DEFAULT_PAGE,
         Some(v) => match v.parse::<usize>() {
             Ok(n) if (1..=MAX_PAGE).contains(&n) => n,
             _ => {
                 let message = format!("`limit` must be a whole number from 1 to {MAX_PAGE}");
-                return Err(respond::bad_field("limit", &message));
+                return Err(BadField::new("limit", &message));
             }
         },
     };
@@ -382,9 +387,11 @@ fn parse_page(query: Option<&str>) -> Result<(usize, Option<&str>), Response<Res
 mod tests {
     use super::*;
 
-    fn field_of(response: Response<ResponseBody>) -> String {
+    fn field_of(bad: BadField) -> String {
+        let response = bad.response();
         assert_eq!(response.status(), StatusCode::BAD_REQUEST);
         let body = futures_body(response);
+        assert_eq!(body["error"]["message"], bad.message);
         body["error"]["field"].as_str().unwrap().to_owned()
     }
 

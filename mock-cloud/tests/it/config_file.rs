@@ -1,0 +1,78 @@
+//! The example config file and the binary's command line.
+
+use std::path::Path;
+use std::process::Command;
+
+use mock_cloud::{Action, Class, Collection, Config, Flavor, Rate};
+
+fn example() -> &'static Path {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/mock-cloud.example.yaml"
+    ))
+}
+
+#[test]
+fn the_example_config_loads_with_every_key_applied() {
+    let config = Config::load(example()).unwrap();
+    assert_eq!(config.flavor, Flavor::Generic);
+    assert_eq!(config.accounts.len(), 2);
+    let acme = &config.accounts[0];
+    assert_eq!(acme.tokens, ["acme-token"]);
+    assert_eq!(acme.quotas.account, Some(Rate::new(200, 50.0)));
+    assert_eq!(acme.quotas.actions[&Action::Create], Rate::new(5, 2.0));
+    let tight = &config.accounts[1].quotas;
+    assert_eq!(tight.classes[&Class::Read], Rate::new(10, 1.0));
+    assert_eq!(tight.classes[&Class::List], Rate::new(50, 10.0));
+    assert_eq!(tight.counts[&Collection::Databases], 2);
+    assert_eq!(config.faults.seed, 42);
+    assert_eq!(config.faults.latency.len(), 3);
+    assert_eq!(config.faults.outages.len(), 1);
+    assert_eq!(config.database_create.as_millis(), 5000);
+    mock_cloud::MockCloud::new(config).unwrap();
+}
+
+#[test]
+fn the_binary_checks_the_example_config() {
+    let output = Command::new(env!("CARGO_BIN_EXE_mock-cloud"))
+        .args(["--check", "--config"])
+        .arg(example())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("2 account(s)"));
+}
+
+#[test]
+fn the_binary_names_file_line_and_column_of_a_bad_config_and_exits_2() {
+    let dir = std::env::temp_dir().join(format!("mock-cloud-it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.yaml");
+    std::fs::write(
+        &file,
+        "shadow: true\naccounts:\n  - name: a\n    tokenz: [x]\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_mock-cloud"))
+        .arg("--config")
+        .arg(&file)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.yaml:4:5"), "{stderr}");
+    assert!(stderr.contains("tokenz"), "{stderr}");
+}
+
+#[test]
+fn help_explains_every_flag() {
+    let output = Command::new(env!("CARGO_BIN_EXE_mock-cloud"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    for flag in ["--listen", "--config", "--check", "--help", "--version"] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+}

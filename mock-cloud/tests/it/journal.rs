@@ -1,0 +1,221 @@
+//! The journal, the summary, the inventory and metrics, in-process and through the admin API.
+
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use mock_cloud::{Action, Collection, Quotas};
+use tokio::time::advance;
+
+use crate::support::{call, cloud, header, request, send, two_accounts};
+
+#[tokio::test(start_paused = true)]
+async fn n_requests_make_n_entries_in_order_with_their_details() {
+    let cloud = cloud(two_accounts(Quotas::unlimited()));
+    let n = 500u64;
+    let mut expected = Vec::new();
+    for i in 0..n {
+        let (method, path, body, action, status) = match i % 4 {
+            0 => (
+                "POST",
+                "/v1/accounts/acme/buckets".to_owned(),
+                format!(r#"{{"name":"b{i}"}}"#),
+                Action::Create,
+                201,
+            ),
+            1 => (
+                "GET",
+                format!("/v1/accounts/acme/buckets/b{}", i - 1),
+                String::new(),
+                Action::Get,
+                200,
+            ),
+            2 => (
+                "DELETE",
+                format!("/v1/accounts/acme/buckets/b{}", i - 2),
+                String::new(),
+                Action::Delete,
+                200,
+            ),
+            _ => (
+                "GET",
+                "/v1/accounts/acme/buckets/gone".to_owned(),
+                String::new(),
+                Action::Get,
+                404,
+            ),
+        };
+        assert_eq!(call(&cloud, method, &path, "t-acme", &body).await.0, status);
+        expected.push((action, status));
+        advance(Duration::from_micros(1_500)).await;
+    }
+    let calls = cloud.calls();
+    assert_eq!(calls.len() as u64, n);
+    for (i, (call, (action, status))) in calls.iter().zip(&expected).enumerate() {
+        assert_eq!(call.seq, i as u64);
+        assert_eq!(call.at_us, i as u64 * 1_500);
+        assert_eq!((call.action, call.status), (Some(*action), *status));
+        assert_eq!(call.account, "acme");
+        assert_eq!(call.collection, Some(Collection::Buckets));
+    }
+    assert_eq!(calls[0].name, "b0");
+    let stats = cloud.journal_stats();
+    assert_eq!((stats.next_seq, stats.dropped), (n, 0));
+    assert_eq!(cloud.calls_since(498).len(), 2);
+}
+
+#[test]
+fn a_journal_entry_takes_at_most_64_bytes() {
+    let cloud = cloud(two_accounts(Quotas::unlimited()));
+    let bytes = cloud.journal_stats().bytes_per_entry;
+    println!("journal entry: {bytes} bytes");
+    assert!(bytes <= 64, "{bytes}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_journal_drops_the_oldest_entries_and_says_so() {
+    let cap = NonZeroUsize::new(10).unwrap();
+    let cloud = cloud(two_accounts(Quotas::unlimited()).with_journal_cap(cap));
+    for _ in 0..25 {
+        call(&cloud, "GET", "/v1/accounts/acme/buckets/x", "t-acme", "").await;
+    }
+    let calls = cloud.calls();
+    assert_eq!(calls.len(), 10);
+    assert_eq!(calls[0].seq, 15);
+    let summary = cloud.summary();
+    assert_eq!(summary.journal.dropped, 15);
+    assert_eq!(summary.requests, 25, "the aggregates stay complete");
+    assert!(
+        cloud
+            .metrics_text()
+            .contains("mockcloud_journal_dropped_total 15")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_admin_api_streams_calls_since_a_seq_as_ndjson() {
+    let cloud = cloud(two_accounts(Quotas::unlimited()));
+    for i in 0..5 {
+        call(
+            &cloud,
+            "GET",
+            &format!("/v1/accounts/acme/buckets/b{i}"),
+            "t-acme",
+            "",
+        )
+        .await;
+    }
+    let response = send(&cloud, request("GET", "/admin/v1/calls?since=3", None, "")).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(header(&response, "x-next-seq").as_deref(), Some("5"));
+    assert_eq!(header(&response, "x-dropped").as_deref(), Some("0"));
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let lines: Vec<serde_json::Value> = std::str::from_utf8(&body)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["seq"], 3);
+    assert_eq!(lines[0]["name"], "b3");
+    assert_eq!(lines[0]["action"], "get");
+    assert_eq!(lines[1]["status"], 404);
+    let (status, body) = call(&cloud, "GET", "/admin/v1/calls?since=x", "", "").await;
+    assert_eq!(
+        (status, body["error"]["field"].as_str()),
+        (400, Some("since"))
+    );
+    assert_eq!(cloud.calls().len(), 5, "admin requests are not journalled");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_summary_counts_per_account_action_status_and_second() {
+    let cloud = cloud(two_accounts(Quotas::unlimited()));
+    call(
+        &cloud,
+        "POST",
+        "/v1/accounts/acme/buckets",
+        "t-acme",
+        r#"{"name":"a"}"#,
+    )
+    .await;
+    call(&cloud, "GET", "/v1/accounts/acme/buckets/a", "t-acme", "").await;
+    advance(Duration::from_secs(2)).await;
+    call(&cloud, "GET", "/v1/accounts/acme/buckets/a", "t-acme", "").await;
+    call(&cloud, "GET", "/v1/accounts/other/buckets/a", "t-other", "").await;
+    let (status, summary) = call(&cloud, "GET", "/admin/v1/summary", "", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(summary["requests"], 4);
+    let counts = summary["counts"].as_array().unwrap();
+    let count = |account: &str, action: &str, status: u16| {
+        counts
+            .iter()
+            .find(|c| c["account"] == account && c["action"] == action && c["status"] == status)
+            .map(|c| c["count"].as_u64().unwrap())
+    };
+    assert_eq!(count("acme", "get", 200), Some(2));
+    assert_eq!(count("acme", "create", 201), Some(1));
+    assert_eq!(count("other", "get", 404), Some(1));
+    let timeline: Vec<u64> = summary["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(timeline, [2, 0, 2]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn inventory_metrics_and_reset_over_the_admin_api() {
+    let cloud = cloud(two_accounts(Quotas::unlimited()));
+    call(
+        &cloud,
+        "POST",
+        "/v1/accounts/acme/databases",
+        "t-acme",
+        r#"{"name":"db"}"#,
+    )
+    .await;
+    let (status, inventory) = call(&cloud, "GET", "/admin/v1/inventory", "", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(inventory["resources"][0]["name"], "db");
+    assert_eq!(inventory["resources"][0]["state"], "creating");
+    let metrics = send(&cloud, request("GET", "/metrics", None, "")).await;
+    let text = String::from_utf8(
+        metrics
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap();
+    assert!(
+        text.contains(r#"mockcloud_requests_total{account="acme",action="create",code="201"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"mockcloud_live_resources{account="acme",collection="databases"} 1"#),
+        "{text}"
+    );
+
+    assert_eq!(call(&cloud, "POST", "/admin/v1/reset", "", "").await.0, 200);
+    assert!(cloud.inventory().is_empty());
+    assert!(cloud.calls().is_empty());
+    assert_eq!(cloud.summary().requests, 0);
+    call(
+        &cloud,
+        "GET",
+        "/v1/accounts/acme/databases/db",
+        "t-acme",
+        "",
+    )
+    .await;
+    assert_eq!(cloud.calls()[0].seq, 1, "seq keeps counting across a reset");
+    assert_eq!(call(&cloud, "GET", "/admin/v1/reset", "", "").await.0, 405);
+    assert_eq!(
+        call(&cloud, "GET", "/admin/v1/nothing", "", "").await.0,
+        404
+    );
+}

@@ -1,0 +1,10 @@
+//! The integration tests of mock-cloud: in-process under paused time, and over sockets
+//! in real time.
+
+mod config_file;
+mod faults;
+mod journal;
+mod quotas;
+mod resources;
+mod socket;
+mod support;
