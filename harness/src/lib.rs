@@ -1,0 +1,1 @@
+//! harness: being built (see its issue).

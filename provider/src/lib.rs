@@ -1,0 +1,1 @@
+//! provider: being built (see its issue).
