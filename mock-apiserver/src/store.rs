@@ -727,6 +727,9 @@ impl Store {
     /// gets 410 too, so kube's watcher relists (as after etcd compaction).
     pub fn expire_history(&self) {
         let mut inner = self.lock();
+        // The compaction takes a resourceVersion of its own, so every earlier resume
+        // point expires while a list taken afterwards can still be watched from.
+        inner.resource_version += 1;
         let current = inner.resource_version;
         for resource in inner.resources.values_mut() {
             resource.history.clear();

@@ -1,1 +1,9 @@
-mod x {}
+//! Integration tests: real clients (kube-rs, kubectl) against the server, in-process
+//! and over loopback sockets.
+
+mod bad_input;
+mod kube_rs;
+mod kubectl;
+mod socket;
+mod support;
+mod watch;

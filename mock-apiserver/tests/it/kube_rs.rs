@@ -1,0 +1,491 @@
+//! kube-rs's typed API against the in-process service: CRUD, patches, status,
+//! finalizers, selectors, conflicts and events.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::finalizer::{Event as FinalizerEvent, finalizer};
+use kube::{Resource, ResourceExt};
+use mock_apiserver::{Config, Verb};
+use serde_json::json;
+
+use crate::support::{Bucket, BucketStatus, Condition, bucket, client, server_with_buckets};
+
+fn api_code(error: kube::Error) -> (u16, String) {
+    match error {
+        kube::Error::Api(status) => (status.code, status.reason),
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn create_get_list_replace_and_delete_round_trip_through_kube() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+
+    let created = buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    assert!(created.metadata.uid.is_some() && created.metadata.creation_timestamp.is_some());
+
+    let fetched = buckets.get("b1").await.unwrap();
+    assert_eq!(fetched.spec.region, "eu");
+
+    let list = buckets.list(&ListParams::default()).await.unwrap();
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(
+        list.metadata.resource_version,
+        Some(server.resource_version().to_string())
+    );
+
+    let mut changed = fetched.clone();
+    changed.spec.region = "us".into();
+    let replaced = buckets
+        .replace("b1", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    assert_eq!(replaced.spec.region, "us");
+    assert_eq!(replaced.metadata.generation, Some(2));
+
+    buckets
+        .delete("b1", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(buckets.get_opt("b1").await.unwrap().is_none());
+    assert_eq!(api_code(buckets.get("b1").await.unwrap_err()).0, 404);
+}
+
+#[tokio::test(start_paused = true)]
+async fn creating_twice_is_already_exists_and_a_stale_replace_is_a_conflict() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let created = buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    let again = buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap_err();
+    assert_eq!(api_code(again), (409, "AlreadyExists".into()));
+
+    buckets
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"region": "us"}})),
+        )
+        .await
+        .unwrap();
+    let mut stale = created;
+    stale.spec.region = "ap".into();
+    let conflict = buckets
+        .replace("b1", &PostParams::default(), &stale)
+        .await
+        .unwrap_err();
+    assert_eq!(api_code(conflict), (409, "Conflict".into()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn merge_json_and_apply_patches_all_work_and_strategic_merge_on_a_custom_resource_is_415() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+
+    // Server-side apply creates when absent.
+    let ssa = PatchParams::apply("test").force();
+    let applied = buckets
+        .patch("b1", &ssa, &Patch::Apply(json!({"apiVersion": "example.org/v1alpha1", "kind": "Bucket", "spec": {"region": "eu"}})))
+        .await
+        .unwrap();
+    assert_eq!(applied.spec.region, "eu");
+
+    let merged = buckets
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 5}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(merged.spec.size, Some(5));
+
+    let ops: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/spec/size", "value": 5},
+        {"op": "replace", "path": "/spec/region", "value": "us"},
+        {"op": "remove", "path": "/spec/size"}
+    ]))
+    .unwrap();
+    let patched = buckets
+        .patch("b1", &PatchParams::default(), &Patch::Json::<()>(ops))
+        .await
+        .unwrap();
+    assert_eq!(
+        (patched.spec.region.as_str(), patched.spec.size),
+        ("us", None)
+    );
+
+    let reapplied = buckets
+        .patch("b1", &ssa, &Patch::Apply(json!({"apiVersion": "example.org/v1alpha1", "kind": "Bucket", "spec": {"region": "ap"}})))
+        .await
+        .unwrap();
+    assert_eq!(reapplied.spec.region, "ap");
+
+    let strategic = buckets
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"region": "x"}})),
+        )
+        .await;
+    assert_eq!(
+        api_code(strategic.unwrap_err()),
+        (415, "UnsupportedMediaType".into())
+    );
+
+    let configmaps: Api<ConfigMap> = Api::default_namespaced(client(&server));
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("c".into());
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+    let cm = configmaps
+        .patch(
+            "c",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"data": {"k": "v"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(cm.data.unwrap()["k"], "v");
+}
+
+#[tokio::test(start_paused = true)]
+async fn status_changes_only_through_the_status_subresource_and_never_move_the_generation() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let mut with_status = bucket("b1", "eu");
+    with_status.status = Some(BucketStatus {
+        conditions: vec![Condition {
+            type_: "Ready".into(),
+            status: "True".into(),
+            observed_generation: None,
+        }],
+    });
+    let created = buckets
+        .create(&PostParams::default(), &with_status)
+        .await
+        .unwrap();
+    assert_eq!(created.status, None, "status is dropped on create");
+
+    let ignored = buckets
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ignored.status, None, "the main resource ignores status");
+    assert_eq!(
+        ignored.metadata.resource_version, created.metadata.resource_version,
+        "an ignored change is a no-op"
+    );
+
+    let condition = json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+    let patched = buckets
+        .patch_status("b1", &PatchParams::default(), &Patch::Merge(condition))
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.status.as_ref().unwrap().conditions[0].status,
+        "False"
+    );
+    assert_eq!(patched.metadata.generation, Some(1));
+
+    let mut replaced = patched.clone();
+    replaced.status.as_mut().unwrap().conditions[0].status = "True".into();
+    replaced.spec.region = "ignored".into();
+    let replaced = buckets
+        .replace_status("b1", &PostParams::default(), &replaced)
+        .await
+        .unwrap();
+    assert_eq!(replaced.status.unwrap().conditions[0].status, "True");
+    assert_eq!(
+        replaced.spec.region, "eu",
+        "the status subresource ignores spec"
+    );
+
+    let ssa = buckets
+        .patch_status(
+            "b1",
+            &PatchParams::apply("ctrl").force(),
+            &Patch::Apply(json!({"apiVersion": "example.org/v1alpha1", "kind": "Bucket", "status": {"conditions": [{"type": "Synced", "status": "True"}]}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ssa.status.unwrap().conditions[0].type_, "Synced");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_no_op_write_keeps_the_resource_version() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let created = buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    let ssa = PatchParams::apply("ctrl").force();
+    let body =
+        json!({"apiVersion": "example.org/v1alpha1", "kind": "Bucket", "spec": {"region": "eu"}});
+    let again = buckets
+        .patch("b1", &ssa, &Patch::Apply(body))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let relabel = buckets
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}})),
+        )
+        .await
+        .unwrap();
+    assert_ne!(
+        relabel.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    assert_eq!(relabel.metadata.generation, Some(1), "labels are not spec");
+}
+
+#[tokio::test(start_paused = true)]
+async fn kubes_finalizer_helper_adds_runs_cleanup_and_releases_the_object() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    let name = "example.org/cleanup";
+    let reconcile = |event: FinalizerEvent<Bucket>| async move {
+        Ok::<_, std::convert::Infallible>(match event {
+            FinalizerEvent::Apply(_) => Action::await_change(),
+            FinalizerEvent::Cleanup(_) => Action::await_change(),
+        })
+    };
+
+    // First pass adds the finalizer with a `test null` + `add` JSON patch.
+    finalizer(
+        &buckets,
+        name,
+        Arc::new(buckets.get("b1").await.unwrap()),
+        reconcile,
+    )
+    .await
+    .unwrap();
+    let with_finalizer = buckets.get("b1").await.unwrap();
+    assert_eq!(with_finalizer.finalizers(), [name.to_owned()]);
+
+    // Deleting now only marks the object.
+    buckets
+        .delete("b1", &DeleteParams::default())
+        .await
+        .unwrap();
+    let deleting = buckets.get("b1").await.unwrap();
+    assert!(deleting.metadata.deletion_timestamp.is_some());
+    assert_eq!(deleting.metadata.deletion_grace_period_seconds, Some(0));
+    let add_more = buckets
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": [name, "another"]}})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        api_code(add_more).0,
+        422,
+        "no new finalizers on a deleting object"
+    );
+
+    // Cleanup removes the finalizer, which deletes the object.
+    finalizer(&buckets, name, Arc::new(deleting), reconcile)
+        .await
+        .unwrap();
+    assert!(buckets.get_opt("b1").await.unwrap().is_none());
+
+    // A later object can take the finalizer again: no empty `finalizers: []` remains.
+    buckets
+        .create(&PostParams::default(), &bucket("b2", "eu"))
+        .await
+        .unwrap();
+    buckets
+        .patch(
+            "b2",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": [name]}})),
+        )
+        .await
+        .unwrap();
+    let b2 = buckets
+        .patch(
+            "b2",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    assert!(b2.metadata.finalizers.is_none());
+    finalizer(&buckets, name, Arc::new(b2), reconcile)
+        .await
+        .unwrap();
+    assert_eq!(
+        buckets.get("b2").await.unwrap().finalizers(),
+        [name.to_owned()]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn label_and_field_selectors_filter_lists() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    for (name, tier) in [("a", "gold"), ("b", "silver"), ("c", "gold")] {
+        let mut b = bucket(name, "eu");
+        b.metadata.labels = Some([("tier".to_owned(), tier.to_owned())].into());
+        buckets.create(&PostParams::default(), &b).await.unwrap();
+    }
+    let names = |list: kube::core::ObjectList<Bucket>| {
+        list.items
+            .iter()
+            .map(ResourceExt::name_any)
+            .collect::<Vec<_>>()
+    };
+    let gold = buckets
+        .list(&ListParams::default().labels("tier=gold"))
+        .await
+        .unwrap();
+    assert_eq!(names(gold), ["a", "c"]);
+    let not_gold = buckets
+        .list(&ListParams::default().labels("tier notin (gold)"))
+        .await
+        .unwrap();
+    assert_eq!(names(not_gold), ["b"]);
+    let by_name = buckets
+        .list(&ListParams::default().fields("metadata.name=b"))
+        .await
+        .unwrap();
+    assert_eq!(names(by_name), ["b"]);
+    let except = buckets
+        .list(&ListParams::default().fields("metadata.name!=b,metadata.namespace=default"))
+        .await
+        .unwrap();
+    assert_eq!(names(except), ["a", "c"]);
+    let all: Api<Bucket> = Api::all(client(&server));
+    assert_eq!(
+        all.list(&ListParams::default()).await.unwrap().items.len(),
+        3
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn recorder_events_show_up_in_the_core_event_view_for_describe() {
+    let server = server_with_buckets(Config::default());
+    let client = client(&server);
+    let buckets: Api<Bucket> = Api::default_namespaced(client.clone());
+    let b1 = buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "provider".into(),
+            instance: Some("p-0".into()),
+        },
+    );
+    let event = Event {
+        type_: EventType::Normal,
+        reason: "Created".into(),
+        note: Some("bucket created".into()),
+        action: "Create".into(),
+        secondary: None,
+    };
+    let reference = b1.object_ref(&());
+    recorder.publish(&event, &reference).await.unwrap();
+    recorder.publish(&event, &reference).await.unwrap();
+
+    let core: Api<CoreEvent> = Api::default_namespaced(client);
+    let selector = format!(
+        "involvedObject.name=b1,involvedObject.kind=Bucket,involvedObject.uid={}",
+        b1.uid().unwrap()
+    );
+    let events = core
+        .list(&ListParams::default().fields(&selector))
+        .await
+        .unwrap();
+    assert_eq!(events.items.len(), 1);
+    let seen = &events.items[0];
+    assert_eq!(seen.message.as_deref(), Some("bucket created"));
+    assert_eq!(seen.count, Some(2), "the repeat patched the series");
+    assert_eq!(
+        seen.source.as_ref().and_then(|s| s.component.as_deref()),
+        Some("provider")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn secrets_store_string_data_as_base64_data() {
+    let server = server_with_buckets(Config::default());
+    let secrets: Api<Secret> = Api::default_namespaced(client(&server));
+    let mut secret = Secret::default();
+    secret.metadata.name = Some("token".into());
+    secret.string_data = Some([("token".to_owned(), "s3cr3t".to_owned())].into());
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let read = secrets.get("token").await.unwrap();
+    assert_eq!(read.data.unwrap()["token"].0, b"s3cr3t");
+    assert_eq!(read.type_.as_deref(), Some("Opaque"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_journal_records_each_request_with_verb_resource_and_status() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let before = server.journal().last_seq();
+    buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    buckets.get("b1").await.unwrap();
+    let _ = buckets.get("missing").await;
+    buckets.list(&ListParams::default()).await.unwrap();
+    let entries = server.journal().since(before);
+    let summary: Vec<(Verb, &str, &str, u16)> = entries
+        .iter()
+        .map(|e| (e.verb, e.resource.as_str(), e.name.as_str(), e.status))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (Verb::Create, "buckets", "", 201),
+            (Verb::Get, "buckets", "b1", 200),
+            (Verb::Get, "buckets", "missing", 404),
+            (Verb::List, "buckets", "", 200),
+        ]
+    );
+    assert!(
+        entries
+            .iter()
+            .all(|e| e.namespace == "default" && e.group == "example.org")
+    );
+}

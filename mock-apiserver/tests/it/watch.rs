@@ -1,0 +1,244 @@
+//! Watches through kube-runtime: watcher and reflector round trips, forced relists,
+//! bookmarks, resuming and streaming lists.
+
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use mock_apiserver::Config;
+use serde_json::json;
+
+use crate::support::{Bucket, bucket, client, server_with_buckets};
+
+/// Waits (bounded) until `check` holds for the reflector store.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reflector_follows_creates_updates_and_deletes() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    buckets
+        .create(&PostParams::default(), &bucket("before", "eu"))
+        .await
+        .unwrap();
+
+    let (reader, writer) = reflector::store();
+    let stream =
+        reflector(writer, watcher(buckets.clone(), watcher::Config::default())).applied_objects();
+    let task = tokio::spawn(stream.for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+    assert_eq!(reader.state().len(), 1);
+
+    buckets
+        .create(&PostParams::default(), &bucket("after", "us"))
+        .await
+        .unwrap();
+    eventually("the new bucket is seen", || reader.state().len() == 2).await;
+
+    buckets
+        .patch(
+            "after",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"region": "ap"}})),
+        )
+        .await
+        .unwrap();
+    let after_ref = reflector::ObjectRef::new("after").within("default");
+    eventually("the update is seen", || {
+        reader
+            .get(&after_ref)
+            .is_some_and(|b| b.spec.region == "ap")
+    })
+    .await;
+
+    buckets
+        .delete("before", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the delete is seen", || reader.state().len() == 1).await;
+    task.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn expired_history_makes_the_watcher_relist_after_an_in_stream_410() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+
+    let mut events = watcher(buckets.clone(), watcher::Config::default()).boxed();
+    let mut init_done = 0;
+    while init_done == 0 {
+        if let Some(Ok(watcher::Event::InitDone)) = events.next().await {
+            init_done += 1;
+        }
+    }
+    let lists_before = server
+        .journal()
+        .since(0)
+        .iter()
+        .filter(|e| e.verb == mock_apiserver::Verb::List)
+        .count();
+    server.expire_watches();
+
+    let mut saw_410 = false;
+    for _ in 0..20 {
+        match events.next().await {
+            Some(Err(watcher::Error::WatchError(status))) => {
+                assert_eq!(status.code, 410);
+                saw_410 = true;
+            }
+            Some(Ok(watcher::Event::InitDone)) => break,
+            Some(_) => {}
+            None => panic!("the watcher stream ended"),
+        }
+    }
+    assert!(saw_410, "the watcher saw the in-stream 410");
+    let lists_after = server
+        .journal()
+        .since(0)
+        .iter()
+        .filter(|e| e.verb == mock_apiserver::Verb::List)
+        .count();
+    assert_eq!(lists_after, lists_before + 1, "the watcher relisted once");
+    assert!(
+        server.journal().since(0).iter().all(|e| e.status != 410),
+        "never an HTTP 410"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_from_a_too_old_version_answers_200_with_an_error_event() {
+    let server = server_with_buckets(Config::default().with_watch_history(2));
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let start = server.resource_version();
+    for i in 0..5 {
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
+            .await
+            .unwrap();
+    }
+    let events: Vec<_> = buckets
+        .watch(&WatchParams::default().timeout(10), &start.to_string())
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(events.len(), 1);
+    match &events[0] {
+        Ok(WatchEvent::Error(status)) => {
+            assert_eq!((status.code, status.reason.as_str()), (410, "Expired"))
+        }
+        other => panic!("expected an ERROR event, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn watches_resume_from_a_resource_version_and_get_bookmarks() {
+    let server =
+        server_with_buckets(Config::default().with_bookmark_interval(Duration::from_secs(2)));
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    let resume_from = server.resource_version();
+    buckets
+        .create(&PostParams::default(), &bucket("b2", "eu"))
+        .await
+        .unwrap();
+    let latest = server.resource_version();
+
+    let events: Vec<WatchEvent<Bucket>> = buckets
+        .watch(&WatchParams::default().timeout(5), &resume_from.to_string())
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let added: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            WatchEvent::Added(b) => b.metadata.name.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        added,
+        ["b2"],
+        "only events after the resume point are replayed"
+    );
+    let bookmarks: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            WatchEvent::Bookmark(b) => b.metadata.resource_version.parse().ok(),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        bookmarks.len() >= 2,
+        "periodic bookmarks and one before the close: {bookmarks:?}"
+    );
+    assert!(bookmarks.iter().all(|&rv| rv >= latest));
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_lists_end_their_initial_events_with_an_annotated_bookmark() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    for i in 0..3 {
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
+            .await
+            .unwrap();
+    }
+    let (reader, writer) = reflector::store();
+    let stream = reflector(
+        writer,
+        watcher(
+            buckets.clone(),
+            watcher::Config::default().streaming_lists(),
+        ),
+    );
+    let task = tokio::spawn(stream.for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+    assert_eq!(reader.state().len(), 3);
+    task.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn ten_watchers_each_see_every_create() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let mut stores = Vec::new();
+    let mut tasks = Vec::new();
+    for _ in 0..10 {
+        let (reader, writer) = reflector::store();
+        let stream = reflector(writer, watcher(buckets.clone(), watcher::Config::default()));
+        tasks.push(tokio::spawn(stream.for_each(|_| async {})));
+        reader.wait_until_ready().await.unwrap();
+        stores.push(reader);
+    }
+    for i in 0..50 {
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
+            .await
+            .unwrap();
+    }
+    eventually("every watcher saw every bucket", || {
+        stores.iter().all(|s| s.state().len() == 50)
+    })
+    .await;
+    tasks.iter().for_each(tokio::task::JoinHandle::abort);
+}
