@@ -1,1 +1,398 @@
-//! (being written)
+//! kubectl, a client nobody here wrote, against the server on a loopback socket.
+//!
+//! Every test starts its own server on a free port, writes its own kubeconfig and uses
+//! a fresh discovery cache; long-running commands are bounded by `--request-timeout`
+//! or `--timeout`, and waits for output are bounded too.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Resource, ResourceExt};
+use mock_apiserver::{ApiServer, Config};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+use crate::support::{Bucket, Socket, bucket, bucket_crd_yaml};
+
+/// A bound on any single wait for kubectl, so a broken server fails the test instead of
+/// hanging it.
+const BOUND: Duration = Duration::from_secs(60);
+
+struct Kubectl {
+    dir: PathBuf,
+    socket: Socket,
+    server: ApiServer,
+}
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+impl Kubectl {
+    async fn start() -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "mock-apiserver-kubectl-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let server = ApiServer::new(Config::default());
+        let socket = Socket::start(server.clone()).await;
+        mock_apiserver::write_kubeconfig(&dir.join("kubeconfig"), &socket.url()).unwrap();
+        std::fs::write(dir.join("crd.yaml"), bucket_crd_yaml()).unwrap();
+        Self {
+            dir,
+            socket,
+            server,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("kubectl");
+        command
+            .arg("--kubeconfig")
+            .arg(self.dir.join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Runs kubectl, returning (success, stdout, stderr).
+    async fn run(&self, args: &[&str]) -> (bool, String, String) {
+        self.run_with_input(args, "").await
+    }
+
+    async fn run_with_input(&self, args: &[&str], input: &str) -> (bool, String, String) {
+        let mut child = self.command(args).spawn().expect("kubectl runs");
+        let mut stdin = child.stdin.take().unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut stdin, input.as_bytes())
+            .await
+            .unwrap();
+        drop(stdin);
+        let output = tokio::time::timeout(BOUND, child.wait_with_output())
+            .await
+            .expect("kubectl finishes")
+            .unwrap();
+        let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+        (
+            output.status.success(),
+            text(output.stdout),
+            text(output.stderr),
+        )
+    }
+
+    /// Runs kubectl and insists it succeeds; returns stdout.
+    async fn ok(&self, args: &[&str]) -> String {
+        let (success, stdout, stderr) = self.run(args).await;
+        assert!(success, "kubectl {args:?} failed:\n{stdout}\n{stderr}");
+        stdout
+    }
+
+    async fn with_crd(self) -> Self {
+        let crd = self.dir.join("crd.yaml");
+        let out = self.ok(&["apply", "-f", crd.to_str().unwrap()]).await;
+        assert!(out.contains("buckets.example.org created"), "{out}");
+        self
+    }
+
+    /// Waits (bounded) until kubectl has a watch open on buckets, as the journal shows.
+    async fn wait_for_watch(&self) {
+        for _ in 0..1200 {
+            let journal = self.server.journal().since(0);
+            if journal
+                .iter()
+                .any(|e| e.verb == mock_apiserver::Verb::Watch && e.resource == "buckets")
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("kubectl never started watching");
+    }
+
+    fn client(&self) -> kube::Client {
+        kube::Client::new(self.server.service(), "default")
+    }
+
+    fn buckets(&self) -> Api<Bucket> {
+        Api::default_namespaced(self.client())
+    }
+}
+
+impl Drop for Kubectl {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = &self.socket;
+    }
+}
+
+const B1: &str =
+    "apiVersion: example.org/v1alpha1\nkind: Bucket\nmetadata:\n  name: b1\nspec:\n  region: eu\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_applies_a_crd_and_then_applies_gets_and_describes_custom_resources() {
+    let k = Kubectl::start().await.with_crd().await;
+    let (ok, out, err) = k.run_with_input(&["apply", "-f", "-"], B1).await;
+    assert!(
+        ok && out.contains("bucket.example.org/b1 created"),
+        "{out}{err}"
+    );
+    let (ok, out, err) = k
+        .run_with_input(&["apply", "-f", "-"], &B1.replace("eu", "us"))
+        .await;
+    assert!(
+        ok && out.contains("bucket.example.org/b1 configured"),
+        "{out}{err}"
+    );
+
+    let table = k.ok(&["get", "buckets"]).await;
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "READY", "REGION", "AGE"],
+        "printer columns come from the CRD"
+    );
+    assert!(table.lines().nth(1).unwrap().starts_with("b1"), "{table}");
+    assert!(
+        k.ok(&["get", "bk"]).await.contains("us"),
+        "short names work"
+    );
+
+    let yaml = k.ok(&["get", "bucket", "b1", "-o", "yaml"]).await;
+    assert!(
+        yaml.contains("region: us") && yaml.contains("resourceVersion:"),
+        "{yaml}"
+    );
+
+    let b1 = k.buckets().get("b1").await.unwrap();
+    let recorder = Recorder::new(
+        k.client(),
+        Reporter {
+            controller: "provider".into(),
+            instance: None,
+        },
+    );
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "QuotaExceeded".into(),
+        note: Some("the cloud said no".into()),
+        action: "Create".into(),
+        secondary: None,
+    };
+    recorder.publish(&event, &b1.object_ref(&())).await.unwrap();
+    let described = k.ok(&["describe", "bucket", "b1"]).await;
+    assert!(
+        described.contains("Name:") && described.contains("b1"),
+        "{described}"
+    );
+    assert!(
+        described.contains("QuotaExceeded") && described.contains("the cloud said no"),
+        "{described}"
+    );
+
+    let (ok, out, err) = k
+        .run_with_input(
+            &["apply", "--server-side", "-f", "-"],
+            &B1.replace("eu", "ap"),
+        )
+        .await;
+    assert!(ok && out.contains("serverside-applied"), "{out}{err}");
+    assert_eq!(k.buckets().get("b1").await.unwrap().spec.region, "ap");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_annotates_labels_and_merge_patches_but_strategic_patches_of_custom_resources_fail()
+{
+    let k = Kubectl::start().await.with_crd().await;
+    k.buckets()
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    k.ok(&[
+        "annotate",
+        "bucket",
+        "b1",
+        "crossplane.io/poll-interval=10s",
+    ])
+    .await;
+    k.ok(&["label", "bucket", "b1", "tier=gold"]).await;
+    k.ok(&[
+        "patch",
+        "bucket",
+        "b1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"region":"us"}}"#,
+    ])
+    .await;
+    let b1 = k.buckets().get("b1").await.unwrap();
+    assert_eq!(b1.annotations()["crossplane.io/poll-interval"], "10s");
+    assert_eq!(b1.labels()["tier"], "gold");
+    assert_eq!(b1.spec.region, "us");
+    assert_eq!(
+        k.ok(&["get", "buckets", "-l", "tier=gold", "-o", "name"])
+            .await
+            .trim(),
+        "bucket.example.org/b1"
+    );
+
+    let (ok, _, err) = k
+        .run(&["patch", "bucket", "b1", "-p", r#"{"spec":{"region":"ap"}}"#])
+        .await;
+    assert!(
+        !ok && err.contains("not supported"),
+        "strategic merge is refused: {err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_watch_prints_the_current_rows_and_then_changes() {
+    let k = Kubectl::start().await.with_crd().await;
+    k.buckets()
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    let mut child = k
+        .command(&["get", "buckets", "-w", "--request-timeout=20s"])
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next_line = async || {
+        tokio::time::timeout(BOUND, lines.next_line())
+            .await
+            .expect("a line in time")
+            .unwrap()
+    };
+    assert!(next_line().await.unwrap().starts_with("NAME"));
+    assert!(next_line().await.unwrap().contains("eu"));
+    k.buckets()
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"region": "ap"}})),
+        )
+        .await
+        .unwrap();
+    let changed = next_line().await.unwrap();
+    assert!(
+        changed.starts_with("b1") && changed.contains("ap"),
+        "{changed}"
+    );
+    child.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_wait_sees_a_ready_condition_written_through_status() {
+    let k = Kubectl::start().await.with_crd().await;
+    let b1 = k
+        .buckets()
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    let waiter = k
+        .command(&[
+            "wait",
+            "--for=condition=Ready",
+            "bucket/b1",
+            "--timeout=50s",
+        ])
+        .spawn()
+        .unwrap();
+    k.wait_for_watch().await;
+    let status = json!({"status": {"conditions": [
+        {"type": "Ready", "status": "True", "observedGeneration": b1.metadata.generation}
+    ]}});
+    k.buckets()
+        .patch_status("b1", &PatchParams::default(), &Patch::Merge(status))
+        .await
+        .unwrap();
+    let output = tokio::time::timeout(BOUND, waiter.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("condition met"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        k.ok(&["get", "buckets"])
+            .await
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains("True"),
+        "READY column shows it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_delete_removes_objects_and_waits_for_finalizers_to_be_released() {
+    let k = Kubectl::start().await.with_crd().await;
+    k.buckets()
+        .create(&PostParams::default(), &bucket("plain", "eu"))
+        .await
+        .unwrap();
+    let out = k.ok(&["delete", "bucket", "plain"]).await;
+    assert!(out.contains("deleted"), "{out}");
+    assert!(k.buckets().get_opt("plain").await.unwrap().is_none());
+
+    let mut held = bucket("held", "eu");
+    held.metadata.finalizers = Some(vec!["example.org/cleanup".into()]);
+    k.buckets()
+        .create(&PostParams::default(), &held)
+        .await
+        .unwrap();
+    k.ok(&["delete", "bucket", "held", "--wait=false"]).await;
+    let marked = k.buckets().get("held").await.unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+
+    let deleter = k
+        .command(&["delete", "bucket", "held", "--timeout=50s"])
+        .spawn()
+        .unwrap();
+    k.wait_for_watch().await;
+    k.buckets()
+        .patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    let output = tokio::time::timeout(BOUND, deleter.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(k.buckets().get_opt("held").await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_applies_and_reapplies_built_in_config_maps() {
+    let k = Kubectl::start().await;
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n";
+    let (ok, out, err) = k.run_with_input(&["apply", "-f", "-"], cm).await;
+    assert!(ok && out.contains("created"), "{out}{err}");
+    let (ok, out, err) = k
+        .run_with_input(&["apply", "-f", "-"], &cm.replace("\"1\"", "\"2\""))
+        .await;
+    assert!(ok && out.contains("configured"), "{out}{err}");
+    let configmaps: Api<ConfigMap> = Api::default_namespaced(k.client());
+    assert_eq!(configmaps.get("c").await.unwrap().data.unwrap()["a"], "2");
+    assert!(k.ok(&["get", "namespaces"]).await.contains("default"));
+}
