@@ -1,1 +1,178 @@
-fn main() {}
+//! Benchmarks through kube's client, in-process and over loopback.
+//!
+//! Run with `cargo run --release -p mock-apiserver --example bench`. Every phase is
+//! bounded by a fixed object count; the numbers printed are wall-clock measurements on
+//! the machine at hand.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::future::join_all;
+use kube::api::{Api, ListParams, PostParams};
+use kube::runtime::watcher;
+use kube::{CustomResource, CustomResourceExt};
+use mock_apiserver::{ApiServer, Config};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A small custom resource, like the provider's.
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[kube(group = "bench.example.org", version = "v1", kind = "Widget", namespaced)]
+struct WidgetSpec {
+    region: String,
+    size: i64,
+}
+
+fn widget(i: usize) -> Widget {
+    let mut w = Widget::new(&format!("w-{i:06}"), WidgetSpec { region: "eu-west-1".into(), size: 10 });
+    w.metadata.labels = Some([("app".to_owned(), "bench".to_owned())].into());
+    w
+}
+
+fn server(config: Config) -> ApiServer {
+    let server = ApiServer::new(config);
+    server.load_crd(serde_json::to_value(Widget::crd()).expect("crd")).expect("crd loads");
+    server
+}
+
+async fn loopback(server: &ApiServer) -> (kube::Client, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(mock_apiserver::serve(listener, server.clone(), async {
+        let _ = stopped.await;
+    }));
+    let kubeconfig = serde_saphyr::from_str(&mock_apiserver::kubeconfig(&url)).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+        .await
+        .expect("config");
+    (kube::Client::try_from(config).expect("client"), stop)
+}
+
+/// Creates `count` widgets with `concurrency` tasks; returns creates per second.
+async fn creates(api: &Api<Widget>, offset: usize, count: usize, concurrency: usize) -> f64 {
+    let started = Instant::now();
+    let per_task = count / concurrency;
+    join_all((0..concurrency).map(|t| {
+        let api = api.clone();
+        async move {
+            for i in 0..per_task {
+                api.create(&PostParams::default(), &widget(offset + t * per_task + i)).await.expect("create");
+            }
+        }
+    }))
+    .await;
+    (per_task * concurrency) as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Median time of `runs` full lists.
+async fn list_time(api: &Api<Widget>, runs: usize) -> (Duration, usize) {
+    let mut times = Vec::new();
+    let mut items = 0;
+    for _ in 0..runs {
+        let started = Instant::now();
+        items = api.list(&ListParams::default()).await.expect("list").items.len();
+        times.push(started.elapsed());
+    }
+    times.sort();
+    (times[runs / 2], items)
+}
+
+/// Creates `count` widgets while `watchers` kube watchers follow; returns the time
+/// until every watcher saw every create.
+async fn fan_out(api: &Api<Widget>, watchers: usize, count: usize) -> Duration {
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(watchers);
+    let mut tasks = Vec::new();
+    for _ in 0..watchers {
+        let api = api.clone();
+        let ready = ready_tx.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut stream = watcher(api, watcher::Config::default()).boxed();
+            let mut seen = 0;
+            while let Some(event) = stream.next().await {
+                match event.expect("watch event") {
+                    watcher::Event::InitDone => ready.send(()).await.expect("ready"),
+                    watcher::Event::Apply(_) => {
+                        seen += 1;
+                        if seen == count {
+                            return;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }));
+    }
+    for _ in 0..watchers {
+        ready_rx.recv().await.expect("watcher ready");
+    }
+    let started = Instant::now();
+    creates(api, 0, count, 8).await;
+    for task in tasks {
+        tokio::time::timeout(Duration::from_secs(120), task).await.expect("watchers finish").expect("task");
+    }
+    started.elapsed()
+}
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+#[tokio::main]
+async fn main() {
+    const CREATES: usize = 10_000;
+    const LIST: usize = 10_000;
+    const FAN_OUT: usize = 5_000;
+    const MEMORY: usize = 100_000;
+
+    println!("mock-apiserver benchmark (through kube {})", "5");
+    for transport in ["in-process", "loopback"] {
+        let server = server(Config::default());
+        let (client, stop) = match transport {
+            "in-process" => (kube::Client::new(server.service(), "default"), None),
+            _ => {
+                let (client, stop) = loopback(&server).await;
+                (client, Some(stop))
+            }
+        };
+        let api: Api<Widget> = Api::default_namespaced(client);
+        let sequential = creates(&api, 0, CREATES / 2, 1).await;
+        let concurrent = creates(&api, CREATES / 2, CREATES / 2, 16).await;
+        let (list, items) = list_time(&api, 5).await;
+        assert_eq!(items, LIST);
+        println!("{transport:>10}: creates/s sequential {sequential:>8.0}   16 concurrent {concurrent:>8.0}");
+        println!("{transport:>10}: list of {items} objects, median of 5: {:>6.1} ms", list.as_secs_f64() * 1e3);
+        let fresh = server_for_fan_out();
+        let fan_api: Api<Widget> = match transport {
+            "in-process" => Api::default_namespaced(kube::Client::new(fresh.service(), "default")),
+            _ => Api::default_namespaced(loopback(&fresh).await.0),
+        };
+        let took = fan_out(&fan_api, 10, FAN_OUT).await;
+        println!(
+            "{transport:>10}: {FAN_OUT} creates watched by 10 watchers: {:>6.0} ms ({:.0} creates/s, {:.0} events/s delivered)",
+            took.as_secs_f64() * 1e3,
+            FAN_OUT as f64 / took.as_secs_f64(),
+            (10 * FAN_OUT) as f64 / took.as_secs_f64()
+        );
+        drop(stop);
+    }
+
+    // Memory: a server with the journal off, so only the store counts.
+    let server = server(Config::default().with_journal_capacity(0).with_watch_history(1_000));
+    let api: Api<Widget> = Api::default_namespaced(kube::Client::new(server.service(), "default"));
+    let before = rss_bytes();
+    creates(&api, 0, MEMORY, 16).await;
+    let after = rss_bytes();
+    let sample = serde_json::to_vec(&api.get("w-000000").await.expect("get")).expect("json").len();
+    println!(
+        "memory: {MEMORY} objects ({sample} bytes of JSON each) grew RSS by {:.1} MiB = {:.0} bytes per object",
+        (after - before) as f64 / (1 << 20) as f64,
+        (after - before) as f64 / MEMORY as f64
+    );
+}
+
+fn server_for_fan_out() -> ApiServer {
+    server(Config::default())
+}
