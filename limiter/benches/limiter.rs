@@ -85,5 +85,14 @@ fn queue(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, token_bucket, exponential, queue);
+/// What reading the time costs: `allow()` reads tokio's clock, which (with tokio's test-util
+/// feature, needed for paused time) checks for a paused clock first.
+fn clocks(c: &mut Criterion) {
+    let mut g = c.benchmark_group("clock");
+    g.bench_function("tokio_instant_now", |b| b.iter(|| black_box(Instant::now())));
+    g.bench_function("std_instant_now", |b| b.iter(|| black_box(StdInstant::now())));
+    g.finish();
+}
+
+criterion_group!(benches, token_bucket, exponential, queue, clocks);
 criterion_main!(benches);

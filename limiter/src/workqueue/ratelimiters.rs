@@ -76,6 +76,17 @@ impl<T: Eq + Hash + Clone> ItemExponential<T> {
     }
 }
 
+/// Counts one more failure of `item` and returns the new count (clones the key only when it
+/// is new).
+fn bump<T: Eq + Hash + Clone>(failures: &mut HashMap<T, u64>, item: &T) -> u64 {
+    if let Some(count) = failures.get_mut(item) {
+        *count += 1;
+        return *count;
+    }
+    failures.insert(item.clone(), 1);
+    1
+}
+
 /// `2^exp` exactly, `+Inf` from 1024 on.
 fn pow2(exp: u64) -> f64 {
     if exp >= 1024 {
@@ -87,13 +98,7 @@ fn pow2(exp: u64) -> f64 {
 
 impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemExponential<T> {
     fn when(&self, item: &T) -> GoDuration {
-        let exp = {
-            let mut failures = lock(&self.failures);
-            let count = failures.entry(item.clone()).or_insert(0);
-            let exp = *count;
-            *count += 1;
-            exp
-        };
+        let exp = bump(&mut lock(&self.failures), item) - 1;
         let backoff = self.base.as_nanos() as f64 * pow2(exp);
         if backoff > i64::MAX as f64 {
             return self.max;
@@ -138,10 +143,7 @@ impl<T: Eq + Hash + Clone> ItemFastSlow<T> {
 
 impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemFastSlow<T> {
     fn when(&self, item: &T) -> GoDuration {
-        let mut failures = lock(&self.failures);
-        let count = failures.entry(item.clone()).or_insert(0);
-        *count += 1;
-        if *count <= self.max_fast {
+        if bump(&mut lock(&self.failures), item) <= self.max_fast {
             self.fast
         } else {
             self.slow
