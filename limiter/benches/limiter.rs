@@ -89,8 +89,12 @@ fn queue(c: &mut Criterion) {
 /// feature, needed for paused time) checks for a paused clock first.
 fn clocks(c: &mut Criterion) {
     let mut g = c.benchmark_group("clock");
-    g.bench_function("tokio_instant_now", |b| b.iter(|| black_box(Instant::now())));
-    g.bench_function("std_instant_now", |b| b.iter(|| black_box(StdInstant::now())));
+    g.bench_function("tokio_instant_now", |b| {
+        b.iter(|| black_box(Instant::now()))
+    });
+    g.bench_function("std_instant_now", |b| {
+        b.iter(|| black_box(StdInstant::now()))
+    });
     g.finish();
 }
 
