@@ -1,1 +1,17 @@
-//! harness: being built (see its issue).
+//! harness: runs YAML load scenarios against a rate-limited Kubernetes provider, predicts
+//! its budget from the provider's own settings, measures at the source, asserts and reports.
+//!
+//! Where to start:
+//! - [`scenario`]: the file format ([`scenario::parse`], [`scenario::load`]).
+//! - [`predict`]: the budget of specs/budget.md, formula by formula ([`predict::plan`]).
+//!
+//! ```
+//! let yaml = "apiVersion: harness/v1\nname: tiny\nprovider: {maxReconcileRate: 10}\n\
+//!             resources:\n  - {name: b, kind: Bucket, count: 1000}\n\
+//!             phases:\n  - {name: create, action: create}\n";
+//! let scenario = harness::scenario::parse(yaml, "tiny.yaml").unwrap();
+//! assert_eq!(scenario.settings.rate(), 10);
+//! ```
+
+pub mod predict;
+pub mod scenario;

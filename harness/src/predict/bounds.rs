@@ -1,0 +1,286 @@
+//! Hard upper bounds for any window, per model (budget.md §2).
+
+use limiter::crossplane::RateLimitModel;
+
+use super::formula::{Meaning, Prediction};
+use super::params::Params;
+
+/// Lemma 1: ⌊b + r·W⌋ token-bucket starts in any closed window of W seconds.
+#[must_use]
+pub fn bucket_window(b: f64, r: f64, w: f64) -> f64 {
+    (b + r * w + 1e-9).floor()
+}
+
+/// Lemma 3, all controllers: Σ_c w·(⌊W/L_min⌋ + 1).
+#[must_use]
+pub fn worker_cap(p: &Params, w: f64) -> f64 {
+    if p.l_min <= 0.0 {
+        return f64::INFINITY;
+    }
+    p.w_tot() * ((w / p.l_min + 1e-9).floor() + 1.0)
+}
+
+/// Lemma 5: ⌊(10R + 5R·W)/a⌋ + W_tot.
+#[must_use]
+pub fn api_coupled(p: &Params, w: f64, a: f64) -> f64 {
+    ((10.0 * p.r + 5.0 * p.r * w) / a + 1e-9).floor() + p.w_tot()
+}
+
+/// Excess over the nominal bound the scenario predicts for the `crossplane` model
+/// (§2.2): early runs E and the lag Q, with the mechanism in words.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Excess {
+    /// E: flagged passes that run before their time-to-act, in the window.
+    pub e: f64,
+    /// Q: the largest lag of a delayed copy (s).
+    pub q: f64,
+    /// Mechanism.
+    pub mechanism: String,
+}
+
+/// Reconciles in any window of W seconds (§2.1–§2.4, summary §2.6).
+#[must_use]
+pub fn reconciles(p: &Params, w: f64, excess: &Excess) -> Prediction {
+    let workers = worker_cap(p, w);
+    let base = Prediction::new(
+        "reconciles",
+        format!("reconciles in any {w}s window"),
+        0.0,
+        "reconciles",
+    )
+    .meaning(Meaning::UpperBound)
+    .input("R", p.r)
+    .input("B", p.b)
+    .input("W", w);
+    match p.model {
+        RateLimitModel::InQueue => {
+            let api = api_coupled(p, w, f64::from(p.api.min()));
+            let v = bucket_window(p.b, p.r, w).min(workers).min(api);
+            Prediction { value: v, ..base }
+                .formula("min(⌊B + R·W⌋, Σ_c w·(⌊W/L_min⌋+1), ⌊(10R + 5R·W)/a_min⌋ + W_tot)")
+                .input("w", p.w)
+                .input("k", f64::from(p.k))
+                .input("L_min", p.l_min)
+                .input("a_min", f64::from(p.api.min()))
+                .source("[P] §2.1")
+        }
+        RateLimitModel::Crossplane => {
+            let v = (bucket_window(p.b, p.r, w + excess.q) + excess.e).min(workers);
+            let mut pr = Prediction { value: v, ..base }
+                .formula("min(⌊B + R·(W + Q)⌋ + E, Σ_c w·(⌊W/L_min⌋+1))")
+                .input("Q", excess.q)
+                .input("E", excess.e)
+                .input("w", p.w)
+                .input("k", f64::from(p.k))
+                .input("L_min", p.l_min)
+                .source("[D] §2.2");
+            if !excess.mechanism.is_empty() {
+                pr = pr.note(excess.mechanism.clone());
+            }
+            pr
+        }
+        RateLimitModel::ControllerRuntime => Prediction { value: workers, ..base }
+            .formula("k·(⌊W/L_min⌋ + 1)")
+            .input("k", f64::from(p.k))
+            .input("L_min", p.l_min)
+            .source("[P] §2.3")
+            .note("controller-runtime has no budget: events and RequeueAfter bypass the limiter; only the single worker per controller bounds it"),
+        RateLimitModel::ConcurrencyOnly => {
+            let api = api_coupled(p, w, f64::from(p.api.min()));
+            Prediction { value: workers.min(api), ..base }
+                .formula("min(Σ_c R·(⌊W/L_min⌋+1), ⌊(10R + 5R·W)/a_min⌋ + W_tot)")
+                .input("k", f64::from(p.k))
+                .input("L_min", p.l_min)
+                .input("a_min", f64::from(p.api.min()))
+                .source("[P] §2.4")
+        }
+    }
+}
+
+/// Cloud calls in any window of W seconds: c_max times the reconcile bound over W + Δ
+/// (Lemma 4; §2.6).
+#[must_use]
+pub fn cloud_calls(p: &Params, w: f64, excess: &Excess) -> Prediction {
+    let d = p.delta();
+    let inner = reconciles(p, w + d, excess);
+    let value = p.c_max * inner.value;
+    let mut out = Prediction::new(
+        "cloud-calls",
+        format!("cloud calls in any {w}s window"),
+        value,
+        "calls",
+    )
+    .meaning(Meaning::UpperBound)
+    .input("c_max", p.c_max)
+    .input("Δ", d)
+    .source(&inner.source);
+    out.formula = format!("c_max · [{}] with W → W + Δ", inner.formula);
+    for i in inner.inputs {
+        out = out.input(&i.name, if i.name == "W" { w } else { i.value });
+    }
+    out.note = inner.note;
+    out
+}
+
+/// Watch (re)starts in a window: k at start, then about k per 290 s watch timeout (§2.5 (1)).
+#[must_use]
+pub fn watch_starts(p: &Params, w: f64) -> f64 {
+    f64::from(p.k) * ((w / 290.0).floor() + 1.0)
+}
+
+/// API-server requests of the provider in any window of W seconds (§2.5).
+#[must_use]
+pub fn api_requests(p: &Params, w: f64) -> Prediction {
+    let watches = watch_starts(p, w);
+    let base = Prediction::new(
+        "api-requests",
+        format!("API requests in any {w}s window"),
+        0.0,
+        "requests",
+    )
+    .meaning(Meaning::UpperBound)
+    .input("R", p.r)
+    .input("W", w);
+    if p.has_api_limit() {
+        let v = (10.0 * p.r + 5.0 * p.r * w + 1e-9).floor() + watches;
+        Prediction { value: v, ..base }
+            .formula("⌊10R + 5R·(W + Δ_net)⌋ + watch starts k·(⌊W/290s⌋ + 1)")
+            .input("Δ_net", 0.0)
+            .input("k", f64::from(p.k))
+            .source("[P] §2.5")
+            .note("one limiter instance for every request; Δ_net = 0 on loopback")
+    } else {
+        let a_max = [
+            p.api.create,
+            p.api.update,
+            p.api.delete,
+            p.api.resync,
+            p.api.error,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(1);
+        let v = f64::from(a_max) * worker_cap(p, w) + watches;
+        Prediction { value: v, ..base }
+            .formula("a_max · k·(⌊W/L_min⌋ + 1) + watch starts")
+            .input("a_max", f64::from(a_max))
+            .input("k", f64::from(p.k))
+            .input("L_min", p.l_min)
+            .source("[P] §2.3")
+            .note("controller-runtime: no client limit (QPS −1); bounded only through its workers")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predict::params::QueueKind;
+    use crate::scenario::ApiCosts;
+
+    pub(crate) fn params(model: RateLimitModel, r: f64) -> Params {
+        Params {
+            model,
+            r,
+            b: 10.0 * r,
+            k: 3,
+            w: if model == RateLimitModel::ControllerRuntime {
+                1.0
+            } else {
+                r
+            },
+            l: 0.05,
+            l_min: 0.05,
+            l_max: 0.05,
+            c_max: 2.0,
+            api: ApiCosts::default(),
+            self_event: true,
+            queue: QueueKind::Priority,
+            jitter_share: 0.1,
+        }
+    }
+
+    /// budget.md §7.1, every row: (R, W, reconciles, calls, API, worker cap, CR cap).
+    const TABLE_7_1: [(f64, f64, f64, f64, f64, f64, f64); 6] = [
+        (10.0, 1.0, 110.0, 220.0, 150.0, 630.0, 63.0),
+        (10.0, 10.0, 200.0, 400.0, 600.0, 6030.0, 603.0),
+        (10.0, 60.0, 700.0, 1400.0, 3100.0, 36030.0, 3603.0),
+        (100.0, 1.0, 1100.0, 2200.0, 1500.0, 6300.0, 63.0),
+        (100.0, 10.0, 2000.0, 4000.0, 6000.0, 60300.0, 603.0),
+        (100.0, 60.0, 7000.0, 14000.0, 31000.0, 360300.0, 3603.0),
+    ];
+
+    #[test]
+    fn hard_bounds_match_the_worked_example_of_section_7_1() {
+        for (r, w, rec, calls, api, cap, cr) in TABLE_7_1 {
+            let p = params(RateLimitModel::Crossplane, r);
+            assert_eq!(bucket_window(p.b, p.r, w), rec, "R={r} W={w}");
+            assert_eq!(p.c_max * bucket_window(p.b, p.r, w), calls);
+            assert_eq!((10.0 * r + 5.0 * r * w).floor(), api);
+            assert_eq!(worker_cap(&p, w), cap);
+            let c = params(RateLimitModel::ControllerRuntime, r);
+            assert_eq!(reconciles(&c, w, &Excess::default()).value, cr);
+        }
+    }
+
+    #[test]
+    fn in_queue_reconcile_bound_is_the_nominal_bucket_bound() {
+        for (r, w, rec, ..) in TABLE_7_1 {
+            let p = params(RateLimitModel::InQueue, r);
+            assert_eq!(reconciles(&p, w, &Excess::default()).value, rec);
+        }
+    }
+
+    #[test]
+    fn concurrency_only_is_bound_by_the_api_client_as_in_section_7_1() {
+        let cases = [
+            (10.0, 1.0, 180.0),
+            (10.0, 10.0, 630.0),
+            (10.0, 60.0, 3130.0),
+            (100.0, 1.0, 1800.0),
+            (100.0, 10.0, 6300.0),
+            (100.0, 60.0, 31300.0),
+        ];
+        for (r, w, v) in cases {
+            let mut p = params(RateLimitModel::ConcurrencyOnly, r);
+            p.api.poll = 1;
+            assert_eq!(
+                reconciles(&p, w, &Excess::default()).value,
+                v,
+                "R={r} W={w}"
+            );
+        }
+    }
+
+    #[test]
+    fn crossplane_bound_adds_the_predicted_excess_and_keeps_its_mechanism() {
+        let p = params(RateLimitModel::Crossplane, 10.0);
+        let e = Excess {
+            e: 300.0,
+            q: 0.0,
+            mechanism: "flagged keys released by the re-sync".into(),
+        };
+        let pr = reconciles(&p, 10.0, &e);
+        assert_eq!(pr.value, 500.0);
+        assert_eq!(
+            pr.note.as_deref(),
+            Some("flagged keys released by the re-sync")
+        );
+    }
+
+    #[test]
+    fn cloud_call_bound_widens_the_window_by_the_call_spread() {
+        let mut p = params(RateLimitModel::InQueue, 10.0);
+        p.l_max = 1.0;
+        let pr = cloud_calls(&p, 10.0, &Excess::default());
+        assert_eq!(pr.value, 2.0 * 210.0);
+        assert_eq!(pr.get("W"), Some(10.0));
+        assert_eq!(pr.get("Δ"), Some(1.0));
+    }
+
+    #[test]
+    fn api_bound_adds_watch_starts() {
+        let p = params(RateLimitModel::Crossplane, 10.0);
+        assert_eq!(api_requests(&p, 1.0).value, 150.0 + 3.0);
+        assert_eq!(api_requests(&p, 300.0).value, 100.0 + 15000.0 + 6.0);
+    }
+}

@@ -1,0 +1,14 @@
+//! Budget prediction: specs/budget.md's formulas, each returning its formula text, inputs and
+//! value ([`Prediction`]), and [`plan`], which applies them to a scenario phase by phase and
+//! account by account.
+
+pub mod backlog;
+pub mod bounds;
+mod formula;
+mod params;
+pub mod quota;
+pub mod scan;
+pub mod steady;
+
+pub use formula::{Input, Meaning, Prediction, fmt_num};
+pub use params::{Params, QueueKind};

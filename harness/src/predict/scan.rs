@@ -1,0 +1,185 @@
+//! Tolerances for a windowed maximum (budget.md §3.5): the union bound with Poisson tails
+//! (rigorous) and Naus's scan approximation (close).
+
+/// Poisson(ψ) pmf and cdf tables, computed in log space so large means do not underflow.
+struct Poisson {
+    pmf: Vec<f64>,
+    cdf: Vec<f64>,
+}
+
+fn ln_factorial(n: usize) -> f64 {
+    if n < 64 {
+        return (2..=n).map(|i| (i as f64).ln()).sum();
+    }
+    let x = n as f64 + 1.0;
+    // Stirling series for ln Γ(x).
+    (x - 0.5) * x.ln() - x + 0.5 * (2.0 * std::f64::consts::PI).ln() + 1.0 / (12.0 * x)
+        - 1.0 / (360.0 * x.powi(3))
+        + 1.0 / (1260.0 * x.powi(5))
+}
+
+impl Poisson {
+    fn new(psi: f64, upto: usize) -> Poisson {
+        let mut pmf = Vec::with_capacity(upto + 1);
+        for i in 0..=upto {
+            let lp = if psi > 0.0 {
+                -psi + i as f64 * psi.ln() - ln_factorial(i)
+            } else if i == 0 {
+                0.0
+            } else {
+                f64::NEG_INFINITY
+            };
+            pmf.push(lp.exp());
+        }
+        let mut cdf = Vec::with_capacity(upto + 1);
+        let mut acc = 0.0;
+        for p in &pmf {
+            acc += p;
+            cdf.push(acc.min(1.0));
+        }
+        Poisson { pmf, cdf }
+    }
+
+    fn p(&self, i: i64) -> f64 {
+        if i < 0 {
+            0.0
+        } else {
+            self.pmf.get(i as usize).copied().unwrap_or(0.0)
+        }
+    }
+
+    fn f(&self, i: i64) -> f64 {
+        if i < 0 {
+            0.0
+        } else {
+            self.cdf.get(i as usize).copied().unwrap_or(1.0)
+        }
+    }
+}
+
+/// P(Poisson(ψ) ≥ k).
+#[must_use]
+pub fn poisson_tail(psi: f64, k: u64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    // Sum the tail directly from k upward: accurate where 1 − cdf would cancel.
+    let k = k as usize;
+    let mut sum = 0.0;
+    let mut i = k;
+    loop {
+        let lp = -psi + i as f64 * psi.max(f64::MIN_POSITIVE).ln() - ln_factorial(i);
+        let term = lp.exp();
+        sum += term;
+        if (i as f64 > psi && term < sum * 1e-16) || i > k + 100_000 {
+            break;
+        }
+        i += 1;
+    }
+    sum.min(1.0)
+}
+
+fn search_upper(psi: f64) -> u64 {
+    (psi + 12.0 * psi.sqrt() + 60.0).ceil() as u64
+}
+
+/// The union-bound tolerance: the least k with G·P(Poisson(λ(W + δ)) ≥ k) ≤ α,
+/// G = ⌈(T − W)/δ⌉ + 1, minimised over δ ∈ {W/20, W/10, W/5, W/2}. Returns (k, δ).
+#[must_use]
+pub fn union_tolerance(rate: f64, w: f64, t: f64, alpha: f64) -> (u64, f64) {
+    [20.0, 10.0, 5.0, 2.0]
+        .into_iter()
+        .map(|div| {
+            let delta = w / div;
+            let g = ((t - w).max(0.0) / delta).ceil() + 1.0;
+            let psi = rate * (w + delta);
+            let mut k = psi.floor() as u64 + 1;
+            while g * poisson_tail(psi, k) > alpha {
+                k += 1;
+            }
+            (k, delta)
+        })
+        .min_by(|a, b| a.0.cmp(&b.0))
+        .unwrap_or((0, w))
+}
+
+/// Naus (1982): P(M ≥ k) for the maximum M of a Poisson process of rate λ over windows of
+/// W in a run of T.
+#[must_use]
+pub fn naus_exceed(rate: f64, w: f64, t: f64, k: u64) -> f64 {
+    let psi = rate * w;
+    let k = k as i64;
+    let po = Poisson::new(psi, (2 * k + 4) as usize);
+    let (p, f) = (|i| po.p(i), |i| po.f(i));
+    let kf = k as f64;
+    let q2 = f(k - 1).powi(2) - (kf - 1.0) * p(k) * p(k - 2) - (kf - 1.0 - psi) * p(k) * f(k - 3);
+    let a1 = 2.0 * p(k) * f(k - 1) * ((kf - 1.0) * f(k - 2) - psi * f(k - 3));
+    let a2 = 0.5
+        * p(k).powi(2)
+        * ((kf - 1.0) * (kf - 2.0) * f(k - 3) - 2.0 * (kf - 2.0) * psi * f(k - 4)
+            + psi * psi * f(k - 5));
+    let a3: f64 = (1..k).map(|r| p(2 * k - r) * f(r - 1).powi(2)).sum();
+    let a4: f64 = (2..k)
+        .map(|r| p(2 * k - r) * p(r) * ((r as f64 - 1.0) * f(r - 2) - psi * f(r - 3)))
+        .sum();
+    let q3 = f(k - 1).powi(3) - a1 + a2 + a3 - a4;
+    let l = t / w;
+    let below = q2 * (q3 / q2).powf(l - 2.0);
+    (1.0 - below).clamp(0.0, 1.0)
+}
+
+/// Naus's tolerance: the least k with P(M ≥ k) ≤ α.
+#[must_use]
+pub fn naus_tolerance(rate: f64, w: f64, t: f64, alpha: f64) -> u64 {
+    let psi = rate * w;
+    let mut k = psi.floor() as u64 + 1;
+    let top = search_upper(psi) * 2;
+    while k < top && naus_exceed(rate, w, t, k) > alpha {
+        k += 1;
+    }
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poisson_tail_is_right_for_small_and_large_means() {
+        // P(Poisson(1) ≥ 2) = 1 − 2/e.
+        assert!((poisson_tail(1.0, 2) - (1.0 - 2.0 / std::f64::consts::E)).abs() < 1e-12);
+        // A mean of 2,000 does not underflow; the median is near the mean.
+        let t = poisson_tail(2000.0, 2000);
+        assert!(t > 0.49 && t < 0.51, "{t}");
+    }
+
+    /// budget.md §7.2 "tolerance: p99.9 of 10-s max over 1 h, Naus / union" (W = 10 s,
+    /// T = 1 h, α = 0.001), and §3.5's Poisson-process check.
+    #[test]
+    fn tolerances_match_the_worked_examples_of_section_7_2() {
+        let cases = [
+            (1000.0 / 600.05, 42, 44),
+            (1000.0 / 60.05, 238, 248),
+            (10000.0 / 600.05, 238, 248),
+        ];
+        for (rate, naus, union) in cases {
+            assert_eq!(
+                naus_tolerance(rate, 10.0, 3600.0, 0.001),
+                naus,
+                "naus at λ={rate}"
+            );
+            assert_eq!(
+                union_tolerance(rate, 10.0, 3600.0, 0.001).0,
+                union,
+                "union at λ={rate}"
+            );
+        }
+    }
+
+    #[test]
+    fn naus_probability_falls_as_k_rises() {
+        let a = naus_exceed(16.65, 10.0, 3600.0, 200);
+        let b = naus_exceed(16.65, 10.0, 3600.0, 240);
+        assert!(a > b && b < 0.001 && a > 0.5, "{a} {b}");
+    }
+}

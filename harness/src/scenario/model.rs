@@ -1,0 +1,584 @@
+//! Second stage: the validated scenario. Only this reaches `predict` and the runner.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use limiter::crossplane::Settings;
+
+use super::error::{Pos, Problem};
+use super::raw::{Kind, Target, Until};
+use super::template::{Template, Vars, render_json};
+
+/// A validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file it came from, as given.
+    pub file: String,
+    /// Its name.
+    pub name: String,
+    /// What it shows.
+    pub description: String,
+    /// Seed of random draws.
+    pub seed: u64,
+    /// Where it runs.
+    pub target: Target,
+    /// The provider's settings: the same type the provider runs with.
+    pub settings: Settings,
+    /// Prediction inputs the settings do not give.
+    pub prediction: PredictionInputs,
+    /// The mock cloud.
+    pub cloud: Cloud,
+    /// Resource groups, in file order.
+    pub groups: Vec<ResourceGroup>,
+    /// Phases, in order.
+    pub phases: Vec<Phase>,
+    /// Assertions, in file order.
+    pub assertions: Vec<Assertion>,
+    /// Things that are allowed but probably not meant (an invalid poll-interval annotation
+    /// that falls back to the default, a clamped one).
+    pub warnings: Vec<Problem>,
+}
+
+/// Prediction inputs (specs/budget.md §0).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PredictionInputs {
+    /// Mean reconcile duration L̄.
+    pub reconcile: Duration,
+    /// Shortest reconcile L_min.
+    pub min_reconcile: Duration,
+    /// Longest reconcile L_max (also the call spread Δ).
+    pub max_reconcile: Duration,
+    /// e_create = 1.
+    pub self_event: bool,
+    /// Level of the statistical tolerances.
+    pub alpha: f64,
+    /// API requests per reconcile type.
+    pub api: ApiCosts,
+}
+
+impl Default for PredictionInputs {
+    fn default() -> Self {
+        PredictionInputs {
+            reconcile: Duration::from_millis(50),
+            min_reconcile: Duration::from_millis(50),
+            max_reconcile: Duration::from_millis(50),
+            self_event: true,
+            alpha: 0.001,
+            api: ApiCosts::default(),
+        }
+    }
+}
+
+/// API requests per reconcile type (a_r, budget.md §0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct ApiCosts {
+    pub poll: u32,
+    pub resync: u32,
+    pub create: u32,
+    pub observe: u32,
+    pub update: u32,
+    pub delete: u32,
+    pub error: u32,
+    pub before_create: u32,
+}
+
+impl Default for ApiCosts {
+    /// crossplane-runtime v2.4.0's write sequences.
+    fn default() -> Self {
+        ApiCosts {
+            poll: 1,
+            resync: 2,
+            create: 5,
+            observe: 1,
+            update: 2,
+            delete: 2,
+            error: 2,
+            before_create: 2,
+        }
+    }
+}
+
+impl ApiCosts {
+    /// The fewest requests any call-making reconcile waits for (a_min).
+    #[must_use]
+    pub fn min(&self) -> u32 {
+        [
+            self.poll,
+            self.resync,
+            self.create,
+            self.observe,
+            self.update,
+            self.delete,
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(1)
+        .max(1)
+    }
+}
+
+/// Cloud action classes (quotas are per class).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum ActionClass {
+    /// get
+    Read,
+    /// list
+    List,
+    /// create, update
+    Mutate,
+    /// delete
+    Delete,
+}
+
+impl ActionClass {
+    /// All classes.
+    pub const ALL: [ActionClass; 4] = [
+        ActionClass::Read,
+        ActionClass::List,
+        ActionClass::Mutate,
+        ActionClass::Delete,
+    ];
+
+    /// Lowercase name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionClass::Read => "read",
+            ActionClass::List => "list",
+            ActionClass::Mutate => "mutate",
+            ActionClass::Delete => "delete",
+        }
+    }
+}
+
+/// A value per action class.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct Classes<T> {
+    pub read: Option<T>,
+    pub list: Option<T>,
+    pub mutate: Option<T>,
+    pub delete: Option<T>,
+}
+
+impl<T> Default for Classes<T> {
+    fn default() -> Self {
+        Classes {
+            read: None,
+            list: None,
+            mutate: None,
+            delete: None,
+        }
+    }
+}
+
+impl<T> Classes<T> {
+    /// The value of a class.
+    #[must_use]
+    pub fn get(&self, class: ActionClass) -> Option<&T> {
+        match class {
+            ActionClass::Read => self.read.as_ref(),
+            ActionClass::List => self.list.as_ref(),
+            ActionClass::Mutate => self.mutate.as_ref(),
+            ActionClass::Delete => self.delete.as_ref(),
+        }
+    }
+}
+
+/// The mock cloud.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cloud {
+    /// Accounts (at least one).
+    pub accounts: Vec<Account>,
+    /// Latency per class.
+    pub latency: Classes<Latency>,
+    /// Injected errors per class.
+    pub errors: Classes<ErrorFault>,
+    /// Provisioning times.
+    pub provisioning: Provisioning,
+}
+
+impl Cloud {
+    /// An account by name.
+    #[must_use]
+    pub fn account(&self, name: &str) -> Option<&Account> {
+        self.accounts.iter().find(|a| a.name == name)
+    }
+}
+
+/// A cloud account and its effective quotas.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Account {
+    /// Name.
+    pub name: String,
+    /// Quotas per class (cloud-wide ones with this account's overrides).
+    pub quotas: Classes<Quota>,
+}
+
+/// A token-bucket quota.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quota {
+    /// Bucket size b.
+    pub burst: f64,
+    /// Refill r per second.
+    pub per_second: f64,
+}
+
+/// A latency distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Latency {
+    /// Always this.
+    Fixed(Duration),
+    /// Uniform on [min, max].
+    Uniform {
+        /// Shortest.
+        min: Duration,
+        /// Longest.
+        max: Duration,
+    },
+    /// Log-normal.
+    Lognormal {
+        /// Median.
+        median: Duration,
+        /// Shape.
+        sigma: f64,
+    },
+}
+
+impl Latency {
+    /// The mean.
+    #[must_use]
+    pub fn mean(&self) -> Duration {
+        match *self {
+            Latency::Fixed(d) => d,
+            Latency::Uniform { min, max } => (min + max) / 2,
+            Latency::Lognormal { median, sigma } => median.mul_f64((sigma * sigma / 2.0).exp()),
+        }
+    }
+}
+
+/// Injected errors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ErrorFault {
+    /// Share of calls failed.
+    pub rate: f64,
+    /// Status (500 or 503).
+    pub status: u16,
+}
+
+/// Provisioning times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Provisioning {
+    /// A new Database is `creating` this long.
+    pub database_create: Duration,
+    /// A deleted Database is `deleting` this long.
+    pub database_delete: Duration,
+}
+
+impl Default for Provisioning {
+    fn default() -> Self {
+        Provisioning {
+            database_create: Duration::from_secs(5),
+            database_delete: Duration::from_secs(3),
+        }
+    }
+}
+
+/// A group of resources.
+#[derive(Clone, Debug)]
+pub struct ResourceGroup {
+    /// Name.
+    pub name: String,
+    /// Kind.
+    pub kind: Kind,
+    /// How many.
+    pub count: u32,
+    /// Cloud account.
+    pub account: String,
+    /// Name of each resource.
+    pub name_pattern: Template,
+    /// `spec.forProvider` template.
+    pub spec: serde_json::Value,
+    /// Annotation shares, as disjoint index ranges.
+    pub annotations: Vec<AnnotationShare>,
+}
+
+/// Annotations for the resources with index in `start..end`.
+#[derive(Clone, Debug)]
+pub struct AnnotationShare {
+    /// First index.
+    pub start: u32,
+    /// One past the last index.
+    pub end: u32,
+    /// Annotations.
+    pub values: BTreeMap<String, Template>,
+}
+
+impl ResourceGroup {
+    fn vars<'a>(&'a self, index: u32, scenario: &'a str) -> Vars<'a> {
+        Vars {
+            index,
+            group: &self.name,
+            scenario,
+        }
+    }
+
+    /// The name of resource `index`.
+    #[must_use]
+    pub fn resource_name(&self, index: u32, scenario: &str) -> String {
+        self.name_pattern.render(self.vars(index, scenario))
+    }
+
+    /// The spec of resource `index`.
+    #[must_use]
+    pub fn resource_spec(&self, index: u32, scenario: &str) -> serde_json::Value {
+        render_json(&self.spec, self.vars(index, scenario))
+    }
+
+    /// The annotations of resource `index`.
+    #[must_use]
+    pub fn resource_annotations(&self, index: u32, scenario: &str) -> BTreeMap<String, String> {
+        self.annotations
+            .iter()
+            .filter(|s| (s.start..s.end).contains(&index))
+            .flat_map(|s| {
+                s.values
+                    .iter()
+                    .map(move |(k, v)| (k.clone(), v.render(self.vars(index, scenario))))
+            })
+            .collect()
+    }
+
+    /// How many resources poll at each effective interval (after the annotation, the clamp
+    /// and the fallback), in ascending interval order.
+    #[must_use]
+    pub fn poll_intervals(&self, settings: &Settings, scenario: &str) -> Vec<(Duration, u32)> {
+        let mut by: BTreeMap<Duration, u32> = BTreeMap::new();
+        let mut annotated = 0;
+        for share in &self.annotations {
+            if let Some(t) = share
+                .values
+                .get(limiter::crossplane::POLL_INTERVAL_ANNOTATION)
+            {
+                for i in share.start..share.end {
+                    let v = t.render(self.vars(i, scenario));
+                    *by.entry(settings.effective_poll(Some(&v)).interval)
+                        .or_default() += 1;
+                    annotated += 1;
+                }
+            }
+        }
+        if self.count > annotated {
+            *by.entry(settings.poll_interval).or_default() += self.count - annotated;
+        }
+        by.into_iter().collect()
+    }
+}
+
+/// A phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    /// Name.
+    pub name: String,
+    /// What it does.
+    pub action: Action,
+    /// When it is over.
+    pub until: Until,
+    /// The longest it may take.
+    pub timeout: Duration,
+}
+
+/// What a phase does. Group lists are indexes into [`Scenario::groups`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Create resources at a rate (None: all at once).
+    Create {
+        /// Resources per second.
+        rate: Option<f64>,
+        /// Groups.
+        groups: Vec<usize>,
+    },
+    /// The steady state.
+    Hold {
+        /// How long.
+        duration: Duration,
+    },
+    /// Forced re-sync by annotation.
+    Resync {
+        /// Resources per second.
+        rate: Option<f64>,
+        /// Groups.
+        groups: Vec<usize>,
+    },
+    /// Spec update.
+    Update {
+        /// Resources per second.
+        rate: Option<f64>,
+        /// Groups.
+        groups: Vec<usize>,
+        /// Merged into each spec.
+        spec: serde_json::Value,
+    },
+    /// Every cloud call fails.
+    CloudOutage {
+        /// How long.
+        duration: Duration,
+        /// Status.
+        status: u16,
+    },
+    /// The cloud's latency changes.
+    CloudLatency {
+        /// New latency per class (classes left out keep theirs).
+        latency: Classes<Latency>,
+        /// How long (None: the rest of the run).
+        duration: Option<Duration>,
+    },
+    /// Provider restart.
+    Restart,
+    /// Delete resources.
+    Delete {
+        /// Resources per second.
+        rate: Option<f64>,
+        /// Groups.
+        groups: Vec<usize>,
+    },
+}
+
+impl Action {
+    /// The action's name as written in scenarios.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Create { .. } => "create",
+            Action::Hold { .. } => "hold",
+            Action::Resync { .. } => "resync",
+            Action::Update { .. } => "update",
+            Action::CloudOutage { .. } => "cloudOutage",
+            Action::CloudLatency { .. } => "cloudLatency",
+            Action::Restart => "restart",
+            Action::Delete { .. } => "delete",
+        }
+    }
+
+    /// The groups acted on, for actions that have them.
+    #[must_use]
+    pub fn groups(&self) -> Option<&[usize]> {
+        match self {
+            Action::Create { groups, .. }
+            | Action::Resync { groups, .. }
+            | Action::Update { groups, .. }
+            | Action::Delete { groups, .. } => Some(groups),
+            _ => None,
+        }
+    }
+
+    /// The harness's write rate, for actions that have one.
+    #[must_use]
+    pub fn rate(&self) -> Option<f64> {
+        match self {
+            Action::Create { rate, .. }
+            | Action::Resync { rate, .. }
+            | Action::Update { rate, .. }
+            | Action::Delete { rate, .. } => *rate,
+            _ => None,
+        }
+    }
+}
+
+/// An assertion.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assertion {
+    /// Name in reports.
+    pub name: String,
+    /// What is checked.
+    pub check: Check,
+    /// Index of the phase it is restricted to.
+    pub phase: Option<usize>,
+    /// Account it is restricted to.
+    pub account: Option<String>,
+    /// Where it is written.
+    pub pos: Pos,
+}
+
+/// What an assertion checks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Check {
+    /// Windowed maximum of cloud calls ≤ the hard bound (or `max`).
+    CloudCalls {
+        /// W.
+        window: Duration,
+        /// Explicit limit.
+        max: Option<f64>,
+    },
+    /// Windowed maximum of API requests ≤ the API bound (or `max`).
+    ApiRequests {
+        /// W.
+        window: Duration,
+        /// Explicit limit.
+        max: Option<f64>,
+    },
+    /// Windowed maximum of cloud calls in a hold ≤ the statistical tolerance (or `max`).
+    SteadyRate {
+        /// W.
+        window: Duration,
+        /// Explicit limit.
+        max: Option<f64>,
+    },
+    /// Throttled calls ≤ max.
+    Throttles {
+        /// Limit.
+        max: u64,
+    },
+    /// A time-to-Ready quantile.
+    TimeToReady {
+        /// q in (0, 1].
+        quantile: f64,
+        /// The limit.
+        limit: TtrLimit,
+    },
+    /// Orphans ≤ max.
+    Orphans {
+        /// Limit.
+        max: u64,
+    },
+    /// Duplicates ≤ max.
+    Duplicates {
+        /// Limit.
+        max: u64,
+    },
+    /// Efficiency ≥ min.
+    DrainEfficiency {
+        /// Lowest acceptable efficiency.
+        min: f64,
+    },
+}
+
+/// The limit of a time-to-Ready assertion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TtrLimit {
+    /// The prediction plus this many percent.
+    Predicted {
+        /// Percent.
+        tolerance_percent: f64,
+    },
+    /// A fixed duration.
+    Fixed(Duration),
+}
+
+impl Scenario {
+    /// Total resources.
+    #[must_use]
+    pub fn total_resources(&self) -> u64 {
+        self.groups.iter().map(|g| u64::from(g.count)).sum()
+    }
+
+    /// A phase's index by name.
+    #[must_use]
+    pub fn phase_index(&self, name: &str) -> Option<usize> {
+        self.phases.iter().position(|p| p.name == name)
+    }
+}

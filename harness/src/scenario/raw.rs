@@ -1,0 +1,547 @@
+//! First stage: the scenario file as written. Unknown fields are rejected; values that need
+//! checking keep their location ([`Spanned`]) so the second stage can point at them.
+//!
+//! Field documentation here is the documentation of the file format: `harness schema` turns
+//! it into the JSON Schema's descriptions.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+/// A scenario file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "harness scenario")]
+pub struct RawScenario {
+    /// Format version; must be `harness/v1`.
+    #[schemars(with = "String")]
+    pub api_version: Spanned<String>,
+    /// Short name, used in reports and output file names: 1-63 of a-z, 0-9 and `-`.
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// One or two sentences: what the scenario shows.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Seed of every random draw (mock-cloud latency and errors, jitter in predictions).
+    /// Default 1.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Where it runs: `embedded` (default: the in-process stack, no cluster) or `cluster`
+    /// (a kubeconfig and a reachable mock cloud, given on the command line).
+    #[serde(default)]
+    #[schemars(with = "Option<Target>")]
+    pub target: Option<Spanned<Target>>,
+    /// The provider's rate-limit settings (`limiter::crossplane::Settings`).
+    #[serde(default)]
+    pub provider: RawProvider,
+    /// Inputs of the budget prediction that the settings do not give.
+    #[serde(default)]
+    pub prediction: RawPrediction,
+    /// The mock cloud: accounts, quotas, latency, errors, provisioning times.
+    #[serde(default)]
+    pub cloud: RawCloud,
+    /// Named groups of resources to create (at least one).
+    pub resources: Vec<RawGroup>,
+    /// What happens, in order (at least one).
+    pub phases: Vec<RawPhase>,
+    /// What must hold at the end.
+    #[serde(default)]
+    pub assertions: Vec<RawAssertion>,
+}
+
+/// Where a scenario runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Target {
+    /// mock-apiserver, mock-cloud and the provider in the harness's process, on loopback.
+    Embedded,
+    /// A cluster from a kubeconfig, the provider deployed there, mock-cloud at a URL.
+    Cluster,
+}
+
+/// Provider flags, as the provider's command line names them.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawProvider {
+    /// `--max-reconcile-rate`, R (≥ 1). Default 10.
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub max_reconcile_rate: Option<Spanned<u32>>,
+    /// `--rate-limit-model`. Default `crossplane`.
+    #[serde(default)]
+    #[schemars(with = "Option<ModelName>")]
+    pub rate_limit_model: Option<Spanned<ModelName>>,
+    /// `--poll-interval`, a Go duration (`1m`, `30s`). Default `1m`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub poll_interval: Option<Spanned<String>>,
+    /// `--poll-jitter-percent`: jitter as a share of each resource's interval, below 100.
+    /// Default 10.
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub poll_jitter_percent: Option<Spanned<u32>>,
+    /// `--min-poll-interval`: floor of the `crossplane.io/poll-interval` annotation. Default `1s`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub min_poll_interval: Option<Spanned<String>>,
+}
+
+/// The four rate-limit models (DESIGN.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelName {
+    /// crossplane-runtime's middleware: bucket R/10R taken when an item is popped.
+    Crossplane,
+    /// The same bucket taken when a worker takes an item: the nominal budget is strict.
+    InQueue,
+    /// controller-runtime defaults: no global budget, one worker.
+    ControllerRuntime,
+    /// Crossplane core ≥ 2.1: R workers, API client limited, no bucket.
+    ConcurrencyOnly,
+}
+
+/// Prediction inputs (specs/budget.md §0) that are properties of the provider's code and the
+/// environment rather than of its flags.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawPrediction {
+    /// Mean reconcile duration L̄, pop to done. Default `50ms`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub reconcile_duration: Option<Spanned<String>>,
+    /// Shortest reconcile L_min (worker bounds). Default: the mean.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub min_reconcile_duration: Option<Spanned<String>>,
+    /// Longest reconcile L_max; also the spread Δ between a reconcile's start and its cloud
+    /// calls (they happen while it runs). Default: the mean.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub max_reconcile_duration: Option<Spanned<String>>,
+    /// Whether a create's annotation write comes back as a watch event that passes the
+    /// provider's filter (e_create = 1). Default true.
+    #[serde(default)]
+    pub self_event: Option<bool>,
+    /// Level α of the statistical tolerances (§3.5). Default 0.001.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub alpha: Option<Spanned<f64>>,
+    /// API requests per reconcile type, as the provider documents them. Defaults are
+    /// crossplane-runtime v2.4.0's (§0): poll 1, resync 2, create 5, observe 1, update 2,
+    /// delete 2, error 2, beforeCreate 2.
+    #[serde(default)]
+    pub api_per_reconcile: RawApiCosts,
+}
+
+/// API requests per reconcile type (a_r of budget.md §0). Each optional.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(missing_docs)]
+pub struct RawApiCosts {
+    /// A poll of an up-to-date resource.
+    pub poll: Option<u32>,
+    /// A reconcile forced by `crossplane.io/reconcile-requested-at`.
+    pub resync: Option<u32>,
+    /// A create reconcile (finalizer, create-pending, create-succeeded, Event, status).
+    pub create: Option<u32>,
+    /// The observe after a create.
+    pub observe: Option<u32>,
+    /// An update reconcile.
+    pub update: Option<u32>,
+    /// A delete reconcile.
+    pub delete: Option<u32>,
+    /// A failed reconcile (status, Event).
+    pub error: Option<u32>,
+    /// Requests that must complete before the Create call (a_pre).
+    pub before_create: Option<u32>,
+}
+
+/// The mock cloud.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCloud {
+    /// Accounts; resources name theirs. Default: one account `default`.
+    #[serde(default)]
+    pub accounts: Vec<RawAccount>,
+    /// Quotas of every account (an account can override them class by class). Classes left
+    /// out have no quota.
+    #[serde(default)]
+    pub quotas: RawQuotas,
+    /// Latency of one call, per action class. Default: none.
+    #[serde(default)]
+    pub latency: RawClasses<RawLatency>,
+    /// Share of calls failed with an error status, per action class. Default: none.
+    #[serde(default)]
+    pub errors: RawClasses<RawErrors>,
+    /// Asynchronous provisioning times.
+    #[serde(default)]
+    pub provisioning: RawProvisioning,
+}
+
+/// A cloud account.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawAccount {
+    /// The account's name: 1-64 of a-z A-Z 0-9 - _ .
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// Overrides of the cloud-wide quotas, class by class.
+    #[serde(default)]
+    pub quotas: RawQuotas,
+}
+
+/// Token-bucket quotas per action class (read = get, list = list, mutate = create and
+/// update, delete = delete).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawQuotas {
+    /// Gets.
+    #[serde(default)]
+    pub read: Option<RawBucket>,
+    /// Lists.
+    #[serde(default)]
+    pub list: Option<RawBucket>,
+    /// Creates and updates.
+    #[serde(default)]
+    pub mutate: Option<RawBucket>,
+    /// Deletes.
+    #[serde(default)]
+    pub delete: Option<RawBucket>,
+}
+
+/// A token bucket: `burst` tokens, refilled at `perSecond`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawBucket {
+    /// Bucket size b (≥ 1).
+    #[schemars(with = "f64")]
+    pub burst: Spanned<f64>,
+    /// Refill r per second (> 0; may be fractional).
+    #[schemars(with = "f64")]
+    pub per_second: Spanned<f64>,
+}
+
+/// A value per action class.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    bound(deserialize = "T: Deserialize<'de>")
+)]
+pub struct RawClasses<T> {
+    /// Gets.
+    #[serde(default)]
+    pub read: Option<T>,
+    /// Lists.
+    #[serde(default)]
+    pub list: Option<T>,
+    /// Creates and updates.
+    #[serde(default)]
+    pub mutate: Option<T>,
+    /// Deletes.
+    #[serde(default)]
+    pub delete: Option<T>,
+}
+
+impl<T> Default for RawClasses<T> {
+    fn default() -> Self {
+        RawClasses {
+            read: None,
+            list: None,
+            mutate: None,
+            delete: None,
+        }
+    }
+}
+
+/// A latency distribution: exactly one of `fixed`, `uniform`, `lognormal`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawLatency {
+    /// Always this long (a Go duration).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub fixed: Option<Spanned<String>>,
+    /// Uniform between two durations.
+    #[serde(default)]
+    pub uniform: Option<RawUniform>,
+    /// Log-normal with a median and a shape σ.
+    #[serde(default)]
+    pub lognormal: Option<RawLognormal>,
+}
+
+/// Uniform latency.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawUniform {
+    /// Shortest.
+    #[schemars(with = "String")]
+    pub min: Spanned<String>,
+    /// Longest (≥ min).
+    #[schemars(with = "String")]
+    pub max: Spanned<String>,
+}
+
+/// Log-normal latency.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawLognormal {
+    /// Median.
+    #[schemars(with = "String")]
+    pub median: Spanned<String>,
+    /// Shape σ (≥ 0).
+    #[schemars(with = "f64")]
+    pub sigma: Spanned<f64>,
+}
+
+/// Injected errors for one action class.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawErrors {
+    /// Share of calls failed, in [0, 1].
+    #[schemars(with = "f64")]
+    pub rate: Spanned<f64>,
+    /// 500 or 503 (default 503).
+    #[serde(default)]
+    #[schemars(with = "Option<u16>")]
+    pub status: Option<Spanned<u16>>,
+}
+
+/// Asynchronous provisioning in the mock cloud.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawProvisioning {
+    /// How long a new Database stays `creating` (T_p). Default `5s`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub database_create: Option<Spanned<String>>,
+    /// How long a deleted Database stays `deleting`. Default `3s`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub database_delete: Option<Spanned<String>>,
+}
+
+/// A named group of resources of one kind.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawGroup {
+    /// Group name, unique: 1-63 of a-z, 0-9 and `-`.
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// Resource kind.
+    #[schemars(with = "Kind")]
+    pub kind: Spanned<Kind>,
+    /// How many (≥ 1).
+    #[schemars(with = "u32")]
+    pub count: Spanned<u32>,
+    /// Cloud account of the group. Default: the first account.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub account: Option<Spanned<String>>,
+    /// Name of resource `index` (0-based). Placeholders: `{{index}}`, `{{group}}`,
+    /// `{{scenario}}`. Default `{{group}}-{{index}}`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub name_pattern: Option<Spanned<String>>,
+    /// The custom resource's `spec.forProvider`, with the same placeholders in any string.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub spec: Option<Spanned<serde_json::Value>>,
+    /// Annotations for shares of the group. Shares are consecutive index ranges in list
+    /// order (the first share gets the lowest indexes) and may not add up past 100 %.
+    #[serde(default)]
+    pub annotations: Vec<RawAnnotationShare>,
+}
+
+/// Resource kinds the provider manages.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Deserialize,
+    JsonSchema,
+    serde::Serialize,
+)]
+pub enum Kind {
+    /// An object-storage bucket (synchronous).
+    Bucket,
+    /// A database (asynchronous: provisioning takes `cloud.provisioning.databaseCreate`).
+    Database,
+    /// A DNS record (synchronous).
+    Record,
+}
+
+/// Annotations for a share of a group.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawAnnotationShare {
+    /// Share of the group, in percent (0 < percent ≤ 100); rounded to whole resources.
+    #[schemars(with = "f64")]
+    pub percent: Spanned<f64>,
+    /// Annotations to set; values may use the placeholders.
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub values: Spanned<BTreeMap<String, String>>,
+}
+
+/// A phase.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawPhase {
+    /// Phase name, unique.
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// What the phase does.
+    #[schemars(with = "ActionName")]
+    pub action: Spanned<ActionName>,
+    /// create, resync, update, delete: resources per second the harness writes (default:
+    /// all at once).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub rate: Option<Spanned<f64>>,
+    /// create, resync, update, delete: the groups acted on (default: all).
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub groups: Option<Vec<Spanned<String>>>,
+    /// hold: how long; cloudOutage, cloudLatency: how long the fault lasts (the phase then
+    /// waits for its `until`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub duration: Option<Spanned<String>>,
+    /// update: fields merged into each resource's spec (placeholders allowed).
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub spec: Option<Spanned<serde_json::Value>>,
+    /// cloudLatency: the new latency per class.
+    #[serde(default)]
+    pub latency: Option<RawClasses<RawLatency>>,
+    /// cloudOutage: the status every call gets (500 or 503, default 503).
+    #[serde(default)]
+    #[schemars(with = "Option<u16>")]
+    pub status: Option<Spanned<u16>>,
+    /// When the phase is over: `allReady`, `allHandled` (every forced re-sync seen in
+    /// status), `allGone`, or `elapsed` (its duration passed). Default per action: create,
+    /// update, restart, cloudOutage, cloudLatency → allReady; resync → allHandled; delete →
+    /// allGone; hold → elapsed.
+    #[serde(default)]
+    #[schemars(with = "Option<Until>")]
+    pub until: Option<Spanned<Until>>,
+    /// The longest the phase may take; past it the run fails (exit 2). Default `10m`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub timeout: Option<Spanned<String>>,
+}
+
+/// Phase actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ActionName {
+    /// Create the groups' resources.
+    Create,
+    /// Change nothing for `duration`: the steady state.
+    Hold,
+    /// Stamp `crossplane.io/reconcile-requested-at` on every resource (forced re-sync).
+    Resync,
+    /// Merge `spec` into every resource's spec.
+    Update,
+    /// Every cloud call fails with `status` for `duration`.
+    CloudOutage,
+    /// Cloud latency becomes `latency` for `duration` (or for the rest of the run).
+    CloudLatency,
+    /// Stop the provider and start it again (empty queues, full bucket).
+    Restart,
+    /// Delete the groups' resources.
+    Delete,
+}
+
+/// Phase completion conditions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Until {
+    /// Every existing resource is Ready.
+    AllReady,
+    /// Every resource's `status.lastHandledReconcileAt` equals its request.
+    AllHandled,
+    /// Every deleted resource is gone.
+    AllGone,
+    /// The phase's duration passed.
+    Elapsed,
+}
+
+/// An assertion.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawAssertion {
+    /// Name in reports (default: derived from the check, window and phase).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub name: Option<Spanned<String>>,
+    /// What is checked.
+    #[schemars(with = "CheckName")]
+    pub check: Spanned<CheckName>,
+    /// Restrict to one phase (default: the whole run).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub phase: Option<Spanned<String>>,
+    /// Restrict to one cloud account (cloudCalls, throttles).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub account: Option<Spanned<String>>,
+    /// cloudCalls, apiRequests, steadyRate: window length W (closed windows, every start).
+    /// Default `10s`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub window: Option<Spanned<String>>,
+    /// An explicit upper limit instead of the predicted one: calls or requests per window
+    /// (cloudCalls, apiRequests, steadyRate), a count (throttles, orphans, duplicates; default
+    /// 0 for those).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max: Option<Spanned<f64>>,
+    /// timeToReady: the limit as a duration instead of the prediction plus tolerance.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub max_duration: Option<Spanned<String>>,
+    /// drainEfficiency: lowest acceptable physical-limit / observed drain, in (0, 1].
+    /// Default 0.8.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub min: Option<Spanned<f64>>,
+    /// timeToReady: the quantile, in (0, 1] (default 0.99).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub quantile: Option<Spanned<f64>>,
+    /// timeToReady: allowed excess over the prediction, in percent (default 25).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub tolerance_percent: Option<Spanned<f64>>,
+}
+
+/// Assertion checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CheckName {
+    /// Exact windowed maximum of cloud calls ≤ the model's hard bound (plus the predicted
+    /// excess for `crossplane`).
+    CloudCalls,
+    /// Exact windowed maximum of API-server requests ≤ ⌊10R + 5R(W + Δ)⌋ + watch starts.
+    ApiRequests,
+    /// Windowed maximum of cloud calls in a hold ≤ the statistical tolerance (§3.5).
+    SteadyRate,
+    /// Throttled (429) cloud calls ≤ max (default 0).
+    Throttles,
+    /// A time-to-Ready quantile of a create phase ≤ prediction (+ tolerance) or maxDuration.
+    TimeToReady,
+    /// Cloud resources with no custom resource ≤ max (default 0).
+    Orphans,
+    /// Custom resources with more than one cloud resource ≤ max (default 0).
+    Duplicates,
+    /// Physical drain limit / observed drain ≥ min.
+    DrainEfficiency,
+}
