@@ -35,6 +35,18 @@ pub struct Resource {
     pub spec: serde_json::Value,
 }
 
+/// A resource borrowed from the store, serialized like [`Resource`] without copying it.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(crate) struct ResourceRef<'a> {
+    account: &'a str,
+    collection: Collection,
+    name: &'a str,
+    state: State,
+    generation: u64,
+    created_at_us: u64,
+    spec: &'a serde_json::Value,
+}
+
 /// Why a store operation did not happen.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum StoreError {
@@ -129,9 +141,13 @@ fn view(account: &str, collection: Collection, name: &str, r: &Stored, state: St
         name: name.to_owned(),
         state,
         generation: r.generation,
-        created_at_us: u64::try_from(r.created_at.as_micros()).unwrap_or(u64::MAX),
+        created_at_us: micros(r.created_at),
         spec: r.spec.clone(),
     }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 impl Store {
@@ -201,18 +217,28 @@ impl Store {
         Ok(Created::New(resource))
     }
 
-    pub fn get(
+    /// Calls `f` with the resource, borrowed.
+    pub fn read<R>(
         &mut self,
         account: &str,
         collection: Collection,
         name: &str,
         now: Duration,
-    ) -> Result<Resource, StoreError> {
+        f: impl FnOnce(ResourceRef<'_>) -> R,
+    ) -> Result<R, StoreError> {
         let shelf = self
             .shelf(account, collection)
             .ok_or(StoreError::NotFound)?;
         let (stored, state) = shelf.lookup(name, now).ok_or(StoreError::NotFound)?;
-        Ok(view(account, collection, name, stored, state))
+        Ok(f(ResourceRef {
+            account,
+            collection,
+            name,
+            state,
+            generation: stored.generation,
+            created_at_us: micros(stored.created_at),
+            spec: &stored.spec,
+        }))
     }
 
     pub fn update(
@@ -363,7 +389,7 @@ mod tests {
             panic!("create failed");
         };
         assert_eq!(db.state, State::Creating);
-        let at = |s: &mut Store, t| s.get("a", Collection::Databases, "db", t).map(|r| r.state);
+        let at = |s: &mut Store, t| s.read("a", Collection::Databases, "db", t, |r| r.state);
         assert_eq!(
             at(&mut s, 5 * SEC - Duration::from_micros(1)),
             Ok(State::Creating)

@@ -42,10 +42,10 @@ pub(crate) struct ApiRequest<'a> {
 }
 
 /// What the journal needs to know besides the response.
-struct Outcome {
-    account: String,
+struct Outcome<'a> {
+    account: &'a str,
     action: Option<Action>,
-    name: String,
+    name: std::borrow::Cow<'a, str>,
     flags: u8,
     layer: Option<crate::quota::Layer>,
 }
@@ -59,9 +59,9 @@ impl MockCloud {
     ) -> Response<ResponseBody> {
         let at = self.inner.clock.since_epoch(arrived);
         let mut outcome = Outcome {
-            account: String::new(),
+            account: "",
             action: None,
-            name: request.name.unwrap_or_default().to_owned(),
+            name: std::borrow::Cow::Borrowed(request.name.unwrap_or_default()),
             flags: 0,
             layer: None,
         };
@@ -69,7 +69,7 @@ impl MockCloud {
         let record = Record {
             at,
             latency: arrived.elapsed(),
-            account: &outcome.account,
+            account: outcome.account,
             action: outcome.action,
             collection: Some(request.collection),
             name: &outcome.name,
@@ -86,11 +86,11 @@ impl MockCloud {
         response
     }
 
-    async fn api_inner(
-        &self,
-        request: &ApiRequest<'_>,
+    async fn api_inner<'a>(
+        &'a self,
+        request: &ApiRequest<'a>,
         at: std::time::Duration,
-        outcome: &mut Outcome,
+        outcome: &mut Outcome<'a>,
     ) -> Response<ResponseBody> {
         let action = match (request.name.is_some(), request.method) {
             (false, &Method::GET) => Action::List,
@@ -113,7 +113,7 @@ impl MockCloud {
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             return response;
         };
-        outcome.account = caller.to_owned();
+        outcome.account = caller;
         if caller != request.account {
             return respond::error(
                 StatusCode::FORBIDDEN,
@@ -177,16 +177,16 @@ impl MockCloud {
         request: &ApiRequest<'_>,
         action: Action,
         body: &Bytes,
-        outcome: &mut Outcome,
+        outcome: &mut Outcome<'_>,
     ) -> Response<ResponseBody> {
         let now = self.elapsed();
         let (account, collection) = (request.account, request.collection);
         let name = request.name.unwrap_or_default();
         let mut store = crate::cloud::lock(&self.inner.store);
         let result = match action {
-            Action::Get => store
-                .get(account, collection, name, now)
-                .map(|r| respond::json(StatusCode::OK, &r)),
+            Action::Get => store.read(account, collection, name, now, |r| {
+                respond::json(StatusCode::OK, &r)
+            }),
             Action::Update => {
                 let spec = match parse_update(body) {
                     Ok(spec) => spec,
@@ -207,7 +207,7 @@ impl MockCloud {
                     Ok(parsed) => parsed,
                     Err(bad) => return bad.response(),
                 };
-                outcome.name.clone_from(&name);
+                outcome.name = std::borrow::Cow::Owned(name.clone());
                 let key = request
                     .headers
                     .get("idempotency-key")

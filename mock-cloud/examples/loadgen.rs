@@ -1,0 +1,283 @@
+//! Loopback GET throughput of mock-cloud (quotas and journal on) against `wiremock`
+//! serving an equivalent stub, in the same run, or of any server given with `--target`.
+//!
+//! ```text
+//! cargo run --release -p mock-cloud --example loadgen -- --seconds 5 --connections 32
+//! cargo run --release -p mock-cloud --example loadgen -- --target http://127.0.0.1:8080/v1/accounts/default/buckets/b1
+//! mock-cloud/bench.sh   # the same pair of servers measured by wrk from another process
+//! ```
+//!
+//! The servers run on their own runtime (mock-cloud: `--server-threads`, default 2; wiremock: its own
+//! single thread, by design), the load generator on another; each target gets a short
+//! warm-up, then `--seconds` of closed-loop load: every connection sends a GET as soon as
+//! the previous answer is read. Prints requests/s and latency percentiles.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use clap::Parser;
+use http::Request;
+use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1::handshake;
+use hyper_util::rt::TokioIo;
+use mock_cloud::{AccountConfig, Class, Config, MockCloud, Quotas, Rate};
+use tokio::net::{TcpListener, TcpStream};
+
+#[derive(Debug, Parser)]
+struct Args {
+    /// Seconds of measured load per target.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Concurrent keep-alive connections.
+    #[arg(long, default_value_t = 32)]
+    connections: usize,
+    /// Worker threads of the load generator.
+    #[arg(long, default_value_t = 2)]
+    client_threads: usize,
+    /// Worker threads of the runtime serving mock-cloud (wiremock always has one).
+    #[arg(long, default_value_t = 2)]
+    server_threads: usize,
+    /// Load this URL (http://host:port/path) instead of the built-in pair of servers.
+    #[arg(long)]
+    target: Option<String>,
+    /// Only serve both stubs for this many seconds (printing their URLs) and let an
+    /// external load generator such as wrk measure them; see bench.sh.
+    #[arg(long, value_name = "SECONDS")]
+    serve: Option<u64>,
+    /// Bearer token sent with every request.
+    #[arg(long, default_value = "default")]
+    token: String,
+}
+
+const PATH: &str = "/v1/accounts/default/buckets/b1";
+
+#[derive(Debug)]
+struct Report {
+    requests: u64,
+    errors: u64,
+    elapsed: Duration,
+    latencies_us: Vec<u32>,
+}
+
+impl Report {
+    fn percentile(&self, p: f64) -> f64 {
+        if self.latencies_us.is_empty() {
+            return f64::NAN;
+        }
+        let i = ((self.latencies_us.len() - 1) as f64 * p).round() as usize;
+        f64::from(self.latencies_us[i]) / 1000.0
+    }
+
+    fn rate(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn print(&self, name: &str) {
+        println!(
+            "{name:<28} {:>10.0} req/s  p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>7.2} ms  ({} requests, {} non-2xx)",
+            self.rate(),
+            self.percentile(0.50),
+            self.percentile(0.99),
+            self.percentile(1.0),
+            self.requests,
+            self.errors
+        );
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let client = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.client_threads)
+        .enable_all()
+        .build()?;
+    if let Some(target) = &args.target {
+        let uri: http::Uri = target.parse()?;
+        let authority = uri
+            .authority()
+            .ok_or_else(|| anyhow::anyhow!("--target needs host:port"))?;
+        let addr: SocketAddr = authority.as_str().parse()?;
+        let path = uri.path().to_owned();
+        let report = client.block_on(load(addr, &path, &args))?;
+        report.print(target);
+        return Ok(());
+    }
+
+    let servers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.server_threads)
+        .enable_all()
+        .build()?;
+    let (cloud, cloud_addr) = servers.block_on(start_mock_cloud())?;
+    let wiremock = servers.block_on(start_wiremock());
+    let wiremock_addr = *wiremock.address();
+
+    if let Some(seconds) = args.serve {
+        println!("mock-cloud http://{cloud_addr}{PATH}");
+        println!("wiremock http://{wiremock_addr}{PATH}");
+        std::thread::sleep(Duration::from_secs(seconds));
+        print_journal(&cloud);
+        return Ok(());
+    }
+    let in_process = servers.block_on(in_process_cost(&cloud, 200_000))?;
+    println!(
+        "in-process handle(): {:.0} ns per GET (one thread, no socket)",
+        in_process.as_nanos() as f64
+    );
+    println!(
+        "loopback GET {PATH}, {} connections, {} s each, client threads {}",
+        args.connections, args.seconds, args.client_threads
+    );
+    let ours = client.block_on(load(cloud_addr, PATH, &args))?;
+    ours.print("mock-cloud (quotas+journal)");
+    let theirs = client.block_on(load(wiremock_addr, PATH, &args))?;
+    theirs.print("wiremock 0.6");
+    println!(
+        "ratio mock-cloud / wiremock: {:.2}x",
+        ours.rate() / theirs.rate()
+    );
+    print_journal(&cloud);
+    drop(wiremock);
+    Ok(())
+}
+
+fn print_journal(cloud: &MockCloud) {
+    let stats = cloud.journal_stats();
+    let summary = cloud.summary();
+    println!(
+        "journal: {} entries held, {} dropped, {} bytes/entry, {} requests counted, {} throttled",
+        stats.len, stats.dropped, stats.bytes_per_entry, summary.requests, summary.throttled
+    );
+}
+
+/// A cloud whose read bucket is far above the load (so every GET runs the whole path, the
+/// quota check included, and succeeds), with the journal on.
+async fn start_mock_cloud() -> anyhow::Result<(MockCloud, SocketAddr)> {
+    let quotas = Quotas::cloud_default().with_class(Class::Read, Some(Rate::new(u32::MAX, 1e9)));
+    let config = Config::empty().with_account(
+        AccountConfig::new("default")
+            .with_token("default")
+            .with_quotas(quotas),
+    );
+    let cloud = MockCloud::new(config)?;
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(mock_cloud::serve(
+        listener,
+        cloud.clone(),
+        std::future::pending(),
+    ));
+    let mut sender = connect(addr).await?;
+    let create = Request::post("/v1/accounts/default/buckets")
+        .header("authorization", "Bearer default")
+        .body(http_body_util::Full::new(Bytes::from_static(
+            br#"{"name":"b1","spec":{"region":"eu"}}"#,
+        )))?;
+    let created = sender.send_request(create).await?;
+    anyhow::ensure!(
+        created.status() == 201,
+        "cannot create the bucket: {}",
+        created.status()
+    );
+    Ok((cloud, addr))
+}
+
+/// The mean time of one GET through [`MockCloud::handle`], without sockets.
+async fn in_process_cost(cloud: &MockCloud, n: u32) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    for _ in 0..n {
+        let request = Request::get(PATH)
+            .header("authorization", "Bearer default")
+            .body(Empty::<Bytes>::new())?;
+        let response = cloud.handle(request).await;
+        anyhow::ensure!(
+            response.status() == 200,
+            "in-process GET got {}",
+            response.status()
+        );
+    }
+    Ok(started.elapsed() / n)
+}
+
+/// The same resource as a wiremock stub: same path, same auth header match, a JSON body
+/// of the same shape.
+async fn start_wiremock() -> wiremock::MockServer {
+    use wiremock::matchers::{header, method, path};
+    let server = wiremock::MockServer::start().await;
+    let body = serde_json::json!({
+        "account": "default", "collection": "buckets", "name": "b1", "state": "available",
+        "generation": 1, "created_at_us": 0, "spec": {"region": "eu"}
+    });
+    wiremock::Mock::given(method("GET"))
+        .and(path(PATH))
+        .and(header("authorization", "Bearer default"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(body))
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn connect(
+    addr: SocketAddr,
+) -> anyhow::Result<hyper::client::conn::http1::SendRequest<http_body_util::Full<Bytes>>> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (sender, connection) = handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
+/// Closed-loop load: a warm-up of a tenth of the time, then the measured period.
+async fn load(addr: SocketAddr, path: &str, args: &Args) -> anyhow::Result<Report> {
+    let measure = Duration::from_secs(args.seconds);
+    let warmup = measure / 10;
+    let start = Instant::now() + warmup;
+    let end = start + measure;
+    let mut tasks = Vec::new();
+    for _ in 0..args.connections {
+        let (path, token) = (path.to_owned(), args.token.clone());
+        tasks.push(tokio::spawn(async move {
+            let stream = TcpStream::connect(addr).await?;
+            stream.set_nodelay(true)?;
+            let (mut sender, connection) =
+                handshake::<_, Empty<Bytes>>(TokioIo::new(stream)).await?;
+            tokio::spawn(connection);
+            let mut latencies = Vec::with_capacity(1 << 16);
+            let (mut requests, mut errors) = (0u64, 0u64);
+            loop {
+                let sent = Instant::now();
+                if sent >= end {
+                    break;
+                }
+                let request = Request::get(path.as_str())
+                    .header("host", "loadgen")
+                    .header("authorization", format!("Bearer {token}"))
+                    .body(Empty::new())?;
+                sender.ready().await?;
+                let response = sender.send_request(request).await?;
+                let ok = response.status().is_success();
+                response.into_body().collect().await?;
+                if sent >= start {
+                    requests += 1;
+                    errors += u64::from(!ok);
+                    latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
+                }
+            }
+            anyhow::Ok((requests, errors, latencies))
+        }));
+    }
+    let mut report = Report {
+        requests: 0,
+        errors: 0,
+        elapsed: measure,
+        latencies_us: Vec::new(),
+    };
+    for task in tasks {
+        let (requests, errors, latencies) = task.await??;
+        report.requests += requests;
+        report.errors += errors;
+        report.latencies_us.extend(latencies);
+    }
+    report.latencies_us.sort_unstable();
+    Ok(report)
+}
