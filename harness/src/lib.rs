@@ -13,5 +13,6 @@
 //! assert_eq!(scenario.settings.rate(), 10);
 //! ```
 
+pub mod measure;
 pub mod predict;
 pub mod scenario;

@@ -12,3 +12,5 @@ pub mod steady;
 
 pub use formula::{Input, Meaning, Prediction, fmt_num};
 pub use params::{Params, QueueKind};
+mod plan;
+pub use plan::{PhasePlan, Plan, plan};
