@@ -12,7 +12,8 @@ use clap::Parser;
 
 /// A cloud API that enforces per-account quotas like real clouds (429 + Retry-After),
 /// injects faults, and journals every call. Admin API under /admin/v1/, metrics at
-/// /metrics. Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=mock_cloud=debug).
+/// /metrics. Logs go to stderr at level info; set RUST_LOG to change it (e.g.
+/// RUST_LOG=mock_cloud=trace logs every call).
 #[derive(Debug, Parser)]
 #[command(name = "mock-cloud", version)]
 struct Args {
@@ -31,7 +32,10 @@ struct Args {
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
         .with_writer(std::io::stderr)
         .init();
     match run(Args::parse()) {

@@ -238,7 +238,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The YAML is malformed, has an unknown key or a value out of range.
-    #[error("invalid config {file}:{line}:{column}")]
+    #[error("invalid config {file}:{line}:{column}: {message}")]
     Parse {
         /// The file name, as given.
         file: String,
@@ -246,9 +246,8 @@ pub enum ConfigError {
         line: u64,
         /// 1-based column.
         column: u64,
-        /// The parser's message.
-        #[source]
-        source: Box<serde_saphyr::Error>,
+        /// The parser's message, without the location.
+        message: String,
     },
     /// The config parsed but is inconsistent.
     #[error("invalid config: {problem}")]

@@ -27,13 +27,27 @@ impl MockCloud {
             requests.get_or_create(&labels).inc_by(c.count);
         }
         let throttled = Family::<Labels, Counter>::default();
+        // Every account and class is present from the start, at zero.
+        for account in &self.inner.config.accounts {
+            for class in crate::model::Class::ALL {
+                for mode in ["enforced", "shadow"] {
+                    let labels = vec![
+                        ("account", account.name.clone()),
+                        ("layer", format!("class:{class}")),
+                        ("mode", mode.to_owned()),
+                    ];
+                    throttled.get_or_create(&labels);
+                }
+            }
+        }
         for v in &summary.violations {
             let labels = vec![("account", v.account.clone()), ("layer", v.layer.clone())];
+            let mode = |mode: &str| [labels.clone(), vec![("mode", mode.to_owned())]].concat();
             throttled
-                .get_or_create(&[labels.clone(), vec![("mode", "enforced".to_owned())]].concat())
+                .get_or_create(&mode("enforced"))
                 .inc_by(v.throttled);
             throttled
-                .get_or_create(&[labels, vec![("mode", "shadow".to_owned())]].concat())
+                .get_or_create(&mode("shadow"))
                 .inc_by(v.shadow_throttled);
         }
         let live = Family::<Labels, Gauge>::default();

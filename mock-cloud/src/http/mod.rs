@@ -2,6 +2,7 @@
 
 mod admin;
 mod api;
+mod input;
 mod metrics;
 mod respond;
 mod route;
