@@ -36,7 +36,7 @@ impl MockCloud {
                         ("layer", format!("class:{class}")),
                         ("mode", mode.to_owned()),
                     ];
-                    throttled.get_or_create(&labels);
+                    throttled.get_or_create(&labels).inc_by(0);
                 }
             }
         }
