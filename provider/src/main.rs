@@ -1,0 +1,148 @@
+//! The `provider` binary: `provider --kubeconfig K --cloud-endpoint URL` runs the provider;
+//! `provider crds [--out DIR]` prints or writes the CRDs. Exit codes: 0 clean shutdown, 1
+//! failure while running, 2 bad flags or setup.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Parser;
+use provider::cli::{Cli, Command, RunConfig};
+use provider::crd::{crd_file_name, crd_yaml, crds, crds_yaml};
+use provider::kube_client::{KubeStackLayer, from_kubeconfig};
+use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    match runtime.block_on(execute(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {:#}", failure.error);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+fn setup(error: impl Into<anyhow::Error>) -> Failure {
+    Failure {
+        code: 2,
+        error: error.into(),
+    }
+}
+
+async fn execute(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Some(Command::Crds { out: None }) => {
+            print!(
+                "{}",
+                crds_yaml()
+                    .context("cannot render the CRDs")
+                    .map_err(setup)?
+            );
+            Ok(())
+        }
+        Some(Command::Crds { out: Some(dir) }) => write_crds(&dir).map_err(setup),
+        None => {
+            let config = cli.run.validate().map_err(setup)?;
+            run(config).await
+        }
+    }
+}
+
+fn write_crds(dir: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for crd in crds() {
+        let path = dir.join(crd_file_name(&crd));
+        let text = format!("---\n{}", crd_yaml(&crd)?);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+async fn run(config: RunConfig) -> Result<(), Failure> {
+    let metrics = Arc::new(ProviderMetrics::new());
+    let layer = KubeStackLayer::new(&config.settings, metrics.kube_requests().clone());
+    let kube = from_kubeconfig(config.kubeconfig.as_deref(), &layer)
+        .await
+        .map_err(setup)?;
+    let cloud = CloudClient::http(config.cloud_endpoint.clone())
+        .with_timeout(config.cloud_timeout)
+        .with_requests(metrics.cloud_requests().clone());
+    let (stop_metrics, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+    let metrics_server = match config.metrics_addr {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on --metrics-addr {addr}"))
+                .map_err(setup)?;
+            tracing::info!(%addr, "serving /metrics");
+            let stopped = async { metrics_stopped.await.ok().unwrap_or_default() };
+            Some(tokio::spawn(provider::metrics_server::serve_metrics(
+                listener,
+                Arc::clone(&metrics),
+                stopped,
+            )))
+        }
+        None => None,
+    };
+    let options = ProviderOptions {
+        settings: config.settings,
+        kube,
+        cloud,
+        namespace: config.namespace,
+        shutdown_timeout: config.shutdown_timeout,
+        metrics,
+    };
+    let summary = Provider::new(options)
+        .run(terminated())
+        .await
+        .map_err(|e| Failure {
+            code: 1,
+            error: e.into(),
+        })?;
+    let _ = stop_metrics.send(());
+    if let Some(server) = metrics_server {
+        let _ = server.await;
+    }
+    if !summary.drained {
+        tracing::warn!("some reconciles were abandoned at shutdown");
+    }
+    Ok(())
+}
+
+/// SIGTERM or Ctrl-C.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(
+            tokio::signal::unix::SignalKind::terminate(),
+        ) {
+            Ok(term) => term,
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; only Ctrl-C stops the provider");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = tokio::signal::ctrl_c() => tracing::info!("interrupt received"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,380 @@
+//! Prometheus metrics: reconciles by kind and result, work-queue depth, latency, work
+//! duration and retries per controller, cloud requests by action and code, Kubernetes
+//! requests, events, and the limiter's `limiter_reservations_total` and
+//! `limiter_early_runs_total`.
+
+use std::sync::{Arc, Mutex};
+
+use limiter::controller::{Controller, Request};
+use limiter::crossplane::MiddlewareStats;
+use limiter::workqueue::QueueMetrics;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+
+use crate::cloud::CloudRequests;
+use crate::events::EventCounters;
+use crate::kube_client::KubeRequests;
+
+/// Labels of `provider_reconciles_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReconcileLabels {
+    /// `Bucket`, `Database` or `Record`.
+    pub kind: String,
+    /// `success`, `requeue`, `requeue_after` or `error`.
+    pub result: String,
+}
+
+/// Reconciles that reached the managed reconciler, by kind and result (global-limiter
+/// throttles are not here: see `controller_runtime_reconcile_total`).
+#[derive(Clone, Debug, Default)]
+pub struct Reconciles(Family<ReconcileLabels, Counter>);
+
+impl Reconciles {
+    /// Counts one.
+    pub fn inc(&self, kind: &str, result: &str) {
+        self.0
+            .get_or_create(&ReconcileLabels {
+                kind: kind.to_owned(),
+                result: result.to_owned(),
+            })
+            .inc();
+    }
+
+    /// The count for a kind and result.
+    #[must_use]
+    pub fn get(&self, kind: &str, result: &str) -> u64 {
+        self.0
+            .get_or_create(&ReconcileLabels {
+                kind: kind.to_owned(),
+                result: result.to_owned(),
+            })
+            .get()
+    }
+
+    /// All reconciles of a kind.
+    #[must_use]
+    pub fn total(&self, kind: &str) -> u64 {
+        ["success", "requeue", "requeue_after", "error"]
+            .iter()
+            .map(|r| self.get(kind, r))
+            .sum()
+    }
+}
+
+/// The running controllers of a provider, shared with the metrics collector.
+pub type Controllers = Arc<Mutex<Vec<Controller<Request>>>>;
+
+/// What the collector reads at each scrape; replaced when the provider (re)starts.
+#[derive(Default)]
+pub(crate) struct RuntimeState {
+    pub(crate) controllers: Controllers,
+    pub(crate) queues: Vec<(String, Arc<QueueMetrics<Request>>)>,
+    pub(crate) middleware: Option<Arc<MiddlewareStats>>,
+    pub(crate) events: Option<Arc<EventCounters>>,
+}
+
+#[derive(Default)]
+struct RuntimeCollector {
+    state: Arc<Mutex<RuntimeState>>,
+}
+
+impl std::fmt::Debug for RuntimeCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RuntimeCollector")
+    }
+}
+
+/// Every metric of a provider. Keep one across restarts of an in-process provider to keep
+/// its counters; the runtime ones (queues, controllers, limiter) restart from zero.
+pub struct ProviderMetrics {
+    registry: Registry,
+    reconciles: Reconciles,
+    cloud_requests: CloudRequests,
+    kube_requests: KubeRequests,
+    state: Arc<Mutex<RuntimeState>>,
+}
+
+impl std::fmt::Debug for ProviderMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderMetrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for ProviderMetrics {
+    fn default() -> Self {
+        ProviderMetrics::new()
+    }
+}
+
+impl ProviderMetrics {
+    /// A registry with every metric, all zero.
+    #[must_use]
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let reconciles = Reconciles::default();
+        let cloud_requests = CloudRequests::default();
+        let kube_requests = KubeRequests::default();
+        registry.register(
+            "provider_reconciles",
+            "Reconciles that reached the managed reconciler, by kind and result",
+            reconciles.0.clone(),
+        );
+        registry.register(
+            "provider_cloud_requests",
+            "Cloud API requests by action (observe, create, update, delete) and HTTP code",
+            cloud_requests.clone(),
+        );
+        registry.register(
+            "provider_kube_requests",
+            "Kubernetes API requests by verb and HTTP code (one per logical request)",
+            kube_requests.clone(),
+        );
+        let collector = RuntimeCollector::default();
+        let state = Arc::clone(&collector.state);
+        registry.register_collector(Box::new(collector));
+        ProviderMetrics {
+            registry,
+            reconciles,
+            cloud_requests,
+            kube_requests,
+            state,
+        }
+    }
+
+    /// Reconciles by kind and result.
+    #[must_use]
+    pub fn reconciles(&self) -> &Reconciles {
+        &self.reconciles
+    }
+
+    /// Cloud requests by action and code.
+    #[must_use]
+    pub fn cloud_requests(&self) -> &CloudRequests {
+        &self.cloud_requests
+    }
+
+    /// Kubernetes requests by verb and code.
+    #[must_use]
+    pub fn kube_requests(&self) -> &KubeRequests {
+        &self.kube_requests
+    }
+
+    pub(crate) fn set_runtime(&self, state: RuntimeState) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+
+    /// The text exposition format.
+    ///
+    /// # Errors
+    /// Only if formatting fails.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
+        Ok(out)
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NameLabel {
+    name: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    controller: String,
+    result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: String,
+}
+
+fn family<L: EncodeLabelSet, M: EncodeMetric>(
+    encoder: &mut DescriptorEncoder<'_>,
+    name: &str,
+    help: &str,
+    metric_type: MetricType,
+    samples: &[(L, M)],
+) -> Result<(), std::fmt::Error> {
+    let mut descriptor = encoder.encode_descriptor(name, help, None, metric_type)?;
+    for (labels, metric) in samples {
+        metric.encode(descriptor.encode_family(labels)?)?;
+    }
+    Ok(())
+}
+
+impl prometheus_client::collector::Collector for RuntimeCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let queues: Vec<_> = state
+            .queues
+            .iter()
+            .map(|(name, m)| (NameLabel { name: name.clone() }, m.snapshot()))
+            .collect();
+        let gauge = |f: &dyn Fn(&limiter::workqueue::QueueMetricsSnapshot) -> f64| {
+            queues
+                .iter()
+                .map(|(l, s)| (l.clone(), ConstGauge::new(f(s))))
+                .collect::<Vec<_>>()
+        };
+        let counter = |f: &dyn Fn(&limiter::workqueue::QueueMetricsSnapshot) -> u64| {
+            queues
+                .iter()
+                .map(|(l, s)| (l.clone(), ConstCounter::new(f(s))))
+                .collect::<Vec<_>>()
+        };
+        family(
+            &mut encoder,
+            "workqueue_depth",
+            "Items waiting in the work queue",
+            MetricType::Gauge,
+            &gauge(&|s| s.depth as f64),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_adds",
+            "Items added to the work queue",
+            MetricType::Counter,
+            &counter(&|s| s.adds),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_retries",
+            "Delayed or rate-limited re-adds",
+            MetricType::Counter,
+            &counter(&|s| s.retries),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_queue_duration_seconds_sum",
+            "Total time items waited from add to hand-out",
+            MetricType::Gauge,
+            &gauge(&|s| s.queue_latency.sum.as_secs_f64()),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_queue_duration_seconds_count",
+            "Items handed out",
+            MetricType::Gauge,
+            &gauge(&|s| s.queue_latency.count as f64),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_queue_duration_seconds_max",
+            "Longest wait from add to hand-out",
+            MetricType::Gauge,
+            &gauge(&|s| s.queue_latency.max.as_secs_f64()),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_work_duration_seconds_sum",
+            "Total time spent reconciling",
+            MetricType::Gauge,
+            &gauge(&|s| s.work_duration.sum.as_secs_f64()),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_work_duration_seconds_count",
+            "Reconciles finished",
+            MetricType::Gauge,
+            &gauge(&|s| s.work_duration.count as f64),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_work_duration_seconds_max",
+            "Longest reconcile",
+            MetricType::Gauge,
+            &gauge(&|s| s.work_duration.max.as_secs_f64()),
+        )?;
+        family(
+            &mut encoder,
+            "workqueue_longest_running_processor_seconds",
+            "Age of the oldest reconcile in progress",
+            MetricType::Gauge,
+            &gauge(&|s| s.longest_running.as_secs_f64()),
+        )?;
+
+        let controllers = state.controllers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut results = Vec::new();
+        for c in controllers.iter() {
+            let s = c.stats();
+            for (result, n) in [
+                ("success", s.success),
+                ("error", s.error),
+                ("terminal_error", s.terminal_error),
+                ("requeue", s.requeue),
+                ("requeue_after", s.requeue_after),
+            ] {
+                let labels = ResultLabels {
+                    controller: c.name().to_owned(),
+                    result: result.to_owned(),
+                };
+                results.push((labels, ConstCounter::new(n)));
+            }
+        }
+        drop(controllers);
+        family(
+            &mut encoder,
+            "controller_runtime_reconcile",
+            "Reconciles by controller and result, as controller-runtime counts them (global-limiter throttles included, as requeue_after)",
+            MetricType::Counter,
+            &results,
+        )?;
+
+        let (reservations, early, throttled) = state.middleware.as_ref().map_or((0, 0, 0), |m| {
+            (m.reservations(), m.early_runs(), m.throttled())
+        });
+        for (name, help, value) in [
+            (
+                "limiter_reservations",
+                "Tokens reserved from the global bucket by the crossplane middleware",
+                reservations,
+            ),
+            (
+                "limiter_early_runs",
+                "Middleware passes that ran before their token's time to act",
+                early,
+            ),
+            (
+                "limiter_throttled",
+                "Middleware passes throttled (returned RequeueAfter without reconciling)",
+                throttled,
+            ),
+        ] {
+            let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            ConstCounter::new(value).encode(metric)?;
+        }
+
+        if let Some(events) = &state.events {
+            let samples: Vec<_> = [
+                ("queued", events.queued()),
+                ("written", events.written()),
+                ("failed", events.failed()),
+                ("dropped", events.dropped()),
+            ]
+            .into_iter()
+            .map(|(o, n)| {
+                (
+                    OutcomeLabel {
+                        outcome: o.to_owned(),
+                    },
+                    ConstCounter::new(n),
+                )
+            })
+            .collect();
+            family(
+                &mut encoder,
+                "provider_events",
+                "Kubernetes events by outcome",
+                MetricType::Counter,
+                &samples,
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,306 @@
+//! [`Provider`]: the three managed controllers of one process, sharing one global bucket,
+//! one Kubernetes client and one cloud client.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{Request as HttpRequest, Response};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use kube::runtime::reflector;
+use limiter::controller::{Controller, Request};
+use limiter::crossplane::{ProviderRuntime, Settings};
+use limiter::workqueue::QueueMetrics;
+use tokio::task::JoinSet;
+use tower::{BoxError, Service};
+
+use crate::cloud::CloudClient;
+use crate::crd::{Bucket, Database, Managed, ProviderConfig, Record};
+use crate::events::EventSink;
+use crate::kube_client::{KubeStackLayer, limited_client};
+use crate::metrics::{Controllers, ProviderMetrics, RuntimeState};
+use crate::reconciler::meta::Clock;
+use crate::reconciler::{Context, ManagedReconciler};
+use crate::watch::{feed_queue, reflect_only};
+
+/// How long in-flight reconciles get to finish after shutdown starts, by default.
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Everything a [`Provider`] runs with.
+pub struct ProviderOptions {
+    /// Rate-limit model, `--max-reconcile-rate`, poll interval, jitter, minimum poll.
+    pub settings: Settings,
+    /// The Kubernetes client, built with [`KubeStackLayer`] so that every request of the
+    /// process goes through one QPS limit (see [`crate::kube_client`]).
+    pub kube: kube::Client,
+    /// The cloud client.
+    pub cloud: CloudClient,
+    /// Watch managed resources in this namespace only (`None`: all namespaces).
+    pub namespace: Option<String>,
+    /// The bound on finishing in-flight reconciles at shutdown.
+    pub shutdown_timeout: Duration,
+    /// Metrics; the Kubernetes and cloud clients should count into its families.
+    pub metrics: Arc<ProviderMetrics>,
+}
+
+impl std::fmt::Debug for ProviderOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderOptions")
+            .field("settings", &self.settings)
+            .field("namespace", &self.namespace)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProviderOptions {
+    /// Options for an in-process provider: a Kubernetes client over `kube_service` (for
+    /// example `mock_apiserver::ApiServer::service()`) limited and counted as the settings
+    /// say, and `cloud` counting into `metrics`. Pass the same `metrics` to a restarted
+    /// provider to keep its counters.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub fn from_service<S, B>(
+        settings: Settings,
+        kube_service: S,
+        cloud: CloudClient,
+        metrics: Arc<ProviderMetrics>,
+    ) -> Self
+    where
+        S: Service<HttpRequest<kube::client::Body>, Response = Response<B>> + Send + 'static,
+        S::Future: Send + 'static,
+        S::Error: Into<BoxError> + Send + Sync,
+        B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        let layer = KubeStackLayer::new(&settings, metrics.kube_requests().clone());
+        let kube = limited_client(kube_service, "default", &layer);
+        let cloud = cloud.with_requests(metrics.cloud_requests().clone());
+        ProviderOptions {
+            settings,
+            kube,
+            cloud,
+            namespace: None,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            metrics,
+        }
+    }
+
+    /// Only this namespace.
+    #[must_use]
+    pub fn namespace(mut self, namespace: Option<String>) -> Self {
+        self.namespace = namespace;
+        self
+    }
+
+    /// With a shutdown bound.
+    #[must_use]
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+}
+
+/// Why the provider could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The settings cannot run.
+    #[error("invalid settings")]
+    Settings(#[from] limiter::crossplane::SettingsError),
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunSummary {
+    /// Every in-flight reconcile finished within the shutdown bound.
+    pub drained: bool,
+}
+
+/// A provider: watches Buckets, Databases and Records, reconciles them against the cloud.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use provider::{Provider, ProviderOptions, ProviderMetrics, CloudClient};
+/// # async fn f(options: ProviderOptions) {
+/// let provider = Provider::new(options);
+/// let metrics = provider.metrics();
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let running = tokio::spawn(provider.run(async { stopped.await.ok(); }));
+/// // ... later: stop, then read the metrics.
+/// stop.send(()).ok();
+/// running.await.unwrap().unwrap();
+/// assert!(metrics.encode().unwrap().contains("provider_reconciles"));
+/// # }
+/// ```
+pub struct Provider {
+    options: ProviderOptions,
+}
+
+impl Provider {
+    /// A provider that starts when [`Provider::run`] is awaited.
+    #[must_use]
+    pub fn new(options: ProviderOptions) -> Self {
+        Provider { options }
+    }
+
+    /// The metrics it records into.
+    #[must_use]
+    pub fn metrics(&self) -> Arc<ProviderMetrics> {
+        Arc::clone(&self.options.metrics)
+    }
+
+    /// Runs until `shutdown` completes, then stops taking work (watches end, queues shut
+    /// down), lets in-flight reconciles finish within the shutdown bound, and returns.
+    ///
+    /// # Errors
+    /// Invalid settings.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<RunSummary, ProviderError> {
+        let options = self.options;
+        options.settings.validate()?;
+        let runtime = ProviderRuntime::new(options.settings.clone());
+        let client = options.kube.clone();
+        let (events, event_writer) = EventSink::start(client.clone());
+        let mut watches = JoinSet::new();
+
+        let (provider_configs, pc_writer) = reflector::store::<ProviderConfig>();
+        watches.spawn(reflect_only(
+            Api::<ProviderConfig>::all(client.clone()),
+            pc_writer,
+            "ProviderConfig",
+        ));
+        let (secrets, secret_writer) = reflector::store::<Secret>();
+        watches.spawn(reflect_only(
+            Api::<Secret>::all(client.clone()),
+            secret_writer,
+            "Secret",
+        ));
+
+        // Connect reads these caches: fill them before the first reconcile.
+        tokio::pin!(shutdown);
+        let caches_ready = async {
+            let _ = provider_configs.wait_until_ready().await;
+            let _ = secrets.wait_until_ready().await;
+        };
+        tokio::select! {
+            () = caches_ready => {}
+            () = &mut shutdown => {
+                watches.shutdown().await;
+                return Ok(RunSummary { drained: true });
+            }
+        }
+
+        let ctx = Arc::new(Context {
+            client: client.clone(),
+            cloud: options.cloud.clone(),
+            settings: options.settings.clone(),
+            provider_configs,
+            secrets,
+            events: events.clone(),
+            clock: Clock::new(),
+            reconciles: options.metrics.reconciles().clone(),
+        });
+        let controllers: Controllers = Arc::new(Mutex::new(Vec::new()));
+        let mut queues = Vec::new();
+        let namespace = options.namespace.as_deref();
+        start_kind::<Bucket>(
+            &runtime,
+            &ctx,
+            namespace,
+            &controllers,
+            &mut queues,
+            &mut watches,
+        );
+        start_kind::<Database>(
+            &runtime,
+            &ctx,
+            namespace,
+            &controllers,
+            &mut queues,
+            &mut watches,
+        );
+        start_kind::<Record>(
+            &runtime,
+            &ctx,
+            namespace,
+            &controllers,
+            &mut queues,
+            &mut watches,
+        );
+        drop(ctx);
+        options.metrics.set_runtime(RuntimeState {
+            controllers: Arc::clone(&controllers),
+            queues,
+            middleware: Some(Arc::clone(runtime.middleware_stats())),
+            events: Some(Arc::clone(events.counters())),
+        });
+        drop(events);
+        tracing::info!(model = %options.settings.model, rate = options.settings.rate(), "provider started");
+
+        shutdown.await;
+        tracing::info!("shutting down: no new work, finishing in-flight reconciles");
+        watches.shutdown().await;
+        let running: Vec<Controller<Request>> =
+            std::mem::take(&mut *controllers.lock().unwrap_or_else(|e| e.into_inner()));
+        let drain = futures::future::join_all(running.into_iter().map(Controller::shut_down));
+        let drained = tokio::time::timeout(options.shutdown_timeout, drain)
+            .await
+            .is_ok();
+        if !drained {
+            tracing::warn!(timeout = ?options.shutdown_timeout, "in-flight reconciles did not finish in time; abandoning them");
+        }
+        // The reconcilers (and their event senders) are gone; give queued events a moment.
+        let mut event_writer = event_writer;
+        if tokio::time::timeout(Duration::from_secs(1), &mut event_writer)
+            .await
+            .is_err()
+        {
+            event_writer.abort();
+        }
+        tracing::info!(drained, "provider stopped");
+        Ok(RunSummary { drained })
+    }
+}
+
+fn start_kind<K: Managed>(
+    runtime: &ProviderRuntime,
+    ctx: &Arc<Context>,
+    namespace: Option<&str>,
+    controllers: &Controllers,
+    queues: &mut Vec<(String, Arc<QueueMetrics<Request>>)>,
+    watches: &mut JoinSet<()>,
+) {
+    let kind = K::kind(&());
+    let name = format!("managed/{}.{}", kind.to_lowercase(), K::group(&()));
+    let (store, writer) = reflector::store::<K>();
+    let reconciler = ManagedReconciler::<K>::new(Arc::clone(ctx), store);
+    let queue_metrics = Arc::new(QueueMetrics::default());
+    let controller = runtime.controller(&name, Arc::new(reconciler), Arc::clone(&queue_metrics));
+    let api = match namespace {
+        Some(ns) => Api::<K>::namespaced(ctx.client.clone(), ns),
+        None => Api::<K>::all(ctx.client.clone()),
+    };
+    let kind_label: &'static str = match K::COLLECTION {
+        "buckets" => "Bucket",
+        "databases" => "Database",
+        _ => "Record",
+    };
+    watches.spawn(feed_queue(
+        api,
+        writer,
+        controller.queue().clone(),
+        kind_label,
+    ));
+    queues.push((name, queue_metrics));
+    controllers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(controller);
+}

@@ -1,0 +1,326 @@
+//! The managed reconciler's paths, in crossplane-runtime v2.4's order (the `P` numbers are
+//! those of `specs/managed-reconciler.md` §5).
+
+use std::sync::Arc;
+
+use kube::ResourceExt;
+use limiter::controller::{Action, ReconcileResult, Request};
+use limiter::crossplane::{
+    POLL_INTERVAL_ANNOTATION, RECONCILE_REQUESTED_AT_ANNOTATION, jittered,
+    pending_reconcile_request,
+};
+
+use super::ManagedReconciler;
+use super::conditions::{self as c, error_chain};
+use super::external::{External, connect};
+use super::meta::{
+    CREATION_GRACE, CreateStamps, external_name, has_finalizer, has_other_finalizers,
+    idempotency_key,
+};
+use super::pass::{Pass, is_conflict};
+use crate::crd::{
+    CREATE_FAILED_ANNOTATION, CREATE_PENDING_ANNOTATION, CREATE_SUCCEEDED_ANNOTATION,
+    EXTERNAL_NAME_ANNOTATION, FINALIZER, Managed, PAUSED_ANNOTATION,
+};
+
+impl<K: Managed> ManagedReconciler<K> {
+    /// One reconcile of `request`.
+    pub(super) async fn run(&self, request: &Request) -> ReconcileResult {
+        // P0: gone.
+        let Some(mr) = self.cache.get(&request.namespace, &request.name) else {
+            return Ok(Action::done());
+        };
+        let token = pending_reconcile_request(
+            mr.annotations()
+                .get(RECONCILE_REQUESTED_AT_ANNOTATION)
+                .map(String::as_str),
+            mr.managed_status()
+                .and_then(|s| s.last_handled_reconcile_at.as_deref()),
+        )
+        .map(str::to_owned);
+        let mut pass = Pass {
+            ctx: Arc::clone(&self.ctx),
+            cache: Arc::clone(&self.cache),
+            mr,
+            token,
+            observed: None,
+        };
+        let events = self.ctx.events.clone();
+
+        // P1: paused.
+        if pass
+            .mr
+            .annotations()
+            .get(PAUSED_ANNOTATION)
+            .map(String::as_str)
+            == Some("true")
+        {
+            events.normal(
+                &pass.mr,
+                "ReconciliationPaused",
+                "Reconciliation is paused via the pause annotation".into(),
+            );
+            return pass.finish(&[c::reconcile_paused()], Action::done()).await;
+        }
+        if let Some(token) = &pass.token {
+            events.normal(
+                &pass.mr,
+                "ReconcileRequestHandled",
+                format!("Handled reconcile request {token:?}"),
+            );
+        }
+
+        // P4: initialize the external name.
+        if external_name(&pass.mr).is_none() {
+            let name = pass.mr.name_any();
+            pass.mr
+                .annotations_mut()
+                .insert(EXTERNAL_NAME_ANNOTATION.to_owned(), name);
+            if let Err(error) = pass.put().await {
+                if is_conflict(&error) {
+                    return Ok(Action::requeue());
+                }
+                let message = format!(
+                    "cannot initialize managed resource: {}",
+                    error_chain(&error)
+                );
+                events.warning(&pass.mr, "CannotInitializeManagedResource", message.clone());
+                return pass
+                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .await;
+            }
+        }
+        let name = external_name(&pass.mr).unwrap_or_default().to_owned();
+
+        // P5: an incomplete create. crossplane-runtime stops here until a human acts; the
+        // idempotency key makes a retry safe, so we carry on (see the crate docs).
+        let stamps = CreateStamps::of(pass.mr.annotations());
+        if stamps.incomplete() {
+            tracing::info!(kind = self.kind, %request, "create was interrupted; retrying it with the same idempotency key");
+        }
+
+        // P7: connect.
+        let external = match connect(
+            &self.ctx.cloud,
+            &self.ctx.provider_configs,
+            &self.ctx.secrets,
+            pass.mr.provider_config_name(),
+        ) {
+            Ok(external) => external,
+            Err(error) => {
+                let message = format!("connect failed: {}", error_chain(&error));
+                events.warning(&pass.mr, "CannotConnectToProvider", message.clone());
+                return pass
+                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .await;
+            }
+        };
+
+        // P8: observe.
+        let observation = match external.observe(&pass.mr, &name).await {
+            Ok(observation) => observation,
+            Err(error) => {
+                let message = format!("observe failed: {}", error_chain(&error));
+                events.warning(&pass.mr, "CannotObserveExternalResource", message.clone());
+                return pass
+                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .await;
+            }
+        };
+        let exists = observation.exists;
+        let up_to_date = observation.up_to_date;
+        pass.observed = Some(observation);
+
+        // P10: creation grace (also while deleting).
+        if !exists && stamps.succeeded_within(self.ctx.clock.now(), CREATION_GRACE) {
+            events.normal(
+                &pass.mr,
+                "PendingExternalResource",
+                "Waiting for external resource existence to be confirmed".into(),
+            );
+            return Ok(Action::requeue());
+        }
+
+        if pass.mr.meta().deletion_timestamp.is_some() {
+            return self.delete(pass, external, name, exists).await;
+        }
+
+        // P15: finalizer.
+        if !has_finalizer(&pass.mr) {
+            pass.mr.finalizers_mut().push(FINALIZER.to_owned());
+            if let Err(error) = pass.put().await {
+                if is_conflict(&error) {
+                    return Ok(Action::requeue());
+                }
+                let message = format!("cannot add finalizer: {}", error_chain(&error));
+                return pass
+                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .await;
+            }
+        }
+
+        if !exists {
+            return self.create(pass, external, name).await;
+        }
+
+        if !up_to_date {
+            // P20: update.
+            if let Err(error) = external.update(&pass.mr, &name).await {
+                let message = format!("update failed: {}", error_chain(&error));
+                events.warning(&pass.mr, "CannotUpdateExternalResource", message.clone());
+                return pass
+                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .await;
+            }
+            events.normal(
+                &pass.mr,
+                "UpdatedExternalResource",
+                "Successfully requested update of external resource".into(),
+            );
+        }
+        // P18 / P20: success, poll later.
+        let poll = self.poll_after(&pass.mr);
+        pass.finish(&[c::reconcile_success()], Action::requeue_after(poll))
+            .await
+    }
+
+    /// P11–P13: the object is being deleted.
+    async fn delete(
+        &self,
+        mut pass: Pass<K>,
+        external: External,
+        name: String,
+        exists: bool,
+    ) -> ReconcileResult {
+        let events = self.ctx.events.clone();
+        if has_other_finalizers(&pass.mr) {
+            return Ok(Action::requeue());
+        }
+        if exists {
+            return match external.delete::<K>(&name).await {
+                Ok(()) => {
+                    events.normal(
+                        &pass.mr,
+                        "DeletedExternalResource",
+                        "Successfully requested deletion of external resource".into(),
+                    );
+                    pass.finish(&[c::deleting(), c::reconcile_success()], Action::requeue())
+                        .await
+                }
+                Err(error) => {
+                    let message = format!("delete failed: {}", error_chain(&error));
+                    events.warning(&pass.mr, "CannotDeleteExternalResource", message.clone());
+                    pass.finish(
+                        &[c::deleting(), c::reconcile_error(message)],
+                        Action::requeue(),
+                    )
+                    .await
+                }
+            };
+        }
+        if !has_finalizer(&pass.mr) {
+            return Ok(Action::done());
+        }
+        pass.mr.finalizers_mut().retain(|f| f != FINALIZER);
+        match pass.put().await {
+            Ok(()) => Ok(Action::done()),
+            Err(error) if is_conflict(&error) => Ok(Action::requeue()),
+            Err(error) => {
+                // The failed PUT left the working copy without the finalizer; put it back so
+                // the status write does not carry the removal.
+                pass.mr.finalizers_mut().push(FINALIZER.to_owned());
+                let message = format!("cannot remove finalizer: {}", error_chain(&error));
+                pass.finish(
+                    &[c::deleting(), c::reconcile_error(message)],
+                    Action::requeue(),
+                )
+                .await
+            }
+        }
+    }
+
+    /// P16: create, bracketed by the pending and succeeded/failed stamps.
+    async fn create(&self, mut pass: Pass<K>, external: External, name: String) -> ReconcileResult {
+        let events = self.ctx.events.clone();
+        let key = idempotency_key(&pass.mr);
+        pass.mr
+            .annotations_mut()
+            .insert(CREATE_PENDING_ANNOTATION.to_owned(), self.ctx.clock.stamp());
+        if let Err(error) = pass.put().await {
+            if is_conflict(&error) {
+                return Ok(Action::requeue());
+            }
+            let message = format!("cannot update managed resource: {}", error_chain(&error));
+            events.warning(&pass.mr, "CannotUpdateManagedResource", message.clone());
+            return pass
+                .finish(
+                    &[c::creating(), c::reconcile_error(message)],
+                    Action::requeue(),
+                )
+                .await;
+        }
+        if let Err(error) = external.create(&pass.mr, &name, &key).await {
+            let stamp = [(CREATE_FAILED_ANNOTATION, self.ctx.clock.stamp())];
+            if let Err(update) = pass.put_critical(&stamp).await {
+                let message = format!("cannot update managed resource: {}", error_chain(&update));
+                events.warning(&pass.mr, "CannotUpdateManagedResource", message);
+            }
+            let message = format!("create failed: {}", error_chain(&error));
+            events.warning(&pass.mr, "CannotCreateExternalResource", message.clone());
+            return pass
+                .finish(
+                    &[c::creating(), c::reconcile_error(message)],
+                    Action::requeue(),
+                )
+                .await;
+        }
+        let stamp = [(CREATE_SUCCEEDED_ANNOTATION, self.ctx.clock.stamp())];
+        if let Err(error) = pass.put_critical(&stamp).await {
+            if is_conflict(&error) {
+                return Ok(Action::requeue());
+            }
+            let message = format!("cannot update managed resource: {}", error_chain(&error));
+            events.warning(&pass.mr, "CannotUpdateManagedResource", message.clone());
+            return pass
+                .finish(
+                    &[c::creating(), c::reconcile_error(message)],
+                    Action::requeue(),
+                )
+                .await;
+        }
+        events.normal(
+            &pass.mr,
+            "CreatedExternalResource",
+            "Successfully requested creation of external resource".into(),
+        );
+        // Observe's findings were about the absent resource; Ready is Creating now.
+        pass.observed = None;
+        pass.finish(&[c::creating(), c::reconcile_success()], Action::requeue())
+            .await
+    }
+
+    /// The requeue after a successful reconcile: the resource's own interval (annotation
+    /// clamped up to the minimum, or the default) with jitter proportional to it. An invalid
+    /// annotation gets a warning event.
+    fn poll_after(&self, mr: &K) -> std::time::Duration {
+        let settings = &self.ctx.settings;
+        let effective = settings.effective_poll(
+            mr.annotations()
+                .get(POLL_INTERVAL_ANNOTATION)
+                .map(String::as_str),
+        );
+        if let Some(rejected) = &effective.rejected {
+            self.ctx.events.warning(
+                mr,
+                "InvalidPollInterval",
+                format!(
+                    "{}; using the default {:?}",
+                    error_chain(rejected),
+                    effective.interval
+                ),
+            );
+        }
+        let jitter = settings.jitter().for_interval(effective.interval);
+        jittered(effective.interval, jitter, rand::random::<f64>())
+    }
+}
