@@ -12,6 +12,10 @@ use super::route::query_param;
 use crate::cloud::MockCloud;
 use crate::config::RawFaults;
 
+/// The most calls one `GET /admin/v1/calls` returns, so that the journal lock is held
+/// for milliseconds, not seconds.
+pub(crate) const CALLS_PAGE: u64 = 100_000;
+
 impl MockCloud {
     pub(crate) fn admin(
         &self,
@@ -38,14 +42,19 @@ impl MockCloud {
         }
     }
 
-    /// `GET /admin/v1/calls?since=SEQ&limit=N`: NDJSON, one call a line, oldest first.
+    /// `GET /admin/v1/calls?since=SEQ&limit=N`: NDJSON, one call a line, oldest first, at
+    /// most `N` (default and cap [`CALLS_PAGE`]) a response; `X-Next-Seq` is where the next
+    /// page starts.
     fn admin_calls(&self, query: Option<&str>) -> Response<ResponseBody> {
         let number = |key: &'static str| match query_param(query, key) {
             None => Ok(None),
             Some(v) => v.parse::<u64>().map(Some).map_err(|_| key),
         };
         let (since, limit) = match (number("since"), number("limit")) {
-            (Ok(since), Ok(limit)) => (since.unwrap_or(0), limit.unwrap_or(u64::MAX)),
+            (Ok(since), Ok(limit)) => (
+                since.unwrap_or(0),
+                limit.unwrap_or(CALLS_PAGE).min(CALLS_PAGE),
+            ),
             (Err(key), _) | (_, Err(key)) => {
                 return respond::bad_field(key, &format!("`{key}` must be a whole number"));
             }
