@@ -17,35 +17,53 @@ use serde::{Deserialize, Serialize};
 
 /// A small custom resource, like the provider's.
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[kube(group = "bench.example.org", version = "v1", kind = "Widget", namespaced)]
+#[kube(
+    group = "bench.example.org",
+    version = "v1",
+    kind = "Widget",
+    namespaced
+)]
 struct WidgetSpec {
     region: String,
     size: i64,
 }
 
 fn widget(i: usize) -> Widget {
-    let mut w = Widget::new(&format!("w-{i:06}"), WidgetSpec { region: "eu-west-1".into(), size: 10 });
+    let mut w = Widget::new(
+        &format!("w-{i:06}"),
+        WidgetSpec {
+            region: "eu-west-1".into(),
+            size: 10,
+        },
+    );
     w.metadata.labels = Some([("app".to_owned(), "bench".to_owned())].into());
     w
 }
 
 fn server(config: Config) -> ApiServer {
     let server = ApiServer::new(config);
-    server.load_crd(serde_json::to_value(Widget::crd()).expect("crd")).expect("crd loads");
+    server
+        .load_crd(serde_json::to_value(Widget::crd()).expect("crd"))
+        .expect("crd loads");
     server
 }
 
 async fn loopback(server: &ApiServer) -> (kube::Client, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(mock_apiserver::serve(listener, server.clone(), async {
         let _ = stopped.await;
     }));
     let kubeconfig = serde_saphyr::from_str(&mock_apiserver::kubeconfig(&url)).expect("kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
-        .await
-        .expect("config");
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
     (kube::Client::try_from(config).expect("client"), stop)
 }
 
@@ -57,7 +75,9 @@ async fn creates(api: &Api<Widget>, offset: usize, count: usize, concurrency: us
         let api = api.clone();
         async move {
             for i in 0..per_task {
-                api.create(&PostParams::default(), &widget(offset + t * per_task + i)).await.expect("create");
+                api.create(&PostParams::default(), &widget(offset + t * per_task + i))
+                    .await
+                    .expect("create");
             }
         }
     }))
@@ -71,7 +91,12 @@ async fn list_time(api: &Api<Widget>, runs: usize) -> (Duration, usize) {
     let mut items = 0;
     for _ in 0..runs {
         let started = Instant::now();
-        items = api.list(&ListParams::default()).await.expect("list").items.len();
+        items = api
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .len();
         times.push(started.elapsed());
     }
     times.sort();
@@ -109,14 +134,21 @@ async fn fan_out(api: &Api<Widget>, watchers: usize, count: usize) -> Duration {
     let started = Instant::now();
     creates(api, 0, count, 8).await;
     for task in tasks {
-        tokio::time::timeout(Duration::from_secs(120), task).await.expect("watchers finish").expect("task");
+        tokio::time::timeout(Duration::from_secs(120), task)
+            .await
+            .expect("watchers finish")
+            .expect("task");
     }
     started.elapsed()
 }
 
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
     pages * 4096
 }
 
@@ -127,7 +159,7 @@ async fn main() {
     const FAN_OUT: usize = 5_000;
     const MEMORY: usize = 100_000;
 
-    println!("mock-apiserver benchmark (through kube {})", "5");
+    println!("mock-apiserver benchmark, through kube 5");
     for transport in ["in-process", "loopback"] {
         let server = server(Config::default());
         let (client, stop) = match transport {
@@ -142,8 +174,13 @@ async fn main() {
         let concurrent = creates(&api, CREATES / 2, CREATES / 2, 16).await;
         let (list, items) = list_time(&api, 5).await;
         assert_eq!(items, LIST);
-        println!("{transport:>10}: creates/s sequential {sequential:>8.0}   16 concurrent {concurrent:>8.0}");
-        println!("{transport:>10}: list of {items} objects, median of 5: {:>6.1} ms", list.as_secs_f64() * 1e3);
+        println!(
+            "{transport:>10}: creates/s sequential {sequential:>8.0}   16 concurrent {concurrent:>8.0}"
+        );
+        println!(
+            "{transport:>10}: list of {items} objects, median of 5: {:>6.1} ms",
+            list.as_secs_f64() * 1e3
+        );
         let fresh = server_for_fan_out();
         let fan_api: Api<Widget> = match transport {
             "in-process" => Api::default_namespaced(kube::Client::new(fresh.service(), "default")),
@@ -160,12 +197,18 @@ async fn main() {
     }
 
     // Memory: a server with the journal off, so only the store counts.
-    let server = server(Config::default().with_journal_capacity(0).with_watch_history(1_000));
+    let server = server(
+        Config::default()
+            .with_journal_capacity(0)
+            .with_watch_history(1_000),
+    );
     let api: Api<Widget> = Api::default_namespaced(kube::Client::new(server.service(), "default"));
     let before = rss_bytes();
     creates(&api, 0, MEMORY, 16).await;
     let after = rss_bytes();
-    let sample = serde_json::to_vec(&api.get("w-000000").await.expect("get")).expect("json").len();
+    let sample = serde_json::to_vec(&api.get("w-000000").await.expect("get"))
+        .expect("json")
+        .len();
     println!(
         "memory: {MEMORY} objects ({sample} bytes of JSON each) grew RSS by {:.1} MiB = {:.0} bytes per object",
         (after - before) as f64 / (1 << 20) as f64,

@@ -20,7 +20,7 @@ pub enum ApiError {
         /// What was not found.
         message: String,
         /// The details (name, group, kind), when an object was looked up.
-        details: Option<Details>,
+        details: Option<Box<Details>>,
     },
     /// 409: an object with this name already exists.
     #[error("{resource} \"{name}\" already exists")]
@@ -30,7 +30,7 @@ pub enum ApiError {
         /// The object name.
         name: String,
         /// The details for the `Status`.
-        details: Details,
+        details: Box<Details>,
     },
     /// 409: an optimistic-concurrency or precondition failure.
     #[error("Operation cannot be fulfilled on {resource} \"{name}\": {reason}")]
@@ -42,7 +42,7 @@ pub enum ApiError {
         /// Why.
         reason: String,
         /// The details for the `Status`.
-        details: Details,
+        details: Box<Details>,
     },
     /// 405: the verb is not supported on this path.
     #[error("{message}")]
@@ -76,7 +76,7 @@ pub enum ApiError {
         /// What is wrong with it.
         detail: String,
         /// The details for the `Status`.
-        details: Details,
+        details: Box<Details>,
     },
     /// 429: server-side flow control refused the request.
     #[error("Too many requests, please try again later.")]
@@ -235,7 +235,7 @@ mod tests {
             resource: "buckets.example.org".into(),
             name: "b1".into(),
             reason: "the object has been modified".into(),
-            details: Details::new("b1", "example.org", "buckets"),
+            details: Box::new(Details::new("b1", "example.org", "buckets")),
         };
         let status = err.to_status();
         assert_eq!(status["code"], 409);

@@ -539,7 +539,7 @@ fn patch_error(kind: &ResourceKind, name: &str, error: PatchError) -> ApiError {
             name: name.to_owned(),
             field: "patch".into(),
             detail: error.to_string(),
-            details: crate::error::Details::new(name, &kind.group, &kind.kind),
+            details: Box::new(crate::error::Details::new(name, &kind.group, &kind.kind)),
         },
     }
 }

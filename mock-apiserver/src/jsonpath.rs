@@ -85,7 +85,7 @@ fn index<'a>(value: &'a Value, inner: &str) -> Vec<&'a Value> {
             .filter(|item| {
                 evaluate(item, field).first().is_some_and(|v| match v {
                     Value::String(s) => s == expected,
-                    other => other.to_string() == expected,
+                    other => serde_json::from_str::<Value>(expected).ok().as_ref() == Some(*other),
                 })
             })
             .collect();

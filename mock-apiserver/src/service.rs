@@ -112,7 +112,7 @@ pub fn error_response(error: &ApiError) -> Response<ResponseBody> {
     response
 }
 
-fn header_str<'a>(headers: &'a http::HeaderMap, name: header::HeaderName) -> &'a str {
+fn header_str(headers: &http::HeaderMap, name: header::HeaderName) -> &str {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())

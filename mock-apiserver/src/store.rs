@@ -137,8 +137,8 @@ fn key(namespace: &str, name: &str) -> String {
     format!("{namespace}/{name}")
 }
 
-fn details(kind: &ResourceKind, name: &str) -> Details {
-    Details::new(name, &kind.group, &kind.plural)
+fn details(kind: &ResourceKind, name: &str) -> Box<Details> {
+    Box::new(Details::new(name, &kind.group, &kind.plural))
 }
 
 /// 404 for an object.
@@ -160,7 +160,7 @@ fn invalid(kind: &ResourceKind, name: &str, field: &str, detail: impl Into<Strin
         name: name.to_owned(),
         field: field.to_owned(),
         detail: detail.into(),
-        details: Details::new(name, &kind.group, &kind.kind),
+        details: Box::new(Details::new(name, &kind.group, &kind.kind)),
     }
 }
 
@@ -294,7 +294,7 @@ impl Store {
         if kind.namespaced && !namespace_exists(inner, namespace) {
             return Err(ApiError::NotFound {
                 message: format!("namespaces \"{namespace}\" not found"),
-                details: Some(Details::new(namespace, "", "namespaces")),
+                details: Some(Box::new(Details::new(namespace, "", "namespaces"))),
             });
         }
         let meta = object::metadata_mut(&mut body);

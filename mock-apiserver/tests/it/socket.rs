@@ -15,11 +15,18 @@ use crate::support::{Bucket, Socket, bucket, server_with_buckets};
 
 async fn get(url: &str, user_agent: &str) -> (u16, http::HeaderMap, Value) {
     let client = HttpClient::builder(TokioExecutor::new()).build_http::<Empty<bytes::Bytes>>();
-    let request = http::Request::get(url).header("user-agent", user_agent).body(Empty::new()).unwrap();
+    let request = http::Request::get(url)
+        .header("user-agent", user_agent)
+        .body(Empty::new())
+        .unwrap();
     let response = client.request(request).await.unwrap();
     let (parts, body) = response.into_parts();
     let body = body.collect().await.unwrap().to_bytes();
-    (parts.status.as_u16(), parts.headers, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    (
+        parts.status.as_u16(),
+        parts.headers,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -28,10 +35,24 @@ async fn kube_works_over_a_loopback_socket_from_a_written_kubeconfig() {
     let socket = Socket::start(server.clone()).await;
     let buckets: Api<Bucket> = Api::default_namespaced(socket.client().await);
     for i in 0..20 {
-        buckets.create(&PostParams::default(), &bucket(&format!("b{i}"), "eu")).await.unwrap();
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
+            .await
+            .unwrap();
     }
-    assert_eq!(buckets.list(&ListParams::default()).await.unwrap().items.len(), 20);
-    assert_eq!(server.object_count("example.org", "v1alpha1", "buckets"), 20);
+    assert_eq!(
+        buckets
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        20
+    );
+    assert_eq!(
+        server.object_count("example.org", "v1alpha1", "buckets"),
+        20
+    );
     socket.shutdown().await.unwrap();
 }
 
@@ -39,16 +60,27 @@ async fn kube_works_over_a_loopback_socket_from_a_written_kubeconfig() {
 async fn the_journal_is_served_over_http_with_counts_per_user_agent() {
     let server = server_with_buckets(Config::default());
     let socket = Socket::start(server.clone()).await;
-    let list = format!("{}/apis/example.org/v1alpha1/namespaces/default/buckets", socket.url());
+    let list = format!(
+        "{}/apis/example.org/v1alpha1/namespaces/default/buckets",
+        socket.url()
+    );
     let seq = server.journal().last_seq();
     for _ in 0..3 {
         assert_eq!(get(&list, "harness/1.0").await.0, 200);
     }
     assert_eq!(get(&format!("{list}/missing"), "provider/1.0").await.0, 404);
-    let (code, _, journal) = get(&format!("{}/mock/v1/requests?since={seq}", socket.url()), "reader").await;
+    let (code, _, journal) = get(
+        &format!("{}/mock/v1/requests?since={seq}", socket.url()),
+        "reader",
+    )
+    .await;
     assert_eq!(code, 200);
     let entries = journal["entries"].as_array().unwrap();
-    assert_eq!(entries.len(), 4, "journal reads are not journaled themselves");
+    assert_eq!(
+        entries.len(),
+        4,
+        "journal reads are not journaled themselves"
+    );
     assert_eq!(entries[0]["verb"], "list");
     assert_eq!(entries[3]["status"], 404);
     assert_eq!(entries[3]["name"], "missing");
@@ -74,12 +106,18 @@ async fn flow_control_answers_429_with_retry_after_beyond_the_burst() {
         }
     }
     assert_eq!(&codes[..3], [200, 200, 200], "the burst is admitted");
-    assert!(codes[3..].contains(&429), "then requests are throttled: {codes:?}");
+    assert!(
+        codes[3..].contains(&429),
+        "then requests are throttled: {codes:?}"
+    );
     let (headers, body) = throttled.unwrap();
     assert_eq!(headers["retry-after"], "1");
     assert_eq!(body["reason"], "TooManyRequests");
     assert_eq!(body["details"]["retryAfterSeconds"], 1);
-    assert!(server.journal().since(0).iter().any(|e| e.status == 429), "throttled requests are journaled");
+    assert!(
+        server.journal().since(0).iter().any(|e| e.status == 429),
+        "throttled requests are journaled"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,10 +127,16 @@ async fn kubes_default_client_retries_throttled_requests_transparently() {
     let socket = Socket::start(server.clone()).await;
     let buckets: Api<Bucket> = Api::default_namespaced(socket.client().await);
     for i in 0..3 {
-        buckets.create(&PostParams::default(), &bucket(&format!("b{i}"), "eu")).await.unwrap();
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
+            .await
+            .unwrap();
     }
     assert_eq!(server.object_count("example.org", "v1alpha1", "buckets"), 3);
-    assert!(server.journal().since(0).iter().any(|e| e.status == 429), "some creates were throttled and retried");
+    assert!(
+        server.journal().since(0).iter().any(|e| e.status == 429),
+        "some creates were throttled and retried"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,16 +144,35 @@ async fn shutting_the_socket_down_ends_open_watches_cleanly() {
     let server = server_with_buckets(Config::default());
     let socket = Socket::start(server.clone()).await;
     let buckets: Api<Bucket> = Api::default_namespaced(socket.client().await);
-    let mut stream = buckets.watch(&WatchParams::default().timeout(290), "0").await.unwrap().boxed();
-    buckets.create(&PostParams::default(), &bucket("b1", "eu")).await.unwrap();
+    let mut stream = buckets
+        .watch(&WatchParams::default().timeout(290), "0")
+        .await
+        .unwrap()
+        .boxed();
+    buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
     match stream.next().await {
         Some(Ok(WatchEvent::Added(b))) => assert_eq!(b.metadata.name.as_deref(), Some("b1")),
         other => panic!("expected ADDED, got {other:?}"),
     }
     socket.shutdown().await.unwrap();
     let rest: Vec<_> = stream.collect().await;
-    assert!(rest.iter().all(Result::is_ok), "the stream ended without errors: {rest:?}");
+    assert!(
+        rest.iter().all(Result::is_ok),
+        "the stream ended without errors: {rest:?}"
+    );
     // The server itself still works in-process.
-    let in_process: Api<Bucket> = Api::default_namespaced(kube::Client::new(server.service(), "default"));
-    assert_eq!(in_process.list(&ListParams::default()).await.unwrap().items.len(), 1);
+    let in_process: Api<Bucket> =
+        Api::default_namespaced(kube::Client::new(server.service(), "default"));
+    assert_eq!(
+        in_process
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
 }
