@@ -1,7 +1,7 @@
 //! The integration tests of mock-cloud: in-process under paused time, and over sockets
 //! in real time.
 
-mod config_file;
+mod binary;
 mod faults;
 mod journal;
 mod quotas;

@@ -1,7 +1,9 @@
-//! The example config file and the binary's command line.
+//! The example config file and the binary: command line, config errors, serving, SIGTERM.
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use mock_cloud::{Action, Class, Collection, Config, Flavor, Rate};
 
@@ -74,5 +76,51 @@ fn help_explains_every_flag() {
     let help = String::from_utf8_lossy(&output.stdout);
     for flag in ["--listen", "--config", "--check", "--help", "--version"] {
         assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+}
+
+#[test]
+fn the_binary_serves_on_the_address_it_prints_and_stops_on_sigterm() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mock-cloud"))
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("mock-cloud listening on http://")
+        .expect(&line)
+        .to_owned();
+
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let request = "GET /v1/accounts/default/buckets HTTP/1.1\r\nhost: x\r\nauthorization: Bearer default\r\nconnection: close\r\n\r\n";
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the binary did not stop within 10 s of SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
