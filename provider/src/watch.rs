@@ -18,11 +18,15 @@ use crate::crd::{CREATE_FAILED_ANNOTATION, CREATE_PENDING_ANNOTATION};
 const INITIAL_LIST_PRIORITY: i32 = -100;
 
 /// What the event filter compares: generation, labels, and annotations without the two keys
-/// crossplane-runtime ignores (`external-create-pending`, `external-create-failed`).
+/// crossplane-runtime ignores (`external-create-pending`, `external-create-failed`), plus
+/// whether deletion started. (A real API server bumps `metadata.generation` when it sets
+/// `deletionTimestamp`, which is how crossplane-runtime's filter passes the first deletion;
+/// comparing the deletion state directly gives the same result on servers that do not.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fingerprint {
     uid: Option<String>,
     generation: Option<i64>,
+    deleting: bool,
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
 }
@@ -36,6 +40,7 @@ impl Fingerprint {
         Fingerprint {
             uid: obj.meta().uid.clone(),
             generation: obj.meta().generation,
+            deleting: obj.meta().deletion_timestamp.is_some(),
             labels: obj.labels().clone(),
             annotations,
         }

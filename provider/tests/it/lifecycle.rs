@@ -8,13 +8,13 @@ use mock_cloud::{Action, Collection};
 use provider::crd::{Bucket, Database, Managed, Record};
 use serde_json::json;
 
-use crate::stack::{Stack, bucket, database, eventually, is_ready, record};
+use crate::stack::{Stack, bucket, database, eventually, is_ready, open_cloud, record};
 
 const SECOND: Duration = Duration::from_secs(1);
 
 #[tokio::test(start_paused = true)]
 async fn two_hundred_resources_of_mixed_kinds_all_become_ready_and_the_cloud_holds_exactly_those() {
-    let mut stack = Stack::new(Settings::default(), mock_cloud::Config::default()).await;
+    let mut stack = Stack::new(Settings::default(), open_cloud()).await;
     stack.start();
     let mut expected = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..200 {
@@ -43,6 +43,37 @@ async fn two_hundred_resources_of_mixed_kinds_all_become_ready_and_the_cloud_hol
             && stack.all_ready::<Record>().await
     })
     .await;
+    if !ready {
+        for d in stack
+            .list::<Database>()
+            .await
+            .iter()
+            .filter(|d| !is_ready(*d))
+            .take(3)
+        {
+            eprintln!(
+                "{} {:?} {:?}",
+                d.name_any(),
+                d.metadata.annotations,
+                d.status
+            );
+        }
+        for d in stack
+            .list::<Bucket>()
+            .await
+            .iter()
+            .filter(|d| !is_ready(*d))
+            .take(3)
+        {
+            eprintln!(
+                "{} {:?} {:?}",
+                d.name_any(),
+                d.metadata.annotations,
+                d.status
+            );
+        }
+        eprintln!("{}", stack.metrics.encode().unwrap());
+    }
     assert!(ready, "not every resource became Ready within 300 s");
     assert_eq!(stack.inventory(Collection::Buckets), expected.0);
     assert_eq!(stack.inventory(Collection::Databases), expected.1);
@@ -81,7 +112,7 @@ use kube::ResourceExt;
 
 #[tokio::test(start_paused = true)]
 async fn spec_updates_reach_the_cloud_and_are_recorded_with_the_new_generation() {
-    let mut stack = Stack::new(Settings::default(), mock_cloud::Config::default()).await;
+    let mut stack = Stack::new(Settings::default(), open_cloud()).await;
     stack.start();
     stack.create(&bucket("logs")).await;
     assert!(
@@ -135,7 +166,7 @@ async fn spec_updates_reach_the_cloud_and_are_recorded_with_the_new_generation()
 
 #[tokio::test(start_paused = true)]
 async fn deletes_remove_the_cloud_resource_before_the_object() {
-    let mut stack = Stack::new(Settings::default(), mock_cloud::Config::default()).await;
+    let mut stack = Stack::new(Settings::default(), open_cloud()).await;
     stack.start();
     stack.create(&record("www", "A")).await;
     stack.create(&database("orders")).await;
@@ -176,6 +207,11 @@ async fn deletes_remove_the_cloud_resource_before_the_object() {
             break;
         }
         steps += 1;
+        if steps >= 600 {
+            eprintln!("{:?}", stack.get::<Record>("www").await);
+            eprintln!("{:?}", stack.get::<Database>("orders").await);
+            eprintln!("{:?}", stack.cloud.calls());
+        }
         assert!(steps < 600, "deletion did not finish within 60 s");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

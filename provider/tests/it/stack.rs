@@ -193,6 +193,15 @@ impl Stack {
     }
 }
 
+/// A cloud with one account `default` (token `default`) and no quotas.
+pub fn open_cloud() -> mock_cloud::Config {
+    mock_cloud::Config::empty().with_account(
+        mock_cloud::AccountConfig::new("default")
+            .with_token("default")
+            .with_quotas(mock_cloud::Quotas::unlimited()),
+    )
+}
+
 /// Ready=True and Synced=True.
 pub fn is_ready<K: Managed>(obj: &K) -> bool {
     obj.managed_status()
