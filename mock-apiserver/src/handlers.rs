@@ -12,6 +12,7 @@ use crate::error::ApiError;
 use crate::events;
 use crate::object::{self, StoredObject};
 use crate::patch::{self, PatchError};
+use crate::protobuf::{self, ProtobufError};
 use crate::query::Query;
 use crate::registry::{ResourceKind, View};
 use crate::render::{Format, Renderer};
@@ -125,8 +126,8 @@ fn dry_run(query: &Query) -> bool {
     query.get("dryRun") == Some("All")
 }
 
-/// Parses a JSON (or YAML) request body.
-fn decode(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+/// Parses a JSON, YAML or (for a few built-in kinds) protobuf request body.
+fn decode(kind: &ResourceKind, content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
     let media = content_type.split(';').next().unwrap_or_default().trim();
     let value: Value = match media {
         "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
@@ -141,6 +142,14 @@ fn decode(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
                 ApiError::bad_request(format!(
                     "the body of the request could not be decoded as YAML: {e}"
                 ))
+            })?
+        }
+        "application/vnd.kubernetes.protobuf" if !kind.custom => {
+            protobuf::decode(body).map_err(|e| match e {
+                ProtobufError::Malformed => ApiError::bad_request(e.to_string()),
+                ProtobufError::Unsupported(_) => ApiError::UnsupportedMediaType {
+                    accepted: "application/json, application/yaml".into(),
+                },
             })?
         }
         _ => {
@@ -291,7 +300,7 @@ impl Context<'_> {
     }
 
     fn create(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
-        let body = self.incoming(decode(request.content_type, &request.body)?)?;
+        let body = self.incoming(decode(self.kind, request.content_type, &request.body)?)?;
         let options = WriteOptions {
             dry_run: dry_run(request.query),
             ..WriteOptions::default()
@@ -315,7 +324,7 @@ impl Context<'_> {
         request: &Request<'_>,
         name: &str,
     ) -> Result<Response<ResponseBody>, ApiError> {
-        let body = self.incoming(decode(request.content_type, &request.body)?)?;
+        let body = self.incoming(decode(self.kind, request.content_type, &request.body)?)?;
         let options = WriteOptions {
             dry_run: dry_run(request.query),
             require_resource_version: self.kind.custom,

@@ -52,6 +52,7 @@ mod kubeconfig;
 mod object;
 mod openapi;
 mod patch;
+mod protobuf;
 mod query;
 mod registry;
 mod render;

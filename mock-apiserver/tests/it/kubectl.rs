@@ -396,3 +396,58 @@ async fn kubectl_applies_and_reapplies_built_in_config_maps() {
     assert_eq!(configmaps.get("c").await.unwrap().data.unwrap()["a"], "2");
     assert!(k.ok(&["get", "namespaces"]).await.contains("default"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_create_makes_namespaces_config_maps_and_secrets_from_protobuf_bodies() {
+    let k = Kubectl::start().await;
+    k.ok(&["create", "namespace", "crossplane-system"]).await;
+    k.ok(&[
+        "create",
+        "configmap",
+        "settings",
+        "-n",
+        "crossplane-system",
+        "--from-literal=poll=1m",
+    ])
+    .await;
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "cloud-token",
+        "-n",
+        "crossplane-system",
+        "--from-literal=token=s3cr3t",
+    ])
+    .await;
+    let token = k
+        .ok(&[
+            "get",
+            "secret",
+            "cloud-token",
+            "-n",
+            "crossplane-system",
+            "-o",
+            "jsonpath={.data.token}",
+        ])
+        .await;
+    assert_eq!(token, "czNjcjN0", "base64 of s3cr3t");
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(k.client(), "crossplane-system");
+    assert_eq!(
+        secrets.get("cloud-token").await.unwrap().data.unwrap()["token"].0,
+        b"s3cr3t"
+    );
+    let poll = k
+        .ok(&[
+            "get",
+            "configmap",
+            "settings",
+            "-n",
+            "crossplane-system",
+            "-o",
+            "jsonpath={.data.poll}",
+        ])
+        .await;
+    assert_eq!(poll, "1m");
+}
