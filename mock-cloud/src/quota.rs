@@ -243,6 +243,54 @@ mod tests {
         ));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+
+        /// Governor's GCRA, read on tokio time, is the token bucket of the spec: in any
+        /// closed window of W seconds at most burst + rate·W requests pass, and a request
+        /// sent after the rounded-up Retry-After of a refusal passes.
+        #[test]
+        fn any_window_admits_at_most_burst_plus_rate_times_its_length_and_retry_after_admits(
+            burst in 1u32..40,
+            per_second in 0.2f64..40.0,
+            gaps_ms in proptest::collection::vec(0u64..400, 50..400),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let rate = Rate::new(burst, per_second);
+                let engine = engine(Quotas::unlimited().with_class(Class::Read, Some(rate)));
+                let start = Instant::now();
+                let mut admitted = Vec::new();
+                for gap in &gaps_ms {
+                    tokio::time::advance(Duration::from_millis(*gap)).await;
+                    match engine.check("a", Action::Get) {
+                        Verdict::Admit { .. } => admitted.push(start.elapsed()),
+                        Verdict::Throttle { wait, .. } => {
+                            let retry_after = Duration::from_secs(retry_after_secs(wait));
+                            tokio::time::advance(retry_after).await;
+                            let retry = engine.check("a", Action::Get);
+                            assert!(matches!(retry, Verdict::Admit { .. }), "throttled after Retry-After");
+                            admitted.push(start.elapsed());
+                        }
+                    }
+                }
+                for (i, first) in admitted.iter().enumerate() {
+                    for (j, last) in admitted.iter().enumerate().skip(i) {
+                        let window = (*last - *first).as_secs_f64();
+                        let count = (j - i + 1) as f64;
+                        // 1 ns of slack per period for governor's integer nanoseconds.
+                        let bound = f64::from(burst) + per_second * (window + 1e-9 * count);
+                        assert!(count <= bound + 1e-9, "{count} requests in {window} s > {bound}");
+                    }
+                }
+            });
+        }
+    }
+
     #[test]
     fn retry_after_rounds_up_to_whole_seconds() {
         assert_eq!(retry_after_secs(Duration::from_millis(1)), 1);
