@@ -1,6 +1,8 @@
 //! Integration tests of the provider: in-process against mock-apiserver and mock-cloud
 //! (paused time), and one run over real sockets.
 
+mod annotations;
 mod crds;
+mod failures;
 mod lifecycle;
 mod stack;
