@@ -22,7 +22,8 @@ pub struct Call {
     pub seq: u64,
     /// Time since the cloud started when the request arrived, in microseconds.
     pub at_us: u64,
-    /// The authenticated account, or empty if authentication failed.
+    /// The authenticated account, or empty if the request was not authenticated (a bad
+    /// token, or a path that matched no route).
     pub account: String,
     /// The action, or `None` for a request that matched no API route.
     #[serde(serialize_with = "serialize_action")]

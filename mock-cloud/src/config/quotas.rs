@@ -14,11 +14,16 @@ pub struct Rate {
 }
 
 impl Rate {
+    /// The slowest refill: one token a day.
+    pub const MIN_PER_SECOND: f64 = 1.0 / 86_400.0;
+    /// The fastest refill: one token a nanosecond (the buckets count in nanoseconds).
+    pub const MAX_PER_SECOND: f64 = 1e9;
+
     /// A bucket of `burst` tokens refilled at `per_second`, or `None` if `burst` is zero or
-    /// `per_second` is not a positive finite number of at least one token a day.
+    /// `per_second` is outside [`Rate::MIN_PER_SECOND`]..=[`Rate::MAX_PER_SECOND`].
     pub fn try_new(burst: u32, per_second: f64) -> Option<Rate> {
         let burst = NonZeroU32::new(burst)?;
-        let valid = per_second.is_finite() && per_second >= 1.0 / 86_400.0;
+        let valid = (Rate::MIN_PER_SECOND..=Rate::MAX_PER_SECOND).contains(&per_second);
         valid.then_some(Rate { burst, per_second })
     }
 
@@ -153,6 +158,8 @@ mod tests {
         assert!(Rate::try_new(1, 0.0).is_none());
         assert!(Rate::try_new(1, f64::NAN).is_none());
         assert!(Rate::try_new(1, f64::INFINITY).is_none());
+        assert!(Rate::try_new(1, 1e10).is_none());
+        assert!(Rate::try_new(u32::MAX, 1e9).is_some());
         assert_eq!(Rate::new(100, 20.0).burst().get(), 100);
     }
 

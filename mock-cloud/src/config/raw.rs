@@ -74,7 +74,7 @@ impl TryFrom<RawRateFields> for RawRate {
     fn try_from(raw: RawRateFields) -> Result<RawRate, String> {
         Rate::try_new(raw.burst, raw.per_second).map(RawRate).ok_or_else(|| {
             format!(
-                "a rate needs burst >= 1 and per_second a finite number of at least 1/86400, got burst {} and per_second {}",
+                "a rate needs burst >= 1 and per_second from 1/86400 to 1e9, got burst {} and per_second {}",
                 raw.burst, raw.per_second
             )
         })
