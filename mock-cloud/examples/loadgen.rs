@@ -145,8 +145,13 @@ fn print_journal(cloud: &MockCloud) {
     let stats = cloud.journal_stats();
     let summary = cloud.summary();
     println!(
-        "journal: {} entries held, {} dropped, {} bytes/entry, {} requests counted, {} throttled",
-        stats.len, stats.dropped, stats.bytes_per_entry, summary.requests, summary.throttled
+        "journal: {} entries held, {} dropped, {} bytes/entry ({:.1} with spare capacity and names), {} requests counted, {} throttled",
+        stats.len,
+        stats.dropped,
+        stats.bytes_per_entry,
+        stats.memory_bytes as f64 / stats.len.max(1) as f64,
+        summary.requests,
+        summary.throttled
     );
 }
 

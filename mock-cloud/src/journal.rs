@@ -98,6 +98,7 @@ pub(crate) struct Record<'a> {
 pub(crate) struct Interner {
     ids: HashMap<Arc<str>, u32>,
     names: Vec<Arc<str>>,
+    text_bytes: usize,
 }
 
 impl Default for Interner {
@@ -106,6 +107,7 @@ impl Default for Interner {
         Interner {
             ids: HashMap::from([(empty.clone(), 0)]),
             names: vec![empty],
+            text_bytes: 0,
         }
     }
 }
@@ -117,6 +119,7 @@ impl Interner {
         }
         let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
         let name: Arc<str> = Arc::from(s);
+        self.text_bytes += s.len();
         self.names.push(name.clone());
         self.ids.insert(name, id);
         id
@@ -128,6 +131,16 @@ impl Interner {
 
     pub fn len(&self) -> usize {
         self.names.len()
+    }
+
+    /// Heap bytes held: the text, each name's `Arc` header (16), its slot in the list (16)
+    /// and in the map (an `Arc<str>` and a `u32`, 24, plus a control byte), counting the
+    /// spare capacity of both.
+    pub fn memory_bytes(&self) -> usize {
+        self.text_bytes
+            + 16 * self.names.len()
+            + 16 * self.names.capacity()
+            + 25 * self.ids.capacity()
     }
 }
 
@@ -146,6 +159,9 @@ pub struct JournalStats {
     pub bytes_per_entry: usize,
     /// Distinct account and resource names interned.
     pub interned_names: usize,
+    /// Heap bytes the journal holds: entry slots (including spare capacity) plus the
+    /// interned names.
+    pub memory_bytes: usize,
 }
 
 /// The bounded, compact journal.
@@ -237,6 +253,8 @@ impl Journal {
             dropped: self.dropped,
             bytes_per_entry: std::mem::size_of::<Entry>(),
             interned_names: self.interner.len(),
+            memory_bytes: self.entries.capacity() * std::mem::size_of::<Entry>()
+                + self.interner.memory_bytes(),
         }
     }
 
