@@ -118,6 +118,20 @@ impl ResourceKind {
         self
     }
 
+    fn columns(mut self, columns: &[(&str, &str, &str)]) -> Self {
+        self.printer_columns = columns
+            .iter()
+            .map(|(name, type_, json_path)| PrinterColumn {
+                name: (*name).to_owned(),
+                type_: (*type_).to_owned(),
+                json_path: (*json_path).to_owned(),
+                priority: 0,
+                description: String::new(),
+            })
+            .collect();
+        self
+    }
+
     fn with_status(mut self) -> Self {
         self.status_subresource = true;
         self
@@ -141,12 +155,23 @@ pub fn builtin_kinds() -> Vec<ResourceKind> {
     ];
     let mut core_events = ResourceKind::builtin("", "v1", "events", "Event", true)
         .short(&["ev"])
-        .fields(&core_event_fields);
+        .fields(&core_event_fields)
+        .columns(&[
+            ("Last Seen", "date", ".lastTimestamp"),
+            ("Type", "string", ".type"),
+            ("Reason", "string", ".reason"),
+            ("Object", "string", ".involvedObject.name"),
+            ("Message", "string", ".message"),
+        ]);
     core_events.view = View::CoreEvents;
     vec![
         ResourceKind::builtin("", "v1", "namespaces", "Namespace", false)
             .short(&["ns"])
             .fields(&["status.phase"])
+            .columns(&[
+                ("Status", "string", ".status.phase"),
+                ("Age", "date", ".metadata.creationTimestamp"),
+            ])
             .with_status(),
         ResourceKind::builtin("", "v1", "configmaps", "ConfigMap", true).short(&["cm"]),
         ResourceKind::builtin("", "v1", "secrets", "Secret", true).fields(&["type"]),

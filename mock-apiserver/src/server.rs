@@ -35,10 +35,10 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             watch_history: 10_000,
-            watch_buffer: 65_536,
+            watch_buffer: 16_384,
             bookmark_interval: Duration::from_secs(60),
             flow_control: None,
-            journal_capacity: 1_000_000,
+            journal_capacity: 100_000,
             namespaces: vec!["default".into(), "kube-system".into(), "kube-public".into()],
         }
     }

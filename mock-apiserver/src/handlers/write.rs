@@ -1,0 +1,277 @@
+//! The writing verbs: create, update, patch, delete and deletecollection.
+
+use std::sync::Arc;
+
+use http::{Response, StatusCode};
+use serde_json::Value;
+
+use super::{Context, Request, decode, dry_run};
+use crate::error::ApiError;
+use crate::events;
+use crate::object::StoredObject;
+use crate::patch::{self, PatchError};
+use crate::registry::{ResourceKind, View};
+use crate::service::{ResponseBody, json_response};
+use crate::store::{Preconditions, WriteOptions};
+
+impl Context<'_> {
+    pub(super) fn create(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
+        let body = self.incoming(decode(self.kind, request.content_type, &request.body)?)?;
+        let options = WriteOptions {
+            dry_run: dry_run(request.query),
+            ..WriteOptions::default()
+        };
+        let written =
+            self.server
+                .shared
+                .store
+                .create(self.store_kind, self.namespace(), body, options)?;
+        if self.is_crd() && !options.dry_run {
+            self.server.sync_crd(&written.object.to_value());
+        }
+        Ok(json_response(
+            StatusCode::CREATED,
+            self.renderer.object(&written.object),
+        ))
+    }
+
+    pub(super) fn update(
+        &self,
+        request: &Request<'_>,
+        name: &str,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let body = self.incoming(decode(self.kind, request.content_type, &request.body)?)?;
+        let options = WriteOptions {
+            dry_run: dry_run(request.query),
+            require_resource_version: self.kind.custom,
+            create_if_missing: false,
+        };
+        let written = self.server.shared.store.update(
+            self.store_kind,
+            self.namespace(),
+            name,
+            self.subresource,
+            options,
+            |_| Ok(body),
+        )?;
+        if self.is_crd() && !options.dry_run {
+            self.server.sync_crd(&written.object.to_value());
+        }
+        Ok(json_response(
+            StatusCode::OK,
+            self.renderer.object(&written.object),
+        ))
+    }
+
+    pub(super) fn patch(
+        &self,
+        request: &Request<'_>,
+        name: &str,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let media = request
+            .content_type
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim();
+        let parse = |body: &[u8]| -> Result<Value, ApiError> {
+            serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!("the patch could not be decoded as JSON: {e}"))
+            })
+        };
+        let mut apply = false;
+        let mut patch_value = match media {
+            "application/merge-patch+json" | "application/json-patch+json" => parse(&request.body)?,
+            "application/strategic-merge-patch+json" if self.kind.custom => {
+                return Err(ApiError::UnsupportedMediaType {
+                    accepted: "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+                        .into(),
+                });
+            }
+            "application/strategic-merge-patch+json" => {
+                let mut value = parse(&request.body)?;
+                patch::strip_strategic_directives(&mut value);
+                value
+            }
+            "application/apply-patch+yaml" => {
+                if request.query.get("fieldManager").is_none_or(str::is_empty) {
+                    return Err(ApiError::bad_request(
+                        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                    ));
+                }
+                apply = true;
+                let text = std::str::from_utf8(&request.body)
+                    .map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
+                serde_saphyr::from_str(text).map_err(|e| {
+                    ApiError::bad_request(format!(
+                        "the apply configuration could not be decoded: {e}"
+                    ))
+                })?
+            }
+            _ => {
+                return Err(ApiError::UnsupportedMediaType {
+                    accepted: "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json".into(),
+                });
+            }
+        };
+        let json_patch = media == "application/json-patch+json";
+        if !json_patch && !patch_value.is_object() {
+            return Err(ApiError::bad_request("the patch must be a JSON object"));
+        }
+        if apply {
+            patch_value = self.incoming(patch_value)?;
+        }
+        let options = WriteOptions {
+            dry_run: dry_run(request.query),
+            require_resource_version: false,
+            create_if_missing: apply,
+        };
+        let core_view = self.kind.view == View::CoreEvents;
+        let kind = self.kind.clone();
+        let written = self.server.shared.store.update(
+            self.store_kind,
+            self.namespace(),
+            name,
+            self.subresource,
+            options,
+            |old| {
+                let Some(old) = old else {
+                    return Ok(patch_value.clone());
+                };
+                let mut target = if core_view && !apply {
+                    events::to_core(old)
+                } else {
+                    old.clone()
+                };
+                if json_patch {
+                    patch::json_patch(&mut target, &patch_value)
+                        .map_err(|e| patch_error(&kind, name, e))?;
+                } else {
+                    if let Some(meta) = patch_value
+                        .get_mut("metadata")
+                        .and_then(Value::as_object_mut)
+                        && apply
+                    {
+                        // An apply configuration does not carry a resourceVersion precondition
+                        // unless it sets one explicitly.
+                        meta.remove("resourceVersion");
+                    }
+                    patch::merge_patch(&mut target, &patch_value);
+                }
+                Ok(if core_view && !apply {
+                    events::from_core(&target)
+                } else {
+                    target
+                })
+            },
+        )?;
+        if self.is_crd() && !options.dry_run {
+            self.server.sync_crd(&written.object.to_value());
+        }
+        let code = if written.created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        Ok(json_response(code, self.renderer.object(&written.object)))
+    }
+
+    fn delete_options(&self, request: &Request<'_>) -> Result<(Preconditions, bool), ApiError> {
+        let mut dry = dry_run(request.query);
+        let mut preconditions = Preconditions::default();
+        if !request.body.iter().all(u8::is_ascii_whitespace) {
+            let options: Value = serde_json::from_slice(&request.body).map_err(|e| {
+                ApiError::bad_request(format!("the delete options could not be decoded: {e}"))
+            })?;
+            let pre = &options["preconditions"];
+            preconditions.uid = pre["uid"].as_str().map(str::to_owned);
+            preconditions.resource_version = pre["resourceVersion"].as_str().map(str::to_owned);
+            dry |= options["dryRun"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|v| v == "All"));
+        }
+        Ok((preconditions, dry))
+    }
+
+    pub(super) fn delete(
+        &self,
+        request: &Request<'_>,
+        name: &str,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let (preconditions, dry) = self.delete_options(request)?;
+        let object = self.server.shared.store.delete(
+            self.store_kind,
+            self.namespace(),
+            name,
+            &preconditions,
+            dry,
+        )?;
+        if !dry {
+            self.after_delete(&object);
+        }
+        Ok(json_response(StatusCode::OK, self.renderer.object(&object)))
+    }
+
+    fn after_delete(&self, object: &StoredObject) {
+        let value = object.to_value();
+        if value["metadata"].get("deletionTimestamp").is_some() {
+            return;
+        }
+        if self.kind.group.is_empty() && self.kind.plural == "namespaces" {
+            let kinds: Vec<Arc<ResourceKind>> = self.server.registry().all().cloned().collect();
+            self.server
+                .shared
+                .store
+                .delete_namespace_contents(&kinds, &object.name);
+        } else if self.is_crd() {
+            self.server.remove_crd(&value);
+        }
+    }
+
+    pub(super) fn delete_collection(
+        &self,
+        request: &Request<'_>,
+    ) -> Result<Response<ResponseBody>, ApiError> {
+        let filter = self.filter(request.query, None)?;
+        let (_, dry) = self.delete_options(request)?;
+        let store = &self.server.shared.store;
+        let (items, _) = store.list(self.store_kind, self.path.namespace.as_deref(), |o| {
+            filter(o)
+        });
+        let mut deleted = Vec::with_capacity(items.len());
+        for item in items {
+            // An object deleted concurrently is simply not in the answer.
+            if let Ok(object) = store.delete(
+                self.store_kind,
+                &item.namespace,
+                &item.name,
+                &Preconditions::default(),
+                dry,
+            ) {
+                if !dry {
+                    self.after_delete(&object);
+                }
+                deleted.push(object);
+            }
+        }
+        Ok(json_response(
+            StatusCode::OK,
+            self.renderer.list(&deleted, store.resource_version()),
+        ))
+    }
+}
+
+fn patch_error(kind: &ResourceKind, name: &str, error: PatchError) -> ApiError {
+    match error {
+        PatchError::NotAList | PatchError::BadOperation { .. } => {
+            ApiError::bad_request(error.to_string())
+        }
+        PatchError::MissingPath { .. } | PatchError::TestFailed { .. } => ApiError::Invalid {
+            kind: kind.kind.clone(),
+            name: name.to_owned(),
+            field: "patch".into(),
+            detail: error.to_string(),
+            details: Box::new(crate::error::Details::new(name, &kind.group, &kind.kind)),
+        },
+    }
+}
