@@ -2,7 +2,9 @@
 //! (paused time), and one run over real sockets.
 
 mod annotations;
+mod cloud_client;
 mod crds;
 mod failures;
 mod lifecycle;
+mod sockets;
 mod stack;

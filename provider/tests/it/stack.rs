@@ -57,39 +57,7 @@ impl Stack {
 
     /// A ProviderConfig `name` for `account`, with its token in a Secret.
     pub async fn provider_config(&self, name: &str, account: &str, token: &str) {
-        let secret = Secret {
-            metadata: kube::api::ObjectMeta {
-                name: Some(format!("{name}-creds")),
-                namespace: Some(NS.into()),
-                ..Default::default()
-            },
-            data: Some(BTreeMap::from([(
-                "token".to_owned(),
-                ByteString(token.as_bytes().to_vec()),
-            )])),
-            ..Default::default()
-        };
-        Api::<Secret>::namespaced(self.client.clone(), NS)
-            .create(&PostParams::default(), &secret)
-            .await
-            .unwrap();
-        let pc = ProviderConfig::new(
-            name,
-            ProviderConfigSpec {
-                account: account.into(),
-                credentials: ProviderCredentials {
-                    secret_ref: SecretKeySelector {
-                        namespace: NS.into(),
-                        name: format!("{name}-creds"),
-                        key: "token".into(),
-                    },
-                },
-            },
-        );
-        Api::<ProviderConfig>::all(self.client.clone())
-            .create(&PostParams::default(), &pc)
-            .await
-            .unwrap();
+        provider_config_objects_for(&self.client, name, account, token).await;
     }
 
     /// Starts the provider with the cloud's in-process service.
@@ -191,6 +159,53 @@ impl Stack {
             .filter_map(|e| e.reason)
             .collect()
     }
+}
+
+/// The ProviderConfig `default` for account `default`, token `token`.
+pub async fn provider_config_objects(client: &kube::Client, account: &str, token: &str) {
+    provider_config_objects_for(client, "default", account, token).await;
+}
+
+/// A ProviderConfig `name` for `account`, with its token in a Secret.
+pub async fn provider_config_objects_for(
+    client: &kube::Client,
+    name: &str,
+    account: &str,
+    token: &str,
+) {
+    let secret = Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some(format!("{name}-creds")),
+            namespace: Some(NS.into()),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([(
+            "token".to_owned(),
+            ByteString(token.as_bytes().to_vec()),
+        )])),
+        ..Default::default()
+    };
+    Api::<Secret>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let pc = ProviderConfig::new(
+        name,
+        ProviderConfigSpec {
+            account: account.into(),
+            credentials: ProviderCredentials {
+                secret_ref: SecretKeySelector {
+                    namespace: NS.into(),
+                    name: format!("{name}-creds"),
+                    key: "token".into(),
+                },
+            },
+        },
+    );
+    Api::<ProviderConfig>::all(client.clone())
+        .create(&PostParams::default(), &pc)
+        .await
+        .unwrap();
 }
 
 /// A cloud with one account `default` (token `default`) and no quotas.
