@@ -2,6 +2,7 @@
 //! and over loopback sockets.
 
 mod bad_input;
+mod binary;
 mod kube_rs;
 mod kubectl;
 mod socket;
