@@ -1,13 +1,18 @@
 //! Building responses: JSON bodies, the error envelope and the flavors of throttle.
 
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use http_body_util::Full;
 use serde::Serialize;
 use serde_json::json;
 
 use crate::config::Flavor;
 use crate::quota::{Budget, Layer, retry_after_secs};
+
+/// `RateLimit-Limit`: the capacity of the request's bucket.
+pub(crate) const RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
+/// `RateLimit-Remaining`: the tokens left in it.
+pub(crate) const RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
 
 /// The body of every response.
 pub type ResponseBody = Full<Bytes>;
@@ -76,8 +81,8 @@ pub(crate) fn method_not_allowed(allow: &'static str) -> Response<ResponseBody> 
 
 pub(crate) fn add_budget(response: &mut Response<ResponseBody>, budget: Budget) {
     let headers = response.headers_mut();
-    headers.insert("ratelimit-limit", HeaderValue::from(budget.limit));
-    headers.insert("ratelimit-remaining", HeaderValue::from(budget.remaining));
+    headers.insert(RATELIMIT_LIMIT, HeaderValue::from(budget.limit));
+    headers.insert(RATELIMIT_REMAINING, HeaderValue::from(budget.remaining));
 }
 
 /// The answer to a rate-quota throttle, in the configured flavor.
