@@ -13,6 +13,9 @@
 //! assert_eq!(scenario.settings.rate(), 10);
 //! ```
 
+pub mod compare;
 pub mod measure;
 pub mod predict;
+pub mod report;
+pub mod result;
 pub mod scenario;

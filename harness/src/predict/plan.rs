@@ -413,15 +413,15 @@ fn phase_plan(
             .phase(Some(name)),
         );
     }
-    if let Action::CloudLatency { .. } = &phase.action {
-        if p.r * p.l > p.w {
-            excess.q = phase_duration(phase);
-            excess.mechanism = format!(
-                "workers saturated (R·L̄ = {:.1} > w = {}): delayed copies bunch for the whole phase (§2.2 M2, §8 row 4)",
-                p.r * p.l,
-                p.w
-            );
-        }
+    if let Action::CloudLatency { .. } = &phase.action
+        && p.r * p.l > p.w
+    {
+        excess.q = phase_duration(phase);
+        excess.mechanism = format!(
+            "workers saturated (R·L̄ = {:.1} > w = {}): delayed copies bunch for the whole phase (§2.2 M2, §8 row 4)",
+            p.r * p.l,
+            p.w
+        );
     }
     for w in windows(s) {
         preds.push(with_id(bounds::cloud_calls(p, w, &excess), name, w).phase(Some(name)));

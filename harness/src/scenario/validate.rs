@@ -229,21 +229,21 @@ fn prediction(c: &mut Checker, raw: &RawPrediction) -> PredictionInputs {
         .as_ref()
         .and_then(|s| c.duration(s, "maxReconcileDuration"))
         .unwrap_or(mean);
-    if min > mean {
-        if let Some(s) = &raw.min_reconcile_duration {
-            c.err(
-                pos(s),
-                "minReconcileDuration is above reconcileDuration, expected min ≤ mean ≤ max",
-            );
-        }
+    if min > mean
+        && let Some(s) = &raw.min_reconcile_duration
+    {
+        c.err(
+            pos(s),
+            "minReconcileDuration is above reconcileDuration, expected min ≤ mean ≤ max",
+        );
     }
-    if max < mean {
-        if let Some(s) = &raw.max_reconcile_duration {
-            c.err(
-                pos(s),
-                "maxReconcileDuration is below reconcileDuration, expected min ≤ mean ≤ max",
-            );
-        }
+    if max < mean
+        && let Some(s) = &raw.max_reconcile_duration
+    {
+        c.err(
+            pos(s),
+            "maxReconcileDuration is below reconcileDuration, expected min ≤ mean ≤ max",
+        );
     }
     let alpha = raw
         .alpha
@@ -481,10 +481,14 @@ fn group(
     let name_pattern = match &g.name_pattern {
         Some(p) => {
             let t = template(c, p);
-            if let Some(t) = &t {
-                if g.count.value > 1 && !t.uses_index() {
-                    c.err(pos(p), "namePattern gives every resource the same name, expected it to use {{index}}");
-                }
+            if let Some(t) = &t
+                && g.count.value > 1
+                && !t.uses_index()
+            {
+                c.err(
+                    pos(p),
+                    "namePattern gives every resource the same name, expected it to use {{index}}",
+                );
             }
             t
         }
@@ -631,21 +635,21 @@ fn phase(
         ("status", p.status.as_ref().map(pos)),
     ];
     for (field, at) in present {
-        if let Some(at) = at {
-            if !ok.contains(&field) {
-                let expected = if ok.is_empty() {
-                    "no other fields".to_owned()
-                } else {
-                    ok.join(", ")
-                };
-                c.err(
-                    at,
-                    format!(
-                        "`{field}` does not apply to a {} phase, expected only {expected}",
-                        action_str(a)
-                    ),
-                );
-            }
+        if let Some(at) = at
+            && !ok.contains(&field)
+        {
+            let expected = if ok.is_empty() {
+                "no other fields".to_owned()
+            } else {
+                ok.join(", ")
+            };
+            c.err(
+                at,
+                format!(
+                    "`{field}` does not apply to a {} phase, expected only {expected}",
+                    action_str(a)
+                ),
+            );
         }
     }
     let rate = p
@@ -772,13 +776,13 @@ fn phase(
         },
     };
     let timeout = c.opt_duration(p.timeout.as_ref(), "timeout", DEFAULT_TIMEOUT);
-    if let (Some(d), Some(t)) = (duration, &p.timeout) {
-        if d > timeout {
-            c.err(
-                pos(t),
-                "timeout is shorter than the phase's duration, expected timeout ≥ duration",
-            );
-        }
+    if let (Some(d), Some(t)) = (duration, &p.timeout)
+        && d > timeout
+    {
+        c.err(
+            pos(t),
+            "timeout is shorter than the phase's duration, expected timeout ≥ duration",
+        );
     }
     Some(Phase {
         name: p.name.value.clone(),
@@ -838,17 +842,17 @@ fn assertion(
         ("tolerancePercent", a.tolerance_percent.as_ref().map(pos)),
     ];
     for (field, at) in present {
-        if let Some(at) = at {
-            if !allowed.contains(&field) {
-                c.err(
-                    at,
-                    format!(
-                        "`{field}` does not apply to a {} check, expected only {}",
-                        check_str(k),
-                        allowed.join(", ")
-                    ),
-                );
-            }
+        if let Some(at) = at
+            && !allowed.contains(&field)
+        {
+            c.err(
+                at,
+                format!(
+                    "`{field}` does not apply to a {} check, expected only {}",
+                    check_str(k),
+                    allowed.join(", ")
+                ),
+            );
         }
     }
     let phase = match &a.phase {
@@ -880,18 +884,18 @@ fn assertion(
         }
         ok
     };
-    if let Some(acc) = &a.account {
-        if cloud.account(&acc.value).is_none() {
-            let known: Vec<_> = cloud.accounts.iter().map(|a| a.name.as_str()).collect();
-            c.err(
-                pos(acc),
-                format!(
-                    "unknown account {:?}, expected one of {}",
-                    acc.value,
-                    known.join(", ")
-                ),
-            );
-        }
+    if let Some(acc) = &a.account
+        && cloud.account(&acc.value).is_none()
+    {
+        let known: Vec<_> = cloud.accounts.iter().map(|a| a.name.as_str()).collect();
+        c.err(
+            pos(acc),
+            format!(
+                "unknown account {:?}, expected one of {}",
+                acc.value,
+                known.join(", ")
+            ),
+        );
     }
     let window = c.opt_duration(a.window.as_ref(), "window", DEFAULT_WINDOW);
     let max = a

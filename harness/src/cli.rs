@@ -1,0 +1,206 @@
+//! Command-line interface: one variant per subcommand, each `execute`d to an [`Outcome`].
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use harness::result::{RESULT_VERSION, RunResult};
+use harness::scenario::{self, ScenarioError};
+use harness::{compare, predict, report};
+
+/// Run YAML load scenarios against a rate-limited provider, predict its budget, assert and
+/// report.
+#[derive(Debug, Parser)]
+#[command(
+    name = "harness",
+    version,
+    about,
+    after_help = "Exit codes: 0 pass, 1 an assertion or regression failed, 2 bad input or setup."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and check a scenario; errors give file:line:column and what was expected.
+    Validate {
+        /// The scenario file.
+        scenario: PathBuf,
+    },
+    /// The budget of a scenario, with formulas and inputs, without running it.
+    Predict {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// Print the predictions as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON Schema of scenario files.
+    Schema,
+    /// Compare two results (A/B before an upgrade); exit 1 on a regression.
+    Compare {
+        /// The baseline result.json.
+        old: PathBuf,
+        /// The candidate result.json.
+        new: PathBuf,
+        /// Largest allowed rise of any metric, in percent.
+        #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+        max_regression: f64,
+    },
+    /// Render the table, JUnit XML and HTML report of a result.json again.
+    Report {
+        /// The result.json.
+        result: PathBuf,
+        /// Where to write junit.xml and report.html.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+/// How a command ended when it did not fail to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0.
+    Pass,
+    /// Exit 1: an assertion or a regression failed.
+    Fail,
+}
+
+impl Outcome {
+    /// The process exit code.
+    pub fn exit_code(self) -> ExitCode {
+        match self {
+            Outcome::Pass => ExitCode::SUCCESS,
+            Outcome::Fail => ExitCode::from(1),
+        }
+    }
+}
+
+impl Command {
+    /// Runs the command.
+    pub fn execute(self) -> Result<Outcome> {
+        match self {
+            Command::Validate { scenario } => validate(&scenario),
+            Command::Predict { scenario, json } => predict_cmd(&scenario, json),
+            Command::Schema => {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&scenario::json_schema())?
+                );
+                Ok(Outcome::Pass)
+            }
+            Command::Compare {
+                old,
+                new,
+                max_regression,
+            } => compare_cmd(&old, &new, max_regression),
+            Command::Report { result, out } => report_cmd(&result, &out),
+        }
+    }
+}
+
+fn validate(path: &Path) -> Result<Outcome> {
+    let s = scenario::load(path)?;
+    for w in &s.warnings {
+        eprintln!(
+            "warning: {}:{}:{}: {}",
+            s.file, w.pos.line, w.pos.column, w.message
+        );
+    }
+    println!(
+        "{}: ok: scenario {} with {} resources in {} groups, {} phases, {} assertions",
+        s.file,
+        s.name,
+        s.total_resources(),
+        s.groups.len(),
+        s.phases.len(),
+        s.assertions.len()
+    );
+    Ok(Outcome::Pass)
+}
+
+fn predict_cmd(path: &Path, json: bool) -> Result<Outcome> {
+    let s = scenario::load(path)?;
+    let plan = predict::plan(&s);
+    if json {
+        let all: Vec<_> = plan.all().collect();
+        println!("{}", serde_json::to_string_pretty(&all)?);
+    } else {
+        print!("{}", report::plan_listing(&s, &plan));
+    }
+    Ok(Outcome::Pass)
+}
+
+fn read_result(path: &Path) -> Result<RunResult> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read result {}", path.display()))?;
+    let r: RunResult = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a harness result", path.display()))?;
+    if r.version != RESULT_VERSION {
+        bail!(
+            "{} has result version {}, this harness reads version {RESULT_VERSION}",
+            path.display(),
+            r.version
+        );
+    }
+    Ok(r)
+}
+
+fn compare_cmd(old: &Path, new: &Path, pct: f64) -> Result<Outcome> {
+    if pct.is_nan() || pct < 0.0 {
+        bail!("--max-regression must be a percentage ≥ 0, got {pct}");
+    }
+    let c = compare::compare(&read_result(old)?, &read_result(new)?, pct);
+    print!("{}", compare::render(&c));
+    Ok(if c.regressions().next().is_some() {
+        Outcome::Fail
+    } else {
+        Outcome::Pass
+    })
+}
+
+fn report_cmd(path: &Path, out: &Path) -> Result<Outcome> {
+    let r = read_result(path)?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let write = |name: &str, text: String| {
+        let p = out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    };
+    write("junit.xml", report::junit(&r))?;
+    write("report.html", report::html(&r))?;
+    print!("{}", report::assertion_table(&r));
+    Ok(if r.passed() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail
+    })
+}
+
+fn hint(err: &anyhow::Error) -> &'static str {
+    if let Some(e) = err.downcast_ref::<ScenarioError>() {
+        return match e {
+            ScenarioError::Read { .. } => "check the path; shipped scenarios are in scenarios/",
+            ScenarioError::Invalid { .. } => {
+                "scenarios/README.md documents every field; `harness schema` prints the JSON Schema"
+            }
+        };
+    }
+    if err.chain().any(|c| c.is::<serde_json::Error>()) {
+        return "compare and report read the result.json that `harness run --out DIR` writes";
+    }
+    "run with --help for usage"
+}
+
+/// Prints an error with its "caused by" chain and a hint; exit 2.
+pub fn report_error(err: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {err}");
+    for cause in err.chain().skip(1) {
+        eprintln!("  caused by: {cause}");
+    }
+    eprintln!("hint: {}", hint(err));
+    ExitCode::from(2)
+}

@@ -1,0 +1,439 @@
+//! From a scenario, its plan and what a run observed to a [`RunResult`] with verdicts.
+
+use std::collections::BTreeMap;
+
+use limiter::go::GoDuration;
+
+use super::model::{
+    Peak, PhaseResult, RESULT_VERSION, RunResult, ScenarioInfo, SettingsInfo, Timeline, Verdict,
+};
+use super::observe::{CloudCall, Observations, PhaseSpan};
+use crate::measure::{
+    Latencies, ObserveSeries, audit, bin_counts, realised_intervals, windowed_max, within,
+};
+use crate::predict::{Plan, Prediction, backlog, fmt_num};
+use crate::scenario::{Assertion, Check, Scenario, TtrLimit};
+
+const US: f64 = 1e6;
+
+fn call_times<'a>(calls: impl Iterator<Item = &'a CloudCall>) -> Vec<u64> {
+    let mut t: Vec<u64> = calls.map(|c| c.at_us).collect();
+    t.sort_unstable();
+    t
+}
+
+fn windows_of(s: &Scenario) -> Vec<f64> {
+    let mut w = vec![1.0, 10.0];
+    for a in &s.assertions {
+        if let Check::CloudCalls { window, .. } | Check::SteadyRate { window, .. } = a.check {
+            w.push(window.as_secs_f64());
+        }
+    }
+    w.sort_by(f64::total_cmp);
+    w.dedup();
+    w
+}
+
+/// Evaluates a run: measurements per phase, timelines, the audit, and one verdict per
+/// assertion.
+#[must_use]
+pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
+    let all_calls = call_times(obs.cloud_calls.iter());
+    let api: Vec<u64> = {
+        let mut t: Vec<u64> = obs
+            .api_requests
+            .iter()
+            .filter(|r| r.from_provider)
+            .map(|r| r.at_us)
+            .collect();
+        t.sort_unstable();
+        t
+    };
+    let throttled = call_times(obs.cloud_calls.iter().filter(|c| c.throttled));
+    let end = obs.duration_us.max(all_calls.last().copied().unwrap_or(0));
+    let timeline = Timeline {
+        bin_s: 1.0,
+        cloud_calls: bin_counts(&all_calls, 0, end, 1_000_000),
+        throttles: bin_counts(&throttled, 0, end, 1_000_000),
+        api_requests: bin_counts(&api, 0, end, 1_000_000),
+    };
+    let mut overall = Latencies::new();
+    for r in &obs.resources {
+        if let Some(ready) = r.ready_us {
+            overall.record_us(ready.saturating_sub(r.created_us));
+        }
+    }
+    let phases: Vec<PhaseResult> = obs
+        .phases
+        .iter()
+        .map(|span| phase_result(s, plan, obs, span, &all_calls, &api))
+        .collect();
+    let audit = audit(&obs.inventory, &obs.custom_resources);
+    let poll = poll_stats(obs);
+    let mut result = RunResult {
+        version: RESULT_VERSION,
+        partial: obs.partial,
+        scenario: ScenarioInfo {
+            name: s.name.clone(),
+            file: s.file.clone(),
+            description: s.description.clone(),
+            resources: s.total_resources(),
+            settings: SettingsInfo {
+                max_reconcile_rate: s.settings.rate(),
+                rate_limit_model: s.settings.model.to_string(),
+                poll_interval_s: s.settings.poll_interval.as_secs_f64(),
+                poll_jitter_percent: s.settings.poll_jitter_percent,
+                min_poll_interval_s: s.settings.min_poll_interval.as_secs_f64(),
+            },
+        },
+        versions: obs.versions.clone(),
+        duration_s: end as f64 / US,
+        phases,
+        timeline,
+        ttr: overall.summary(),
+        audit,
+        poll,
+        predictions: plan.all().cloned().collect(),
+        verdicts: Vec::new(),
+    };
+    result.verdicts = s
+        .assertions
+        .iter()
+        .map(|a| verdict(s, plan, obs, &result, a, &all_calls, &api))
+        .collect();
+    result
+}
+
+fn poll_stats(obs: &Observations) -> Vec<crate::measure::PollStats> {
+    let mut by_name: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for c in obs
+        .cloud_calls
+        .iter()
+        .filter(|c| c.action == super::CallAction::Get && !c.throttled)
+    {
+        by_name.entry(c.name.as_str()).or_default().push(c.at_us);
+    }
+    by_name.values_mut().for_each(|v| v.sort_unstable());
+    let series: Vec<ObserveSeries<'_>> = obs
+        .resources
+        .iter()
+        .filter_map(|r| {
+            let ext = r.external_name.as_deref()?;
+            let times = by_name.get(ext)?;
+            Some(ObserveSeries {
+                name: &r.name,
+                expected_s: r.expected_poll_s,
+                times_us: times,
+            })
+        })
+        .collect();
+    realised_intervals(&series)
+}
+
+fn phase_result(
+    s: &Scenario,
+    plan: &Plan,
+    obs: &Observations,
+    span: &PhaseSpan,
+    all: &[u64],
+    api: &[u64],
+) -> PhaseResult {
+    let mut calls = BTreeMap::new();
+    let mut throttles = 0;
+    for c in obs
+        .cloud_calls
+        .iter()
+        .filter(|c| c.at_us >= span.start_us && c.at_us <= span.end_us)
+    {
+        *calls.entry(c.action.as_str().to_owned()).or_insert(0) += 1;
+        throttles += u64::from(c.throttled);
+    }
+    let inside = within(all, span.start_us, span.end_us);
+    let peaks = windows_of(s)
+        .into_iter()
+        .map(|w| {
+            let m = windowed_max(inside, (w * US) as u64);
+            Peak {
+                window_s: w,
+                count: m.count,
+                start_s: m.start_us as f64 / US,
+            }
+        })
+        .collect();
+    let mut ttr = Latencies::new();
+    for r in obs.resources.iter().filter(|r| r.created_in == span.name) {
+        if let Some(ready) = r.ready_us {
+            ttr.record_us(ready.saturating_sub(r.created_us));
+        }
+    }
+    let pp = plan.phases.iter().find(|p| p.name == span.name);
+    let expected = pp.map_or(0.0, |p| p.steady.rate);
+    let bound = plan
+        .find(&format!("{}/cloud-calls/1s", span.name))
+        .map_or(f64::NAN, |p| p.value);
+    let action = s
+        .phases
+        .iter()
+        .find(|p| p.name == span.name)
+        .map_or("", |p| p.action.name());
+    PhaseResult {
+        name: span.name.clone(),
+        action: action.to_owned(),
+        start_s: span.start_us as f64 / US,
+        end_s: span.end_us as f64 / US,
+        completed: span.completed,
+        calls,
+        throttles,
+        api_requests: within(api, span.start_us, span.end_us).len() as u64,
+        peaks,
+        ttr: (!ttr.is_empty()).then(|| ttr.summary()),
+        expected_per_s: expected,
+        bound_per_s: bound,
+    }
+}
+
+fn span_of<'a>(obs: &'a Observations, a: &Assertion, s: &Scenario) -> Option<&'a PhaseSpan> {
+    let name = &s.phases[a.phase?].name;
+    obs.phases.iter().find(|p| &p.name == name)
+}
+
+/// The largest prediction with this id suffix over every phase (a run-wide bound).
+fn run_bound(plan: &Plan, suffix: &str) -> Option<Prediction> {
+    plan.phases
+        .iter()
+        .filter_map(|p| plan.find(&format!("{}/{suffix}", p.name)))
+        .max_by(|a, b| a.value.total_cmp(&b.value))
+        .cloned()
+}
+
+fn upper(
+    a: &Assertion,
+    pred: Option<&Prediction>,
+    explicit: Option<f64>,
+    observed: f64,
+) -> Verdict {
+    let predicted = pred.map_or(f64::NAN, |p| p.value);
+    let limit = explicit.unwrap_or(predicted);
+    Verdict {
+        name: a.name.clone(),
+        check: check_name(&a.check).to_owned(),
+        phase: None,
+        formula: pred.map_or_else(|| "explicit limit".to_owned(), |p| p.formula.clone()),
+        inputs: pred.map(Prediction::inputs_text).unwrap_or_default(),
+        predicted,
+        limit,
+        observed,
+        upper: true,
+        margin: limit - observed,
+        pass: observed <= limit,
+        note: pred.and_then(|p| p.note.clone()).filter(|n| !n.is_empty()),
+    }
+}
+
+fn check_name(c: &Check) -> &'static str {
+    match c {
+        Check::CloudCalls { .. } => "cloudCalls",
+        Check::ApiRequests { .. } => "apiRequests",
+        Check::SteadyRate { .. } => "steadyRate",
+        Check::Throttles { .. } => "throttles",
+        Check::TimeToReady { .. } => "timeToReady",
+        Check::Orphans { .. } => "orphans",
+        Check::Duplicates { .. } => "duplicates",
+        Check::DrainEfficiency { .. } => "drainEfficiency",
+    }
+}
+
+fn verdict(
+    s: &Scenario,
+    plan: &Plan,
+    obs: &Observations,
+    res: &RunResult,
+    a: &Assertion,
+    all: &[u64],
+    api: &[u64],
+) -> Verdict {
+    let span = span_of(obs, a, s);
+    let range = span.map_or((0, u64::MAX), |p| (p.start_us, p.end_us));
+    let phase = a.phase.map(|i| s.phases[i].name.clone());
+    let mut v = match &a.check {
+        Check::CloudCalls { window, max } => {
+            let w = window.as_secs_f64();
+            let times = match &a.account {
+                Some(acct) => call_times(obs.cloud_calls.iter().filter(|c| &c.account == acct)),
+                None => all.to_vec(),
+            };
+            let observed = windowed_max(within(&times, range.0, range.1), window.as_micros() as u64)
+                .count as f64;
+            let key = format!("cloud-calls/{w}s");
+            let pred = match &phase {
+                Some(p) => plan.find(&format!("{p}/{key}")).cloned(),
+                None => run_bound(plan, &key),
+            };
+            upper(a, pred.as_ref(), *max, observed)
+        }
+        Check::ApiRequests { window, max } => {
+            let w = window.as_secs_f64();
+            let observed =
+                windowed_max(within(api, range.0, range.1), window.as_micros() as u64).count as f64;
+            let key = format!("api-requests/{w}s");
+            let pred = match &phase {
+                Some(p) => plan.find(&format!("{p}/{key}")).cloned(),
+                None => run_bound(plan, &key),
+            };
+            upper(a, pred.as_ref(), *max, observed)
+        }
+        Check::SteadyRate { window, max } => {
+            let w = window.as_secs_f64();
+            let observed =
+                windowed_max(within(all, range.0, range.1), window.as_micros() as u64).count as f64;
+            let pred = phase
+                .as_ref()
+                .and_then(|p| plan.find(&format!("{p}/steady-max/{w}s")));
+            upper(a, pred, *max, observed)
+        }
+        Check::Throttles { max } => {
+            let observed = obs
+                .cloud_calls
+                .iter()
+                .filter(|c| c.throttled && c.at_us >= range.0 && c.at_us <= range.1)
+                .filter(|c| a.account.as_ref().is_none_or(|acct| &c.account == acct))
+                .count() as f64;
+            let conds: Vec<&Prediction> = plan
+                .all()
+                .filter(|p| {
+                    p.id.contains("/quota/") && p.meaning == crate::predict::Meaning::Condition
+                })
+                .collect();
+            let impossible = conds.iter().all(|p| p.value >= 1.0);
+            let mut v = upper(a, None, Some(*max as f64), observed);
+            v.predicted = if impossible { 0.0 } else { f64::NAN };
+            v.formula = "c_a·min(N, B) ≤ b_a and c_a·R ≤ r_a ⟹ no 429 (§6.1)".to_owned();
+            v.note = Some(if impossible {
+                "no-throttle condition holds for every quota".to_owned()
+            } else {
+                "the no-throttle condition fails for some quota: 429s are expected".to_owned()
+            });
+            v
+        }
+        Check::TimeToReady { quantile, limit } => ttr_verdict(s, plan, res, a, *quantile, *limit),
+        Check::Orphans { max } => upper(a, None, Some(*max as f64), res.audit.orphans.len() as f64),
+        Check::Duplicates { max } => upper(
+            a,
+            None,
+            Some(*max as f64),
+            res.audit.duplicates.len() as f64,
+        ),
+        Check::DrainEfficiency { min } => {
+            let pp = phase
+                .as_ref()
+                .and_then(|p| plan.phases.iter().find(|x| &x.name == p));
+            let dphys = pp.and_then(|p| p.physical.clone());
+            let observed_drain = span.map_or(f64::NAN, |p| (p.end_us - p.start_us) as f64 / US);
+            let d = dphys.as_ref().map_or(f64::NAN, |p| p.value);
+            let eff = d / observed_drain;
+            let mut note = dphys.as_ref().map(|p| {
+                format!(
+                    "D_phys = {} s, observed drain = {} s",
+                    fmt_num(p.value),
+                    fmt_num(observed_drain)
+                )
+            });
+            if eff > 1.0 {
+                note = Some(format!(
+                    "{}; faster than the physical limit: the derivation missed something (a finding)",
+                    note.unwrap_or_default()
+                ));
+            }
+            Verdict {
+                name: a.name.clone(),
+                check: "drainEfficiency".into(),
+                phase: None,
+                formula: "efficiency = D_phys / D_observed".into(),
+                inputs: dphys
+                    .as_ref()
+                    .map(Prediction::inputs_text)
+                    .unwrap_or_default(),
+                predicted: d,
+                limit: *min,
+                observed: eff,
+                upper: false,
+                margin: eff - min,
+                pass: eff >= *min,
+                note,
+            }
+        }
+    };
+    v.phase = phase;
+    if span.is_some_and(|p| !p.completed) {
+        v.pass = false;
+        v.note = Some(format!(
+            "{}phase did not complete",
+            v.note.map(|n| n + "; ").unwrap_or_default()
+        ));
+    }
+    v
+}
+
+fn ttr_verdict(
+    s: &Scenario,
+    plan: &Plan,
+    res: &RunResult,
+    a: &Assertion,
+    q: f64,
+    limit: TtrLimit,
+) -> Verdict {
+    let phase = a
+        .phase
+        .map(|i| s.phases[i].name.as_str())
+        .unwrap_or_default();
+    let pred = plan
+        .find(&format!("{phase}/ttr-p{}", q * 100.0))
+        .cloned()
+        .or_else(|| {
+            let pp = plan.phases.iter().find(|p| p.name == phase)?;
+            let b = pp.backlog.as_ref()?;
+            let base = plan.find(&format!("{phase}/ttr-p50"))?;
+            let tau = base.get("τ_unloaded")?;
+            let mut p = base.clone();
+            p.value = backlog::ttr_quantile(&pp.params, b, q, tau);
+            p.id = format!("{phase}/ttr-p{}", q * 100.0);
+            Some(p)
+        });
+    let observed = res
+        .phases
+        .iter()
+        .find(|p| p.name == phase)
+        .and_then(|p| p.ttr.as_ref())
+        .and_then(|t| t.quantile(q))
+        .unwrap_or(f64::NAN);
+    let predicted = pred.as_ref().map_or(f64::NAN, |p| p.value);
+    let (lim, how) = match limit {
+        TtrLimit::Fixed(d) => (
+            d.as_secs_f64(),
+            format!("maxDuration {}", GoDuration::from_std(d)),
+        ),
+        TtrLimit::Predicted { tolerance_percent } => (
+            predicted * (1.0 + tolerance_percent / 100.0),
+            format!("prediction + {tolerance_percent}%"),
+        ),
+    };
+    Verdict {
+        name: a.name.clone(),
+        check: "timeToReady".into(),
+        phase: None,
+        formula: pred
+            .as_ref()
+            .map_or_else(String::new, |p| p.formula.clone()),
+        inputs: pred
+            .as_ref()
+            .map(Prediction::inputs_text)
+            .unwrap_or_default(),
+        predicted,
+        limit: lim,
+        observed,
+        upper: true,
+        margin: lim - observed,
+        pass: observed <= lim,
+        note: Some(format!("limit: {how}")),
+    }
+}

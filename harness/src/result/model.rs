@@ -1,0 +1,174 @@
+//! The versioned result document: what `--out` writes as JSON and what every report and
+//! `compare` read.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{Audit, LatencySummary, PollStats};
+use crate::predict::Prediction;
+
+/// The result format's version; bump on any incompatible change.
+pub const RESULT_VERSION: u32 = 1;
+
+/// The provider settings, as run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SettingsInfo {
+    /// R.
+    pub max_reconcile_rate: u32,
+    /// Model.
+    pub rate_limit_model: String,
+    /// P (s).
+    pub poll_interval_s: f64,
+    /// Jitter percent.
+    pub poll_jitter_percent: u32,
+    /// P_min (s).
+    pub min_poll_interval_s: f64,
+}
+
+/// The scenario, as run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioInfo {
+    /// Name.
+    pub name: String,
+    /// File.
+    pub file: String,
+    /// Description.
+    pub description: String,
+    /// Resources.
+    pub resources: u64,
+    /// Provider settings.
+    pub settings: SettingsInfo,
+}
+
+/// A peak windowed count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    /// W (s).
+    pub window_s: f64,
+    /// Most calls in any closed window of W.
+    pub count: u64,
+    /// Where that window starts (s).
+    pub start_s: f64,
+}
+
+/// One phase's measurements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// Name.
+    pub name: String,
+    /// Action.
+    pub action: String,
+    /// Start (s).
+    pub start_s: f64,
+    /// End (s).
+    pub end_s: f64,
+    /// `until` met in time.
+    pub completed: bool,
+    /// Cloud calls by operation.
+    pub calls: BTreeMap<String, u64>,
+    /// Throttled calls.
+    pub throttles: u64,
+    /// Provider API requests.
+    pub api_requests: u64,
+    /// Peak windowed cloud calls.
+    pub peaks: Vec<Peak>,
+    /// Time to Ready of resources created in the phase.
+    pub ttr: Option<LatencySummary>,
+    /// Expected cloud calls per second (the band's low edge).
+    #[serde(with = "super::float")]
+    pub expected_per_s: f64,
+    /// Hard bound on cloud calls in any 1 s (the band's high edge).
+    #[serde(with = "super::float")]
+    pub bound_per_s: f64,
+}
+
+/// Per-second series over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    /// Bin width (s).
+    pub bin_s: f64,
+    /// Cloud calls per bin.
+    pub cloud_calls: Vec<u32>,
+    /// Throttled calls per bin.
+    pub throttles: Vec<u32>,
+    /// Provider API requests per bin.
+    pub api_requests: Vec<u32>,
+}
+
+/// One assertion's outcome: formula, inputs, predicted, observed, margin, verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Assertion name.
+    pub name: String,
+    /// The check (`cloudCalls`, …).
+    pub check: String,
+    /// Phase, if restricted.
+    pub phase: Option<String>,
+    /// Formula of the prediction.
+    pub formula: String,
+    /// Inputs, as `R=10, W=10`.
+    pub inputs: String,
+    /// The predicted value (NaN when there is none).
+    #[serde(with = "super::float")]
+    pub predicted: f64,
+    /// The limit applied (the prediction, an explicit max/min, or the prediction plus
+    /// tolerance).
+    #[serde(with = "super::float")]
+    pub limit: f64,
+    /// The observed value.
+    #[serde(with = "super::float")]
+    pub observed: f64,
+    /// Whether the limit is an upper (`≤`) or lower (`≥`) one.
+    pub upper: bool,
+    /// Headroom: limit − observed for an upper limit, observed − limit for a lower one.
+    #[serde(with = "super::float")]
+    pub margin: f64,
+    /// Passed.
+    pub pass: bool,
+    /// What a reader must know.
+    pub note: Option<String>,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// [`RESULT_VERSION`].
+    pub version: u32,
+    /// Interrupted or timed out.
+    pub partial: bool,
+    /// The scenario.
+    pub scenario: ScenarioInfo,
+    /// Versions of what ran.
+    pub versions: BTreeMap<String, String>,
+    /// Run length (s).
+    pub duration_s: f64,
+    /// Per phase.
+    pub phases: Vec<PhaseResult>,
+    /// Per-second series.
+    pub timeline: Timeline,
+    /// Time to Ready over the run.
+    pub ttr: LatencySummary,
+    /// Orphans and duplicates.
+    pub audit: Audit,
+    /// Realised poll intervals.
+    pub poll: Vec<PollStats>,
+    /// Every prediction of the plan.
+    pub predictions: Vec<Prediction>,
+    /// Every assertion's verdict.
+    pub verdicts: Vec<Verdict>,
+}
+
+impl RunResult {
+    /// Every assertion passed and the run was complete.
+    #[must_use]
+    pub fn passed(&self) -> bool {
+        !self.partial && self.verdicts.iter().all(|v| v.pass)
+    }
+
+    /// Total throttled calls.
+    #[must_use]
+    pub fn throttles(&self) -> u64 {
+        self.phases.iter().map(|p| p.throttles).sum()
+    }
+}

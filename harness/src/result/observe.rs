@@ -1,0 +1,138 @@
+//! What a run observed, as plain data. The runner adapts mock-cloud's journal, the API
+//! server's journal and the watches into these types; nothing here knows where they came from.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{CloudResource, CustomResource};
+
+/// A cloud call's operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CallAction {
+    /// Create.
+    Create,
+    /// Get (Observe).
+    Get,
+    /// Update.
+    Update,
+    /// Delete.
+    Delete,
+    /// List.
+    List,
+}
+
+impl CallAction {
+    /// Lowercase name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallAction::Create => "create",
+            CallAction::Get => "get",
+            CallAction::Update => "update",
+            CallAction::Delete => "delete",
+            CallAction::List => "list",
+        }
+    }
+}
+
+/// One call at the mock cloud (a journal entry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CloudCall {
+    /// Arrival, µs since the run started.
+    pub at_us: u64,
+    /// Account.
+    pub account: String,
+    /// Operation.
+    pub action: CallAction,
+    /// The resource's cloud name.
+    pub name: String,
+    /// Status returned.
+    pub status: u16,
+    /// Rejected by a quota (429).
+    pub throttled: bool,
+}
+
+/// One request at the API server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiRequest {
+    /// Arrival, µs since the run started.
+    pub at_us: u64,
+    /// Verb (get, list, watch, create, update, patch, delete).
+    pub verb: String,
+    /// Made by the provider (not by the harness).
+    pub from_provider: bool,
+}
+
+/// A phase as it ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseSpan {
+    /// Phase name.
+    pub name: String,
+    /// Start, µs since the run started.
+    pub start_us: u64,
+    /// End (its `until` met, or the timeout), µs.
+    pub end_us: u64,
+    /// Whether `until` was met before the timeout.
+    pub completed: bool,
+}
+
+/// One custom resource's milestones, µs since the run started.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResourceTimes {
+    /// Name.
+    pub name: String,
+    /// Group.
+    pub group: String,
+    /// The phase that created it.
+    pub created_in: String,
+    /// When the harness created it.
+    pub created_us: u64,
+    /// When it first became Ready.
+    pub ready_us: Option<u64>,
+    /// When the harness deleted it.
+    pub deleted_us: Option<u64>,
+    /// When it was gone.
+    pub gone_us: Option<u64>,
+    /// Its cloud name (for poll intervals).
+    pub external_name: Option<String>,
+    /// Its expected poll interval P_i (s).
+    pub expected_poll_s: f64,
+}
+
+/// The provider's own limiter counters, to attribute an excess (budget.md §8).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderMetrics {
+    /// `limiter_reservations_total`.
+    pub reservations: u64,
+    /// `limiter_early_runs_total`.
+    pub early_runs: u64,
+    /// Cloud calls the provider says it made (cross-checked against the journal).
+    pub cloud_calls: u64,
+}
+
+/// Everything a run observed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Observations {
+    /// Run length, µs.
+    pub duration_us: u64,
+    /// Phases, in order.
+    pub phases: Vec<PhaseSpan>,
+    /// Cloud calls, sorted by time.
+    pub cloud_calls: Vec<CloudCall>,
+    /// API requests, sorted by time.
+    pub api_requests: Vec<ApiRequest>,
+    /// Custom resources' milestones.
+    pub resources: Vec<ResourceTimes>,
+    /// The cloud's inventory at the end.
+    pub inventory: Vec<CloudResource>,
+    /// The custom resources at the end.
+    pub custom_resources: Vec<CustomResource>,
+    /// The provider's metrics, if scraped.
+    pub provider_metrics: Option<ProviderMetrics>,
+    /// Versions (harness, provider image or commit, CRDs, Kubernetes).
+    pub versions: BTreeMap<String, String>,
+    /// The run was interrupted (Ctrl-C) or a phase timed out.
+    pub partial: bool,
+}

@@ -1,0 +1,71 @@
+//! Error text, asserted whole: file, line, column and what was expected.
+
+use harness::scenario::parse;
+
+const HEAD: &str = "apiVersion: harness/v1\nname: t\n";
+
+fn err(body: &str) -> String {
+    parse(&format!("{HEAD}{body}"), "t.yaml")
+        .expect_err("must not validate")
+        .to_string()
+}
+
+#[test]
+fn an_unknown_field_names_its_place_and_the_expected_fields() {
+    let e = err("resources:\n  - {name: b, kind: Bucket, count: 1, colour: red}\nphases: []\n");
+    assert!(e.starts_with("t.yaml:4:"), "{e}");
+    assert!(e.contains("unknown field `colour`, expected one of"), "{e}");
+}
+
+#[test]
+fn an_unknown_kind_lists_the_kinds() {
+    let e = err("resources:\n  - {name: b, kind: Bukket, count: 1}\nphases: []\n");
+    assert_eq!(
+        e,
+        "t.yaml:4:21: unknown variant `Bukket`, expected one of Bucket, Database, Record"
+    );
+}
+
+#[test]
+fn second_stage_errors_point_at_the_offending_value() {
+    let e = err(
+        "provider: {pollInterval: 1 minute, pollJitterPercent: 100}\nresources:\n  - {name: b, kind: Bucket, count: 0, account: nope}\nphases:\n  - {name: h, action: hold, rate: 5}\n",
+    );
+    let want = "t.yaml:3:26: pollInterval: time: unknown unit \" minute\" in duration \"1 minute\", expected a Go duration such as 500ms, 10s, 1m or 1h30m\n\
+t.yaml:3:55: pollJitterPercent 100 is too large, expected 0 to 99\n\
+t.yaml:5:36: count is 0, expected at least 1\n\
+t.yaml:5:48: unknown account \"nope\", expected one of default\n\
+t.yaml:7:23: a hold phase needs `duration`\n\
+t.yaml:7:35: `rate` does not apply to a hold phase, expected only duration";
+    assert_eq!(e, want);
+}
+
+#[test]
+fn assertions_must_name_existing_phases_of_the_right_kind() {
+    let e = err(
+        "resources:\n  - {name: b, kind: Bucket, count: 1}\nphases:\n  - {name: c, action: create}\nassertions:\n  - {check: steadyRate, phase: c}\n  - {check: throttles, phase: x}\n",
+    );
+    assert_eq!(
+        e,
+        "t.yaml:8:13: a steadyRate check needs `phase` naming a hold phase\n\
+t.yaml:9:31: unknown phase \"x\", expected one of c"
+    );
+}
+
+#[test]
+fn templates_with_unknown_placeholders_are_rejected_where_written() {
+    let e = err(
+        "resources:\n  - {name: b, kind: Bucket, count: 2, namePattern: \"b-{{idx}}\"}\nphases:\n  - {name: c, action: create}\n",
+    );
+    assert_eq!(
+        e,
+        "t.yaml:4:52: unknown placeholder `{{idx}}`, expected one of {{index}}, {{group}}, {{scenario}}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_a_read_error_with_its_cause() {
+    let e = harness::scenario::load(std::path::Path::new("no/such.yaml")).expect_err("missing");
+    assert_eq!(e.to_string(), "cannot read scenario no/such.yaml");
+    assert!(std::error::Error::source(&e).is_some());
+}

@@ -1,0 +1,159 @@
+//! A synthetic run of scenarios/smoke.yaml: deterministic observations shaped like a real one
+//! (a paced creation wave, polls with jitter, a re-sync wave, deletes), for the reports.
+
+use harness::measure::{CloudResource, CustomResource};
+use harness::result::{ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ResourceTimes};
+
+const S: u64 = 1_000_000;
+
+/// A small deterministic generator (no dependency, reproducible).
+struct Lcg(u64);
+
+impl Lcg {
+    fn unit(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn call(at_us: u64, action: CallAction, name: &str, throttled: bool) -> CloudCall {
+    CloudCall {
+        at_us,
+        account: "default".into(),
+        action,
+        name: name.into(),
+        status: if throttled { 429 } else { 200 },
+        throttled,
+    }
+}
+
+/// Observations of a smoke-like run: 100 buckets, R = 10, poll 10 s.
+pub fn smoke_observations() -> Observations {
+    let mut rng = Lcg(42);
+    let mut calls = Vec::new();
+    let mut api = Vec::new();
+    let mut resources = Vec::new();
+    // create: 50/s from t = 0; the bucket serves 10/s after a burst of 100 reconciles.
+    let mut ready_at = Vec::new();
+    for i in 0..100u64 {
+        let name = format!("bucket-{i}");
+        let created = i * S / 50;
+        let start = created.max((i.saturating_sub(50)) * S / 10) + (rng.unit() * 50_000.0) as u64;
+        calls.push(call(start, CallAction::Get, &name, false));
+        calls.push(call(start + 20_000, CallAction::Create, &name, false));
+        let observe = start + S + (rng.unit() * 100_000.0) as u64;
+        calls.push(call(observe, CallAction::Get, &name, false));
+        for k in 0..5 {
+            api.push(ApiRequest {
+                at_us: start + k * 2_000,
+                verb: "patch".into(),
+                from_provider: true,
+            });
+        }
+        ready_at.push(observe + 10_000);
+        resources.push(ResourceTimes {
+            name: name.clone(),
+            group: "bucket".into(),
+            created_in: "create".into(),
+            created_us: created,
+            ready_us: Some(observe + 10_000),
+            deleted_us: Some(45 * S),
+            gone_us: Some(46 * S + i * 10_000),
+            external_name: Some(name),
+            expected_poll_s: 10.0,
+        });
+    }
+    let create_end = ready_at.iter().copied().max().unwrap_or(0);
+    // hold: polls every 10 s ± 1 s until the re-sync.
+    let hold_end = create_end + 15 * S;
+    for (i, &r) in ready_at.iter().enumerate() {
+        let mut t = r;
+        loop {
+            t += ((9.0 + 2.0 * rng.unit()) * S as f64) as u64;
+            if t > hold_end + 10 * S {
+                break;
+            }
+            calls.push(call(t, CallAction::Get, &format!("bucket-{i}"), false));
+            api.push(ApiRequest {
+                at_us: t,
+                verb: "update".into(),
+                from_provider: true,
+            });
+        }
+    }
+    // resync: every resource once, paced by the bucket (a few throttled reads to show them).
+    let resync_start = hold_end;
+    for i in 0..100u64 {
+        let t = resync_start + i * S / 12;
+        calls.push(call(
+            t,
+            CallAction::Get,
+            &format!("bucket-{i}"),
+            i % 37 == 0,
+        ));
+        api.push(ApiRequest {
+            at_us: t + 1_000,
+            verb: "update".into(),
+            from_provider: true,
+        });
+    }
+    let resync_end = resync_start + 9 * S;
+    // delete
+    let delete_start = resync_end;
+    for i in 0..100u64 {
+        let t = delete_start + i * S / 10;
+        let name = format!("bucket-{i}");
+        calls.push(call(t, CallAction::Get, &name, false));
+        calls.push(call(t + 15_000, CallAction::Delete, &name, false));
+    }
+    let end = delete_start + 11 * S;
+    calls.sort_by_key(|c| c.at_us);
+    api.sort_by_key(|a| a.at_us);
+    Observations {
+        duration_us: end,
+        phases: vec![
+            PhaseSpan {
+                name: "create".into(),
+                start_us: 0,
+                end_us: create_end,
+                completed: true,
+            },
+            PhaseSpan {
+                name: "hold".into(),
+                start_us: create_end,
+                end_us: hold_end,
+                completed: true,
+            },
+            PhaseSpan {
+                name: "resync".into(),
+                start_us: resync_start,
+                end_us: resync_end,
+                completed: true,
+            },
+            PhaseSpan {
+                name: "delete".into(),
+                start_us: delete_start,
+                end_us: end,
+                completed: true,
+            },
+        ],
+        cloud_calls: calls,
+        api_requests: api,
+        resources,
+        inventory: vec![CloudResource {
+            account: "default".into(),
+            kind: "Bucket".into(),
+            name: "leaked-0".into(),
+            owner: None,
+        }],
+        custom_resources: Vec::<CustomResource>::new(),
+        provider_metrics: None,
+        versions: [("harness".to_owned(), env!("CARGO_PKG_VERSION").to_owned())]
+            .into_iter()
+            .collect(),
+        partial: false,
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests of the harness library and binary.
+
+mod cli;
+mod compare;
+mod errors;
+mod fixture;
+mod reports;
+mod scenarios;

@@ -1,0 +1,107 @@
+//! Every shipped scenario loads, validates and predicts, so none can rot.
+
+use std::path::PathBuf;
+
+use harness::predict::{Meaning, plan};
+use harness::scenario::load;
+
+fn shipped() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("scenarios/ exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_shipped_scenario_validates_and_predicts() {
+    let files = shipped();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    for want in [
+        "smoke",
+        "steady-1k",
+        "restart-burst",
+        "forced-resync",
+        "per-resource-poll",
+        "cloud-outage",
+        "over-quota",
+        "models-crossplane",
+        "models-in-queue",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "scenarios/{want}.yaml is missing"
+        );
+    }
+    for f in files {
+        let s = load(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let p = plan(&s);
+        assert_eq!(p.phases.len(), s.phases.len(), "{}", f.display());
+        assert!(
+            p.all().all(|x| !x.value.is_nan() && !x.formula.is_empty()),
+            "{}: a prediction without value or formula",
+            f.display()
+        );
+        assert!(
+            p.all().any(|x| x.meaning == Meaning::UpperBound),
+            "{}",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn smoke_has_a_hundred_resources() {
+    let s = load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml"))
+        .expect("smoke loads");
+    assert_eq!(s.total_resources(), 100);
+}
+
+#[test]
+fn the_forced_resync_scenario_predicts_the_crossplane_excess() {
+    let s =
+        load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/forced-resync.yaml"))
+            .expect("loads");
+    let p = plan(&s);
+    let bound = p.find("resync/cloud-calls/10s").expect("resync bound");
+    assert!(bound.get("E").is_some_and(|e| e > 390.0), "{bound:?}");
+    assert!(
+        bound
+            .note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("flagged keys")
+    );
+    let models =
+        load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/models-in-queue.yaml"))
+            .expect("loads");
+    let q = plan(&models);
+    assert_eq!(
+        q.find("resync/cloud-calls/10s").and_then(|b| b.get("E")),
+        None,
+        "in-queue has no excess term"
+    );
+}
+
+#[test]
+fn the_per_resource_poll_scenario_clamps_ten_seconds_to_the_minimum() {
+    let s = load(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/per-resource-poll.yaml"),
+    )
+    .expect("loads");
+    let intervals = s.groups[0].poll_intervals(&s.settings, &s.name);
+    let secs: Vec<(u64, u32)> = intervals.iter().map(|(d, n)| (d.as_secs(), *n)).collect();
+    assert_eq!(secs, vec![(30, 100), (300, 200), (86_400, 200)]);
+    assert_eq!(s.warnings.len(), 1);
+}
