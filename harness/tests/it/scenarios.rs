@@ -105,3 +105,19 @@ fn the_per_resource_poll_scenario_clamps_ten_seconds_to_the_minimum() {
     assert_eq!(secs, vec![(30, 100), (300, 200), (86_400, 200)]);
     assert_eq!(s.warnings.len(), 1);
 }
+
+#[test]
+fn the_commented_reference_in_the_readme_validates() {
+    let readme = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/README.md"),
+    )
+    .expect("README exists");
+    let block = readme
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a yaml block");
+    let s = harness::scenario::parse(block, "README.md").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.phases.len(), 8);
+    assert_eq!(s.assertions.len(), 8);
+}
