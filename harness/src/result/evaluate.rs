@@ -143,7 +143,7 @@ fn phase_result(
     for c in obs
         .cloud_calls
         .iter()
-        .filter(|c| c.at_us >= span.start_us && c.at_us <= span.end_us)
+        .filter(|c| c.at_us >= span.start_us && c.at_us < span.end_us)
     {
         *calls.entry(c.action.as_str().to_owned()).or_insert(0) += 1;
         throttles += u64::from(c.throttled);
