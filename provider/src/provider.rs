@@ -120,18 +120,30 @@ pub struct RunSummary {
 
 /// A provider: watches Buckets, Databases and Records, reconciles them against the cloud.
 ///
+/// Run in-process against mock-apiserver and mock-cloud, stop, and read the metrics:
 /// ```
-/// # use std::sync::Arc;
-/// # use provider::{Provider, ProviderOptions, ProviderMetrics, CloudClient};
-/// # async fn f(options: ProviderOptions) {
-/// let provider = Provider::new(options);
-/// let metrics = provider.metrics();
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let apiserver = mock_apiserver::ApiServer::default();
+/// apiserver.load_crd_yaml(&provider::crd::crds_yaml().unwrap()).unwrap();
+/// let cloud = mock_cloud::MockCloud::new(mock_cloud::Config::default()).unwrap();
+/// let metrics = Arc::new(ProviderMetrics::new());
+/// let options = ProviderOptions::from_service(
+///     limiter::crossplane::Settings::default(),
+///     apiserver.service(),
+///     CloudClient::new(cloud, "http://mock-cloud"),
+///     Arc::clone(&metrics),
+/// );
 /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-/// let running = tokio::spawn(provider.run(async { stopped.await.ok(); }));
-/// // ... later: stop, then read the metrics.
-/// stop.send(()).ok();
-/// running.await.unwrap().unwrap();
-/// assert!(metrics.encode().unwrap().contains("provider_reconciles"));
+/// let running = tokio::spawn(Provider::new(options).run(async { stopped.await.ok(); }));
+/// tokio::time::sleep(Duration::from_secs(1)).await;
+/// stop.send(()).unwrap();
+/// assert!(running.await.unwrap().unwrap().drained);
+/// assert!(metrics.encode().unwrap().contains("limiter_reservations_total"));
 /// # }
 /// ```
 pub struct Provider {
