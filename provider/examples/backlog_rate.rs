@@ -88,10 +88,12 @@ async fn measure(n: usize, rate: u32, model: RateLimitModel) -> anyhow::Result<(
 
     let start = tokio::time::Instant::now();
     let mut samples = vec![0u64];
+    let mut at = vec![Duration::ZERO];
     let limit = Duration::from_secs(((2 * n) as u64 / u64::from(rate)).max(10) * 3 + 120);
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
         samples.push(metrics.reconciles().total("Bucket"));
+        at.push(start.elapsed());
         let list = buckets.list(&ListParams::default()).await?;
         let ready = list.items.iter().all(|b| {
             b.managed_status()
@@ -115,7 +117,7 @@ async fn measure(n: usize, rate: u32, model: RateLimitModel) -> anyhow::Result<(
         .clamp(1, end);
     let last = samples.len().saturating_sub(3).max(first + 1).min(end);
     let first = first.min(last - 1);
-    let window = (last - first) as f64;
+    let window = (at[last] - at[first]).as_secs_f64();
     let observed = (samples[last] - samples[first]) as f64 / window;
     let total = *samples.last().unwrap_or(&0);
     let physical = (total.saturating_sub(burst)) as f64 / f64::from(rate);
@@ -126,7 +128,9 @@ async fn measure(n: usize, rate: u32, model: RateLimitModel) -> anyhow::Result<(
         100.0 * physical / elapsed.as_secs_f64()
     );
     println!(
-        "steady rate from s{first} to s{last}: {observed:.2} reconciles/s = {:.1} % of R",
+        "steady rate from {:.1} s to {:.1} s: {observed:.2} reconciles/s = {:.1} % of R",
+        at[first].as_secs_f64(),
+        at[last].as_secs_f64(),
         100.0 * observed / f64::from(rate)
     );
     Ok(())
