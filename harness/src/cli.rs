@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use harness::result::{RESULT_VERSION, RunResult};
 use harness::scenario::{self, ScenarioError};
-use harness::{compare, predict, report};
+use harness::{compare, predict, report, run};
 
 /// Run YAML load scenarios against a rate-limited provider, predict its budget, assert and
 /// report.
@@ -16,7 +16,7 @@ use harness::{compare, predict, report};
     name = "harness",
     version,
     about,
-    after_help = "Exit codes: 0 pass, 1 an assertion or regression failed, 2 bad input or setup."
+    after_help = "Exit codes: 0 pass, 1 an assertion or regression failed, 2 bad input or setup,\n130 interrupted (Ctrl-C; the partial report is written)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -26,6 +26,19 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a scenario against the embedded stack (mock-apiserver, mock-cloud and the provider,
+    /// in this process), measure at the source, assert, and write the reports.
+    Run {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// Where to write result.json, junit.xml and report.html [default: out/SCENARIO-NAME].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Override a setting for this run, e.g. provider.maxReconcileRate=20 or
+        /// resources.bucket.count=500 (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+    },
     /// Parse and check a scenario; errors give file:line:column and what was expected.
     Validate {
         /// The scenario file.
@@ -68,6 +81,8 @@ pub enum Outcome {
     Pass,
     /// Exit 1: an assertion or a regression failed.
     Fail,
+    /// Exit 130: interrupted; a partial report was written.
+    Interrupted,
 }
 
 impl Outcome {
@@ -76,6 +91,7 @@ impl Outcome {
         match self {
             Outcome::Pass => ExitCode::SUCCESS,
             Outcome::Fail => ExitCode::from(1),
+            Outcome::Interrupted => ExitCode::from(130),
         }
     }
 }
@@ -84,6 +100,11 @@ impl Command {
     /// Runs the command.
     pub fn execute(self) -> Result<Outcome> {
         match self {
+            Command::Run {
+                scenario,
+                out,
+                sets,
+            } => run_cmd(&scenario, out, &sets),
             Command::Validate { scenario } => validate(&scenario),
             Command::Predict { scenario, json } => predict_cmd(&scenario, json),
             Command::Schema => {
@@ -101,6 +122,56 @@ impl Command {
             Command::Report { result, out } => report_cmd(&result, &out),
         }
     }
+}
+
+fn run_cmd(path: &Path, out: Option<PathBuf>, sets: &[String]) -> Result<Outcome> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let mut s = scenario::load(path)?;
+    run::apply_overrides(&mut s, sets)?;
+    s.settings
+        .validate()
+        .context("the provider settings after --set are invalid")?;
+    let out = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let progress = run::Progress::auto();
+    progress.line(format_args!(
+        "running {} ({} resources, {} phases) on the embedded stack; reports go to {}",
+        s.name,
+        s.total_resources(),
+        s.phases.len(),
+        out.display()
+    ));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let output = runtime.block_on(run::run_embedded(&s, &progress, async {
+        let _ = tokio::signal::ctrl_c().await;
+    }))?;
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    let r = &output.result;
+    let write = |name: &str, text: String| {
+        let p = out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    };
+    write("result.json", serde_json::to_string_pretty(r)?)?;
+    write("junit.xml", report::junit(r))?;
+    write("report.html", report::html(r))?;
+    print!("{}", report::assertion_table(r));
+    println!("reports: {}", out.display());
+    Ok(if output.interrupted {
+        Outcome::Interrupted
+    } else if r.passed() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail
+    })
 }
 
 fn validate(path: &Path) -> Result<Outcome> {

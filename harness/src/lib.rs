@@ -18,4 +18,5 @@ pub mod measure;
 pub mod predict;
 pub mod report;
 pub mod result;
+pub mod run;
 pub mod scenario;

@@ -1,0 +1,179 @@
+//! Turning what the stack recorded into [`Observations`]: mock-cloud's journal, the API
+//! server's journal, the watches, the cloud inventory and the custom resources at the end.
+
+use kube::api::{Api, DynamicObject, ListParams};
+
+use super::objects::{api_resource, namespace};
+use super::phases::Driver;
+use super::stack::{EmbeddedStack, HARNESS_USER_AGENT};
+use crate::measure::{CloudResource, CustomResource};
+use crate::result::{
+    ApiRequest, CallAction, CloudCall, Observations, ProviderMetrics, ResourceTimes,
+};
+use crate::scenario::Scenario;
+
+fn call_action(a: mock_cloud::Action) -> CallAction {
+    match a {
+        mock_cloud::Action::Create => CallAction::Create,
+        mock_cloud::Action::Get => CallAction::Get,
+        mock_cloud::Action::Update => CallAction::Update,
+        mock_cloud::Action::Delete => CallAction::Delete,
+        mock_cloud::Action::List => CallAction::List,
+    }
+}
+
+fn kind_of(c: mock_cloud::Collection) -> &'static str {
+    match c {
+        mock_cloud::Collection::Buckets => "Bucket",
+        mock_cloud::Collection::Databases => "Database",
+        mock_cloud::Collection::Records => "Record",
+    }
+}
+
+/// A counter's value in Prometheus text (summed over its label sets).
+pub(crate) fn prometheus_counter(text: &str, name: &str) -> u64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('{'))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+/// Everything the run observed.
+pub(crate) async fn observations(
+    s: &Scenario,
+    stack: &EmbeddedStack,
+    driver: &Driver<'_>,
+    partial: bool,
+) -> Observations {
+    let cloud_calls: Vec<CloudCall> = stack
+        .cloud
+        .calls()
+        .into_iter()
+        .filter_map(|c| {
+            Some(CloudCall {
+                at_us: c.at_us + stack.cloud_offset_us,
+                account: c.account,
+                action: call_action(c.action?),
+                name: c.name,
+                status: c.status,
+                throttled: c.throttled,
+            })
+        })
+        .collect();
+    let api_requests: Vec<ApiRequest> = stack
+        .apiserver
+        .journal()
+        .since(0)
+        .into_iter()
+        .map(|e| ApiRequest {
+            at_us: e.elapsed.as_micros() as u64 + stack.api_offset_us,
+            verb: e.verb.as_str().to_owned(),
+            from_provider: e.user_agent != HARNESS_USER_AGENT,
+        })
+        .collect();
+    let seen = driver.tracker.lock().clone();
+    let resources = driver
+        .records
+        .values()
+        .map(|r| {
+            let s = seen.get(&(r.kind.clone(), r.name.clone()));
+            ResourceTimes {
+                name: r.name.clone(),
+                group: r.group.clone(),
+                created_in: r.created_in.clone(),
+                created_us: r.created_us,
+                ready_us: s.and_then(|s| s.ready_us),
+                deleted_us: r.deleted_us,
+                gone_us: s.and_then(|s| s.gone_us),
+                external_name: s.and_then(|s| s.external_name.clone()),
+                expected_poll_s: r.expected_poll_s,
+            }
+        })
+        .collect();
+    let inventory = stack
+        .cloud
+        .inventory()
+        .into_iter()
+        .map(|r| CloudResource {
+            account: r.account,
+            kind: kind_of(r.collection).to_owned(),
+            name: r.name,
+            owner: None,
+        })
+        .collect();
+    let mut custom_resources = Vec::new();
+    let client = stack.client();
+    let ns = namespace(s);
+    let mut kinds: Vec<&str> = s
+        .groups
+        .iter()
+        .map(|g| super::objects::kind_name(g.kind))
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    for kind in kinds {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), &ns, &api_resource(kind));
+        match api.list(&ListParams::default()).await {
+            Ok(list) => custom_resources.extend(list.items.into_iter().map(|o| {
+                CustomResource {
+                    kind: kind.to_owned(),
+                    external_name: o
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get("crossplane.io/external-name"))
+                        .cloned(),
+                    name: o.metadata.name.unwrap_or_default(),
+                }
+            })),
+            Err(e) => {
+                tracing::warn!(error = %e, kind, "cannot list custom resources for the audit")
+            }
+        }
+    }
+    let provider_metrics = stack.metrics.encode().ok().map(|text| ProviderMetrics {
+        reservations: prometheus_counter(&text, "limiter_reservations_total"),
+        early_runs: prometheus_counter(&text, "limiter_early_runs_total"),
+        cloud_calls: prometheus_counter(&text, "provider_cloud_requests_total"),
+    });
+    let mut versions = std::collections::BTreeMap::new();
+    versions.insert("harness".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
+    versions.insert("target".to_owned(), "embedded".to_owned());
+    versions.insert(
+        "provider starts".to_owned(),
+        stack.provider_starts.to_string(),
+    );
+    Observations {
+        duration_us: stack.now_us(),
+        phases: driver.spans.clone(),
+        cloud_calls,
+        api_requests,
+        resources,
+        inventory,
+        custom_resources,
+        provider_metrics,
+        versions,
+        partial: partial || driver.spans.iter().any(|p| !p.completed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prometheus_counter;
+
+    #[test]
+    fn a_counter_is_summed_over_its_label_sets() {
+        let text = "# TYPE limiter_early_runs_total counter\n\
+                    limiter_early_runs_total 3\n\
+                    limiter_reservations_total{controller=\"a\"} 5\n\
+                    limiter_reservations_total{controller=\"b\"} 7\n";
+        assert_eq!(prometheus_counter(text, "limiter_reservations_total"), 12);
+        assert_eq!(prometheus_counter(text, "limiter_early_runs_total"), 3);
+        assert_eq!(prometheus_counter(text, "limiter_missing_total"), 0);
+    }
+}
