@@ -21,4 +21,7 @@ cargo test --workspace --doc --locked
 step "cargo doc --workspace --no-deps --locked (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
+step "harness run scenarios/smoke.yaml (embedded stack, under a minute)"
+cargo run --locked -p harness -- run scenarios/smoke.yaml --out target/smoke
+
 step "all checks passed"

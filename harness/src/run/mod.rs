@@ -79,7 +79,18 @@ pub async fn run_embedded(
     for (i, phase) in scenario.phases.iter().enumerate() {
         let step = driver.run_phase(i, phase, &mut stack, progress);
         tokio::select! {
-            span = step => driver.record(span?),
+            span = step => {
+                let span = span?;
+                let timed_out = !span.completed;
+                driver.record(span);
+                if timed_out {
+                    progress.line(format_args!(
+                        "phase {} did not reach its `until` within {:?}: stopping the run",
+                        phase.name, phase.timeout
+                    ));
+                    break;
+                }
+            }
             () = &mut interrupt => {
                 interrupted = true;
                 driver.record_interrupted(i, phase);

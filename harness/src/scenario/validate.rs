@@ -15,9 +15,9 @@ use super::model::{
     PredictionInputs, Provisioning, Quota, ResourceGroup, Scenario, TtrLimit,
 };
 use super::raw::{
-    ActionName, CheckName, ModelName, RawAssertion, RawBucket, RawClasses, RawCloud, RawErrors,
-    RawGroup, RawLatency, RawPhase, RawPrediction, RawProvider, RawQuotas, RawScenario, Target,
-    Until,
+    ActionName, CheckName, Kind, ModelName, RawAssertion, RawBucket, RawClasses, RawCloud,
+    RawErrors, RawGroup, RawLatency, RawPhase, RawPrediction, RawProvider, RawQuotas, RawScenario,
+    Target, Until,
 };
 use super::template::{Template, check_json};
 
@@ -501,7 +501,7 @@ fn group(
             }
             s.value.clone()
         }
-        None => serde_json::Value::Object(serde_json::Map::new()),
+        None => default_spec(g.kind.value),
     };
     let mut annotations = Vec::new();
     let mut next = 0u32;
@@ -1003,4 +1003,18 @@ fn default_name(k: CheckName, check: &Check, phase: Option<&str>, account: Optio
         n.push_str(&format!(" account {a}"));
     }
     n
+}
+
+/// The `spec.forProvider` a group gets when it gives none: valid values for the provider's
+/// schema, so a scenario can name only a kind and a count.
+fn default_spec(kind: Kind) -> serde_json::Value {
+    match kind {
+        Kind::Bucket => serde_json::json!({"region": "eu-west-1"}),
+        Kind::Database => serde_json::json!({"engine": "postgres", "version": "16", "sizeGb": 20}),
+        Kind::Record => serde_json::json!({
+            "type": "TXT",
+            "value": "{{scenario}}-{{group}}-{{index}}",
+            "ttl": 300,
+        }),
+    }
 }

@@ -5,4 +5,5 @@ mod compare;
 mod errors;
 mod fixture;
 mod reports;
+mod run;
 mod scenarios;
