@@ -70,19 +70,18 @@ async fn loopback(server: &ApiServer) -> (kube::Client, tokio::sync::oneshot::Se
 /// Creates `count` widgets with `concurrency` tasks; returns creates per second.
 async fn creates(api: &Api<Widget>, offset: usize, count: usize, concurrency: usize) -> f64 {
     let started = Instant::now();
-    let per_task = count / concurrency;
     join_all((0..concurrency).map(|t| {
         let api = api.clone();
         async move {
-            for i in 0..per_task {
-                api.create(&PostParams::default(), &widget(offset + t * per_task + i))
+            for i in (t..count).step_by(concurrency) {
+                api.create(&PostParams::default(), &widget(offset + i))
                     .await
                     .expect("create");
             }
         }
     }))
     .await;
-    (per_task * concurrency) as f64 / started.elapsed().as_secs_f64()
+    count as f64 / started.elapsed().as_secs_f64()
 }
 
 /// Median time of `runs` full lists.
@@ -108,17 +107,20 @@ async fn list_time(api: &Api<Widget>, runs: usize) -> (Duration, usize) {
 async fn fan_out(api: &Api<Widget>, watchers: usize, count: usize) -> Duration {
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(watchers);
     let mut tasks = Vec::new();
-    for _ in 0..watchers {
+    let counters: Vec<_> = (0..watchers)
+        .map(|_| std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)))
+        .collect();
+    for counter in &counters {
         let api = api.clone();
         let ready = ready_tx.clone();
+        let counter = counter.clone();
         tasks.push(tokio::spawn(async move {
             let mut stream = watcher(api, watcher::Config::default()).boxed();
-            let mut seen = 0;
             while let Some(event) = stream.next().await {
                 match event.expect("watch event") {
                     watcher::Event::InitDone => ready.send(()).await.expect("ready"),
                     watcher::Event::Apply(_) => {
-                        seen += 1;
+                        let seen = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                         if seen == count {
                             return;
                         }
@@ -134,10 +136,16 @@ async fn fan_out(api: &Api<Widget>, watchers: usize, count: usize) -> Duration {
     let started = Instant::now();
     creates(api, 0, count, 8).await;
     for task in tasks {
-        tokio::time::timeout(Duration::from_secs(120), task)
+        if tokio::time::timeout(Duration::from_secs(120), task)
             .await
-            .expect("watchers finish")
-            .expect("task");
+            .is_err()
+        {
+            let seen: Vec<usize> = counters
+                .iter()
+                .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                .collect();
+            panic!("watchers did not see all {count} creates in 120 s: {seen:?}");
+        }
     }
     started.elapsed()
 }
@@ -182,10 +190,14 @@ async fn main() {
             list.as_secs_f64() * 1e3
         );
         let fresh = server_for_fan_out();
-        let fan_api: Api<Widget> = match transport {
-            "in-process" => Api::default_namespaced(kube::Client::new(fresh.service(), "default")),
-            _ => Api::default_namespaced(loopback(&fresh).await.0),
+        let (fan_client, _fan_stop) = match transport {
+            "in-process" => (kube::Client::new(fresh.service(), "default"), None),
+            _ => {
+                let (client, stop) = loopback(&fresh).await;
+                (client, Some(stop))
+            }
         };
+        let fan_api: Api<Widget> = Api::default_namespaced(fan_client);
         let took = fan_out(&fan_api, 10, FAN_OUT).await;
         println!(
             "{transport:>10}: {FAN_OUT} creates watched by 10 watchers: {:>6.0} ms ({:.0} creates/s, {:.0} events/s delivered)",

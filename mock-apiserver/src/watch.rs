@@ -24,6 +24,9 @@ use crate::object::StoredObject;
 use crate::render::{self, Renderer};
 use crate::store::{Event, Store, WatchStart};
 
+/// Most events written into one chunk per wake-up of a watch stream.
+const MAX_BATCH: usize = 256;
+
 /// Decides which objects a watcher sees.
 pub type Filter = Arc<dyn Fn(&StoredObject) -> bool + Send + Sync>;
 
@@ -161,9 +164,11 @@ impl State {
     fn on_receive(&mut self, received: Result<Event, RecvError>) {
         let mut chunk = BytesMut::new();
         let mut next = Some(received);
-        // Batch whatever is already queued into one chunk, bounded per wake-up.
-        for _ in 0..256 {
-            let Some(received) = next.take() else { break };
+        // Batch whatever is already queued into one chunk, bounded per wake-up; an
+        // event is only taken from the receiver when this batch will write it.
+        let mut batched = 0;
+        while let Some(received) = next.take() {
+            batched += 1;
             match received {
                 Ok(Event::Change(kind, object)) => {
                     self.last_seen = self.last_seen.max(object.resource_version);
@@ -186,6 +191,9 @@ impl State {
                     self.done = true;
                     break;
                 }
+            }
+            if batched >= MAX_BATCH {
+                break;
             }
             next = match self.receiver.try_recv() {
                 Ok(event) => Some(Ok(event)),

@@ -242,3 +242,35 @@ async fn ten_watchers_each_see_every_create() {
     .await;
     tasks.iter().for_each(tokio::task::JoinHandle::abort);
 }
+
+/// Regression: a batch of queued events larger than one chunk dropped the event that
+/// ended the batch.
+#[tokio::test(start_paused = true)]
+async fn a_watcher_that_falls_hundreds_of_events_behind_loses_none() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let from = server.resource_version().to_string();
+    let mut stream = buckets
+        .watch(
+            &WatchParams::default().timeout(60).disable_bookmarks(),
+            &from,
+        )
+        .await
+        .unwrap()
+        .boxed();
+    for i in 0..1000 {
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i:04}"), "eu"))
+            .await
+            .unwrap();
+    }
+    let mut names = Vec::new();
+    while names.len() < 1000 {
+        match stream.next().await {
+            Some(Ok(WatchEvent::Added(b))) => names.push(b.metadata.name.unwrap()),
+            other => panic!("expected ADDED, got {other:?} after {} events", names.len()),
+        }
+    }
+    let expected: Vec<String> = (0..1000).map(|i| format!("b{i:04}")).collect();
+    assert_eq!(names, expected, "every event, in order");
+}
