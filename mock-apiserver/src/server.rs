@@ -215,8 +215,14 @@ impl ApiServer {
             .store
             .update(&kind, "", &name, Subresource::Main, options, |old| {
                 let mut new = crd.clone();
+                if !new.is_object() {
+                    return Err(ApiError::bad_request(
+                        "a CustomResourceDefinition must be an object",
+                    ));
+                }
                 if let Some(old) = old {
-                    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+                    let rv = old["metadata"]["resourceVersion"].clone();
+                    crate::object::metadata_mut(&mut new).insert("resourceVersion".into(), rv);
                 }
                 Ok(new)
             })
@@ -322,6 +328,22 @@ spec:
         assert!(server.kind("example.org", "v1alpha1", "buckets").is_some());
         // Loading the same CRD again is an update, not a conflict.
         assert_eq!(server.load_crd_yaml(CRD).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_crd_that_is_not_an_object_is_refused_without_panicking() {
+        let server = ApiServer::default();
+        assert!(matches!(
+            server.load_crd(json!("nope")),
+            Err(LoadError::Refused(_))
+        ));
+        let err = server
+            .load_crd(json!({"kind": "CustomResourceDefinition", "metadata": "x"}))
+            .unwrap_err();
+        assert!(
+            matches!(err, LoadError::Refused(ApiError::Invalid { .. })),
+            "{err:?}"
+        );
     }
 
     #[test]
