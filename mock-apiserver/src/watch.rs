@@ -22,7 +22,7 @@ use tokio::time::{Instant, sleep_until};
 
 use crate::object::StoredObject;
 use crate::render::{self, Renderer};
-use crate::store::{Event, Store, WatchStart};
+use crate::store::{Event, EventType, Store, WatchStart};
 
 /// Most events written into one chunk per wake-up of a watch stream.
 const MAX_BATCH: usize = 256;
@@ -60,6 +60,27 @@ struct State {
     done: bool,
 }
 
+/// How a change looks to a watcher with `filter`: a modification that moves an object
+/// into the selection is ADDED, one that moves it out is DELETED, and changes outside
+/// the selection are not sent.
+fn visible_as(
+    filter: &Filter,
+    kind: EventType,
+    object: &StoredObject,
+    previous: Option<&StoredObject>,
+) -> Option<EventType> {
+    let now = filter(object);
+    match (kind, previous.map(|p| filter(p))) {
+        (EventType::Modified, Some(before)) => match (before, now) {
+            (true, true) => Some(EventType::Modified),
+            (false, true) => Some(EventType::Added),
+            (true, false) => Some(EventType::Deleted),
+            (false, false) => None,
+        },
+        _ => now.then_some(kind),
+    }
+}
+
 /// The in-stream 410 `Expired` line.
 pub fn expired_line(requested: u64, oldest: u64) -> Bytes {
     render::line(&json!({
@@ -89,10 +110,10 @@ pub fn stream(
         let mut chunk = BytesMut::new();
         let mut newest_replayed = 0;
         for event in &start.initial {
-            if let Event::Change(kind, object) = event {
+            if let Event::Change(kind, object, previous) = event {
                 newest_replayed = newest_replayed.max(object.resource_version);
-                if (params.filter)(object) {
-                    chunk.extend_from_slice(&params.renderer.watch_line(*kind, object));
+                if let Some(kind) = visible_as(&params.filter, *kind, object, previous.as_deref()) {
+                    chunk.extend_from_slice(&params.renderer.watch_line(kind, object));
                 }
             }
         }
@@ -170,9 +191,11 @@ impl State {
         while let Some(received) = next.take() {
             batched += 1;
             match received {
-                Ok(Event::Change(kind, object)) => {
+                Ok(Event::Change(kind, object, previous)) => {
                     self.last_seen = self.last_seen.max(object.resource_version);
-                    if (self.params.filter)(&object) {
+                    if let Some(kind) =
+                        visible_as(&self.params.filter, kind, &object, previous.as_deref())
+                    {
                         chunk.extend_from_slice(&self.params.renderer.watch_line(kind, &object));
                     }
                 }

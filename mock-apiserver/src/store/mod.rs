@@ -50,8 +50,9 @@ impl EventType {
 /// What a watcher receives from the store.
 #[derive(Debug, Clone)]
 pub enum Event {
-    /// An object changed.
-    Change(EventType, Arc<StoredObject>),
+    /// An object changed; for MODIFIED, the previous version too, so watches with
+    /// selectors can tell objects entering or leaving their selection.
+    Change(EventType, Arc<StoredObject>, Option<Arc<StoredObject>>),
     /// History was dropped; open watches must answer ERROR 410 and end.
     Expired,
 }
@@ -281,7 +282,7 @@ impl Store {
                 resource
                     .objects
                     .values()
-                    .map(|o| Event::Change(EventType::Added, o.clone()))
+                    .map(|o| Event::Change(EventType::Added, o.clone(), None))
                     .collect(),
                 None,
             ),
@@ -292,7 +293,7 @@ impl Store {
                 resource
                     .history
                     .iter()
-                    .filter(|e| matches!(e, Event::Change(_, o) if o.resource_version > rv))
+                    .filter(|e| matches!(e, Event::Change(_, o, _) if o.resource_version > rv))
                     .cloned()
                     .collect(),
                 None,
@@ -344,7 +345,7 @@ impl Store {
 
     fn publish(&self, resource: &mut Resource, event: Event) {
         if resource.history.len() >= self.history
-            && let Some(Event::Change(_, dropped)) = resource.history.pop_front()
+            && let Some(Event::Change(_, dropped, _)) = resource.history.pop_front()
         {
             resource.expired_through = dropped.resource_version;
         }

@@ -137,7 +137,10 @@ impl Store {
             resource
                 .objects
                 .insert(key(namespace, &name).into(), stored.clone());
-            self.publish(resource, Event::Change(EventType::Added, stored.clone()));
+            self.publish(
+                resource,
+                Event::Change(EventType::Added, stored.clone(), None),
+            );
         }
         Ok(Written {
             object: stored,
@@ -285,12 +288,18 @@ impl Store {
         let resource = self.resource_mut(&mut inner, &storage);
         if deleting && object::finalizers(&new).is_empty() {
             resource.objects.remove(key(namespace, name).as_str());
-            self.publish(resource, Event::Change(EventType::Deleted, stored.clone()));
+            self.publish(
+                resource,
+                Event::Change(EventType::Deleted, stored.clone(), None),
+            );
         } else {
             resource
                 .objects
                 .insert(key(namespace, name).into(), stored.clone());
-            self.publish(resource, Event::Change(EventType::Modified, stored.clone()));
+            self.publish(
+                resource,
+                Event::Change(EventType::Modified, stored.clone(), Some(old.clone())),
+            );
         }
         Ok(Written {
             object: stored,
@@ -374,10 +383,16 @@ impl Store {
             resource
                 .objects
                 .insert(key(namespace, name).into(), stored.clone());
-            self.publish(resource, Event::Change(EventType::Modified, stored.clone()));
+            self.publish(
+                resource,
+                Event::Change(EventType::Modified, stored.clone(), Some(old.clone())),
+            );
         } else {
             resource.objects.remove(key(namespace, name).as_str());
-            self.publish(resource, Event::Change(EventType::Deleted, stored.clone()));
+            self.publish(
+                resource,
+                Event::Change(EventType::Deleted, stored.clone(), None),
+            );
         }
         Ok(stored)
     }

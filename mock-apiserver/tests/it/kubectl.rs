@@ -455,14 +455,34 @@ async fn kubectl_create_makes_namespaces_config_maps_and_secrets_from_protobuf_b
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crd_applied_with_kubectl_is_established_and_deleting_it_removes_the_kind() {
     let k = Kubectl::start().await.with_crd().await;
-    k.ok(&["wait", "--for=condition=Established", "crd/buckets.example.org", "--timeout=30s"]).await;
-    k.buckets().create(&PostParams::default(), &bucket("b1", "eu")).await.unwrap();
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/buckets.example.org",
+        "--timeout=30s",
+    ])
+    .await;
+    k.buckets()
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
     let crd = k.dir.join("crd.yaml");
     k.ok(&["delete", "-f", crd.to_str().unwrap()]).await;
-    assert_eq!(k.server.object_count("example.org", "v1alpha1", "buckets"), 0);
+    assert_eq!(
+        k.server.object_count("example.org", "v1alpha1", "buckets"),
+        0
+    );
     let fresh_cache = k.dir.join("cache-after-delete");
     let (ok, _, err) = k
-        .run(&["--cache-dir", fresh_cache.to_str().unwrap(), "get", "buckets"])
+        .run(&[
+            "--cache-dir",
+            fresh_cache.to_str().unwrap(),
+            "get",
+            "buckets",
+        ])
         .await;
-    assert!(!ok && err.contains("the server doesn't have a resource type"), "{err}");
+    assert!(
+        !ok && err.contains("the server doesn't have a resource type"),
+        "{err}"
+    );
 }

@@ -274,3 +274,36 @@ async fn a_watcher_that_falls_hundreds_of_events_behind_loses_none() {
     let expected: Vec<String> = (0..1000).map(|i| format!("b{i:04}")).collect();
     assert_eq!(names, expected, "every event, in order");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_selector_watch_sees_objects_enter_and_leave_when_their_labels_change() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let (reader, writer) = reflector::store();
+    let config = watcher::Config::default().labels("tier=gold");
+    let task =
+        tokio::spawn(reflector(writer, watcher(buckets.clone(), config)).for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+
+    let relabel = |tier: &'static str| {
+        let buckets = buckets.clone();
+        async move {
+            let patch = json!({"metadata": {"labels": {"tier": tier}}});
+            buckets
+                .patch("b1", &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .unwrap();
+        }
+    };
+    buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    relabel("gold").await;
+    eventually("b1 enters the selection", || reader.state().len() == 1).await;
+    relabel("silver").await;
+    eventually("b1 leaves the selection", || reader.state().is_empty()).await;
+    relabel("gold").await;
+    eventually("b1 comes back", || reader.state().len() == 1).await;
+    task.abort();
+}
