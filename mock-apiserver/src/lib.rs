@@ -56,6 +56,8 @@ mod protobuf;
 mod query;
 mod registry;
 mod render;
+#[cfg(test)]
+mod robustness;
 mod route;
 mod selector;
 mod serve;
