@@ -50,10 +50,10 @@ pub enum ApiError {
         /// What was refused.
         message: String,
     },
-    /// 406: the client accepts only representations the server does not produce.
+    /// 410: a continue token or resourceVersion older than the kept history.
     #[error("{message}")]
-    NotAcceptable {
-        /// What was refused.
+    Expired {
+        /// What expired.
         message: String,
     },
     /// 415: the request body's content type is not supported here.
@@ -158,7 +158,7 @@ impl ApiError {
             Self::NotFound { .. } => 404,
             Self::AlreadyExists { .. } | Self::Conflict { .. } => 409,
             Self::MethodNotAllowed { .. } => 405,
-            Self::NotAcceptable { .. } => 406,
+            Self::Expired { .. } => 410,
             Self::UnsupportedMediaType { .. } => 415,
             Self::Invalid { .. } => 422,
             Self::TooManyRequests { .. } => 429,
@@ -174,7 +174,7 @@ impl ApiError {
             Self::AlreadyExists { .. } => "AlreadyExists",
             Self::Conflict { .. } => "Conflict",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
-            Self::NotAcceptable { .. } => "NotAcceptable",
+            Self::Expired { .. } => "Expired",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             Self::Invalid { .. } => "Invalid",
             Self::TooManyRequests { .. } => "TooManyRequests",

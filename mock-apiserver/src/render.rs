@@ -95,10 +95,21 @@ impl Renderer {
         }
     }
 
-    /// A list response body.
-    pub fn list(&self, items: &[Arc<StoredObject>], resource_version: u64) -> Bytes {
+    /// A list response body; `continue_token` is set when more pages follow.
+    pub fn list(
+        &self,
+        items: &[Arc<StoredObject>],
+        resource_version: u64,
+        continue_token: Option<&str>,
+    ) -> Bytes {
         match self.format {
-            Format::Table => to_bytes(&self.table(items, Some(resource_version), true)),
+            Format::Table => {
+                let mut table = self.table(items, Some(resource_version), true);
+                if let Some(token) = continue_token {
+                    table["metadata"]["continue"] = json!(token);
+                }
+                to_bytes(&table)
+            }
             Format::Object | Format::Metadata => {
                 let (api_version, kind) = match self.format {
                     Format::Metadata => (
@@ -107,8 +118,11 @@ impl Renderer {
                     ),
                     _ => (self.kind.api_version(), format!("{}List", self.kind.kind)),
                 };
+                let continued = continue_token
+                    .map(|t| format!(",\"continue\":{}", Value::from(t)))
+                    .unwrap_or_default();
                 let head = format!(
-                    "{{\"apiVersion\":\"{api_version}\",\"kind\":\"{kind}\",\"metadata\":{{\"resourceVersion\":\"{resource_version}\"}},\"items\":["
+                    "{{\"apiVersion\":\"{api_version}\",\"kind\":\"{kind}\",\"metadata\":{{\"resourceVersion\":\"{resource_version}\"{continued}}},\"items\":["
                 );
                 let body_len: usize = items.iter().map(|o| o.json.len() + 1).sum();
                 let mut out = BytesMut::with_capacity(head.len() + body_len + 2);
@@ -269,7 +283,8 @@ mod tests {
             3,
         );
         let renderer = Renderer::new(kind, Format::Object, 0);
-        let list: Value = serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9)).unwrap();
+        let list: Value =
+            serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9, None)).unwrap();
         assert_eq!(list["kind"], "ConfigMapList");
         assert_eq!(list["metadata"]["resourceVersion"], "9");
         assert_eq!(list["items"][0]["metadata"]["name"], "a");
@@ -308,7 +323,8 @@ mod tests {
             Format::from_accept("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"),
             now,
         );
-        let table: Value = serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9)).unwrap();
+        let table: Value =
+            serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9, None)).unwrap();
         assert_eq!(table["kind"], "Table");
         assert_eq!(table["columnDefinitions"].as_array().unwrap().len(), 3);
         assert_eq!(table["rows"][0]["cells"], json!(["a", "True", "5m"]));

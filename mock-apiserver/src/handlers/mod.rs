@@ -22,6 +22,7 @@ use crate::service::{ResponseBody, json_response, stream_response};
 use crate::store::Subresource;
 use crate::watch::{self, Filter, WatchParams};
 
+mod paging;
 mod write;
 
 /// What a handler needs from the request.
@@ -247,16 +248,49 @@ impl Context<'_> {
 
     fn list(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
         let filter = self.filter(request.query, None)?;
-        let (items, rv) =
-            self.server
-                .shared
-                .store
-                .list(self.store_kind, self.path.namespace.as_deref(), |o| {
-                    filter(o)
-                });
+        let query = request.query;
+        // Like the real server's watch cache, `resourceVersion=0` ignores `limit`.
+        let limit = match query.get("limit").filter(|l| !l.is_empty()) {
+            _ if query.get("resourceVersion") == Some("0") => None,
+            None => None,
+            Some(limit) => match limit.parse::<usize>() {
+                Ok(0) => None,
+                Ok(n) => Some(n),
+                Err(_) => return Err(ApiError::bad_request(format!("invalid limit {limit:?}"))),
+            },
+        };
+        let store = &self.server.shared.store;
+        let continued = match query.get("continue").filter(|c| !c.is_empty()) {
+            Some(token) => {
+                let (rv, key) = paging::decode(token).ok_or_else(|| {
+                    ApiError::bad_request(format!("invalid continue token {token:?}"))
+                })?;
+                if store.expired(self.store_kind, rv) {
+                    return Err(ApiError::Expired {
+                        message: "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into(),
+                    });
+                }
+                Some((rv, key))
+            }
+            None => None,
+        };
+        let after = continued.as_ref().map(|(_, key)| key.as_str());
+        let page = store.list_page(
+            self.store_kind,
+            self.path.namespace.as_deref(),
+            after,
+            limit,
+            |o| filter(o),
+        );
+        // Every page reports the first page's resourceVersion, so a watch started from
+        // it replays whatever changed while the pages were read.
+        let rv = continued
+            .as_ref()
+            .map_or(page.resource_version, |(rv, _)| *rv);
+        let token = page.next.as_deref().map(|key| paging::encode(rv, key));
         Ok(json_response(
             StatusCode::OK,
-            self.renderer.list(&items, rv),
+            self.renderer.list(&page.items, rv, token.as_deref()),
         ))
     }
 

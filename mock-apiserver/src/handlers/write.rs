@@ -256,7 +256,7 @@ impl Context<'_> {
         }
         Ok(json_response(
             StatusCode::OK,
-            self.renderer.list(&deleted, store.resource_version()),
+            self.renderer.list(&deleted, store.resource_version(), None),
         ))
     }
 }

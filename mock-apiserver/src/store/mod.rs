@@ -101,6 +101,17 @@ pub struct WatchStart {
     pub resource_version: u64,
 }
 
+/// One page of a list.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The objects of this page.
+    pub items: Vec<Arc<StoredObject>>,
+    /// The resourceVersion when the page was read.
+    pub resource_version: u64,
+    /// The key to continue after, when more objects may follow.
+    pub next: Option<String>,
+}
+
 /// The outcome of a write.
 #[derive(Debug, Clone)]
 pub struct Written {
@@ -231,35 +242,71 @@ impl Store {
         &self,
         kind: &ResourceKind,
         namespace: Option<&str>,
-        mut keep: impl FnMut(&StoredObject) -> bool,
+        keep: impl FnMut(&StoredObject) -> bool,
     ) -> (Vec<Arc<StoredObject>>, u64) {
+        let page = self.list_page(kind, namespace, None, None, keep);
+        (page.items, page.resource_version)
+    }
+
+    /// Lists at most `limit` objects that `keep` accepts, in key order, starting after
+    /// the key `after` (from an earlier page's [`Page::next`]).
+    pub fn list_page(
+        &self,
+        kind: &ResourceKind,
+        namespace: Option<&str>,
+        after: Option<&str>,
+        limit: Option<usize>,
+        mut keep: impl FnMut(&StoredObject) -> bool,
+    ) -> Page {
+        use std::ops::Bound;
         let inner = self.lock();
+        let resource_version = inner.resource_version;
         let Some(resource) = inner.resources.get(&kind.storage_key()) else {
-            return (Vec::new(), inner.resource_version);
+            return Page {
+                items: Vec::new(),
+                resource_version,
+                next: None,
+            };
         };
-        let items = match namespace {
-            Some(ns) => {
-                let prefix = format!("{ns}/");
-                resource
-                    .objects
-                    .range::<str, _>((
-                        std::ops::Bound::Included(prefix.as_str()),
-                        std::ops::Bound::Unbounded,
-                    ))
-                    .take_while(|(k, _)| k.starts_with(&prefix))
-                    .map(|(_, v)| v)
-                    .filter(|o| keep(o))
-                    .cloned()
-                    .collect()
+        let prefix = namespace.map(|ns| format!("{ns}/")).unwrap_or_default();
+        let start = match after {
+            Some(key) if key >= prefix.as_str() => Bound::Excluded(key),
+            _ => Bound::Included(prefix.as_str()),
+        };
+        let limit = limit.unwrap_or(usize::MAX);
+        let mut items = Vec::new();
+        let mut next = None;
+        let mut range = resource
+            .objects
+            .range::<str, _>((start, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(&prefix));
+        for (key, object) in range.by_ref() {
+            if !keep(object) {
+                continue;
             }
-            None => resource
-                .objects
-                .values()
-                .filter(|o| keep(o))
-                .cloned()
-                .collect(),
-        };
-        (items, inner.resource_version)
+            items.push(object.clone());
+            if items.len() == limit {
+                next = Some(key.to_string());
+                break;
+            }
+        }
+        if range.next().is_none() {
+            next = None;
+        }
+        Page {
+            items,
+            resource_version,
+            next,
+        }
+    }
+
+    /// Whether watch history older than `resource_version` is gone for this resource
+    /// (so a list continued from it would be inconsistent with a watch from it).
+    pub fn expired(&self, kind: &ResourceKind, resource_version: u64) -> bool {
+        self.lock()
+            .resources
+            .get(&kind.storage_key())
+            .is_some_and(|r| resource_version < r.expired_through)
     }
 
     /// Number of objects stored for a resource.

@@ -110,6 +110,8 @@ async fn bad_selectors_and_parameters_are_bad_requests() {
         "fieldSelector=nonsense",
         "watch=true&resourceVersion=abc",
         "watch=true&timeoutSeconds=soon",
+        "limit=lots",
+        "limit=2&continue=not-a-token",
     ] {
         let got = call(&server, Method::GET, &format!("{BUCKETS}?{query}"), "", "").await;
         assert_status(&got, 400, "BadRequest");

@@ -489,3 +489,94 @@ async fn the_journal_records_each_request_with_verb_resource_and_status() {
             .all(|e| e.namespace == "default" && e.group == "example.org")
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn paged_lists_keep_the_first_pages_version_and_expired_tokens_are_410() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    for i in 0..5 {
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
+            .await
+            .unwrap();
+    }
+    let first = buckets.list(&ListParams::default().limit(2)).await.unwrap();
+    assert_eq!(
+        first
+            .items
+            .iter()
+            .map(ResourceExt::name_any)
+            .collect::<Vec<_>>(),
+        ["b0", "b1"]
+    );
+    let token = first.metadata.continue_.clone().expect("more pages");
+    buckets
+        .create(&PostParams::default(), &bucket("b9", "eu"))
+        .await
+        .unwrap();
+
+    let second = buckets
+        .list(&ListParams::default().limit(2).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(
+        second
+            .items
+            .iter()
+            .map(ResourceExt::name_any)
+            .collect::<Vec<_>>(),
+        ["b2", "b3"]
+    );
+    assert_eq!(
+        second.metadata.resource_version, first.metadata.resource_version,
+        "one version for all pages"
+    );
+    let third = buckets
+        .list(
+            &ListParams::default()
+                .limit(2)
+                .continue_token(second.metadata.continue_.as_deref().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        third
+            .items
+            .iter()
+            .map(ResourceExt::name_any)
+            .collect::<Vec<_>>(),
+        ["b4", "b9"]
+    );
+    assert!(
+        third.metadata.continue_.is_none(),
+        "the last page has no continue token"
+    );
+
+    // kubectl's `limit=500&resourceVersion=0` (kube drops the 0 when paging).
+    let request = http::Request::get(
+        "/apis/example.org/v1alpha1/namespaces/default/buckets?limit=2&resourceVersion=0",
+    )
+    .body(http_body_util::Empty::<bytes::Bytes>::new())
+    .unwrap();
+    let response = tower::ServiceExt::oneshot(server.service(), request)
+        .await
+        .unwrap();
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let all: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        all["items"].as_array().unwrap().len(),
+        6,
+        "resourceVersion=0 ignores the limit, like the watch cache"
+    );
+    assert!(all["metadata"].get("continue").is_none());
+
+    server.expire_watches();
+    let expired = buckets
+        .list(&ListParams::default().limit(2).continue_token(&token))
+        .await
+        .unwrap_err();
+    assert_eq!(api_code(expired), (410, "Expired".into()));
+}

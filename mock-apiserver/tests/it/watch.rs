@@ -307,3 +307,38 @@ async fn a_selector_watch_sees_objects_enter_and_leave_when_their_labels_change(
     eventually("b1 comes back", || reader.state().len() == 1).await;
     task.abort();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_watcher_with_small_pages_lists_in_several_requests_and_sees_everything() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    for i in 0..10 {
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
+            .await
+            .unwrap();
+    }
+    let before = server.journal().last_seq();
+    let (reader, writer) = reflector::store();
+    let config = watcher::Config::default().page_size(3);
+    let task =
+        tokio::spawn(reflector(writer, watcher(buckets.clone(), config)).for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+    assert_eq!(reader.state().len(), 10);
+    let lists = server
+        .journal()
+        .since(before)
+        .iter()
+        .filter(|e| e.verb == mock_apiserver::Verb::List)
+        .count();
+    assert_eq!(lists, 4, "pages of 3, 3, 3 and 1");
+    buckets
+        .create(&PostParams::default(), &bucket("late", "eu"))
+        .await
+        .unwrap();
+    eventually("the watch after the pages sees new objects", || {
+        reader.state().len() == 11
+    })
+    .await;
+    task.abort();
+}
