@@ -342,3 +342,50 @@ async fn a_watcher_with_small_pages_lists_in_several_requests_and_sees_everythin
     .await;
     task.abort();
 }
+
+/// Guards the no-op-write rule end to end: a kube `Controller` whose reconcile makes an
+/// idempotent server-side-apply status patch must not trigger itself again.
+#[tokio::test(start_paused = true)]
+async fn a_controller_with_idempotent_status_patches_settles_instead_of_hot_looping() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use kube::runtime::Controller;
+    use kube::runtime::controller::Action;
+
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let reconciles = Arc::new(AtomicUsize::new(0));
+    let context = (buckets.clone(), reconciles.clone());
+    let controller = Controller::new(buckets.clone(), watcher::Config::default())
+        .run(
+            |bucket: Arc<Bucket>, ctx: Arc<(Api<Bucket>, Arc<AtomicUsize>)>| async move {
+                ctx.1.fetch_add(1, Ordering::SeqCst);
+                let status = json!({
+                    "apiVersion": "example.org/v1alpha1", "kind": "Bucket",
+                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+                });
+                let name = bucket.metadata.name.clone().unwrap();
+                ctx.0
+                    .patch_status(
+                        &name,
+                        &PatchParams::apply("ctrl").force(),
+                        &Patch::Apply(status),
+                    )
+                    .await?;
+                Ok::<_, kube::Error>(Action::await_change())
+            },
+            |_, _, _| Action::requeue(Duration::from_secs(1)),
+            Arc::new(context),
+        )
+        .for_each(|_| async {});
+    let task = tokio::spawn(controller);
+    buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let count = reconciles.load(Ordering::SeqCst);
+    assert!((1..=2).contains(&count), "reconciled {count} times in 30 s");
+    task.abort();
+}
