@@ -21,13 +21,32 @@ pub fn evaluate<'a>(root: &'a Value, path: &str) -> Vec<&'a Value> {
             rest = &after[end + 1..];
             current = current.into_iter().flat_map(|v| index(v, inner)).collect();
         } else if let Some(after) = rest.strip_prefix('.') {
-            let end = after.find(['.', '[']).unwrap_or(after.len());
-            let field = &after[..end];
+            // A field name runs to the next unescaped `.` or `[`; `\.` is a literal dot, as
+            // in `.metadata.annotations.crossplane\.io/external-name`.
+            let mut field = String::new();
+            let mut chars = after.char_indices().peekable();
+            let mut end = after.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' if chars.peek().is_some_and(|(_, n)| *n == '.') => {
+                        field.push('.');
+                        chars.next();
+                    }
+                    '.' | '[' => {
+                        end = i;
+                        break;
+                    }
+                    _ => field.push(c),
+                }
+            }
             rest = &after[end..];
             if field.is_empty() {
                 continue;
             }
-            current = current.into_iter().filter_map(|v| v.get(field)).collect();
+            current = current
+                .into_iter()
+                .filter_map(|v| v.get(field.as_str()))
+                .collect();
         } else {
             return Vec::new();
         }
@@ -113,5 +132,14 @@ mod tests {
             [&json!("False")]
         );
         assert!(evaluate(&obj, ".status.missing").is_empty());
+    }
+
+    #[test]
+    fn an_escaped_dot_is_part_of_the_field_name() {
+        let obj = json!({"metadata": {"annotations": {"crossplane.io/external-name": "b-1"}}});
+        assert_eq!(
+            evaluate(&obj, r".metadata.annotations.crossplane\.io/external-name"),
+            [&json!("b-1")]
+        );
     }
 }

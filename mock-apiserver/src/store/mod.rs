@@ -563,6 +563,9 @@ mod tests {
         let value = marked.to_value();
         assert!(value["metadata"]["deletionTimestamp"].is_string());
         assert_eq!(value["metadata"]["deletionGracePeriodSeconds"], 0);
+        // Regression: the first deletionTimestamp bumps generation (the apiserver's
+        // markAsDeleting), which crossplane's event filter relies on to see a deletion start.
+        assert_eq!(value["metadata"]["generation"], 2);
         let again = store
             .delete(&kind, "default", "a", &Preconditions::default(), false)
             .unwrap();

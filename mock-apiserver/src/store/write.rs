@@ -376,6 +376,13 @@ impl Store {
         if has_finalizers {
             meta.insert("deletionTimestamp".into(), json!(self.clock.rfc3339()));
             meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            // Like the apiserver's markAsDeleting: the first deletionTimestamp bumps a set
+            // generation, so controllers filtering on generation see the deletion start.
+            if let Some(generation) = meta.get("generation").and_then(serde_json::Value::as_i64)
+                && generation > 0
+            {
+                meta.insert("generation".into(), json!(generation + 1));
+            }
         }
         let stored = Arc::new(StoredObject::from_value(&value, rv));
         let resource = self.resource_mut(inner, &storage);
