@@ -94,6 +94,10 @@ impl Reservation {
     }
 }
 
+/// Whole seconds in Go's longest duration (2^63 − 1 ns); at or past it, Go's `Time.Sub`
+/// saturates.
+const GO_MAX_SECS: u64 = 9_223_372_036;
+
 #[derive(Debug)]
 struct State {
     limit: Limit,
@@ -113,14 +117,25 @@ pub struct Limiter {
 impl State {
     /// Go's `advance(t)`: the tokens at `t`, without mutating anything.
     fn advance(&self, t: Instant) -> f64 {
-        let elapsed = match self.last {
-            None => GoDuration::INF,
+        let delta = match self.last {
+            None => self.limit.tokens_from_duration(GoDuration::INF),
+            // Time going backwards counts as no time.
+            Some(last) if t <= last => 0.0,
             Some(last) => {
-                let last = if t < last { t } else { last };
-                sub_instants(t, last)
+                // `Duration` keeps whole seconds and nanoseconds apart, which is exactly Go's
+                // `d / Second` and `d % Second` for a non-negative duration below 2^63 ns:
+                // the same float as `GoDuration::seconds`, without an integer division.
+                let elapsed = t - last;
+                if self.limit.0 <= 0.0 {
+                    0.0
+                } else if elapsed.as_secs() >= GO_MAX_SECS {
+                    self.limit.tokens_from_duration(GoDuration::INF)
+                } else {
+                    (elapsed.as_secs() as f64 + f64::from(elapsed.subsec_nanos()) / 1e9)
+                        * self.limit.0
+                }
             }
         };
-        let delta = self.limit.tokens_from_duration(elapsed);
         let tokens = self.tokens + delta;
         let burst = self.burst as f64;
         if tokens > burst { burst } else { tokens }
@@ -156,6 +171,29 @@ impl State {
             self.last_event = Some(r.time_to_act);
         }
         r
+    }
+}
+
+impl State {
+    /// `reserveN(t, n, 0).ok` without building the reservation: the same state changes.
+    fn allow_n(&mut self, t: Instant, n: i64) -> bool {
+        if self.limit.is_inf() {
+            return true;
+        }
+        let tokens = self.advance(t) - n as f64;
+        // A debt too small to wait a whole nanosecond for truncates to no wait, as in Go.
+        let wait = if tokens < 0.0 {
+            self.limit.duration_from_tokens(-tokens)
+        } else {
+            GoDuration::ZERO
+        };
+        if n > self.burst || wait > GoDuration::ZERO {
+            return false;
+        }
+        self.last = Some(t);
+        self.tokens = tokens;
+        self.last_event = Some(t);
+        true
     }
 }
 
@@ -205,7 +243,7 @@ impl Limiter {
 
     /// `AllowN(t, n)`: take `n` tokens if they are there at `t`; false (and no change) otherwise.
     pub fn allow_n_at(&self, t: Instant, n: i64) -> bool {
-        self.lock().reserve_n(t, n, GoDuration::ZERO).ok
+        self.lock().allow_n(t, n)
     }
 
     /// `AllowN(now, n)`.
@@ -318,6 +356,30 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `allow_n` is `reserveN(t, n, 0).ok` with the same state changes.
+        #[test]
+        fn allow_is_reserve_with_no_wait(
+            rate in prop_oneof![Just(0.0), 0.1f64..1000.0, Just(f64::MAX)],
+            burst in 0i64..20,
+            steps in proptest::collection::vec((0u64..500_000_000, 0i64..5), 1..100),
+        ) {
+            let a = Limiter::new(Limit(rate), burst);
+            let b = Limiter::new(Limit(rate), burst);
+            let mut t = Instant::now();
+            for (gap, n) in steps {
+                t += std::time::Duration::from_nanos(gap);
+                let allowed = a.allow_n_at(t, n);
+                let reserved = b.reserve_n_within(t, n, GoDuration::ZERO).ok();
+                prop_assert_eq!(allowed, reserved);
+                prop_assert_eq!(a.tokens_at(t).to_bits(), b.tokens_at(t).to_bits());
+                let (sa, sb) = (a.lock(), b.lock());
+                prop_assert_eq!((sa.last, sa.last_event), (sb.last, sb.last_event));
+            }
+        }
+    }
 
     #[test]
     fn every_300ms_is_go_float() {
