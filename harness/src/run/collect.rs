@@ -22,7 +22,7 @@ fn call_action(a: mock_cloud::Action) -> CallAction {
     }
 }
 
-fn kind_of(c: mock_cloud::Collection) -> &'static str {
+pub(crate) fn kind_of(c: mock_cloud::Collection) -> &'static str {
     match c {
         mock_cloud::Collection::Buckets => "Bucket",
         mock_cloud::Collection::Databases => "Database",
@@ -64,10 +64,17 @@ pub(crate) async fn observations(
             })
         })
         .collect();
-    let api_requests: Vec<ApiRequest> = stack
-        .apiserver
-        .journal()
-        .since(0)
+    let api_entries = stack.apiserver.journal().since(0);
+    let api_dropped = api_entries.first().map_or(0, |e| e.seq.saturating_sub(1));
+    let cloud_dropped = stack.cloud.journal_stats().dropped;
+    if api_dropped > 0 || cloud_dropped > 0 {
+        tracing::warn!(
+            api_dropped,
+            cloud_dropped,
+            "journal entries were dropped: the result is partial"
+        );
+    }
+    let api_requests: Vec<ApiRequest> = api_entries
         .into_iter()
         .map(|e| ApiRequest {
             at_us: e.elapsed.as_micros() as u64 + stack.api_offset_us,
@@ -145,6 +152,10 @@ pub(crate) async fn observations(
     versions.insert("harness".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
     versions.insert("target".to_owned(), "embedded".to_owned());
     versions.insert(
+        "journal entries dropped (api, cloud)".to_owned(),
+        format!("{api_dropped}, {cloud_dropped}"),
+    );
+    versions.insert(
         "provider starts".to_owned(),
         stack.provider_starts.to_string(),
     );
@@ -158,7 +169,10 @@ pub(crate) async fn observations(
         custom_resources,
         provider_metrics,
         versions,
-        partial: partial || driver.spans.iter().any(|p| !p.completed),
+        partial: partial
+            || api_dropped > 0
+            || cloud_dropped > 0
+            || driver.spans.iter().any(|p| !p.completed),
     }
 }
 

@@ -23,6 +23,9 @@ use crate::scenario::{Action, ActionClass, Phase, Scenario, Until};
 /// Writes in flight at once, whatever the rate.
 const MAX_IN_FLIGHT: usize = 64;
 
+/// Shortest time between two counts of a phase's `until`.
+const RECOUNT: Duration = Duration::from_millis(50);
+
 /// What the harness did to one resource.
 #[derive(Clone, Debug)]
 pub struct Record {
@@ -187,7 +190,18 @@ impl<'s> Driver<'s> {
                     let _ = stack.cloud.set_faults(before);
                 }
             }
-            Action::Restart => stack.restart_provider().await,
+            Action::Restart => {
+                let from = stack.cloud.journal_stats().next_seq;
+                stack.restart_provider().await;
+                let completed = self.wait_observed(stack, from, deadline, &bar).await;
+                bar.finish(completed);
+                return Ok(PhaseSpan {
+                    name: phase.name.clone(),
+                    start_us,
+                    end_us: self.now_us(),
+                    completed,
+                });
+            }
             Action::Delete { rate, groups } => {
                 let targets = self.targets(Some(groups));
                 self.delete(&targets, *rate).await;
@@ -203,18 +217,16 @@ impl<'s> Driver<'s> {
         })
     }
 
-    /// How many of `targets` meet `until` now.
-    fn met(&self, until: Until, targets: &[(usize, u32)]) -> usize {
+    /// How many of `keys` meet `until` now.
+    fn met(&self, until: Until, keys: &[Key]) -> usize {
         let seen = self.tracker.lock();
-        targets
-            .iter()
-            .filter(|(g, i)| {
-                let key = self.key(*g, *i);
-                let s = seen.get(&key);
+        keys.iter()
+            .filter(|key| {
+                let s = seen.get(*key);
                 match until {
                     Until::AllReady => s.is_some_and(|s| s.ready),
                     Until::AllHandled => {
-                        let want = self.requested.get(&key);
+                        let want = self.requested.get(*key);
                         want.is_none() || s.and_then(|s| s.handled.as_ref()) == want
                     }
                     Until::AllGone => s.is_some_and(|s| s.gone_us.is_some()),
@@ -245,19 +257,64 @@ impl<'s> Driver<'s> {
             })
             .collect();
         bar.set_total(relevant.len());
+        let keys: Vec<Key> = relevant.iter().map(|(g, i)| self.key(*g, *i)).collect();
         loop {
-            let done = self.met(until, &relevant);
+            let done = self.met(until, &keys);
             bar.set(done);
-            if done == relevant.len() {
+            if done == keys.len() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            // Recount on a change, at most every RECOUNT (a count is O(resources)).
+            let next = Instant::now() + RECOUNT;
+            tokio::select! {
+                () = self.tracker.changed() => tokio::time::sleep_until(next.min(deadline)).await,
+                () = tokio::time::sleep_until(deadline) => {}
+                () = tokio::time::sleep(Duration::from_millis(250)) => {}
+            }
+        }
+    }
+
+    /// After a restart: waits until the new provider has observed (a cloud GET) every live
+    /// resource, reading mock-cloud's journal from `from` on. That is when the re-list
+    /// backlog has drained.
+    async fn wait_observed(
+        &self,
+        stack: &EmbeddedStack,
+        from: u64,
+        deadline: Instant,
+        bar: &super::progress::PhaseBar,
+    ) -> bool {
+        let mut missing: HashSet<(String, String)> = self
+            .records
+            .values()
+            .filter(|r| r.deleted_us.is_none() && !r.create_failed)
+            .map(|r| (r.kind.clone(), r.name.clone()))
+            .collect();
+        let total = missing.len();
+        bar.set_total(total);
+        let mut cursor = from;
+        loop {
+            for call in stack.cloud.calls_since(cursor) {
+                cursor = call.seq + 1;
+                if call.action == Some(mock_cloud::Action::Get)
+                    && let Some(c) = call.collection
+                {
+                    missing.remove(&(super::collect::kind_of(c).to_owned(), call.name));
+                }
+            }
+            bar.set(total - missing.len());
+            if missing.is_empty() {
                 return true;
             }
             if Instant::now() >= deadline {
                 return false;
             }
             tokio::select! {
-                () = self.tracker.changed() => {}
                 () = tokio::time::sleep_until(deadline) => {}
-                () = tokio::time::sleep(Duration::from_millis(250)) => {}
+                () = tokio::time::sleep(Duration::from_millis(100)) => {}
             }
         }
     }

@@ -19,6 +19,10 @@ use crate::scenario::{ActionClass, Latency, Scenario};
 /// server is the provider's.
 pub const HARNESS_USER_AGENT: &str = "harness";
 
+/// API-server requests kept for the measurements; a run that makes more is reported as
+/// partial (see `collect`).
+pub const API_JOURNAL_CAPACITY: usize = 2_000_000;
+
 /// Base URL the in-process cloud client uses (the host is never resolved).
 const CLOUD_URL: &str = "http://mock-cloud.invalid";
 
@@ -114,7 +118,9 @@ impl EmbeddedStack {
         let start = Instant::now();
         let cloud = MockCloud::new(cloud_config(s)).map_err(RunError::Cloud)?;
         let cloud_offset_us = start.elapsed().as_micros() as u64;
-        let apiserver = ApiServer::new(mock_apiserver::Config::default());
+        let apiserver = ApiServer::new(
+            mock_apiserver::Config::default().with_journal_capacity(API_JOURNAL_CAPACITY),
+        );
         let api_offset_us = start.elapsed().as_micros() as u64;
         let crds = provider::crd::crds_yaml().map_err(|e| RunError::Crds(e.into()))?;
         apiserver
