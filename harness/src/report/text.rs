@@ -54,6 +54,9 @@ pub fn assertion_table(r: &RunResult) -> String {
         }
     }
     let failed = r.verdicts.iter().filter(|v| !v.pass).count();
+    if let Some(p) = &r.provider {
+        let _ = writeln!(out, "{}", p.summary());
+    }
     let _ = writeln!(
         out,
         "{} of {} assertions passed{}",

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use limiter::go::GoDuration;
 
 use super::model::{
-    Peak, PhaseResult, RESULT_VERSION, RunResult, ScenarioInfo, SettingsInfo, Timeline, Verdict,
+    Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, ScenarioInfo, SettingsInfo,
+    Timeline, Verdict,
 };
 use super::observe::{CloudCall, Observations, PhaseSpan};
 use crate::measure::{
@@ -95,13 +96,45 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
         poll,
         predictions: plan.all().cloned().collect(),
         verdicts: Vec::new(),
+        provider: obs.provider_metrics.as_ref().map(|m| ProviderCheck {
+            journal_cloud_calls: obs.cloud_calls.len() as u64,
+            provider_cloud_calls: m.cloud_calls,
+            reservations: m.reservations,
+            early_runs: m.early_runs,
+        }),
     };
     result.verdicts = s
         .assertions
         .iter()
         .map(|a| verdict(s, plan, obs, &result, a, &all_calls, &api))
         .collect();
+    attribute_early_runs(s, &mut result);
     result
+}
+
+/// Under the `crossplane` model, early runs (flagged passes before their token's time) are
+/// the mechanism that takes reconciles past the nominal budget; say how many there were next
+/// to every budget verdict (budget.md §8, row 1).
+fn attribute_early_runs(s: &Scenario, result: &mut RunResult) {
+    let Some(early) = result.provider.as_ref().map(|p| p.early_runs) else {
+        return;
+    };
+    if s.settings.model != limiter::crossplane::RateLimitModel::Crossplane || early == 0 {
+        return;
+    }
+    for v in result
+        .verdicts
+        .iter_mut()
+        .filter(|v| v.check == "cloudCalls")
+    {
+        let line = format!(
+            "{early} early runs over the run (limiter_early_runs_total): reconciles the middleware let through before their token's time"
+        );
+        v.note = Some(match v.note.take() {
+            Some(n) => format!("{n}; {line}"),
+            None => line,
+        });
+    }
 }
 
 fn poll_stats(obs: &Observations) -> Vec<crate::measure::PollStats> {

@@ -8,7 +8,8 @@ mod observe;
 
 pub use evaluate::evaluate;
 pub use model::{
-    Peak, PhaseResult, RESULT_VERSION, RunResult, ScenarioInfo, SettingsInfo, Timeline, Verdict,
+    Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, ScenarioInfo, SettingsInfo,
+    Timeline, Verdict,
 };
 pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,

@@ -157,6 +157,44 @@ pub struct RunResult {
     pub predictions: Vec<Prediction>,
     /// Every assertion's verdict.
     pub verdicts: Vec<Verdict>,
+    /// The provider's own counters next to the ground truth, when they were read.
+    #[serde(default)]
+    pub provider: Option<ProviderCheck>,
+}
+
+/// The provider's own metrics, cross-checked against the mock cloud's journal, and the limiter
+/// counters that attribute reconciles beyond the nominal budget (budget.md §8).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderCheck {
+    /// Cloud calls the mock cloud journalled.
+    pub journal_cloud_calls: u64,
+    /// Cloud calls the provider says it made (`provider_cloud_requests_total`).
+    pub provider_cloud_calls: u64,
+    /// `limiter_reservations_total`.
+    pub reservations: u64,
+    /// `limiter_early_runs_total`: flagged passes that ran before their token's time.
+    pub early_runs: u64,
+}
+
+impl ProviderCheck {
+    /// Whether the provider's count matches the journal.
+    #[must_use]
+    pub fn agrees(&self) -> bool {
+        self.journal_cloud_calls == self.provider_cloud_calls
+    }
+
+    /// One line for reports.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        format!(
+            "provider's own count: {} cloud calls, journal: {} ({}); limiter: {} reservations, {} early runs",
+            self.provider_cloud_calls,
+            self.journal_cloud_calls,
+            if self.agrees() { "agree" } else { "DIFFER" },
+            self.reservations,
+            self.early_runs
+        )
+    }
 }
 
 impl RunResult {
