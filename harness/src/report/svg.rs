@@ -103,12 +103,16 @@ pub fn time_chart(
         );
         if let (Some(lo), Some(hi)) = (s.band_low, s.band_high) {
             let (ylo, yhi) = (y(lo), y(hi));
-            let _ = write!(
-                o,
-                "<rect x=\"{x0:.1}\" y=\"{yhi:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#2e8b57\" fill-opacity=\"0.15\"/>",
-                (x1 - x0).max(0.5),
-                (ylo - yhi).max(0.5)
-            );
+            // Tint the band only when its top is on the chart; a band running off the top
+            // would cover the phase shading.
+            if hi <= y_max {
+                let _ = write!(
+                    o,
+                    "<rect x=\"{x0:.1}\" y=\"{yhi:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#2e8b57\" fill-opacity=\"0.15\"/>",
+                    (x1 - x0).max(0.5),
+                    (ylo - yhi).max(0.5)
+                );
+            }
             let _ = write!(
                 o,
                 "<line x1=\"{x0:.1}\" x2=\"{x1:.1}\" y1=\"{ylo:.1}\" y2=\"{ylo:.1}\" stroke=\"#2e8b57\" stroke-dasharray=\"4 3\"/>"

@@ -48,7 +48,10 @@ async fn a_small_scenario_runs_end_to_end_and_every_write_reaches_the_cloud_once
     assert_eq!(total("delete"), 0);
     assert_eq!(r.audit.orphans.len() + r.audit.duplicates.len(), 0);
     // The provider's own count of cloud calls matches the journal, call for call.
-    let check = r.provider.as_ref().expect("embedded runs read the provider's metrics");
+    let check = r
+        .provider
+        .as_ref()
+        .expect("embedded runs read the provider's metrics");
     assert!(check.agrees(), "{}", check.summary());
     assert!(check.journal_cloud_calls > 0);
 }
