@@ -68,7 +68,7 @@ pub struct RunArgs {
     #[arg(long, env = "PROVIDER_CLOUD_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     pub cloud_timeout: Duration,
     /// Kubeconfig file. Without it: in-cluster config, else the KUBECONFIG variable, else
-    /// ~/.kube/config. Only plain http API servers are supported (no TLS is built in).
+    /// ~/.kube/config.
     #[arg(long, env = "PROVIDER_KUBECONFIG", value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// Watch managed resources in this namespace only (default: all namespaces).

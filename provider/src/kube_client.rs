@@ -170,7 +170,7 @@ pub enum KubeConfigError {
     /// Neither in-cluster nor `KUBECONFIG` config was found.
     #[error("cannot find a Kubernetes config (in-cluster or KUBECONFIG)")]
     Infer(#[source] kube::config::InferConfigError),
-    /// The client could not be built (for example an `https` server: TLS is not built in).
+    /// The client could not be built (for example a bad certificate in the kubeconfig).
     #[error("cannot build the Kubernetes client")]
     Build(#[source] kube::Error),
 }
