@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::go::GoDuration;
@@ -25,5 +26,19 @@ pub(crate) fn add_duration(t: Instant, d: GoDuration) -> Instant {
     } else {
         t.checked_sub(Duration::from_nanos(d.0.unsigned_abs()))
             .unwrap_or(t)
+    }
+}
+
+/// Waits until `next` (if any) or until `wake` is notified, whichever comes first: how the
+/// queues' timer tasks sleep.
+pub(crate) async fn sleep_until_or_woken(wake: &Notify, next: Option<Instant>) {
+    match next {
+        Some(at) => {
+            tokio::select! {
+                () = wake.notified() => {}
+                () = tokio::time::sleep_until(at) => {}
+            }
+        }
+        None => wake.notified().await,
     }
 }

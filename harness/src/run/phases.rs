@@ -47,6 +47,13 @@ pub struct Record {
     pub create_failed: bool,
 }
 
+impl Record {
+    /// Created (successfully) and not deleted.
+    fn is_live(&self) -> bool {
+        self.deleted_us.is_none() && !self.create_failed
+    }
+}
+
 /// Runs phases and keeps what they did.
 pub struct Driver<'s> {
     scenario: &'s Scenario,
@@ -105,6 +112,11 @@ impl<'s> Driver<'s> {
             .iter()
             .flat_map(|&g| (0..self.scenario.groups[g].count).map(move |i| (g, i)))
             .collect()
+    }
+
+    /// Created (successfully) and not deleted.
+    fn is_live(&self, k: &(usize, u32)) -> bool {
+        self.records.get(k).is_some_and(Record::is_live)
     }
 
     fn key(&self, g: usize, i: u32) -> Key {
@@ -248,10 +260,7 @@ impl<'s> Driver<'s> {
             .iter()
             .copied()
             .filter(|k| match until {
-                Until::AllReady | Until::AllHandled => self
-                    .records
-                    .get(k)
-                    .is_some_and(|r| r.deleted_us.is_none() && !r.create_failed),
+                Until::AllReady | Until::AllHandled => self.is_live(k),
                 Until::AllGone => self.records.get(k).is_some_and(|r| r.deleted_us.is_some()),
                 Until::Elapsed => true,
             })
@@ -290,7 +299,7 @@ impl<'s> Driver<'s> {
         let mut missing: HashSet<(String, String)> = self
             .records
             .values()
-            .filter(|r| r.deleted_us.is_none() && !r.create_failed)
+            .filter(|r| r.is_live())
             .map(|r| (r.kind.clone(), r.name.clone()))
             .collect();
         let total = missing.len();
@@ -427,11 +436,7 @@ impl<'s> Driver<'s> {
         let live: Vec<(usize, u32)> = targets
             .iter()
             .copied()
-            .filter(|k| {
-                self.records
-                    .get(k)
-                    .is_some_and(|r| r.deleted_us.is_none() && !r.create_failed)
-            })
+            .filter(|k| self.is_live(k))
             .collect();
         let done = self.patch_all(&live, &body, rate).await;
         for ((g, i), _, ok) in done {
@@ -443,19 +448,10 @@ impl<'s> Driver<'s> {
 
     async fn delete(&mut self, targets: &[(usize, u32)], rate: Option<f64>) {
         let s = self.scenario;
-        let live: HashSet<(usize, u32)> = targets
-            .iter()
-            .copied()
-            .filter(|k| {
-                self.records
-                    .get(k)
-                    .is_some_and(|r| r.deleted_us.is_none() && !r.create_failed)
-            })
-            .collect();
         let live: Vec<(usize, u32)> = targets
             .iter()
             .copied()
-            .filter(|k| live.contains(k))
+            .filter(|k| self.is_live(k))
             .collect();
         let done = self
             .paced(&live, rate, |g, i| {

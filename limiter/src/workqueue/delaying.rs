@@ -197,15 +197,7 @@ async fn waiting_loop<T: Eq + Hash + Clone + Send + 'static>(
             }
             next
         };
-        match next {
-            Some(at) => {
-                tokio::select! {
-                    () = wake.notified() => {}
-                    () = tokio::time::sleep_until(at) => {}
-                }
-            }
-            None => wake.notified().await,
-        }
+        crate::instant::sleep_until_or_woken(&wake, next).await;
     }
 }
 

@@ -385,15 +385,7 @@ async fn timer_loop<T: Eq + Hash + Clone + Send + Sync + 'static>(
                 .next()
                 .and_then(|(k, _)| k.1)
         };
-        match next {
-            Some(at) => {
-                tokio::select! {
-                    () = wake.notified() => {}
-                    () = tokio::time::sleep_until(at) => {}
-                }
-            }
-            None => wake.notified().await,
-        }
+        crate::instant::sleep_until_or_woken(&wake, next).await;
     }
 }
 
