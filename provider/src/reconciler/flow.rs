@@ -22,6 +22,7 @@ use crate::crd::{
     CREATE_FAILED_ANNOTATION, CREATE_PENDING_ANNOTATION, CREATE_SUCCEEDED_ANNOTATION,
     EXTERNAL_NAME_ANNOTATION, FINALIZER, Managed, PAUSED_ANNOTATION,
 };
+use crate::events::EventSink;
 
 impl<K: Managed> ManagedReconciler<K> {
     /// One reconcile of `request`.
@@ -247,17 +248,7 @@ impl<K: Managed> ManagedReconciler<K> {
             .annotations_mut()
             .insert(CREATE_PENDING_ANNOTATION.to_owned(), self.ctx.clock.stamp());
         if let Err(error) = pass.put().await {
-            if is_conflict(&error) {
-                return Ok(Action::requeue());
-            }
-            let message = format!("cannot update managed resource: {}", error_chain(&error));
-            events.warning(&pass.mr, "CannotUpdateManagedResource", message.clone());
-            return pass
-                .finish(
-                    &[c::creating(), c::reconcile_error(message)],
-                    Action::requeue(),
-                )
-                .await;
+            return create_write_failed(pass, &events, &error).await;
         }
         if let Err(error) = external.create(&pass.mr, &name, &key).await {
             let stamp = [(CREATE_FAILED_ANNOTATION, self.ctx.clock.stamp())];
@@ -276,17 +267,7 @@ impl<K: Managed> ManagedReconciler<K> {
         }
         let stamp = [(CREATE_SUCCEEDED_ANNOTATION, self.ctx.clock.stamp())];
         if let Err(error) = pass.put_critical(&stamp).await {
-            if is_conflict(&error) {
-                return Ok(Action::requeue());
-            }
-            let message = format!("cannot update managed resource: {}", error_chain(&error));
-            events.warning(&pass.mr, "CannotUpdateManagedResource", message.clone());
-            return pass
-                .finish(
-                    &[c::creating(), c::reconcile_error(message)],
-                    Action::requeue(),
-                )
-                .await;
+            return create_write_failed(pass, &events, &error).await;
         }
         events.normal(
             &pass.mr,
@@ -323,4 +304,23 @@ impl<K: Managed> ManagedReconciler<K> {
         let jitter = settings.jitter().for_interval(effective.interval);
         jittered(effective.interval, jitter, rand::random::<f64>())
     }
+}
+
+/// A metadata write bracketing a Create failed: a conflict requeues quietly; anything else is
+/// a Warning event, a ReconcileError condition and a rate-limited requeue.
+async fn create_write_failed<K: Managed>(
+    mut pass: Pass<K>,
+    events: &EventSink,
+    error: &kube::Error,
+) -> ReconcileResult {
+    if is_conflict(error) {
+        return Ok(Action::requeue());
+    }
+    let message = format!("cannot update managed resource: {}", error_chain(error));
+    events.warning(&pass.mr, "CannotUpdateManagedResource", message.clone());
+    pass.finish(
+        &[c::creating(), c::reconcile_error(message)],
+        Action::requeue(),
+    )
+    .await
 }
