@@ -17,6 +17,8 @@
 //! - [`MockCloud::calls_since`], [`MockCloud::summary`] and [`MockCloud::inventory`] read
 //!   the journal, the aggregates and the live resources in-process; the admin API under
 //!   `/admin/v1/` serves the same over HTTP.
+//! - [`Switchable`] lets a served cloud be replaced as a whole by `PUT /admin/v1/config`
+//!   (what [`serve`] does), so one long-running process serves scenario after scenario.
 //!
 //! All time is tokio time, so `#[tokio::test(start_paused = true)]` drives quotas and
 //! provisioning deterministically.
@@ -68,10 +70,10 @@ pub use config::{
     AccountConfig, Config, ConfigError, DEFAULT_JOURNAL_CAP, ErrorRate, Faults, Flavor, Latency,
     Outage, Quotas, Rate,
 };
-pub use http::{BoxError, MAX_BODY, ResponseBody};
+pub use http::{BoxError, CONFIG_PATH, MAX_BODY, ResponseBody, Switchable};
 pub use journal::{Call, JournalStats};
 pub use model::{Action, Class, Collection, State};
 pub use quota::Layer;
-pub use serve::serve;
+pub use serve::{serve, serve_switchable};
 pub use store::Resource;
 pub use summary::{Second, StatusCount, Summary, Violations};

@@ -10,9 +10,14 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use crate::cloud::MockCloud;
+use crate::http::Switchable;
 
 /// Serves `cloud` on `listener` until `shutdown` completes, then stops accepting, lets
 /// every open connection finish its request in flight, and returns.
+///
+/// `PUT /admin/v1/config` replaces the served cloud (see [`Switchable`]); the `cloud`
+/// handle passed in then keeps the old one. Use [`serve_switchable`] to keep a handle on
+/// whichever cloud is current.
 ///
 /// Each connection is served by its own task, with keep-alive. Accept errors (such as
 /// running out of file descriptors) are logged and retried after a short pause; they
@@ -29,6 +34,15 @@ use crate::cloud::MockCloud;
 /// # });
 /// ```
 pub async fn serve(listener: TcpListener, cloud: MockCloud, shutdown: impl Future<Output = ()>) {
+    serve_switchable(listener, Switchable::new(cloud), shutdown).await;
+}
+
+/// [`serve`] for a [`Switchable`] cloud the caller keeps a clone of.
+pub async fn serve_switchable(
+    listener: TcpListener,
+    cloud: Switchable,
+    shutdown: impl Future<Output = ()>,
+) {
     let (stop_tx, stop_rx) = watch::channel(false);
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
     tokio::pin!(shutdown);

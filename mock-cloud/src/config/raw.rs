@@ -84,6 +84,8 @@ impl TryFrom<RawRateFields> for RawRate {
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawQuotas {
+    /// Start from no limits at all instead of the quotas this block overrides.
+    pub unlimited: Option<bool>,
     pub account: Option<RawRate>,
     pub classes: Option<ByClass<RawRate>>,
     pub actions: Option<RawActions>,
@@ -133,6 +135,9 @@ pub(super) struct RawCounts {
 impl RawQuotas {
     /// Applies every key that is set over `quotas`; keys not set keep their value.
     pub fn apply_to(&self, quotas: &mut Quotas) {
+        if self.unlimited == Some(true) {
+            *quotas = Quotas::unlimited();
+        }
         if let Some(RawRate(rate)) = self.account {
             quotas.account = Some(rate);
         }

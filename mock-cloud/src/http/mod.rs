@@ -6,6 +6,7 @@ mod input;
 mod metrics;
 mod respond;
 mod route;
+mod switch;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -20,6 +21,7 @@ use tokio::time::Instant;
 
 pub use api::MAX_BODY;
 pub use respond::ResponseBody;
+pub use switch::{CONFIG_PATH, Switchable};
 
 use crate::cloud::MockCloud;
 use route::Route;
