@@ -1,0 +1,213 @@
+//! The `assertions` section: which fields each check takes, and the phase it needs.
+
+use std::time::Duration;
+
+use limiter::go::GoDuration;
+
+use super::checker::Checker;
+use super::pos;
+use crate::scenario::model::{Action, Assertion, Check, Cloud, Phase, TtrLimit};
+use crate::scenario::raw::{CheckName, RawAssertion};
+
+const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
+
+fn check_str(k: CheckName) -> &'static str {
+    match k {
+        CheckName::CloudCalls => "cloudCalls",
+        CheckName::ApiRequests => "apiRequests",
+        CheckName::SteadyRate => "steadyRate",
+        CheckName::Throttles => "throttles",
+        CheckName::TimeToReady => "timeToReady",
+        CheckName::Orphans => "orphans",
+        CheckName::Duplicates => "duplicates",
+        CheckName::DrainEfficiency => "drainEfficiency",
+    }
+}
+
+pub(super) fn assertions(
+    c: &mut Checker,
+    raw: &[RawAssertion],
+    phases: &[Phase],
+    cloud: &Cloud,
+) -> Vec<Assertion> {
+    raw.iter()
+        .filter_map(|a| assertion(c, a, phases, cloud))
+        .collect()
+}
+
+fn assertion(
+    c: &mut Checker,
+    a: &RawAssertion,
+    phases: &[Phase],
+    cloud: &Cloud,
+) -> Option<Assertion> {
+    let k = a.check.value;
+    let allowed: &[&str] = match k {
+        CheckName::CloudCalls => &["phase", "account", "window", "max"],
+        CheckName::ApiRequests | CheckName::SteadyRate => &["phase", "window", "max"],
+        CheckName::Throttles => &["phase", "account", "max"],
+        CheckName::TimeToReady => &["phase", "quantile", "tolerancePercent", "maxDuration"],
+        CheckName::Orphans | CheckName::Duplicates => &["max"],
+        CheckName::DrainEfficiency => &["phase", "min"],
+    };
+    let present = [
+        ("phase", a.phase.as_ref().map(pos)),
+        ("account", a.account.as_ref().map(pos)),
+        ("window", a.window.as_ref().map(pos)),
+        ("max", a.max.as_ref().map(pos)),
+        ("maxDuration", a.max_duration.as_ref().map(pos)),
+        ("min", a.min.as_ref().map(pos)),
+        ("quantile", a.quantile.as_ref().map(pos)),
+        ("tolerancePercent", a.tolerance_percent.as_ref().map(pos)),
+    ];
+    for (field, at) in present {
+        if let Some(at) = at
+            && !allowed.contains(&field)
+        {
+            c.err(
+                at,
+                format!(
+                    "`{field}` does not apply to a {} check, expected only {}",
+                    check_str(k),
+                    allowed.join(", ")
+                ),
+            );
+        }
+    }
+    let phase = match &a.phase {
+        Some(p) => {
+            let i = phases.iter().position(|x| x.name == p.value);
+            if i.is_none() {
+                c.unknown(p, "phase", phases.iter().map(|x| x.name.as_str()));
+                return None;
+            }
+            i
+        }
+        None => None,
+    };
+    let phase_action = phase.map(|i| &phases[i].action);
+    let need_phase = |c: &mut Checker, what: &str, ok: bool| -> bool {
+        if !ok {
+            c.err(
+                pos(&a.check),
+                format!("a {} check needs `phase` naming {what}", check_str(k)),
+            );
+        }
+        ok
+    };
+    if let Some(acc) = &a.account
+        && cloud.account(&acc.value).is_none()
+    {
+        c.unknown(
+            acc,
+            "account",
+            cloud.accounts.iter().map(|a| a.name.as_str()),
+        );
+    }
+    let window = c.opt_duration(a.window.as_ref(), "window", DEFAULT_WINDOW);
+    let max = a
+        .max
+        .as_ref()
+        .and_then(|m| c.range(m, "max", 0.0, false, f64::INFINITY));
+    let count = max.map_or(0, |m| m as u64);
+    let check = match k {
+        CheckName::CloudCalls => Check::CloudCalls { window, max },
+        CheckName::ApiRequests => Check::ApiRequests { window, max },
+        CheckName::SteadyRate => {
+            if !need_phase(
+                c,
+                "a hold phase",
+                matches!(phase_action, Some(Action::Hold { .. })),
+            ) {
+                return None;
+            }
+            Check::SteadyRate { window, max }
+        }
+        CheckName::Throttles => Check::Throttles { max: count },
+        CheckName::Orphans => Check::Orphans { max: count },
+        CheckName::Duplicates => Check::Duplicates { max: count },
+        CheckName::TimeToReady => {
+            if !need_phase(
+                c,
+                "a create phase",
+                matches!(phase_action, Some(Action::Create { .. })),
+            ) {
+                return None;
+            }
+            let quantile = a
+                .quantile
+                .as_ref()
+                .map_or(Some(0.99), |q| c.range(q, "quantile", 0.0, true, 1.0))?;
+            let limit = match (&a.max_duration, &a.tolerance_percent) {
+                (Some(d), _) => TtrLimit::Fixed(c.positive_duration(d, "maxDuration")?),
+                (None, Some(t)) => TtrLimit::Predicted {
+                    tolerance_percent: c.range(t, "tolerancePercent", 0.0, false, f64::INFINITY)?,
+                },
+                (None, None) => TtrLimit::Predicted {
+                    tolerance_percent: 25.0,
+                },
+            };
+            Check::TimeToReady { quantile, limit }
+        }
+        CheckName::DrainEfficiency => {
+            let backlog = matches!(
+                phase_action,
+                Some(
+                    Action::Create { .. }
+                        | Action::Resync { .. }
+                        | Action::Update { .. }
+                        | Action::Delete { .. }
+                        | Action::Restart
+                )
+            );
+            if !need_phase(
+                c,
+                "a create, resync, update, restart or delete phase",
+                backlog,
+            ) {
+                return None;
+            }
+            let min = a
+                .min
+                .as_ref()
+                .map_or(Some(0.8), |m| c.range(m, "min", 0.0, true, 1.0))?;
+            Check::DrainEfficiency { min }
+        }
+    };
+    let name = match &a.name {
+        Some(n) => n.value.clone(),
+        None => default_name(
+            k,
+            &check,
+            phase.map(|i| phases[i].name.as_str()),
+            a.account.as_ref().map(|s| s.value.as_str()),
+        ),
+    };
+    Some(Assertion {
+        name,
+        check,
+        phase,
+        account: a.account.as_ref().map(|s| s.value.clone()),
+        pos: pos(&a.check),
+    })
+}
+
+fn default_name(k: CheckName, check: &Check, phase: Option<&str>, account: Option<&str>) -> String {
+    let mut n = check_str(k).to_owned();
+    match check {
+        Check::CloudCalls { window, .. }
+        | Check::ApiRequests { window, .. }
+        | Check::SteadyRate { window, .. } => {
+            n.push_str(&format!(" per {}", GoDuration::from_std(*window)));
+        }
+        Check::TimeToReady { quantile, .. } => n.push_str(&format!(" p{}", quantile * 100.0)),
+        _ => {}
+    }
+    if let Some(p) = phase {
+        n.push_str(&format!(" [{p}]"));
+    }
+    if let Some(a) = account {
+        n.push_str(&format!(" account {a}"));
+    }
+    n
+}

@@ -1,0 +1,71 @@
+//! From [`RawScenario`] to [`Scenario`]: every value checked, every problem collected with its
+//! place, in file order.
+//!
+//! One file per section of the scenario file; [`checker`] holds what they share.
+
+mod assertions;
+mod checker;
+mod cloud;
+mod phases;
+mod provider;
+mod resources;
+
+use serde_saphyr::Spanned;
+
+use super::error::{Pos, Problem};
+use super::model::Scenario;
+use super::raw::{RawScenario, Target};
+use checker::Checker;
+
+/// The format version this harness reads.
+pub const API_VERSION: &str = "harness/v1";
+
+fn pos<T>(s: &Spanned<T>) -> Pos {
+    Pos::of(&s.referenced)
+}
+
+/// Validates a parsed scenario. `file` names it in errors.
+///
+/// # Errors
+/// Every problem found, in file order.
+pub fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Vec<Problem>> {
+    let mut c = Checker::default();
+    if raw.api_version.value != API_VERSION {
+        c.err(
+            pos(&raw.api_version),
+            format!(
+                "unsupported apiVersion {:?}, expected {API_VERSION:?}",
+                raw.api_version.value
+            ),
+        );
+    }
+    c.name(&raw.name, "scenario name");
+    let settings = provider::provider(&mut c, &raw.provider);
+    let prediction = provider::prediction(&mut c, &raw.prediction);
+    let cloud = cloud::cloud(&mut c, &raw.cloud);
+    let groups = resources::groups(&mut c, &raw, &cloud, &settings);
+    let phases = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
+    let assertions = assertions::assertions(&mut c, &raw.assertions, &phases, &cloud);
+    let Checker {
+        mut problems,
+        warnings,
+    } = c;
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| (p.pos.line, p.pos.column));
+        return Err(problems);
+    }
+    Ok(Scenario {
+        file: file.to_owned(),
+        name: raw.name.value,
+        description: raw.description.unwrap_or_default(),
+        seed: raw.seed.unwrap_or(1),
+        target: raw.target.map_or(Target::Embedded, |t| t.value),
+        settings,
+        prediction,
+        cloud,
+        groups,
+        phases,
+        assertions,
+        warnings,
+    })
+}

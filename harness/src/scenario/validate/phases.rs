@@ -1,0 +1,222 @@
+//! The `phases` section: which fields each action takes, and each phase's end condition and
+//! timeout.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_saphyr::Spanned;
+
+use super::checker::Checker;
+use super::cloud::{latencies, status};
+use super::pos;
+use crate::scenario::error::Pos;
+use crate::scenario::model::{Action, Phase, ResourceGroup};
+use crate::scenario::raw::{ActionName, RawPhase, Until};
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Which optional phase fields an action takes.
+fn allowed(action: ActionName) -> &'static [&'static str] {
+    match action {
+        ActionName::Create | ActionName::Resync | ActionName::Delete => &["rate", "groups"],
+        ActionName::Update => &["rate", "groups", "spec"],
+        ActionName::Hold => &["duration"],
+        ActionName::CloudOutage => &["duration", "status"],
+        ActionName::CloudLatency => &["duration", "latency"],
+        ActionName::Restart => &[],
+    }
+}
+
+fn action_str(a: ActionName) -> &'static str {
+    match a {
+        ActionName::Create => "create",
+        ActionName::Hold => "hold",
+        ActionName::Resync => "resync",
+        ActionName::Update => "update",
+        ActionName::CloudOutage => "cloudOutage",
+        ActionName::CloudLatency => "cloudLatency",
+        ActionName::Restart => "restart",
+        ActionName::Delete => "delete",
+    }
+}
+
+pub(super) fn phases(
+    c: &mut Checker,
+    raw: &[RawPhase],
+    groups: &[ResourceGroup],
+    scenario: &Spanned<String>,
+) -> Vec<Phase> {
+    if raw.is_empty() {
+        c.err(
+            pos(scenario),
+            "phases is empty, expected at least one phase",
+        );
+    }
+    let mut names = BTreeSet::new();
+    raw.iter()
+        .filter_map(|p| phase(c, p, groups, &mut names))
+        .collect()
+}
+
+fn phase(
+    c: &mut Checker,
+    p: &RawPhase,
+    groups: &[ResourceGroup],
+    names: &mut BTreeSet<String>,
+) -> Option<Phase> {
+    c.name(&p.name, "phase name");
+    c.unique(names, &p.name, "phase");
+    let a = p.action.value;
+    let ok = allowed(a);
+    let present: [(&str, Option<Pos>); 6] = [
+        ("rate", p.rate.as_ref().map(pos)),
+        ("groups", p.groups.as_ref().and_then(|g| g.first()).map(pos)),
+        ("duration", p.duration.as_ref().map(pos)),
+        ("spec", p.spec.as_ref().map(pos)),
+        ("latency", p.latency.as_ref().map(|_| pos(&p.action))),
+        ("status", p.status.as_ref().map(pos)),
+    ];
+    for (field, at) in present {
+        if let Some(at) = at
+            && !ok.contains(&field)
+        {
+            let expected = if ok.is_empty() {
+                "no other fields".to_owned()
+            } else {
+                ok.join(", ")
+            };
+            c.err(
+                at,
+                format!(
+                    "`{field}` does not apply to a {} phase, expected only {expected}",
+                    action_str(a)
+                ),
+            );
+        }
+    }
+    let rate = p
+        .rate
+        .as_ref()
+        .and_then(|r| c.range(r, "rate", 0.0, true, f64::INFINITY));
+    let group_ids: Vec<usize> = match &p.groups {
+        None => (0..groups.len()).collect(),
+        Some(gs) => gs
+            .iter()
+            .filter_map(|g| {
+                let i = groups.iter().position(|x| x.name == g.value);
+                if i.is_none() {
+                    c.unknown(g, "group", groups.iter().map(|x| x.name.as_str()));
+                }
+                i
+            })
+            .collect(),
+    };
+    let duration = p
+        .duration
+        .as_ref()
+        .and_then(|d| c.positive_duration(d, "duration"));
+    let needs = |c: &mut Checker, field: &str| {
+        c.err(
+            pos(&p.action),
+            format!("a {} phase needs `{field}`", action_str(a)),
+        )
+    };
+    let action = match a {
+        ActionName::Create => Action::Create {
+            rate,
+            groups: group_ids,
+        },
+        ActionName::Resync => Action::Resync {
+            rate,
+            groups: group_ids,
+        },
+        ActionName::Delete => Action::Delete {
+            rate,
+            groups: group_ids,
+        },
+        ActionName::Update => {
+            let spec = match &p.spec {
+                Some(s) => c.spec(s),
+                None => {
+                    needs(c, "spec");
+                    serde_json::Value::Null
+                }
+            };
+            Action::Update {
+                rate,
+                groups: group_ids,
+                spec,
+            }
+        }
+        ActionName::Hold => match duration {
+            Some(duration) => Action::Hold { duration },
+            None => {
+                if p.duration.is_none() {
+                    needs(c, "duration");
+                }
+                return None;
+            }
+        },
+        ActionName::CloudOutage => {
+            let status = status(c, p.status.as_ref())?;
+            match duration {
+                Some(duration) => Action::CloudOutage { duration, status },
+                None => {
+                    if p.duration.is_none() {
+                        needs(c, "duration");
+                    }
+                    return None;
+                }
+            }
+        }
+        ActionName::CloudLatency => match &p.latency {
+            Some(l) => Action::CloudLatency {
+                latency: latencies(c, l, pos(&p.action)),
+                duration,
+            },
+            None => {
+                needs(c, "latency");
+                return None;
+            }
+        },
+        ActionName::Restart => Action::Restart,
+    };
+    let until = match &p.until {
+        Some(u) => {
+            if u.value == Until::Elapsed && duration.is_none() {
+                c.err(
+                    pos(u),
+                    format!(
+                        "`until: elapsed` needs a duration, and a {} phase has none",
+                        action_str(a)
+                    ),
+                );
+            }
+            if a == ActionName::Hold && u.value != Until::Elapsed {
+                c.err(pos(u), "a hold phase ends when its duration has elapsed, expected `until: elapsed` or no `until`");
+            }
+            u.value
+        }
+        None => match a {
+            ActionName::Hold => Until::Elapsed,
+            ActionName::Resync => Until::AllHandled,
+            ActionName::Delete => Until::AllGone,
+            _ => Until::AllReady,
+        },
+    };
+    let timeout = c.opt_duration(p.timeout.as_ref(), "timeout", DEFAULT_TIMEOUT);
+    if let (Some(d), Some(t)) = (duration, &p.timeout)
+        && d > timeout
+    {
+        c.err(
+            pos(t),
+            "timeout is shorter than the phase's duration, expected timeout ≥ duration",
+        );
+    }
+    Some(Phase {
+        name: p.name.value.clone(),
+        action,
+        until,
+        timeout,
+    })
+}

@@ -1,0 +1,112 @@
+//! The `provider` and `prediction` sections: the provider's rate-limit settings and the
+//! inputs of the prediction.
+
+use std::num::NonZeroU32;
+
+use limiter::crossplane::{RateLimitModel, Settings};
+
+use super::checker::Checker;
+use super::pos;
+use crate::scenario::model::{ApiCosts, PredictionInputs};
+use crate::scenario::raw::{ModelName, RawPrediction, RawProvider};
+
+pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
+    let mut s = Settings::default();
+    if let Some(r) = &raw.max_reconcile_rate {
+        match NonZeroU32::new(r.value) {
+            Some(r) => s.max_reconcile_rate = r,
+            None => c.err(pos(r), "maxReconcileRate is 0, expected an integer ≥ 1"),
+        }
+    }
+    if let Some(m) = &raw.rate_limit_model {
+        s.model = match m.value {
+            ModelName::Crossplane => RateLimitModel::Crossplane,
+            ModelName::InQueue => RateLimitModel::InQueue,
+            ModelName::ControllerRuntime => RateLimitModel::ControllerRuntime,
+            ModelName::ConcurrencyOnly => RateLimitModel::ConcurrencyOnly,
+        };
+    }
+    if let Some(p) = &raw.poll_interval {
+        s.poll_interval = c
+            .positive_duration(p, "pollInterval")
+            .unwrap_or(s.poll_interval);
+    }
+    if let Some(j) = &raw.poll_jitter_percent {
+        if j.value >= 100 {
+            c.err(
+                pos(j),
+                format!(
+                    "pollJitterPercent {} is too large, expected 0 to 99",
+                    j.value
+                ),
+            );
+        } else {
+            s.poll_jitter_percent = j.value;
+        }
+    }
+    if let Some(m) = &raw.min_poll_interval {
+        s.min_poll_interval = c
+            .positive_duration(m, "minPollInterval")
+            .unwrap_or(s.min_poll_interval);
+    }
+    s
+}
+
+pub(super) fn prediction(c: &mut Checker, raw: &RawPrediction) -> PredictionInputs {
+    let d = PredictionInputs::default();
+    let mean = c.opt_duration(
+        raw.reconcile_duration.as_ref(),
+        "reconcileDuration",
+        d.reconcile,
+    );
+    let min = raw
+        .min_reconcile_duration
+        .as_ref()
+        .and_then(|s| c.duration(s, "minReconcileDuration"))
+        .unwrap_or(mean);
+    let max = raw
+        .max_reconcile_duration
+        .as_ref()
+        .and_then(|s| c.duration(s, "maxReconcileDuration"))
+        .unwrap_or(mean);
+    if min > mean
+        && let Some(s) = &raw.min_reconcile_duration
+    {
+        c.err(
+            pos(s),
+            "minReconcileDuration is above reconcileDuration, expected min ≤ mean ≤ max",
+        );
+    }
+    if max < mean
+        && let Some(s) = &raw.max_reconcile_duration
+    {
+        c.err(
+            pos(s),
+            "maxReconcileDuration is below reconcileDuration, expected min ≤ mean ≤ max",
+        );
+    }
+    let alpha = raw
+        .alpha
+        .as_ref()
+        .and_then(|a| c.range(a, "alpha", 0.0, true, 0.5))
+        .unwrap_or(d.alpha);
+    let a = &raw.api_per_reconcile;
+    let def = ApiCosts::default();
+    PredictionInputs {
+        reconcile: mean,
+        min_reconcile: min,
+        max_reconcile: max,
+        self_event: raw.self_event.unwrap_or(d.self_event),
+        alpha,
+        api: ApiCosts {
+            poll: a.poll.unwrap_or(def.poll),
+            resync: a.resync.unwrap_or(def.resync),
+            create: a.create.unwrap_or(def.create),
+            observe: a.observe.unwrap_or(def.observe),
+            update: a.update.unwrap_or(def.update),
+            delete: a.delete.unwrap_or(def.delete),
+            error: a.error.unwrap_or(def.error),
+            before_create: a.before_create.unwrap_or(def.before_create),
+        },
+    }
+}
