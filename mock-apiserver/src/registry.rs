@@ -190,6 +190,37 @@ pub fn builtin_kinds() -> Vec<ResourceKind> {
                 "type",
             ]),
         ResourceKind::builtin("coordination.k8s.io", "v1", "leases", "Lease", true),
+        // Workloads, Services and RBAC are stored objects only (no controller acts on
+        // them): enough for `kubectl apply --dry-run=server` of deployment manifests
+        // and for a `kubectl rollout restart`-style patch of a Deployment's template.
+        ResourceKind::builtin("", "v1", "services", "Service", true)
+            .short(&["svc"])
+            .with_status(),
+        ResourceKind::builtin("apps", "v1", "deployments", "Deployment", true)
+            .short(&["deploy"])
+            .with_status(),
+        ResourceKind::builtin("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
+        ResourceKind::builtin(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "rolebindings",
+            "RoleBinding",
+            true,
+        ),
+        ResourceKind::builtin(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "clusterroles",
+            "ClusterRole",
+            false,
+        ),
+        ResourceKind::builtin(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "clusterrolebindings",
+            "ClusterRoleBinding",
+            false,
+        ),
         ResourceKind::builtin(
             "apiextensions.k8s.io",
             "v1",
@@ -310,6 +341,24 @@ mod tests {
         let core = registry.get("", "v1", "events").unwrap();
         let new = registry.get("events.k8s.io", "v1", "events").unwrap();
         assert_eq!(core.storage_key(), new.storage_key());
+    }
+
+    #[test]
+    fn builtins_include_deployments_services_and_rbac_with_their_scopes() {
+        let registry = Registry::with_builtins();
+        let deployments = registry.get("apps", "v1", "deployments").unwrap();
+        assert!(deployments.namespaced && deployments.status_subresource && !deployments.custom);
+        assert!(registry.get("", "v1", "services").unwrap().namespaced);
+        let rbac = "rbac.authorization.k8s.io";
+        assert!(registry.get(rbac, "v1", "roles").unwrap().namespaced);
+        assert!(registry.get(rbac, "v1", "rolebindings").unwrap().namespaced);
+        assert!(!registry.get(rbac, "v1", "clusterroles").unwrap().namespaced);
+        assert!(
+            !registry
+                .get(rbac, "v1", "clusterrolebindings")
+                .unwrap()
+                .namespaced
+        );
     }
 
     #[test]

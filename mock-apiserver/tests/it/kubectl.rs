@@ -9,6 +9,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -395,6 +396,110 @@ async fn kubectl_applies_and_reapplies_built_in_config_maps() {
     let configmaps: Api<ConfigMap> = Api::default_namespaced(k.client());
     assert_eq!(configmaps.get("c").await.unwrap().data.unwrap()["a"], "2");
     assert!(k.ok(&["get", "namespaces"]).await.contains("default"));
+}
+
+const STACK: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: web:dev, args: [--a=1]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 8080, targetPort: http}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: web}
+rules: [{apiGroups: [\"\"], resources: [secrets], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: web}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: web}
+subjects: [{kind: ServiceAccount, name: web, namespace: default}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: web}
+rules: [{apiGroups: [\"\"], resources: [events], verbs: [create]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: web}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: web}
+subjects: [{kind: ServiceAccount, name: web, namespace: default}]
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_dry_runs_applies_and_restarts_deployments_services_and_rbac() {
+    let k = Kubectl::start().await;
+    let (ok, out, err) = k
+        .run_with_input(&["apply", "--dry-run=server", "-f", "-"], STACK)
+        .await;
+    assert!(ok, "{out}{err}");
+    for name in [
+        "deployment.apps/web",
+        "service/web",
+        "role.rbac.authorization.k8s.io/web",
+        "rolebinding.rbac.authorization.k8s.io/web",
+        "clusterrole.rbac.authorization.k8s.io/web",
+        "clusterrolebinding.rbac.authorization.k8s.io/web",
+    ] {
+        assert!(
+            out.contains(&format!("{name} created (server dry run)")),
+            "{name}: {out}"
+        );
+    }
+    let deployments: Api<Deployment> = Api::default_namespaced(k.client());
+    assert!(
+        deployments.get_opt("web").await.unwrap().is_none(),
+        "a dry run stores nothing"
+    );
+
+    let (ok, out, err) = k.run_with_input(&["apply", "-f", "-"], STACK).await;
+    assert!(
+        ok && out.contains("deployment.apps/web created"),
+        "{out}{err}"
+    );
+    let (ok, out, err) = k
+        .run_with_input(&["apply", "-f", "-"], &STACK.replace("--a=1", "--a=2"))
+        .await;
+    assert!(
+        ok && out.contains("deployment.apps/web configured"),
+        "{out}{err}"
+    );
+    assert!(out.contains("service/web unchanged"), "{out}");
+
+    let restarted = k.ok(&["rollout", "restart", "deployment/web"]).await;
+    assert!(restarted.contains("restarted"), "{restarted}");
+    let web = deployments.get("web").await.unwrap();
+    let template = web.spec.unwrap().template;
+    assert!(
+        template
+            .metadata
+            .unwrap()
+            .annotations
+            .unwrap()
+            .contains_key("kubectl.kubernetes.io/restartedAt"),
+        "the strategic-merge patch reached the pod template"
+    );
+    assert_eq!(
+        template.spec.unwrap().containers[0].args.as_deref(),
+        Some(&["--a=2".to_owned()][..]),
+        "the patch kept the rest of the template"
+    );
+    assert_eq!(web.metadata.generation, Some(3));
+    assert!(k.ok(&["get", "deploy,svc"]).await.contains("web"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
