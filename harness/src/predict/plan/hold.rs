@@ -1,0 +1,197 @@
+//! Hold phases: the steady rate, its band, and the tolerance for the windowed maximum of
+//! cloud calls (stationary, or the echo of a recent wave).
+
+use limiter::crossplane::RateLimitModel;
+
+use super::scope::windows;
+use crate::predict::bounds;
+use crate::predict::formula::{Meaning, Prediction};
+use crate::predict::params::Params;
+use crate::predict::quota;
+use crate::predict::scan;
+use crate::predict::steady::{self, PollClass, Steady};
+use crate::scenario::Scenario;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn hold_predictions(
+    s: &Scenario,
+    p: &Params,
+    name: &str,
+    t: f64,
+    cls: &[PollClass],
+    st: &Steady,
+    wave: Option<(f64, f64)>,
+    preds: &mut Vec<Prediction>,
+) {
+    let alpha = s.prediction.alpha;
+    let n: f64 = cls.iter().map(|c| c.count).sum();
+    preds.push(
+        Prediction::new(
+            format!("{name}/rate"),
+            "expected reconciles (poll calls) per second",
+            st.rate,
+            "/s",
+        )
+        .formula(if st.saturated {
+            "R (saturated: solve Σ 1/(P_i + L̄ + V) = R)"
+        } else {
+            "λ = Σ 1/(P_i + L̄)"
+        })
+        .input("N", n)
+        .input("demand", st.demand)
+        .input("V", st.wait)
+        .input("R", p.r)
+        .input("L̄", p.l)
+        .meaning(Meaning::Expected)
+        .source("[D][S] §3.2, §3.3")
+        .phase(Some(name)),
+    );
+    preds.push(
+        Prediction::new(
+            format!("{name}/band"),
+            "long-run band (DESIGN.md), high end",
+            st.band.1,
+            "/s",
+        )
+        .formula("Σ 1/(P_i − j_i) (low end Σ 1/(P_i + j_i))")
+        .input("low", st.band.0)
+        .input("high", st.band.1)
+        .meaning(Meaning::Expected)
+        .source("[D] §3.2")
+        .phase(Some(name)),
+    );
+    preds.push(
+        Prediction::new(
+            format!("{name}/api-rate"),
+            "expected API requests per second",
+            st.rate * f64::from(p.api.poll),
+            "/s",
+        )
+        .formula("Σ ā_i/μ_i")
+        .input("ā", f64::from(p.api.poll))
+        .input("λ", st.rate)
+        .meaning(Meaning::Expected)
+        .source("[D] §3.2")
+        .phase(Some(name)),
+    );
+    if st.saturated && p.model == RateLimitModel::Crossplane {
+        preds.push(
+            Prediction::new(
+                format!("{name}/flagged"),
+                "flagged keys at any instant",
+                st.flagged,
+                "keys",
+            )
+            .formula("N_fl = Σ V/(P_i + L̄ + V)")
+            .input("V", st.wait)
+            .meaning(Meaning::Expected)
+            .source("[A][S] §3.3")
+            .phase(Some(name)),
+        );
+    }
+    for w in windows(s) {
+        preds.push(steady_tolerance(p, name, w, t, alpha, cls, st, wave));
+    }
+    for account in &s.cloud.accounts {
+        let Some(q) = account.quotas.read else {
+            continue;
+        };
+        let share: f64 = s
+            .groups
+            .iter()
+            .filter(|g| g.account == account.name)
+            .map(|g| f64::from(g.count))
+            .sum::<f64>()
+            / n.max(1.0);
+        let poll = if st.rate > 0.0 {
+            n / st.demand - p.l
+        } else {
+            0.0
+        };
+        let (att, acc, rej, period) =
+            quota::steady_overload(p, n * share, poll.max(0.0), q.per_second);
+        preds.push(
+            Prediction::new(
+                format!("{name}/quota/{}/read-steady", account.name),
+                format!("steady reads of {}: rejected per second", account.name),
+                rej,
+                "/s",
+            )
+            .formula("λ = min(R_eff, N/D̄(q)), q = min(1, r_a/λ); rejected = λ − r_a")
+            .input("N", n * share)
+            .input("P̄", poll)
+            .input("r_a", q.per_second)
+            .input("attempts", att)
+            .input("accepted", acc)
+            .input("period", period)
+            .meaning(Meaning::Expected)
+            .source("[A][S] §6.2")
+            .phase(Some(name))
+            .account(Some(&account.name)),
+        );
+    }
+}
+
+/// The tolerance for the windowed maximum of cloud calls in a hold of `t` seconds.
+#[allow(clippy::too_many_arguments)]
+fn steady_tolerance(
+    p: &Params,
+    name: &str,
+    w: f64,
+    t: f64,
+    alpha: f64,
+    cls: &[PollClass],
+    st: &Steady,
+    wave: Option<(f64, f64)>,
+) -> Prediction {
+    let id = format!("{name}/steady-max/{w}s");
+    let what = format!("windowed maximum of cloud calls per {w}s in the hold");
+    if st.saturated && p.has_bucket() {
+        return Prediction::new(id, what, bounds::bucket_window(p.b, p.r, w), "calls")
+            .formula("⌊B + R·W⌋ (saturated: paced by the bucket)")
+            .input("B", p.b)
+            .input("R", p.r)
+            .input("W", w)
+            .meaning(Meaning::Tolerance)
+            .source("[A][S] §3.3")
+            .phase(Some(name));
+    }
+    let n: f64 = cls.iter().map(|c| c.count).sum();
+    let mu = if st.rate > 0.0 {
+        n / st.rate
+    } else {
+        f64::INFINITY
+    };
+    let j = p.jitter_share * (mu - p.l);
+    if let Some((size, spread)) = wave {
+        let cycles = steady::ripple_cycles(j, mu, spread, 0.1);
+        if t < cycles * mu {
+            let (peak, busiest) = steady::first_echo(p, size, j, w);
+            let (k, delta) = scan::union_tolerance(peak, w, t, alpha);
+            return Prediction::new(id, what, k as f64, "calls")
+                .formula("least k with G·P(Poisson(λ_echo·(W + δ)) ≥ k) ≤ α, λ_echo = min(N, B + 2jR)/(2j)")
+                .input("λ_echo", peak).input("busiest W mean", busiest).input("W", w).input("δ", delta).input("T", t).input("α", alpha)
+                .input("cycles to 10% ripple", cycles)
+                .meaning(Meaning::Tolerance).source("[D] §3.5, §3.6").phase(Some(name))
+                .note(format!("the hold starts within {cycles:.0} poll cycles of a wave: its echo, not the stationary count, sets the maximum"));
+        }
+    }
+    let naus = scan::naus_tolerance(st.rate, w, t, alpha);
+    let (union, delta) = scan::union_tolerance(st.rate, w, t, alpha);
+    Prediction::new(id, what, naus as f64, "calls")
+        .formula(
+            "Naus (1982) scan approximation: least k with P(M ≥ k) ≤ α (union bound alongside)",
+        )
+        .input("λ", st.rate)
+        .input("W", w)
+        .input("T", t)
+        .input("α", alpha)
+        .input("union bound", union as f64)
+        .input("δ", delta)
+        .input("mean", st.rate * w)
+        .input("sd", st.window_var.sqrt())
+        .meaning(Meaning::Tolerance)
+        .source("[D][A][S] §3.4, §3.5")
+        .phase(Some(name))
+        .note("above Naus: anomaly at level ≈ α; above the union bound: proven at level ≤ α")
+}

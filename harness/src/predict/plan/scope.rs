@@ -1,0 +1,93 @@
+//! What a phase acts on: the live resources' poll classes, resources per controller and per
+//! account, and the windows the plan reports bounds for.
+
+use std::collections::BTreeSet;
+
+use crate::predict::steady::PollClass;
+use crate::scenario::{Action, Check, Kind, Phase, Scenario};
+
+pub(super) fn kinds(s: &Scenario) -> Vec<Kind> {
+    s.groups
+        .iter()
+        .map(|g| g.kind)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+pub(super) fn classes(s: &Scenario, alive: &[bool]) -> Vec<PollClass> {
+    let ks = kinds(s);
+    let mut out = Vec::new();
+    for (g, on) in s.groups.iter().zip(alive) {
+        if !on {
+            continue;
+        }
+        let controller = ks.iter().position(|k| *k == g.kind).unwrap_or(0);
+        for (interval, count) in g.poll_intervals(&s.settings, &s.name) {
+            out.push(PollClass {
+                interval: interval.as_secs_f64(),
+                count: f64::from(count),
+                controller,
+            });
+        }
+    }
+    out
+}
+
+pub(super) fn per_controller(s: &Scenario, groups: &[usize]) -> Vec<f64> {
+    let ks = kinds(s);
+    let mut v = vec![0.0; ks.len()];
+    for &g in groups {
+        let grp = &s.groups[g];
+        let c = ks.iter().position(|k| *k == grp.kind).unwrap_or(0);
+        v[c] += f64::from(grp.count);
+    }
+    v
+}
+
+/// The windows the plan reports bounds for: 1 s, 10 s and every assertion's window.
+pub(super) fn windows(s: &Scenario) -> Vec<f64> {
+    let mut w: Vec<f64> = vec![1.0, 10.0];
+    for a in &s.assertions {
+        if let Check::CloudCalls { window, .. }
+        | Check::ApiRequests { window, .. }
+        | Check::SteadyRate { window, .. } = a.check
+        {
+            w.push(window.as_secs_f64());
+        }
+    }
+    w.sort_by(f64::total_cmp);
+    w.dedup();
+    w
+}
+
+pub(super) fn phase_duration(phase: &Phase) -> f64 {
+    match &phase.action {
+        Action::Hold { duration } | Action::CloudOutage { duration, .. } => duration.as_secs_f64(),
+        Action::CloudLatency { duration, .. } => {
+            duration.map_or(phase.timeout.as_secs_f64(), |d| d.as_secs_f64())
+        }
+        _ => phase.timeout.as_secs_f64(),
+    }
+}
+
+pub(super) fn account_counts(s: &Scenario, groups: &[usize]) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for &g in groups {
+        let grp = &s.groups[g];
+        match out.iter_mut().find(|(a, _)| *a == grp.account) {
+            Some((_, n)) => *n += f64::from(grp.count),
+            None => out.push((grp.account.clone(), f64::from(grp.count))),
+        }
+    }
+    out
+}
+
+/// The groups a phase acts on; all groups when it names none.
+pub(super) fn acted_groups(s: &Scenario, groups: &[usize]) -> Vec<usize> {
+    if groups.is_empty() {
+        (0..s.groups.len()).collect()
+    } else {
+        groups.to_vec()
+    }
+}

@@ -1,0 +1,217 @@
+//! Backlog phases (create, resync, update, delete, restart): the backlog each makes and its
+//! drain, first second, physical limit and time to Ready.
+
+use limiter::crossplane::RateLimitModel;
+
+use super::accounts::{quota_needs, quota_predictions};
+use super::scope::per_controller;
+use crate::predict::backlog::{self, Backlog};
+use crate::predict::bounds::Excess;
+use crate::predict::formula::{Meaning, Prediction};
+use crate::predict::params::Params;
+use crate::predict::steady::Steady;
+use crate::scenario::{Action, Kind, Phase, Scenario};
+
+/// A phase's backlog, and the provisioning time of its slowest resources (0 for none).
+pub(super) fn backlog_of(
+    s: &Scenario,
+    p: &Params,
+    action: &Action,
+    groups: &[usize],
+    alive: &[bool],
+) -> Option<(Backlog, f64)> {
+    let acted: f64 = groups.iter().map(|&g| f64::from(s.groups[g].count)).sum();
+    let api = p.api;
+    let one = |a_first: u32| Backlog {
+        per_controller: per_controller(s, groups),
+        m: 1.0,
+        a_first: f64::from(a_first),
+        a_next: 0.0,
+        arrival_rate: action.rate(),
+    };
+    // Create and delete poll until the cloud finishes: m reconciles per resource.
+    let provisioned = |t_p: f64, a_first: u32, a_next: u32| {
+        let m =
+            backlog::reconciles_per_create(p, acted, t_p, s.settings.poll_interval.as_secs_f64());
+        Backlog {
+            m,
+            a_next: f64::from(a_next),
+            ..one(a_first)
+        }
+    };
+    let slowest = |t: std::time::Duration| {
+        groups
+            .iter()
+            .filter(|&&g| s.groups[g].kind == Kind::Database)
+            .map(|_| t.as_secs_f64())
+            .fold(0.0, f64::max)
+    };
+    match action {
+        Action::Create { .. } => {
+            let tp = slowest(s.cloud.provisioning.database_create);
+            Some((provisioned(tp, api.create, api.observe), tp))
+        }
+        Action::Resync { .. } => Some((one(api.resync), 0.0)),
+        Action::Update { .. } => Some((one(api.update), 0.0)),
+        Action::Delete { .. } => {
+            let td = slowest(s.cloud.provisioning.database_delete);
+            Some((provisioned(td, api.delete, api.poll), td))
+        }
+        Action::Restart => {
+            let all: Vec<usize> = (0..s.groups.len()).filter(|&g| alive[g]).collect();
+            Some((
+                Backlog {
+                    per_controller: per_controller(s, &all),
+                    m: 1.0,
+                    a_first: f64::from(api.poll),
+                    a_next: 0.0,
+                    arrival_rate: None,
+                },
+                0.0,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// What a backlog phase's predictions leave for the rest of the plan.
+pub(super) struct WaveOutcome {
+    /// The `crossplane` model's excess, for resync and update waves.
+    pub excess: Option<Excess>,
+    /// The physical drain limit.
+    pub physical: Prediction,
+    /// (wave size, wave spread) for a later hold's echo, for waves that lock phases.
+    pub wave: Option<(f64, f64)>,
+}
+
+/// The predictions of a backlog phase, appended to `preds`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn wave_predictions(
+    s: &Scenario,
+    p: &Params,
+    phase: &Phase,
+    groups: &[usize],
+    (b, t_p): (&Backlog, f64),
+    st: &Steady,
+    mu: f64,
+    preds: &mut Vec<Prediction>,
+) -> WaveOutcome {
+    let name = phase.name.as_str();
+    let n = b.n();
+    let mut excess = None;
+    if matches!(phase.action, Action::Resync { .. } | Action::Update { .. }) {
+        let (e, expected) = backlog::resync_excess(p, n, st, 10.0, mu);
+        preds.push(
+            Prediction::new(
+                format!("{name}/reconciles-first-10s"),
+                "reconciles in the first 10 s of the wave",
+                expected,
+                "reconciles",
+            )
+            .formula(if p.model == RateLimitModel::Crossplane && st.saturated {
+                "min(worker cap, N_fl) on the priority queue (saturated)"
+            } else {
+                "min(N, ⌊B + R·W⌋) + E"
+            })
+            .input("N", n)
+            .input("N_fl", st.flagged)
+            .input("E", e.e)
+            .input("W", 10.0)
+            .meaning(Meaning::Expected)
+            .source("[D][S] §2.2, §7.4")
+            .phase(Some(name)),
+        );
+        excess = Some(e);
+    }
+    let last = backlog::last_start(p, b);
+    preds.push(
+        Prediction::new(
+            format!("{name}/drain"),
+            "last start of the backlog (model's drain)",
+            last,
+            "s",
+        )
+        .formula(drain_formula(p))
+        .input("N", n)
+        .input("m", b.m)
+        .input("R", p.r)
+        .input("B", p.b)
+        .input("w", p.w)
+        .input("L̄", p.l)
+        .input("r_h", b.arrival_rate.unwrap_or(f64::INFINITY))
+        .meaning(Meaning::Expected)
+        .source("[D][S] §4.2")
+        .phase(Some(name)),
+    );
+    let first = backlog::first_window(p, b, 1.0);
+    preds.push(
+        Prediction::new(
+            format!("{name}/first-second"),
+            "reconcile starts in the first second",
+            first,
+            "reconciles",
+        )
+        .formula("min(N, B + R, Σ_c w(⌊1/L⌋+1), ⌊15R/a_first⌋ + W_tot), per model")
+        .input("N", n)
+        .input("a_first", b.a_first)
+        .meaning(Meaning::Expected)
+        .source("[D] §4.2, §4.4")
+        .phase(Some(name)),
+    );
+    let needs = quota_needs(s, &phase.action, groups, b);
+    let (dphys, terms) = backlog::physical_limit(p, b, &needs);
+    let mut phys = Prediction::new(format!("{name}/physical-limit"), "physical drain limit D_phys", dphys, "s")
+        .formula("max((N_tok − B)/R, max_c(⌈N_c·m/w⌉ − 1)·L_min, (A_tot − 10R)/(5R), max_a (C_a − b_a)/r_a, N/r_h) + L_min")
+        .meaning(Meaning::LowerBound).source("[P] §4.5").phase(Some(name));
+    for t in &terms {
+        phys = phys.input(&t.name, t.seconds.max(0.0));
+    }
+    phys = phys.input("L_min", p.l_min);
+    preds.push(phys.clone());
+    if matches!(phase.action, Action::Create { .. }) {
+        let tau = backlog::ttr_unloaded(p, t_p, s.settings.poll_interval.as_secs_f64());
+        for q in [0.5, 0.9, 0.99] {
+            let v = backlog::ttr_quantile(p, b, q, tau);
+            preds.push(
+                Prediction::new(
+                    format!("{name}/ttr-p{}", q * 100.0),
+                    format!("time to Ready, p{}", q * 100.0),
+                    v,
+                    "s",
+                )
+                .formula("max(τ_unloaded, ((m − 1 + q)·N − B)/R + L̄, q·N/r_h + τ_unloaded)")
+                .input("τ_unloaded", tau)
+                .input("m", b.m)
+                .input("q", q)
+                .input("N", n)
+                .input("B", p.b)
+                .input("R", p.r)
+                .input("L̄", p.l)
+                .meaning(Meaning::Expected)
+                .source("[D][S] §5.2")
+                .phase(Some(name)),
+            );
+        }
+    }
+    let wave = matches!(
+        phase.action,
+        Action::Create { .. } | Action::Restart | Action::Resync { .. }
+    )
+    .then_some((n, last));
+    quota_predictions(s, p, name, &phase.action, groups, preds);
+    WaveOutcome {
+        excess,
+        physical: phys,
+        wave,
+    }
+}
+
+fn drain_formula(p: &Params) -> &'static str {
+    match p.model {
+        RateLimitModel::Crossplane | RateLimitModel::InQueue => {
+            "max((m·N − B)/R, max_c(⌈N_c·m/w⌉ − 1)·L̄, N/r_h)"
+        }
+        RateLimitModel::ConcurrencyOnly => "max(max_c(⌈N_c·m/R⌉ − 1)·L̄, (A_tot − 10R)/(5R), N/r_h)",
+        RateLimitModel::ControllerRuntime => "max(max_c (m·N_c − 1)·L̄, N/r_h)",
+    }
+}
