@@ -190,7 +190,7 @@ pub fn builtin_kinds() -> Vec<ResourceKind> {
                 "type",
             ]),
         ResourceKind::builtin("coordination.k8s.io", "v1", "leases", "Lease", true),
-        // Workloads, Services and RBAC are stored objects only (no controller acts on
+        // Workloads, Services, RBAC and FlowSchemas are stored objects only (no controller acts on
         // them): enough for `kubectl apply --dry-run=server` of deployment manifests
         // and for a `kubectl rollout restart`-style patch of a Deployment's template.
         ResourceKind::builtin("", "v1", "services", "Service", true)
@@ -221,6 +221,14 @@ pub fn builtin_kinds() -> Vec<ResourceKind> {
             "ClusterRoleBinding",
             false,
         ),
+        ResourceKind::builtin(
+            "flowcontrol.apiserver.k8s.io",
+            "v1",
+            "flowschemas",
+            "FlowSchema",
+            false,
+        )
+        .with_status(),
         ResourceKind::builtin(
             "apiextensions.k8s.io",
             "v1",
