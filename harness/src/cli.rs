@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use harness::result::{RESULT_VERSION, RunResult};
+use harness::run::cluster;
 use harness::scenario::{self, ScenarioError};
 use harness::{compare, predict, report, run};
 
@@ -26,8 +27,13 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a scenario against the embedded stack (mock-apiserver, mock-cloud and the provider,
-    /// in this process), measure at the source, assert, and write the reports.
+    /// Run a scenario, measure at the source, assert, and write the reports.
+    ///
+    /// Without --kubeconfig it runs on the embedded stack: mock-apiserver, mock-cloud and the
+    /// provider with the scenario's settings, in this process, on no sockets. With
+    /// --kubeconfig it runs against that cluster: the provider already deployed there (see
+    /// ci/manifests), mock-cloud reachable at --cloud-url (the harness gives it the
+    /// scenario's cloud section through its admin API, which starts it afresh).
     Run {
         /// The scenario file.
         scenario: PathBuf,
@@ -38,6 +44,20 @@ pub enum Command {
         /// resources.bucket.count=500 (repeatable).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+    /// Print the provider flags that match a scenario's `provider` settings, to deploy the
+    /// provider a cluster run measures (ci/kind/run.sh patches the Deployment with them).
+    ProviderArgs {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// Override a setting, as for `run` (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+        /// Print a JSON array instead of one flag a line.
+        #[arg(long)]
+        json: bool,
     },
     /// Parse and check a scenario; errors give file:line:column and what was expected.
     Validate {
@@ -74,6 +94,77 @@ pub enum Command {
     },
 }
 
+/// Where a cluster run finds the cluster, the provider and mock-cloud.
+#[derive(Debug, Args)]
+#[group(id = "cluster-target")]
+pub struct ClusterArgs {
+    /// Run against the cluster of this kubeconfig instead of the embedded stack.
+    #[arg(long, value_name = "FILE", help_heading = "Cluster runs")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context [default: its current context].
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "kubeconfig",
+        help_heading = "Cluster runs"
+    )]
+    context: Option<String>,
+    /// mock-cloud's base URL, reachable from here (e.g. a port-forward:
+    /// http://127.0.0.1:18080). Required with --kubeconfig.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "kubeconfig",
+        help_heading = "Cluster runs"
+    )]
+    cloud_url: Option<String>,
+    /// The provider's /metrics URL, reachable from here, to cross-check its counters
+    /// against the cloud's journal (e.g. http://127.0.0.1:18081/metrics).
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "kubeconfig",
+        help_heading = "Cluster runs"
+    )]
+    provider_metrics_url: Option<String>,
+    /// The provider's Deployment, rolled by restart phases; its namespace gets the
+    /// credential Secrets.
+    #[arg(
+        long,
+        value_name = "NAMESPACE/NAME",
+        default_value = cluster::DEFAULT_PROVIDER_DEPLOYMENT,
+        value_parser = cluster::parse_deployment,
+        help_heading = "Cluster runs"
+    )]
+    provider_deployment: (String, String),
+    /// Leave the resources, namespace, Secrets and ProviderConfigs the run created.
+    #[arg(long, requires = "kubeconfig", help_heading = "Cluster runs")]
+    keep: bool,
+}
+
+impl ClusterArgs {
+    fn target(self, s: &harness::scenario::Scenario) -> Result<run::Target> {
+        match (self.kubeconfig, self.cloud_url) {
+            (Some(kubeconfig), Some(cloud_url)) => Ok(run::Target::Cluster(run::ClusterOptions {
+                kubeconfig,
+                context: self.context,
+                cloud_url,
+                provider_metrics_url: self.provider_metrics_url,
+                provider_deployment: self.provider_deployment,
+                keep: self.keep,
+            })),
+            (Some(_), None) => bail!(
+                "--kubeconfig needs --cloud-url: mock-cloud's URL as reachable from here (kubectl port-forward -n loadtest-system svc/mock-cloud 18080:8080)"
+            ),
+            (None, _) if s.target == scenario::Target::Cluster => bail!(
+                "scenario {} has `target: cluster`: give --kubeconfig and --cloud-url",
+                s.name
+            ),
+            (None, _) => Ok(run::Target::Embedded),
+        }
+    }
+}
+
 /// How a command ended when it did not fail to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -104,7 +195,13 @@ impl Command {
                 scenario,
                 out,
                 sets,
-            } => run_cmd(&scenario, out, &sets),
+                cluster,
+            } => run_cmd(&scenario, out, &sets, cluster),
+            Command::ProviderArgs {
+                scenario,
+                sets,
+                json,
+            } => provider_args(&scenario, &sets, json),
             Command::Validate { scenario } => validate(&scenario),
             Command::Predict { scenario, json } => predict_cmd(&scenario, json),
             Command::Schema => {
@@ -124,7 +221,43 @@ impl Command {
     }
 }
 
-fn run_cmd(path: &Path, out: Option<PathBuf>, sets: &[String]) -> Result<Outcome> {
+/// The scenario at `path` with `--set` overrides applied and its settings checked.
+fn load_with(path: &Path, sets: &[String]) -> Result<harness::scenario::Scenario> {
+    let mut s = scenario::load(path)?;
+    run::apply_overrides(&mut s, sets)?;
+    s.settings
+        .validate()
+        .context("the provider settings after --set are invalid")?;
+    Ok(s)
+}
+
+fn provider_args(path: &Path, sets: &[String], json: bool) -> Result<Outcome> {
+    let s = load_with(path, sets)?;
+    let go = |d: std::time::Duration| limiter::go::GoDuration::from_std(d).to_string();
+    let st = &s.settings;
+    let flags = [
+        format!("--max-reconcile-rate={}", st.max_reconcile_rate),
+        format!("--rate-limit-model={}", st.model),
+        format!("--poll-interval={}", go(st.poll_interval)),
+        format!("--poll-jitter-percent={}", st.poll_jitter_percent),
+        format!("--min-poll-interval={}", go(st.min_poll_interval)),
+    ];
+    if json {
+        println!("{}", serde_json::to_string(&flags)?);
+    } else {
+        for f in flags {
+            println!("{f}");
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+fn run_cmd(
+    path: &Path,
+    out: Option<PathBuf>,
+    sets: &[String],
+    cluster: ClusterArgs,
+) -> Result<Outcome> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -132,16 +265,17 @@ fn run_cmd(path: &Path, out: Option<PathBuf>, sets: &[String]) -> Result<Outcome
         )
         .with_writer(std::io::stderr)
         .try_init();
-    let mut s = scenario::load(path)?;
-    run::apply_overrides(&mut s, sets)?;
-    s.settings
-        .validate()
-        .context("the provider settings after --set are invalid")?;
+    let s = load_with(path, sets)?;
+    let target = cluster.target(&s)?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let progress = run::Progress::auto();
+    let on = match &target {
+        run::Target::Embedded => "the embedded stack".to_owned(),
+        run::Target::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
+    };
     progress.line(format_args!(
-        "running {} ({} resources, {} phases) on the embedded stack; reports go to {}",
+        "running {} ({} resources, {} phases) on {on}; reports go to {}",
         s.name,
         s.total_resources(),
         s.phases.len(),
@@ -151,7 +285,7 @@ fn run_cmd(path: &Path, out: Option<PathBuf>, sets: &[String]) -> Result<Outcome
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let output = runtime.block_on(run::run_embedded(&s, &progress, async {
+    let output = runtime.block_on(run::run(&s, &target, &progress, || async {
         let _ = tokio::signal::ctrl_c().await;
     }))?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));

@@ -5,11 +5,9 @@ use kube::api::{Api, DynamicObject, ListParams};
 
 use super::objects::{api_resource, namespace};
 use super::phases::Driver;
-use super::stack::{EmbeddedStack, HARNESS_USER_AGENT};
+use super::stack::Stack;
 use crate::measure::{CloudResource, CustomResource};
-use crate::result::{
-    ApiRequest, CallAction, CloudCall, Observations, ProviderMetrics, ResourceTimes,
-};
+use crate::result::{CallAction, CloudCall, Observations, ResourceTimes};
 use crate::scenario::Scenario;
 
 fn call_action(a: mock_cloud::Action) -> CallAction {
@@ -45,13 +43,18 @@ pub(crate) fn prometheus_counter(text: &str, name: &str) -> u64 {
 /// Everything the run observed.
 pub(crate) async fn observations(
     s: &Scenario,
-    stack: &EmbeddedStack,
+    stack: &mut Stack,
     driver: &Driver<'_>,
     partial: bool,
 ) -> Observations {
-    let cloud_calls: Vec<CloudCall> = stack
-        .cloud
-        .calls()
+    let (calls, cloud_dropped, cloud_error) = match stack.cloud.calls_since(0).await {
+        Ok((calls, dropped)) => (calls, dropped, false),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read the cloud's journal");
+            (Vec::new(), 0, true)
+        }
+    };
+    let cloud_calls: Vec<CloudCall> = calls
         .into_iter()
         .filter_map(|c| {
             Some(CloudCall {
@@ -64,9 +67,7 @@ pub(crate) async fn observations(
             })
         })
         .collect();
-    let api_entries = stack.apiserver.journal().since(0);
-    let api_dropped = api_entries.first().map_or(0, |e| e.seq.saturating_sub(1));
-    let cloud_dropped = stack.cloud.journal_stats().dropped;
+    let (api_requests, api_measure, api_dropped) = stack.api_requests().await;
     if api_dropped > 0 || cloud_dropped > 0 {
         tracing::warn!(
             api_dropped,
@@ -74,14 +75,6 @@ pub(crate) async fn observations(
             "journal entries were dropped: the result is partial"
         );
     }
-    let api_requests: Vec<ApiRequest> = api_entries
-        .into_iter()
-        .map(|e| ApiRequest {
-            at_us: e.elapsed.as_micros() as u64 + stack.api_offset_us,
-            verb: e.verb.as_str().to_owned(),
-            from_provider: e.user_agent != HARNESS_USER_AGENT,
-        })
-        .collect();
     let seen = driver.tracker.lock().clone();
     let resources = driver
         .records
@@ -101,17 +94,23 @@ pub(crate) async fn observations(
             }
         })
         .collect();
-    let inventory = stack
-        .cloud
-        .inventory()
-        .into_iter()
-        .map(|r| CloudResource {
-            account: r.account,
-            kind: kind_of(r.collection).to_owned(),
-            name: r.name,
-            owner: None,
-        })
-        .collect();
+    let inventory = match stack.cloud.inventory().await {
+        Ok(items) => items
+            .into_iter()
+            .map(|r| CloudResource {
+                account: r.account,
+                kind: mock_cloud::Collection::parse(&r.collection)
+                    .map_or("?", kind_of)
+                    .to_owned(),
+                name: r.name,
+                owner: None,
+            })
+            .collect(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read the cloud's inventory");
+            Vec::new()
+        }
+    };
     let mut custom_resources = Vec::new();
     let client = stack.client();
     let ns = namespace(s);
@@ -143,14 +142,13 @@ pub(crate) async fn observations(
             }
         }
     }
-    let provider_metrics = stack.metrics.encode().ok().map(|text| ProviderMetrics {
-        reservations: prometheus_counter(&text, "limiter_reservations_total"),
-        early_runs: prometheus_counter(&text, "limiter_early_runs_total"),
-        cloud_calls: prometheus_counter(&text, "provider_cloud_requests_total"),
-    });
-    let mut versions = std::collections::BTreeMap::new();
+    let provider_metrics = stack.provider_metrics().await;
+    let mut versions = stack.describe();
     versions.insert("harness".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
-    versions.insert("target".to_owned(), "embedded".to_owned());
+    versions.insert(
+        "api requests measured by".to_owned(),
+        api_measure.describe().to_owned(),
+    );
     versions.insert(
         "journal entries dropped (api, cloud)".to_owned(),
         format!("{api_dropped}, {cloud_dropped}"),
@@ -170,6 +168,7 @@ pub(crate) async fn observations(
         provider_metrics,
         versions,
         partial: partial
+            || cloud_error
             || api_dropped > 0
             || cloud_dropped > 0
             || driver.spans.iter().any(|p| !p.completed),

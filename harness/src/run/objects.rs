@@ -5,7 +5,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::json;
 
 use super::RunError;
-use super::stack::cloud_token;
+use super::cloud::cloud_token;
 use crate::scenario::{Kind, ResourceGroup, Scenario};
 
 /// The provider's API group and version.
@@ -72,15 +72,15 @@ async fn create_json(
     namespace: Option<&str>,
     body: serde_json::Value,
     what: &str,
-) -> Result<(), RunError> {
+) -> Result<bool, RunError> {
     let api: Api<DynamicObject> = match namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
         None => Api::all_with(client.clone(), ar),
     };
     let obj: DynamicObject = serde_json::from_value(body).expect("well-formed object");
     match api.create(&PostParams::default(), &obj).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
         Err(source) => Err(RunError::Kube {
             what: format!("create {what}"),
             source,
@@ -88,15 +88,44 @@ async fn create_json(
     }
 }
 
-/// Creates the namespace, and for every cloud account a Secret with its token and a
-/// cluster-scoped ProviderConfig named after the account.
+/// An object the run created (and deletes at the end of a cluster run).
+#[derive(Clone, Debug)]
+pub struct Seeded {
+    /// Its API resource.
+    pub resource: ApiResource,
+    /// Its namespace, if namespaced.
+    pub namespace: Option<String>,
+    /// Its name.
+    pub name: String,
+}
+
+/// Creates the namespace, and for every cloud account a Secret with its token (in
+/// `secret_namespace`, else the run's namespace) and a cluster-scoped ProviderConfig named
+/// after the account. Returns what it created, in order (objects that existed already are
+/// used as they are and not listed).
 ///
 /// # Errors
 /// A create that fails other than with "already exists".
-pub async fn seed(client: &kube::Client, s: &Scenario) -> Result<(), RunError> {
+pub async fn seed(
+    client: &kube::Client,
+    s: &Scenario,
+    secret_namespace: Option<&str>,
+) -> Result<Vec<Seeded>, RunError> {
     let ns = namespace(s);
+    let secret_ns = secret_namespace.unwrap_or(&ns).to_owned();
+    let mut created = Vec::new();
+    let mut note =
+        |created_now: bool, resource: &ApiResource, namespace: Option<&str>, name: &str| {
+            if created_now {
+                created.push(Seeded {
+                    resource: resource.clone(),
+                    namespace: namespace.map(str::to_owned),
+                    name: name.to_owned(),
+                });
+            }
+        };
     let namespace_ar = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Namespace"));
-    create_json(
+    let made = create_json(
         client,
         &namespace_ar,
         None,
@@ -104,23 +133,25 @@ pub async fn seed(client: &kube::Client, s: &Scenario) -> Result<(), RunError> {
         &format!("namespace {ns}"),
     )
     .await?;
+    note(made, &namespace_ar, None, &ns);
     let secret_ar = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Secret"));
     let pc_ar = api_resource("ProviderConfig");
     for account in &s.cloud.accounts {
         let secret = format!("mock-cloud-{}", account.name);
-        create_json(
+        let made = create_json(
             client,
             &secret_ar,
-            Some(&ns),
+            Some(&secret_ns),
             json!({
                 "apiVersion": "v1", "kind": "Secret",
-                "metadata": {"name": secret, "namespace": ns},
+                "metadata": {"name": secret, "namespace": secret_ns},
                 "data": {"token": k8s_openapi::ByteString(cloud_token(&account.name).into_bytes())},
             }),
-            &format!("secret {secret}"),
+            &format!("secret {secret_ns}/{secret}"),
         )
         .await?;
-        create_json(
+        note(made, &secret_ar, Some(&secret_ns), &secret);
+        let made = create_json(
             client,
             &pc_ar,
             None,
@@ -129,12 +160,13 @@ pub async fn seed(client: &kube::Client, s: &Scenario) -> Result<(), RunError> {
                 "metadata": {"name": account.name},
                 "spec": {
                     "account": account.name,
-                    "credentials": {"secretRef": {"namespace": ns, "name": secret, "key": "token"}},
+                    "credentials": {"secretRef": {"namespace": secret_ns, "name": secret, "key": "token"}},
                 },
             }),
             &format!("provider config {}", account.name),
         )
         .await?;
+        note(made, &pc_ar, None, &account.name);
     }
-    Ok(())
+    Ok(created)
 }

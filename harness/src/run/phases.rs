@@ -13,9 +13,9 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use super::RunError;
-use super::objects::{self, api_resource, kind_name};
+use super::objects::{self, Seeded, api_resource, kind_name};
 use super::progress::Progress;
-use super::stack::{EmbeddedStack, cloud_latency, mock_cloud_class};
+use super::stack::Stack;
 use super::tracker::{Key, Tracker};
 use crate::result::PhaseSpan;
 use crate::scenario::{Action, ActionClass, Phase, Scenario, Until};
@@ -64,7 +64,35 @@ pub struct Driver<'s> {
     pub(crate) spans: Vec<PhaseSpan>,
     /// Reconcile-request tokens expected per resource (resync phases).
     requested: BTreeMap<Key, String>,
+    /// The namespace, Secrets and ProviderConfigs the run created.
+    seeded: Vec<Seeded>,
     start: Instant,
+}
+
+pub(crate) fn mock_cloud_class(c: ActionClass) -> mock_cloud::Class {
+    match c {
+        ActionClass::Read => mock_cloud::Class::Read,
+        ActionClass::List => mock_cloud::Class::List,
+        ActionClass::Mutate => mock_cloud::Class::Mutate,
+        ActionClass::Delete => mock_cloud::Class::Delete,
+    }
+}
+
+fn cloud_latency(l: &crate::scenario::Latency) -> mock_cloud::Latency {
+    use crate::scenario::Latency;
+    match *l {
+        Latency::Fixed(d) => mock_cloud::Latency::Fixed(d),
+        Latency::Uniform { min, max } => mock_cloud::Latency::Uniform { min, max },
+        Latency::Lognormal { median, sigma } => mock_cloud::Latency::LogNormal { median, sigma },
+    }
+}
+
+/// Sets the cloud's faults; a failure is logged (the run goes on, and the cloud's journal
+/// shows what really happened).
+async fn set_faults(stack: &Stack, faults: mock_cloud::Faults) {
+    if let Err(e) = stack.cloud.set_faults(faults).await {
+        tracing::error!(error = %e, "cannot change the cloud's faults");
+    }
 }
 
 fn kinds(s: &Scenario) -> Vec<&'static str> {
@@ -79,9 +107,9 @@ impl<'s> Driver<'s> {
     ///
     /// # Errors
     /// Seeding failed.
-    pub async fn new(scenario: &'s Scenario, stack: &EmbeddedStack) -> Result<Self, RunError> {
+    pub async fn new(scenario: &'s Scenario, stack: &Stack) -> Result<Self, RunError> {
         let client = stack.client();
-        objects::seed(&client, scenario).await?;
+        let seeded = objects::seed(&client, scenario, stack.secret_namespace()).await?;
         let namespace = objects::namespace(scenario);
         let tracker = Tracker::start(&client, &namespace, &kinds(scenario), stack.start);
         Ok(Driver {
@@ -92,6 +120,7 @@ impl<'s> Driver<'s> {
             records: BTreeMap::new(),
             spans: Vec::new(),
             requested: BTreeMap::new(),
+            seeded,
             start: stack.start,
         })
     }
@@ -154,7 +183,7 @@ impl<'s> Driver<'s> {
         &mut self,
         index: usize,
         phase: &Phase,
-        stack: &mut EmbeddedStack,
+        stack: &mut Stack,
         progress: &Progress,
     ) -> Result<PhaseSpan, RunError> {
         let start_us = self.now_us();
@@ -185,7 +214,7 @@ impl<'s> Driver<'s> {
                     end: from + *duration,
                     status: *status,
                 });
-                let _ = stack.cloud.set_faults(faults);
+                set_faults(stack, faults).await;
                 tokio::time::sleep(*duration).await;
             }
             Action::CloudLatency { latency, duration } => {
@@ -196,15 +225,21 @@ impl<'s> Driver<'s> {
                         faults.latency.insert(mock_cloud_class(c), cloud_latency(l));
                     }
                 }
-                let _ = stack.cloud.set_faults(faults);
+                set_faults(stack, faults).await;
                 if let Some(d) = duration {
                     tokio::time::sleep(*d).await;
-                    let _ = stack.cloud.set_faults(before);
+                    set_faults(stack, before).await;
                 }
             }
             Action::Restart => {
-                let from = stack.cloud.journal_stats().next_seq;
-                stack.restart_provider().await;
+                let from = match stack.cloud.next_seq().await {
+                    Ok(seq) => seq,
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot read the cloud's journal");
+                        0
+                    }
+                };
+                stack.restart_provider(deadline).await?;
                 let completed = self.wait_observed(stack, from, deadline, &bar).await;
                 bar.finish(completed);
                 return Ok(PhaseSpan {
@@ -291,7 +326,7 @@ impl<'s> Driver<'s> {
     /// backlog has drained.
     async fn wait_observed(
         &self,
-        stack: &EmbeddedStack,
+        stack: &Stack,
         from: u64,
         deadline: Instant,
         bar: &super::progress::PhaseBar,
@@ -306,7 +341,14 @@ impl<'s> Driver<'s> {
         bar.set_total(total);
         let mut cursor = from;
         loop {
-            for call in stack.cloud.calls_since(cursor) {
+            let calls = match stack.cloud.calls_since(cursor).await {
+                Ok((calls, _)) => calls,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the cloud's journal; retrying");
+                    Vec::new()
+                }
+            };
+            for call in calls {
                 cursor = call.seq + 1;
                 if call.action == Some(mock_cloud::Action::Get)
                     && let Some(c) = call.collection
@@ -326,6 +368,70 @@ impl<'s> Driver<'s> {
                 () = tokio::time::sleep(Duration::from_millis(100)) => {}
             }
         }
+    }
+
+    /// After a cluster run: deletes the managed resources still there and waits (at most
+    /// `timeout`) until the provider has let them go, then deletes the namespace, Secrets
+    /// and ProviderConfigs the run created. Returns whether everything was gone in time.
+    pub(crate) async fn clean_up(&mut self, timeout: Duration, progress: &Progress) -> bool {
+        let deadline = Instant::now() + timeout;
+        let live: Vec<(usize, u32)> = self
+            .records
+            .iter()
+            .filter(|(_, r)| !r.create_failed)
+            .map(|(k, _)| *k)
+            .collect();
+        progress.line(format_args!(
+            "cleaning up: deleting {} resources and what the run created (--keep leaves them)",
+            live.len()
+        ));
+        let s = self.scenario;
+        self.paced(&live, None, |g, i| {
+            let group = &s.groups[g];
+            let api = self.api(kind_name(group.kind));
+            let name = group.resource_name(i, &s.name);
+            async move {
+                match api.delete(&name, &DeleteParams::default()).await {
+                    Ok(_) => true,
+                    Err(kube::Error::Api(e)) if e.code == 404 => true,
+                    Err(e) => {
+                        tracing::warn!(error = %e, name, "cannot delete");
+                        false
+                    }
+                }
+            }
+        })
+        .await;
+        let keys: Vec<Key> = live.iter().map(|(g, i)| self.key(*g, *i)).collect();
+        let mut gone = false;
+        while Instant::now() < deadline {
+            let left = {
+                let seen = self.tracker.lock();
+                keys.iter()
+                    .filter(|k| seen.get(*k).is_some_and(|s| s.gone_us.is_none()))
+                    .count()
+            };
+            if left == 0 {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        if !gone {
+            progress.line(format_args!(
+                "cleanup: some resources were still there after {timeout:?}; their finalizers wait for the provider"
+            ));
+        }
+        for seeded in self.seeded.iter().rev() {
+            let api: Api<DynamicObject> = match &seeded.namespace {
+                Some(ns) => Api::namespaced_with(self.client.clone(), ns, &seeded.resource),
+                None => Api::all_with(self.client.clone(), &seeded.resource),
+            };
+            if let Err(e) = api.delete(&seeded.name, &DeleteParams::default()).await {
+                tracing::warn!(error = %e, name = seeded.name, "cannot delete");
+            }
+        }
+        gone
     }
 
     /// Runs `op` for every target, starting them `1/rate` apart (all at once without a rate),

@@ -1,0 +1,326 @@
+//! `harness run --kubeconfig`: the cluster code path, against mock-apiserver, mock-cloud and
+//! the provider started as separate processes, the way a cluster runs them. The test plays
+//! the kubelet's one part the run needs: when the provider's Deployment is rolled, it stops
+//! the provider process (SIGTERM) and starts a new one.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, DynamicObject, GroupVersionKind, PostParams};
+
+const SCENARIO: &str = "\
+apiVersion: harness/v1
+name: cluster-path
+description: the cluster code path, with a provider restart by rolling its Deployment
+provider: {maxReconcileRate: 10, rateLimitModel: crossplane, pollInterval: 5s}
+cloud:
+  accounts:
+    - name: team-a
+  quotas:
+    read: {burst: 100, perSecond: 50}
+resources:
+  - {name: bucket, kind: Bucket, count: 20, spec: {region: eu-west-1}, account: team-a}
+phases:
+  - {name: create, action: create, rate: 40, timeout: 60s}
+  - {name: hold, action: hold, duration: 3s}
+  - {name: restart, action: restart, timeout: 60s}
+assertions:
+  - {check: cloudCalls, window: 1s}
+  - {check: apiRequests, window: 1s}
+  - {check: throttles}
+  - {check: orphans}
+  - {check: duplicates}
+";
+
+/// The workspace's binaries, built if this test runs without them (`cargo test -p harness`).
+fn binaries() -> PathBuf {
+    let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    let dir = harness.parent().expect("a directory").to_path_buf();
+    let names = ["mock-apiserver", "mock-cloud", "provider"];
+    if names.iter().any(|n| !dir.join(n).exists()) {
+        let target = dir.parent().expect("the target directory");
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-p",
+                "mock-apiserver",
+                "-p",
+                "mock-cloud",
+                "-p",
+                "provider",
+            ])
+            .arg("--target-dir")
+            .arg(target)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cannot build the stack's binaries");
+    }
+    dir
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A child process killed when dropped, so a failing test leaves nothing running.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(cmd: &mut Command, log: &Path) -> Proc {
+    let out = std::fs::File::create(log).expect("log file");
+    let err = out.try_clone().expect("log file");
+    Proc(
+        cmd.stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .spawn()
+            .expect("the binary starts"),
+    )
+}
+
+fn wait_for(what: &str, deadline: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < deadline, "{what} did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn listening(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+struct Provider {
+    bin: PathBuf,
+    kubeconfig: PathBuf,
+    cloud: String,
+    metrics_port: u16,
+    logs: PathBuf,
+    starts: u32,
+}
+
+impl Provider {
+    fn start(&mut self) -> Proc {
+        self.starts += 1;
+        let p = spawn(
+            Command::new(&self.bin)
+                .arg("--kubeconfig")
+                .arg(&self.kubeconfig)
+                .args(["--cloud-endpoint", &self.cloud])
+                .args([
+                    "--metrics-addr",
+                    &format!("127.0.0.1:{}", self.metrics_port),
+                ])
+                .args(["--shutdown-timeout", "5s"])
+                .args(["--max-reconcile-rate=10", "--rate-limit-model=crossplane"])
+                .args(["--poll-interval=5s"]),
+            &self.logs.join(format!("provider-{}.log", self.starts)),
+        );
+        wait_for("the provider", Duration::from_secs(30), || {
+            listening(self.metrics_port)
+        });
+        p
+    }
+}
+
+fn sigterm(p: &mut Proc) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &p.0.id().to_string()])
+        .status();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(15) {
+        if let Ok(Some(_)) = p.0.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
+    let bin = binaries();
+    let dir = std::env::temp_dir().join(format!("harness-cluster-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    let crds = dir.join("crds.yaml");
+    std::fs::write(&crds, provider::crd::crds_yaml().unwrap()).unwrap();
+    let api_port = free_port();
+    let _api = spawn(
+        Command::new(bin.join("mock-apiserver"))
+            .args(["--listen", &format!("127.0.0.1:{api_port}")])
+            .arg("--write-kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--crd")
+            .arg(&crds),
+        &dir.join("mock-apiserver.log"),
+    );
+    let cloud_port = free_port();
+    let _cloud = spawn(
+        Command::new(bin.join("mock-cloud")).args(["--listen", &format!("127.0.0.1:{cloud_port}")]),
+        &dir.join("mock-cloud.log"),
+    );
+    wait_for("the servers", Duration::from_secs(30), || {
+        listening(api_port) && listening(cloud_port) && kubeconfig.exists()
+    });
+
+    // What ci/manifests deploys, as far as the run reads it: the provider's Deployment.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = runtime.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    });
+    let deployments: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "loadtest-system",
+        &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment")),
+    );
+    runtime.block_on(async {
+        let namespaces: Api<DynamicObject> = Api::all_with(
+            client.clone(),
+            &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Namespace")),
+        );
+        let ns = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "loadtest-system"}
+        }))
+        .unwrap();
+        namespaces.create(&PostParams::default(), &ns).await.unwrap();
+        let d = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "provider", "namespace": "loadtest-system"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "provider"}},
+                "template": {
+                    "metadata": {"labels": {"app": "provider"}},
+                    "spec": {"containers": [{"name": "provider", "image": "loadtest/provider:dev"}]},
+                },
+            },
+        }))
+        .unwrap();
+        deployments.create(&PostParams::default(), &d).await.unwrap();
+    });
+    let template = |d: &DynamicObject| d.data.pointer("/spec/template").cloned();
+    let mut last = template(&runtime.block_on(deployments.get("provider")).unwrap());
+
+    let metrics_port = free_port();
+    let mut provider = Provider {
+        bin: bin.join("provider"),
+        kubeconfig: kubeconfig.clone(),
+        cloud: format!("http://127.0.0.1:{cloud_port}"),
+        metrics_port,
+        logs: dir.clone(),
+        starts: 0,
+    };
+    let mut running = provider.start();
+
+    let scenario = dir.join("cluster-path.yaml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let out = dir.join("out");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(&scenario)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--cloud-url", &format!("http://127.0.0.1:{cloud_port}")])
+        .args([
+            "--provider-metrics-url",
+            &format!("http://127.0.0.1:{metrics_port}/metrics"),
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("harness starts");
+
+    // The kubelet's part: a new pod template means a new provider process.
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the run did not finish in time");
+        if let Ok(d) = runtime.block_on(deployments.get("provider")) {
+            let now = template(&d);
+            if now != last {
+                last = now;
+                sigterm(&mut running);
+                running = provider.start();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let output = run.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(status.success(), "exit {status}\n{stdout}\n{stderr}");
+    assert_eq!(
+        provider.starts, 2,
+        "the restart phase rolled the Deployment once"
+    );
+
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let versions = &result["versions"];
+    assert_eq!(versions["target"], "cluster", "{versions}");
+    assert_eq!(versions["provider starts"], "2", "{versions}");
+    assert!(
+        versions["api requests measured by"]
+            .as_str()
+            .unwrap()
+            .starts_with("mock-apiserver's request journal"),
+        "{versions}"
+    );
+    let phases = result["phases"].as_array().unwrap();
+    let calls = |phase: &str, action: &str| {
+        phases
+            .iter()
+            .find(|p| p["name"] == phase)
+            .and_then(|p| p["calls"][action].as_u64())
+            .unwrap_or(0)
+    };
+    assert_eq!(calls("create", "create"), 20, "one cloud create per bucket");
+    assert!(
+        calls("restart", "get") >= 20,
+        "the new provider observed every bucket"
+    );
+    let provider_check = &result["provider"];
+    assert!(
+        provider_check["provider_cloud_calls"].as_u64().unwrap_or(0) > 0,
+        "the provider's metrics were read across its restart: {provider_check}"
+    );
+    // The run deleted what it created: the buckets' finalizers were released by the
+    // provider, the namespace and the Secret are gone.
+    runtime.block_on(async {
+        let secrets: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            "loadtest-system",
+            &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Secret")),
+        );
+        assert!(
+            secrets
+                .get_opt("mock-cloud-team-a")
+                .await
+                .unwrap()
+                .is_none()
+        );
+    });
+    sigterm(&mut running);
+    let _ = std::fs::remove_dir_all(&dir);
+}
