@@ -21,6 +21,9 @@ cargo test --workspace --doc --locked
 step "cargo doc --workspace --no-deps --locked (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
+step "ci/validate.sh (kind assets: manifests, server dry run, shellcheck, Dockerfiles, workflow)"
+bash ci/validate.sh
+
 step "harness run scenarios/smoke.yaml (embedded stack, under a minute)"
 cargo run --locked -p harness -- run scenarios/smoke.yaml --out target/smoke
 

@@ -1,0 +1,351 @@
+#!/usr/bin/env bash
+# Offline checks of the kind assets in ci/: everything that can be checked on a machine
+# with no Docker engine and no kind.
+#
+#   1. manifests: `kubectl kustomize ci/manifests` validated against the Kubernetes schemas
+#      of the pinned node image's version (kubernetes-validate --strict), custom resources
+#      against their CRD's schema (unknown fields are errors: the API server would prune
+#      them), and the names, ports, env and security settings the harness relies on;
+#   2. the same manifests applied with `kubectl apply --dry-run=server` to a mock-apiserver
+#      started on loopback, and run.sh's args patch applied to its provider Deployment;
+#   3. shellcheck on every ci/**/*.sh, .ci/run and the workflow's run: blocks;
+#   4. the Dockerfiles: hadolint, their COPY sources, cargo packages and binaries;
+#   5. ci/github/loadtest.yml and ci/kind/cluster.yaml: parsed, expected keys, pinned
+#      versions that agree, every referenced file present.
+#
+# Usage: ci/validate.sh
+# Needs kubectl, python3 with kubernetes-validate, shellcheck, hadolint and cargo
+# (.ci/run installs them). A missing tool is an error when CI or REQUIRE_TOOLS is set
+# (.ci/run sets REQUIRE_TOOLS=1); otherwise the checks that need it are skipped, with a
+# message, so that a developer without them can still run the rest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+K8S_VERSION=1.33.0
+NS=loadtest-system
+started=$SECONDS
+skipped=()
+
+step() { printf '\n==> %s\n' "$*"; }
+fail() {
+  echo "validate.sh: $*" >&2
+  exit 1
+}
+# have TOOL CHECK: whether TOOL can be used; a missing tool fails in CI and skips elsewhere.
+have() {
+  if [[ $1 == kubernetes-validate ]]; then
+    python3 -c 'import kubernetes_validate' 2>/dev/null && return 0
+  elif command -v "$1" >/dev/null; then
+    return 0
+  fi
+  if [[ -n ${CI:-}${REQUIRE_TOOLS:-} ]]; then
+    fail "$1 is not installed (needed for: $2); .ci/run installs it"
+  fi
+  echo "SKIP $2: $1 is not installed (CI and REQUIRE_TOOLS are unset, so this is not an error)"
+  skipped+=("$2")
+  return 1
+}
+
+WORK=$(mktemp -d)
+server=
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+  if [[ -n $server ]]; then
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+have python3 "every check" || exit 0
+python3 -c 'import yaml' 2>/dev/null || fail "python3 has no yaml module (pip install PyYAML)"
+
+# --- 1. manifests, offline -----------------------------------------------------------------
+if have kubectl "kustomize build and server dry run"; then
+  step "kubectl kustomize ci/manifests"
+  kubectl kustomize ci/manifests >"$WORK/stack.yaml"
+  echo "$(grep -c '^kind:' "$WORK/stack.yaml") objects rendered"
+
+  if have kubernetes-validate "schema validation"; then
+    step "kubernetes-validate --strict -k $K8S_VERSION (Kubernetes kinds)"
+    # ProviderConfig has no published schema: checked against its CRD just below.
+    if ! python3 -m kubernetes_validate --strict --quiet -k "$K8S_VERSION" "$WORK/stack.yaml" \
+      >"$WORK/validate.txt" 2>&1; then
+      cat "$WORK/validate.txt"
+      fail "the manifests do not validate against Kubernetes $K8S_VERSION"
+    fi
+    # A kind without a schema is only a warning there: an error here, except our own.
+    if grep -v "api version mockcloud.example.org/" "$WORK/validate.txt" | grep .; then
+      fail "unexpected kubernetes-validate output (above)"
+    fi
+    echo "every Kubernetes kind valid (ProviderConfig has no published schema: next check)"
+  fi
+
+  step "custom resources against their CRDs; the names, ports and settings the harness uses"
+  python3 - "$WORK/stack.yaml" <<'PY'
+import sys
+
+import jsonschema
+import yaml
+
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+errors = []
+
+
+def strict(schema):
+    """A CRD's structural schema, with unknown fields made errors (the server prunes them)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: strict(v) if isinstance(v, dict) else v for k, v in schema.items()}
+    if "properties" in schema:
+        out["properties"] = {k: strict(v) for k, v in schema["properties"].items()}
+        if not schema.get("x-kubernetes-preserve-unknown-fields"):
+            out.setdefault("additionalProperties", False)
+    if "items" in schema:
+        out["items"] = strict(schema["items"])
+    return out
+
+
+schemas = {}
+for d in docs:
+    if d["kind"] == "CustomResourceDefinition":
+        spec = d["spec"]
+        for v in spec["versions"]:
+            schema = strict(v["schema"]["openAPIV3Schema"])
+            schema.setdefault("properties", {})
+            for key in ("apiVersion", "kind", "metadata"):
+                schema["properties"][key] = {"type": ["string", "object"]}
+            schemas[(f'{spec["group"]}/{v["name"]}', spec["names"]["kind"])] = schema
+custom = 0
+for d in docs:
+    key = (d["apiVersion"], d["kind"])
+    if "." in d["apiVersion"].split("/")[0] and key in schemas:
+        custom += 1
+        for e in jsonschema.Draft7Validator(schemas[key]).iter_errors(d):
+            path = ".".join(str(p) for p in e.absolute_path)
+            errors.append(f'{d["kind"]}/{d["metadata"]["name"]} {path}: {e.message}')
+
+by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+def need(cond, what):
+    if not cond:
+        errors.append(what)
+
+
+def obj(kind, name):
+    found = by.get((kind, name))
+    need(found is not None, f"missing {kind} {name}")
+    return found or {}
+
+
+need(obj("Namespace", "loadtest-system") != {}, "namespace")
+for name, port in (("provider", "metrics"), ("mock-cloud", "http")):
+    dep, svc = obj("Deployment", name), obj("Service", name)
+    if not dep or not svc:
+        continue
+    need(dep["metadata"].get("namespace") == "loadtest-system", f"Deployment {name} namespace")
+    need(svc["metadata"].get("namespace") == "loadtest-system", f"Service {name} namespace")
+    ports = {(p["name"], p["port"]) for p in svc["spec"]["ports"]}
+    need((port, 8080) in ports, f"Service {name} must expose port 8080 named {port}")
+    pod = dep["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    need(c["image"] == f"loadtest/{name}:dev", f"{name} image is {c['image']}")
+    need(c.get("imagePullPolicy") == "IfNotPresent", f"{name} imagePullPolicy")
+    need(pod.get("securityContext", {}).get("runAsNonRoot") is True, f"{name} runAsNonRoot")
+    need(pod["securityContext"].get("runAsUser") == 65532, f"{name} runs as 65532")
+    for probe in ("readinessProbe", "livenessProbe"):
+        need(probe in c, f"{name} has no {probe}")
+    res = c.get("resources", {})
+    need({"cpu", "memory"} <= set(res.get("requests", {})), f"{name} requests")
+    need("memory" in res.get("limits", {}), f"{name} memory limit")
+    need(dep["spec"]["selector"]["matchLabels"] == svc["spec"]["selector"], f"{name} selectors")
+provider = obj("Deployment", "provider")
+if provider:
+    pod = provider["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    env = {e["name"]: e.get("value") for e in c.get("env", [])}
+    need(env.get("PROVIDER_CLOUD_ENDPOINT") == "http://mock-cloud.loadtest-system.svc:8080",
+         "provider env PROVIDER_CLOUD_ENDPOINT")
+    need(env.get("PROVIDER_METRICS_ADDR") == "0.0.0.0:8080", "provider env PROVIDER_METRICS_ADDR")
+    fixed = ("--cloud-endpoint", "--metrics-addr", "--kubeconfig", "--namespace")
+    need(not any(a.startswith(fixed) for a in c.get("args", [])),
+         "fixed provider settings belong in env: run.sh replaces args")
+    need(pod.get("serviceAccountName") == "provider", "provider serviceAccountName")
+    need(provider["spec"].get("strategy", {}).get("type") == "Recreate",
+         "provider strategy Recreate (no leader election)")
+secret = obj("Secret", "mock-cloud-default")
+need(secret.get("stringData", {}).get("token") == "token-default", "Secret mock-cloud-default token")
+pc = obj("ProviderConfig", "default")
+if pc:
+    need(pc["spec"] == {"account": "default", "credentials": {"secretRef": {
+        "namespace": "loadtest-system", "name": "mock-cloud-default", "key": "token"}}},
+        "ProviderConfig default spec")
+for d in docs:
+    if d["kind"] in ("ClusterRole", "Role"):
+        for rule in d.get("rules", []):
+            for field in ("verbs", "resources", "apiGroups"):
+                need("*" not in rule.get(field, []), f'{d["kind"]}/{d["metadata"]["name"]}: no * in {field}')
+            if "secrets" in rule.get("resources", []):
+                need(set(rule["verbs"]) <= {"get", "list", "watch"}, "Secrets are read-only")
+for e in errors:
+    print("  error:", e)
+if errors:
+    sys.exit(1)
+print(f"{custom} custom resource(s) valid; contract checks passed")
+PY
+
+  # --- 2. server dry run ---------------------------------------------------------------------
+  if have cargo "server dry run"; then
+    step "kubectl apply --dry-run=server against mock-apiserver"
+    cargo build --locked -q -p mock-apiserver
+    crds=()
+    for f in ci/manifests/crds/*.yaml; do
+      crds+=(--crd "$f")
+    done
+    "${CARGO_TARGET_DIR:-target}/debug/mock-apiserver" --listen 127.0.0.1:0 \
+      --write-kubeconfig "$WORK/kubeconfig" "${crds[@]}" >"$WORK/apiserver.log" 2>&1 &
+    server=$!
+    k() { kubectl --kubeconfig "$WORK/kubeconfig" --cache-dir "$WORK/cache" "$@"; }
+    for _ in $(seq 1 100); do
+      [[ -s $WORK/kubeconfig ]] && k version >/dev/null 2>&1 && break
+      kill -0 "$server" 2>/dev/null || fail "mock-apiserver exited: $(cat "$WORK/apiserver.log")"
+      sleep 0.1
+    done
+    # As on a real server, a dry run creates no namespace for the objects inside it.
+    k create namespace "$NS" >/dev/null
+    # (stderr: kubectl's warnings about preloaded objects without last-applied annotations)
+    k apply --dry-run=server -f "$WORK/stack.yaml" 2>"$WORK/dry-run.err" | tee "$WORK/dry-run.txt" ||
+      fail "the server dry run failed: $(cat "$WORK/dry-run.err")"
+    want=$(grep -c '^kind:' "$WORK/stack.yaml")
+    got=$(grep -c '(server dry run)$' "$WORK/dry-run.txt" || true)
+    [[ $got == "$want" ]] || fail "dry run answered for $got of $want objects"
+    [[ -z $(k -n "$NS" get deployments -o name) ]] || fail "the dry run stored objects"
+
+    step "run.sh's args patch on the applied provider Deployment"
+    k apply -f "$WORK/stack.yaml" >/dev/null 2>&1 || fail "kubectl apply failed"
+    k -n "$NS" patch deployment provider --type=json -p \
+      '[{"op":"replace","path":"/spec/template/spec/containers/0/args","value":["--max-reconcile-rate=20","--poll-interval=30s"]}]'
+    args=$(k -n "$NS" get deployment provider -o jsonpath='{.spec.template.spec.containers[0].args}')
+    endpoint=$(k -n "$NS" get deployment provider \
+      -o jsonpath='{.spec.template.spec.containers[0].env[?(@.name=="PROVIDER_CLOUD_ENDPOINT")].value}')
+    [[ $args == '["--max-reconcile-rate=20","--poll-interval=30s"]' ]] || fail "args after the patch: $args"
+    [[ $endpoint == http://mock-cloud.loadtest-system.svc:8080 ]] || fail "env lost by the patch: $endpoint"
+    echo "args replaced, env kept"
+    k -n "$NS" rollout restart deployment/provider
+  fi
+fi
+
+# --- 3. shell scripts ----------------------------------------------------------------------
+mapfile -t scripts < <(find ci -name '*.sh' -type f | sort)
+scripts+=(.ci/run)
+if have shellcheck "shellcheck"; then
+  step "shellcheck ${scripts[*]}"
+  shellcheck --severity=style "${scripts[@]}"
+  for s in "${scripts[@]}"; do
+    head -n1 "$s" | grep -q '^#!/usr/bin/env bash' || fail "$s does not start with #!/usr/bin/env bash"
+  done
+  echo "${#scripts[@]} scripts clean"
+fi
+
+# --- 4. Dockerfiles ------------------------------------------------------------------------
+mapfile -t dockerfiles < <(find ci/docker -name '*.Dockerfile' -type f | sort)
+[[ ${#dockerfiles[@]} -eq 2 ]] || fail "expected 2 Dockerfiles in ci/docker, found ${#dockerfiles[@]}"
+if have hadolint "hadolint"; then
+  step "hadolint ${dockerfiles[*]}"
+  hadolint --no-color "${dockerfiles[@]}"
+  echo "clean"
+fi
+if have cargo "Dockerfile cargo packages"; then
+  step "Dockerfiles: COPY sources, .dockerignore, cargo packages and binaries"
+  cargo metadata --locked --no-deps --format-version 1 >"$WORK/metadata.json"
+  python3 - "$WORK/metadata.json" "${dockerfiles[@]}" <<'PY'
+import json
+import os
+import re
+import sys
+
+meta = json.load(open(sys.argv[1]))
+bins = {t["name"]: p["name"] for p in meta["packages"] for t in p["targets"] if "bin" in t["kind"]}
+packages = {p["name"] for p in meta["packages"]}
+ignore = open(".dockerignore").read().split()
+for needed in ("target", "target-*", ".git", "out"):
+    assert needed in ignore, f".dockerignore must exclude {needed}"
+for path in sys.argv[2:]:
+    text = open(path).read()
+    name = os.path.basename(path).removesuffix(".Dockerfile")
+    for line in text.splitlines():
+        m = re.match(r"^COPY\s+(?!--from)(?:--\S+\s+)*(\S+)\s+\S+$", line)
+        if m:
+            assert os.path.exists(m.group(1)), f"{path}: COPY source {m.group(1)} does not exist"
+    (package,) = set(re.findall(r"cargo build --release --locked -p (\S+)", text))
+    assert package == name and package in packages, f"{path}: builds {package}"
+    assert f"target/release/{name}" in text and bins.get(name) == package, f"{path}: binary {name}"
+    assert re.search(r"^FROM rust:\d+\.\d+-alpine AS build$", text, re.M), f"{path}: builder pinned"
+    final = re.findall(r"^FROM (\S+)", text, re.M)[-1]
+    assert final.startswith("gcr.io/distroless/static") and final.endswith(":nonroot"), final
+    assert re.search(r"^USER 65532:65532$", text, re.M), f"{path}: USER 65532"
+    assert f'ENTRYPOINT ["/usr/local/bin/{name}"]' in text, f"{path}: ENTRYPOINT"
+    print(f"{path}: cargo build -p {package}, COPY sources present, distroless nonroot")
+PY
+fi
+
+# --- 5. workflow and kind config -----------------------------------------------------------
+step "ci/github/loadtest.yml and ci/kind/cluster.yaml"
+mkdir -p "$WORK/run-blocks"
+python3 - "$WORK/run-blocks" <<'PY'
+import os
+import re
+import sys
+
+import yaml
+
+out = sys.argv[1]
+wf = yaml.safe_load(open("ci/github/loadtest.yml"))
+on = wf.get("on", wf.get(True))  # YAML 1.1 reads the key `on` as true
+scenario = on["workflow_dispatch"]["inputs"]["scenario"]
+assert scenario["default"] == "scenarios/steady-1k.yaml" and os.path.exists(scenario["default"])
+steps = wf["jobs"]["loadtest"]["steps"]
+uses = {s["uses"].split("@")[0]: s for s in steps if "uses" in s}
+for s in steps:
+    assert "name" in s, f"every step has a name: {s}"
+    if "uses" in s:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+", s["uses"]), f"pinned by major version: {s['uses']}"
+for action in ("actions/checkout", "actions/upload-artifact", "mikepenz/action-junit-report"):
+    assert action in uses, f"missing step {action}"
+for action in ("actions/upload-artifact", "mikepenz/action-junit-report"):
+    assert uses[action].get("if") == "always()", f"{action} must run if: always()"
+assert uses["actions/upload-artifact"]["with"]["path"].startswith("out/")
+assert "junit.xml" in uses["mikepenz/action-junit-report"]["with"]["report_paths"]
+runs = [s["run"] for s in steps if "run" in s]
+script = "\n".join(runs)
+assert "scenarios/smoke.yaml" in script and "ci/kind/run.sh" in script
+for ref in sorted(set(re.findall(r"\b(?:ci|scenarios)/[\w./-]+", script))):
+    assert os.path.exists(ref), f"the workflow runs {ref}, which does not exist"
+for i, body in enumerate(runs):
+    assert "${{" not in body, f"expressions go through env, not into run: blocks:\n{body}"
+    with open(os.path.join(out, f"step{i}.sh"), "w") as f:
+        f.write("#!/usr/bin/env bash\nset -euo pipefail\n" + body)
+
+cluster = yaml.safe_load(open("ci/kind/cluster.yaml"))
+assert cluster["kind"] == "Cluster" and cluster["apiVersion"] == "kind.x-k8s.io/v1alpha4"
+(node,) = cluster["nodes"]
+m = re.fullmatch(r"kindest/node:v(\d+\.\d+)\.\d+@sha256:[0-9a-f]{64}", node["image"])
+assert m, f"node image pinned by version and digest: {node['image']}"
+kind_version = wf["env"]["KIND_VERSION"]
+assert kind_version in open("ci/kind/cluster.yaml").read(), "cluster.yaml names the kind release"
+assert wf["env"]["KUBECTL_VERSION"].startswith(f"v{m.group(1)}."), "kubectl matches the node"
+for patch in cluster["kubeadmConfigPatches"]:
+    assert yaml.safe_load(patch)["kind"] == "ClusterConfiguration"
+print(f"workflow: {len(steps)} steps, actions {sorted(uses)}; kind {kind_version}, node v{m.group(1)}")
+PY
+if have shellcheck "shellcheck of the workflow's run: blocks"; then
+  shellcheck --severity=style "$WORK"/run-blocks/*.sh
+  echo "the workflow's run: blocks pass shellcheck"
+fi
+
+step "validate.sh passed in $((SECONDS - started))s"
+if ((${#skipped[@]})); then
+  echo "skipped (tools missing): ${skipped[*]}"
+fi
