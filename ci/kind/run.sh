@@ -26,6 +26,8 @@
 #   HARNESS        harness binary (default: target/release/harness, built with cargo
 #                  when missing).
 #   SKIP_BUILD     1: do not build the images (ci/kind/build-images.sh --build-only ran).
+#   SKIP_LOAD      1: do not load loadtest/*:dev into kind (an overlay's images come from
+#                  a registry, and the cluster pulls them).
 #   CLOUD_PORT     local port forwarded to mock-cloud (default: 18080).
 #   METRICS_PORT   local port forwarded to the provider's metrics (default: 18081).
 #   WAIT_TIMEOUT   how long to wait for each rollout (default: 180s).
@@ -50,7 +52,8 @@ usage() {
 usage: ci/kind/run.sh SCENARIO [--set PATH=VALUE]... [other `harness run` flags]
   e.g. ci/kind/run.sh scenarios/smoke.yaml
   environment: CLUSTER_NAME KEEP_CLUSTER KIND_IMAGE KIND_CONFIG MANIFESTS OUT_DIR HARNESS
-               SKIP_BUILD CLOUD_PORT METRICS_PORT WAIT_TIMEOUT (see the top of ci/kind/run.sh)
+               SKIP_BUILD SKIP_LOAD CLOUD_PORT METRICS_PORT WAIT_TIMEOUT
+               (see the top of ci/kind/run.sh)
 USAGE
   exit 2
 }
@@ -237,8 +240,10 @@ kind export kubeconfig --name "$CLUSTER_NAME"
 kubectl version >"$LOG_DIR/versions.txt"
 kind version >>"$LOG_DIR/versions.txt"
 
-step "loading images"
-CLUSTER_NAME=$CLUSTER_NAME ci/kind/build-images.sh --load-only
+if [[ ${SKIP_LOAD:-0} != 1 ]]; then
+  step "loading images"
+  CLUSTER_NAME=$CLUSTER_NAME ci/kind/build-images.sh --load-only
+fi
 
 step "applying $MANIFESTS"
 # CRDs first: the ProviderConfig in the same apply needs its kind to be served.
