@@ -7,7 +7,9 @@
 #      against their CRD's schema (unknown fields are errors: the API server would prune
 #      them), and the names, ports, env and security settings the harness relies on;
 #   2. the same manifests applied with `kubectl apply --dry-run=server` to a mock-apiserver
-#      started on loopback, and run.sh's args patch applied to its provider Deployment;
+#      started on loopback, run.sh's args patch applied to its provider Deployment, and
+#      ci/kind/run.sh run end to end with docker, kind, the harness and the pods stubbed
+#      (ci/kind/test-run.sh);
 #   3. shellcheck on every ci/**/*.sh, .ci/run and the workflow's run: blocks;
 #   4. the Dockerfiles: hadolint, their COPY sources, cargo packages and binaries;
 #   5. ci/github/loadtest.yml and ci/kind/cluster.yaml: parsed, expected keys, pinned
@@ -234,6 +236,9 @@ PY
     [[ $endpoint == http://mock-cloud.loadtest-system.svc:8080 ]] || fail "env lost by the patch: $endpoint"
     echo "args replaced, env kept"
     k -n "$NS" rollout restart deployment/provider
+
+    step "ci/kind/run.sh end to end, with docker, kind, the harness and the pods stubbed"
+    bash ci/kind/test-run.sh "${CARGO_TARGET_DIR:-target}/debug/mock-apiserver"
   fi
 fi
 

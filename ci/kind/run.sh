@@ -168,7 +168,8 @@ supervise() {
       "$@" >>"$log" 2>&1 &
       child=$!
       wait "$child" || true
-      sleep 1
+      sleep 1 &
+      wait $! || true
     done
   ) &
   background+=($!)
@@ -188,7 +189,8 @@ follow_logs() {
       child=$!
       wait "$child" || true
       since=(--since-time "$(date -u +%Y-%m-%dT%H:%M:%SZ)")
-      sleep 2
+      sleep 2 &
+      wait $! || true
     done
   ) &
   background+=($!)
@@ -197,13 +199,13 @@ follow_logs() {
 wait_http() {
   local url=$1 what=$2
   for _ in $(seq 1 60); do
-    if curl -fsS -o /dev/null --max-time 2 "$url"; then
-      echo "$what is reachable at $url"
+    if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then
+      echo "$what: reachable at $url"
       return 0
     fi
     sleep 1
   done
-  die "$what is not reachable at $url (see $LOG_DIR/port-forward-*.log)"
+  die "$what: not reachable at $url (see $LOG_DIR/port-forward-*.log)"
 }
 
 # --- harness and images ------------------------------------------------------------------
@@ -268,7 +270,7 @@ supervise "$LOG_DIR/port-forward-mock-cloud.log" \
 supervise "$LOG_DIR/port-forward-provider.log" \
   kubectl -n "$NS" port-forward --address 127.0.0.1 svc/provider "$METRICS_PORT:8080"
 wait_http "http://127.0.0.1:$CLOUD_PORT/admin/v1/summary" mock-cloud
-wait_http "http://127.0.0.1:$METRICS_PORT/metrics" "the provider's metrics"
+wait_http "http://127.0.0.1:$METRICS_PORT/metrics" "provider metrics"
 
 # --- the run -----------------------------------------------------------------------------
 step "harness run $SCENARIO against kind-$CLUSTER_NAME"
