@@ -4,6 +4,7 @@
 
 pub mod backlog;
 pub mod bounds;
+pub mod conditional;
 mod formula;
 mod params;
 pub mod quota;
