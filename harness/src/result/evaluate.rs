@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use limiter::go::GoDuration;
 
+use super::echo;
 use super::model::{
     Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, ScenarioInfo, SettingsInfo,
     Timeline, Verdict,
@@ -103,13 +104,55 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
             early_runs: m.early_runs,
         }),
     };
+    let conditional = conditional_tolerances(s, plan, obs);
+    result.predictions.extend(
+        conditional
+            .iter()
+            .filter_map(|(_, c)| c.as_ref().ok())
+            .cloned(),
+    );
+    let series = Series {
+        all: &all_calls,
+        api: &api,
+        conditional: &conditional,
+    };
     result.verdicts = s
         .assertions
         .iter()
-        .map(|a| verdict(s, plan, obs, &result, a, &all_calls, &api))
+        .map(|a| verdict(s, plan, obs, &result, a, &series))
         .collect();
     attribute_early_runs(s, &mut result);
     result
+}
+
+/// The measured series a verdict reads, and the conditional tolerances of §3.6 (b) by id.
+struct Series<'a> {
+    all: &'a [u64],
+    api: &'a [u64],
+    conditional: &'a [(String, Result<Prediction, String>)],
+}
+
+/// §3.6 (b) for every steadyRate assertion on a hold the plan puts within a wave's echo.
+fn conditional_tolerances(
+    s: &Scenario,
+    plan: &Plan,
+    obs: &Observations,
+) -> Vec<(String, Result<Prediction, String>)> {
+    let mut out: Vec<(String, Result<Prediction, String>)> = Vec::new();
+    for a in &s.assertions {
+        let (Check::SteadyRate { window, .. }, Some(i)) = (&a.check, a.phase) else {
+            continue;
+        };
+        let (phase, w) = (s.phases[i].name.as_str(), window.as_secs_f64());
+        let id = echo::id(phase, w);
+        if out.iter().any(|(x, _)| *x == id) {
+            continue;
+        }
+        if let Some(c) = echo::conditional(s, plan, obs, phase, w) {
+            out.push((id, c));
+        }
+    }
+    out
 }
 
 /// Under the `crossplane` model, early runs (flagged passes before their token's time) are
@@ -282,9 +325,9 @@ fn verdict(
     obs: &Observations,
     res: &RunResult,
     a: &Assertion,
-    all: &[u64],
-    api: &[u64],
+    series: &Series<'_>,
 ) -> Verdict {
+    let (all, api) = (series.all, series.api);
     let span = span_of(obs, a, s);
     let range = span.map_or((0, u64::MAX), |p| (p.start_us, p.end_us));
     let phase = a.phase.map(|i| s.phases[i].name.clone());
@@ -319,10 +362,26 @@ fn verdict(
             let w = window.as_secs_f64();
             let observed =
                 windowed_max(within(all, range.0, range.1), window.as_micros() as u64).count as f64;
-            let pred = phase
+            let planned = phase
                 .as_ref()
                 .and_then(|p| plan.find(&format!("{p}/steady-max/{w}s")));
-            upper(a, pred, *max, observed)
+            let conditional = phase.as_ref().and_then(|p| {
+                let id = echo::id(p, w);
+                series.conditional.iter().find(|(x, _)| *x == id)
+            });
+            match conditional.map(|(_, c)| c) {
+                Some(Ok(c)) => upper(a, Some(c), *max, observed),
+                Some(Err(why)) => {
+                    let mut v = upper(a, planned, *max, observed);
+                    let line = format!("conditional bound (§3.6 b) not used: {why}");
+                    v.note = Some(match v.note.take() {
+                        Some(n) => format!("{n}; {line}"),
+                        None => line,
+                    });
+                    v
+                }
+                None => upper(a, planned, *max, observed),
+            }
         }
         Check::Throttles { max } => {
             let observed = obs

@@ -1,6 +1,7 @@
 //! Results: what a run observed ([`Observations`], plain data the runner fills), and the
 //! versioned [`RunResult`] that [`evaluate`] makes from it and every report reads.
 
+mod echo;
 mod evaluate;
 pub mod float;
 mod model;
