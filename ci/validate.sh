@@ -7,9 +7,10 @@
 #      against their CRD's schema (unknown fields are errors: the API server would prune
 #      them), and the names, ports, env and security settings the harness relies on;
 #   2. the same manifests applied with `kubectl apply --dry-run=server` to a mock-apiserver
-#      started on loopback, run.sh's args patch applied to its provider Deployment, and
+#      started on loopback, run.sh's args patch applied to its provider Deployment,
 #      ci/kind/run.sh run end to end with docker, kind, the harness and the pods stubbed
-#      (ci/kind/test-run.sh);
+#      (ci/kind/test-run.sh), and the two containers' command lines run as local
+#      processes: probes, a Bucket made Ready, SIGTERM (ci/kind/test-pods.sh);
 #   3. shellcheck on every ci/**/*.sh, .ci/run and the workflow's run: blocks;
 #   4. the Dockerfiles: hadolint, their COPY sources, cargo packages and binaries;
 #   5. ci/github/loadtest.yml and ci/kind/cluster.yaml: parsed, expected keys, pinned
@@ -46,6 +47,18 @@ have() {
   echo "SKIP $2: $1 is not installed (CI and REQUIRE_TOOLS are unset, so this is not an error)"
   skipped+=("$2")
   return 1
+}
+
+# binary PACKAGE: the path of PACKAGE's debug binary, built only when missing or older
+# than the workspace's sources (after ci/check.sh's `cargo test --workspace --all-targets`
+# it is neither).
+binary() {
+  local path=${CARGO_TARGET_DIR:-target}/debug/$1
+  if [[ ! -x $path || -n $(find limiter mock-apiserver mock-cloud provider Cargo.toml Cargo.lock \
+    -newer "$path" -type f \( -name '*.rs' -o -name Cargo.toml -o -name Cargo.lock \) -print -quit) ]]; then
+    cargo build --locked -q -p "$1" >&2
+  fi
+  echo "$path"
 }
 
 WORK=$(mktemp -d)
@@ -201,12 +214,12 @@ PY
   # --- 2. server dry run ---------------------------------------------------------------------
   if have cargo "server dry run"; then
     step "kubectl apply --dry-run=server against mock-apiserver"
-    cargo build --locked -q -p mock-apiserver
+    apiserver=$(binary mock-apiserver)
     crds=()
     for f in ci/manifests/crds/*.yaml; do
       crds+=(--crd "$f")
     done
-    "${CARGO_TARGET_DIR:-target}/debug/mock-apiserver" --listen 127.0.0.1:0 \
+    "$apiserver" --listen 127.0.0.1:0 \
       --write-kubeconfig "$WORK/kubeconfig" "${crds[@]}" >"$WORK/apiserver.log" 2>&1 &
     server=$!
     k() { kubectl --kubeconfig "$WORK/kubeconfig" --cache-dir "$WORK/cache" "$@"; }
@@ -238,7 +251,10 @@ PY
     k -n "$NS" rollout restart deployment/provider
 
     step "ci/kind/run.sh end to end, with docker, kind, the harness and the pods stubbed"
-    bash ci/kind/test-run.sh "${CARGO_TARGET_DIR:-target}/debug/mock-apiserver"
+    bash ci/kind/test-run.sh "$apiserver"
+
+    step "the containers' command lines, run as local processes (ci/kind/test-pods.sh)"
+    bash ci/kind/test-pods.sh "$apiserver" "$(binary provider)" "$(binary mock-cloud)"
   fi
 fi
 
