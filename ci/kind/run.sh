@@ -23,8 +23,7 @@
 #                  to patch flags or images per environment).
 #   OUT_DIR        reports and logs (default: out/kind/SCENARIO-FILE-NAME); the harness
 #                  writes result.json, junit.xml, report.html, and logs/ gets the rest.
-#   HARNESS        harness binary (default: target/release/harness, built with cargo
-#                  when missing).
+#   HARNESS        harness binary (default: build it with cargo, release profile).
 #   SKIP_BUILD     1: do not build the images (ci/kind/build-images.sh --build-only ran).
 #   SKIP_LOAD      1: do not load loadtest/*:dev into kind (an overlay's images come from
 #                  a registry, and the cluster pulls them).
@@ -210,11 +209,10 @@ wait_http() {
 
 # --- harness and images ------------------------------------------------------------------
 if [[ -z ${HARNESS:-} ]]; then
+  # Always asked: cargo rebuilds only what changed, and a stale harness would mislead.
+  step "cargo build --release --locked -p harness"
+  cargo build --release --locked -p harness
   HARNESS=${CARGO_TARGET_DIR:-target}/release/harness
-  if [[ ! -x $HARNESS ]]; then
-    step "cargo build --release --locked -p harness"
-    cargo build --release --locked -p harness
-  fi
 fi
 [[ -x $HARNESS ]] || die "no harness binary at $HARNESS"
 
