@@ -106,6 +106,26 @@ struct Inner {
     entries: VecDeque<Entry>,
     next_seq: u64,
     by_user_agent: BTreeMap<String, u64>,
+    /// `apiserver_request_total` series: (verb, group, resource, subresource, code).
+    by_series: BTreeMap<(&'static str, String, String, String, u16), u64>,
+}
+
+impl Verb {
+    /// The verb label of `apiserver_request_total`, or `None` for requests the real API
+    /// server does not count by resource (discovery, health).
+    pub fn metric_label(self) -> Option<&'static str> {
+        Some(match self {
+            Self::Get => "GET",
+            Self::List => "LIST",
+            Self::Watch => "WATCH",
+            Self::Create => "POST",
+            Self::Update => "PUT",
+            Self::Patch => "PATCH",
+            Self::Delete => "DELETE",
+            Self::DeleteCollection => "DELETECOLLECTION",
+            Self::Discovery => return None,
+        })
+    }
 }
 
 /// The journal. Keeps the last `capacity` entries; counts cover every request.
@@ -142,6 +162,20 @@ impl Journal {
             .by_user_agent
             .entry(entry.user_agent.clone())
             .or_default() += 1;
+        if let Some(verb) = entry.verb.metric_label() {
+            let (resource, subresource) = entry
+                .resource
+                .split_once('/')
+                .unwrap_or((entry.resource.as_str(), ""));
+            let key = (
+                verb,
+                entry.group.clone(),
+                resource.to_owned(),
+                subresource.to_owned(),
+                entry.status,
+            );
+            *inner.by_series.entry(key).or_default() += 1;
+        }
         if self.capacity == 0 {
             return entry.seq;
         }
@@ -168,6 +202,23 @@ impl Journal {
     /// Requests per `User-Agent`, over the server's whole life.
     pub fn counts_by_user_agent(&self) -> BTreeMap<String, u64> {
         self.lock().by_user_agent.clone()
+    }
+
+    /// `apiserver_request_total` in Prometheus text, over the server's whole life, with the
+    /// labels the real API server gives it (`version`, `scope` and `dry_run` left empty).
+    pub fn prometheus_text(&self) -> String {
+        use std::fmt::Write as _;
+        let inner = self.lock();
+        let mut out = String::from(
+            "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, group, resource, subresource and HTTP response code.\n# TYPE apiserver_request_total counter\n",
+        );
+        for ((verb, group, resource, subresource, code), n) in &inner.by_series {
+            let _ = writeln!(
+                out,
+                "apiserver_request_total{{code=\"{code}\",component=\"apiserver\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"\"}} {n}"
+            );
+        }
+        out
     }
 
     /// The `/mock/v1/requests?since=SEQ` document.
@@ -227,5 +278,34 @@ mod tests {
             [4, 5]
         );
         assert_eq!(journal.counts_by_user_agent()["a"], 5);
+    }
+
+    #[test]
+    fn request_totals_count_every_request_by_series_like_the_real_metric() {
+        let journal = Journal::new(1);
+        let mut patch = entry("p");
+        patch.verb = Verb::Patch;
+        patch.group = "mockcloud.example.org".into();
+        patch.resource = "buckets/status".into();
+        for e in [entry("a"), entry("b"), patch, {
+            let mut d = entry("a");
+            d.verb = Verb::Discovery;
+            d
+        }] {
+            journal.record(e);
+        }
+        let text = journal.prometheus_text();
+        assert!(text.contains("# TYPE apiserver_request_total counter"));
+        assert!(text.contains(
+            "apiserver_request_total{code=\"200\",component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"configmaps\",scope=\"\",subresource=\"\",verb=\"LIST\",version=\"\"} 2\n"
+        ), "{text}");
+        assert!(text.contains(
+            "group=\"mockcloud.example.org\",resource=\"buckets\",scope=\"\",subresource=\"status\",verb=\"PATCH\""
+        ), "{text}");
+        assert_eq!(
+            text.lines().filter(|l| !l.starts_with('#')).count(),
+            2,
+            "discovery is not counted"
+        );
     }
 }

@@ -38,6 +38,8 @@ pub enum Route {
     OpenApiDocument(String),
     /// `/mock/v1/requests`: the request journal.
     Journal,
+    /// `/metrics`: `apiserver_request_total`.
+    Metrics,
     /// A resource or object path.
     Resource(ResourcePath),
     /// Anything else.
@@ -60,6 +62,7 @@ pub fn parse(path: &str) -> Route {
         ["openapi", "v3"] => Route::OpenApiIndex,
         ["openapi", "v3", rest @ ..] => Route::OpenApiDocument(rest.join("/")),
         ["mock", "v1", "requests"] => Route::Journal,
+        ["metrics"] => Route::Metrics,
         _ => Route::Unknown,
     }
 }

@@ -155,6 +155,16 @@ where
         let since = query.get("since").and_then(|s| s.parse().ok()).unwrap_or(0);
         return value_response(StatusCode::OK, &server.journal().to_json(since));
     }
+    if route == Route::Metrics {
+        let mut response = Response::new(
+            Full::new(Bytes::from(server.journal().prometheus_text())).boxed_unsync(),
+        );
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        return response;
+    }
     let verb = verb_of(&route, &parts.method, &query);
     let clock = *server.shared.store.clock();
     let mut entry = Entry {
@@ -290,7 +300,7 @@ fn route_request(
             read_only(&request)?;
             found(openapi::document(&server.registry(), path))
         }
-        Route::Journal | Route::Unknown => Err(ApiError::not_found(
+        Route::Journal | Route::Metrics | Route::Unknown => Err(ApiError::not_found(
             "the server could not find the requested resource",
         )),
     }
