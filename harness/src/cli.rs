@@ -140,6 +140,18 @@ pub struct ClusterArgs {
     /// Leave the resources, namespace, Secrets and ProviderConfigs the run created.
     #[arg(long, requires = "kubeconfig", help_heading = "Cluster runs")]
     keep: bool,
+    /// Where to read API-server requests: `auto` takes mock-apiserver's journal when the
+    /// server has one (exact), else the server's /metrics (the FlowSchema
+    /// loadtest-provider's dispatched requests if installed, else apiserver_request_total for
+    /// the provider's API group minus the harness's own; scraped every second).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "SOURCE",
+        help_heading = "Cluster runs"
+    )]
+    api_requests_from: run::api::ApiSource,
 }
 
 impl ClusterArgs {
@@ -152,6 +164,7 @@ impl ClusterArgs {
                 provider_metrics_url: self.provider_metrics_url,
                 provider_deployment: self.provider_deployment,
                 keep: self.keep,
+                api_source: self.api_requests_from,
             })),
             (Some(_), None) => bail!(
                 "--kubeconfig needs --cloud-url: mock-cloud's URL as reachable from here (kubectl port-forward -n loadtest-system svc/mock-cloud 18080:8080)"

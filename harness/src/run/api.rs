@@ -4,12 +4,14 @@
 //!   `User-Agent` (the harness's own requests carry [`HARNESS_USER_AGENT`]).
 //! - Cluster, when the server is a mock-apiserver: its journal over HTTP
 //!   (`/mock/v1/requests?since=SEQ`), read every second; as exact as embedded.
-//! - Cluster, any other API server: `apiserver_request_total` from its `/metrics`, scraped
-//!   every second. That counter has no client label, so the provider's requests are the
-//!   requests to the provider's API group minus the harness's own (which the harness counts
-//!   as it sends them); each scrape's increase is dated at the scrape, so a window's count is
-//!   exact to within one scrape interval, and the provider's Events and Secret reads are not
-//!   in it.
+//! - Cluster, any other API server: its `/metrics`, scraped every second, each scrape's
+//!   increase dated at the scrape (so a window's count is exact to within one scrape
+//!   interval). When the FlowSchema [`PROVIDER_FLOW_SCHEMA`] (ci/manifests) is installed,
+//!   `apiserver_flowcontrol_dispatched_requests_total` for it counts every request of the
+//!   provider's ServiceAccount. Without it, `apiserver_request_total` has no client label,
+//!   so the provider's requests are the requests to the provider's API group minus the
+//!   harness's own (which the harness counts as it sends them), and the provider's Events
+//!   and Secret reads are not in it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,8 +30,23 @@ use crate::result::ApiRequest;
 /// server is the provider's.
 pub const HARNESS_USER_AGENT: &str = "harness";
 
+/// The FlowSchema that sets the provider's requests apart in the API server's metrics.
+pub const PROVIDER_FLOW_SCHEMA: &str = "loadtest-provider";
+
 /// How often a cluster run reads the API server's journal or metrics.
 pub const SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Where a cluster run should read API requests from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApiSource {
+    /// The mock journal if the server has one, else `/metrics`.
+    #[default]
+    Auto,
+    /// mock-apiserver's journal (`/mock/v1/requests`); the run stops if there is none.
+    Journal,
+    /// The server's `/metrics`; the run stops if it cannot be read.
+    Metrics,
+}
 
 /// How API requests were measured, for the result's notes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +55,9 @@ pub enum ApiMeasure {
     Journal,
     /// `apiserver_request_total` scraped every [`SCRAPE_INTERVAL`].
     Metrics,
+    /// `apiserver_flowcontrol_dispatched_requests_total` of [`PROVIDER_FLOW_SCHEMA`],
+    /// scraped every [`SCRAPE_INTERVAL`].
+    FlowSchema,
     /// Neither could be read.
     None,
 }
@@ -50,6 +70,9 @@ impl ApiMeasure {
             ApiMeasure::Journal => "mock-apiserver's request journal: every request, exact times",
             ApiMeasure::Metrics => {
                 "apiserver_request_total for the provider's API group, minus the harness's own requests, scraped every 1 s (window counts exact to one scrape interval; Events and Secret reads not included)"
+            }
+            ApiMeasure::FlowSchema => {
+                "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"loadtest-provider\"}: every request of the provider's ServiceAccount, scraped every 1 s (window counts exact to one scrape interval)"
             }
             ApiMeasure::None => {
                 "not measured: the API server offers neither a mock journal nor /metrics to this kubeconfig"
@@ -142,6 +165,29 @@ pub fn request_totals(metrics: &str, group: &str) -> BTreeMap<String, u64> {
     totals
 }
 
+/// `apiserver_flowcontrol_dispatched_requests_total` of one flow schema, if the series
+/// exists.
+#[must_use]
+pub fn flow_schema_total(metrics: &str, flow_schema: &str) -> Option<u64> {
+    let want = format!("flow_schema=\"{flow_schema}\"");
+    let mut found = None;
+    for line in metrics.lines() {
+        let Some(rest) = line.strip_prefix("apiserver_flowcontrol_dispatched_requests_total{")
+        else {
+            continue;
+        };
+        let Some((labels, value)) = rest.rsplit_once("} ") else {
+            continue;
+        };
+        if labels.split(',').any(|l| l == want)
+            && let Ok(v) = value.trim().parse::<f64>()
+        {
+            *found.get_or_insert(0) += v as u64;
+        }
+    }
+    found
+}
+
 /// A mock-apiserver journal document.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -198,6 +244,7 @@ impl PollState {
         let result = match measure {
             ApiMeasure::Journal => self.poll_journal().await,
             ApiMeasure::Metrics => self.poll_metrics().await,
+            ApiMeasure::FlowSchema => self.poll_flow_schema().await,
             ApiMeasure::None => Ok((Vec::new(), 0)),
         };
         let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
@@ -243,6 +290,30 @@ impl PollState {
         Ok((requests, missed))
     }
 
+    async fn poll_flow_schema(&mut self) -> Result<(Vec<ApiRequest>, u64), String> {
+        let text = get_text(&self.client, "/metrics")
+            .await
+            .map_err(|e| e.to_string())?;
+        let at_us = self.start.elapsed().as_micros() as u64;
+        let total = flow_schema_total(&text, PROVIDER_FLOW_SCHEMA).unwrap_or(0);
+        let before = self.last_totals.get("all").copied().unwrap_or(0);
+        // A counter that went down was reset (an API server restarted): count afresh.
+        let grew = if total >= before {
+            total - before
+        } else {
+            total
+        };
+        self.last_totals.insert("all".to_owned(), total);
+        let requests = (0..grew)
+            .map(|_| ApiRequest {
+                at_us,
+                verb: "all".to_owned(),
+                from_provider: true,
+            })
+            .collect();
+        Ok((requests, 0))
+    }
+
     async fn poll_metrics(&mut self) -> Result<(Vec<ApiRequest>, u64), String> {
         let text = get_text(&self.client, "/metrics")
             .await
@@ -278,12 +349,16 @@ impl PollState {
 impl ApiPoller {
     /// Finds what the server offers (a mock journal, else `/metrics`) and starts reading it
     /// every [`SCRAPE_INTERVAL`]. Requests before this call are not counted.
+    ///
+    /// # Errors
+    /// The source asked for cannot be read.
     pub async fn start(
         client: kube::Client,
         start: Instant,
         start_wall: SystemTime,
         own: OwnRequests,
-    ) -> ApiPoller {
+        source: ApiSource,
+    ) -> Result<ApiPoller, String> {
         let mut state = PollState {
             client,
             start,
@@ -293,21 +368,43 @@ impl ApiPoller {
             last_totals: BTreeMap::new(),
             last_own: BTreeMap::new(),
         };
-        let probe = get_text(
-            &state.client,
-            &format!("/mock/v1/requests?since={}", u64::MAX),
-        )
-        .await;
-        let measure = match probe.map(|t| serde_json::from_str::<JournalDoc>(&t)) {
-            Ok(Ok(doc)) => {
+        let probe = match source {
+            ApiSource::Metrics => None,
+            ApiSource::Auto | ApiSource::Journal => Some(
+                get_text(
+                    &state.client,
+                    &format!("/mock/v1/requests?since={}", u64::MAX),
+                )
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str::<JournalDoc>(&t).map_err(|e| e.to_string())),
+            ),
+        };
+        let measure = match probe {
+            Some(Ok(doc)) => {
                 state.cursor = doc.last_seq;
                 ApiMeasure::Journal
             }
+            Some(Err(e)) if source == ApiSource::Journal => {
+                return Err(format!(
+                    "--api-requests-from journal: the API server has no mock journal at /mock/v1/requests ({e})"
+                ));
+            }
             _ => match get_text(&state.client, "/metrics").await {
                 Ok(text) => {
-                    state.last_totals = request_totals(&text, GROUP);
-                    state.last_own = state.own.snapshot();
-                    ApiMeasure::Metrics
+                    if let Some(total) = flow_schema_total(&text, PROVIDER_FLOW_SCHEMA) {
+                        state.last_totals.insert("all".to_owned(), total);
+                        ApiMeasure::FlowSchema
+                    } else {
+                        state.last_totals = request_totals(&text, GROUP);
+                        state.last_own = state.own.snapshot();
+                        ApiMeasure::Metrics
+                    }
+                }
+                Err(e) if source == ApiSource::Metrics => {
+                    return Err(format!(
+                        "--api-requests-from metrics: cannot read the API server's /metrics ({e})"
+                    ));
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read the API server's /metrics: API requests are not measured");
@@ -335,12 +432,12 @@ impl ApiPoller {
                 }
             })
         });
-        ApiPoller {
+        Ok(ApiPoller {
             measure,
             collected,
             stop,
             task,
-        }
+        })
     }
 
     /// What the poller reads.
@@ -433,6 +530,14 @@ mod tests {
             ),
             "delete"
         );
+    }
+
+    #[test]
+    fn the_flow_schema_counter_is_found_by_its_label() {
+        let text = "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"loadtest-provider\",priority_level=\"workload-low\"} 41\n\
+apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"service-accounts\",priority_level=\"workload-low\"} 7\n";
+        assert_eq!(flow_schema_total(text, PROVIDER_FLOW_SCHEMA), Some(41));
+        assert_eq!(flow_schema_total(text, "absent"), None);
     }
 
     #[test]

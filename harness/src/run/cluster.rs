@@ -34,6 +34,8 @@ pub struct ClusterOptions {
     pub provider_deployment: (String, String),
     /// Leave what the run created in the cluster.
     pub keep: bool,
+    /// Where API requests are read from.
+    pub api_source: super::api::ApiSource,
 }
 
 /// The default `--provider-deployment` (what `ci/manifests` deploys).

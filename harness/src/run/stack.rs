@@ -150,7 +150,9 @@ impl Stack {
         };
         let start = Instant::now();
         let start_wall = SystemTime::now();
-        let api = ApiPoller::start(client.clone(), start, start_wall, own).await;
+        let api = ApiPoller::start(client.clone(), start, start_wall, own, options.api_source)
+            .await
+            .map_err(RunError::Setup)?;
         let cloud = Cloud::remote(s, &options.cloud_url)
             .await
             .map_err(|e| RunError::Setup(format!("cannot configure mock-cloud: {e}")))?;

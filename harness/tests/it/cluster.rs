@@ -146,137 +146,209 @@ fn sigterm(p: &mut Proc) {
     }
 }
 
-#[test]
-fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
-    let bin = binaries();
-    let dir = std::env::temp_dir().join(format!("harness-cluster-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    let crds = dir.join("crds.yaml");
-    std::fs::write(&crds, provider::crd::crds_yaml().unwrap()).unwrap();
-    let api_port = free_port();
-    let _api = spawn(
-        Command::new(bin.join("mock-apiserver"))
-            .args(["--listen", &format!("127.0.0.1:{api_port}")])
-            .arg("--write-kubeconfig")
-            .arg(&kubeconfig)
-            .arg("--crd")
-            .arg(&crds),
-        &dir.join("mock-apiserver.log"),
-    );
-    let cloud_port = free_port();
-    let _cloud = spawn(
-        Command::new(bin.join("mock-cloud")).args(["--listen", &format!("127.0.0.1:{cloud_port}")]),
-        &dir.join("mock-cloud.log"),
-    );
-    wait_for("the servers", Duration::from_secs(30), || {
-        listening(api_port) && listening(cloud_port) && kubeconfig.exists()
-    });
+/// mock-apiserver, mock-cloud and a provider as separate processes, the provider's
+/// Deployment stored in the API server, and a kubelet stand-in.
+struct Cluster {
+    dir: PathBuf,
+    kubeconfig: PathBuf,
+    cloud_port: u16,
+    metrics_port: u16,
+    runtime: tokio::runtime::Runtime,
+    client: kube::Client,
+    provider: Provider,
+    running: Proc,
+    _servers: (Proc, Proc),
+}
 
-    // What ci/manifests deploys, as far as the run reads it: the provider's Deployment.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = runtime.block_on(async {
-        let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
-        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-            .await
-            .unwrap();
-        kube::Client::try_from(config).unwrap()
-    });
-    let deployments: Api<DynamicObject> = Api::namespaced_with(
+fn deployments(client: &kube::Client) -> Api<DynamicObject> {
+    Api::namespaced_with(
         client.clone(),
         "loadtest-system",
         &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment")),
-    );
-    runtime.block_on(async {
-        let namespaces: Api<DynamicObject> = Api::all_with(
-            client.clone(),
-            &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Namespace")),
+    )
+}
+
+impl Cluster {
+    fn start(name: &str) -> Cluster {
+        let bin = binaries();
+        let dir = std::env::temp_dir().join(format!("harness-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kubeconfig = dir.join("kubeconfig");
+        let crds = dir.join("crds.yaml");
+        std::fs::write(&crds, provider::crd::crds_yaml().unwrap()).unwrap();
+        let api_port = free_port();
+        let api = spawn(
+            Command::new(bin.join("mock-apiserver"))
+                .args(["--listen", &format!("127.0.0.1:{api_port}")])
+                .arg("--write-kubeconfig")
+                .arg(&kubeconfig)
+                .arg("--crd")
+                .arg(&crds),
+            &dir.join("mock-apiserver.log"),
         );
-        let ns = serde_json::from_value(serde_json::json!({
-            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "loadtest-system"}
-        }))
-        .unwrap();
-        namespaces.create(&PostParams::default(), &ns).await.unwrap();
-        let d = serde_json::from_value(serde_json::json!({
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "provider", "namespace": "loadtest-system"},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "provider"}},
-                "template": {
-                    "metadata": {"labels": {"app": "provider"}},
-                    "spec": {"containers": [{"name": "provider", "image": "loadtest/provider:dev"}]},
+        let cloud_port = free_port();
+        let cloud = spawn(
+            Command::new(bin.join("mock-cloud"))
+                .args(["--listen", &format!("127.0.0.1:{cloud_port}")]),
+            &dir.join("mock-cloud.log"),
+        );
+        wait_for("the servers", Duration::from_secs(30), || {
+            listening(api_port) && listening(cloud_port) && kubeconfig.exists()
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = runtime.block_on(async {
+            let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+            let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+                .await
+                .unwrap();
+            kube::Client::try_from(config).unwrap()
+        });
+        // What ci/manifests deploys, as far as the run reads it: the provider's Deployment.
+        runtime.block_on(async {
+            let namespaces: Api<DynamicObject> = Api::all_with(
+                client.clone(),
+                &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Namespace")),
+            );
+            let ns = serde_json::from_value(serde_json::json!({
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "loadtest-system"}
+            }))
+            .unwrap();
+            namespaces.create(&PostParams::default(), &ns).await.unwrap();
+            let d = serde_json::from_value(serde_json::json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "provider", "namespace": "loadtest-system"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "provider"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "provider"}},
+                        "spec": {"containers": [{"name": "provider", "image": "loadtest/provider:dev"}]},
+                    },
                 },
-            },
-        }))
-        .unwrap();
-        deployments.create(&PostParams::default(), &d).await.unwrap();
-    });
-    let template = |d: &DynamicObject| d.data.pointer("/spec/template").cloned();
-    let mut last = template(&runtime.block_on(deployments.get("provider")).unwrap());
-
-    let metrics_port = free_port();
-    let mut provider = Provider {
-        bin: bin.join("provider"),
-        kubeconfig: kubeconfig.clone(),
-        cloud: format!("http://127.0.0.1:{cloud_port}"),
-        metrics_port,
-        logs: dir.clone(),
-        starts: 0,
-    };
-    let mut running = provider.start();
-
-    let scenario = dir.join("cluster-path.yaml");
-    std::fs::write(&scenario, SCENARIO).unwrap();
-    let out = dir.join("out");
-    let mut run = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .arg("run")
-        .arg(&scenario)
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args(["--cloud-url", &format!("http://127.0.0.1:{cloud_port}")])
-        .args([
-            "--provider-metrics-url",
-            &format!("http://127.0.0.1:{metrics_port}/metrics"),
-        ])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("harness starts");
-
-    // The kubelet's part: a new pod template means a new provider process.
-    let deadline = Instant::now() + Duration::from_secs(240);
-    let status = loop {
-        if let Some(status) = run.try_wait().unwrap() {
-            break status;
+            }))
+            .unwrap();
+            deployments(&client)
+                .create(&PostParams::default(), &d)
+                .await
+                .unwrap();
+        });
+        let metrics_port = free_port();
+        let mut provider = Provider {
+            bin: bin.join("provider"),
+            kubeconfig: kubeconfig.clone(),
+            cloud: format!("http://127.0.0.1:{cloud_port}"),
+            metrics_port,
+            logs: dir.clone(),
+            starts: 0,
+        };
+        let running = provider.start();
+        Cluster {
+            dir,
+            kubeconfig,
+            cloud_port,
+            metrics_port,
+            runtime,
+            client,
+            provider,
+            running,
+            _servers: (api, cloud),
         }
-        assert!(Instant::now() < deadline, "the run did not finish in time");
-        if let Ok(d) = runtime.block_on(deployments.get("provider")) {
-            let now = template(&d);
-            if now != last {
-                last = now;
-                sigterm(&mut running);
-                running = provider.start();
+    }
+
+    /// Runs `harness run` on `scenario` in cluster mode, playing the kubelet meanwhile: a
+    /// new pod template means a new provider process. Returns result.json.
+    fn run(&mut self, scenario: &str, extra: &[&str]) -> serde_json::Value {
+        let path = self.dir.join("scenario.yaml");
+        std::fs::write(&path, scenario).unwrap();
+        let out = self.dir.join("out");
+        let mut run = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .arg("run")
+            .arg(&path)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args([
+                "--cloud-url",
+                &format!("http://127.0.0.1:{}", self.cloud_port),
+            ])
+            .args([
+                "--provider-metrics-url",
+                &format!("http://127.0.0.1:{}/metrics", self.metrics_port),
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("harness starts");
+        let template = |d: &DynamicObject| d.data.pointer("/spec/template").cloned();
+        let deployments = deployments(&self.client);
+        let mut last = template(&self.runtime.block_on(deployments.get("provider")).unwrap());
+        let deadline = Instant::now() + Duration::from_secs(240);
+        let status = loop {
+            if let Some(status) = run.try_wait().unwrap() {
+                break status;
             }
+            assert!(Instant::now() < deadline, "the run did not finish in time");
+            if let Ok(d) = self.runtime.block_on(deployments.get("provider")) {
+                let now = template(&d);
+                if now != last {
+                    last = now;
+                    sigterm(&mut self.running);
+                    self.running = self.provider.start();
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let output = run.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(status.success(), "exit {status}\n{stdout}\n{stderr}");
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap()
+    }
+
+    fn secret_exists(&self, name: &str) -> bool {
+        self.runtime.block_on(async {
+            let secrets: Api<DynamicObject> = Api::namespaced_with(
+                self.client.clone(),
+                "loadtest-system",
+                &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Secret")),
+            );
+            secrets.get_opt(name).await.unwrap().is_some()
+        })
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        sigterm(&mut self.running);
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let output = run.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(status.success(), "exit {status}\n{stdout}\n{stderr}");
+    }
+}
+
+fn calls(result: &serde_json::Value, phase: &str, action: &str) -> u64 {
+    result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == phase)
+        .and_then(|p| p["calls"][action].as_u64())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
+    let mut cluster = Cluster::start("cluster-journal");
+    let result = cluster.run(SCENARIO, &[]);
     assert_eq!(
-        provider.starts, 2,
+        cluster.provider.starts, 2,
         "the restart phase rolled the Deployment once"
     );
-
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
     let versions = &result["versions"];
     assert_eq!(versions["target"], "cluster", "{versions}");
     assert_eq!(versions["provider starts"], "2", "{versions}");
@@ -287,17 +359,13 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
             .starts_with("mock-apiserver's request journal"),
         "{versions}"
     );
-    let phases = result["phases"].as_array().unwrap();
-    let calls = |phase: &str, action: &str| {
-        phases
-            .iter()
-            .find(|p| p["name"] == phase)
-            .and_then(|p| p["calls"][action].as_u64())
-            .unwrap_or(0)
-    };
-    assert_eq!(calls("create", "create"), 20, "one cloud create per bucket");
+    assert_eq!(
+        calls(&result, "create", "create"),
+        20,
+        "one cloud create per bucket"
+    );
     assert!(
-        calls("restart", "get") >= 20,
+        calls(&result, "restart", "get") >= 20,
         "the new provider observed every bucket"
     );
     let provider_check = &result["provider"];
@@ -305,22 +373,37 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
         provider_check["provider_cloud_calls"].as_u64().unwrap_or(0) > 0,
         "the provider's metrics were read across its restart: {provider_check}"
     );
-    // The run deleted what it created: the buckets' finalizers were released by the
-    // provider, the namespace and the Secret are gone.
-    runtime.block_on(async {
-        let secrets: Api<DynamicObject> = Api::namespaced_with(
-            client.clone(),
-            "loadtest-system",
-            &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Secret")),
-        );
-        assert!(
-            secrets
-                .get_opt("mock-cloud-team-a")
-                .await
-                .unwrap()
-                .is_none()
-        );
-    });
-    sigterm(&mut running);
-    let _ = std::fs::remove_dir_all(&dir);
+    // The run deleted what it created: the buckets (their finalizers released by the
+    // provider), then the namespace, the Secret and the ProviderConfig.
+    assert!(!cluster.secret_exists("mock-cloud-team-a"));
+}
+
+#[test]
+fn a_cluster_run_reads_api_requests_from_the_servers_metrics_and_keep_leaves_the_objects() {
+    let mut cluster = Cluster::start("cluster-metrics");
+    let scenario = SCENARIO.replace("  - {name: restart, action: restart, timeout: 60s}\n", "");
+    let result = cluster.run(&scenario, &["--api-requests-from", "metrics", "--keep"]);
+    let versions = &result["versions"];
+    assert!(
+        versions["api requests measured by"]
+            .as_str()
+            .unwrap()
+            .starts_with("apiserver_request_total"),
+        "{versions}"
+    );
+    // Each scrape's increase is dated at the scrape, so count the whole run.
+    let api: u64 = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["api_requests"].as_u64())
+        .sum();
+    // 20 creates make the provider write finalizers, external names and status: every
+    // bucket at least 3 requests to the provider's group.
+    assert!(api >= 60, "{api} API requests");
+    assert_eq!(calls(&result, "create", "create"), 20);
+    assert!(
+        cluster.secret_exists("mock-cloud-team-a"),
+        "--keep left the Secret"
+    );
 }
