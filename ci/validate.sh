@@ -10,7 +10,8 @@
 #      started on loopback, run.sh's args patch applied to its provider Deployment,
 #      ci/kind/run.sh run end to end with docker, kind, the harness and the pods stubbed
 #      (ci/kind/test-run.sh), and the two containers' command lines run as local
-#      processes: probes, a Bucket made Ready, SIGTERM (ci/kind/test-pods.sh);
+#      processes: probes, a Bucket made Ready, SIGTERM, and every request the provider
+#      made allowed by its RBAC (ci/kind/test-pods.sh);
 #   3. shellcheck on every ci/**/*.sh, .ci/run and the workflow's run: blocks;
 #   4. the Dockerfiles: hadolint, their COPY sources, cargo packages and binaries;
 #   5. ci/github/loadtest.yml and ci/kind/cluster.yaml: parsed, expected keys, pinned

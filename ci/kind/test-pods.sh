@@ -4,9 +4,12 @@
 # what only a cluster would otherwise show: that the flags and env parse, that the probe
 # paths answer 200 on the container ports, that the provider reaches mock-cloud through
 # the endpoint in its env and signs in with the default ProviderConfig's Secret, that a
-# Bucket becomes Ready, and that SIGTERM stops the provider cleanly within the pod's grace
-# period. Differences from a pod, and only these: loopback ports instead of the Service
-# addresses, a kubeconfig instead of in-cluster config, a mock-apiserver instead of kind.
+# Bucket becomes Ready, that SIGTERM stops the provider cleanly within the pod's grace
+# period, and that every API request the provider made in all that is allowed by the RBAC
+# the manifests bind to its ServiceAccount (read from mock-apiserver's request journal;
+# mock-apiserver itself authorizes nothing). Differences from a pod, and only these:
+# loopback ports instead of the Service addresses, a kubeconfig instead of in-cluster
+# config, a mock-apiserver instead of kind.
 #
 # Usage: ci/kind/test-pods.sh MOCK_APISERVER PROVIDER MOCK_CLOUD   (binaries; ci/validate.sh
 # calls it)
@@ -127,6 +130,8 @@ k apply -f "$T/stack.yaml" >/dev/null 2>&1 || fail "kubectl apply of the stack f
 
 start mock-cloud "$MOCK_CLOUD"
 probes mock-cloud "$cloud_port"
+server=$(sed -n 's/^ *server: //p' "$T/kubeconfig" | head -n1)
+first=$(curl -fsS "$server/mock/v1/requests" | python3 -c 'import json,sys; e=json.load(sys.stdin)["entries"]; print(e[-1]["seq"] if e else 0)')
 start provider "$PROVIDER"
 provider=${pids[-1]}
 probes provider "$metrics_port"
@@ -155,3 +160,50 @@ rc=0
 wait "$provider" || rc=$?
 ((rc == 0)) || fail "the provider exited $rc after SIGTERM"
 echo "SIGTERM: the provider stopped cleanly (exit 0) within ${grace}s"
+
+# Least privilege, as far as a run goes: every request the provider made (the journal's
+# entries not sent by kubectl) is allowed by the RBAC bound to its ServiceAccount.
+curl -fsS "$server/mock/v1/requests?since=$first" >"$T/journal.json"
+python3 - "$T/stack.yaml" "$T/journal.json" <<'PY'
+import json
+import sys
+
+import yaml
+
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+entries = json.load(open(sys.argv[2]))["entries"]
+roles = {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d
+         for d in docs if d["kind"] in ("Role", "ClusterRole")}
+grants = []  # (namespace or None for cluster-wide, rules)
+for b in docs:
+    if b["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
+        continue
+    if not any(s.get("kind") == "ServiceAccount" and s["name"] == "provider"
+               and s.get("namespace") == "loadtest-system" for s in b.get("subjects", [])):
+        continue
+    ns = b["metadata"].get("namespace") if b["kind"] == "RoleBinding" else None
+    ref = b["roleRef"]
+    role = roles[(ref["kind"], ns or "" if ref["kind"] == "Role" else "", ref["name"])]
+    grants.append((ns, role["rules"]))
+
+
+def allowed(e):
+    for ns, rules in grants:
+        if ns is not None and e["namespace"] != ns:
+            continue
+        for r in rules:
+            if (e["verb"] in r.get("verbs", []) and e["group"] in r.get("apiGroups", [])
+                    and e["resource"] in r.get("resources", [])):
+                return True
+    return False
+
+
+mine = [e for e in entries if not e["userAgent"].startswith("kubectl") and e["verb"] != "discovery"]
+denied = sorted({(e["verb"], e["group"], e["resource"], e["namespace"] or "*") for e in mine if not allowed(e)})
+for d in denied:
+    print("  not allowed by the provider's RBAC: verb=%s group=%r resource=%s namespace=%s" % d)
+if denied or not mine:
+    sys.exit(1 if denied else "no provider requests in the journal")
+kinds = sorted({f'{e["verb"]} {e["resource"]}' for e in mine})
+print(f"{len(mine)} provider requests, all allowed by its RBAC: {', '.join(kinds)}")
+PY
