@@ -337,7 +337,7 @@ for s in steps:
 for action in ("actions/checkout", "actions/upload-artifact", "mikepenz/action-junit-report"):
     assert action in uses, f"missing step {action}"
 for action in ("actions/upload-artifact", "mikepenz/action-junit-report"):
-    assert uses[action].get("if") == "always()", f"{action} must run if: always()"
+    assert uses[action].get("if", "").startswith("always()"), f"{action} must run if: always()"
 assert uses["actions/upload-artifact"]["with"]["path"].startswith("out/")
 assert "junit.xml" in uses["mikepenz/action-junit-report"]["with"]["report_paths"]
 runs = [s["run"] for s in steps if "run" in s]
