@@ -69,7 +69,7 @@ cat >"$T/bin/kind" <<'EOF'
 #!/usr/bin/env bash
 echo "kind $*" >>"$STUB_CALLS"
 case "$1 ${2:-}" in
-  "get clusters") ;;
+  "get clusters") [[ -n ${STUB_EXISTING:-} ]] && echo "$STUB_EXISTING" ;;
   "export kubeconfig") cp "$STUB_CLUSTER_KUBECONFIG" "$KUBECONFIG" ;;
   "version "*) echo "kind v0.31.0 (stub)" ;;
 esac
@@ -124,14 +124,16 @@ chmod +x "$T"/bin/*
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# run_once EXPECTED-EXIT: runs run.sh with the harness exiting EXPECTED-EXIT.
+# run_once EXPECTED-EXIT [reuse]: runs run.sh with the harness exiting EXPECTED-EXIT; with
+# `reuse`, the cluster exists already.
 run_once() {
-  local want=$1 out=$T/out/run-$1 rc=0 cloud_port metrics_port
+  local want=$1 reuse=${2:-} out=$T/out/run-$1${2:-} rc=0 cloud_port metrics_port
   cloud_port=$(free_port)
   metrics_port=$(free_port)
   : >"$T/calls.log"
   PATH="$T/bin:$PATH" STUB_CALLS="$T/calls.log" STUB_CLUSTER_KUBECONFIG="$T/cluster.kubeconfig" \
     STUB_REAL_KUBECTL=$REAL_KUBECTL STUB_CACHE="$T/cache" STUB_HARNESS_EXIT=$want \
+    STUB_EXISTING=${reuse:+stub} \
     HARNESS="$T/bin/harness" OUT_DIR=$out CLUSTER_NAME=stub WAIT_TIMEOUT=30s \
     CLOUD_PORT=$cloud_port METRICS_PORT=$metrics_port \
     timeout 120 bash ci/kind/run.sh scenarios/smoke.yaml --set provider.maxReconcileRate=7 \
@@ -143,15 +145,19 @@ run_once() {
     "harness provider-args scenarios/smoke.yaml --set provider.maxReconcileRate=7 --json" \
     "docker build --file ci/docker/provider.Dockerfile --tag loadtest/provider:dev ." \
     "docker build --file ci/docker/mock-cloud.Dockerfile --tag loadtest/mock-cloud:dev ." \
-    "kind create cluster --name stub --config ci/kind/cluster.yaml --wait 120s" \
     "kind load docker-image --name stub loadtest/provider:dev loadtest/mock-cloud:dev" \
     "port-forward --address 127.0.0.1 svc/mock-cloud" \
     "port-forward --address 127.0.0.1 svc/provider" \
-    "--provider-deployment loadtest-system/provider --out $out --set provider.maxReconcileRate=7" \
-    "kind delete cluster --name stub"; do
+    "--provider-deployment loadtest-system/provider --out $out --set provider.maxReconcileRate=7"; do
     [[ $calls == *"$expected"* ]] || fail "no call with: $expected"
   done
-  [[ $calls == *"kind create"*"kind load"*"harness run"*"kind delete"* ]] || fail "steps out of order"
+  if [[ -z $reuse ]]; then
+    [[ $calls == *"kind create cluster --name stub --config ci/kind/cluster.yaml --wait 120s"*"kind load"*"harness run"*"kind delete cluster --name stub"* ]] ||
+      fail "not create, load, run, delete in that order"
+  else
+    [[ $calls != *"kind create"* && $calls != *"kind delete"* ]] ||
+      fail "an existing cluster must be reused and kept"
+  fi
   for f in junit.xml logs/provider-args.json logs/cluster-state.txt logs/versions.txt; do
     [[ -s $out/$f ]] || fail "run.sh left no $f"
   done
@@ -163,9 +169,10 @@ run_once() {
       fail "the port-forward to :$port outlived run.sh"
     fi
   done
-  echo "run.sh with the harness exiting $want: exit $rc, steps in order, reports and logs" \
-    "in place, port-forwards gone"
+  echo "run.sh with the harness exiting $want${reuse:+ on an existing cluster}: exit $rc," \
+    "steps in order, reports and logs in place, port-forwards gone"
 }
 
 run_once 0
 run_once 1
+run_once 0 reuse
