@@ -246,15 +246,10 @@ fn load_with(path: &Path, sets: &[String]) -> Result<harness::scenario::Scenario
 
 fn provider_args(path: &Path, sets: &[String], json: bool) -> Result<Outcome> {
     let s = load_with(path, sets)?;
-    let go = |d: std::time::Duration| limiter::go::GoDuration::from_std(d).to_string();
-    let st = &s.settings;
-    let flags = [
-        format!("--max-reconcile-rate={}", st.max_reconcile_rate),
-        format!("--rate-limit-model={}", st.model),
-        format!("--poll-interval={}", go(st.poll_interval)),
-        format!("--poll-jitter-percent={}", st.poll_jitter_percent),
-        format!("--min-poll-interval={}", go(st.min_poll_interval)),
-    ];
+    let flags: Vec<String> = cluster::provider_flags(&s.settings)
+        .into_iter()
+        .map(|(flag, value)| format!("--{flag}={value}"))
+        .collect();
     if json {
         println!("{}", serde_json::to_string(&flags)?);
     } else {

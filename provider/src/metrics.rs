@@ -75,6 +75,31 @@ pub(crate) struct RuntimeState {
     pub(crate) queues: Vec<(String, Arc<QueueMetrics<Request>>)>,
     pub(crate) middleware: Option<Arc<MiddlewareStats>>,
     pub(crate) events: Option<Arc<EventCounters>>,
+    pub(crate) settings: Option<limiter::crossplane::Settings>,
+}
+
+/// Labels of `provider_settings_info`: the rate-limit settings the provider runs with, as
+/// its flags spell them, so that a harness can check them against its scenario.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SettingsLabels {
+    max_reconcile_rate: String,
+    rate_limit_model: String,
+    poll_interval: String,
+    poll_jitter_percent: String,
+    min_poll_interval: String,
+}
+
+impl SettingsLabels {
+    fn of(s: &limiter::crossplane::Settings) -> Self {
+        let go = |d| limiter::go::GoDuration::from_std(d).to_string();
+        SettingsLabels {
+            max_reconcile_rate: s.max_reconcile_rate.to_string(),
+            rate_limit_model: s.model.to_string(),
+            poll_interval: go(s.poll_interval),
+            poll_jitter_percent: s.poll_jitter_percent.to_string(),
+            min_poll_interval: go(s.min_poll_interval),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -348,6 +373,16 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
         ] {
             let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
             ConstCounter::new(value).encode(metric)?;
+        }
+
+        if let Some(settings) = &state.settings {
+            family(
+                &mut encoder,
+                "provider_settings",
+                "The rate-limit settings the provider runs with, as labels (always 1)",
+                MetricType::Gauge,
+                &[(SettingsLabels::of(settings), ConstGauge::new(1))],
+            )?;
         }
 
         if let Some(events) = &state.events {

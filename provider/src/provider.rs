@@ -252,6 +252,7 @@ impl Provider {
             queues,
             middleware: Some(Arc::clone(runtime.middleware_stats())),
             events: Some(Arc::clone(events.counters())),
+            settings: Some(options.settings.clone()),
         });
         drop(events);
         tracing::info!(model = %options.settings.model, rate = options.settings.rate(), "provider started");

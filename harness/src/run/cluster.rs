@@ -38,6 +38,64 @@ pub struct ClusterOptions {
     pub api_source: super::api::ApiSource,
 }
 
+/// The provider's flags for `settings`, as (flag, value) pairs; the same names label the
+/// provider's `provider_settings` metric (with `_` for `-`).
+#[must_use]
+pub fn provider_flags(settings: &limiter::crossplane::Settings) -> Vec<(&'static str, String)> {
+    let go = |d| limiter::go::GoDuration::from_std(d).to_string();
+    vec![
+        (
+            "max-reconcile-rate",
+            settings.max_reconcile_rate.to_string(),
+        ),
+        ("rate-limit-model", settings.model.to_string()),
+        ("poll-interval", go(settings.poll_interval)),
+        (
+            "poll-jitter-percent",
+            settings.poll_jitter_percent.to_string(),
+        ),
+        ("min-poll-interval", go(settings.min_poll_interval)),
+    ]
+}
+
+/// Checks the provider's `provider_settings` metric against the scenario's settings.
+/// `Ok(false)` when the provider does not report its settings.
+///
+/// # Errors
+/// A sentence naming every flag that differs.
+pub fn check_settings(
+    metrics: &str,
+    settings: &limiter::crossplane::Settings,
+) -> Result<bool, String> {
+    let Some(line) = metrics
+        .lines()
+        .find(|l| l.starts_with("provider_settings{"))
+    else {
+        return Ok(false);
+    };
+    let label = |name: &str| {
+        let key = format!("{name}=\"");
+        let start = line.find(&key)? + key.len();
+        let len = line[start..].find('"')?;
+        Some(line[start..start + len].to_owned())
+    };
+    let differ: Vec<String> = provider_flags(settings)
+        .into_iter()
+        .filter_map(|(flag, want)| {
+            let have = label(&flag.replace('-', "_"))?;
+            (have != want).then(|| format!("--{flag}={have} (the scenario says {want})"))
+        })
+        .collect();
+    if differ.is_empty() {
+        Ok(true)
+    } else {
+        Err(format!(
+            "the deployed provider runs with {}; the budget is predicted from the scenario, so deploy the provider with `harness provider-args SCENARIO` (ci/kind/run.sh does) or change the scenario",
+            differ.join(", ")
+        ))
+    }
+}
+
 /// The default `--provider-deployment` (what `ci/manifests` deploys).
 pub const DEFAULT_PROVIDER_DEPLOYMENT: &str = "loadtest-system/provider";
 
@@ -195,11 +253,17 @@ const COUNTERS: [&str; 3] = [
 ];
 
 impl MetricsTally {
-    /// Scrapes `url` once to take the baseline.
+    /// Scrapes `url` once to take the baseline, and checks the provider runs with
+    /// `settings`. Returns whether it could check them (it reports them in
+    /// `provider_settings`).
     ///
     /// # Errors
-    /// The URL is not usable or the provider's metrics cannot be read.
-    pub async fn start(url: &str) -> Result<MetricsTally, RunError> {
+    /// The URL is not usable, the provider's metrics cannot be read, or the provider runs
+    /// with other settings.
+    pub async fn start(
+        url: &str,
+        settings: &limiter::crossplane::Settings,
+    ) -> Result<(MetricsTally, bool), RunError> {
         let uri: http::Uri = url
             .parse()
             .map_err(|e| RunError::Setup(format!("--provider-metrics-url {url}: {e}")))?;
@@ -224,12 +288,13 @@ impl MetricsTally {
             .get_text(&tally.path)
             .await
             .map_err(|e| RunError::Setup(format!("cannot read the provider's metrics: {e}")))?;
+        let checked = check_settings(&text, settings).map_err(RunError::Setup)?;
         let mut s = tally.state.lock().unwrap_or_else(|e| e.into_inner());
         for c in COUNTERS {
             s.last.insert(c, prometheus_counter(&text, c));
         }
         drop(s);
-        Ok(tally)
+        Ok((tally, checked))
     }
 
     /// Scrapes once more and adds what grew.
@@ -275,6 +340,26 @@ impl MetricsTally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_providers_settings_are_checked_flag_by_flag() {
+        let settings = limiter::crossplane::Settings::default()
+            .poll_interval(std::time::Duration::from_secs(10));
+        let line = |poll: &str| {
+            format!(
+                "# TYPE provider_settings gauge\nprovider_settings{{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",poll_interval=\"{poll}\",poll_jitter_percent=\"10\",min_poll_interval=\"1s\"}} 1\n"
+            )
+        };
+        assert_eq!(check_settings(&line("10s"), &settings), Ok(true));
+        let e = check_settings(&line("1m0s"), &settings).unwrap_err();
+        assert!(
+            e.starts_with(
+                "the deployed provider runs with --poll-interval=1m0s (the scenario says 10s)"
+            ),
+            "{e}"
+        );
+        assert_eq!(check_settings("other 1\n", &settings), Ok(false));
+    }
 
     #[test]
     fn deployments_are_namespace_slash_name() {

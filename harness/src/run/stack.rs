@@ -144,9 +144,12 @@ impl Stack {
             ))
         })?;
         cluster::check_deployment(&client, &options.provider_deployment).await?;
-        let metrics = match &options.provider_metrics_url {
-            Some(url) => Some(MetricsTally::start(url).await?),
-            None => None,
+        let (metrics, settings_checked) = match &options.provider_metrics_url {
+            Some(url) => {
+                let (tally, checked) = MetricsTally::start(url, &s.settings).await?;
+                (Some(tally), checked)
+            }
+            None => (None, false),
         };
         let start = Instant::now();
         let start_wall = SystemTime::now();
@@ -171,7 +174,15 @@ impl Stack {
             uncertainty.as_secs_f64() * 1e3
         )];
         if metrics.is_none() {
-            notes.push("provider metrics not read (no --provider-metrics-url)".to_owned());
+            notes.push(
+                "provider metrics not read (no --provider-metrics-url); its settings were not checked against the scenario"
+                    .to_owned(),
+            );
+        } else if !settings_checked {
+            notes.push(
+                "the provider does not report provider_settings: its settings were not checked against the scenario"
+                    .to_owned(),
+            );
         }
         Ok(Stack {
             start,

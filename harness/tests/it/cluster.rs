@@ -261,6 +261,18 @@ impl Cluster {
     /// Runs `harness run` on `scenario` in cluster mode, playing the kubelet meanwhile: a
     /// new pod template means a new provider process. Returns result.json.
     fn run(&mut self, scenario: &str, extra: &[&str]) -> serde_json::Value {
+        let (status, stdout, stderr) = self.run_status(scenario, extra);
+        assert!(status.success(), "exit {status}\n{stdout}\n{stderr}");
+        let out = self.dir.join("out");
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap()
+    }
+
+    /// Runs `harness run` and returns its exit status, standard output and error.
+    fn run_status(
+        &mut self,
+        scenario: &str,
+        extra: &[&str],
+    ) -> (std::process::ExitStatus, String, String) {
         let path = self.dir.join("scenario.yaml");
         std::fs::write(&path, scenario).unwrap();
         let out = self.dir.join("out");
@@ -280,8 +292,8 @@ impl Cluster {
             .args(extra)
             .arg("--out")
             .arg(&out)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdout(std::fs::File::create(self.dir.join("harness.out")).unwrap())
+            .stderr(std::fs::File::create(self.dir.join("harness.err")).unwrap())
             .spawn()
             .expect("harness starts");
         let template = |d: &DynamicObject| d.data.pointer("/spec/template").cloned();
@@ -303,11 +315,8 @@ impl Cluster {
             }
             std::thread::sleep(Duration::from_millis(100));
         };
-        let output = run.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(status.success(), "exit {status}\n{stdout}\n{stderr}");
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap()
+        let read = |name: &str| std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
+        (status, read("harness.out"), read("harness.err"))
     }
 
     fn secret_exists(&self, name: &str) -> bool {
