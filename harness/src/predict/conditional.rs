@@ -16,6 +16,11 @@
 //!
 //! # Semantics
 //! - Times are seconds on one clock (the run's). The hold is [start, start + duration].
+//! - j_i is the provider's own sizing, `Settings::jitter().for_interval(P_i)`: pct·P_i in the
+//!   proportional mode (ours), one absolute j in crossplane-runtime's fixed mode
+//!   (`WithPollJitterHook`); `jittered` draws P_i + (u − ½)·2j_i, u uniform on [0, 1). In the
+//!   fixed mode a P_i ≤ j_i can requeue at zero (no further polls); such a resource's
+//!   shortest cycle is then below W + δ and the bound refuses it.
 //! - A window of the exact maximum ([`crate::measure::windowed_max`]) is any closed
 //!   [t, t + W] with t in the hold; it lies inside a grid window [start + gδ, start + gδ + W + δ]
 //!   for g = 0 … G − 1, G = ⌈(T − W)/δ⌉ + 1 (windows that run past the end hold no more than
@@ -230,7 +235,10 @@ fn window_moments(
         let (lo_x, width) = (r.poll - r.jitter, 2.0 * r.jitter);
         let base = hold.l_min + lo_x;
         let Some(last) = r.last else {
-            let p = ((w + delta) / (r.poll + hold.l)).min(1.0);
+            if w + delta >= base {
+                return Err(NotApplicable::TwicePerWindow);
+            }
+            let p = (w + delta) / (r.poll + hold.l);
             for m in &mut moments {
                 m.0 += p;
                 m.1 += p * (1.0 - p);
@@ -568,11 +576,13 @@ mod tests {
 
     #[test]
     fn a_resource_that_can_land_twice_in_a_window_is_refused() {
-        let rs = vec![resource(0.0, 5.0, 0.5)];
-        assert_eq!(
-            conditional_bound(&rs, &hold(60.0, 10.0, 0.001)),
-            Err(NotApplicable::TwicePerWindow)
-        );
+        let fast = resource(0.0, 5.0, 0.5);
+        for r in [fast, Renewal { last: None, ..fast }] {
+            assert_eq!(
+                conditional_bound(&[r], &hold(60.0, 10.0, 0.001)),
+                Err(NotApplicable::TwicePerWindow)
+            );
+        }
     }
 
     #[test]
