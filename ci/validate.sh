@@ -185,6 +185,8 @@ if provider:
     need(env.get("PROVIDER_CLOUD_ENDPOINT") == "http://mock-cloud.loadtest-system.svc:8080",
          "provider env PROVIDER_CLOUD_ENDPOINT")
     need(env.get("PROVIDER_METRICS_ADDR") == "0.0.0.0:8080", "provider env PROVIDER_METRICS_ADDR")
+    need(env.get("PROVIDER_SECRET_NAMESPACE") == "loadtest-system",
+         "provider env PROVIDER_SECRET_NAMESPACE (Secrets readable in loadtest-system only)")
     fixed = ("--cloud-endpoint", "--metrics-addr", "--kubeconfig", "--namespace")
     need(not any(a.startswith(fixed) for a in c.get("args", [])),
          "fixed provider settings belong in env: run.sh replaces args")
@@ -205,6 +207,8 @@ for d in docs:
                 need("*" not in rule.get(field, []), f'{d["kind"]}/{d["metadata"]["name"]}: no * in {field}')
             if "secrets" in rule.get("resources", []):
                 need(set(rule["verbs"]) <= {"get", "list", "watch"}, "Secrets are read-only")
+                need(d["kind"] == "Role" and d["metadata"].get("namespace") == "loadtest-system",
+                     "Secrets are readable in loadtest-system only (a Role, not a ClusterRole)")
 for e in errors:
     print("  error:", e)
 if errors:

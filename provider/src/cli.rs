@@ -72,9 +72,14 @@ pub struct RunArgs {
     #[arg(long, env = "PROVIDER_KUBECONFIG", value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// Watch managed resources in this namespace only (default: all namespaces).
-    /// ProviderConfigs are cluster-scoped and Secrets are read from every namespace.
+    /// ProviderConfigs are cluster-scoped.
     #[arg(long, env = "PROVIDER_NAMESPACE")]
     pub namespace: Option<String>,
+    /// Read credential Secrets from this namespace only (default: all namespaces), so the
+    /// provider's RBAC can be a Role there. A ProviderConfig whose secretRef names another
+    /// namespace then fails to connect, with the reason in its Synced condition.
+    #[arg(long, env = "PROVIDER_SECRET_NAMESPACE")]
+    pub secret_namespace: Option<String>,
     /// Address for the Prometheus /metrics endpoint; `off` disables it.
     #[arg(long, env = "PROVIDER_METRICS_ADDR", default_value = "127.0.0.1:8080")]
     pub metrics_addr: String,
@@ -104,6 +109,8 @@ pub struct RunConfig {
     pub kubeconfig: Option<PathBuf>,
     /// Namespace filter.
     pub namespace: Option<String>,
+    /// Namespace of credential Secrets.
+    pub secret_namespace: Option<String>,
     /// Metrics address, if enabled.
     pub metrics_addr: Option<SocketAddr>,
     /// Shutdown bound.
@@ -159,6 +166,7 @@ impl RunArgs {
             cloud_timeout: self.cloud_timeout,
             kubeconfig: self.kubeconfig.clone(),
             namespace: self.namespace.clone(),
+            secret_namespace: self.secret_namespace.clone(),
             metrics_addr,
             shutdown_timeout: self.shutdown_timeout,
         })

@@ -102,6 +102,7 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
         kube,
         cloud,
         namespace: config.namespace,
+        secret_namespace: config.secret_namespace,
         shutdown_timeout: config.shutdown_timeout,
         metrics,
     };

@@ -38,6 +38,9 @@ pub struct ProviderOptions {
     pub cloud: CloudClient,
     /// Watch managed resources in this namespace only (`None`: all namespaces).
     pub namespace: Option<String>,
+    /// Read credential Secrets from this namespace only (`None`: all namespaces), so the
+    /// provider needs to read Secrets there only.
+    pub secret_namespace: Option<String>,
     /// The bound on finishing in-flight reconciles at shutdown.
     pub shutdown_timeout: Duration,
     /// Metrics; the Kubernetes and cloud clients should count into its families.
@@ -49,6 +52,7 @@ impl std::fmt::Debug for ProviderOptions {
         f.debug_struct("ProviderOptions")
             .field("settings", &self.settings)
             .field("namespace", &self.namespace)
+            .field("secret_namespace", &self.secret_namespace)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .finish_non_exhaustive()
     }
@@ -83,6 +87,7 @@ impl ProviderOptions {
             kube,
             cloud,
             namespace: None,
+            secret_namespace: None,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             metrics,
         }
@@ -92,6 +97,13 @@ impl ProviderOptions {
     #[must_use]
     pub fn namespace(mut self, namespace: Option<String>) -> Self {
         self.namespace = namespace;
+        self
+    }
+
+    /// Credential Secrets from this namespace only.
+    #[must_use]
+    pub fn secret_namespace(mut self, namespace: Option<String>) -> Self {
+        self.secret_namespace = namespace;
         self
     }
 
@@ -189,8 +201,12 @@ impl Provider {
             "ProviderConfig",
         ));
         let (secrets, secret_writer) = reflector::store::<Secret>();
+        let secret_api = match &options.secret_namespace {
+            Some(ns) => Api::<Secret>::namespaced(client.clone(), ns),
+            None => Api::<Secret>::all(client.clone()),
+        };
         watches.spawn(reflect_only(
-            Api::<Secret>::all(client.clone()),
+            secret_api,
             secret_writer,
             "Secret",
         ));

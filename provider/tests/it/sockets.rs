@@ -68,6 +68,8 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
         kube,
         cloud: CloudClient::http(&cloud_url).with_requests(metrics.cloud_requests().clone()),
         namespace: Some("default".into()),
+        // Credentials read from one namespace, as ci/manifests deploys the provider.
+        secret_namespace: Some("default".into()),
         shutdown_timeout: Duration::from_secs(5),
         metrics: Arc::clone(&metrics),
     };
