@@ -205,11 +205,7 @@ impl Provider {
             Some(ns) => Api::<Secret>::namespaced(client.clone(), ns),
             None => Api::<Secret>::all(client.clone()),
         };
-        watches.spawn(reflect_only(
-            secret_api,
-            secret_writer,
-            "Secret",
-        ));
+        watches.spawn(reflect_only(secret_api, secret_writer, "Secret"));
 
         // Connect reads these caches: fill them before the first reconcile.
         tokio::pin!(shutdown);
