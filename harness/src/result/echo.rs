@@ -114,6 +114,12 @@ fn build(
         fmt_num(echo.value),
         echo.formula
     );
+    if b.overdue > 0 {
+        note.push_str(&format!(
+            "; {} resources were overdue or not settled at the start (last call not a successful poll, or its next poll already late) and are modelled as polled at the start, outside what the proof covers",
+            b.overdue
+        ));
+    }
     let peak = b.busiest_mean / (w + b.delta);
     if p.has_bucket() && peak > p.r {
         note.push_str(&format!(

@@ -173,7 +173,7 @@ fn steady_tolerance(
                 .input("λ_echo", peak).input("busiest W mean", busiest).input("W", w).input("δ", delta).input("T", t).input("α", alpha)
                 .input("cycles to 10% ripple", cycles)
                 .meaning(Meaning::Tolerance).source("[D] §3.5, §3.6").phase(Some(name))
-                .note(format!("the hold starts within {cycles:.0} poll cycles of a wave: its echo, not the stationary count, sets the maximum"));
+                .note(format!("the hold starts within {cycles:.0} poll cycles of a wave: its echo, not the stationary count, sets the maximum; after a run the verdict uses the bound conditioned on the observed last polls (§3.6 b) where it applies"));
         }
     }
     let naus = scan::naus_tolerance(st.rate, w, t, alpha);
