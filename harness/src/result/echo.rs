@@ -93,7 +93,7 @@ fn build(
                 unsettled: seen.is_some_and(|(_, ok)| !ok),
                 poll,
                 jitter: jitter
-                    .for_interval(Duration::from_secs_f64(poll.max(0.0)))
+                    .for_interval(Duration::try_from_secs_f64(poll).unwrap_or_default())
                     .as_secs_f64(),
             }
         })
