@@ -34,12 +34,20 @@ assertions:
   - {check: duplicates}
 ";
 
-/// The workspace's binaries, built if this test runs without them (`cargo test -p harness`).
+/// The workspace's binaries, built when missing or older than the harness (which links
+/// all three crates, so a binary older than it may predate a change to its crate), as when
+/// this test runs by itself (`cargo test -p harness`).
 fn binaries() -> PathBuf {
     let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
     let dir = harness.parent().expect("a directory").to_path_buf();
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let harness_built = modified(&harness);
     let names = ["mock-apiserver", "mock-cloud", "provider"];
-    if names.iter().any(|n| !dir.join(n).exists()) {
+    let stale = names.iter().any(|n| match modified(&dir.join(n)) {
+        None => true,
+        Some(built) => harness_built.is_some_and(|h| built < h),
+    });
+    if stale {
         let target = dir.parent().expect("the target directory");
         let status = Command::new(env!("CARGO"))
             .args([
