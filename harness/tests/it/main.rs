@@ -5,6 +5,7 @@ mod cluster;
 mod compare;
 mod errors;
 mod fixture;
+mod predict_json;
 mod reports;
 mod run;
 mod scenarios;
