@@ -48,6 +48,17 @@ pub fn html(r: &RunResult) -> String {
         fmt_num(r.duration_s),
         r.version
     );
+    if let Some(target) = r.versions.get("target") {
+        let measured = r
+            .versions
+            .get("api requests measured by")
+            .map_or(String::new(), |m| format!(" · API requests: {}", esc(m)));
+        let _ = write!(
+            o,
+            "<div class=\"sub\">target {}{measured}</div>",
+            esc(target)
+        );
+    }
     assertions(&mut o, r);
     let calls: Vec<f64> = r
         .timeline
@@ -222,6 +233,15 @@ fn predictions(o: &mut String, r: &RunResult) {
             esc(&p.inputs_text()),
             esc(&p.source)
         );
+    }
+    o.push_str("</table></details>");
+    let _ = write!(
+        o,
+        "<h2>Run</h2><details><summary>target, versions and notes ({})</summary><table>",
+        r.versions.len()
+    );
+    for (k, v) in &r.versions {
+        let _ = write!(o, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(v));
     }
     o.push_str("</table></details>");
 }
