@@ -97,35 +97,22 @@ pub enum Command {
 /// Where a cluster run finds the cluster, the provider and mock-cloud.
 #[derive(Debug, Args)]
 #[group(id = "cluster-target")]
+#[command(next_help_heading = "Cluster runs")]
 pub struct ClusterArgs {
     /// Run against the cluster of this kubeconfig instead of the embedded stack.
-    #[arg(long, value_name = "FILE", help_heading = "Cluster runs")]
+    #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
     /// The kubeconfig context [default: its current context].
-    #[arg(
-        long,
-        value_name = "NAME",
-        requires = "kubeconfig",
-        help_heading = "Cluster runs"
-    )]
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     context: Option<String>,
     /// mock-cloud's base URL, reachable from here (e.g. a port-forward:
     /// http://127.0.0.1:18080). Required with --kubeconfig.
-    #[arg(
-        long,
-        value_name = "URL",
-        requires = "kubeconfig",
-        help_heading = "Cluster runs"
-    )]
+    #[arg(long, value_name = "URL", requires = "kubeconfig")]
     cloud_url: Option<String>,
-    /// The provider's /metrics URL, reachable from here, to cross-check its counters
-    /// against the cloud's journal (e.g. http://127.0.0.1:18081/metrics).
-    #[arg(
-        long,
-        value_name = "URL",
-        requires = "kubeconfig",
-        help_heading = "Cluster runs"
-    )]
+    /// The provider's /metrics URL, reachable from here (e.g.
+    /// http://127.0.0.1:18081/metrics): the run checks the provider's settings against the
+    /// scenario's and cross-checks its counters against the cloud's journal.
+    #[arg(long, value_name = "URL", requires = "kubeconfig")]
     provider_metrics_url: Option<String>,
     /// The provider's Deployment, rolled by restart phases; its namespace gets the
     /// credential Secrets.
@@ -133,24 +120,16 @@ pub struct ClusterArgs {
         long,
         value_name = "NAMESPACE/NAME",
         default_value = cluster::DEFAULT_PROVIDER_DEPLOYMENT,
-        value_parser = cluster::parse_deployment,
-        help_heading = "Cluster runs"
-    )]
+        value_parser = cluster::parse_deployment)]
     provider_deployment: (String, String),
     /// Leave the resources, namespace, Secrets and ProviderConfigs the run created.
-    #[arg(long, requires = "kubeconfig", help_heading = "Cluster runs")]
+    #[arg(long, requires = "kubeconfig")]
     keep: bool,
     /// Where to read API-server requests: `auto` takes mock-apiserver's journal when the
     /// server has one (exact), else the server's /metrics (the FlowSchema
     /// loadtest-provider's dispatched requests if installed, else apiserver_request_total for
     /// the provider's API group minus the harness's own; scraped every second).
-    #[arg(
-        long,
-        value_enum,
-        default_value_t,
-        value_name = "SOURCE",
-        help_heading = "Cluster runs"
-    )]
+    #[arg(long, value_enum, default_value_t, value_name = "SOURCE")]
     api_requests_from: run::api::ApiSource,
 }
 
