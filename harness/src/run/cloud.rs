@@ -98,6 +98,13 @@ pub fn cloud_config_document(s: &Scenario) -> Value {
     })
 }
 
+/// The scenario's cloud document and the config mock-cloud makes of it.
+fn scenario_config(s: &Scenario) -> Result<(String, mock_cloud::Config), mock_cloud::ConfigError> {
+    let document = cloud_config_document(s).to_string();
+    let config = mock_cloud::Config::from_yaml(&document, "the scenario's cloud section")?;
+    Ok((document, config))
+}
+
 /// mock-cloud's faults as the JSON `PUT /admin/v1/faults` takes.
 #[must_use]
 pub fn faults_document(f: &Faults) -> Value {
@@ -237,14 +244,12 @@ fn decode(url: &str, reason: impl ToString) -> RemoteError {
 }
 
 impl Cloud {
-    /// Starts an in-process cloud with the scenario's cloud section.
+    /// An in-process cloud with the scenario's cloud section.
     ///
     /// # Errors
     /// mock-cloud rejects the section.
-    pub fn local(s: &Scenario) -> Result<Cloud, mock_cloud::ConfigError> {
-        let document = cloud_config_document(s).to_string();
-        let config = mock_cloud::Config::from_yaml(&document, "the scenario's cloud section")?;
-        Ok(Cloud::Local(MockCloud::new(config)?))
+    pub fn local(s: &Scenario) -> Result<MockCloud, mock_cloud::ConfigError> {
+        MockCloud::new(scenario_config(s)?.1)
     }
 
     /// Gives the mock-cloud at `url` the scenario's cloud section (`PUT /admin/v1/config`,
@@ -254,21 +259,16 @@ impl Cloud {
     /// It cannot be reached, or it rejects the section.
     pub async fn remote(s: &Scenario, url: &str) -> Result<Cloud, RemoteError> {
         let remote = Remote::new(url)?;
-        let document = Bytes::from(cloud_config_document(s).to_string());
+        let (document, config) = scenario_config(s).map_err(|e| decode(url, e))?;
         let sent = Instant::now();
         remote
             .send(
                 Method::PUT,
                 mock_cloud::CONFIG_PATH,
-                Some(("application/json", document)),
+                Some(("application/json", Bytes::from(document))),
             )
             .await?;
         let took = sent.elapsed();
-        let config = mock_cloud::Config::from_yaml(
-            &cloud_config_document(s).to_string(),
-            "the scenario's cloud section",
-        )
-        .map_err(|e| decode(url, e))?;
         Ok(Cloud::Remote(Box::new(RemoteCloud {
             remote,
             faults: Mutex::new(config.faults),

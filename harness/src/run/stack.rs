@@ -83,11 +83,8 @@ impl Stack {
     pub async fn embedded(s: &Scenario) -> Result<Self, RunError> {
         let start = Instant::now();
         let start_wall = SystemTime::now();
-        let cloud = Cloud::local(s).map_err(RunError::Cloud)?;
-        let Cloud::Local(local_cloud) = &cloud else {
-            unreachable!("Cloud::local is local")
-        };
-        let local_cloud = local_cloud.clone();
+        let local_cloud = Cloud::local(s).map_err(RunError::Cloud)?;
+        let cloud = Cloud::Local(local_cloud.clone());
         let cloud_offset_us = start.elapsed().as_micros() as u64;
         let apiserver = ApiServer::new(
             mock_apiserver::Config::default().with_journal_capacity(API_JOURNAL_CAPACITY),
