@@ -403,6 +403,7 @@ impl<'s> Driver<'s> {
         })
         .await;
         let keys: Vec<Key> = live.iter().map(|(g, i)| self.key(*g, *i)).collect();
+        let bar = progress.phase(self.spans.len(), "cleanup", "delete", keys.len());
         let mut gone = false;
         while Instant::now() < deadline {
             let left = {
@@ -411,12 +412,14 @@ impl<'s> Driver<'s> {
                     .filter(|k| seen.get(*k).is_some_and(|s| s.gone_us.is_none()))
                     .count()
             };
+            bar.set(keys.len() - left);
             if left == 0 {
                 gone = true;
                 break;
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
+        bar.finish(gone);
         if !gone {
             progress.line(format_args!(
                 "cleanup: some resources were still there after {timeout:?}; their finalizers wait for the provider"

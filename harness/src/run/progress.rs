@@ -60,11 +60,15 @@ impl Progress {
             label,
             quiet: self.quiet,
             started: Instant::now(),
+            last_line: std::sync::Mutex::new(Instant::now()),
             done: std::sync::atomic::AtomicUsize::new(0),
             total: std::sync::atomic::AtomicUsize::new(total),
         }
     }
 }
+
+/// How often a phase without a bar (no terminal, e.g. in CI) prints where it stands.
+const PLAIN_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One phase's progress.
 pub(crate) struct PhaseBar {
@@ -72,6 +76,7 @@ pub(crate) struct PhaseBar {
     label: String,
     quiet: bool,
     started: Instant,
+    last_line: std::sync::Mutex<Instant>,
     done: std::sync::atomic::AtomicUsize,
     total: std::sync::atomic::AtomicUsize,
 }
@@ -87,8 +92,21 @@ impl PhaseBar {
 
     pub(crate) fn set(&self, done: usize) {
         self.done.store(done, std::sync::atomic::Ordering::Relaxed);
-        if let Some(b) = &self.bar {
-            b.set_position(done as u64);
+        match &self.bar {
+            Some(b) => b.set_position(done as u64),
+            None if !self.quiet => {
+                let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
+                if last.elapsed() >= PLAIN_EVERY {
+                    *last = Instant::now();
+                    let total = self.total.load(std::sync::atomic::Ordering::Relaxed);
+                    eprintln!(
+                        "{}: {done}/{total} after {:.0}s",
+                        self.label,
+                        self.started.elapsed().as_secs_f64()
+                    );
+                }
+            }
+            None => {}
         }
     }
 
