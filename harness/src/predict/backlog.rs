@@ -285,27 +285,11 @@ pub fn creation_classic_self_event(p: &Params, n: f64, w: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::predict::steady::{PollClass, steady};
-    use crate::scenario::ApiCosts;
 
     fn params(model: RateLimitModel, r: f64) -> Params {
         Params {
-            model,
-            r,
-            b: 10.0 * r,
-            k: 3,
-            w: if model == RateLimitModel::ControllerRuntime {
-                1.0
-            } else {
-                r
-            },
-            l: 0.05,
-            l_min: 0.05,
-            l_max: 0.05,
-            c_max: 2.0,
-            api: ApiCosts::default(),
             self_event: false,
-            queue: QueueKind::Priority,
-            jitter_share: 0.1,
+            ..crate::predict::params::test_params(model, r)
         }
     }
 

@@ -174,30 +174,8 @@ pub fn api_requests(p: &Params, w: f64) -> Prediction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::params::QueueKind;
-    use crate::scenario::ApiCosts;
 
-    pub(crate) fn params(model: RateLimitModel, r: f64) -> Params {
-        Params {
-            model,
-            r,
-            b: 10.0 * r,
-            k: 3,
-            w: if model == RateLimitModel::ControllerRuntime {
-                1.0
-            } else {
-                r
-            },
-            l: 0.05,
-            l_min: 0.05,
-            l_max: 0.05,
-            c_max: 2.0,
-            api: ApiCosts::default(),
-            self_event: true,
-            queue: QueueKind::Priority,
-            jitter_share: 0.1,
-        }
-    }
+    pub(crate) use crate::predict::params::test_params as params;
 
     /// budget.md §7.1, every row: (R, W, reconciles, calls, API, worker cap, CR cap).
     const TABLE_7_1: [(f64, f64, f64, f64, f64, f64, f64); 6] = [

@@ -98,3 +98,28 @@ impl Params {
         self.l_max
     }
 }
+
+/// The parameters the predict tests start from: R given, B = 10R, 3 controllers with work,
+/// R workers each (one for controller-runtime), L = 50 ms, c_max = 2, self-events on.
+#[cfg(test)]
+pub(crate) fn test_params(model: RateLimitModel, r: f64) -> Params {
+    Params {
+        model,
+        r,
+        b: 10.0 * r,
+        k: 3,
+        w: if model == RateLimitModel::ControllerRuntime {
+            1.0
+        } else {
+            r
+        },
+        l: 0.05,
+        l_min: 0.05,
+        l_max: 0.05,
+        c_max: 2.0,
+        api: ApiCosts::default(),
+        self_event: true,
+        queue: QueueKind::Priority,
+        jitter_share: 0.1,
+    }
+}

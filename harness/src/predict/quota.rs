@@ -132,26 +132,8 @@ fn in_queue_rejected(p: &Params, n: f64, b_m: f64, r_m: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::params::QueueKind;
-    use crate::scenario::ApiCosts;
 
-    fn params(model: RateLimitModel, r: f64) -> Params {
-        Params {
-            model,
-            r,
-            b: 10.0 * r,
-            k: 3,
-            w: r,
-            l: 0.05,
-            l_min: 0.05,
-            l_max: 0.05,
-            c_max: 2.0,
-            api: ApiCosts::default(),
-            self_event: true,
-            queue: QueueKind::Priority,
-            jitter_share: 0.1,
-        }
-    }
+    use crate::predict::params::test_params as params;
 
     /// budget.md §7.6 (read 100/20, mutate 50/5).
     #[test]

@@ -183,25 +183,9 @@ pub fn ripple_cycles(j: f64, mu: f64, spread: f64, eps: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::params::QueueKind;
-    use crate::scenario::ApiCosts;
 
     fn params(r: f64) -> Params {
-        Params {
-            model: RateLimitModel::Crossplane,
-            r,
-            b: 10.0 * r,
-            k: 3,
-            w: r,
-            l: 0.05,
-            l_min: 0.05,
-            l_max: 0.05,
-            c_max: 2.0,
-            api: ApiCosts::default(),
-            self_event: true,
-            queue: QueueKind::Priority,
-            jitter_share: 0.1,
-        }
+        crate::predict::params::test_params(RateLimitModel::Crossplane, r)
     }
 
     fn one(n: f64, p: f64) -> Vec<PollClass> {
