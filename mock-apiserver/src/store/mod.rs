@@ -435,6 +435,27 @@ mod tests {
         json!({"metadata": {"name": name, "labels": {"app": "x"}}, "data": {"k": "v"}})
     }
 
+    /// Updates `default/name` with `change` applied to the stored object.
+    fn edit(
+        store: &Store,
+        kind: &ResourceKind,
+        name: &str,
+        change: impl FnOnce(&mut Value),
+    ) -> Result<Written, ApiError> {
+        store.update(
+            kind,
+            "default",
+            name,
+            Subresource::Main,
+            WriteOptions::default(),
+            |old| {
+                let mut v = old.unwrap().clone();
+                change(&mut v);
+                Ok(v)
+            },
+        )
+    }
+
     #[test]
     fn creates_stamp_metadata_and_bump_the_global_resource_version() {
         let (store, _, kind) = setup();
@@ -493,35 +514,15 @@ mod tests {
         store
             .create(&kind, "default", cm("a"), WriteOptions::default())
             .unwrap();
-        let relabel = store
-            .update(
-                &kind,
-                "default",
-                "a",
-                Subresource::Main,
-                WriteOptions::default(),
-                |old| {
-                    let mut v = old.unwrap().clone();
-                    v["metadata"]["labels"]["app"] = json!("y");
-                    Ok(v)
-                },
-            )
-            .unwrap();
+        let relabel = edit(&store, &kind, "a", |v| {
+            v["metadata"]["labels"]["app"] = json!("y");
+        })
+        .unwrap();
         assert_eq!(relabel.object.to_value()["metadata"]["generation"], 1);
-        let change = store
-            .update(
-                &kind,
-                "default",
-                "a",
-                Subresource::Main,
-                WriteOptions::default(),
-                |old| {
-                    let mut v = old.unwrap().clone();
-                    v["data"]["k"] = json!("w");
-                    Ok(v)
-                },
-            )
-            .unwrap();
+        let change = edit(&store, &kind, "a", |v| {
+            v["data"]["k"] = json!("w");
+        })
+        .unwrap();
         assert_eq!(change.object.to_value()["metadata"]["generation"], 2);
     }
 
@@ -531,21 +532,11 @@ mod tests {
         store
             .create(&kind, "default", cm("a"), WriteOptions::default())
             .unwrap();
-        let err = store
-            .update(
-                &kind,
-                "default",
-                "a",
-                Subresource::Main,
-                WriteOptions::default(),
-                |old| {
-                    let mut v = old.unwrap().clone();
-                    v["metadata"]["resourceVersion"] = json!("1");
-                    v["data"]["k"] = json!("w");
-                    Ok(v)
-                },
-            )
-            .unwrap_err();
+        let err = edit(&store, &kind, "a", |v| {
+            v["metadata"]["resourceVersion"] = json!("1");
+            v["data"]["k"] = json!("w");
+        })
+        .unwrap_err();
         assert_eq!(err.reason(), "Conflict");
     }
 
@@ -570,33 +561,14 @@ mod tests {
             .delete(&kind, "default", "a", &Preconditions::default(), false)
             .unwrap();
         assert_eq!(again.resource_version, marked.resource_version);
-        let add = store.update(
-            &kind,
-            "default",
-            "a",
-            Subresource::Main,
-            WriteOptions::default(),
-            |old| {
-                let mut v = old.unwrap().clone();
-                v["metadata"]["finalizers"] = json!(["f", "g"]);
-                Ok(v)
-            },
-        );
+        let add = edit(&store, &kind, "a", |v| {
+            v["metadata"]["finalizers"] = json!(["f", "g"]);
+        });
         assert_eq!(add.unwrap_err().code(), 422);
-        store
-            .update(
-                &kind,
-                "default",
-                "a",
-                Subresource::Main,
-                WriteOptions::default(),
-                |old| {
-                    let mut v = old.unwrap().clone();
-                    v["metadata"]["finalizers"] = json!([]);
-                    Ok(v)
-                },
-            )
-            .unwrap();
+        edit(&store, &kind, "a", |v| {
+            v["metadata"]["finalizers"] = json!([]);
+        })
+        .unwrap();
         assert_eq!(store.get(&kind, "default", "a").unwrap_err().code(), 404);
     }
 
