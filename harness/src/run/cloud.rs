@@ -20,12 +20,22 @@ pub(crate) fn cloud_token(account: &str) -> String {
     format!("token-{account}")
 }
 
-fn class_key(c: ActionClass) -> &'static str {
+/// mock-cloud's class of a scenario action class.
+pub(crate) fn mock_cloud_class(c: ActionClass) -> mock_cloud::Class {
     match c {
-        ActionClass::Read => "read",
-        ActionClass::List => "list",
-        ActionClass::Mutate => "mutate",
-        ActionClass::Delete => "delete",
+        ActionClass::Read => mock_cloud::Class::Read,
+        ActionClass::List => mock_cloud::Class::List,
+        ActionClass::Mutate => mock_cloud::Class::Mutate,
+        ActionClass::Delete => mock_cloud::Class::Delete,
+    }
+}
+
+/// mock-cloud's latency of a scenario latency.
+pub(crate) fn cloud_latency(l: &Latency) -> mock_cloud::Latency {
+    match *l {
+        Latency::Fixed(d) => mock_cloud::Latency::Fixed(d),
+        Latency::Uniform { min, max } => mock_cloud::Latency::Uniform { min, max },
+        Latency::Lognormal { median, sigma } => mock_cloud::Latency::LogNormal { median, sigma },
     }
 }
 
@@ -33,13 +43,14 @@ fn millis(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
 }
 
-fn latency_json(l: &Latency) -> Value {
+/// A latency as the config document writes it.
+fn latency_json(l: &mock_cloud::Latency) -> Value {
     match *l {
-        Latency::Fixed(d) => json!({"fixed_ms": millis(d)}),
-        Latency::Uniform { min, max } => {
+        mock_cloud::Latency::Fixed(d) => json!({"fixed_ms": millis(d)}),
+        mock_cloud::Latency::Uniform { min, max } => {
             json!({"uniform_ms": {"min": millis(min), "max": millis(max)}})
         }
-        Latency::Lognormal { median, sigma } => {
+        mock_cloud::Latency::LogNormal { median, sigma } => {
             json!({"lognormal_ms": {"median": millis(median), "sigma": sigma}})
         }
     }
@@ -62,7 +73,7 @@ pub fn cloud_config_document(s: &Scenario) -> Value {
                 if let Some(q) = account.quotas.get(c) {
                     let burst = q.burst.round().max(1.0) as u32;
                     classes.insert(
-                        class_key(c).to_owned(),
+                        mock_cloud_class(c).as_str().to_owned(),
                         json!({"burst": burst, "per_second": q.per_second}),
                     );
                 }
@@ -78,11 +89,14 @@ pub fn cloud_config_document(s: &Scenario) -> Value {
     let mut errors = Map::new();
     for c in ActionClass::ALL {
         if let Some(l) = s.cloud.latency.get(c) {
-            latency.insert(class_key(c).to_owned(), latency_json(l));
+            latency.insert(
+                mock_cloud_class(c).as_str().to_owned(),
+                latency_json(&cloud_latency(l)),
+            );
         }
         if let Some(e) = s.cloud.errors.get(c) {
             errors.insert(
-                class_key(c).to_owned(),
+                mock_cloud_class(c).as_str().to_owned(),
                 json!({"rate": e.rate, "status": e.status}),
             );
         }
@@ -110,16 +124,7 @@ fn scenario_config(s: &Scenario) -> Result<(String, mock_cloud::Config), mock_cl
 pub fn faults_document(f: &Faults) -> Value {
     let mut latency = Map::new();
     for (class, l) in &f.latency {
-        let v = match *l {
-            mock_cloud::Latency::Fixed(d) => json!({"fixed_ms": millis(d)}),
-            mock_cloud::Latency::Uniform { min, max } => {
-                json!({"uniform_ms": {"min": millis(min), "max": millis(max)}})
-            }
-            mock_cloud::Latency::LogNormal { median, sigma } => {
-                json!({"lognormal_ms": {"median": millis(median), "sigma": sigma}})
-            }
-        };
-        latency.insert(class.as_str().to_owned(), v);
+        latency.insert(class.as_str().to_owned(), latency_json(l));
     }
     let errors: Map<String, Value> = f
         .errors

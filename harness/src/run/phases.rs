@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use super::RunError;
+use super::cloud::{cloud_latency, mock_cloud_class};
 use super::objects::{self, Seeded, api_resource, kind_name};
 use super::progress::Progress;
 use super::stack::Stack;
@@ -67,24 +68,6 @@ pub struct Driver<'s> {
     /// The namespace, Secrets and ProviderConfigs the run created.
     seeded: Vec<Seeded>,
     start: Instant,
-}
-
-pub(crate) fn mock_cloud_class(c: ActionClass) -> mock_cloud::Class {
-    match c {
-        ActionClass::Read => mock_cloud::Class::Read,
-        ActionClass::List => mock_cloud::Class::List,
-        ActionClass::Mutate => mock_cloud::Class::Mutate,
-        ActionClass::Delete => mock_cloud::Class::Delete,
-    }
-}
-
-fn cloud_latency(l: &crate::scenario::Latency) -> mock_cloud::Latency {
-    use crate::scenario::Latency;
-    match *l {
-        Latency::Fixed(d) => mock_cloud::Latency::Fixed(d),
-        Latency::Uniform { min, max } => mock_cloud::Latency::Uniform { min, max },
-        Latency::Lognormal { median, sigma } => mock_cloud::Latency::LogNormal { median, sigma },
-    }
 }
 
 /// Sets the cloud's faults; a failure is logged (the run goes on, and the cloud's journal
