@@ -23,6 +23,7 @@ use serde::Deserialize;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::collect::{counter_increase, has_label, label_value, prometheus_samples};
 use super::objects::GROUP;
 use crate::result::ApiRequest;
 
@@ -136,31 +137,17 @@ impl OwnRequests {
 #[must_use]
 pub fn request_totals(metrics: &str, group: &str) -> BTreeMap<String, u64> {
     let mut totals = BTreeMap::new();
-    let want = format!("group=\"{group}\"");
-    for line in metrics.lines() {
-        let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
-            continue;
-        };
-        let Some((labels, value)) = rest.rsplit_once("} ") else {
-            continue;
-        };
-        if !labels.split(',').any(|l| l == want) {
+    for (labels, value) in prometheus_samples(metrics, "apiserver_request_total") {
+        if !has_label(labels, "group", group) {
             continue;
         }
-        let verb = labels
-            .split(',')
-            .find_map(|l| l.strip_prefix("verb=\""))
-            .map(|v| v.trim_end_matches('"'))
-            .unwrap_or("");
-        let verb = match verb {
+        let verb = match label_value(labels, "verb").unwrap_or("") {
             "POST" => "create".to_owned(),
             "PUT" => "update".to_owned(),
             "PATCH" | "APPLY" => "patch".to_owned(),
             other => other.to_ascii_lowercase(),
         };
-        if let Ok(v) = value.trim().parse::<f64>() {
-            *totals.entry(verb).or_default() += v as u64;
-        }
+        *totals.entry(verb).or_default() += value as u64;
     }
     totals
 }
@@ -169,23 +156,10 @@ pub fn request_totals(metrics: &str, group: &str) -> BTreeMap<String, u64> {
 /// exists.
 #[must_use]
 pub fn flow_schema_total(metrics: &str, flow_schema: &str) -> Option<u64> {
-    let want = format!("flow_schema=\"{flow_schema}\"");
-    let mut found = None;
-    for line in metrics.lines() {
-        let Some(rest) = line.strip_prefix("apiserver_flowcontrol_dispatched_requests_total{")
-        else {
-            continue;
-        };
-        let Some((labels, value)) = rest.rsplit_once("} ") else {
-            continue;
-        };
-        if labels.split(',').any(|l| l == want)
-            && let Ok(v) = value.trim().parse::<f64>()
-        {
-            *found.get_or_insert(0) += v as u64;
-        }
-    }
-    found
+    prometheus_samples(metrics, "apiserver_flowcontrol_dispatched_requests_total")
+        .filter(|(labels, _)| has_label(labels, "flow_schema", flow_schema))
+        .map(|(_, v)| v as u64)
+        .reduce(|a, b| a + b)
 }
 
 /// A mock-apiserver journal document.
@@ -297,12 +271,7 @@ impl PollState {
         let at_us = self.start.elapsed().as_micros() as u64;
         let total = flow_schema_total(&text, PROVIDER_FLOW_SCHEMA).unwrap_or(0);
         let before = self.last_totals.get("all").copied().unwrap_or(0);
-        // A counter that went down was reset (an API server restarted): count afresh.
-        let grew = if total >= before {
-            total - before
-        } else {
-            total
-        };
+        let grew = counter_increase(before, total);
         self.last_totals.insert("all".to_owned(), total);
         let requests = (0..grew)
             .map(|_| ApiRequest {
@@ -324,12 +293,7 @@ impl PollState {
         let mut requests = Vec::new();
         for (verb, &total) in &totals {
             let before = self.last_totals.get(verb).copied().unwrap_or(0);
-            // A counter that went down was reset (an API server restarted): count afresh.
-            let grew = if total >= before {
-                total - before
-            } else {
-                total
-            };
+            let grew = counter_increase(before, total);
             let own_verb: &str = verb;
             let own_now = own.get(own_verb).copied().unwrap_or(0);
             let own_before = self.last_own.get(own_verb).copied().unwrap_or(0);

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::RunError;
 use super::api::{HARNESS_USER_AGENT, OwnRequests};
-use super::collect::prometheus_counter;
+use super::collect::{counter_increase, label_value, prometheus_counter, prometheus_samples};
 use super::remote::Remote;
 use crate::result::ProviderMetrics;
 
@@ -67,22 +67,13 @@ pub fn check_settings(
     metrics: &str,
     settings: &limiter::crossplane::Settings,
 ) -> Result<bool, String> {
-    let Some(line) = metrics
-        .lines()
-        .find(|l| l.starts_with("provider_settings{"))
-    else {
+    let Some((labels, _)) = prometheus_samples(metrics, "provider_settings").next() else {
         return Ok(false);
-    };
-    let label = |name: &str| {
-        let key = format!("{name}=\"");
-        let start = line.find(&key)? + key.len();
-        let len = line[start..].find('"')?;
-        Some(line[start..start + len].to_owned())
     };
     let differ: Vec<String> = provider_flags(settings)
         .into_iter()
         .filter_map(|(flag, want)| {
-            let have = label(&flag.replace('-', "_"))?;
+            let have = label_value(labels, &flag.replace('-', "_"))?;
             (have != want).then(|| format!("--{flag}={have} (the scenario says {want})"))
         })
         .collect();
@@ -309,7 +300,7 @@ impl MetricsTally {
         for c in COUNTERS {
             let now = prometheus_counter(&text, c);
             let before = s.last.get(c).copied().unwrap_or(0);
-            let grew = if now >= before { now - before } else { now };
+            let grew = counter_increase(before, now);
             *s.total.entry(c).or_default() += grew;
             s.last.insert(c, now);
         }

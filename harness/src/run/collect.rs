@@ -28,16 +28,44 @@ pub(crate) fn kind_of(c: mock_cloud::Collection) -> &'static str {
     }
 }
 
+/// The samples of metric `name` in Prometheus text: each line's labels (without braces,
+/// empty when it has none) and value.
+pub(crate) fn prometheus_samples<'a>(
+    text: &'a str,
+    name: &'a str,
+) -> impl Iterator<Item = (&'a str, f64)> + 'a {
+    text.lines().filter_map(move |line| {
+        let rest = line.strip_prefix(name)?;
+        let (labels, value) = if let Some(rest) = rest.strip_prefix('{') {
+            rest.rsplit_once("} ")?
+        } else {
+            ("", rest.strip_prefix(' ')?)
+        };
+        Some((labels, value.trim().parse::<f64>().ok()?))
+    })
+}
+
+/// The value of label `key` in a sample's labels (values without commas or quotes).
+pub(crate) fn label_value<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
+    labels
+        .split(',')
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix("=\"")?.strip_suffix('"'))
+}
+
+/// Whether a sample's labels include `key="value"`.
+pub(crate) fn has_label(labels: &str, key: &str, value: &str) -> bool {
+    label_value(labels, key) == Some(value)
+}
+
+/// How much a counter grew between two scrapes; a counter that went down was reset (its
+/// process restarted), so all of its new value is growth.
+pub(crate) fn counter_increase(before: u64, now: u64) -> u64 {
+    if now >= before { now - before } else { now }
+}
+
 /// A counter's value in Prometheus text (summed over its label sets).
 pub(crate) fn prometheus_counter(text: &str, name: &str) -> u64 {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('{'))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum::<f64>() as u64
+    prometheus_samples(text, name).map(|(_, v)| v).sum::<f64>() as u64
 }
 
 /// Everything the run observed.
