@@ -128,10 +128,14 @@ pub fn watch_starts(p: &Params, w: f64) -> f64 {
     f64::from(p.k) * ((w / 290.0).floor() + 1.0)
 }
 
-/// API-server requests of the provider in any window of W seconds (§2.5).
+/// API-server requests of the provider in any window of W seconds (§2.5), when `starts`
+/// provider starts (restarts) can fall inside one window. Each start brings a new limiter
+/// instance with a full burst and its own watch starts (§2.5 (3), "several limiter
+/// instances"); the old and the new instance act in turn, so the refill term 5R·W stays.
 #[must_use]
-pub fn api_requests(p: &Params, w: f64) -> Prediction {
-    let watches = watch_starts(p, w);
+pub fn api_requests(p: &Params, w: f64, starts: u32) -> Prediction {
+    let instances = 1.0 + f64::from(starts);
+    let watches = instances * watch_starts(p, w);
     let base = Prediction::new(
         "api-requests",
         format!("API requests in any {w}s window"),
@@ -141,7 +145,16 @@ pub fn api_requests(p: &Params, w: f64) -> Prediction {
     .meaning(Meaning::UpperBound)
     .input("R", p.r)
     .input("W", w);
-    if p.has_api_limit() {
+    if p.has_api_limit() && starts > 0 {
+        let v = (10.0 * p.r * instances + 5.0 * p.r * w + 1e-9).floor() + watches;
+        Prediction { value: v, ..base }
+            .formula("⌊10R·(1 + s) + 5R·(W + Δ_net)⌋ + (1 + s)·k·(⌊W/290s⌋ + 1)")
+            .input("s", f64::from(starts))
+            .input("Δ_net", 0.0)
+            .input("k", f64::from(p.k))
+            .source("[P] §2.5 (3)")
+            .note("a provider restart in the window: the new process's limiter starts with a full burst and its own watches")
+    } else if p.has_api_limit() {
         let v = (10.0 * p.r + 5.0 * p.r * w + 1e-9).floor() + watches;
         Prediction { value: v, ..base }
             .formula("⌊10R + 5R·(W + Δ_net)⌋ + watch starts k·(⌊W/290s⌋ + 1)")
@@ -258,7 +271,16 @@ mod tests {
     #[test]
     fn api_bound_adds_watch_starts() {
         let p = params(RateLimitModel::Crossplane, 10.0);
-        assert_eq!(api_requests(&p, 1.0).value, 150.0 + 3.0);
-        assert_eq!(api_requests(&p, 300.0).value, 100.0 + 15000.0 + 6.0);
+        assert_eq!(api_requests(&p, 1.0, 0).value, 150.0 + 3.0);
+        assert_eq!(api_requests(&p, 300.0, 0).value, 100.0 + 15000.0 + 6.0);
+    }
+
+    #[test]
+    fn a_restart_in_the_window_adds_a_second_instances_burst_and_watches() {
+        let p = params(RateLimitModel::Crossplane, 10.0);
+        // Old instance: up to its burst 10R plus refill; new instance: a fresh 10R burst;
+        // the refill 5R·W is shared in time; each instance starts k watches.
+        assert_eq!(api_requests(&p, 1.0, 1).value, 200.0 + 50.0 + 6.0);
+        assert_eq!(api_requests(&p, 1.0, 1).get("s"), Some(1.0));
     }
 }

@@ -124,11 +124,20 @@ fn predict_json_gives_the_in_queue_nominal_bound_burst_plus_rate_times_window() 
                 "{id}"
             );
         }
-        // §2.5: API requests ≤ ⌊10R + 5R·W⌋ + k watch starts (k = 2 kinds).
+        // §2.5: API requests ≤ ⌊10R + 5R·W⌋ + k watch starts (k = 2 kinds) where one
+        // provider process runs; a window that can hold the restart has a second limiter
+        // instance (§2.5 (3)): one more burst and k more watch starts.
         assert_eq!(
-            value(&preds, &format!("run/api-requests/{w}s")),
+            value(&preds, &format!("hold/api-requests/{w}s")),
             (10.0 * r + 5.0 * r * w).floor() + 2.0
         );
+        for scope in ["run", "restart"] {
+            assert_eq!(
+                value(&preds, &format!("{scope}/api-requests/{w}s")),
+                (2.0 * 10.0 * r + 5.0 * r * w).floor() + 2.0 * 2.0,
+                "{scope}"
+            );
+        }
     }
     // The hold is saturated (Σ 1/(P + L̄) = 2000/120.05 > R): paced by the bucket (§3.3).
     let hold = find(&preds, "hold/steady-max/10s");

@@ -86,10 +86,17 @@ pub fn plan(s: &Scenario) -> Plan {
         }
         phases.push(pp);
     }
+    // Provider starts a run-wide window can hold: one per restart phase (rigorous, if loose
+    // when restarts are far apart).
+    let restarts = s
+        .phases
+        .iter()
+        .filter(|ph| matches!(ph.action, Action::Restart))
+        .count() as u32;
     let mut run = Vec::new();
     for w in windows(s) {
         run.push(bounds::reconciles(&base, w, &Excess::default()).phase(None));
-        run.push(with_id(bounds::api_requests(&base, w), "run", w));
+        run.push(with_id(bounds::api_requests(&base, w, restarts), "run", w));
     }
     for r in &mut run {
         if r.id == "reconciles" {
@@ -164,7 +171,8 @@ fn phase_plan(
     }
     for w in windows(s) {
         preds.push(with_id(bounds::cloud_calls(p, w, &excess), name, w).phase(Some(name)));
-        preds.push(with_id(bounds::api_requests(p, w), name, w).phase(Some(name)));
+        let starts = u32::from(matches!(phase.action, Action::Restart));
+        preds.push(with_id(bounds::api_requests(p, w, starts), name, w).phase(Some(name)));
     }
     PhasePlan {
         name: name.to_owned(),
