@@ -1,13 +1,9 @@
-//! Serving a [`MockCloud`] over HTTP/1.1 on a socket, with graceful shutdown.
+//! Serving a [`MockCloud`] over HTTP/1.1 on a socket, with graceful shutdown, through the
+//! workspace's one accept loop (the `serve` crate).
 
 use std::future::Future;
-use std::time::Duration;
 
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
 
 use crate::cloud::MockCloud;
 use crate::http::Switchable;
@@ -19,9 +15,11 @@ use crate::http::Switchable;
 /// handle passed in then keeps the old one. Use [`serve_switchable`] to keep a handle on
 /// whichever cloud is current.
 ///
-/// Each connection is served by its own task, with keep-alive. Accept errors (such as
-/// running out of file descriptors) are logged and retried after a short pause; they
-/// never end the server.
+/// Each connection is served by its own task, with keep-alive and `TCP_NODELAY`. Accept
+/// errors follow the `serve` crate's policy: an error about one connection is skipped, any
+/// other (such as running out of file descriptors) is logged and the loop backs off for a
+/// second; none ends the server. The drain has no time limit: a request held by injected
+/// latency is answered before the server returns.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -43,51 +41,6 @@ pub async fn serve_switchable(
     cloud: Switchable,
     shutdown: impl Future<Output = ()>,
 ) {
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
-    tokio::pin!(shutdown);
-    loop {
-        let accepted = tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => accepted,
-        };
-        let (stream, peer) = match accepted {
-            Ok(accepted) => accepted,
-            Err(err) => {
-                tracing::warn!(error = %err, "accept failed; retrying");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                continue;
-            }
-        };
-        if let Err(err) = stream.set_nodelay(true) {
-            tracing::debug!(error = %err, %peer, "cannot set TCP_NODELAY");
-        }
-        let service = TowerToHyperService::new(cloud.clone());
-        let mut stop = stop_rx.clone();
-        let done = done_tx.clone();
-        tokio::spawn(async move {
-            let connection = http1::Builder::new()
-                .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            let stopping = async move {
-                let _ = stop.wait_for(|stop| *stop).await;
-            };
-            let result = tokio::select! {
-                result = connection.as_mut() => result,
-                () = stopping => {
-                    connection.as_mut().graceful_shutdown();
-                    connection.await
-                }
-            };
-            if let Err(err) = result {
-                tracing::debug!(error = %err, %peer, "connection ended with an error");
-            }
-            drop(done);
-        });
-    }
-    tracing::info!("shutting down: waiting for open connections");
-    let _ = stop_tx.send(true);
-    drop(done_tx);
-    let _ = done_rx.recv().await;
+    let options = serve::Options::default().drain_timeout(None);
+    serve::serve(listener, cloud, shutdown, options).await;
 }

@@ -8,7 +8,7 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{SendRequest, handshake};
 use hyper_util::rt::TokioIo;
-use mock_cloud::{MAX_BODY, MockCloud, Quotas};
+use mock_cloud::{Class, Faults, Latency, MAX_BODY, MockCloud, Quotas};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -190,4 +190,35 @@ async fn shutdown_returns_promptly_with_an_idle_keep_alive_connection_open() {
         TcpStream::connect(server.addr).await.is_err(),
         "no longer listening"
     );
+}
+
+#[tokio::test]
+async fn shutdown_answers_a_request_held_by_injected_latency_before_returning() {
+    let server = start().await;
+    let latency = Latency::Fixed(Duration::from_millis(300));
+    server
+        .cloud
+        .set_faults(Faults::none().with_latency(Class::Read, latency))
+        .unwrap();
+    let mut c = connect(server.addr).await;
+    let in_flight = tokio::spawn(async move {
+        send(
+            &mut c,
+            "GET",
+            "/v1/accounts/acme/buckets/b",
+            "t-acme",
+            Bytes::new(),
+        )
+        .await
+    });
+    // Shut down while the request is held.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.stop.send(()).unwrap();
+    let (status, _) = in_flight.await.unwrap();
+    assert_eq!(status, StatusCode::NOT_FOUND, "answered, not dropped");
+    tokio::time::timeout(Duration::from_secs(5), server.task)
+        .await
+        .expect("the server stops once the request is answered")
+        .unwrap();
+    assert!(server.cloud.calls()[0].latency_us >= 300_000);
 }
