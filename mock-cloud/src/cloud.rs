@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
+use jiff::Timestamp;
 use tokio::time::Instant;
 
 use crate::clock::TokioClock;
@@ -30,6 +31,8 @@ pub struct MockCloud {
 pub(crate) struct Inner {
     pub config: Config,
     pub clock: TokioClock,
+    /// The wall-clock time read when `clock` started.
+    pub epoch: Timestamp,
     /// Bearer token → account name.
     pub tokens: HashMap<String, String>,
     /// Account name → count quotas.
@@ -64,10 +67,12 @@ impl std::fmt::Debug for MockCloud {
 }
 
 impl MockCloud {
-    /// A cloud with `config`, its clock starting now (tokio time).
+    /// A cloud with `config`, its clock starting now (tokio time); [`MockCloud::epoch`] is
+    /// the wall-clock time read at the same moment.
     pub fn new(config: Config) -> Result<MockCloud, ConfigError> {
         config.validate()?;
         let clock = TokioClock::new(Instant::now());
+        let epoch = Timestamp::now();
         let tokens = config
             .accounts
             .iter()
@@ -90,6 +95,7 @@ impl MockCloud {
             faults_active: AtomicBool::new(!config.faults.is_empty()),
             faults: Mutex::new(FaultState::new(config.faults.clone())),
             clock,
+            epoch,
             tokens,
             counts,
             config,
@@ -109,6 +115,18 @@ impl MockCloud {
     /// Time since the cloud started: the time base of the journal and of outage windows.
     pub fn elapsed(&self) -> Duration {
         self.inner.clock.since_epoch(Instant::now())
+    }
+
+    /// The wall-clock time at which the cloud's clock read zero: the time base of
+    /// [`Call::at_us`], [`Resource::created_at_us`], the summary's timeline and outage
+    /// windows. Read once, when the cloud is built, right after its clock starts; a
+    /// [`reset`](MockCloud::reset) keeps it. Served in the summary (`epoch`) and in the
+    /// `x-epoch` header of `GET /admin/v1/calls`.
+    ///
+    /// Under paused tokio time the cloud's clock moves only as the test advances it, so
+    /// `epoch + at_us` is then not a wall-clock time.
+    pub fn epoch(&self) -> Timestamp {
+        self.inner.epoch
     }
 
     /// Journal entries with `seq >= since`, oldest first.
@@ -132,7 +150,9 @@ impl MockCloud {
         let journal = &recorder.journal;
         recorder
             .aggregates
-            .summary(journal.stats(), |id| journal.resolve(id).to_owned())
+            .summary(self.inner.epoch, journal.stats(), |id| {
+                journal.resolve(id).to_owned()
+            })
     }
 
     /// Every live resource (including ones creating or deleting), by account, collection

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::journal::{JournalStats, QUOTA_EXCEEDED, Record, SHADOW_THROTTLED, THROTTLED};
@@ -51,6 +52,9 @@ pub struct Violations {
 /// What `GET /admin/v1/summary` returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Summary {
+    /// The wall-clock time at which the cloud's clock read zero (see
+    /// [`crate::MockCloud::epoch`]), as RFC 3339.
+    pub epoch: Timestamp,
     /// Every API request since start or the last reset.
     pub requests: u64,
     /// Requests refused by a rate quota.
@@ -116,7 +120,12 @@ impl Aggregates {
     }
 
     /// The summary, with account names resolved by `name`.
-    pub fn summary(&self, journal: JournalStats, name: impl Fn(u32) -> String) -> Summary {
+    pub fn summary(
+        &self,
+        epoch: Timestamp,
+        journal: JournalStats,
+        name: impl Fn(u32) -> String,
+    ) -> Summary {
         let mut counts: Vec<StatusCount> = self
             .counts
             .iter()
@@ -136,6 +145,7 @@ impl Aggregates {
             .map(|((account, layer), &v)| ((name(*account), layer.name()), v))
             .collect();
         Summary {
+            epoch,
             requests: self.requests,
             throttled: self.throttled,
             shadow_throttled: self.shadow_throttled,

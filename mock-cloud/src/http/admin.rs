@@ -44,7 +44,8 @@ impl MockCloud {
 
     /// `GET /admin/v1/calls?since=SEQ&limit=N`: NDJSON, one call a line, oldest first, at
     /// most `N` (default and cap [`CALLS_PAGE`]) a response; `X-Next-Seq` is where the next
-    /// page starts.
+    /// page starts, `X-Dropped` how many entries the journal dropped, `X-Epoch` the
+    /// wall-clock time (RFC 3339) at which the cloud's clock (`at_us`) read zero.
     fn admin_calls(&self, query: Option<&str>) -> Response<ResponseBody> {
         let number = |key: &'static str| match query_param(query, key) {
             None => Ok(None),
@@ -82,10 +83,15 @@ impl MockCloud {
         let next = calls
             .last()
             .map_or(stats.next_seq.max(since), |c| c.seq + 1);
+        let Ok(epoch) = HeaderValue::try_from(self.epoch().to_string()) else {
+            let message = "the epoch is not a valid header value";
+            return respond::error(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message);
+        };
         let mut response = respond::bytes(StatusCode::OK, "application/x-ndjson", body);
         let headers = response.headers_mut();
         headers.insert("x-next-seq", HeaderValue::from(next));
         headers.insert("x-dropped", HeaderValue::from(stats.dropped));
+        headers.insert("x-epoch", epoch);
         response
     }
 

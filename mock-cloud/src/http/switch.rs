@@ -185,6 +185,10 @@ mod tests {
         let r = switch.clone().oneshot(put).await.unwrap();
         assert_eq!(r.status(), 200);
         assert!(text(r).await.contains("\"acme\""));
+        assert!(
+            switch.current().epoch() >= old.epoch(),
+            "the new cloud has a new epoch"
+        );
         let r = switch.clone().oneshot(create("{}")).await.unwrap();
         assert!(r.status().is_success(), "{}", r.status());
         let now = switch.current();

@@ -120,6 +120,8 @@ async fn the_admin_api_streams_calls_since_a_seq_as_ndjson() {
     assert_eq!(response.status(), 200);
     assert_eq!(header(&response, "x-next-seq").as_deref(), Some("5"));
     assert_eq!(header(&response, "x-dropped").as_deref(), Some("0"));
+    let epoch: jiff::Timestamp = header(&response, "x-epoch").unwrap().parse().unwrap();
+    assert_eq!(epoch, cloud.epoch());
     let body = response.into_body().collect().await.unwrap().to_bytes();
     let lines: Vec<serde_json::Value> = std::str::from_utf8(&body)
         .unwrap()
@@ -157,6 +159,7 @@ async fn the_summary_counts_per_account_action_status_and_second() {
     let (status, summary) = call(&cloud, "GET", "/admin/v1/summary", "", "").await;
     assert_eq!(status, 200);
     assert_eq!(summary["requests"], 4);
+    assert_eq!(summary["epoch"], cloud.epoch().to_string());
     let counts = summary["counts"].as_array().unwrap();
     let count = |account: &str, action: &str, status: u16| {
         counts
@@ -229,4 +232,20 @@ async fn inventory_metrics_and_reset_over_the_admin_api() {
         call(&cloud, "GET", "/admin/v1/nothing", "", "").await.0,
         404
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_epoch_is_read_when_the_cloud_is_built_and_survives_a_reset() {
+    let before = jiff::Timestamp::now();
+    let cloud = cloud(two_accounts(Quotas::unlimited()));
+    let after = jiff::Timestamp::now();
+    let epoch = cloud.epoch();
+    assert!(
+        before <= epoch && epoch <= after,
+        "{before} <= {epoch} <= {after}"
+    );
+    advance(Duration::from_secs(3)).await;
+    cloud.reset();
+    assert_eq!(cloud.epoch(), epoch, "a reset keeps the clock");
+    assert_eq!(cloud.summary().epoch, epoch);
 }
