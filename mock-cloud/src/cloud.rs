@@ -8,6 +8,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use tokio::time::Instant;
 
+use crate::admin::CallsPage;
 use crate::clock::TokioClock;
 use crate::config::{Config, ConfigError, Faults, validate_faults};
 use crate::faults::{FaultDecision, FaultState};
@@ -132,6 +133,24 @@ impl MockCloud {
     /// Journal entries with `seq >= since`, oldest first.
     pub fn calls_since(&self, since: u64) -> Vec<Call> {
         lock(&self.inner.recorder).journal.since(since, usize::MAX)
+    }
+
+    /// Up to `limit` journal entries with `seq >= since`, oldest first, with where the next
+    /// page starts, the dropped count and the epoch: what one `GET /admin/v1/calls` serves.
+    pub fn calls_page(&self, since: u64, limit: usize) -> CallsPage {
+        let recorder = lock(&self.inner.recorder);
+        let calls = recorder.journal.since(since, limit);
+        let stats = recorder.journal.stats();
+        drop(recorder);
+        let next_seq = calls
+            .last()
+            .map_or(stats.next_seq.max(since), |c| c.seq + 1);
+        CallsPage {
+            calls,
+            next_seq,
+            dropped: stats.dropped,
+            epoch: self.inner.epoch,
+        }
     }
 
     /// Every journal entry held.

@@ -11,12 +11,12 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Action, Collection};
 
-/// One journalled request, as readers see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One journalled request, as readers see it: a line of `GET /admin/v1/calls`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Call {
     /// Position in the journal, from 0, without gaps unless entries were dropped.
     pub seq: u64,
@@ -25,11 +25,13 @@ pub struct Call {
     /// The authenticated account, or empty if the request was not authenticated (a bad
     /// token, or a path that matched no route).
     pub account: String,
-    /// The action, or `None` for a request that matched no API route.
-    #[serde(serialize_with = "serialize_action")]
+    /// The action, or `None` for a request that matched no API route (an empty string on
+    /// the wire).
+    #[serde(with = "crate::model::empty_is_none")]
     pub action: Option<Action>,
-    /// The collection, or `None` for a request that matched none.
-    #[serde(serialize_with = "serialize_collection")]
+    /// The collection, or `None` for a request that matched none (an empty string on the
+    /// wire).
+    #[serde(with = "crate::model::empty_is_none")]
     pub collection: Option<Collection>,
     /// The resource name (empty for creates without a valid body and for lists).
     pub name: String,
@@ -45,17 +47,6 @@ pub struct Call {
     pub quota_exceeded: bool,
     /// Failed by an injected fault (error rate or outage).
     pub fault: bool,
-}
-
-fn serialize_action<S: serde::Serializer>(a: &Option<Action>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(a.map_or("", Action::as_str))
-}
-
-fn serialize_collection<S: serde::Serializer>(
-    c: &Option<Collection>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.serialize_str(c.map_or("", Collection::as_str))
 }
 
 /// Flags of an entry.
@@ -145,7 +136,7 @@ impl Interner {
 }
 
 /// Counters that describe the journal itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JournalStats {
     /// The `seq` the next entry will get (= requests journalled since start).
     pub next_seq: u64,

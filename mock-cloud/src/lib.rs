@@ -52,6 +52,7 @@
 //! # });
 //! ```
 
+pub mod admin;
 mod clock;
 mod cloud;
 mod config;
@@ -64,13 +65,14 @@ mod serve;
 mod store;
 mod summary;
 
+pub use admin::CONFIG_PATH;
 pub use clock::TokioClock;
 pub use cloud::MockCloud;
 pub use config::{
     AccountConfig, Config, ConfigError, DEFAULT_JOURNAL_CAP, ErrorRate, Faults, Flavor, Latency,
     Outage, Quotas, Rate,
 };
-pub use http::{BoxError, CONFIG_PATH, MAX_BODY, ResponseBody, Switchable};
+pub use http::{BoxError, MAX_BODY, ResponseBody, Switchable};
 pub use journal::{Call, JournalStats};
 pub use model::{Action, Class, Collection, State};
 pub use quota::Layer;

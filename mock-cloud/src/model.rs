@@ -1,6 +1,7 @@
 //! The vocabulary of the cloud: collections, actions and the quota classes they fall in.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 /// A kind of resource the cloud manages, addressed as `/v1/accounts/{account}/{collection}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -21,6 +22,8 @@ impl Collection {
         Collection::Records,
     ];
 
+    const NAMES: [&'static str; 3] = ["buckets", "databases", "records"];
+
     /// The path segment and config key of this collection.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -37,12 +40,6 @@ impl Collection {
 
     pub(crate) fn index(self) -> usize {
         self as usize
-    }
-}
-
-impl serde::Serialize for Collection {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
     }
 }
 
@@ -76,6 +73,8 @@ impl Action {
         Action::Delete,
         Action::List,
     ];
+
+    const NAMES: [&'static str; 5] = ["create", "get", "update", "delete", "list"];
 
     /// The name used in the config, the journal and the metrics.
     pub fn as_str(self) -> &'static str {
@@ -150,7 +149,7 @@ impl fmt::Display for Class {
 }
 
 /// The lifecycle state of a resource.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
     /// Being provisioned (databases only).
@@ -172,6 +171,92 @@ impl State {
     }
 }
 
+/// On the wire, a collection or an action is its name.
+macro_rules! serde_by_name {
+    ($type:ty, $what:literal) => {
+        impl serde::Serialize for $type {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$type, D::Error> {
+                d.deserialize_str(NameVisitor {
+                    what: $what,
+                    names: &<$type>::NAMES,
+                    parse: <$type>::parse,
+                })
+            }
+        }
+    };
+}
+
+serde_by_name!(Collection, "collection");
+serde_by_name!(Action, "action");
+
+/// Reads a name, refusing any that is not one of `names`.
+struct NameVisitor<T: 'static> {
+    what: &'static str,
+    names: &'static [&'static str],
+    parse: fn(&str) -> Option<T>,
+}
+
+impl<T> serde::de::Visitor<'_> for NameVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a {} name", self.what)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        (self.parse)(v).ok_or_else(|| E::unknown_variant(v, self.names))
+    }
+}
+
+/// `Option<Collection>` and `Option<Action>` as journal lines write them: the name, or an
+/// empty string for `None`.
+pub(crate) mod empty_is_none {
+    use super::{PhantomData, fmt};
+    use serde::de::{self, IntoDeserializer as _};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, T: Serialize>(
+        value: &Option<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => value.serialize(s),
+            None => s.serialize_str(""),
+        }
+    }
+
+    pub fn deserialize<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        d.deserialize_str(Visitor(PhantomData))
+    }
+
+    struct Visitor<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> de::Visitor<'de> for Visitor<T> {
+        type Value = Option<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a name or an empty string")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<T>, E> {
+            if v.is_empty() {
+                return Ok(None);
+            }
+            T::deserialize(v.into_deserializer()).map(Some)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +270,23 @@ mod tests {
             assert_eq!(Action::parse(a.as_str()), Some(a));
         }
         assert_eq!(Collection::parse("nope"), None);
+        assert_eq!(Collection::NAMES, Collection::ALL.map(Collection::as_str));
+        assert_eq!(Action::NAMES, Action::ALL.map(Action::as_str));
+    }
+
+    #[test]
+    fn names_round_trip_through_serde_and_unknown_ones_are_refused() {
+        for c in Collection::ALL {
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{c}\""));
+            assert_eq!(serde_json::from_str::<Collection>(&json).unwrap(), c);
+        }
+        for a in Action::ALL {
+            let json = serde_json::to_string(&a).unwrap();
+            assert_eq!(serde_json::from_str::<Action>(&json).unwrap(), a);
+        }
+        let err = serde_json::from_str::<Action>("\"patch\"").unwrap_err();
+        assert!(err.to_string().contains("unknown variant `patch`"), "{err}");
     }
 
     #[test]

@@ -4,14 +4,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use jiff::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::journal::{JournalStats, QUOTA_EXCEEDED, Record, SHADOW_THROTTLED, THROTTLED};
 use crate::model::Action;
 use crate::quota::Layer;
 
 /// Requests of one account and action that got one status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusCount {
     /// The authenticated account (empty if authentication failed).
     pub account: String,
@@ -24,7 +24,7 @@ pub struct StatusCount {
 }
 
 /// One second of the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Second {
     /// Seconds since start.
     pub second: u64,
@@ -37,7 +37,7 @@ pub struct Second {
 }
 
 /// Rate-quota violations of one bucket of one account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violations {
     /// The account.
     pub account: String,
@@ -50,7 +50,7 @@ pub struct Violations {
 }
 
 /// What `GET /admin/v1/summary` returns.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// The wall-clock time at which the cloud's clock read zero (see
     /// [`crate::MockCloud::epoch`]), as RFC 3339.

@@ -1,5 +1,5 @@
-//! Loading a YAML config file: parse the raw structs, then build and check the config,
-//! naming file, line and column on every error.
+//! Reading a config document (a YAML file, or the document itself): parse it, then build
+//! and check the config, naming file, line and column on every error a file has.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_saphyr::{Location, Spanned};
 
-use super::raw::RawConfig;
+use super::document::ConfigDocument;
 use super::{AccountConfig, Config, ConfigError, Quotas, is_path_segment};
 
 impl Config {
@@ -30,8 +30,8 @@ impl Config {
     /// assert!(err.to_string().starts_with("invalid config inline.yaml:1:1"));
     /// ```
     pub fn from_yaml(text: &str, file: &str) -> Result<Config, ConfigError> {
-        let raw: RawConfig = if is_blank(text) {
-            RawConfig::default()
+        let document: ConfigDocument = if is_blank(text) {
+            ConfigDocument::default()
         } else {
             serde_saphyr::from_str(text).map_err(|source| {
                 let location = source.location().unwrap_or(Location::UNKNOWN);
@@ -48,7 +48,17 @@ impl Config {
                 }
             })?
         };
-        build(raw, file)
+        build(document, Some(file))
+    }
+}
+
+impl TryFrom<ConfigDocument> for Config {
+    type Error = ConfigError;
+
+    /// Builds and checks the config a document describes, as [`Config::from_yaml`] does.
+    /// A problem is reported without a place: the document may not come from a file.
+    fn try_from(document: ConfigDocument) -> Result<Config, ConfigError> {
+        build(document, None)
     }
 }
 
@@ -58,12 +68,16 @@ fn is_blank(text: &str) -> bool {
         .all(|line| line.is_empty() || line.starts_with('#') || line == "---")
 }
 
-fn build(raw: RawConfig, file: &str) -> Result<Config, ConfigError> {
-    let at = |location: Location, problem: String| ConfigError::InvalidAt {
-        file: file.to_owned(),
-        line: location.line(),
-        column: location.column(),
-        problem,
+/// The config `raw` describes; `file` names where it was read from, for errors.
+fn build(raw: ConfigDocument, file: Option<&str>) -> Result<Config, ConfigError> {
+    let at = |location: Location, problem: String| match file {
+        Some(file) if location != Location::UNKNOWN => ConfigError::InvalidAt {
+            file: file.to_owned(),
+            line: location.line(),
+            column: location.column(),
+            problem,
+        },
+        _ => ConfigError::Invalid { problem },
     };
     let defaults = Config::default();
     let mut base_quotas = Quotas::cloud_default();
@@ -129,7 +143,7 @@ fn build(raw: RawConfig, file: &str) -> Result<Config, ConfigError> {
     let delete = provisioning.as_ref().and_then(|p| p.database_delete_ms);
     let config = Config {
         accounts,
-        flavor: raw.flavor.map_or(defaults.flavor, Into::into),
+        flavor: raw.flavor.unwrap_or(defaults.flavor),
         shadow: raw.shadow.unwrap_or(defaults.shadow),
         journal_cap: raw.journal_cap.unwrap_or(defaults.journal_cap),
         database_create: create.map_or(defaults.database_create, Duration::from_millis),

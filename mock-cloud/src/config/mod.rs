@@ -3,22 +3,26 @@
 //! Build one in code (`Config::default().with_account(...)`) or load a YAML file with
 //! [`Config::load`]; both end in the same validated type.
 
+mod document;
 mod faults;
+mod faults_document;
 mod load;
 mod quotas;
-mod raw;
 
 use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use document::ConfigDocument;
 pub use faults::{ErrorRate, Faults, Latency, Outage};
+pub use faults_document::FaultsDocument;
 pub use quotas::{Quotas, Rate};
-pub(crate) use raw::RawFaults;
 
-/// How throttles and count-quota rejections look on the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How throttles and count-quota rejections look on the wire; in a config document,
+/// `generic`, `aws-json` or `aws-ec2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Flavor {
     /// 429 with `Retry-After` and `RateLimit-*` headers; count quota 403 `QuotaExceeded`.
     #[default]

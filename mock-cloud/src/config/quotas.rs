@@ -3,14 +3,48 @@
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 
+use serde::{Deserialize, Serialize};
+
 use crate::model::{Action, Class, Collection};
 
 /// A token bucket: `burst` tokens at most, refilled continuously at `per_second` tokens a
-/// second (EC2's "bucket max" and "refill rate").
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// second (EC2's "bucket max" and "refill rate"). In a config document,
+/// `{burst: 10, per_second: 2}`, checked as [`Rate::try_new`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RateFields", into = "RateFields")]
 pub struct Rate {
     burst: NonZeroU32,
     per_second: f64,
+}
+
+/// A rate as written.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateFields {
+    burst: u32,
+    per_second: f64,
+}
+
+impl TryFrom<RateFields> for Rate {
+    type Error = String;
+
+    fn try_from(fields: RateFields) -> Result<Rate, String> {
+        Rate::try_new(fields.burst, fields.per_second).ok_or_else(|| {
+            format!(
+                "a rate needs burst >= 1 and per_second from 1/86400 to 1e9, got burst {} and per_second {}",
+                fields.burst, fields.per_second
+            )
+        })
+    }
+}
+
+impl From<Rate> for RateFields {
+    fn from(rate: Rate) -> RateFields {
+        RateFields {
+            burst: rate.burst.get(),
+            per_second: rate.per_second,
+        }
+    }
 }
 
 impl Rate {

@@ -1,5 +1,6 @@
 //! The admin API: the journal, the summary, the inventory, faults and reset. Admin
-//! requests are not journalled and spend no quota.
+//! requests are not journalled and spend no quota. The bodies are the types of
+//! [`crate::admin`], which its client reads back.
 
 use std::fmt::Write as _;
 
@@ -9,43 +10,47 @@ use serde_json::json;
 
 use super::respond::{self, ResponseBody};
 use super::route::query_param;
+use crate::admin::{
+    CALLS_PAGE, CALLS_PATH, FAULTS_PATH, FaultsDocument, INVENTORY_PATH, Inventory, RESET_PATH,
+    SUMMARY_PATH, X_DROPPED, X_EPOCH, X_NEXT_SEQ,
+};
 use crate::cloud::MockCloud;
-use crate::config::RawFaults;
-
-/// The most calls one `GET /admin/v1/calls` returns, so that the journal lock is held
-/// for milliseconds, not seconds.
-pub(crate) const CALLS_PAGE: u64 = 100_000;
 
 impl MockCloud {
+    /// Answers a request under `/admin/v1/` (`path` is the whole path).
     pub(crate) fn admin(
         &self,
-        what: &str,
+        path: &str,
         method: &Method,
         query: Option<&str>,
         body: Result<Bytes, StatusCode>,
     ) -> Response<ResponseBody> {
-        match (what, method) {
-            ("calls", &Method::GET) => self.admin_calls(query),
-            ("summary", &Method::GET) => respond::json(StatusCode::OK, &self.summary()),
-            ("inventory", &Method::GET) => {
-                respond::json(StatusCode::OK, &json!({"resources": self.inventory()}))
+        match (path, method) {
+            (CALLS_PATH, &Method::GET) => self.admin_calls(query),
+            (SUMMARY_PATH, &Method::GET) => respond::json(StatusCode::OK, &self.summary()),
+            (INVENTORY_PATH, &Method::GET) => {
+                let inventory = Inventory {
+                    resources: self.inventory(),
+                };
+                respond::json(StatusCode::OK, &inventory)
             }
-            ("faults", &Method::PUT) => self.admin_faults(body),
-            ("reset", &Method::POST) => {
+            (FAULTS_PATH, &Method::PUT) => self.admin_faults(body),
+            (RESET_PATH, &Method::POST) => {
                 self.reset();
                 respond::json(StatusCode::OK, &json!({"reset": true}))
             }
-            ("calls" | "summary" | "inventory", _) => respond::method_not_allowed("GET"),
-            ("faults", _) => respond::method_not_allowed("PUT"),
-            ("reset", _) => respond::method_not_allowed("POST"),
+            (CALLS_PATH | SUMMARY_PATH | INVENTORY_PATH, _) => respond::method_not_allowed("GET"),
+            (FAULTS_PATH, _) => respond::method_not_allowed("PUT"),
+            (RESET_PATH, _) => respond::method_not_allowed("POST"),
             _ => respond::error(StatusCode::NOT_FOUND, "NotFound", "no such admin endpoint"),
         }
     }
 
-    /// `GET /admin/v1/calls?since=SEQ&limit=N`: NDJSON, one call a line, oldest first, at
-    /// most `N` (default and cap [`CALLS_PAGE`]) a response; `X-Next-Seq` is where the next
-    /// page starts, `X-Dropped` how many entries the journal dropped, `X-Epoch` the
-    /// wall-clock time (RFC 3339) at which the cloud's clock (`at_us`) read zero.
+    /// `GET /admin/v1/calls?since=SEQ&limit=N`: a [`CallsPage`](crate::admin::CallsPage) as
+    /// NDJSON, one call a line, oldest first, at most `N` (default and cap [`CALLS_PAGE`]) a
+    /// response; `X-Next-Seq` is where the next page starts, `X-Dropped` how many entries
+    /// the journal dropped, `X-Epoch` the wall-clock time (RFC 3339) at which the cloud's
+    /// clock (`at_us`) read zero.
     fn admin_calls(&self, query: Option<&str>) -> Response<ResponseBody> {
         let number = |key: &'static str| match query_param(query, key) {
             None => Ok(None),
@@ -60,13 +65,9 @@ impl MockCloud {
                 return respond::bad_field(key, &format!("`{key}` must be a whole number"));
             }
         };
-        let recorder = crate::cloud::lock(&self.inner.recorder);
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let calls = recorder.journal.since(since, limit);
-        let stats = recorder.journal.stats();
-        drop(recorder);
-        let mut body = String::with_capacity(calls.len() * 200);
-        for call in &calls {
+        let page = self.calls_page(since, usize::try_from(limit).unwrap_or(usize::MAX));
+        let mut body = String::with_capacity(page.calls.len() * 200);
+        for call in &page.calls {
             match serde_json::to_string(call) {
                 Ok(line) => {
                     let _ = writeln!(body, "{line}");
@@ -80,32 +81,30 @@ impl MockCloud {
                 }
             }
         }
-        let next = calls
-            .last()
-            .map_or(stats.next_seq.max(since), |c| c.seq + 1);
-        let Ok(epoch) = HeaderValue::try_from(self.epoch().to_string()) else {
+        let Ok(epoch) = HeaderValue::try_from(page.epoch.to_string()) else {
             let message = "the epoch is not a valid header value";
             return respond::error(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message);
         };
         let mut response = respond::bytes(StatusCode::OK, "application/x-ndjson", body);
         let headers = response.headers_mut();
-        headers.insert("x-next-seq", HeaderValue::from(next));
-        headers.insert("x-dropped", HeaderValue::from(stats.dropped));
-        headers.insert("x-epoch", epoch);
+        headers.insert(X_NEXT_SEQ, HeaderValue::from(page.next_seq));
+        headers.insert(X_DROPPED, HeaderValue::from(page.dropped));
+        headers.insert(X_EPOCH, epoch);
         response
     }
 
-    /// `PUT /admin/v1/faults`: the same shape as the config file's `faults` block, as JSON.
+    /// `PUT /admin/v1/faults`: a [`FaultsDocument`], the shape of the config file's `faults`
+    /// block, as JSON.
     fn admin_faults(&self, body: Result<Bytes, StatusCode>) -> Response<ResponseBody> {
         let body = match body {
             Ok(body) => body,
             Err(status) => return respond::body_error(status),
         };
-        let raw: RawFaults = match serde_json::from_slice(&body) {
-            Ok(raw) => raw,
+        let document: FaultsDocument = match serde_json::from_slice(&body) {
+            Ok(document) => document,
             Err(err) => return respond::bad_field("body", &format!("invalid faults: {err}")),
         };
-        let faults = match raw.into_faults() {
+        let faults = match document.into_faults() {
             Ok(faults) => faults,
             Err(problem) => return respond::bad_field("faults", &problem),
         };

@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 pub use api::MAX_BODY;
 pub use respond::ResponseBody;
-pub use switch::{CONFIG_PATH, Switchable};
+pub use switch::Switchable;
 
 use crate::cloud::MockCloud;
 use route::Route;
@@ -67,7 +67,7 @@ impl MockCloud {
         match route {
             Route::Metrics if parts.method == Method::GET => self.metrics_response(),
             Route::Metrics => respond::method_not_allowed("GET"),
-            Route::Admin(what) => self.admin(what, &parts.method, query, body),
+            Route::Admin(path) => self.admin(path, &parts.method, query, body),
             Route::NotFound => {
                 let response = respond::error(StatusCode::NOT_FOUND, "NotFound", "unknown path");
                 let record = crate::journal::Record {

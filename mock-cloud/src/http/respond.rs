@@ -6,6 +6,7 @@ use http_body_util::Full;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::admin::{ErrorBody, ErrorDetail};
 use crate::config::Flavor;
 use crate::quota::{Budget, Layer, retry_after_secs};
 
@@ -43,18 +44,23 @@ pub(crate) fn json(status: StatusCode, value: &impl Serialize) -> Response<Respo
 
 /// The error envelope: `{"error":{"code":…,"message":…}}`.
 pub(crate) fn error(status: StatusCode, code: &str, message: &str) -> Response<ResponseBody> {
-    json(
-        status,
-        &json!({"error": {"code": code, "message": message}}),
-    )
+    json(status, &envelope(code, message, None))
 }
 
 /// A 400 naming the offending field.
 pub(crate) fn bad_field(field: &str, message: &str) -> Response<ResponseBody> {
-    json(
-        StatusCode::BAD_REQUEST,
-        &json!({"error": {"code": "InvalidArgument", "message": message, "field": field}}),
-    )
+    let body = envelope("InvalidArgument", message, Some(field));
+    json(StatusCode::BAD_REQUEST, &body)
+}
+
+fn envelope(code: &str, message: &str, field: Option<&str>) -> ErrorBody {
+    ErrorBody {
+        error: ErrorDetail {
+            code: code.to_owned(),
+            message: message.to_owned(),
+            field: field.map(str::to_owned),
+        },
+    }
 }
 
 /// The answer to a body that could not be read: too large (413) or broken off (400).

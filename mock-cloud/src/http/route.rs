@@ -11,7 +11,7 @@ pub(crate) enum Route<'a> {
         collection: Collection,
         name: Option<&'a str>,
     },
-    /// `/admin/v1/{what}`.
+    /// `/admin/v1/...`: the whole path.
     Admin(&'a str),
     /// `/metrics`.
     Metrics,
@@ -23,8 +23,8 @@ pub(crate) fn route(path: &str) -> Route<'_> {
     if path == "/metrics" {
         return Route::Metrics;
     }
-    if let Some(what) = path.strip_prefix("/admin/v1/") {
-        return Route::Admin(what);
+    if path.starts_with("/admin/v1/") {
+        return Route::Admin(path);
     }
     let Some(rest) = path.strip_prefix("/v1/accounts/") else {
         return Route::NotFound;
@@ -92,7 +92,10 @@ mod tests {
         ] {
             assert_eq!(route(path), Route::NotFound, "{path}");
         }
-        assert_eq!(route("/admin/v1/summary"), Route::Admin("summary"));
+        assert_eq!(
+            route("/admin/v1/summary"),
+            Route::Admin("/admin/v1/summary")
+        );
     }
 
     #[test]

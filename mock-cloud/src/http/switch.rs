@@ -13,11 +13,9 @@ use http_body::Body;
 use serde_json::json;
 
 use super::{BoxError, ResponseBody, read_body, respond};
+use crate::admin::CONFIG_PATH;
 use crate::cloud::MockCloud;
 use crate::config::{Config, ConfigError};
-
-/// The path that replaces the cloud.
-pub const CONFIG_PATH: &str = "/admin/v1/config";
 
 /// A [`MockCloud`] behind a slot: every request goes to the cloud in the slot, and
 /// `PUT /admin/v1/config` (a config document in YAML or JSON, the shape of the `--config`

@@ -1,6 +1,7 @@
 //! The integration tests of mock-cloud: in-process under paused time, and over sockets
 //! in real time.
 
+mod admin;
 mod binary;
 mod faults;
 mod journal;

@@ -1,0 +1,386 @@
+//! The admin module's wire types: a config or faults value survives its document and JSON,
+//! and what the admin API writes reads back as the value the cloud holds.
+
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use mock_cloud::admin::{
+    CALLS_PATH, Call, ConfigDocument, ErrorBody, FaultsDocument, INVENTORY_PATH, Inventory,
+    SUMMARY_PATH, Summary,
+};
+use mock_cloud::{
+    AccountConfig, Action, Class, Collection, Config, ErrorRate, Faults, Flavor, Latency, Outage,
+    Quotas, Rate,
+};
+use proptest::prelude::*;
+use tokio::time::advance;
+
+use crate::support::{call, cloud, request, send, two_accounts};
+
+/// `config` → document → JSON → document → config, and the same JSON through the YAML
+/// reader that `PUT /admin/v1/config` and `--config` use.
+fn assert_round_trip(config: &Config) {
+    let json = serde_json::to_string(&ConfigDocument::from(config)).unwrap();
+    let document: ConfigDocument = serde_json::from_str(&json).unwrap();
+    assert_eq!(document, ConfigDocument::from(config), "{json}");
+    assert_eq!(&Config::try_from(document).unwrap(), config, "{json}");
+    assert_eq!(
+        &Config::from_yaml(&json, "document").unwrap(),
+        config,
+        "{json}"
+    );
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// A config that sets every key the document has, away from its default.
+fn everything() -> Config {
+    let quotas = Quotas::unlimited()
+        .with_account(Some(Rate::new(200, 50.0)))
+        .with_class(Class::Read, Some(Rate::new(3, 1.0 / 86_400.0)))
+        .with_class(Class::Delete, Some(Rate::new(u32::MAX, 1e9)))
+        .with_action(Action::Create, Some(Rate::new(5, 0.3)))
+        .with_action(Action::List, Some(Rate::new(1, 0.1)))
+        .with_count(Collection::Databases, Some(0))
+        .with_count(Collection::Records, Some(u32::MAX));
+    let faults = Faults::none()
+        .with_seed(u64::MAX)
+        .with_latency(Class::Read, Latency::Fixed(ms(1)))
+        .with_latency(
+            Class::Mutate,
+            Latency::Uniform {
+                min: ms(5),
+                max: ms(20),
+            },
+        )
+        .with_latency(
+            Class::List,
+            Latency::LogNormal {
+                median: ms(10),
+                sigma: 0.123_456_789,
+            },
+        )
+        .with_errors(
+            Class::Mutate,
+            ErrorRate {
+                probability: 0.01,
+                status: 500,
+            },
+        )
+        .with_errors(
+            Class::Delete,
+            ErrorRate {
+                probability: 1.0,
+                status: 503,
+            },
+        )
+        .with_outage(Outage {
+            start: Duration::from_secs(600),
+            end: Duration::from_micros(660_000_001),
+            status: 503,
+        })
+        .with_outage(Outage {
+            start: Duration::ZERO,
+            end: Duration::from_nanos(1),
+            status: 500,
+        });
+    Config::empty()
+        .with_account(
+            AccountConfig::new("acme")
+                .with_token("t1")
+                .with_token("t2")
+                .with_quotas(quotas),
+        )
+        .with_account(AccountConfig::new("no-tokens.or_quotas").with_quotas(Quotas::unlimited()))
+        .with_account(AccountConfig::new("cloudy").with_token("t3"))
+        .with_flavor(Flavor::AwsEc2)
+        .with_shadow(true)
+        .with_journal_cap(NonZeroUsize::new(7).unwrap())
+        .with_provisioning(ms(0), ms(123_456))
+        .with_faults(faults)
+}
+
+#[test]
+fn a_table_of_configs_survives_the_document_and_json() {
+    let example = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/mock-cloud.example.yaml"
+    ));
+    let configs = [
+        Config::default(),
+        Config::empty(),
+        Config::default().with_flavor(Flavor::AwsJson),
+        Config::load(example).unwrap(),
+        everything(),
+    ];
+    for config in &configs {
+        assert_round_trip(config);
+    }
+}
+
+#[test]
+fn the_document_writes_every_account_s_quotas_in_full() {
+    let config =
+        Config::empty().with_account(AccountConfig::new("a").with_quotas(Quotas::unlimited()));
+    let json = serde_json::to_value(ConfigDocument::from(&config)).unwrap();
+    assert_eq!(
+        json["accounts"][0]["quotas"],
+        serde_json::json!({"unlimited": true})
+    );
+    assert!(json.get("quotas").is_none(), "{json}");
+    assert_eq!(json["provisioning"]["database_create_ms"], 5000);
+}
+
+#[test]
+fn a_document_that_does_not_validate_is_an_error_without_a_place() {
+    let document: ConfigDocument = serde_json::from_str(
+        r#"{"accounts": [{"name": "a", "tokens": ["t"]}, {"name": "b", "tokens": ["t"]}]}"#,
+    )
+    .unwrap();
+    let err = Config::try_from(document).unwrap_err();
+    assert!(
+        matches!(err, mock_cloud::ConfigError::Invalid { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("used twice"), "{err}");
+    let unknown = serde_json::from_str::<ConfigDocument>(r#"{"shadw": true}"#).unwrap_err();
+    assert!(
+        unknown.to_string().contains("unknown field `shadw`"),
+        "{unknown}"
+    );
+}
+
+#[test]
+fn bad_faults_are_refused_by_the_faults_document_naming_the_field() {
+    let document: FaultsDocument =
+        serde_json::from_str(r#"{"errors": {"read": {"rate": 2}}}"#).unwrap();
+    let err = Faults::try_from(document).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid config: faults: errors.read.rate must be within 0 and 1"
+    );
+}
+
+fn duration_ms() -> impl Strategy<Value = Duration> {
+    (0u64..100_000_000).prop_map(Duration::from_millis)
+}
+
+fn rate() -> impl Strategy<Value = Rate> {
+    (1u32.., Rate::MIN_PER_SECOND..=Rate::MAX_PER_SECOND)
+        .prop_map(|(burst, per_second)| Rate::new(burst, per_second))
+}
+
+fn quotas() -> impl Strategy<Value = Quotas> {
+    let class = prop::sample::select(Class::ALL.to_vec());
+    let action = prop::sample::select(Action::ALL.to_vec());
+    let collection = prop::sample::select(Collection::ALL.to_vec());
+    (
+        prop::option::of(rate()),
+        prop::collection::btree_map(class, rate(), 0..=4),
+        prop::collection::btree_map(action, rate(), 0..=5),
+        prop::collection::btree_map(collection, any::<u32>(), 0..=3),
+    )
+        .prop_map(|(account, classes, actions, counts)| Quotas {
+            account,
+            classes,
+            actions,
+            counts,
+        })
+}
+
+fn latency() -> impl Strategy<Value = Latency> {
+    prop_oneof![
+        duration_ms().prop_map(Latency::Fixed),
+        (duration_ms(), duration_ms()).prop_map(|(a, b)| Latency::Uniform {
+            min: a.min(b),
+            max: a.max(b),
+        }),
+        (duration_ms(), 0.0..10.0f64)
+            .prop_map(|(median, sigma)| Latency::LogNormal { median, sigma }),
+    ]
+}
+
+fn faults() -> impl Strategy<Value = Faults> {
+    let class = || prop::sample::select(Class::ALL.to_vec());
+    let status = || prop::sample::select(vec![500u16, 503]);
+    let errors = (0.0..=1.0f64, status()).prop_map(|(probability, status)| ErrorRate {
+        probability,
+        status,
+    });
+    // Windows up to about eleven days, to the nanosecond.
+    let outage =
+        (0u64..1 << 50, 1u64..1 << 40, status()).prop_map(|(start, length, status)| Outage {
+            start: Duration::from_nanos(start),
+            end: Duration::from_nanos(start + length),
+            status,
+        });
+    (
+        any::<u64>(),
+        prop::collection::btree_map(class(), latency(), 0..=4),
+        prop::collection::btree_map(class(), errors, 0..=4),
+        prop::collection::vec(outage, 0..4),
+    )
+        .prop_map(|(seed, latency, errors, outages)| Faults {
+            latency,
+            errors,
+            outages,
+            seed,
+        })
+}
+
+fn config() -> impl Strategy<Value = Config> {
+    let flavor = prop::sample::select(vec![Flavor::Generic, Flavor::AwsJson, Flavor::AwsEc2]);
+    let accounts = prop::collection::vec((0usize..3, quotas()), 0..4).prop_map(|accounts| {
+        accounts
+            .into_iter()
+            .enumerate()
+            .map(|(i, (tokens, quotas))| {
+                (0..tokens).fold(
+                    AccountConfig::new(format!("account-{i}")).with_quotas(quotas),
+                    |account, t| account.with_token(format!("t{i}.{t}")),
+                )
+            })
+            .collect::<Vec<_>>()
+    });
+    (
+        accounts,
+        flavor,
+        any::<bool>(),
+        1usize..10_000_000,
+        duration_ms(),
+        duration_ms(),
+        faults(),
+    )
+        .prop_map(
+            |(accounts, flavor, shadow, cap, create, delete, faults)| Config {
+                accounts,
+                flavor,
+                shadow,
+                journal_cap: NonZeroUsize::new(cap).unwrap(),
+                database_create: create,
+                database_delete: delete,
+                faults,
+            },
+        )
+}
+
+proptest! {
+    #[test]
+    fn any_config_survives_the_document_and_json(config in config()) {
+        assert_round_trip(&config);
+    }
+
+    #[test]
+    fn any_faults_survive_the_faults_document_and_json(faults in faults()) {
+        let json = serde_json::to_string(&FaultsDocument::from(&faults)).unwrap();
+        let document: FaultsDocument = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(Faults::try_from(document).unwrap(), faults);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn faults_put_through_the_admin_api_are_the_faults_written() {
+    let cloud = cloud(two_accounts(Quotas::unlimited()));
+    let faults = everything().faults;
+    let json = serde_json::to_string(&FaultsDocument::from(&faults)).unwrap();
+    let (status, _) = call(&cloud, "PUT", "/admin/v1/faults", "", &json).await;
+    assert_eq!(status, 200);
+    assert_eq!(cloud.faults(), faults);
+}
+
+async fn text(cloud: &mock_cloud::MockCloud, path: &str) -> String {
+    let response = send(cloud, request("GET", path, None, "")).await;
+    assert_eq!(response.status(), 200, "{path}");
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn what_the_admin_api_writes_reads_back_as_the_cloud_s_own_values() {
+    let config = two_accounts(Quotas::unlimited().with_class(Class::Read, Some(Rate::new(1, 1.0))));
+    let cloud = cloud(config);
+    let db = r#"{"name":"db","spec":{"size":2.5,"tags":["a"],"nested":{"x":null}}}"#;
+    call(&cloud, "POST", "/v1/accounts/acme/databases", "t-acme", db).await;
+    call(
+        &cloud,
+        "POST",
+        "/v1/accounts/other/buckets",
+        "t-other",
+        r#"{"name":"b"}"#,
+    )
+    .await;
+    advance(Duration::from_millis(1_250)).await;
+    call(
+        &cloud,
+        "GET",
+        "/v1/accounts/acme/databases/db",
+        "t-acme",
+        "",
+    )
+    .await;
+    call(
+        &cloud,
+        "GET",
+        "/v1/accounts/acme/databases/db",
+        "t-acme",
+        "",
+    )
+    .await;
+    call(&cloud, "GET", "/nowhere", "t-acme", "").await;
+    call(
+        &cloud,
+        "GET",
+        "/v1/accounts/acme/buckets/b",
+        "bad-token",
+        "",
+    )
+    .await;
+
+    let lines = text(&cloud, CALLS_PATH).await;
+    let calls: Vec<Call> = lines
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(calls, cloud.calls());
+    assert_eq!(calls.len(), 6);
+    assert!(
+        calls[3].throttled,
+        "the second read met the one-token bucket"
+    );
+    assert_eq!((calls[4].action, calls[4].collection), (None, None));
+    assert_eq!(calls[2].at_us, 1_250_000);
+
+    let summary: Summary = serde_json::from_str(&text(&cloud, SUMMARY_PATH).await).unwrap();
+    assert_eq!(summary, cloud.summary());
+    assert_eq!(summary.epoch, cloud.epoch());
+    assert_eq!(summary.throttled, 1);
+
+    let inventory: Inventory = serde_json::from_str(&text(&cloud, INVENTORY_PATH).await).unwrap();
+    assert_eq!(inventory.resources, cloud.inventory());
+    assert_eq!(inventory.resources[0].spec["size"], 2.5);
+}
+
+#[test]
+fn a_call_line_with_an_unknown_action_is_refused() {
+    let line = r#"{"seq":0,"at_us":0,"account":"a","action":"patch","collection":"buckets","name":"",
+        "status":200,"latency_us":0,"throttled":false,"shadow_throttled":false,
+        "quota_exceeded":false,"fault":false}"#;
+    let err = serde_json::from_str::<Call>(line).unwrap_err();
+    assert!(err.to_string().contains("unknown variant `patch`"), "{err}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_answer_is_an_error_body_naming_the_field() {
+    let cloud = cloud(two_accounts(Quotas::unlimited()));
+    let response = send(&cloud, request("GET", "/admin/v1/calls?limit=x", None, "")).await;
+    assert_eq!(response.status(), 400);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let body: ErrorBody = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body.error.code, "InvalidArgument");
+    assert_eq!(body.error.field.as_deref(), Some("limit"));
+    assert_eq!(body.error.message, "`limit` must be a whole number");
+}
