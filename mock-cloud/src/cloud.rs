@@ -21,7 +21,7 @@ use crate::summary::{Aggregates, Summary};
 /// A mock cloud: accounts, resources, quotas, faults and the journal of every call.
 ///
 /// Cheap to clone; clones share one state. It is a tower `Service` (see
-/// [`MockCloud::handle`]) and can be served on a socket with [`crate::serve`]. Time is
+/// [`MockCloud::handle`]) and can be served on a socket with [`crate::serve()`]. Time is
 /// tokio's: under `tokio::time::pause` quotas refill, databases provision and outages
 /// open only as the test advances the clock.
 #[derive(Clone)]

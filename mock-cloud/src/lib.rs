@@ -13,12 +13,12 @@
 //! - [`Config`] (in code, or [`Config::load`] for a YAML file) describes accounts, quotas
 //!   ([`Quotas`], [`Rate`]), provisioning times and [`Faults`].
 //! - [`MockCloud::new`] builds the cloud. It is a tower `Service` for in-process use
-//!   ([`MockCloud::handle`]), and [`serve`] puts it on a socket.
+//!   ([`MockCloud::handle`]), and [`serve()`] puts it on a socket.
 //! - [`MockCloud::calls_since`], [`MockCloud::summary`] and [`MockCloud::inventory`] read
 //!   the journal, the aggregates and the live resources in-process; the admin API under
 //!   `/admin/v1/` serves the same over HTTP.
 //! - [`Switchable`] lets a served cloud be replaced as a whole by `PUT /admin/v1/config`
-//!   (what [`serve`] does), so one long-running process serves scenario after scenario.
+//!   (what [`serve()`] does), so one long-running process serves scenario after scenario.
 //!
 //! All time is tokio time, so `#[tokio::test(start_paused = true)]` drives quotas and
 //! provisioning deterministically.

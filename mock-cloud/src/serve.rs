@@ -35,7 +35,7 @@ pub async fn serve(listener: TcpListener, cloud: MockCloud, shutdown: impl Futur
     serve_switchable(listener, Switchable::new(cloud), shutdown).await;
 }
 
-/// [`serve`] for a [`Switchable`] cloud the caller keeps a clone of.
+/// [`serve()`] for a [`Switchable`] cloud the caller keeps a clone of.
 pub async fn serve_switchable(
     listener: TcpListener,
     cloud: Switchable,

@@ -23,11 +23,26 @@
 //! `PUT /admin/v1/config` starts a new cloud, and so a new epoch; a reset keeps it.
 //!
 //! # Client
+//! With the `client` feature, `Client` speaks this API over HTTP/1.1 on hyper-util's
+//! client (`http://` only): `put_config` (which also says when the new cloud's clock
+//! started, on the caller's tokio clock), `put_faults`, `calls`, `all_calls_since`,
+//! `summary`, `next_seq`, `inventory` and `reset`, each bounded by a timeout, with typed
+//! errors (`ClientError`) that name the URL.
+//!
+//! # Client
 //! With the `client` feature, `Client` speaks this API over HTTP/1.1 (hyper-util's
 //! client; `http://` only).
 
+#[cfg(feature = "client")]
+mod client;
+#[cfg(feature = "client")]
+mod client_error;
 mod wire;
 
+#[cfg(feature = "client")]
+pub use client::{Client, DEFAULT_TIMEOUT, Epoch};
+#[cfg(feature = "client")]
+pub use client_error::{ClientError, DecodeError};
 pub use wire::{
     CALLS_PAGE, CALLS_PATH, CONFIG_PATH, CallsPage, ErrorBody, ErrorDetail, FAULTS_PATH,
     INVENTORY_PATH, Inventory, RESET_PATH, SUMMARY_PATH, X_DROPPED, X_EPOCH, X_NEXT_SEQ,

@@ -3,6 +3,8 @@
 
 mod admin;
 mod binary;
+#[cfg(feature = "client")]
+mod client;
 mod faults;
 mod journal;
 mod quotas;
