@@ -14,14 +14,28 @@
 //!   ([`Quotas`], [`Rate`]), provisioning times and [`Faults`].
 //! - [`MockCloud::new`] builds the cloud. It is a tower `Service` for in-process use
 //!   ([`MockCloud::handle`]), and [`serve()`] puts it on a socket.
-//! - [`MockCloud::calls_since`], [`MockCloud::summary`] and [`MockCloud::inventory`] read
+//! - [`MockCloud::calls_page`], [`MockCloud::summary`] and [`MockCloud::inventory`] read
 //!   the journal, the aggregates and the live resources in-process; the admin API under
 //!   `/admin/v1/` serves the same over HTTP.
+//! - [`admin`] owns the admin API's wire types, which serialize and deserialize alike:
+//!   the config and faults documents ([`admin::ConfigDocument`], [`admin::FaultsDocument`],
+//!   convertible to and from [`Config`] and [`Faults`]), the journal's lines
+//!   ([`admin::Call`]) and pages ([`admin::CallsPage`]), the [`admin::Inventory`] and the
+//!   [`admin::Summary`]. With the `client` feature, `admin::Client` speaks the admin API
+//!   over HTTP/1.1.
 //! - [`Switchable`] lets a served cloud be replaced as a whole by `PUT /admin/v1/config`
 //!   (what [`serve()`] does), so one long-running process serves scenario after scenario.
 //!
+//! # Time
 //! All time is tokio time, so `#[tokio::test(start_paused = true)]` drives quotas and
-//! provisioning deterministically.
+//! provisioning deterministically. Journal times (`at_us`), creation times and outage
+//! windows count from the cloud's own clock, which starts when the cloud is built; its
+//! epoch, the wall-clock time at which it read zero, is [`MockCloud::epoch`], served in the
+//! summary and in the `x-epoch` header of every journal page.
+//!
+//! # Features
+//! - `client`: [`admin`]`::Client`, a client of the admin API on hyper-util's HTTP/1.1
+//!   client. Off by default.
 //!
 //! # Example
 //! ```
