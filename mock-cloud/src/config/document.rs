@@ -2,16 +2,15 @@
 //! serde structs that reject unknown keys. [`Config::from_yaml`] and `Config::try_from`
 //! read it (see `load.rs`); `ConfigDocument::from(&config)` writes a config as one.
 
-use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_saphyr::{Location, Spanned};
 
 use super::faults_document::FaultsDocument;
+use super::parts::{ByClass, millis};
 use super::{AccountConfig, Config, Flavor, Quotas, Rate};
-use crate::model::{Action, Class, Collection};
+use crate::model::{Action, Collection};
 
 /// A whole config as written: the `--config` file (YAML) and the body of
 /// `PUT /admin/v1/config` (YAML or JSON).
@@ -87,47 +86,6 @@ pub(super) struct QuotasDoc {
     pub actions: Option<ActionsDoc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counts: Option<CountsDoc>,
-}
-
-/// A value per action class, each optional.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ByClass<T> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read: Option<T>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub list: Option<T>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mutate: Option<T>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delete: Option<T>,
-}
-
-impl<T: Copy> ByClass<T> {
-    pub fn entries(&self) -> impl Iterator<Item = (Class, T)> + '_ {
-        [
-            (Class::Read, self.read),
-            (Class::List, self.list),
-            (Class::Mutate, self.mutate),
-            (Class::Delete, self.delete),
-        ]
-        .into_iter()
-        .filter_map(|(class, value)| Some((class, value?)))
-    }
-
-    /// The entries of `map`, each written as `write` makes it; `None` for an empty map.
-    pub fn from_map<V>(map: &BTreeMap<Class, V>, write: impl Fn(&V) -> T) -> Option<ByClass<T>> {
-        if map.is_empty() {
-            return None;
-        }
-        let get = |class| map.get(&class).map(&write);
-        Some(ByClass {
-            read: get(Class::Read),
-            list: get(Class::List),
-            mutate: get(Class::Mutate),
-            delete: get(Class::Delete),
-        })
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -235,11 +193,6 @@ impl QuotasDoc {
 /// A value written by a program rather than read from a file: it has no location.
 pub(super) fn unplaced<T>(value: T) -> Spanned<T> {
     Spanned::new(value, Location::UNKNOWN, Location::UNKNOWN)
-}
-
-/// Whole milliseconds, truncated (saturating at `u64::MAX`).
-pub(super) fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl From<&AccountConfig> for AccountDoc {

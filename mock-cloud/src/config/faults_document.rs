@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::document::{ByClass, millis};
+use super::parts::{ByClass, millis};
 use super::{ConfigError, ErrorRate, Faults, Latency, Outage};
 
 /// Faults as written: the `faults` block of a config document and the body of

@@ -7,6 +7,7 @@ mod document;
 mod faults;
 mod faults_document;
 mod load;
+mod parts;
 mod quotas;
 
 use std::collections::HashSet;
