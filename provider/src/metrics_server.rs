@@ -3,15 +3,13 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio::task::JoinSet;
 
 use crate::metrics::ProviderMetrics;
 
@@ -41,40 +39,18 @@ pub fn respond(metrics: &ProviderMetrics, path: &str) -> Response<Full<Bytes>> {
     response
 }
 
-/// Serves `/metrics` on `listener` until `shutdown` completes.
+/// Serves `/metrics` on `listener` until `shutdown` completes, through the workspace's one
+/// accept loop ([`serve::serve`]: accept errors back off instead of spinning; open
+/// connections get a second to finish).
 pub async fn serve_metrics(
     listener: TcpListener,
     metrics: Arc<ProviderMetrics>,
     shutdown: impl Future<Output = ()>,
 ) {
-    let mut connections = JoinSet::new();
-    tokio::pin!(shutdown);
-    loop {
-        let accepted = tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => accepted,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(error) => {
-                tracing::warn!(%error, "metrics: accept failed");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        let metrics = Arc::clone(&metrics);
-        connections.spawn(async move {
-            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let response = respond(&metrics, request.uri().path());
-                async move { Ok::<_, Infallible>(response) }
-            });
-            if let Err(error) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!(%error, "metrics: connection ended with an error");
-            }
-        });
-    }
-    connections.shutdown().await;
+    let service = tower::service_fn(move |request: Request<Incoming>| {
+        let response = respond(&metrics, request.uri().path());
+        async move { Ok::<_, Infallible>(response) }
+    });
+    let options = serve::Options::default().drain_timeout(Some(Duration::from_secs(1)));
+    serve::serve(listener, service, shutdown, options).await;
 }
