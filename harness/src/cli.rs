@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use harness::result::{RESULT_VERSION, RunResult};
-use harness::run::cluster;
+use harness::run::source::provider_metrics::provider_flags;
+use harness::run::target::cluster;
 use harness::scenario::{self, ScenarioError};
 use harness::{compare, predict, report, run};
 
@@ -40,10 +41,13 @@ pub enum Command {
         /// Where to write result.json, junit.xml and report.html [default: out/SCENARIO-NAME].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Override a setting for this run, e.g. provider.maxReconcileRate=20 or
-        /// resources.bucket.count=500 (repeatable).
+        /// Override a value of the scenario for this run, e.g. provider.maxReconcileRate=20
+        /// or resources.bucket.count=500 (repeatable; a later one wins). The value is YAML
+        /// and meets the same checks as in the file. Paths: provider.maxReconcileRate,
+        /// provider.rateLimitModel, provider.pollInterval, provider.pollJitterPercent,
+        /// provider.minPollInterval, resources.NAME.count, seed.
         #[arg(long = "set", value_name = "PATH=VALUE")]
-        sets: Vec<String>,
+        sets: Vec<scenario::Set>,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -52,9 +56,9 @@ pub enum Command {
     ProviderArgs {
         /// The scenario file.
         scenario: PathBuf,
-        /// Override a setting, as for `run` (repeatable).
+        /// Override a value of the scenario, as for `run` (repeatable).
         #[arg(long = "set", value_name = "PATH=VALUE")]
-        sets: Vec<String>,
+        sets: Vec<scenario::Set>,
         /// Print a JSON array instead of one flag a line.
         #[arg(long)]
         json: bool,
@@ -130,13 +134,19 @@ pub struct ClusterArgs {
     /// loadtest-provider's dispatched requests if installed, else apiserver_request_total for
     /// the provider's API group minus the harness's own; scraped every second).
     #[arg(long, value_enum, default_value_t, value_name = "SOURCE")]
-    api_requests_from: run::api::ApiSource,
+    api_requests_from: run::source::ApiSource,
+}
+
+/// Where a run happens, as the command line says.
+enum Where {
+    Embedded,
+    Cluster(run::ClusterOptions),
 }
 
 impl ClusterArgs {
-    fn target(self, s: &harness::scenario::Scenario) -> Result<run::Target> {
+    fn target(self, s: &harness::scenario::Scenario) -> Result<Where> {
         match (self.kubeconfig, self.cloud_url) {
-            (Some(kubeconfig), Some(cloud_url)) => Ok(run::Target::Cluster(run::ClusterOptions {
+            (Some(kubeconfig), Some(cloud_url)) => Ok(Where::Cluster(run::ClusterOptions {
                 kubeconfig,
                 context: self.context,
                 cloud_url,
@@ -152,7 +162,7 @@ impl ClusterArgs {
                 "scenario {} has `target: cluster`: give --kubeconfig and --cloud-url",
                 s.name
             ),
-            (None, _) => Ok(run::Target::Embedded),
+            (None, _) => Ok(Where::Embedded),
         }
     }
 }
@@ -213,19 +223,14 @@ impl Command {
     }
 }
 
-/// The scenario at `path` with `--set` overrides applied and its settings checked.
-fn load_with(path: &Path, sets: &[String]) -> Result<harness::scenario::Scenario> {
-    let mut s = scenario::load(path)?;
-    run::apply_overrides(&mut s, sets)?;
-    s.settings
-        .validate()
-        .context("the provider settings after --set are invalid")?;
-    Ok(s)
+/// The scenario at `path` with `--set`s applied.
+fn load_with(path: &Path, sets: &[scenario::Set]) -> Result<harness::scenario::Scenario> {
+    Ok(scenario::load_with(path, sets)?)
 }
 
-fn provider_args(path: &Path, sets: &[String], json: bool) -> Result<Outcome> {
+fn provider_args(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outcome> {
     let s = load_with(path, sets)?;
-    let flags: Vec<String> = cluster::provider_flags(&s.settings)
+    let flags: Vec<String> = provider_flags(&s.settings)
         .into_iter()
         .map(|(flag, value)| format!("--{flag}={value}"))
         .collect();
@@ -242,7 +247,7 @@ fn provider_args(path: &Path, sets: &[String], json: bool) -> Result<Outcome> {
 fn run_cmd(
     path: &Path,
     out: Option<PathBuf>,
-    sets: &[String],
+    sets: &[scenario::Set],
     cluster: ClusterArgs,
 ) -> Result<Outcome> {
     let _ = tracing_subscriber::fmt()
@@ -258,8 +263,8 @@ fn run_cmd(
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let progress = run::Progress::auto();
     let on = match &target {
-        run::Target::Embedded => "the embedded stack".to_owned(),
-        run::Target::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
+        Where::Embedded => "the embedded stack".to_owned(),
+        Where::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
     };
     progress.line(format_args!(
         "running {} ({} resources, {} phases) on {on}; reports go to {}",
@@ -272,9 +277,17 @@ fn run_cmd(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let output = runtime.block_on(run::run(&s, &target, &progress, || async {
+    let interrupt = || async {
         let _ = tokio::signal::ctrl_c().await;
-    }))?;
+    };
+    let output = runtime.block_on(async {
+        match target {
+            Where::Embedded => run::run::<run::Embedded, _>(&s, (), &progress, interrupt).await,
+            Where::Cluster(options) => {
+                run::run::<run::Cluster, _>(&s, options, &progress, interrupt).await
+            }
+        }
+    })?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     let r = &output.result;
     let write = |name: &str, text: String| {
@@ -298,10 +311,7 @@ fn run_cmd(
 fn validate(path: &Path) -> Result<Outcome> {
     let s = scenario::load(path)?;
     for w in &s.warnings {
-        eprintln!(
-            "warning: {}:{}:{}: {}",
-            s.file, w.pos.line, w.pos.column, w.message
-        );
+        eprintln!("warning: {}: {}", s.place(w.pos), w.message);
     }
     println!(
         "{}: ok: scenario {} with {} resources in {} groups, {} phases, {} assertions",

@@ -112,11 +112,7 @@ pub fn plan_listing(s: &Scenario, plan: &Plan) -> String {
         st.min_poll_interval
     );
     for w in &s.warnings {
-        let _ = writeln!(
-            out,
-            "warning: {}:{}:{}: {}",
-            s.file, w.pos.line, w.pos.column, w.message
-        );
+        let _ = writeln!(out, "warning: {}: {}", s.place(w.pos), w.message);
     }
     let _ = writeln!(
         out,

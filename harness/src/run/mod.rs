@@ -1,72 +1,49 @@
-//! `harness run`: a stack (embedded: mock-apiserver, mock-cloud and the provider in this
-//! process; or a cluster: a kubeconfig, the provider deployed there, mock-cloud at a URL), the
-//! phases of a scenario driven against it, and the observations collected at the source:
-//! cloud calls from mock-cloud's journal, API requests from the API server (see [`api`] for
-//! what each mode reads), resource milestones from the harness's own watches.
+//! `harness run`: a [`Target`] (the [`Embedded`] stack in this process, or a [`Cluster`]
+//! through a kubeconfig), the phases of a scenario driven against it, and the observations
+//! collected at the source.
 //!
-//! Where to start: [`run`] with a validated [`Scenario`] and a [`Target`]; it returns the
-//! [`RunResult`] that every report reads.
+//! Layers point one way:
+//! - [`run`] (this file): plan, start the target, start the sources, drive the phases,
+//!   finish the sources, observe, evaluate;
+//! - [`target`]: where it runs ([`Target`], [`CloudControl`]);
+//! - [`source`]: one file per measurement source, each started and finished;
+//! - [`driver`]: the phases' writes and waits, and its [`driver::Log`];
+//! - [`observe`]: observations from the log and the sources' reports;
+//! - leaves: [`clock`] (one clock for the run), [`prometheus`], [`own`] (the harness's own
+//!   requests), [`objects`], [`cloud`] (the scenario's cloud as mock-cloud's config),
+//!   [`remote`], [`progress`], [`error`].
+//!
+//! Where to start: [`run`] with a validated [`Scenario`].
 
-pub mod api;
-mod cloud;
-pub mod cluster;
-mod collect;
-mod objects;
-mod overrides;
-mod phases;
-mod progress;
-mod remote;
-mod stack;
-mod tracker;
+pub mod clock;
+pub mod cloud;
+pub mod driver;
+pub mod error;
+pub mod objects;
+pub mod observe;
+pub mod own;
+pub mod progress;
+pub mod prometheus;
+pub mod remote;
+pub mod source;
+pub mod target;
 
 use std::future::Future;
 use std::time::Duration;
 
-pub use api::HARNESS_USER_AGENT;
-pub use cloud::{cloud_config_document, faults_document};
-pub use cluster::ClusterOptions;
-pub use overrides::{OverrideError, apply_overrides};
+pub use error::RunError;
 pub use progress::Progress;
-pub use stack::Stack;
+pub use target::cluster::{Cluster, ClusterOptions};
+pub use target::embedded::Embedded;
+pub use target::{CloudControl, Target};
 
 use crate::predict;
 use crate::result::{RunResult, evaluate};
 use crate::scenario::Scenario;
-
-/// Why a run could not start or finish.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The mock cloud rejected the scenario's cloud section.
-    #[error("the mock cloud rejected the scenario's cloud settings")]
-    Cloud(#[source] mock_cloud::ConfigError),
-    /// The provider's CRDs could not be produced or loaded.
-    #[error("cannot load the provider's CustomResourceDefinitions")]
-    Crds(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// A Kubernetes request needed to set the run up failed.
-    #[error("cannot {what}")]
-    Kube {
-        /// What the harness was doing.
-        what: String,
-        /// The API error.
-        #[source]
-        source: kube::Error,
-    },
-    /// The provider's settings cannot run.
-    #[error("the provider cannot run with these settings")]
-    Provider(#[source] provider::ProviderError),
-    /// A cluster run cannot reach or use what it needs.
-    #[error("{0}")]
-    Setup(String),
-}
-
-/// Where a run happens.
-#[derive(Clone, Debug)]
-pub enum Target {
-    /// The embedded stack, in this process.
-    Embedded,
-    /// A cluster.
-    Cluster(ClusterOptions),
-}
+use driver::Driver;
+use observe::{Reports, TargetFacts};
+use source::cloud_journal::CloudJournal;
+use source::watches::Watches;
 
 /// The longest a cluster run waits, at its end, for the resources it deletes to be gone.
 pub const CLEANUP_TIMEOUT: Duration = Duration::from_secs(600);
@@ -80,10 +57,7 @@ pub struct RunOutput {
     pub interrupted: bool,
 }
 
-/// How long the provider gets to finish in-flight reconciles when it stops.
-pub const PROVIDER_STOP_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Runs `scenario` against the embedded stack; see [`run`].
+/// Runs `scenario` on the embedded stack; see [`run`].
 ///
 /// # Errors
 /// See [`run`].
@@ -93,7 +67,7 @@ pub async fn run_embedded(
     interrupt: impl Future<Output = ()>,
 ) -> Result<RunOutput, RunError> {
     let mut interrupt = Some(interrupt);
-    run(scenario, &Target::Embedded, progress, move || {
+    run::<Embedded, _>(scenario, (), progress, move || {
         let next = interrupt.take();
         async move {
             match next {
@@ -105,38 +79,42 @@ pub async fn run_embedded(
     .await
 }
 
-/// Runs `scenario` against `target` until its phases are done or an `interrupt()` completes
+/// Runs `scenario` on target `T` until its phases are done or an `interrupt()` completes
 /// (the first one stops the phases; in a cluster, a second one stops the cleanup), then
-/// evaluates every assertion. A cluster run then deletes what it created, unless
-/// [`ClusterOptions::keep`].
+/// evaluates every assertion. A target that [cleans up](Target::cleans_up) then has what
+/// the run created deleted.
 ///
 /// # Errors
 /// See [`RunError`]; a phase that times out is not an error (its `until` is reported unmet
 /// and the result is marked partial).
-pub async fn run<F: Future<Output = ()>>(
+pub async fn run<T: Target, F: Future<Output = ()>>(
     scenario: &Scenario,
-    target: &Target,
+    options: T::Options,
     progress: &Progress,
     mut interrupt: impl FnMut() -> F,
 ) -> Result<RunOutput, RunError> {
     let plan = predict::plan(scenario);
-    let mut stack = match target {
-        Target::Embedded => Stack::embedded(scenario).await?,
-        Target::Cluster(options) => Stack::cluster(scenario, options).await?,
-    };
-    let mut driver = phases::Driver::new(scenario, &stack).await?;
+    let mut target = T::start(scenario, options).await?;
+    let clock = target.clock();
+    let sources = target.take_sources();
+    let cloud_journal = CloudJournal::start();
+    let client = target.client();
+    let seeded = objects::seed(&client, scenario, target.secret_namespace()).await?;
+    let kinds: Vec<_> = objects::scenario_kinds(scenario)
+        .into_iter()
+        .map(objects::kind_info)
+        .collect();
+    let watches = Watches::start(&client, &objects::namespace(scenario), &kinds, clock);
+    let mut driver = Driver::new(scenario, client.clone(), clock);
     let mut interrupted = false;
     {
         let stop = interrupt();
         tokio::pin!(stop);
         for (i, phase) in scenario.phases.iter().enumerate() {
-            let step = driver.run_phase(i, phase, &mut stack, progress);
+            let step = driver.run_phase(i, phase, &mut target, &watches, progress);
             tokio::select! {
-                span = step => {
-                    let span = span?;
-                    let timed_out = !span.completed;
-                    driver.record(span);
-                    if timed_out {
+                completed = step => {
+                    if !completed? {
                         progress.line(format_args!(
                             "phase {} did not reach its `until` within {:?}: stopping the run",
                             phase.name, phase.timeout
@@ -146,22 +124,49 @@ pub async fn run<F: Future<Output = ()>>(
                 }
                 () = &mut stop => {
                     interrupted = true;
-                    driver.record_interrupted(i, phase);
+                    driver.record_interrupted(phase);
                     progress.line(format_args!("interrupted during phase {}: stopping", phase.name));
                     break;
                 }
             }
         }
     }
-    stack.stop_provider().await;
-    let obs = collect::observations(scenario, &mut stack, &driver, interrupted).await;
-    if stack.cleans_up() {
+    target.stop_provider().await;
+    let cloud = cloud_journal.finish(target.cloud()).await;
+    let api = sources.api.finish().await;
+    let seen = watches.lock().clone();
+    let inventory = observe::inventory(target.cloud()).await;
+    let custom_resources = observe::custom_resources(&client, scenario).await;
+    let provider = match sources.provider {
+        Some(p) => p.finish().await,
+        None => source::ProviderReport::default(),
+    };
+    let facts = TargetFacts {
+        info: target.info(),
+        provider_starts: target.provider_starts(),
+        notes: target.notes(),
+    };
+    let obs = observe::observations(
+        driver.log(),
+        Reports {
+            cloud,
+            api,
+            provider,
+            seen,
+        },
+        facts,
+        inventory,
+        custom_resources,
+        clock.now(),
+        interrupted,
+    );
+    if target.cleans_up() {
         tokio::select! {
-            _ = driver.clean_up(CLEANUP_TIMEOUT, progress) => {}
+            _ = driver.clean_up(&seeded, &watches, CLEANUP_TIMEOUT, progress) => {}
             () = interrupt() => progress.line(format_args!("cleanup interrupted: what is left stays")),
         }
     }
-    driver.shut_down().await;
+    watches.finish().await;
     Ok(RunOutput {
         result: evaluate(scenario, &plan, &obs),
         interrupted,

@@ -1,33 +1,75 @@
 //! The Kubernetes objects a run creates: its namespace, a Secret and a ProviderConfig per
-//! cloud account, and the managed resources of every group.
+//! cloud account, and the managed resources of every group. Group, version, kind names,
+//! plurals and annotations come from the provider's own CRD types.
 
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
+use kube::{Resource, ResourceExt};
+use provider::crd::{
+    Bucket, Database, Managed, ProviderConfig, ProviderConfigSpec, ProviderCredentials, Record,
+    SecretKeySelector,
+};
 use serde_json::json;
 
-use super::RunError;
 use super::cloud::cloud_token;
+use super::error::RunError;
 use crate::scenario::{Kind, ResourceGroup, Scenario};
 
-/// The provider's API group and version.
-pub const GROUP: &str = "mockcloud.example.org";
-/// The provider's API version.
-pub const VERSION: &str = "v1alpha1";
+/// Every managed kind a scenario can create.
+pub const KINDS: [Kind; 3] = [Kind::Bucket, Kind::Database, Kind::Record];
 
-/// The Kubernetes kind of a group's resources.
-#[must_use]
-pub fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Bucket => "Bucket",
-        Kind::Database => "Database",
-        Kind::Record => "Record",
+/// What the harness needs of a managed kind: its name, API resource and cloud collection.
+#[derive(Clone, Debug)]
+pub struct KindInfo {
+    /// The Kubernetes kind (`Bucket`).
+    pub name: &'static str,
+    /// Group, version and plural.
+    pub resource: ApiResource,
+    /// The mock-cloud collection its calls go to (`buckets`).
+    pub collection: &'static str,
+}
+
+fn info_of<K: Managed>() -> KindInfo {
+    KindInfo {
+        name: match K::kind(&()) {
+            std::borrow::Cow::Borrowed(name) => name,
+            std::borrow::Cow::Owned(_) => unreachable!("derived kinds are static"),
+        },
+        resource: ApiResource::erase::<K>(&()),
+        collection: K::COLLECTION,
     }
 }
 
-/// The API resource of a kind.
+/// The provider's managed kind of a scenario kind.
 #[must_use]
-pub fn api_resource(kind: &str) -> ApiResource {
-    let plural = format!("{}s", kind.to_lowercase());
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(GROUP, VERSION, kind), &plural)
+pub fn kind_info(kind: Kind) -> KindInfo {
+    match kind {
+        Kind::Bucket => info_of::<Bucket>(),
+        Kind::Database => info_of::<Database>(),
+        Kind::Record => info_of::<Record>(),
+    }
+}
+
+/// The Kubernetes kind of a mock-cloud collection.
+#[must_use]
+pub fn kind_of_collection(c: mock_cloud::Collection) -> Option<&'static str> {
+    KINDS
+        .into_iter()
+        .map(kind_info)
+        .find(|k| k.collection == c.as_str())
+        .map(|k| k.name)
+}
+
+/// The distinct kinds of a scenario's groups, in a stable order.
+#[must_use]
+pub fn scenario_kinds(s: &Scenario) -> Vec<Kind> {
+    KINDS
+        .into_iter()
+        .filter(|k| s.groups.iter().any(|g| g.kind == *k))
+        .collect()
 }
 
 /// The namespace a scenario's resources live in.
@@ -50,8 +92,8 @@ pub fn namespace(s: &Scenario) -> String {
 /// The managed resource `index` of `group`.
 #[must_use]
 pub fn managed_resource(s: &Scenario, group: &ResourceGroup, index: u32) -> DynamicObject {
-    let kind = kind_name(group.kind);
-    let mut obj = DynamicObject::new(&group.resource_name(index, &s.name), &api_resource(kind))
+    let kind = kind_info(group.kind);
+    let mut obj = DynamicObject::new(&group.resource_name(index, &s.name), &kind.resource)
         .within(&namespace(s));
     let annotations = group.resource_annotations(index, &s.name);
     if !annotations.is_empty() {
@@ -66,28 +108,6 @@ pub fn managed_resource(s: &Scenario, group: &ResourceGroup, index: u32) -> Dyna
     obj
 }
 
-async fn create_json(
-    client: &kube::Client,
-    ar: &ApiResource,
-    namespace: Option<&str>,
-    body: serde_json::Value,
-    what: &str,
-) -> Result<bool, RunError> {
-    let api: Api<DynamicObject> = match namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
-        None => Api::all_with(client.clone(), ar),
-    };
-    let obj: DynamicObject = serde_json::from_value(body).expect("well-formed object");
-    match api.create(&PostParams::default(), &obj).await {
-        Ok(_) => Ok(true),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
-        Err(source) => Err(RunError::Kube {
-            what: format!("create {what}"),
-            source,
-        }),
-    }
-}
-
 /// An object the run created (and deletes at the end of a cluster run).
 #[derive(Clone, Debug)]
 pub struct Seeded {
@@ -97,6 +117,26 @@ pub struct Seeded {
     pub namespace: Option<String>,
     /// Its name.
     pub name: String,
+}
+
+/// Creates `obj`; `Ok(None)` when it exists already (it is used as it is).
+async fn create<K>(api: &Api<K>, obj: &K, what: String) -> Result<Option<Seeded>, RunError>
+where
+    K: Resource<DynamicType = ()> + Clone + serde::Serialize + serde::de::DeserializeOwned,
+    K: std::fmt::Debug,
+{
+    match api.create(&PostParams::default(), obj).await {
+        Ok(made) => Ok(Some(Seeded {
+            resource: ApiResource::erase::<K>(&()),
+            namespace: made.namespace(),
+            name: made.name_any(),
+        })),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(None),
+        Err(source) => Err(RunError::Kube {
+            what: format!("create {what}"),
+            source,
+        }),
+    }
 }
 
 /// Creates the namespace, and for every cloud account a Secret with its token (in
@@ -114,59 +154,84 @@ pub async fn seed(
     let ns = namespace(s);
     let secret_ns = secret_namespace.unwrap_or(&ns).to_owned();
     let mut created = Vec::new();
-    let mut note =
-        |created_now: bool, resource: &ApiResource, namespace: Option<&str>, name: &str| {
-            if created_now {
-                created.push(Seeded {
-                    resource: resource.clone(),
-                    namespace: namespace.map(str::to_owned),
-                    name: name.to_owned(),
-                });
-            }
-        };
-    let namespace_ar = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Namespace"));
-    let made = create_json(
-        client,
-        &namespace_ar,
-        None,
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
-        &format!("namespace {ns}"),
-    )
-    .await?;
-    note(made, &namespace_ar, None, &ns);
-    let secret_ar = ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Secret"));
-    let pc_ar = api_resource("ProviderConfig");
+    let namespace_obj = Namespace {
+        metadata: ObjectMeta {
+            name: Some(ns.clone()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    created.extend(
+        create(
+            &Api::all(client.clone()),
+            &namespace_obj,
+            format!("namespace {ns}"),
+        )
+        .await?,
+    );
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &secret_ns);
+    let configs: Api<ProviderConfig> = Api::all(client.clone());
     for account in &s.cloud.accounts {
-        let secret = format!("mock-cloud-{}", account.name);
-        let made = create_json(
-            client,
-            &secret_ar,
-            Some(&secret_ns),
-            json!({
-                "apiVersion": "v1", "kind": "Secret",
-                "metadata": {"name": secret, "namespace": secret_ns},
-                "data": {"token": k8s_openapi::ByteString(cloud_token(&account.name).into_bytes())},
-            }),
-            &format!("secret {secret_ns}/{secret}"),
-        )
-        .await?;
-        note(made, &secret_ar, Some(&secret_ns), &secret);
-        let made = create_json(
-            client,
-            &pc_ar,
-            None,
-            json!({
-                "apiVersion": format!("{GROUP}/{VERSION}"), "kind": "ProviderConfig",
-                "metadata": {"name": account.name},
-                "spec": {
-                    "account": account.name,
-                    "credentials": {"secretRef": {"namespace": secret_ns, "name": secret, "key": "token"}},
+        let secret_name = format!("mock-cloud-{}", account.name);
+        let secret = Secret {
+            metadata: ObjectMeta {
+                name: Some(secret_name.clone()),
+                namespace: Some(secret_ns.clone()),
+                ..ObjectMeta::default()
+            },
+            data: Some(BTreeMap::from([(
+                "token".to_owned(),
+                ByteString(cloud_token(&account.name).into_bytes()),
+            )])),
+            ..Secret::default()
+        };
+        created.extend(
+            create(
+                &secrets,
+                &secret,
+                format!("secret {secret_ns}/{secret_name}"),
+            )
+            .await?,
+        );
+        let config = ProviderConfig::new(
+            &account.name,
+            ProviderConfigSpec {
+                account: account.name.clone(),
+                credentials: ProviderCredentials {
+                    secret_ref: SecretKeySelector {
+                        namespace: secret_ns.clone(),
+                        name: secret_name,
+                        key: "token".to_owned(),
+                    },
                 },
-            }),
-            &format!("provider config {}", account.name),
-        )
-        .await?;
-        note(made, &pc_ar, None, &account.name);
+            },
+        );
+        created.extend(
+            create(
+                &configs,
+                &config,
+                format!("provider config {}", account.name),
+            )
+            .await?,
+        );
     }
     Ok(created)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_come_from_the_providers_crd_types() {
+        let bucket = kind_info(Kind::Bucket);
+        assert_eq!(bucket.name, "Bucket");
+        assert_eq!(bucket.resource.group, provider::crd::GROUP);
+        assert_eq!(bucket.resource.version, provider::crd::VERSION);
+        assert_eq!(bucket.resource.plural, "buckets");
+        assert_eq!(
+            kind_of_collection(mock_cloud::Collection::Databases),
+            Some("Database")
+        );
+    }
 }

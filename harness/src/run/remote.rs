@@ -1,5 +1,5 @@
-//! A small HTTP client for the services a cluster run reaches directly: mock-cloud's admin
-//! API and the provider's metrics (plain `http://`, usually through a port-forward).
+//! A small HTTP client for the provider's metrics, which a cluster run reads directly
+//! (plain `http://`, usually through a port-forward).
 
 use std::time::Duration;
 
@@ -11,28 +11,55 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 /// How long one request to a remote service may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A request to a remote service that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
-    /// The URL cannot be used.
-    #[error("{url}: {reason}")]
+    /// The URL does not parse.
+    #[error("{url}: not a URL")]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// The parser's complaint.
+        #[source]
+        source: http::uri::InvalidUri,
+    },
+    /// The URL parses, but cannot be used.
+    #[error("{url}: {problem}")]
     Url {
         /// The URL as given.
         url: String,
         /// What is wrong with it.
-        reason: String,
+        problem: &'static str,
     },
-    /// No answer: refused, reset, or timed out.
-    #[error("{method} {url}: {reason}")]
+    /// The request could not be built.
+    #[error("{url}: cannot build the request")]
+    Request {
+        /// The URL.
+        url: String,
+        /// The builder's error.
+        #[source]
+        source: http::Error,
+    },
+    /// No answer: refused or reset.
+    #[error("{method} {url}: no answer")]
     Unreachable {
         /// The method.
         method: Method,
         /// The URL.
         url: String,
         /// What happened.
-        reason: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// No answer within [`REQUEST_TIMEOUT`].
+    #[error("{method} {url}: no answer within {REQUEST_TIMEOUT:?}")]
+    Timeout {
+        /// The method.
+        method: Method,
+        /// The URL.
+        url: String,
     },
     /// An answer other than 2xx.
     #[error("{method} {url}: HTTP {status}: {body}")]
@@ -45,14 +72,6 @@ pub enum RemoteError {
         status: StatusCode,
         /// The start of the body.
         body: String,
-    },
-    /// A 2xx answer that is not what was expected.
-    #[error("{url}: unexpected answer: {reason}")]
-    Decode {
-        /// The URL.
-        url: String,
-        /// What did not parse.
-        reason: String,
     },
 }
 
@@ -77,19 +96,20 @@ impl Remote {
     /// # Errors
     /// The URL is not `http://`, or does not parse.
     pub fn new(base: &str) -> Result<Remote, RemoteError> {
-        let bad = |reason: &str| RemoteError::Url {
+        let bad = |problem: &'static str| RemoteError::Url {
             url: base.to_owned(),
-            reason: reason.to_owned(),
+            problem,
         };
-        let uri: http::Uri = base
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
+        let uri: http::Uri = base.parse().map_err(|source| RemoteError::BadUrl {
+            url: base.to_owned(),
+            source,
+        })?;
         match uri.scheme_str() {
             Some("http") => {}
-            Some(other) => {
-                return Err(bad(&format!(
-                    "only http:// is supported (got {other}://); port-forward the service to loopback"
-                )));
+            Some(_) => {
+                return Err(bad(
+                    "only http:// is supported; port-forward the service to loopback",
+                ));
             }
             None => return Err(bad("expected a URL such as http://127.0.0.1:18080")),
         }
@@ -101,6 +121,28 @@ impl Remote {
             base: base.trim_end_matches('/').to_owned(),
             client,
         })
+    }
+
+    /// A client for the scheme and authority of `url`, and the path (with query) it names
+    /// (`/metrics` when it names none).
+    ///
+    /// # Errors
+    /// See [`Remote::new`].
+    pub fn for_url(url: &str) -> Result<(Remote, String), RemoteError> {
+        let uri: http::Uri = url.parse().map_err(|source| RemoteError::BadUrl {
+            url: url.to_owned(),
+            source,
+        })?;
+        let base = format!(
+            "{}://{}",
+            uri.scheme_str().unwrap_or("http"),
+            uri.authority().map_or("", |a| a.as_str())
+        );
+        let path = uri
+            .path_and_query()
+            .map_or("/metrics", |p| p.as_str())
+            .to_owned();
+        Ok((Remote::new(&base)?, path))
     }
 
     /// The base URL.
@@ -120,11 +162,12 @@ impl Remote {
         body: Option<(&'static str, Bytes)>,
     ) -> Result<Answer, RemoteError> {
         let url = format!("{}{path}", self.base);
-        let unreachable = |reason: String| RemoteError::Unreachable {
-            method: method.clone(),
-            url: url.clone(),
-            reason,
-        };
+        let unreachable =
+            |source: Box<dyn std::error::Error + Send + Sync>| RemoteError::Unreachable {
+                method: method.clone(),
+                url: url.clone(),
+                source,
+            };
         let mut builder = Request::builder().method(method.clone()).uri(&url);
         let body = match body {
             Some((content_type, bytes)) => {
@@ -133,27 +176,30 @@ impl Remote {
             }
             None => Full::new(Bytes::new()),
         };
-        let request = builder.body(body).map_err(|e| RemoteError::Url {
+        let request = builder.body(body).map_err(|source| RemoteError::Request {
             url: url.clone(),
-            reason: e.to_string(),
+            source,
         })?;
         let exchange = async {
             let response = self
                 .client
                 .request(request)
                 .await
-                .map_err(|e| unreachable(format!("{e:#}")))?;
+                .map_err(|e| unreachable(e.into()))?;
             let (parts, body) = response.into_parts();
             let body = body
                 .collect()
                 .await
-                .map_err(|e| unreachable(e.to_string()))?
+                .map_err(|e| unreachable(e.into()))?
                 .to_bytes();
             Ok::<_, RemoteError>((parts, body))
         };
         let (parts, body) = tokio::time::timeout(REQUEST_TIMEOUT, exchange)
             .await
-            .map_err(|_| unreachable(format!("no answer within {REQUEST_TIMEOUT:?}")))??;
+            .map_err(|_| RemoteError::Timeout {
+                method: method.clone(),
+                url: url.clone(),
+            })??;
         if !parts.status.is_success() {
             let text = String::from_utf8_lossy(&body);
             return Err(RemoteError::Status {
@@ -166,21 +212,6 @@ impl Remote {
         Ok(Answer {
             headers: parts.headers,
             body,
-        })
-    }
-
-    /// `GET path`, the body as JSON.
-    ///
-    /// # Errors
-    /// See [`Remote::send`]; or the body is not the JSON expected.
-    pub async fn get_json<T: serde::de::DeserializeOwned>(
-        &self,
-        path: &str,
-    ) -> Result<T, RemoteError> {
-        let answer = self.send(Method::GET, path, None).await?;
-        serde_json::from_slice(&answer.body).map_err(|e| RemoteError::Decode {
-            url: format!("{}{path}", self.base),
-            reason: e.to_string(),
         })
     }
 

@@ -2,9 +2,11 @@
 //! ([`raw`], unknown fields rejected) and validates them into a [`Scenario`]; every error
 //! carries the file, line and column and says what was expected.
 
+mod apply;
 mod error;
 mod model;
 pub mod raw;
+mod set;
 mod template;
 mod validate;
 
@@ -15,6 +17,7 @@ pub use model::{
     TtrLimit,
 };
 pub use raw::{Kind, Target, Until};
+pub use set::{SETTABLE, Set, SetSyntaxError};
 pub use template::{Template, TemplateError, Vars};
 pub use validate::API_VERSION;
 
@@ -31,13 +34,32 @@ pub use validate::API_VERSION;
 /// assert_eq!(s.groups[0].resource_name(2, &s.name), "b-2");
 /// ```
 pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    parse_with(text, file, &[])
+}
+
+/// [`parse`] with `--set`s applied to the text's values before they are validated.
+///
+/// # Errors
+/// As [`parse`]; problems of a set (a value of the wrong type, an unknown path, or a value
+/// the checks reject) are placed at `--set PATH`.
+pub fn parse_with(text: &str, file: &str, sets: &[Set]) -> Result<Scenario, ScenarioError> {
     let invalid = |problems| ScenarioError::Invalid {
         file: file.to_owned(),
+        sets: sets.to_vec(),
         problems,
     };
-    let raw: raw::RawScenario =
+    let mut raw: raw::RawScenario =
         serde_saphyr::from_str(text).map_err(|e| invalid(vec![error::from_yaml(&e)]))?;
-    validate::validate(raw, file).map_err(invalid)
+    let unapplied = apply::apply_all(&mut raw, sets);
+    match validate::validate(raw, file, sets) {
+        Ok(s) if unapplied.is_empty() => Ok(s),
+        Ok(_) => Err(invalid(unapplied)),
+        Err(mut problems) => {
+            problems.extend(unapplied);
+            problems.sort_by_key(|p| (p.pos.source, p.pos.line, p.pos.column));
+            Err(invalid(problems))
+        }
+    }
 }
 
 /// Reads and parses a scenario file.
@@ -45,12 +67,20 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
 /// # Errors
 /// [`ScenarioError::Read`] if the file cannot be read, else as [`parse`].
 pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+    load_with(path, &[])
+}
+
+/// Reads a scenario file and parses it with `--set`s, as [`parse_with`].
+///
+/// # Errors
+/// [`ScenarioError::Read`] if the file cannot be read, else as [`parse_with`].
+pub fn load_with(path: &std::path::Path, sets: &[Set]) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
         file: file.clone(),
         source,
     })?;
-    parse(&text, &file)
+    parse_with(&text, &file, sets)
 }
 
 /// The JSON Schema of scenario files.

@@ -14,6 +14,8 @@ use super::template::{Template, Vars, render_json};
 pub struct Scenario {
     /// The file it came from, as given.
     pub file: String,
+    /// The `--set`s applied to it, in order.
+    pub sets: Vec<super::set::Set>,
     /// Its name.
     pub name: String,
     /// What it shows.
@@ -574,6 +576,12 @@ impl Scenario {
     #[must_use]
     pub fn total_resources(&self) -> u64 {
         self.groups.iter().map(|g| u64::from(g.count)).sum()
+    }
+
+    /// Where `pos` is, for a reader: `FILE:LINE:COLUMN` or `--set PATH`.
+    #[must_use]
+    pub fn place(&self, pos: Pos) -> String {
+        pos.place(&self.file, &self.sets)
     }
 
     /// A phase's index by name.

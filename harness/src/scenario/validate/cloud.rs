@@ -134,7 +134,15 @@ pub(super) fn cloud(c: &mut Checker, raw: &RawCloud) -> Cloud {
     let prov = Provisioning::default();
     Cloud {
         accounts,
-        latency: latencies(c, &raw.latency, Pos { line: 1, column: 1 }),
+        latency: latencies(
+            c,
+            &raw.latency,
+            Pos {
+                line: 1,
+                column: 1,
+                source: 0,
+            },
+        ),
         errors: errors(c, &raw.errors),
         provisioning: Provisioning {
             database_create: raw

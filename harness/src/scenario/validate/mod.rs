@@ -15,6 +15,7 @@ use serde_saphyr::Spanned;
 use super::error::{Pos, Problem};
 use super::model::Scenario;
 use super::raw::{RawScenario, Target};
+use super::set::Set;
 use checker::Checker;
 
 /// The format version this harness reads.
@@ -28,7 +29,7 @@ fn pos<T>(s: &Spanned<T>) -> Pos {
 ///
 /// # Errors
 /// Every problem found, in file order.
-pub fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Vec<Problem>> {
+pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, Vec<Problem>> {
     let mut c = Checker::default();
     if raw.api_version.value != API_VERSION {
         c.err(
@@ -51,11 +52,12 @@ pub fn validate(raw: RawScenario, file: &str) -> Result<Scenario, Vec<Problem>> 
         warnings,
     } = c;
     if !problems.is_empty() {
-        problems.sort_by_key(|p| (p.pos.line, p.pos.column));
+        problems.sort_by_key(|p| (p.pos.source, p.pos.line, p.pos.column));
         return Err(problems);
     }
     Ok(Scenario {
         file: file.to_owned(),
+        sets: sets.to_vec(),
         name: raw.name.value,
         description: raw.description.unwrap_or_default(),
         seed: raw.seed.unwrap_or(1),

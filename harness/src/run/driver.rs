@@ -1,5 +1,6 @@
 //! Driving the phases: the writes each action makes (paced at its rate), its `until`
-//! condition, and its timeout.
+//! condition, and its timeout. The driver only drives; what it did is its [`Log`], which
+//! [`super::observe`] turns into observations with the sources' reports.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -12,12 +13,13 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::RunError;
-use super::cloud::{cloud_latency, mock_cloud_class};
-use super::objects::{self, Seeded, api_resource, kind_name};
-use super::progress::Progress;
-use super::stack::Stack;
-use super::tracker::{Key, Tracker};
+use super::clock::RunClock;
+use super::cloud;
+use super::error::RunError;
+use super::objects::{self, Seeded, kind_info, kind_of_collection};
+use super::progress::{PhaseBar, Progress};
+use super::source::watches::{Key, Watches};
+use super::target::{CloudControl, Target};
 use crate::result::PhaseSpan;
 use crate::scenario::{Action, ActionClass, Phase, Scenario, Until};
 
@@ -55,65 +57,61 @@ impl Record {
     }
 }
 
+/// What the driver did: every resource it wrote and every phase's span.
+#[derive(Clone, Debug, Default)]
+pub struct Log {
+    /// Per resource, by (group, index).
+    pub records: BTreeMap<(usize, u32), Record>,
+    /// Per phase, in order.
+    pub spans: Vec<PhaseSpan>,
+}
+
 /// Runs phases and keeps what they did.
 pub struct Driver<'s> {
     scenario: &'s Scenario,
     client: kube::Client,
     namespace: String,
-    pub(crate) tracker: Tracker,
-    pub(crate) records: BTreeMap<(usize, u32), Record>,
-    pub(crate) spans: Vec<PhaseSpan>,
+    clock: RunClock,
+    log: Log,
     /// Reconcile-request tokens expected per resource (resync phases).
     requested: BTreeMap<Key, String>,
-    /// The namespace, Secrets and ProviderConfigs the run created.
-    seeded: Vec<Seeded>,
-    start: Instant,
 }
 
 /// Sets the cloud's faults; a failure is logged (the run goes on, and the cloud's journal
 /// shows what really happened).
-async fn set_faults(stack: &Stack, faults: mock_cloud::Faults) {
-    if let Err(e) = stack.cloud.set_faults(faults).await {
+async fn set_faults(cloud: &impl CloudControl, faults: mock_cloud::Faults) {
+    if let Err(e) = cloud.set_faults(faults).await {
         tracing::error!(error = %e, "cannot change the cloud's faults");
     }
 }
 
-fn kinds(s: &Scenario) -> Vec<&'static str> {
-    let mut k: Vec<&'static str> = s.groups.iter().map(|g| kind_name(g.kind)).collect();
-    k.sort_unstable();
-    k.dedup();
-    k
-}
-
 impl<'s> Driver<'s> {
-    /// Seeds the namespace, Secrets and ProviderConfigs, and starts the watches.
-    ///
-    /// # Errors
-    /// Seeding failed.
-    pub async fn new(scenario: &'s Scenario, stack: &Stack) -> Result<Self, RunError> {
-        let client = stack.client();
-        let seeded = objects::seed(&client, scenario, stack.secret_namespace()).await?;
-        let namespace = objects::namespace(scenario);
-        let tracker = Tracker::start(&client, &namespace, &kinds(scenario), stack.start);
-        Ok(Driver {
+    /// A driver for `scenario` whose writes go through `client`.
+    #[must_use]
+    pub fn new(scenario: &'s Scenario, client: kube::Client, clock: RunClock) -> Self {
+        Driver {
             scenario,
             client,
-            namespace,
-            tracker,
-            records: BTreeMap::new(),
-            spans: Vec::new(),
+            namespace: objects::namespace(scenario),
+            clock,
+            log: Log::default(),
             requested: BTreeMap::new(),
-            seeded,
-            start: stack.start,
-        })
+        }
+    }
+
+    /// What the driver did so far.
+    #[must_use]
+    pub fn log(&self) -> &Log {
+        &self.log
     }
 
     fn now_us(&self) -> u64 {
-        self.start.elapsed().as_micros() as u64
+        self.clock.now().0
     }
 
-    fn api(&self, kind: &str) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), &self.namespace, &api_resource(kind))
+    fn api(&self, g: usize) -> Api<DynamicObject> {
+        let kind = kind_info(self.scenario.groups[g].kind);
+        Api::namespaced_with(self.client.clone(), &self.namespace, &kind.resource)
     }
 
     /// The resources of `groups` (all groups when `None`), as (group, index).
@@ -128,25 +126,21 @@ impl<'s> Driver<'s> {
 
     /// Created (successfully) and not deleted.
     fn is_live(&self, k: &(usize, u32)) -> bool {
-        self.records.get(k).is_some_and(Record::is_live)
+        self.log.records.get(k).is_some_and(Record::is_live)
     }
 
     fn key(&self, g: usize, i: u32) -> Key {
         let group = &self.scenario.groups[g];
         (
-            kind_name(group.kind).to_owned(),
+            kind_info(group.kind).name.to_owned(),
             group.resource_name(i, &self.scenario.name),
         )
     }
 
-    pub(crate) fn record(&mut self, span: PhaseSpan) {
-        self.spans.push(span);
-    }
-
-    pub(crate) fn record_interrupted(&mut self, i: usize, phase: &Phase) {
-        let _ = i;
-        let start_us = self.spans.last().map_or(0, |s: &PhaseSpan| s.end_us);
-        self.spans.push(PhaseSpan {
+    /// Records a phase the run was interrupted in.
+    pub fn record_interrupted(&mut self, phase: &Phase) {
+        let start_us = self.log.spans.last().map_or(0, |s| s.end_us);
+        self.log.spans.push(PhaseSpan {
             name: phase.name.clone(),
             start_us,
             end_us: self.now_us(),
@@ -154,33 +148,62 @@ impl<'s> Driver<'s> {
         });
     }
 
-    pub(crate) async fn shut_down(&mut self) {
-        self.tracker.shut_down().await;
-    }
-
-    /// Runs one phase: its writes, then waits for its `until` within its timeout.
+    /// Runs one phase: its writes, then waits for its `until` within its timeout, and
+    /// records its span. Returns whether it completed.
     ///
     /// # Errors
-    /// None so far: failed writes are counted, not fatal.
-    pub async fn run_phase(
+    /// The provider could not be restarted; failed writes are counted, not fatal.
+    pub async fn run_phase<T: Target>(
         &mut self,
         index: usize,
         phase: &Phase,
-        stack: &mut Stack,
+        target: &mut T,
+        watches: &Watches,
         progress: &Progress,
-    ) -> Result<PhaseSpan, RunError> {
+    ) -> Result<bool, RunError> {
         let start_us = self.now_us();
         let deadline = Instant::now() + phase.timeout;
         let targets = self.targets(phase.action.groups());
         let bar = progress.phase(index, &phase.name, phase.action.name(), targets.len());
-        match &phase.action {
+        let completed = match &phase.action {
+            Action::Restart => {
+                let from = match target.cloud().next_seq().await {
+                    Ok(seq) => seq,
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot read the cloud's journal");
+                        0
+                    }
+                };
+                target.restart_provider(deadline).await?;
+                self.wait_observed(target.cloud(), from, deadline, &bar)
+                    .await
+            }
+            action => {
+                self.act(&phase.name, action, target.cloud()).await;
+                self.wait_until(phase.until, &targets, watches, deadline, &bar)
+                    .await
+            }
+        };
+        bar.finish(completed);
+        self.log.spans.push(PhaseSpan {
+            name: phase.name.clone(),
+            start_us,
+            end_us: self.now_us(),
+            completed,
+        });
+        Ok(completed)
+    }
+
+    /// The writes (or waits, or fault changes) of one action.
+    async fn act(&mut self, phase: &str, action: &Action, cloud: &impl CloudControl) {
+        match action {
             Action::Create { rate, groups } => {
                 let targets = self.targets(Some(groups));
-                self.create(&phase.name, &targets, *rate).await;
+                self.create(phase, &targets, *rate).await;
             }
             Action::Hold { duration } => tokio::time::sleep(*duration).await,
             Action::Resync { rate, groups } => {
-                let token = format!("{}-{}", phase.name, self.now_us());
+                let token = format!("{phase}-{}", self.now_us());
                 let targets = self.targets(Some(groups));
                 self.resync(&targets, &token, *rate).await;
             }
@@ -190,66 +213,41 @@ impl<'s> Driver<'s> {
                 self.patch_all(&targets, &body, *rate).await;
             }
             Action::CloudOutage { duration, status } => {
-                let mut faults = stack.cloud.faults();
-                let from = stack.cloud.elapsed();
+                let mut faults = cloud.faults();
+                let from = cloud.elapsed();
                 faults.outages.push(mock_cloud::Outage {
                     start: from,
                     end: from + *duration,
                     status: *status,
                 });
-                set_faults(stack, faults).await;
+                set_faults(cloud, faults).await;
                 tokio::time::sleep(*duration).await;
             }
             Action::CloudLatency { latency, duration } => {
-                let before = stack.cloud.faults();
+                let before = cloud.faults();
                 let mut faults = before.clone();
                 for c in ActionClass::ALL {
                     if let Some(l) = latency.get(c) {
-                        faults.latency.insert(mock_cloud_class(c), cloud_latency(l));
+                        faults.latency.insert(cloud::class(c), cloud::latency(l));
                     }
                 }
-                set_faults(stack, faults).await;
+                set_faults(cloud, faults).await;
                 if let Some(d) = duration {
                     tokio::time::sleep(*d).await;
-                    set_faults(stack, before).await;
+                    set_faults(cloud, before).await;
                 }
-            }
-            Action::Restart => {
-                let from = match stack.cloud.next_seq().await {
-                    Ok(seq) => seq,
-                    Err(e) => {
-                        tracing::error!(error = %e, "cannot read the cloud's journal");
-                        0
-                    }
-                };
-                stack.restart_provider(deadline).await?;
-                let completed = self.wait_observed(stack, from, deadline, &bar).await;
-                bar.finish(completed);
-                return Ok(PhaseSpan {
-                    name: phase.name.clone(),
-                    start_us,
-                    end_us: self.now_us(),
-                    completed,
-                });
             }
             Action::Delete { rate, groups } => {
                 let targets = self.targets(Some(groups));
                 self.delete(&targets, *rate).await;
             }
+            Action::Restart => unreachable!("restarts are driven by run_phase"),
         }
-        let completed = self.wait_until(phase.until, &targets, deadline, &bar).await;
-        bar.finish(completed);
-        Ok(PhaseSpan {
-            name: phase.name.clone(),
-            start_us,
-            end_us: self.now_us(),
-            completed,
-        })
     }
 
     /// How many of `keys` meet `until` now.
-    fn met(&self, until: Until, keys: &[Key]) -> usize {
-        let seen = self.tracker.lock();
+    fn met(&self, until: Until, keys: &[Key], watches: &Watches) -> usize {
+        let seen = watches.lock();
         keys.iter()
             .filter(|key| {
                 let s = seen.get(*key);
@@ -270,8 +268,9 @@ impl<'s> Driver<'s> {
         &self,
         until: Until,
         targets: &[(usize, u32)],
+        watches: &Watches,
         deadline: Instant,
-        bar: &super::progress::PhaseBar,
+        bar: &PhaseBar,
     ) -> bool {
         // Only resources that exist can become Ready; deleted ones count for AllGone.
         let relevant: Vec<(usize, u32)> = targets
@@ -279,14 +278,18 @@ impl<'s> Driver<'s> {
             .copied()
             .filter(|k| match until {
                 Until::AllReady | Until::AllHandled => self.is_live(k),
-                Until::AllGone => self.records.get(k).is_some_and(|r| r.deleted_us.is_some()),
+                Until::AllGone => self
+                    .log
+                    .records
+                    .get(k)
+                    .is_some_and(|r| r.deleted_us.is_some()),
                 Until::Elapsed => true,
             })
             .collect();
         bar.set_total(relevant.len());
         let keys: Vec<Key> = relevant.iter().map(|(g, i)| self.key(*g, *i)).collect();
         loop {
-            let done = self.met(until, &keys);
+            let done = self.met(until, &keys, watches);
             bar.set(done);
             if done == keys.len() {
                 return true;
@@ -297,7 +300,7 @@ impl<'s> Driver<'s> {
             // Recount on a change, at most every RECOUNT (a count is O(resources)).
             let next = Instant::now() + RECOUNT;
             tokio::select! {
-                () = self.tracker.changed() => tokio::time::sleep_until(next.min(deadline)).await,
+                () = watches.changed() => tokio::time::sleep_until(next.min(deadline)).await,
                 () = tokio::time::sleep_until(deadline) => {}
                 () = tokio::time::sleep(Duration::from_millis(250)) => {}
             }
@@ -309,12 +312,13 @@ impl<'s> Driver<'s> {
     /// backlog has drained.
     async fn wait_observed(
         &self,
-        stack: &Stack,
+        cloud: &impl CloudControl,
         from: u64,
         deadline: Instant,
-        bar: &super::progress::PhaseBar,
+        bar: &PhaseBar,
     ) -> bool {
         let mut missing: HashSet<(String, String)> = self
+            .log
             .records
             .values()
             .filter(|r| r.is_live())
@@ -324,8 +328,8 @@ impl<'s> Driver<'s> {
         bar.set_total(total);
         let mut cursor = from;
         loop {
-            let calls = match stack.cloud.calls_since(cursor).await {
-                Ok((calls, _)) => calls,
+            let calls = match cloud.calls_since(cursor).await {
+                Ok(page) => page.calls,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read the cloud's journal; retrying");
                     Vec::new()
@@ -334,9 +338,9 @@ impl<'s> Driver<'s> {
             for call in calls {
                 cursor = call.seq + 1;
                 if call.action == Some(mock_cloud::Action::Get)
-                    && let Some(c) = call.collection
+                    && let Some(kind) = call.collection.and_then(kind_of_collection)
                 {
-                    missing.remove(&(super::collect::kind_of(c).to_owned(), call.name));
+                    missing.remove(&(kind.to_owned(), call.name));
                 }
             }
             bar.set(total - missing.len());
@@ -354,11 +358,18 @@ impl<'s> Driver<'s> {
     }
 
     /// After a cluster run: deletes the managed resources still there and waits (at most
-    /// `timeout`) until the provider has let them go, then deletes the namespace, Secrets
-    /// and ProviderConfigs the run created. Returns whether everything was gone in time.
-    pub(crate) async fn clean_up(&mut self, timeout: Duration, progress: &Progress) -> bool {
+    /// `timeout`) until the provider has let them go, then deletes the `seeded` namespace,
+    /// Secrets and ProviderConfigs. Returns whether everything was gone in time.
+    pub async fn clean_up(
+        &mut self,
+        seeded: &[Seeded],
+        watches: &Watches,
+        timeout: Duration,
+        progress: &Progress,
+    ) -> bool {
         let deadline = Instant::now() + timeout;
         let live: Vec<(usize, u32)> = self
+            .log
             .records
             .iter()
             .filter(|(_, r)| !r.create_failed)
@@ -370,9 +381,8 @@ impl<'s> Driver<'s> {
         ));
         let s = self.scenario;
         self.paced(&live, None, |g, i| {
-            let group = &s.groups[g];
-            let api = self.api(kind_name(group.kind));
-            let name = group.resource_name(i, &s.name);
+            let api = self.api(g);
+            let name = s.groups[g].resource_name(i, &s.name);
             async move {
                 match api.delete(&name, &DeleteParams::default()).await {
                     Ok(_) => true,
@@ -386,11 +396,11 @@ impl<'s> Driver<'s> {
         })
         .await;
         let keys: Vec<Key> = live.iter().map(|(g, i)| self.key(*g, *i)).collect();
-        let bar = progress.phase(self.spans.len(), "cleanup", "delete", keys.len());
+        let bar = progress.phase(self.log.spans.len(), "cleanup", "delete", keys.len());
         let mut gone = false;
         while Instant::now() < deadline {
             let left = {
-                let seen = self.tracker.lock();
+                let seen = watches.lock();
                 keys.iter()
                     .filter(|k| seen.get(*k).is_some_and(|s| s.gone_us.is_none()))
                     .count()
@@ -408,7 +418,7 @@ impl<'s> Driver<'s> {
                 "cleanup: some resources were still there after {timeout:?}; their finalizers wait for the provider"
             ));
         }
-        for seeded in self.seeded.iter().rev() {
+        for seeded in seeded.iter().rev() {
             let api: Api<DynamicObject> = match &seeded.namespace {
                 Some(ns) => Api::namespaced_with(self.client.clone(), ns, &seeded.resource),
                 None => Api::all_with(self.client.clone(), &seeded.resource),
@@ -464,9 +474,8 @@ impl<'s> Driver<'s> {
         let s = self.scenario;
         let done = self
             .paced(targets, rate, |g, i| {
-                let group = &s.groups[g];
-                let api = self.api(kind_name(group.kind));
-                let obj = objects::managed_resource(s, group, i);
+                let api = self.api(g);
+                let obj = objects::managed_resource(s, &s.groups[g], i);
                 async move {
                     match api.create(&PostParams::default(), &obj).await {
                         Ok(_) => true,
@@ -486,10 +495,10 @@ impl<'s> Driver<'s> {
                     .get(limiter::crossplane::POLL_INTERVAL_ANNOTATION)
                     .map(String::as_str),
             );
-            self.records.insert(
+            self.log.records.insert(
                 (g, i),
                 Record {
-                    kind: kind_name(group.kind).to_owned(),
+                    kind: kind_info(group.kind).name.to_owned(),
                     name: group.resource_name(i, &s.name),
                     group: group.name.clone(),
                     created_in: phase.to_owned(),
@@ -510,9 +519,8 @@ impl<'s> Driver<'s> {
     ) -> Vec<((usize, u32), u64, bool)> {
         let s = self.scenario;
         self.paced(targets, rate, |g, i| {
-            let group = &s.groups[g];
-            let api = self.api(kind_name(group.kind));
-            let name = group.resource_name(i, &s.name);
+            let api = self.api(g);
+            let name = s.groups[g].resource_name(i, &s.name);
             let body = body.clone();
             async move {
                 api.patch(&name, &PatchParams::default(), &Patch::Merge(&body))
@@ -547,16 +555,19 @@ impl<'s> Driver<'s> {
             .collect();
         let done = self
             .paced(&live, rate, |g, i| {
-                let group = &s.groups[g];
-                let api = self.api(kind_name(group.kind));
-                let name = group.resource_name(i, &s.name);
+                let api = self.api(g);
+                let name = s.groups[g].resource_name(i, &s.name);
                 async move { api.delete(&name, &DeleteParams::default()).await.is_ok() }
             })
             .await;
         for (k, at, ok) in done {
-            if ok && let Some(r) = self.records.get_mut(&k) {
+            if ok && let Some(r) = self.log.records.get_mut(&k) {
                 r.deleted_us = Some(at);
             }
         }
     }
 }
+
+#[cfg(test)]
+#[path = "driver_tests.rs"]
+mod tests;

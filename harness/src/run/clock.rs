@@ -1,0 +1,180 @@
+//! One clock for a run: a tokio instant and the wall time at the start, read once. Every
+//! time the harness records is [`Micros`] since that start; every measurement source states
+//! once, as an [`Epoch`], how its own times map onto it.
+//!
+//! This is the only place in `run/` that reads the wall clock, and only to place the
+//! journals of other processes (which publish their epochs as wall times) and for the
+//! report.
+
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use tokio::time::Instant;
+
+/// Microseconds since the start of a run (or of a source's own epoch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Micros(pub u64);
+
+impl Micros {
+    /// A duration in whole microseconds, saturating at `u64::MAX` (585,000 years).
+    #[must_use]
+    pub fn of(d: Duration) -> Micros {
+        Micros(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+    }
+
+    /// The same time as a duration.
+    #[must_use]
+    pub fn as_duration(self) -> Duration {
+        Duration::from_micros(self.0)
+    }
+}
+
+/// Where a source's time zero lies on the run's clock, and how well that is known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Epoch {
+    /// The source's time zero minus the run's, in µs (negative when the source started
+    /// first).
+    pub offset_us: i64,
+    /// How far off `offset_us` may be (the round trip it was measured with, or zero when
+    /// both clocks are this process's).
+    pub uncertainty: Duration,
+}
+
+impl Epoch {
+    /// The run's own clock.
+    pub const RUN: Epoch = Epoch {
+        offset_us: 0,
+        uncertainty: Duration::ZERO,
+    };
+
+    /// A source time on the run's clock; `None` for a time before the run started.
+    #[must_use]
+    pub fn to_run(self, source_us: u64) -> Option<Micros> {
+        let at = i128::from(source_us) + i128::from(self.offset_us);
+        u64::try_from(at).ok().map(Micros)
+    }
+}
+
+/// The run's clock.
+#[derive(Clone, Copy, Debug)]
+pub struct RunClock {
+    start: Instant,
+    wall_start: Timestamp,
+}
+
+impl RunClock {
+    /// Starts the clock now.
+    #[must_use]
+    pub fn start() -> RunClock {
+        RunClock {
+            start: Instant::now(),
+            wall_start: Timestamp::now(),
+        }
+    }
+
+    /// The wall time now: for labels a person reads (such as the restart annotation), never
+    /// for a decision.
+    #[must_use]
+    pub fn wall_now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+
+    /// The tokio instant of the start.
+    #[must_use]
+    pub fn start_instant(&self) -> Instant {
+        self.start
+    }
+
+    /// The wall time of the start (for the report, and to place wall-dated epochs).
+    #[must_use]
+    pub fn wall_start(&self) -> Timestamp {
+        self.wall_start
+    }
+
+    /// Time since the start.
+    #[must_use]
+    pub fn now(&self) -> Micros {
+        self.at(Instant::now())
+    }
+
+    /// `instant` on the run's clock (zero for an instant before the start).
+    #[must_use]
+    pub fn at(&self, instant: Instant) -> Micros {
+        Micros::of(instant.saturating_duration_since(self.start))
+    }
+
+    /// The epoch of a source whose time zero is `instant` of this process.
+    #[must_use]
+    pub fn epoch_at(&self, instant: Instant, uncertainty: Duration) -> Epoch {
+        let offset_us = if instant >= self.start {
+            i64::try_from(Micros::of(instant - self.start).0).unwrap_or(i64::MAX)
+        } else {
+            -i64::try_from(Micros::of(self.start - instant).0).unwrap_or(i64::MAX)
+        };
+        Epoch {
+            offset_us,
+            uncertainty,
+        }
+    }
+
+    /// The epoch of a source that publishes its time zero as a wall time (another
+    /// process, maybe on another machine: the two wall clocks' skew is not known here).
+    #[must_use]
+    pub fn epoch_of_wall(&self, wall: Timestamp) -> Epoch {
+        let offset_us = wall.as_microsecond() - self.wall_start.as_microsecond();
+        Epoch {
+            offset_us,
+            uncertainty: Duration::ZERO,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_times_before_the_run_are_not_on_its_clock() {
+        let e = Epoch {
+            offset_us: -1_000,
+            uncertainty: Duration::ZERO,
+        };
+        assert_eq!(e.to_run(999), None);
+        assert_eq!(e.to_run(1_500), Some(Micros(500)));
+        assert_eq!(Epoch::RUN.to_run(7), Some(Micros(7)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn instants_map_to_microseconds_since_the_start_in_both_directions() {
+        let before = Instant::now();
+        tokio::time::advance(Duration::from_millis(3)).await;
+        let clock = RunClock::start();
+        tokio::time::advance(Duration::from_micros(1_500)).await;
+        assert_eq!(clock.now(), Micros(1_500));
+        assert_eq!(clock.at(before), Micros(0));
+        assert_eq!(clock.epoch_at(before, Duration::ZERO).offset_us, -3_000);
+        assert_eq!(
+            clock.epoch_at(Instant::now(), Duration::ZERO).offset_us,
+            1_500
+        );
+    }
+
+    #[test]
+    fn wall_dated_epochs_are_placed_by_the_difference_of_wall_times() {
+        let clock = RunClock {
+            start: Instant::now(),
+            wall_start: "2026-11-23T10:00:00Z".parse().unwrap(),
+        };
+        let e = clock.epoch_of_wall("2026-11-23T09:59:59.25Z".parse().unwrap());
+        assert_eq!(e.offset_us, -750_000);
+    }
+
+    #[test]
+    fn micros_saturate_instead_of_wrapping() {
+        assert_eq!(Micros::of(Duration::MAX), Micros(u64::MAX));
+        assert_eq!(
+            Micros::of(Duration::from_nanos(2_999)).as_duration(),
+            Duration::from_micros(2)
+        );
+    }
+}

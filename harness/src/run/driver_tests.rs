@@ -1,0 +1,199 @@
+//! The driver on a fake target, on paused time: every instant it records is exact.
+
+use std::time::Duration;
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use serde_json::json;
+
+use super::*;
+use crate::run::target::fake::FakeTarget;
+
+fn scenario(phases: &str) -> Scenario {
+    let yaml = format!(
+        "apiVersion: harness/v1\nname: drive\nprovider: {{maxReconcileRate: 10}}\n\
+         resources:\n  - {{name: b, kind: Bucket, count: 5}}\nphases:\n{phases}"
+    );
+    crate::scenario::parse(&yaml, "drive.yaml").unwrap()
+}
+
+struct Rig {
+    target: FakeTarget,
+    watches: Watches,
+}
+
+async fn rig(s: &Scenario) -> Rig {
+    let target = FakeTarget::start(s, ()).await.unwrap();
+    objects::seed(&target.client(), s, None).await.unwrap();
+    let kinds = vec![kind_info(crate::scenario::Kind::Bucket)];
+    let watches = Watches::start(
+        &target.client(),
+        &objects::namespace(s),
+        &kinds,
+        target.clock(),
+    );
+    Rig { target, watches }
+}
+
+async fn drive(s: &Scenario, rig: &mut Rig) -> Log {
+    let mut driver = Driver::new(s, rig.target.client(), rig.target.clock());
+    for (i, phase) in s.phases.iter().enumerate() {
+        let completed = driver
+            .run_phase(i, phase, &mut rig.target, &rig.watches, &Progress::quiet())
+            .await
+            .unwrap();
+        if !completed {
+            break;
+        }
+    }
+    driver.log().clone()
+}
+
+/// Plays the provider: marks every bucket of the scenario Ready.
+async fn make_ready(client: kube::Client, s: &Scenario) {
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client,
+        &objects::namespace(s),
+        &kind_info(crate::scenario::Kind::Bucket).resource,
+    );
+    for i in 0..s.groups[0].count {
+        let name = s.groups[0].resource_name(i, &s.name);
+        let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2026-11-23T00:00:00Z"}]}});
+        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_create_phase_paces_its_writes_at_its_rate_and_times_out_exactly() {
+    let s = scenario("  - {name: create, action: create, rate: 10, timeout: 2s}\n");
+    let mut rig = rig(&s).await;
+    let log = drive(&s, &mut rig).await;
+    let created: Vec<u64> = log.records.values().map(|r| r.created_us).collect();
+    assert_eq!(created, [0, 100_000, 200_000, 300_000, 400_000]);
+    assert!(log.records.values().all(|r| !r.create_failed));
+    let span = &log.spans[0];
+    assert!(!span.completed, "no provider: nothing becomes Ready");
+    assert_eq!(span.end_us - span.start_us, 2_000_000);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_phase_completes_when_the_watches_see_every_resource_ready() {
+    let s = scenario("  - {name: create, action: create, timeout: 60s}\n");
+    let mut rig = rig(&s).await;
+    let (client, s2) = (rig.target.client(), s.clone());
+    let provider = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        make_ready(client, &s2).await;
+    });
+    let log = drive(&s, &mut rig).await;
+    provider.await.unwrap();
+    let span = &log.spans[0];
+    assert!(span.completed);
+    let took = span.end_us - span.start_us;
+    assert!(
+        (3_000_000..=3_000_000 + 250_000).contains(&took),
+        "the count follows the watch within one recount: {took} µs"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hold_lasts_exactly_its_duration() {
+    let s = scenario("  - {name: hold, action: hold, duration: 30s}\n");
+    let mut rig = rig(&s).await;
+    let log = drive(&s, &mut rig).await;
+    assert!(log.spans[0].completed);
+    assert_eq!(log.spans[0].end_us - log.spans[0].start_us, 30_000_000);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_outage_is_set_on_the_clouds_clock_for_its_duration() {
+    let s = scenario(
+        "  - {name: hold, action: hold, duration: 4s}\n  - {name: out, action: cloudOutage, duration: 5s, status: 500, until: elapsed}\n",
+    );
+    let mut rig = rig(&s).await;
+    let log = drive(&s, &mut rig).await;
+    let changes = rig.target.cloud().changes.lock().unwrap().clone();
+    assert_eq!(changes.len(), 1);
+    let (at, faults) = &changes[0];
+    assert_eq!(*at, Duration::from_secs(4));
+    assert_eq!(
+        faults.outages,
+        [mock_cloud::Outage {
+            start: Duration::from_secs(4),
+            end: Duration::from_secs(9),
+            status: 500,
+        }]
+    );
+    assert_eq!(log.spans[1].end_us - log.spans[1].start_us, 5_000_000);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_latency_change_with_a_duration_is_undone_after_it() {
+    let s = scenario(
+        "  - {name: slow, action: cloudLatency, latency: {read: {fixed: 250ms}}, duration: 3s, until: elapsed}\n",
+    );
+    let mut rig = rig(&s).await;
+    drive(&s, &mut rig).await;
+    let changes = rig.target.cloud().changes.lock().unwrap().clone();
+    assert_eq!(changes.len(), 2);
+    assert_eq!(
+        changes[0].1.latency.get(&mock_cloud::Class::Read),
+        Some(&mock_cloud::Latency::Fixed(Duration::from_millis(250)))
+    );
+    assert_eq!(changes[1].0 - changes[0].0, Duration::from_secs(3));
+    assert!(changes[1].1.latency.is_empty(), "the latency before it");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
+    let s = scenario(
+        "  - {name: create, action: create, timeout: 1s}\n  - {name: restart, action: restart, timeout: 30s}\n",
+    );
+    let mut rig = rig(&s).await;
+    let cloud_get = |seq: u64, name: String| mock_cloud::Call {
+        seq,
+        at_us: 0,
+        account: "default".to_owned(),
+        action: Some(mock_cloud::Action::Get),
+        collection: Some(mock_cloud::Collection::Buckets),
+        name,
+        status: 200,
+        latency_us: 0,
+        throttled: false,
+        shadow_throttled: false,
+        quota_exceeded: false,
+        fault: false,
+    };
+    let calls = std::sync::Arc::clone(&rig.target.cloud().calls);
+    let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
+    let progress = Progress::quiet();
+    // No provider: the create times out, but its five buckets exist.
+    driver
+        .run_phase(0, &s.phases[0], &mut rig.target, &rig.watches, &progress)
+        .await
+        .unwrap();
+    {
+        let restart = driver.run_phase(1, &s.phases[1], &mut rig.target, &rig.watches, &progress);
+        tokio::pin!(restart);
+        // The new provider reads four buckets after 1 s, the fifth only after 7 s.
+        for (after, reads) in [(1, 0..4), (6, 4..5)] {
+            tokio::select! {
+                _ = &mut restart => panic!("a bucket is not read yet"),
+                () = tokio::time::sleep(Duration::from_secs(after)) => {}
+            }
+            for i in reads {
+                let name = s.groups[0].resource_name(i, &s.name);
+                calls.lock().unwrap().push(cloud_get(u64::from(i), name));
+            }
+        }
+        assert!(restart.await.unwrap());
+    }
+    let log = driver.log().clone();
+    assert_eq!(rig.target.restarts.len(), 1);
+    let (called, deadline) = rig.target.restarts[0];
+    assert_eq!(deadline - called, Duration::from_secs(30));
+    let span = &log.spans[1];
+    assert!(span.completed);
+    assert!((7_000_000..=7_100_000).contains(&(span.end_us - span.start_us)));
+}

@@ -1,0 +1,113 @@
+//! Why a run could not start or finish: one typed error for the run layer, with each cause
+//! kept as its source.
+
+use std::path::PathBuf;
+
+use super::cloud::QuotaError;
+use super::remote::RemoteError;
+
+/// Why a run could not start or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The mock cloud rejected the scenario's cloud section.
+    #[error("the mock cloud rejected the scenario's cloud settings")]
+    Cloud(#[source] mock_cloud::ConfigError),
+    /// A quota of the scenario's cloud section that mock-cloud cannot enforce.
+    #[error("the scenario's cloud section cannot be given to mock-cloud")]
+    CloudQuota(#[source] QuotaError),
+    /// The provider's CRDs could not be rendered.
+    #[error("cannot render the provider's CustomResourceDefinitions")]
+    CrdsRender(#[source] serde_saphyr::SerializeError),
+    /// mock-apiserver did not take the provider's CRDs.
+    #[error("mock-apiserver rejected the provider's CustomResourceDefinitions")]
+    CrdsLoad(#[source] mock_apiserver::LoadError),
+    /// A Kubernetes request needed to set the run up failed.
+    #[error("cannot {what}")]
+    Kube {
+        /// What the harness was doing.
+        what: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The embedded provider's settings cannot run.
+    #[error("the provider cannot run with these settings")]
+    Provider(#[source] provider::ProviderError),
+    /// The kubeconfig cannot be read or used.
+    #[error("cannot use the kubeconfig {}", path.display())]
+    Kubeconfig {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The API server of the kubeconfig does not answer.
+    #[error("cannot reach the API server of {}", kubeconfig.display())]
+    ApiServerUnreachable {
+        /// The kubeconfig.
+        kubeconfig: PathBuf,
+        /// The error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The provider's Deployment cannot be read.
+    #[error("cannot read the provider's Deployment {namespace}/{name} (set --provider-deployment)")]
+    Deployment {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// The error.
+        #[source]
+        source: kube::Error,
+    },
+    /// mock-cloud's admin API cannot be used.
+    #[error("cannot configure mock-cloud")]
+    CloudAdmin(#[source] mock_cloud::admin::ClientError),
+    /// The provider's metrics cannot be read.
+    #[error("cannot read the provider's metrics")]
+    ProviderMetrics(#[source] RemoteError),
+    /// The deployed provider runs with other settings than the scenario's.
+    #[error(transparent)]
+    ProviderSettings(#[from] SettingsMismatch),
+    /// `--api-requests-from journal`, and the API server has no mock journal.
+    #[error("--api-requests-from journal: the API server has no mock journal at /mock/v1/requests")]
+    NoApiJournal(#[source] ApiReadError),
+    /// `--api-requests-from metrics`, and the API server's `/metrics` cannot be read.
+    #[error("--api-requests-from metrics: cannot read the API server's /metrics")]
+    NoApiMetrics(#[source] ApiReadError),
+}
+
+/// A read of the API server's journal or metrics that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiReadError {
+    /// The request failed.
+    #[error("the request failed")]
+    Request(#[source] kube::Error),
+    /// The answer is not a journal page.
+    #[error("the answer is not a mock-apiserver journal page")]
+    Decode(#[source] serde_json::Error),
+}
+
+/// The provider flags whose deployed values differ from the scenario's.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the deployed provider runs with {}; the budget is predicted from the scenario, so deploy the provider with `harness provider-args SCENARIO` (ci/kind/run.sh does) or change the scenario",
+    .differ.iter().map(|d| format!("--{}={} (the scenario says {})", d.flag, d.deployed, d.scenario)).collect::<Vec<_>>().join(", ")
+)]
+pub struct SettingsMismatch {
+    /// Each flag that differs.
+    pub differ: Vec<FlagDiff>,
+}
+
+/// One provider flag that differs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlagDiff {
+    /// The flag, without dashes.
+    pub flag: &'static str,
+    /// What the provider runs with.
+    pub deployed: String,
+    /// What the scenario says.
+    pub scenario: String,
+}

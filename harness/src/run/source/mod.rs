@@ -1,0 +1,24 @@
+//! Measurement sources, one file each. Every source is started when the run starts and
+//! finished after its phases, and hands back a report:
+//!
+//! - [`cloud_journal`]: mock-cloud's journal (the cloud calls);
+//! - [`api_journal`]: mock-apiserver's journal, in process or over HTTP (API requests);
+//! - [`api_metrics`]: an API server's `/metrics` (API requests, when there is no journal);
+//! - [`provider_metrics`]: the provider's own counters;
+//! - [`watches`]: the harness's watches of the managed resources.
+//!
+//! [`api`] chooses the API-request source; [`poll`] reads another process in the
+//! background; [`report`] holds what the sources hand back.
+
+pub mod api;
+pub mod api_journal;
+pub mod api_metrics;
+pub mod cloud_journal;
+pub mod poll;
+pub mod provider_metrics;
+pub mod report;
+pub mod watches;
+
+pub use api::{ApiRequests, ApiSource};
+pub use provider_metrics::ProviderMetricsSource;
+pub use report::{ApiMeasure, ApiReport, CloudReport, ProviderReport};

@@ -1,0 +1,157 @@
+//! A source that reads another process every [`SCRAPE_INTERVAL`] in the background, and
+//! once more when it finishes, so the tail is in.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::task::JoinHandle;
+
+use super::api_journal;
+use super::api_metrics::{FlowSchema, RequestTotals};
+use super::report::{ApiMeasure, ApiReport, SCRAPE_INTERVAL};
+use crate::result::ApiRequest;
+use crate::run::error::ApiReadError;
+
+/// What a poller reads.
+pub enum Reader {
+    /// mock-apiserver's journal over HTTP.
+    Journal(api_journal::Http),
+    /// `apiserver_request_total`.
+    Metrics(RequestTotals),
+    /// The provider's FlowSchema counter.
+    FlowSchema(FlowSchema),
+}
+
+impl Reader {
+    fn measure(&self) -> ApiMeasure {
+        match self {
+            Reader::Journal(_) => ApiMeasure::Journal,
+            Reader::Metrics(_) => ApiMeasure::Metrics,
+            Reader::FlowSchema(_) => ApiMeasure::FlowSchema,
+        }
+    }
+
+    async fn read(&mut self) -> Result<(Vec<ApiRequest>, u64), ApiReadError> {
+        match self {
+            Reader::Journal(j) => j.read().await,
+            Reader::Metrics(m) => Ok((m.read().await?, 0)),
+            Reader::FlowSchema(f) => Ok((f.read().await?, 0)),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Collected {
+    requests: Vec<ApiRequest>,
+    /// Journal entries that left the server's journal before they were read.
+    missed: u64,
+    errors: u64,
+    last_error: Option<String>,
+}
+
+/// A [`Reader`] read every [`SCRAPE_INTERVAL`].
+pub struct Poller {
+    measure: ApiMeasure,
+    collected: Arc<Mutex<Collected>>,
+    stop: Arc<AtomicBool>,
+    task: JoinHandle<()>,
+}
+
+async fn read_into(reader: &mut Reader, out: &Mutex<Collected>) {
+    let result = reader.read().await;
+    let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+    match result {
+        Ok((requests, missed)) => {
+            out.requests.extend(requests);
+            out.missed += missed;
+        }
+        Err(e) => {
+            out.errors += 1;
+            out.last_error = Some(format!("{e}: {}", error_chain(&e)));
+        }
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = Vec::new();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push(c.to_string());
+        cause = c.source();
+    }
+    text.join(": ")
+}
+
+impl Poller {
+    /// Starts reading `reader` in the background.
+    #[must_use]
+    pub fn start(mut reader: Reader) -> Poller {
+        let measure = reader.measure();
+        let collected: Arc<Mutex<Collected>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let task = {
+            let (collected, stop) = (Arc::clone(&collected), Arc::clone(&stop));
+            tokio::spawn(async move {
+                loop {
+                    let stopping = stop.load(Ordering::Acquire);
+                    read_into(&mut reader, &collected).await;
+                    if stopping {
+                        return;
+                    }
+                    tokio::time::sleep(SCRAPE_INTERVAL).await;
+                    if stop.load(Ordering::Acquire) {
+                        // One last read after the stop, so the tail is in.
+                        read_into(&mut reader, &collected).await;
+                        return;
+                    }
+                }
+            })
+        };
+        Poller {
+            measure,
+            collected,
+            stop,
+            task,
+        }
+    }
+
+    /// What it reads.
+    #[must_use]
+    pub fn measure(&self) -> ApiMeasure {
+        self.measure
+    }
+
+    /// Reads one last time and stops.
+    pub async fn finish(self) -> ApiReport {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.task.await;
+        let mut c = self.collected.lock().unwrap_or_else(|e| e.into_inner());
+        let mut requests = std::mem::take(&mut c.requests);
+        requests.sort_by_key(|r| r.at_us);
+        let mut notes = Vec::new();
+        if c.missed > 0 {
+            notes.push(format!(
+                "{} API requests left the server's journal before they were read",
+                c.missed
+            ));
+        }
+        if c.errors > 0 {
+            notes.push(format!(
+                "{} reads of the API server's {} failed (last: {})",
+                c.errors,
+                if self.measure == ApiMeasure::Journal {
+                    "journal"
+                } else {
+                    "metrics"
+                },
+                c.last_error.as_deref().unwrap_or("?")
+            ));
+        }
+        ApiReport {
+            requests,
+            measure: self.measure,
+            dropped: 0,
+            notes,
+        }
+    }
+}

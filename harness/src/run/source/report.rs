@@ -1,0 +1,78 @@
+//! What the measurement sources hand back when they finish, and how API requests were
+//! measured. A leaf of `source/`.
+
+use std::time::Duration;
+
+use crate::result::{ApiRequest, CloudCall, ProviderMetrics};
+
+/// How often a source that polls another process reads it.
+pub const SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The FlowSchema that sets the provider's requests apart in the API server's metrics.
+pub const PROVIDER_FLOW_SCHEMA: &str = "loadtest-provider";
+
+/// How API requests were measured, for the result's notes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApiMeasure {
+    /// mock-apiserver's journal (in-process or over HTTP): exact.
+    Journal,
+    /// `apiserver_request_total` scraped every [`SCRAPE_INTERVAL`].
+    Metrics,
+    /// `apiserver_flowcontrol_dispatched_requests_total` of [`PROVIDER_FLOW_SCHEMA`],
+    /// scraped every [`SCRAPE_INTERVAL`].
+    FlowSchema,
+    /// Neither could be read.
+    None,
+}
+
+impl ApiMeasure {
+    /// A sentence for the result.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            ApiMeasure::Journal => "mock-apiserver's request journal: every request, exact times",
+            ApiMeasure::Metrics => {
+                "apiserver_request_total for the provider's API group, minus the harness's own requests, scraped every 1 s (window counts exact to one scrape interval; Events and Secret reads not included)"
+            }
+            ApiMeasure::FlowSchema => {
+                "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"loadtest-provider\"}: every request of the provider's ServiceAccount, scraped every 1 s (window counts exact to one scrape interval)"
+            }
+            ApiMeasure::None => {
+                "not measured: the API server offers neither a mock journal nor /metrics to this kubeconfig"
+            }
+        }
+    }
+}
+
+/// The API requests of a run.
+#[derive(Clone, Debug)]
+pub struct ApiReport {
+    /// Every request, sorted by time.
+    pub requests: Vec<ApiRequest>,
+    /// How they were measured.
+    pub measure: ApiMeasure,
+    /// Requests the journal dropped before they were read.
+    pub dropped: u64,
+    /// What a reader must know (failed reads).
+    pub notes: Vec<String>,
+}
+
+/// The cloud calls of a run.
+#[derive(Clone, Debug, Default)]
+pub struct CloudReport {
+    /// Every call, on the run's clock, sorted by time.
+    pub calls: Vec<CloudCall>,
+    /// Entries the journal dropped.
+    pub dropped: u64,
+    /// The journal could not be read: the calls are missing.
+    pub failed: bool,
+}
+
+/// The provider's own counters.
+#[derive(Clone, Debug, Default)]
+pub struct ProviderReport {
+    /// The counters, when they could be read.
+    pub metrics: Option<ProviderMetrics>,
+    /// What a reader must know (failed scrapes).
+    pub notes: Vec<String>,
+}

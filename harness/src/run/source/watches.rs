@@ -1,0 +1,178 @@
+//! The harness's own view of the managed resources, from watches: when each became Ready,
+//! which reconcile request it last handled, when it was gone. The driver reads it live
+//! (for a phase's `until`); the run reads it once at the end.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject};
+use kube::runtime::watcher::{self, Event};
+use provider::crd::EXTERNAL_NAME_ANNOTATION;
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+
+use crate::run::clock::RunClock;
+use crate::run::objects::KindInfo;
+
+/// Where a resource stands, as the watches saw it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// First time the Ready condition was True, µs since the run started.
+    pub ready_us: Option<u64>,
+    /// Ready right now.
+    pub ready: bool,
+    /// `status.lastHandledReconcileAt`.
+    pub handled: Option<String>,
+    /// `crossplane.io/external-name`.
+    pub external_name: Option<String>,
+    /// When the watch saw it deleted, µs.
+    pub gone_us: Option<u64>,
+}
+
+/// A resource's identity: kind and name (one namespace per run).
+pub type Key = (String, String);
+
+/// What the watches saw of every resource.
+pub type SeenMap = HashMap<Key, Seen>;
+
+/// One watch per managed kind in the run's namespace.
+pub struct Watches {
+    seen: Arc<Mutex<SeenMap>>,
+    changed: Arc<Notify>,
+    watches: JoinSet<()>,
+}
+
+fn is_ready(obj: &DynamicObject) -> bool {
+    obj.data
+        .pointer("/status/conditions")
+        .and_then(|c| c.as_array())
+        .is_some_and(|conds| {
+            conds.iter().any(|c| {
+                c.get("type").and_then(|t| t.as_str()) == Some("Ready")
+                    && c.get("status").and_then(|s| s.as_str()) == Some("True")
+            })
+        })
+}
+
+/// Applies one watch event to `seen`: the synchronous heart of the source, tested without
+/// a server.
+pub fn apply_event(seen: &mut SeenMap, kind: &str, event: &Event<DynamicObject>, now_us: u64) {
+    match event {
+        Event::Apply(obj) | Event::InitApply(obj) => {
+            let Some(name) = obj.metadata.name.clone() else {
+                return;
+            };
+            let entry = seen.entry((kind.to_owned(), name)).or_default();
+            entry.ready = is_ready(obj);
+            if entry.ready && entry.ready_us.is_none() {
+                entry.ready_us = Some(now_us);
+            }
+            entry.handled = obj
+                .data
+                .pointer("/status/lastHandledReconcileAt")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned);
+            entry.external_name = obj
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(EXTERNAL_NAME_ANNOTATION))
+                .cloned();
+        }
+        Event::Delete(obj) => {
+            if let Some(name) = obj.metadata.name.clone() {
+                let e = seen.entry((kind.to_owned(), name)).or_default();
+                e.gone_us.get_or_insert(now_us);
+                e.ready = false;
+            }
+        }
+        Event::Init | Event::InitDone => {}
+    }
+}
+
+impl Watches {
+    /// Starts one watch per kind.
+    #[must_use]
+    pub fn start(
+        client: &kube::Client,
+        namespace: &str,
+        kinds: &[KindInfo],
+        clock: RunClock,
+    ) -> Self {
+        let seen: Arc<Mutex<SeenMap>> = Arc::default();
+        let changed = Arc::new(Notify::new());
+        let mut watches = JoinSet::new();
+        for kind in kinds {
+            let api: Api<DynamicObject> =
+                Api::namespaced_with(client.clone(), namespace, &kind.resource);
+            let (seen, changed, kind) = (Arc::clone(&seen), Arc::clone(&changed), kind.name);
+            watches.spawn(async move {
+                let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
+                while let Some(event) = events.next().await {
+                    match event {
+                        Ok(event) => {
+                            let mut map = seen.lock().unwrap_or_else(|e| e.into_inner());
+                            apply_event(&mut map, kind, &event, clock.now().0);
+                        }
+                        Err(e) => {
+                            tracing::debug!(error = %e, kind, "watch error; the watcher retries");
+                            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                        }
+                    }
+                    changed.notify_waiters();
+                }
+            });
+        }
+        Watches {
+            seen,
+            changed,
+            watches,
+        }
+    }
+
+    /// The state of every resource seen.
+    pub fn lock(&self) -> MutexGuard<'_, SeenMap> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Completes at the next change (or never, if nothing changes).
+    pub async fn changed(&self) {
+        self.changed.notified().await;
+    }
+
+    /// Stops the watches and hands back what they saw.
+    pub async fn finish(mut self) -> SeenMap {
+        self.watches.shutdown().await;
+        std::mem::take(&mut *self.lock())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bucket(ready: &str) -> DynamicObject {
+        let mut obj = DynamicObject::new(
+            "b-0",
+            &crate::run::objects::kind_info(crate::scenario::Kind::Bucket).resource,
+        );
+        obj.data =
+            serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": ready}]}});
+        obj
+    }
+
+    #[test]
+    fn ready_is_dated_once_and_deletion_is_seen() {
+        let mut seen = SeenMap::new();
+        apply_event(&mut seen, "Bucket", &Event::Apply(bucket("False")), 5);
+        apply_event(&mut seen, "Bucket", &Event::Apply(bucket("True")), 9);
+        apply_event(&mut seen, "Bucket", &Event::Apply(bucket("True")), 12);
+        let key = ("Bucket".to_owned(), "b-0".to_owned());
+        assert_eq!(seen[&key].ready_us, Some(9));
+        assert!(seen[&key].ready);
+        apply_event(&mut seen, "Bucket", &Event::Delete(bucket("True")), 20);
+        assert_eq!(seen[&key].gone_us, Some(20));
+        assert!(!seen[&key].ready);
+    }
+}

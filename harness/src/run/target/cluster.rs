@@ -1,0 +1,381 @@
+//! The cluster target: a kubeconfig's API server, the provider deployed there (restarted by
+//! rolling its Deployment), and mock-cloud reached at a URL through its admin API.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, Patch, PatchParams};
+use kube::client::ClientBuilder;
+use kube::runtime::wait::await_condition;
+use mock_cloud::Faults;
+use mock_cloud::admin::Client as CloudClient;
+use serde_json::json;
+use tokio::time::Instant;
+
+use super::{CallsPage, CloudControl, CloudError, Target, TargetInfo, TargetSources};
+use crate::run::clock::{Epoch, RunClock};
+use crate::run::cloud;
+use crate::run::error::RunError;
+use crate::run::own::{self, OwnRequests};
+use crate::run::source::api::{ApiRequests, ApiSource};
+use crate::run::source::provider_metrics::{ProviderMetricsSource, Tally};
+use crate::scenario::Scenario;
+
+/// The default `--provider-deployment` (what `ci/manifests` deploys).
+pub const DEFAULT_PROVIDER_DEPLOYMENT: &str = "loadtest-system/provider";
+
+/// Where a cluster run finds what it measures.
+#[derive(Clone, Debug)]
+pub struct ClusterOptions {
+    /// The kubeconfig file.
+    pub kubeconfig: PathBuf,
+    /// Its context to use (default: the current one).
+    pub context: Option<String>,
+    /// mock-cloud's base URL, reachable from here.
+    pub cloud_url: String,
+    /// The provider's `/metrics` URL, if reachable from here.
+    pub provider_metrics_url: Option<String>,
+    /// The provider's Deployment: namespace and name. Its namespace also holds the
+    /// credential Secrets the harness writes.
+    pub provider_deployment: (String, String),
+    /// Leave what the run created in the cluster.
+    pub keep: bool,
+    /// Where API requests are read from.
+    pub api_source: ApiSource,
+}
+
+/// Parses `NAMESPACE/NAME`.
+///
+/// # Errors
+/// Not two non-empty parts.
+pub fn parse_deployment(s: &str) -> Result<(String, String), String> {
+    match s.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((ns.to_owned(), name.to_owned()))
+        }
+        _ => Err(format!(
+            "expected NAMESPACE/NAME, such as {DEFAULT_PROVIDER_DEPLOYMENT}; got {s:?}"
+        )),
+    }
+}
+
+/// mock-cloud over HTTP.
+pub struct RemoteCloud {
+    client: CloudClient,
+    epoch: Epoch,
+    /// When the cloud's clock started, on this process's clock.
+    started: Instant,
+    /// The faults the harness last set (there is no endpoint to read them back).
+    faults: std::sync::Mutex<Faults>,
+}
+
+impl CloudControl for RemoteCloud {
+    fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    fn faults(&self) -> Faults {
+        self.faults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    async fn set_faults(&self, faults: Faults) -> Result<(), CloudError> {
+        self.client
+            .put_faults(&faults)
+            .await
+            .map_err(CloudError::Admin)?;
+        *self.faults.lock().unwrap_or_else(|e| e.into_inner()) = faults;
+        Ok(())
+    }
+
+    async fn next_seq(&self) -> Result<u64, CloudError> {
+        self.client.next_seq().await.map_err(CloudError::Admin)
+    }
+
+    async fn calls_since(&self, since: u64) -> Result<CallsPage, CloudError> {
+        let page = self
+            .client
+            .all_calls_since(since)
+            .await
+            .map_err(CloudError::Admin)?;
+        Ok(CallsPage {
+            calls: page.calls,
+            dropped: page.dropped,
+        })
+    }
+
+    async fn inventory(&self) -> Result<Vec<mock_cloud::Resource>, CloudError> {
+        Ok(self
+            .client
+            .inventory()
+            .await
+            .map_err(CloudError::Admin)?
+            .resources)
+    }
+}
+
+/// A cluster and the provider deployed in it.
+pub struct Cluster {
+    clock: RunClock,
+    options: ClusterOptions,
+    client: kube::Client,
+    cloud: RemoteCloud,
+    api: Option<ApiRequests>,
+    provider: Option<ProviderMetricsSource>,
+    rolls: u32,
+    notes: Vec<String>,
+}
+
+/// The harness's client for the cluster: its `User-Agent`, and its requests to the
+/// provider's group counted into `own`.
+async fn client(options: &ClusterOptions, own: &OwnRequests) -> Result<kube::Client, RunError> {
+    let bad = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Kubeconfig {
+        path: options.kubeconfig.clone(),
+        source,
+    };
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(&options.kubeconfig).map_err(|e| bad(e.into()))?;
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions {
+            context: options.context.clone(),
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(|e| bad(e.into()))?;
+    Ok(ClientBuilder::try_from(config)
+        .map_err(|e| bad(e.into()))?
+        .with_layer(&own::layer(own.clone()))
+        .build())
+}
+
+fn deployments(client: &kube::Client, namespace: &str) -> Api<Deployment> {
+    Api::namespaced(client.clone(), namespace)
+}
+
+/// Whether a Deployment's rollout of `generation` is complete. A Deployment without a
+/// `status` (an API server with no controllers, such as mock-apiserver) counts as rolled.
+fn rolled_out(d: Option<&Deployment>, generation: i64) -> bool {
+    let Some(d) = d else {
+        return false;
+    };
+    let Some(status) = &d.status else {
+        return true;
+    };
+    let wanted = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    status.observed_generation.unwrap_or(0) >= generation
+        && status.updated_replicas.unwrap_or(0) == wanted
+        && status.replicas.unwrap_or(0) == wanted
+        && status.available_replicas.unwrap_or(0) == wanted
+}
+
+impl Cluster {
+    /// Rolls the provider's Deployment, as `kubectl rollout restart` does, and waits (until
+    /// `deadline`) for the rollout to finish.
+    async fn roll(&self, deadline: Instant) -> Result<(), RunError> {
+        let (ns, name) = &self.options.provider_deployment;
+        let api = deployments(&self.client, ns);
+        let now = self.clock.wall_now().to_string();
+        let patch = json!({"spec": {"template": {"metadata": {"annotations": {"harness.loadtest/restartedAt": now}}}}});
+        let rolled = api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| RunError::Kube {
+                what: format!("roll the provider's Deployment {ns}/{name}"),
+                source,
+            })?;
+        let generation = rolled.metadata.generation.unwrap_or(0);
+        let done = await_condition(api, name, move |d: Option<&Deployment>| {
+            rolled_out(d, generation)
+        });
+        if tokio::time::timeout_at(deadline, done).await.is_err() {
+            tracing::warn!(
+                namespace = ns,
+                name,
+                "the provider's rollout did not finish in time"
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Target for Cluster {
+    type Options = ClusterOptions;
+    type Cloud = RemoteCloud;
+
+    /// Connects to the cluster: the kubeconfig, the provider's Deployment, the provider's
+    /// metrics if their URL is given (its settings are checked against the scenario's),
+    /// then starts the clock, the API-request source and mock-cloud (given the scenario's
+    /// cloud, which starts it afresh).
+    async fn start(s: &Scenario, options: ClusterOptions) -> Result<Self, RunError> {
+        let own = OwnRequests::default();
+        let client = client(&options, &own).await?;
+        client
+            .apiserver_version()
+            .await
+            .map_err(|source| RunError::ApiServerUnreachable {
+                kubeconfig: options.kubeconfig.clone(),
+                source,
+            })?;
+        let (ns, name) = &options.provider_deployment;
+        deployments(&client, ns)
+            .get(name)
+            .await
+            .map_err(|source| RunError::Deployment {
+                namespace: ns.clone(),
+                name: name.clone(),
+                source,
+            })?;
+        let mut notes = Vec::new();
+        let tally = match &options.provider_metrics_url {
+            Some(url) => {
+                let (tally, checked) = Tally::connect(url, &s.settings).await?;
+                if !checked {
+                    notes.push(
+                        "the provider does not report provider_settings: its settings were not checked against the scenario"
+                            .to_owned(),
+                    );
+                }
+                Some(tally)
+            }
+            None => {
+                notes.push(
+                    "provider metrics not read (no --provider-metrics-url); its settings were not checked against the scenario"
+                        .to_owned(),
+                );
+                None
+            }
+        };
+        let clock = RunClock::start();
+        let api = ApiRequests::probe(&client, clock, own, options.api_source).await?;
+        let config = cloud::config(s).map_err(RunError::CloudQuota)?;
+        let cloud_client = CloudClient::new(&options.cloud_url).map_err(RunError::CloudAdmin)?;
+        let epoch = cloud_client
+            .put_config(&config)
+            .await
+            .map_err(RunError::CloudAdmin)?;
+        notes.insert(
+            0,
+            format!(
+                "cloud clock offset known to {:.1} ms (the PUT /admin/v1/config round trip)",
+                epoch.uncertainty.as_secs_f64() * 1e3
+            ),
+        );
+        let cloud = RemoteCloud {
+            client: cloud_client,
+            epoch: clock.epoch_at(epoch.at, epoch.uncertainty),
+            started: epoch.at,
+            faults: std::sync::Mutex::new(config.faults),
+        };
+        Ok(Cluster {
+            clock,
+            options,
+            client,
+            cloud,
+            api: Some(api),
+            provider: tally.map(ProviderMetricsSource::scraped),
+            rolls: 1,
+            notes,
+        })
+    }
+
+    fn clock(&self) -> RunClock {
+        self.clock
+    }
+
+    fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    fn cloud(&self) -> &RemoteCloud {
+        &self.cloud
+    }
+
+    fn secret_namespace(&self) -> Option<&str> {
+        Some(&self.options.provider_deployment.0)
+    }
+
+    fn cleans_up(&self) -> bool {
+        !self.options.keep
+    }
+
+    fn take_sources(&mut self) -> TargetSources {
+        TargetSources {
+            api: self.api.take().unwrap_or(ApiRequests::None),
+            provider: self.provider.take(),
+        }
+    }
+
+    async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError> {
+        self.roll(deadline).await?;
+        self.rolls += 1;
+        Ok(())
+    }
+
+    /// A cluster's provider keeps running.
+    async fn stop_provider(&mut self) {}
+
+    fn info(&self) -> TargetInfo {
+        let (ns, name) = &self.options.provider_deployment;
+        TargetInfo::Cluster {
+            kubeconfig: self.options.kubeconfig.display().to_string(),
+            cloud_url: self.options.cloud_url.clone(),
+            provider_deployment: format!("{ns}/{name}"),
+        }
+    }
+
+    fn provider_starts(&self) -> u32 {
+        self.rolls
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deployments_are_namespace_slash_name() {
+        assert_eq!(
+            parse_deployment("loadtest-system/provider").unwrap(),
+            ("loadtest-system".to_owned(), "provider".to_owned())
+        );
+        for bad in ["provider", "/provider", "ns/", "a/b/c"] {
+            assert!(parse_deployment(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_rollout_is_done_when_every_replica_is_updated_and_available() {
+        let mut d: Deployment = serde_json::from_value(json!({
+            "metadata": {"name": "p", "generation": 2},
+            "spec": {"replicas": 1, "selector": {}, "template": {}},
+            "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1, "availableReplicas": 1}
+        }))
+        .unwrap();
+        assert!(!rolled_out(Some(&d), 2), "the old pod is still there");
+        d.status.as_mut().unwrap().replicas = Some(1);
+        assert!(rolled_out(Some(&d), 2));
+        assert!(
+            !rolled_out(Some(&d), 3),
+            "a newer generation is not observed yet"
+        );
+        d.status = None;
+        assert!(
+            rolled_out(Some(&d), 3),
+            "no controller writes status: nothing to wait for"
+        );
+        assert!(!rolled_out(None, 1));
+    }
+}

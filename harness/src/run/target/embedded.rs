@@ -1,0 +1,216 @@
+//! The embedded target: mock-cloud, mock-apiserver (with the provider's CRDs) and the
+//! provider, all in this process, over in-memory tower Services (no sockets).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mock_apiserver::ApiServer;
+use mock_cloud::{Faults, MockCloud};
+use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tower::ServiceBuilder;
+
+use super::{CallsPage, CloudControl, CloudError, Target, TargetInfo, TargetSources};
+use crate::run::clock::{Epoch, RunClock};
+use crate::run::cloud;
+use crate::run::error::RunError;
+use crate::run::own::{self, OwnRequests};
+use crate::run::source::api::ApiRequests;
+use crate::run::source::api_journal::InProcess;
+use crate::run::source::provider_metrics::ProviderMetricsSource;
+use crate::scenario::Scenario;
+
+/// API-server requests kept for the measurements; a run that makes more is reported as
+/// partial.
+pub const API_JOURNAL_CAPACITY: usize = 2_000_000;
+
+/// How long the provider gets to finish in-flight reconciles when it stops.
+pub const PROVIDER_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Base URL the in-process cloud client uses (the host is never resolved).
+const CLOUD_URL: &str = "http://mock-cloud.invalid";
+
+struct RunningProvider {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<Result<provider::RunSummary, provider::ProviderError>>,
+}
+
+/// mock-cloud in this process.
+pub struct LocalCloud {
+    cloud: MockCloud,
+    epoch: Epoch,
+}
+
+impl CloudControl for LocalCloud {
+    fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.cloud.elapsed()
+    }
+
+    fn faults(&self) -> Faults {
+        self.cloud.faults()
+    }
+
+    async fn set_faults(&self, faults: Faults) -> Result<(), CloudError> {
+        self.cloud.set_faults(faults).map_err(CloudError::Rejected)
+    }
+
+    async fn next_seq(&self) -> Result<u64, CloudError> {
+        Ok(self.cloud.journal_stats().next_seq)
+    }
+
+    async fn calls_since(&self, since: u64) -> Result<CallsPage, CloudError> {
+        Ok(CallsPage {
+            calls: self.cloud.calls_since(since),
+            dropped: self.cloud.journal_stats().dropped,
+        })
+    }
+
+    async fn inventory(&self) -> Result<Vec<mock_cloud::Resource>, CloudError> {
+        Ok(self.cloud.inventory())
+    }
+}
+
+/// The embedded stack.
+pub struct Embedded {
+    clock: RunClock,
+    apiserver: ApiServer,
+    api_epoch: Epoch,
+    client: kube::Client,
+    cloud: LocalCloud,
+    metrics: Arc<ProviderMetrics>,
+    settings: limiter::crossplane::Settings,
+    provider: Option<RunningProvider>,
+    starts: u32,
+}
+
+impl Embedded {
+    /// The in-process API server (tests read its journal).
+    #[must_use]
+    pub fn apiserver(&self) -> &ApiServer {
+        &self.apiserver
+    }
+
+    /// Starts a provider with the scenario's settings (the metrics carry over).
+    fn start_provider(&mut self) {
+        let cloud = CloudClient::new(self.cloud.cloud.clone(), CLOUD_URL);
+        let options = ProviderOptions::from_service(
+            self.settings.clone(),
+            self.apiserver.service(),
+            cloud,
+            Arc::clone(&self.metrics),
+        )
+        .shutdown_timeout(PROVIDER_STOP_TIMEOUT);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(Provider::new(options).run(async move {
+            let _ = stopped.await;
+        }));
+        self.provider = Some(RunningProvider { stop, task });
+        self.starts += 1;
+    }
+}
+
+impl Target for Embedded {
+    type Options = ();
+    type Cloud = LocalCloud;
+
+    /// Starts the clock, the cloud and the API server (with the provider's CRDs), then the
+    /// provider.
+    async fn start(s: &Scenario, (): ()) -> Result<Self, RunError> {
+        let clock = RunClock::start();
+        let config = cloud::config(s).map_err(RunError::CloudQuota)?;
+        let local = MockCloud::new(config).map_err(RunError::Cloud)?;
+        let cloud_epoch = clock.epoch_at(Instant::now(), Duration::ZERO);
+        let apiserver = ApiServer::new(
+            mock_apiserver::Config::default().with_journal_capacity(API_JOURNAL_CAPACITY),
+        );
+        let api_epoch = clock.epoch_at(Instant::now(), Duration::ZERO);
+        let crds = provider::crd::crds_yaml().map_err(RunError::CrdsRender)?;
+        apiserver.load_crd_yaml(&crds).map_err(RunError::CrdsLoad)?;
+        let service = ServiceBuilder::new()
+            .layer(own::layer(OwnRequests::default()))
+            .service(apiserver.service());
+        let client = kube::Client::new(service, "default");
+        let mut target = Embedded {
+            clock,
+            apiserver,
+            api_epoch,
+            client,
+            cloud: LocalCloud {
+                cloud: local,
+                epoch: cloud_epoch,
+            },
+            metrics: Arc::new(ProviderMetrics::new()),
+            settings: s.settings.clone(),
+            provider: None,
+            starts: 0,
+        };
+        target.start_provider();
+        Ok(target)
+    }
+
+    fn clock(&self) -> RunClock {
+        self.clock
+    }
+
+    fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    fn cloud(&self) -> &LocalCloud {
+        &self.cloud
+    }
+
+    fn secret_namespace(&self) -> Option<&str> {
+        None
+    }
+
+    fn cleans_up(&self) -> bool {
+        false
+    }
+
+    fn take_sources(&mut self) -> TargetSources {
+        TargetSources {
+            api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), self.api_epoch)),
+            provider: Some(ProviderMetricsSource::InProcess(Arc::clone(&self.metrics))),
+        }
+    }
+
+    async fn restart_provider(&mut self, _deadline: Instant) -> Result<(), RunError> {
+        self.stop_provider().await;
+        self.start_provider();
+        Ok(())
+    }
+
+    /// Stops the in-process provider (in-flight reconciles get [`PROVIDER_STOP_TIMEOUT`]).
+    async fn stop_provider(&mut self) {
+        if let Some(p) = self.provider.take() {
+            let _ = p.stop.send(());
+            match p.task.await {
+                Ok(Ok(summary)) if !summary.drained => {
+                    tracing::warn!("the provider stopped with reconciles still in flight");
+                }
+                Ok(Err(e)) => tracing::error!(error = %e, "the provider failed"),
+                Err(e) => tracing::error!(error = %e, "the provider task failed"),
+                Ok(Ok(_)) => {}
+            }
+        }
+    }
+
+    fn info(&self) -> TargetInfo {
+        TargetInfo::Embedded
+    }
+
+    fn provider_starts(&self) -> u32 {
+        self.starts
+    }
+
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,144 @@
+//! Where a run happens, behind one trait: the [`embedded`] stack in this process, or a
+//! [`cluster`] reached through a kubeconfig. The driver, the sources and the observation
+//! code are generic over [`Target`]; only the two implementations know which one they are.
+
+pub mod cluster;
+pub mod embedded;
+#[cfg(test)]
+pub(crate) mod fake;
+
+use std::time::Duration;
+
+use mock_cloud::Faults;
+use tokio::time::Instant;
+
+use super::clock::{Epoch, RunClock};
+use super::error::RunError;
+use super::source::api::ApiRequests;
+use super::source::provider_metrics::ProviderMetricsSource;
+use crate::scenario::Scenario;
+
+/// What the result says about where a run happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetInfo {
+    /// The embedded stack.
+    Embedded,
+    /// A cluster.
+    Cluster {
+        /// The kubeconfig file.
+        kubeconfig: String,
+        /// mock-cloud's URL.
+        cloud_url: String,
+        /// The provider's Deployment, `namespace/name`.
+        provider_deployment: String,
+    },
+}
+
+/// The calls in a cloud's journal from some `seq` on.
+#[derive(Clone, Debug, Default)]
+pub struct CallsPage {
+    /// The calls, oldest first.
+    pub calls: Vec<mock_cloud::Call>,
+    /// How many entries the journal has dropped since it started (full journal).
+    pub dropped: u64,
+}
+
+/// Why a cloud-control operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CloudError {
+    /// The cloud rejected the faults it was given.
+    #[error("mock-cloud rejected the faults")]
+    Rejected(#[source] mock_cloud::ConfigError),
+    /// mock-cloud's admin API could not be used.
+    #[error("mock-cloud's admin API failed")]
+    Admin(#[source] mock_cloud::admin::ClientError),
+}
+
+/// Control of the run's mock-cloud: faults, journal and inventory.
+///
+/// `async fn` without `Send` bounds: a run is driven on the caller's task (`block_on`),
+/// never spawned, so its futures need not be `Send`.
+#[allow(async_fn_in_trait)]
+pub trait CloudControl {
+    /// Where the cloud's time zero (of its journal and its outage windows) lies on the
+    /// run's clock.
+    fn epoch(&self) -> Epoch;
+
+    /// Time on the cloud's clock now (outage windows are set on it).
+    fn elapsed(&self) -> Duration;
+
+    /// The faults in force.
+    fn faults(&self) -> Faults;
+
+    /// Replaces the faults in force.
+    async fn set_faults(&self, faults: Faults) -> Result<(), CloudError>;
+
+    /// The `seq` the next call will get.
+    async fn next_seq(&self) -> Result<u64, CloudError>;
+
+    /// Every journalled call from `since` on.
+    async fn calls_since(&self, since: u64) -> Result<CallsPage, CloudError>;
+
+    /// Every live resource in the cloud.
+    async fn inventory(&self) -> Result<Vec<mock_cloud::Resource>, CloudError>;
+}
+
+/// The measurement sources a target provides beside the ones every run has (the cloud
+/// journal and the watches).
+pub struct TargetSources {
+    /// Where API-server requests are counted.
+    pub api: ApiRequests,
+    /// The provider's own metrics, when they can be read.
+    pub provider: Option<ProviderMetricsSource>,
+}
+
+/// Where a run happens: the API server and its client, the cloud, the provider.
+///
+/// Generic, with `async fn`s, as kube-runtime's watcher is over its `ApiMode`: the driver
+/// and [`run`](crate::run::run) are monomorphised per target, and a fake one unit-tests
+/// them on paused time.
+#[allow(async_fn_in_trait)]
+pub trait Target: Sized {
+    /// What the command line gives to start it.
+    type Options;
+    /// Its cloud.
+    type Cloud: CloudControl;
+
+    /// Brings the target up with the scenario's settings and starts the run's clock at the
+    /// moment measurement begins.
+    async fn start(scenario: &Scenario, options: Self::Options) -> Result<Self, RunError>;
+
+    /// The run's clock.
+    fn clock(&self) -> RunClock;
+
+    /// A Kubernetes client for the harness's own requests (its `User-Agent` tells them
+    /// apart).
+    fn client(&self) -> kube::Client;
+
+    /// The cloud.
+    fn cloud(&self) -> &Self::Cloud;
+
+    /// The namespace of the credential Secrets the harness writes, if not the run's own.
+    fn secret_namespace(&self) -> Option<&str>;
+
+    /// Whether what the run created is deleted at the end.
+    fn cleans_up(&self) -> bool;
+
+    /// The API-request and provider-metrics sources; called once, after [`Target::start`].
+    fn take_sources(&mut self) -> TargetSources;
+
+    /// Restarts the provider, waiting at most until `deadline` for it to be back.
+    async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError>;
+
+    /// Stops the provider if the run owns it (in-flight work gets its shutdown timeout).
+    async fn stop_provider(&mut self);
+
+    /// What the result says about the target.
+    fn info(&self) -> TargetInfo;
+
+    /// How many times the provider was started (in process) or rolled.
+    fn provider_starts(&self) -> u32;
+
+    /// Facts about how the target was measured, for the result's notes.
+    fn notes(&self) -> Vec<String>;
+}

@@ -1,0 +1,228 @@
+//! Applying `--set`s ([`Set`]) to a raw scenario, before validation: each value is read
+//! as YAML into the type of the field it replaces and placed at its set (serde-saphyr
+//! location source `n` for the `n`-th set; the file is source 0).
+
+use serde::de::DeserializeOwned;
+use serde_saphyr::{Location, Spanned};
+
+use super::error::{self, Pos, Problem};
+use super::raw::RawScenario;
+use super::set::{SETTABLE, Set};
+
+/// The location of the `index`-th `--set` (0-based): source `index + 1`, the file being
+/// source 0. serde-saphyr keeps a source id in every location for this purpose, but builds
+/// locations only when it parses, so this one is read from its serialized form.
+fn location(index: usize) -> Location {
+    let source = u32::try_from(index + 1).unwrap_or(u32::MAX);
+    serde_json::from_value(serde_json::json!({"line": 1, "column": 1, "source_id": source}))
+        .unwrap_or(Location::UNKNOWN)
+}
+
+/// The value of `set`, typed as the raw field it replaces, placed at the set.
+fn value<T: DeserializeOwned>(set: &Set, index: usize) -> Result<Spanned<T>, Problem> {
+    let at = location(index);
+    match serde_saphyr::from_str::<T>(&set.value) {
+        Ok(value) => Ok(Spanned::new(value, at, at)),
+        Err(err) => {
+            let message = error::from_yaml(&err).message;
+            Err(Problem::new(
+                Pos::of(&at),
+                format!("{:?}: {message}", set.value),
+            ))
+        }
+    }
+}
+
+/// Applies the `index`-th set to `raw`.
+fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> {
+    let p = &mut raw.provider;
+    match set.path.as_str() {
+        "provider.maxReconcileRate" => p.max_reconcile_rate = Some(value(set, index)?),
+        "provider.rateLimitModel" => p.rate_limit_model = Some(value(set, index)?),
+        "provider.pollInterval" => p.poll_interval = Some(value(set, index)?),
+        "provider.pollJitterPercent" => p.poll_jitter_percent = Some(value(set, index)?),
+        "provider.minPollInterval" => p.min_poll_interval = Some(value(set, index)?),
+        "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
+        path => {
+            let group = path
+                .strip_prefix("resources.")
+                .and_then(|rest| rest.strip_suffix(".count"));
+            let Some(name) = group else {
+                return Err(Problem::new(
+                    Pos::of(&location(index)),
+                    format!("unknown path, expected one of {}", SETTABLE.join(", ")),
+                ));
+            };
+            let Some(group) = raw.resources.iter_mut().find(|g| g.name.value == name) else {
+                let names: Vec<&str> = raw
+                    .resources
+                    .iter()
+                    .map(|g| g.name.value.as_str())
+                    .collect();
+                return Err(Problem::new(
+                    Pos::of(&location(index)),
+                    format!(
+                        "no resource group named {name:?}, expected one of {}",
+                        names.join(", ")
+                    ),
+                ));
+            };
+            group.count = value(set, index)?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies every set, in order (a later one wins), and returns the problems of those that
+/// could not be applied.
+pub(super) fn apply_all(raw: &mut RawScenario, sets: &[Set]) -> Vec<Problem> {
+    sets.iter()
+        .enumerate()
+        .filter_map(|(i, set)| apply(raw, set, i).err())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{ScenarioError, parse_with};
+
+    const TINY: &str = "apiVersion: harness/v1\nname: tiny\nresources:\n  - {name: b, kind: Bucket, count: 3}\nphases:\n  - {name: create, action: create}\n";
+
+    fn sets(args: &[&str]) -> Vec<Set> {
+        args.iter().map(|a| a.parse().unwrap()).collect()
+    }
+
+    fn problems(args: &[&str]) -> String {
+        match parse_with(TINY, "tiny.yaml", &sets(args)) {
+            Err(e @ ScenarioError::Invalid { .. }) => e.to_string(),
+            other => panic!("expected problems, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn provider_settings_seed_and_group_counts_can_be_set() {
+        let s = parse_with(
+            TINY,
+            "tiny.yaml",
+            &sets(&[
+                "provider.maxReconcileRate=20",
+                "provider.rateLimitModel=in-queue",
+                "provider.pollInterval=30s",
+                "provider.pollJitterPercent=5",
+                "provider.minPollInterval=2s",
+                "resources.b.count=7",
+                "seed=42",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.settings.rate(), 20);
+        assert_eq!(
+            s.settings.model,
+            limiter::crossplane::RateLimitModel::InQueue
+        );
+        assert_eq!(s.settings.poll_interval, std::time::Duration::from_secs(30));
+        assert_eq!(s.settings.poll_jitter_percent, 5);
+        assert_eq!(
+            s.settings.min_poll_interval,
+            std::time::Duration::from_secs(2)
+        );
+        assert_eq!(s.groups[0].count, 7);
+        assert_eq!(s.seed, 42);
+        assert_eq!(s.sets.len(), 7);
+    }
+
+    #[test]
+    fn a_later_set_of_the_same_path_wins() {
+        let s = parse_with(
+            TINY,
+            "t.yaml",
+            &sets(&[
+                "provider.maxReconcileRate=20",
+                "provider.maxReconcileRate=30",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.settings.rate(), 30);
+    }
+
+    #[test]
+    fn a_set_value_meets_the_files_rules_and_is_placed_at_the_set() {
+        assert_eq!(
+            problems(&["provider.maxReconcileRate=0"]),
+            "--set provider.maxReconcileRate: maxReconcileRate is 0, expected an integer ≥ 1"
+        );
+        assert_eq!(
+            problems(&["provider.pollJitterPercent=100"]),
+            "--set provider.pollJitterPercent: pollJitterPercent 100 is too large, expected 0 to 99"
+        );
+        assert!(
+            problems(&["provider.pollInterval=soon"]).starts_with("--set provider.pollInterval: "),
+            "{}",
+            problems(&["provider.pollInterval=soon"])
+        );
+        assert!(problems(&["resources.b.count=0"]).starts_with("--set resources.b.count: "));
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_says_what_was_given() {
+        let text = problems(&["provider.maxReconcileRate=many"]);
+        assert!(
+            text.starts_with("--set provider.maxReconcileRate: \"many\": "),
+            "{text}"
+        );
+        let text = problems(&["provider.rateLimitModel=fast"]);
+        assert!(text.contains("crossplane"), "{text}");
+    }
+
+    #[test]
+    fn unknown_paths_and_groups_list_what_is_settable() {
+        let text = problems(&["provider.speed=1"]);
+        assert!(
+            text.starts_with(
+                "--set provider.speed: unknown path, expected one of provider.maxReconcileRate"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            problems(&["resources.nope.count=1"]),
+            "--set resources.nope.count: no resource group named \"nope\", expected one of b"
+        );
+    }
+
+    #[test]
+    fn problems_in_the_file_and_in_sets_are_listed_together() {
+        let bad = TINY.replace("count: 3", "count: 0");
+        let err = parse_with(&bad, "t.yaml", &sets(&["seed=x"])).unwrap_err();
+        let text = err.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].starts_with("t.yaml:4:"), "{text}");
+        assert!(lines[1].starts_with("--set seed: \"x\": "), "{text}");
+    }
+
+    #[test]
+    fn the_syntax_is_path_equals_value() {
+        assert!("seed".parse::<Set>().is_err());
+        assert!("=3".parse::<Set>().is_err());
+        assert_eq!(
+            " seed = 3 ".parse::<Set>().unwrap(),
+            Set {
+                path: "seed".into(),
+                value: "3".into()
+            }
+        );
+    }
+
+    #[test]
+    fn warnings_are_computed_with_the_set_values() {
+        let yaml = TINY.replace(
+            "count: 3}",
+            "count: 3, annotations: [{percent: 50, values: {crossplane.io/poll-interval: 2s}}]}",
+        );
+        let plain = parse_with(&yaml, "t.yaml", &[]).unwrap();
+        assert!(plain.warnings.is_empty(), "{:?}", plain.warnings);
+        let s = parse_with(&yaml, "t.yaml", &sets(&["provider.minPollInterval=5s"])).unwrap();
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    }
+}
