@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::junit::xml_escape as esc;
 use super::svg::{Series, Shade, histogram, time_chart};
 use crate::predict::fmt_num;
-use crate::result::RunResult;
+use crate::result::{RunResult, RunTarget};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1150px}\
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}.sub{color:#555}\
@@ -48,15 +48,15 @@ pub fn html(r: &RunResult) -> String {
         fmt_num(r.duration_s),
         r.version
     );
-    if let Some(target) = r.versions.get("target") {
-        let measured = r
-            .versions
-            .get("api requests measured by")
-            .map_or(String::new(), |m| format!(" · API requests: {}", esc(m)));
+    {
+        let target = match r.run.target {
+            RunTarget::Embedded => "embedded",
+            RunTarget::Cluster { .. } => "cluster",
+        };
         let _ = write!(
             o,
-            "<div class=\"sub\">target {}{measured}</div>",
-            esc(target)
+            "<div class=\"sub\">target {target} · API requests: {}</div>",
+            esc(&r.run.api_requests_measured_by)
         );
     }
     assertions(&mut o, r);
@@ -235,12 +235,13 @@ fn predictions(o: &mut String, r: &RunResult) {
         );
     }
     o.push_str("</table></details>");
+    let rows = r.run.rows();
     let _ = write!(
         o,
         "<h2>Run</h2><details><summary>target, versions and notes ({})</summary><table>",
-        r.versions.len()
+        rows.len()
     );
-    for (k, v) in &r.versions {
+    for (k, v) in &rows {
         let _ = write!(o, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(v));
     }
     o.push_str("</table></details>");

@@ -88,7 +88,7 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
                 min_poll_interval_s: s.settings.min_poll_interval.as_secs_f64(),
             },
         },
-        versions: obs.versions.clone(),
+        run: obs.run.clone(),
         duration_s: end as f64 / US,
         phases,
         timeline,

@@ -9,8 +9,8 @@ mod observe;
 
 pub use evaluate::evaluate;
 pub use model::{
-    Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, ScenarioInfo, SettingsInfo,
-    Timeline, Verdict,
+    Dropped, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunInfo, RunResult, RunTarget,
+    ScenarioInfo, SettingsInfo, Timeline, Verdict,
 };
 pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,

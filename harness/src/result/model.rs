@@ -9,7 +9,91 @@ use crate::measure::{Audit, LatencySummary, PollStats};
 use crate::predict::Prediction;
 
 /// The result format's version; bump on any incompatible change.
-pub const RESULT_VERSION: u32 = 1;
+pub const RESULT_VERSION: u32 = 2;
+
+/// Where a run happened.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum RunTarget {
+    /// The embedded stack, in the harness's process.
+    #[default]
+    Embedded,
+    /// A cluster reached through a kubeconfig.
+    Cluster {
+        /// The kubeconfig file.
+        kubeconfig: String,
+        /// mock-cloud's URL.
+        cloud_url: String,
+        /// The provider's Deployment, `namespace/name`.
+        provider_deployment: String,
+    },
+}
+
+/// Journal entries lost because a journal was full.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dropped {
+    /// The API server's request journal.
+    pub api: u64,
+    /// The cloud's call journal.
+    pub cloud: u64,
+}
+
+/// What ran and how it was measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The harness's version.
+    pub harness: String,
+    /// Where the run happened.
+    pub target: RunTarget,
+    /// How API-server requests were measured, in words.
+    pub api_requests_measured_by: String,
+    /// Journal entries dropped; any drop makes the result partial.
+    pub dropped: Dropped,
+    /// How many times the provider was started or rolled.
+    pub provider_starts: u32,
+    /// Notes on how the run was measured.
+    pub notes: Vec<String>,
+}
+
+impl RunInfo {
+    /// The facts as labelled rows, for reports.
+    #[must_use]
+    pub fn rows(&self) -> Vec<(String, String)> {
+        let mut rows = vec![("harness".to_owned(), self.harness.clone())];
+        match &self.target {
+            RunTarget::Embedded => rows.push(("target".to_owned(), "embedded".to_owned())),
+            RunTarget::Cluster {
+                kubeconfig,
+                cloud_url,
+                provider_deployment,
+            } => rows.extend([
+                ("target".to_owned(), "cluster".to_owned()),
+                ("kubeconfig".to_owned(), kubeconfig.clone()),
+                ("cloud url".to_owned(), cloud_url.clone()),
+                (
+                    "provider deployment".to_owned(),
+                    provider_deployment.clone(),
+                ),
+            ]),
+        }
+        rows.push((
+            "api requests measured by".to_owned(),
+            self.api_requests_measured_by.clone(),
+        ));
+        rows.push((
+            "journal entries dropped (api, cloud)".to_owned(),
+            format!("{}, {}", self.dropped.api, self.dropped.cloud),
+        ));
+        rows.push((
+            "provider starts".to_owned(),
+            self.provider_starts.to_string(),
+        ));
+        for (i, note) in self.notes.iter().enumerate() {
+            rows.push((format!("note {}", i + 1), note.clone()));
+        }
+        rows
+    }
+}
 
 /// The provider settings, as run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -139,8 +223,8 @@ pub struct RunResult {
     pub partial: bool,
     /// The scenario.
     pub scenario: ScenarioInfo,
-    /// Versions of what ran.
-    pub versions: BTreeMap<String, String>,
+    /// What ran and how it was measured.
+    pub run: RunInfo,
     /// Run length (s).
     pub duration_s: f64,
     /// Per phase.

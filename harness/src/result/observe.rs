@@ -1,10 +1,9 @@
 //! What a run observed, as plain data. The runner adapts mock-cloud's journal, the API
 //! server's journal and the watches into these types; nothing here knows where they came from.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
+use super::model::RunInfo;
 use crate::measure::{CloudResource, CustomResource};
 
 /// A cloud call's operation.
@@ -131,8 +130,8 @@ pub struct Observations {
     pub custom_resources: Vec<CustomResource>,
     /// The provider's metrics, if scraped.
     pub provider_metrics: Option<ProviderMetrics>,
-    /// Versions (harness, provider image or commit, CRDs, Kubernetes).
-    pub versions: BTreeMap<String, String>,
+    /// What ran and how it was measured.
+    pub run: RunInfo,
     /// The run was interrupted (Ctrl-C) or a phase timed out.
     pub partial: bool,
 }

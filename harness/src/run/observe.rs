@@ -2,8 +2,6 @@
 //! joins them. Inventory and the custom resources at the end are read here too, through
 //! the target.
 
-use std::collections::BTreeMap;
-
 use kube::api::{Api, DynamicObject, ListParams};
 use provider::crd::EXTERNAL_NAME_ANNOTATION;
 
@@ -14,7 +12,7 @@ use super::source::watches::SeenMap;
 use super::source::{ApiReport, CloudReport, ProviderReport};
 use super::target::{CloudControl, TargetInfo};
 use crate::measure::{CloudResource, CustomResource};
-use crate::result::{Observations, ResourceTimes};
+use crate::result::{Dropped, Observations, ResourceTimes, RunInfo};
 use crate::scenario::Scenario;
 
 /// What every source reported at the end of a run.
@@ -106,45 +104,25 @@ pub async fn custom_resources(client: &kube::Client, s: &Scenario) -> Vec<Custom
 }
 
 /// The result's description of the run.
-fn versions(target: TargetFacts, reports: &Reports) -> BTreeMap<String, String> {
-    let mut v = BTreeMap::new();
-    match target.info {
-        TargetInfo::Embedded => {
-            v.insert("target".to_owned(), "embedded".to_owned());
-        }
-        TargetInfo::Cluster {
-            kubeconfig,
-            cloud_url,
-            provider_deployment,
-        } => {
-            v.insert("target".to_owned(), "cluster".to_owned());
-            v.insert("kubeconfig".to_owned(), kubeconfig);
-            v.insert("cloud url".to_owned(), cloud_url);
-            v.insert("provider deployment".to_owned(), provider_deployment);
-        }
-    }
+fn run_info(target: TargetFacts, reports: &Reports) -> RunInfo {
     let notes = target
         .notes
         .iter()
         .chain(&reports.api.notes)
-        .chain(&reports.provider.notes);
-    for (i, note) in notes.enumerate() {
-        v.insert(format!("note {}", i + 1), note.clone());
+        .chain(&reports.provider.notes)
+        .cloned()
+        .collect();
+    RunInfo {
+        harness: env!("CARGO_PKG_VERSION").to_owned(),
+        target: target.info,
+        api_requests_measured_by: reports.api.measure.describe().to_owned(),
+        dropped: Dropped {
+            api: reports.api.dropped,
+            cloud: reports.cloud.dropped,
+        },
+        provider_starts: target.provider_starts,
+        notes,
     }
-    v.insert("harness".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
-    v.insert(
-        "api requests measured by".to_owned(),
-        reports.api.measure.describe().to_owned(),
-    );
-    v.insert(
-        "journal entries dropped (api, cloud)".to_owned(),
-        format!("{}, {}", reports.api.dropped, reports.cloud.dropped),
-    );
-    v.insert(
-        "provider starts".to_owned(),
-        target.provider_starts.to_string(),
-    );
-    v
 }
 
 /// Everything the run observed. `interrupted` marks the result partial, as do a journal
@@ -171,7 +149,7 @@ pub fn observations(
         || reports.api.dropped > 0
         || reports.cloud.dropped > 0
         || log.spans.iter().any(|p| !p.completed);
-    let versions = versions(target, &reports);
+    let run = run_info(target, &reports);
     Observations {
         duration_us: duration.0,
         phases: log.spans.clone(),
@@ -181,7 +159,7 @@ pub fn observations(
         inventory,
         custom_resources,
         provider_metrics: reports.provider.metrics,
-        versions,
+        run,
         partial,
     }
 }

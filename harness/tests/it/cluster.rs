@@ -366,15 +366,15 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
         cluster.provider.starts, 2,
         "the restart phase rolled the Deployment once"
     );
-    let versions = &result["versions"];
-    assert_eq!(versions["target"], "cluster", "{versions}");
-    assert_eq!(versions["provider starts"], "2", "{versions}");
+    let run = &result["run"];
+    assert_eq!(run["target"]["kind"], "cluster", "{run}");
+    assert_eq!(run["provider_starts"], 2, "{run}");
     assert!(
-        versions["api requests measured by"]
+        run["api_requests_measured_by"]
             .as_str()
             .unwrap()
             .starts_with("mock-apiserver's request journal"),
-        "{versions}"
+        "{run}"
     );
     assert_eq!(
         calls(&result, "create", "create"),
@@ -400,13 +400,13 @@ fn a_cluster_run_reads_api_requests_from_the_servers_metrics_and_keep_leaves_the
     let mut cluster = Cluster::start("cluster-metrics");
     let scenario = SCENARIO.replace("  - {name: restart, action: restart, timeout: 60s}\n", "");
     let result = cluster.run(&scenario, &["--api-requests-from", "metrics", "--keep"]);
-    let versions = &result["versions"];
+    let run = &result["run"];
     assert!(
-        versions["api requests measured by"]
+        run["api_requests_measured_by"]
             .as_str()
             .unwrap()
             .starts_with("apiserver_request_total"),
-        "{versions}"
+        "{run}"
     );
     // Each scrape's increase is dated at the scrape, so count the whole run.
     let api: u64 = result["phases"]

@@ -2,7 +2,9 @@
 //! (a paced creation wave, polls with jitter, a re-sync wave, deletes), for the reports.
 
 use harness::measure::{CloudResource, CustomResource};
-use harness::result::{ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ResourceTimes};
+use harness::result::{
+    ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ResourceTimes, RunInfo,
+};
 
 const S: u64 = 1_000_000;
 
@@ -151,9 +153,10 @@ pub fn smoke_observations() -> Observations {
         }],
         custom_resources: Vec::<CustomResource>::new(),
         provider_metrics: None,
-        versions: [("harness".to_owned(), env!("CARGO_PKG_VERSION").to_owned())]
-            .into_iter()
-            .collect(),
+        run: RunInfo {
+            harness: env!("CARGO_PKG_VERSION").to_owned(),
+            ..RunInfo::default()
+        },
         partial: false,
     }
 }

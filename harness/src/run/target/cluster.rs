@@ -45,18 +45,21 @@ pub struct ClusterOptions {
     pub api_source: ApiSource,
 }
 
+/// A `--provider-deployment` value that is not `NAMESPACE/NAME`.
+#[derive(Debug, thiserror::Error)]
+#[error("expected NAMESPACE/NAME, such as {DEFAULT_PROVIDER_DEPLOYMENT}; got {0:?}")]
+pub struct BadDeployment(String);
+
 /// Parses `NAMESPACE/NAME`.
 ///
 /// # Errors
 /// Not two non-empty parts.
-pub fn parse_deployment(s: &str) -> Result<(String, String), String> {
+pub fn parse_deployment(s: &str) -> Result<(String, String), BadDeployment> {
     match s.split_once('/') {
         Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
             Ok((ns.to_owned(), name.to_owned()))
         }
-        _ => Err(format!(
-            "expected NAMESPACE/NAME, such as {DEFAULT_PROVIDER_DEPLOYMENT}; got {s:?}"
-        )),
+        _ => Err(BadDeployment(s.to_owned())),
     }
 }
 

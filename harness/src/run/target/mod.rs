@@ -19,20 +19,7 @@ use super::source::provider_metrics::ProviderMetricsSource;
 use crate::scenario::Scenario;
 
 /// What the result says about where a run happened.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TargetInfo {
-    /// The embedded stack.
-    Embedded,
-    /// A cluster.
-    Cluster {
-        /// The kubeconfig file.
-        kubeconfig: String,
-        /// mock-cloud's URL.
-        cloud_url: String,
-        /// The provider's Deployment, `namespace/name`.
-        provider_deployment: String,
-    },
-}
+pub use crate::result::RunTarget as TargetInfo;
 
 /// The calls in a cloud's journal from some `seq` on.
 #[derive(Clone, Debug, Default)]
