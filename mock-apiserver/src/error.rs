@@ -78,6 +78,10 @@ pub enum ApiError {
         /// The details for the `Status`.
         details: Box<Details>,
     },
+    /// 422 without causes: a JSON patch that does not apply. The real server answers it
+    /// with `NewGenericServerResponse(422, …)`, which keeps only this generic message.
+    #[error("the server rejected our request due to an error in our request")]
+    PatchNotApplied,
     /// 429: server-side flow control refused the request.
     #[error("Too many requests, please try again later.")]
     TooManyRequests {
@@ -160,7 +164,7 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => 405,
             Self::Expired { .. } => 410,
             Self::UnsupportedMediaType { .. } => 415,
-            Self::Invalid { .. } => 422,
+            Self::Invalid { .. } | Self::PatchNotApplied => 422,
             Self::TooManyRequests { .. } => 429,
             Self::Internal { .. } => 500,
         }
@@ -176,7 +180,7 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::Expired { .. } => "Expired",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
-            Self::Invalid { .. } => "Invalid",
+            Self::Invalid { .. } | Self::PatchNotApplied => "Invalid",
             Self::TooManyRequests { .. } => "TooManyRequests",
             Self::Internal { .. } => "InternalError",
         }
@@ -204,6 +208,7 @@ impl ApiError {
                 }]);
                 Some(v)
             }
+            Self::PatchNotApplied => Some(json!({})),
             Self::TooManyRequests { retry_after_secs } => {
                 Some(json!({ "retryAfterSeconds": retry_after_secs }))
             }

@@ -1,68 +1,38 @@
-//! The request journal: one entry per request, with per-user-agent counts.
+//! The request journal: one entry per request, with per-user-agent counts, and the page
+//! that `GET /mock/v1/requests?since=SEQ` serves (its wire type, both ways).
+//!
+//! # Semantics
+//! Times are microseconds since the server's epoch ([`JournalPage::epoch`], the wall-clock
+//! time at which the server's clock read zero; in-process also
+//! [`ApiServer::epoch`](crate::ApiServer::epoch)), so a reader places every entry on its own
+//! clock with one offset instead of parsing a wall time per entry.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 
-/// What a request did, in Kubernetes audit terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Verb {
-    /// Read one object.
-    Get,
-    /// Read a collection.
-    List,
-    /// Stream changes.
-    Watch,
-    /// POST.
-    Create,
-    /// PUT.
-    Update,
-    /// PATCH.
-    Patch,
-    /// DELETE of one object.
-    Delete,
-    /// DELETE of a collection.
-    DeleteCollection,
-    /// Discovery, OpenAPI, version and health endpoints.
-    Discovery,
-}
+use crate::clock::Clock;
+use crate::verb::Verb;
 
-impl Verb {
-    /// The lowercase name used on the wire and in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Get => "get",
-            Self::List => "list",
-            Self::Watch => "watch",
-            Self::Create => "create",
-            Self::Update => "update",
-            Self::Patch => "patch",
-            Self::Delete => "delete",
-            Self::DeleteCollection => "deletecollection",
-            Self::Discovery => "discovery",
-        }
-    }
+/// The path of the journal: `GET` with `since=SEQ` answers a [`JournalPage`] of the entries
+/// after `SEQ`.
+pub const JOURNAL_PATH: &str = "/mock/v1/requests";
 
-    /// Whether the verb changes state.
-    pub fn is_write(self) -> bool {
-        matches!(
-            self,
-            Self::Create | Self::Update | Self::Patch | Self::Delete | Self::DeleteCollection
-        )
-    }
-}
+/// The header of a journal page that carries the server's epoch, RFC 3339 (the same as
+/// [`JournalPage::epoch`]).
+pub const X_EPOCH: &str = "x-epoch";
 
 /// One journaled request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Entry {
     /// Sequence number, from 1, increasing by one per request.
     pub seq: u64,
-    /// Wall-clock time the request arrived (RFC 3339, microseconds).
-    pub time: String,
-    /// Tokio time since the server started, at arrival.
-    pub elapsed: Duration,
+    /// Arrival, in microseconds since the server's epoch.
+    pub at_us: u64,
     /// What the request did.
     pub verb: Verb,
     /// API group, empty for core (and for non-resource paths).
@@ -78,27 +48,35 @@ pub struct Entry {
     pub user_agent: String,
     /// HTTP status code answered.
     pub status: u16,
-    /// Time to the response head (for watches: until the stream started).
-    pub latency: Duration,
+    /// Microseconds to the response head (for watches: until the stream started).
+    pub latency_us: u64,
 }
 
 impl Entry {
-    /// The entry as JSON (what `/mock/v1/requests` serves).
-    pub fn to_json(&self) -> Value {
-        json!({
-            "seq": self.seq,
-            "time": self.time,
-            "elapsedSeconds": self.elapsed.as_secs_f64(),
-            "verb": self.verb.as_str(),
-            "group": self.group,
-            "resource": self.resource,
-            "namespace": self.namespace,
-            "name": self.name,
-            "userAgent": self.user_agent,
-            "status": self.status,
-            "latencySeconds": self.latency.as_secs_f64(),
-        })
+    /// Arrival as a duration since the server's epoch.
+    pub fn at(&self) -> Duration {
+        Duration::from_micros(self.at_us)
     }
+}
+
+/// What `GET /mock/v1/requests?since=SEQ` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalPage {
+    /// The wall-clock time at which the server's clock (every [`Entry::at_us`]) read zero.
+    pub epoch: Timestamp,
+    /// The sequence number of the latest entry (0 when none).
+    pub last_seq: u64,
+    /// The kept entries after `since`, oldest first; a gap before the first means the
+    /// journal dropped entries.
+    pub entries: Vec<Entry>,
+    /// Requests per `User-Agent`, over the server's whole life.
+    pub counts_by_user_agent: BTreeMap<String, u64>,
+}
+
+/// Microseconds in `d`, saturating.
+pub(crate) fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 #[derive(Debug, Default)]
@@ -110,41 +88,30 @@ struct Inner {
     by_series: BTreeMap<(&'static str, String, String, String, u16), u64>,
 }
 
-impl Verb {
-    /// The verb label of `apiserver_request_total`, or `None` for requests the real API
-    /// server does not count by resource (discovery, health).
-    pub fn metric_label(self) -> Option<&'static str> {
-        Some(match self {
-            Self::Get => "GET",
-            Self::List => "LIST",
-            Self::Watch => "WATCH",
-            Self::Create => "POST",
-            Self::Update => "PUT",
-            Self::Patch => "PATCH",
-            Self::Delete => "DELETE",
-            Self::DeleteCollection => "DELETECOLLECTION",
-            Self::Discovery => return None,
-        })
-    }
-}
-
 /// The journal. Keeps the last `capacity` entries; counts cover every request.
 #[derive(Debug)]
 pub struct Journal {
     inner: Mutex<Inner>,
     capacity: usize,
+    clock: Clock,
 }
 
 impl Journal {
-    /// A journal keeping at most `capacity` entries.
-    pub fn new(capacity: usize) -> Self {
+    /// A journal keeping at most `capacity` entries, timed by `clock`.
+    pub fn new(capacity: usize, clock: Clock) -> Self {
         Self {
             inner: Mutex::new(Inner {
                 next_seq: 1,
                 ..Inner::default()
             }),
             capacity,
+            clock,
         }
+    }
+
+    /// The wall-clock time at which the journal's clock read zero.
+    pub fn epoch(&self) -> Timestamp {
+        self.clock.epoch()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -154,7 +121,18 @@ impl Journal {
     }
 
     /// Appends an entry, assigning its sequence number (the `seq` given is ignored).
-    pub fn record(&self, mut entry: Entry) -> u64 {
+    pub fn record(&self, entry: Entry) -> u64 {
+        let label = entry.verb.metric_label();
+        self.record_labelled(entry, label)
+    }
+
+    /// [`Journal::record`], counting the request in `apiserver_request_total` under
+    /// `metric_verb` (`APPLY` for a server-side apply, as the real server's `CleanVerb`).
+    pub(crate) fn record_labelled(
+        &self,
+        mut entry: Entry,
+        metric_verb: Option<&'static str>,
+    ) -> u64 {
         let mut inner = self.lock();
         entry.seq = inner.next_seq;
         inner.next_seq += 1;
@@ -162,7 +140,7 @@ impl Journal {
             .by_user_agent
             .entry(entry.user_agent.clone())
             .or_default() += 1;
-        if let Some(verb) = entry.verb.metric_label() {
+        if let Some(verb) = metric_verb {
             let (resource, subresource) = entry
                 .resource
                 .split_once('/')
@@ -221,14 +199,16 @@ impl Journal {
         out
     }
 
-    /// The `/mock/v1/requests?since=SEQ` document.
-    pub fn to_json(&self, since: u64) -> Value {
-        let entries: Vec<Value> = self.since(since).iter().map(Entry::to_json).collect();
-        json!({
-            "lastSeq": self.last_seq(),
-            "entries": entries,
-            "countsByUserAgent": self.counts_by_user_agent(),
-        })
+    /// The page of entries after `since` (what `/mock/v1/requests?since=SEQ` serves).
+    pub fn page(&self, since: u64) -> JournalPage {
+        let inner = self.lock();
+        let skip = inner.entries.partition_point(|e| e.seq <= since);
+        JournalPage {
+            epoch: self.clock.epoch(),
+            last_seq: inner.next_seq - 1,
+            entries: inner.entries.iter().skip(skip).cloned().collect(),
+            counts_by_user_agent: inner.by_user_agent.clone(),
+        }
     }
 }
 
@@ -239,8 +219,7 @@ mod tests {
     fn entry(agent: &str) -> Entry {
         Entry {
             seq: 0,
-            time: String::new(),
-            elapsed: Duration::ZERO,
+            at_us: 0,
             verb: Verb::List,
             group: String::new(),
             resource: "configmaps".into(),
@@ -248,13 +227,13 @@ mod tests {
             name: String::new(),
             user_agent: agent.into(),
             status: 200,
-            latency: Duration::from_millis(1),
+            latency_us: 1_000,
         }
     }
 
     #[test]
     fn entries_are_numbered_and_read_back_from_a_sequence_number() {
-        let journal = Journal::new(10);
+        let journal = Journal::new(10, Clock::new());
         for agent in ["a", "b", "a"] {
             journal.record(entry(agent));
         }
@@ -264,12 +243,19 @@ mod tests {
             [2, 3]
         );
         assert_eq!(journal.counts_by_user_agent()["a"], 2);
-        assert_eq!(journal.to_json(2)["entries"][0]["verb"], "list");
+        let page = journal.page(2);
+        assert_eq!((page.last_seq, page.entries.len()), (3, 1));
+        let wire = serde_json::to_value(&page).unwrap();
+        assert_eq!(wire["entries"][0]["verb"], "list");
+        assert_eq!(wire["entries"][0]["atUs"], 0);
+        assert_eq!(wire["countsByUserAgent"]["a"], 2);
+        let back: JournalPage = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, page);
     }
 
     #[test]
     fn a_full_journal_drops_its_oldest_entries_but_keeps_counting() {
-        let journal = Journal::new(2);
+        let journal = Journal::new(2, Clock::new());
         for _ in 0..5 {
             journal.record(entry("a"));
         }
@@ -282,7 +268,7 @@ mod tests {
 
     #[test]
     fn request_totals_count_every_request_by_series_like_the_real_metric() {
-        let journal = Journal::new(1);
+        let journal = Journal::new(1, Clock::new());
         let mut patch = entry("p");
         patch.verb = Verb::Patch;
         patch.group = "mockcloud.example.org".into();

@@ -13,7 +13,9 @@
 //!   tower `Service` for `kube::Client::new(service, "default")`, in-process.
 //! - [`serve`] puts the same server on a socket; [`write_kubeconfig`] points kubectl at it.
 //! - [`ApiServer::load_crd_yaml`] preloads CRDs; [`ApiServer::journal`] reads the
-//!   [`Journal`] of requests (also served at `/mock/v1/requests?since=SEQ`).
+//!   [`Journal`] of requests (also served at [`JOURNAL_PATH`]`?since=SEQ` as a
+//!   [`JournalPage`], timed from [`ApiServer::epoch`]); [`Verb::of`] classifies a request
+//!   as the journal does.
 //!
 //! # Example
 //! ```
@@ -56,6 +58,7 @@ mod protobuf;
 mod query;
 mod registry;
 mod render;
+mod response;
 #[cfg(test)]
 mod robustness;
 mod route;
@@ -64,12 +67,15 @@ mod serve;
 mod server;
 mod service;
 mod store;
+mod verb;
 mod watch;
 
 pub use error::{ApiError, Details};
 pub use flowcontrol::FlowControl;
-pub use journal::{Entry, Journal, Verb};
+pub use journal::{Entry, JOURNAL_PATH, Journal, JournalPage, X_EPOCH};
 pub use kubeconfig::{kubeconfig, write_kubeconfig};
+pub use response::ResponseBody;
 pub use serve::serve;
 pub use server::{ApiServer, Config, LoadError};
-pub use service::{ApiService, ResponseBody};
+pub use service::ApiService;
+pub use verb::Verb;

@@ -1,7 +1,10 @@
-//! Patch application: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and the
-//! cleanup of strategic-merge directives.
+//! Patch application: JSON merge patch (RFC 7386) and JSON patch (RFC 6902) through the
+//! `json-patch` crate, with the real API server's `test`-of-`null` rule, and the cleanup of
+//! strategic-merge directives.
 
-use serde_json::{Map, Value};
+use json_patch::jsonptr::PointerBuf;
+use json_patch::{PatchErrorKind, PatchOperation};
+use serde_json::Value;
 
 /// A JSON patch that could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,21 +41,7 @@ pub enum PatchError {
 /// Applies an RFC 7386 merge patch: objects merge recursively, `null` deletes, anything
 /// else replaces.
 pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Map::new());
-    }
-    let target = target.as_object_mut().expect("just made an object");
-    for (key, value) in patch {
-        if value.is_null() {
-            target.remove(key);
-        } else {
-            merge_patch(target.entry(key.clone()).or_insert(Value::Null), value);
-        }
-    }
+    json_patch::merge(target, patch);
 }
 
 /// Removes strategic-merge-patch directives (`$patch`, `$setElementOrder/…`,
@@ -69,112 +58,87 @@ pub fn strip_strategic_directives(patch: &mut Value) {
     }
 }
 
-/// Applies an RFC 6902 JSON patch.
+/// One decoded operation: one of RFC 6902's, or a `test` of `null` (or of no value), which
+/// the real server treats apart.
+enum Step {
+    Op(PatchOperation),
+    NullTest(PointerBuf),
+}
+
+/// Decodes every operation first, so a malformed one is reported before anything applies.
+fn decode(patch: &Value) -> Result<Vec<Step>, PatchError> {
+    let ops = patch.as_array().ok_or(PatchError::NotAList)?;
+    ops.iter()
+        .enumerate()
+        .map(|(index, op)| {
+            let bad = |problem: String| PatchError::BadOperation { index, problem };
+            let null_test = op["op"] == "test" && op.get("value").is_none_or(Value::is_null);
+            if null_test {
+                let path = serde_json::from_value(op["path"].clone())
+                    .map_err(|e| bad(format!("bad \"path\": {e}")))?;
+                return Ok(Step::NullTest(path));
+            }
+            serde_json::from_value(op.clone())
+                .map(Step::Op)
+                .map_err(|e| bad(e.to_string()))
+        })
+        .collect()
+}
+
+/// The real server's `test` of `null` (evanphx/json-patch's `test`): the parent must
+/// exist; then a missing member, or a member that is `null`, passes.
+fn null_test(target: &Value, path: &PointerBuf, index: usize) -> Result<(), PatchError> {
+    let failed = || PatchError::TestFailed {
+        index,
+        path: path.to_string(),
+    };
+    let Some((parent, last)) = path.split_back() else {
+        // The whole document is never null.
+        return Err(failed());
+    };
+    match target.pointer(parent.as_str()) {
+        Some(Value::Object(map)) => match map.get(last.decoded().as_ref()) {
+            None | Some(Value::Null) => Ok(()),
+            Some(_) => Err(failed()),
+        },
+        Some(Value::Array(items)) => match last.decoded().parse::<usize>() {
+            Ok(i) if i < items.len() => items[i].is_null().then_some(()).ok_or_else(failed),
+            _ => Err(PatchError::MissingPath {
+                index,
+                path: path.to_string(),
+            }),
+        },
+        _ => Err(PatchError::MissingPath {
+            index,
+            path: path.to_string(),
+        }),
+    }
+}
+
+/// Applies an RFC 6902 JSON patch with the `json-patch` crate.
 ///
 /// # Semantics
-/// As in the real API server (evanphx/json-patch), a `test` whose value is `null`
-/// passes when the path does not exist; kube's finalizer helper relies on it. The
-/// patch is applied to `target` in place; on error `target` may be partly patched,
-/// so callers apply it to a copy.
+/// As in the real API server (evanphx/json-patch), a `test` whose value is `null` (or
+/// absent) passes when the member does not exist or is `null`, provided its parent
+/// exists; kube's finalizer helper relies on it. Those tests are checked here, between
+/// the other operations, which the crate applies. The patch is applied to `target` in
+/// place; on error `target` may be partly patched, so callers apply it to a copy.
 pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
-    let ops = patch.as_array().ok_or(PatchError::NotAList)?;
-    for (index, op) in ops.iter().enumerate() {
-        let bad = |problem: &str| PatchError::BadOperation {
-            index,
-            problem: problem.to_owned(),
-        };
-        let name = op["op"].as_str().ok_or_else(|| bad("missing \"op\""))?;
-        let path = op["path"].as_str().ok_or_else(|| bad("missing \"path\""))?;
-        let value = || {
-            op.get("value")
-                .cloned()
-                .ok_or_else(|| bad("missing \"value\""))
-        };
-        let from = || op["from"].as_str().ok_or_else(|| bad("missing \"from\""));
-        let missing = |path: &str| PatchError::MissingPath {
-            index,
-            path: path.to_owned(),
-        };
-        match name {
-            "add" => add(target, path, value()?).map_err(|()| missing(path))?,
-            "remove" => {
-                remove(target, path).ok_or_else(|| missing(path))?;
+    for (index, step) in decode(patch)?.into_iter().enumerate() {
+        match step {
+            Step::NullTest(path) => null_test(target, &path, index)?,
+            Step::Op(op) => {
+                let path = op.path().to_string();
+                json_patch::patch_unsafe(target, std::slice::from_ref(&op)).map_err(|e| match e
+                    .kind
+                {
+                    PatchErrorKind::TestFailed => PatchError::TestFailed { index, path },
+                    _ => PatchError::MissingPath { index, path },
+                })?;
             }
-            "replace" => {
-                let slot = target.pointer_mut(path).ok_or_else(|| missing(path))?;
-                *slot = value()?;
-            }
-            "move" => {
-                let from = from()?;
-                let moved = remove(target, from).ok_or_else(|| missing(from))?;
-                add(target, path, moved).map_err(|()| missing(path))?;
-            }
-            "copy" => {
-                let from = from()?;
-                let copied = target.pointer(from).cloned().ok_or_else(|| missing(from))?;
-                add(target, path, copied).map_err(|()| missing(path))?;
-            }
-            "test" => {
-                let expected = op.get("value").cloned().unwrap_or(Value::Null);
-                let passes = match target.pointer(path) {
-                    Some(actual) => *actual == expected,
-                    None => expected.is_null(),
-                };
-                if !passes {
-                    return Err(PatchError::TestFailed {
-                        index,
-                        path: path.to_owned(),
-                    });
-                }
-            }
-            _ => return Err(bad("unknown operation")),
         }
     }
     Ok(())
-}
-
-fn split_parent(path: &str) -> Option<(&str, String)> {
-    let (parent, last) = path.rsplit_once('/')?;
-    Some((parent, last.replace("~1", "/").replace("~0", "~")))
-}
-
-fn add(target: &mut Value, path: &str, value: Value) -> Result<(), ()> {
-    if path.is_empty() {
-        *target = value;
-        return Ok(());
-    }
-    let (parent, key) = split_parent(path).ok_or(())?;
-    match target.pointer_mut(parent).ok_or(())? {
-        Value::Object(map) => {
-            map.insert(key, value);
-            Ok(())
-        }
-        Value::Array(items) => {
-            let index = if key == "-" {
-                items.len()
-            } else {
-                key.parse::<usize>().map_err(|_| ())?
-            };
-            if index > items.len() {
-                return Err(());
-            }
-            items.insert(index, value);
-            Ok(())
-        }
-        _ => Err(()),
-    }
-}
-
-fn remove(target: &mut Value, path: &str) -> Option<Value> {
-    let (parent, key) = split_parent(path)?;
-    match target.pointer_mut(parent)? {
-        Value::Object(map) => map.remove(&key),
-        Value::Array(items) => {
-            let index = key.parse::<usize>().ok().filter(|&i| i < items.len())?;
-            Some(items.remove(index))
-        }
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -222,6 +186,42 @@ mod tests {
             doc,
             json!({"a": [0, 2, 3], "b": {"x~y/z": 2}, "d": {"x~y/z": 2}})
         );
+    }
+
+    #[test]
+    fn a_null_test_passes_on_a_null_member_and_fails_without_a_parent() {
+        let mut doc = json!({"a": {"b": null}, "l": [null, 1]});
+        for path in ["/a/b", "/a/c", "/l/0"] {
+            json_patch(
+                &mut doc,
+                &json!([{"op": "test", "path": path, "value": null}]),
+            )
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+        json_patch(&mut doc, &json!([{"op": "test", "path": "/a/c"}])).unwrap();
+        assert!(matches!(
+            json_patch(
+                &mut doc,
+                &json!([{"op": "test", "path": "/x/y", "value": null}])
+            ),
+            Err(PatchError::MissingPath { index: 0, .. })
+        ));
+        assert!(matches!(
+            json_patch(
+                &mut doc,
+                &json!([{"op": "test", "path": "/l/1", "value": null}])
+            ),
+            Err(PatchError::TestFailed { .. })
+        ));
+        // The test sees the document as the operations before it left it.
+        let steps = json!([
+            {"op": "add", "path": "/a/c", "value": 1},
+            {"op": "test", "path": "/a/c", "value": null},
+        ]);
+        assert!(matches!(
+            json_patch(&mut doc, &steps),
+            Err(PatchError::TestFailed { index: 1, .. })
+        ));
     }
 
     #[test]

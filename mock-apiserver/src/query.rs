@@ -1,4 +1,9 @@
 //! Tolerant query-string parsing (kube sends a bare `?` and a leading `&`).
+//!
+//! Decoding is `form_urlencoded`'s, which is what Go's `url.ParseQuery` (the API server's)
+//! does to a query: pairs split on `&`, empty pairs skipped, `+` is a space, `%XX` escapes
+//! decoded. One difference: Go drops a pair with a malformed escape (`%zz`), this keeps it
+//! with the escape as written.
 
 /// Decoded query parameters, in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -8,12 +13,8 @@ impl Query {
     /// Parses a raw query string; empty pairs are skipped and `+` is a space.
     pub fn parse(raw: &str) -> Self {
         Self(
-            raw.split('&')
-                .filter(|pair| !pair.is_empty())
-                .map(|pair| {
-                    let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-                    (decode(k), decode(v))
-                })
+            form_urlencoded::parse(raw.as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect(),
         )
     }
@@ -30,28 +31,6 @@ impl Query {
     pub fn flag(&self, key: &str) -> bool {
         matches!(self.get(key), Some("true" | "1"))
     }
-}
-
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = || {
-            text.get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        };
-        match (bytes[i], hex()) {
-            (b'+', _) => out.push(b' '),
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 2;
-            }
-            (b, _) => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -47,7 +47,13 @@ pub enum Route {
 }
 
 /// Parses a request path (without the query).
+///
+/// The path is percent-decoded first and then split on `/`, as Go's `net/http` (which
+/// decodes `URL.Path`) and the API server's request-info parser do. Path decoding is
+/// `percent-encoding`'s rather than `form_urlencoded`'s: in a path `+` is a plus sign, not
+/// a space.
 pub fn parse(path: &str) -> Route {
+    let path = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     match segments.as_slice() {
         ["version"] => Route::Version,
@@ -161,6 +167,17 @@ mod tests {
         );
         assert_eq!(parse("/mock/v1/requests"), Route::Journal);
         assert_eq!(parse("/nonsense"), Route::Unknown);
+        assert_eq!(
+            parse("/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Aa+b"),
+            Route::Resource(ResourcePath {
+                group: "rbac.authorization.k8s.io".into(),
+                version: "v1".into(),
+                namespace: None,
+                plural: "clusterroles".into(),
+                name: Some("system:a+b".into()),
+                subresource: None,
+            })
+        );
         assert_eq!(parse("/api/v1/a/b/c/d"), Route::Unknown);
     }
 }

@@ -11,7 +11,6 @@ use crate::error::ApiError;
 use crate::flowcontrol::{FlowControl, Limiter};
 use crate::journal::Journal;
 use crate::registry::{Registry, ResourceKind};
-use crate::service::ApiService;
 use crate::store::{Store, Subresource, WriteOptions};
 
 /// Server settings. `Config::default()` suits tests and load runs alike.
@@ -134,11 +133,8 @@ impl Default for ApiServer {
 impl ApiServer {
     /// A server with the built-in kinds and the configured namespaces.
     pub fn new(config: Config) -> Self {
-        let store = Arc::new(Store::new(
-            Clock::new(),
-            config.watch_history,
-            config.watch_buffer,
-        ));
+        let clock = Clock::new();
+        let store = Arc::new(Store::new(clock, config.watch_history, config.watch_buffer));
         let registry = Registry::with_builtins();
         let namespaces = registry
             .get("", "v1", "namespaces")
@@ -153,7 +149,7 @@ impl ApiServer {
             );
         }
         let limiter = config.flow_control.map(Limiter::new);
-        let journal = Journal::new(config.journal_capacity);
+        let journal = Journal::new(config.journal_capacity, clock);
         Self {
             shared: Arc::new(Shared {
                 config,
@@ -165,14 +161,22 @@ impl ApiServer {
         }
     }
 
-    /// A tower `Service` answering Kubernetes API requests in-process.
-    pub fn service(&self) -> ApiService {
-        ApiService::new(self.clone(), None)
-    }
-
     /// The request journal.
     pub fn journal(&self) -> &Journal {
         &self.shared.journal
+    }
+
+    /// The wall-clock time at which the server's clock read zero: the time base of the
+    /// journal ([`crate::Entry::at_us`]). Read once, when the server is built, right after
+    /// its clock starts.
+    pub fn epoch(&self) -> jiff::Timestamp {
+        self.shared.store.clock().epoch()
+    }
+
+    /// The tokio instant at which the server's clock read zero (the same moment as
+    /// [`ApiServer::epoch`]), for in-process readers on the same tokio clock.
+    pub fn started_at(&self) -> tokio::time::Instant {
+        self.shared.store.clock().start()
     }
 
     /// The configuration the server runs with.

@@ -7,11 +7,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body::{Body, Frame};
-use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full, StreamBody};
+use http_body::Body;
+use http_body_util::BodyExt;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -19,14 +17,15 @@ use crate::discovery;
 use crate::error::ApiError;
 use crate::flowcontrol;
 use crate::handlers;
-use crate::journal::{Entry, Verb};
+use crate::journal::{self, Entry, X_EPOCH};
 use crate::openapi;
 use crate::query::Query;
+use crate::response::{
+    ResponseBody, bytes_response, error_response, json_response, value_response,
+};
 use crate::route::{self, Route};
 use crate::server::ApiServer;
-
-/// The body of every response: a full buffer, or a stream for watches.
-pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
+use crate::verb::Verb;
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 32 << 20;
@@ -45,6 +44,13 @@ pub struct ApiService {
 impl ApiService {
     pub(crate) fn new(server: ApiServer, stop: Option<tokio::sync::watch::Receiver<bool>>) -> Self {
         Self { server, stop }
+    }
+}
+
+impl ApiServer {
+    /// A tower `Service` answering Kubernetes API requests in-process.
+    pub fn service(&self) -> ApiService {
+        ApiService::new(self.clone(), None)
     }
 }
 
@@ -69,71 +75,11 @@ where
     }
 }
 
-/// A JSON response with `code`.
-pub fn json_response(code: StatusCode, body: Bytes) -> Response<ResponseBody> {
-    let mut response = Response::new(Full::new(body).boxed_unsync());
-    *response.status_mut() = code;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-fn value_response(code: StatusCode, value: &Value) -> Response<ResponseBody> {
-    json_response(
-        code,
-        Bytes::from(serde_json::to_vec(value).unwrap_or_default()),
-    )
-}
-
-/// A 200 chunked JSON stream (a watch).
-pub fn stream_response(
-    stream: impl Stream<Item = Bytes> + Send + 'static,
-) -> Response<ResponseBody> {
-    let body = StreamBody::new(stream.map(|chunk| Ok::<_, Infallible>(Frame::data(chunk))));
-    let mut response = Response::new(BodyExt::boxed_unsync(body));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-/// The `Status` response for an error.
-pub fn error_response(error: &ApiError) -> Response<ResponseBody> {
-    let code = StatusCode::from_u16(error.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = value_response(code, &error.to_status());
-    if let ApiError::TooManyRequests { retry_after_secs } = error {
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
-    }
-    response
-}
-
 fn header_str(headers: &http::HeaderMap, name: header::HeaderName) -> &str {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
-}
-
-fn verb_of(route: &Route, method: &Method, query: &Query) -> Verb {
-    let Route::Resource(path) = route else {
-        return Verb::Discovery;
-    };
-    match (method, path.name.is_some()) {
-        (&Method::GET, _) if query.flag("watch") => Verb::Watch,
-        (&Method::GET, true) => Verb::Get,
-        (&Method::GET, false) => Verb::List,
-        (&Method::POST, _) => Verb::Create,
-        (&Method::PUT, _) => Verb::Update,
-        (&Method::PATCH, _) => Verb::Patch,
-        (&Method::DELETE, true) => Verb::Delete,
-        (&Method::DELETE, false) => Verb::DeleteCollection,
-        _ => Verb::Discovery,
-    }
 }
 
 async fn handle<B>(
@@ -152,25 +98,20 @@ where
     let query = Query::parse(parts.uri.query().unwrap_or_default());
     let route = route::parse(&path);
     if route == Route::Journal {
-        let since = query.get("since").and_then(|s| s.parse().ok()).unwrap_or(0);
-        return value_response(StatusCode::OK, &server.journal().to_json(since));
+        return journal_response(&server, &query);
     }
     if route == Route::Metrics {
-        let mut response = Response::new(
-            Full::new(Bytes::from(server.journal().prometheus_text())).boxed_unsync(),
+        return bytes_response(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            Bytes::from(server.journal().prometheus_text()),
         );
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        );
-        return response;
     }
-    let verb = verb_of(&route, &parts.method, &query);
+    let verb = Verb::of_route(&route, &parts.method, &query);
     let clock = *server.shared.store.clock();
     let mut entry = Entry {
         seq: 0,
-        time: clock.rfc3339_micros(),
-        elapsed: clock.elapsed(),
+        at_us: journal::micros(clock.elapsed()),
         verb,
         group: String::new(),
         resource: path.clone(),
@@ -178,7 +119,7 @@ where
         name: String::new(),
         user_agent: header_str(&parts.headers, header::USER_AGENT).to_owned(),
         status: 0,
-        latency: std::time::Duration::ZERO,
+        latency_us: 0,
     };
     if let Route::Resource(p) = &route {
         entry.group = p.group.clone();
@@ -215,7 +156,7 @@ where
         },
     };
     entry.status = response.status().as_u16();
-    entry.latency = started.elapsed();
+    entry.latency_us = journal::micros(started.elapsed());
     tracing::debug!(
         verb = verb.as_str(),
         resource = %entry.resource,
@@ -224,7 +165,28 @@ where
         status = entry.status,
         "request"
     );
-    server.journal().record(entry);
+    let apply =
+        header_str(&parts.headers, header::CONTENT_TYPE).starts_with("application/apply-patch");
+    let metric_verb = match verb {
+        Verb::Patch if apply => Some("APPLY"),
+        _ => verb.metric_label(),
+    };
+    server.journal().record_labelled(entry, metric_verb);
+    response
+}
+
+/// `GET /mock/v1/requests?since=SEQ`: a [`journal::JournalPage`], with the epoch also in
+/// the `x-epoch` header.
+fn journal_response(server: &ApiServer, query: &Query) -> Response<ResponseBody> {
+    let since = query.get("since").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let page = server.journal().page(since);
+    let mut response = json_response(
+        StatusCode::OK,
+        Bytes::from(serde_json::to_vec(&page).unwrap_or_default()),
+    );
+    if let Ok(epoch) = HeaderValue::try_from(page.epoch.to_string()) {
+        response.headers_mut().insert(X_EPOCH, epoch);
+    }
     response
 }
 

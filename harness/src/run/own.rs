@@ -23,7 +23,8 @@ impl OwnRequests {
             return;
         };
         if rest.split('/').next() == Some(provider::crd::GROUP) {
-            let verb = verb_of(request.method(), path, request.uri().query());
+            let query = request.uri().query().unwrap_or_default();
+            let verb = mock_apiserver::Verb::of(request.method(), path, query).as_str();
             *self
                 .0
                 .lock()
@@ -37,33 +38,6 @@ impl OwnRequests {
     #[must_use]
     pub fn snapshot(&self) -> BTreeMap<&'static str, u64> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
-
-/// The Kubernetes verb of a request to a custom resource.
-#[must_use]
-pub fn verb_of(method: &http::Method, path: &str, query: Option<&str>) -> &'static str {
-    let named = {
-        // Segments after /apis/GROUP/VERSION/: [namespaces, ns,] plural [, name [, sub]].
-        let rest: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).skip(3).collect();
-        let rest = if rest.first() == Some(&"namespaces") && rest.len() >= 3 {
-            &rest[2..]
-        } else {
-            &rest[..]
-        };
-        rest.len() >= 2
-    };
-    let watch = query.is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
-    match *method {
-        http::Method::GET if watch => "watch",
-        http::Method::GET if named => "get",
-        http::Method::GET => "list",
-        http::Method::POST => "create",
-        http::Method::PUT => "update",
-        http::Method::PATCH => "patch",
-        http::Method::DELETE if named => "delete",
-        http::Method::DELETE => "deletecollection",
-        _ => "other",
     }
 }
 
@@ -85,44 +59,6 @@ pub fn layer(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn verbs_follow_the_api_servers_names() {
-        let g = "/apis/mockcloud.example.org/v1alpha1";
-        let get = http::Method::GET;
-        let cases = [
-            (&get, format!("{g}/namespaces/a/buckets"), None, "list"),
-            (&get, format!("{g}/namespaces/a/buckets/b"), None, "get"),
-            (
-                &get,
-                format!("{g}/namespaces/a/buckets"),
-                Some("watch=true&resourceVersion=1"),
-                "watch",
-            ),
-            (&get, format!("{g}/providerconfigs/x"), None, "get"),
-            (
-                &http::Method::PATCH,
-                format!("{g}/namespaces/a/buckets/b/status"),
-                None,
-                "patch",
-            ),
-            (
-                &http::Method::POST,
-                format!("{g}/namespaces/a/buckets"),
-                None,
-                "create",
-            ),
-            (
-                &http::Method::DELETE,
-                format!("{g}/namespaces/a/buckets/b"),
-                None,
-                "delete",
-            ),
-        ];
-        for (method, path, query, want) in cases {
-            assert_eq!(verb_of(method, &path, query), want, "{method} {path}");
-        }
-    }
 
     #[test]
     fn only_requests_to_the_providers_group_are_counted() {

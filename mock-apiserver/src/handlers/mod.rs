@@ -15,10 +15,10 @@ use crate::protobuf::{self, ProtobufError};
 use crate::query::Query;
 use crate::registry::{ResourceKind, View};
 use crate::render::{Format, Renderer};
+use crate::response::{ResponseBody, json_response, stream_response};
 use crate::route::ResourcePath;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::ApiServer;
-use crate::service::{ResponseBody, json_response, stream_response};
 use crate::store::Subresource;
 use crate::watch::{self, Filter, WatchParams};
 
@@ -75,7 +75,7 @@ pub fn handle(
             .ok_or_else(unknown_resource)?,
         View::Plain => kind.clone(),
     };
-    let now = server.shared.store.clock().unix().as_secs() as i64;
+    let now = server.shared.store.clock().now().as_second();
     let renderer = Renderer::new(kind.clone(), Format::from_accept(request.accept), now);
     let context = Context {
         server,
@@ -327,10 +327,9 @@ impl Context<'_> {
             initial_events_end: initial_events,
             stop: request.stop.clone(),
         };
-        Ok(stream_response(watch::stream(
-            self.server.shared.store.clone(),
-            start,
-            params,
-        )))
+        Ok(stream_response(
+            "application/json",
+            watch::stream(self.server.shared.store.clone(), start, params),
+        ))
     }
 }

@@ -11,7 +11,7 @@ use crate::events;
 use crate::object::StoredObject;
 use crate::patch::{self, PatchError};
 use crate::registry::{ResourceKind, View};
-use crate::service::{ResponseBody, json_response};
+use crate::response::{ResponseBody, json_response};
 use crate::store::{Preconditions, WriteOptions};
 
 impl Context<'_> {
@@ -127,7 +127,6 @@ impl Context<'_> {
             create_if_missing: apply,
         };
         let core_view = self.kind.view == View::CoreEvents;
-        let kind = self.kind.clone();
         let written = self.server.shared.store.update(
             self.store_kind,
             self.namespace(),
@@ -144,8 +143,7 @@ impl Context<'_> {
                     old.clone()
                 };
                 if json_patch {
-                    patch::json_patch(&mut target, &patch_value)
-                        .map_err(|e| patch_error(&kind, name, e))?;
+                    patch::json_patch(&mut target, &patch_value).map_err(patch_error)?;
                 } else {
                     if let Some(meta) = patch_value
                         .get_mut("metadata")
@@ -261,17 +259,14 @@ impl Context<'_> {
     }
 }
 
-fn patch_error(kind: &ResourceKind, name: &str, error: PatchError) -> ApiError {
+fn patch_error(error: PatchError) -> ApiError {
     match error {
         PatchError::NotAList | PatchError::BadOperation { .. } => {
             ApiError::bad_request(error.to_string())
         }
-        PatchError::MissingPath { .. } | PatchError::TestFailed { .. } => ApiError::Invalid {
-            kind: kind.kind.clone(),
-            name: name.to_owned(),
-            field: "patch".into(),
-            detail: error.to_string(),
-            details: Box::new(crate::error::Details::new(name, &kind.group, &kind.kind)),
-        },
+        PatchError::MissingPath { .. } | PatchError::TestFailed { .. } => {
+            tracing::debug!(%error, "json patch not applied");
+            ApiError::PatchNotApplied
+        }
     }
 }

@@ -580,3 +580,38 @@ async fn paged_lists_keep_the_first_pages_version_and_expired_tokens_are_410() {
         .unwrap_err();
     assert_eq!(api_code(expired), (410, "Expired".into()));
 }
+
+#[tokio::test(start_paused = true)]
+async fn server_side_applies_count_as_apply_in_request_totals_like_the_real_server() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let ssa = PatchParams::apply("test").force();
+    let body =
+        json!({"apiVersion": "example.org/v1alpha1", "kind": "Bucket", "spec": {"region": "eu"}});
+    buckets
+        .patch("b1", &ssa, &Patch::Apply(body))
+        .await
+        .unwrap();
+    buckets
+        .patch(
+            "b1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 2}})),
+        )
+        .await
+        .unwrap();
+    let text = server.journal().prometheus_text();
+    let series = |verb: &str| {
+        text.lines()
+            .find(|l| l.contains("resource=\"buckets\"") && l.contains(&format!("verb=\"{verb}\"")))
+            .map(|l| l.rsplit(' ').next().unwrap().to_owned())
+    };
+    assert_eq!(series("APPLY").as_deref(), Some("1"), "{text}");
+    assert_eq!(series("PATCH").as_deref(), Some("1"), "{text}");
+    let verbs: Vec<Verb> = server.journal().since(0).iter().map(|e| e.verb).collect();
+    assert_eq!(
+        verbs.iter().filter(|v| **v == Verb::Patch).count(),
+        2,
+        "the journal says patch for both"
+    );
+}

@@ -8,7 +8,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client as HttpClient;
 use hyper_util::rt::TokioExecutor;
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
-use mock_apiserver::{Config, FlowControl};
+use mock_apiserver::{Config, FlowControl, JOURNAL_PATH, JournalPage, Verb, X_EPOCH};
 use serde_json::Value;
 
 use crate::support::{Bucket, Socket, bucket, server_with_buckets};
@@ -53,7 +53,7 @@ async fn kube_works_over_a_loopback_socket_from_a_written_kubeconfig() {
         server.object_count("example.org", "v1alpha1", "buckets"),
         20
     );
-    socket.shutdown().await.unwrap();
+    socket.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,12 +69,24 @@ async fn the_journal_is_served_over_http_with_counts_per_user_agent() {
         assert_eq!(get(&list, "harness/1.0").await.0, 200);
     }
     assert_eq!(get(&format!("{list}/missing"), "provider/1.0").await.0, 404);
-    let (code, _, journal) = get(
-        &format!("{}/mock/v1/requests?since={seq}", socket.url()),
+    let (code, headers, journal) = get(
+        &format!("{}{JOURNAL_PATH}?since={seq}", socket.url()),
         "reader",
     )
     .await;
     assert_eq!(code, 200);
+    let epoch = server.epoch().to_string();
+    assert_eq!(
+        journal["epoch"], epoch,
+        "the page publishes the server's epoch"
+    );
+    assert_eq!(headers[X_EPOCH], epoch.as_str());
+    let page: JournalPage = serde_json::from_value(journal.clone()).unwrap();
+    assert!(
+        page.entries.windows(2).all(|w| w[0].at_us <= w[1].at_us),
+        "times are microseconds since the epoch, in arrival order"
+    );
+    assert_eq!(page.entries[0].verb, Verb::List);
     let entries = journal["entries"].as_array().unwrap();
     assert_eq!(
         entries.len(),
@@ -157,7 +169,7 @@ async fn shutting_the_socket_down_ends_open_watches_cleanly() {
         Some(Ok(WatchEvent::Added(b))) => assert_eq!(b.metadata.name.as_deref(), Some("b1")),
         other => panic!("expected ADDED, got {other:?}"),
     }
-    socket.shutdown().await.unwrap();
+    socket.shutdown().await;
     let rest: Vec<_> = stream.collect().await;
     assert!(
         rest.iter().all(Result::is_ok),

@@ -81,7 +81,7 @@ pub fn client(server: &ApiServer) -> kube::Client {
 pub struct Socket {
     pub addr: SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Socket {
@@ -119,11 +119,11 @@ impl Socket {
     }
 
     /// Shuts the socket down and waits for `serve` to return.
-    pub async fn shutdown(mut self) -> std::io::Result<()> {
+    pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        self.task.take().unwrap().await.unwrap()
+        self.task.take().unwrap().await.unwrap();
     }
 }
 

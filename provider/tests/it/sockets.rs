@@ -141,7 +141,7 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
     let summary = running.await.unwrap().unwrap();
     assert!(summary.drained);
     metrics_server.await.unwrap();
-    api_server.await.unwrap().unwrap();
+    api_server.await.unwrap();
     cloud_server.await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

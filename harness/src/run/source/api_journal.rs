@@ -1,8 +1,7 @@
 //! API requests from mock-apiserver's journal: in this process (read once at the end), or
 //! over HTTP (`/mock/v1/requests?since=SEQ`, polled), both exact.
 
-use mock_apiserver::ApiServer;
-use serde::Deserialize;
+use mock_apiserver::{ApiServer, JOURNAL_PATH, JournalPage};
 
 use super::report::{ApiMeasure, ApiReport};
 use crate::result::ApiRequest;
@@ -31,9 +30,7 @@ impl InProcess {
         let requests = entries
             .into_iter()
             .filter_map(|entry| {
-                let at = self
-                    .epoch
-                    .to_run(crate::run::clock::Micros::of(entry.elapsed).0)?;
+                let at = self.epoch.to_run(entry.at_us)?;
                 Some(ApiRequest {
                     at_us: at.0,
                     verb: entry.verb.as_str().to_owned(),
@@ -48,23 +45,6 @@ impl InProcess {
             notes: Vec::new(),
         }
     }
-}
-
-/// A mock-apiserver journal page.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct JournalDoc {
-    last_seq: u64,
-    entries: Vec<JournalEntry>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct JournalEntry {
-    seq: u64,
-    time: String,
-    verb: String,
-    user_agent: String,
 }
 
 async fn get_text(client: &kube::Client, path: &str) -> Result<String, ApiReadError> {
@@ -90,8 +70,8 @@ impl Http {
     /// # Errors
     /// The server has no journal.
     pub async fn probe(client: kube::Client, clock: RunClock) -> Result<Http, ApiReadError> {
-        let text = get_text(&client, &format!("/mock/v1/requests?since={}", u64::MAX)).await?;
-        let doc: JournalDoc = serde_json::from_str(&text).map_err(ApiReadError::Decode)?;
+        let text = get_text(&client, &format!("{JOURNAL_PATH}?since={}", u64::MAX)).await?;
+        let doc: JournalPage = serde_json::from_str(&text).map_err(ApiReadError::Decode)?;
         Ok(Http {
             client,
             clock,
@@ -106,23 +86,22 @@ impl Http {
     pub async fn read(&mut self) -> Result<(Vec<ApiRequest>, u64), ApiReadError> {
         let text = get_text(
             &self.client,
-            &format!("/mock/v1/requests?since={}", self.cursor),
+            &format!("{JOURNAL_PATH}?since={}", self.cursor),
         )
         .await?;
-        let doc: JournalDoc = serde_json::from_str(&text).map_err(ApiReadError::Decode)?;
+        let doc: JournalPage = serde_json::from_str(&text).map_err(ApiReadError::Decode)?;
         let missed = doc
             .entries
             .first()
             .map_or(0, |e| e.seq.saturating_sub(self.cursor + 1));
+        let epoch = self.clock.epoch_of_wall(doc.epoch);
         let requests = doc
             .entries
             .iter()
             .filter_map(|e| {
-                let at: k8s_openapi::jiff::Timestamp = e.time.parse().ok()?;
-                let at = self.clock.epoch_of_wall(at).to_run(0)?;
                 Some(ApiRequest {
-                    at_us: at.0,
-                    verb: e.verb.clone(),
+                    at_us: epoch.to_run(e.at_us)?.0,
+                    verb: e.verb.as_str().to_owned(),
                     from_provider: e.user_agent != HARNESS_USER_AGENT,
                 })
             })

@@ -27,12 +27,9 @@ pub fn request_totals(metrics: &str, group: &str) -> BTreeMap<String, u64> {
         if !has_label(labels, "group", group) {
             continue;
         }
-        let verb = match label_value(labels, "verb").unwrap_or("") {
-            "POST" => "create".to_owned(),
-            "PUT" => "update".to_owned(),
-            "PATCH" | "APPLY" => "patch".to_owned(),
-            other => other.to_ascii_lowercase(),
-        };
+        let label = label_value(labels, "verb").unwrap_or("");
+        let verb = mock_apiserver::Verb::from_metric_label(label)
+            .map_or_else(|| label.to_ascii_lowercase(), |v| v.as_str().to_owned());
         *totals.entry(verb).or_default() += value as u64;
     }
     totals

@@ -129,7 +129,7 @@ impl Target for Embedded {
         let apiserver = ApiServer::new(
             mock_apiserver::Config::default().with_journal_capacity(API_JOURNAL_CAPACITY),
         );
-        let api_epoch = clock.epoch_at(Instant::now(), Duration::ZERO);
+        let api_epoch = clock.epoch_at(apiserver.started_at(), Duration::ZERO);
         let crds = provider::crd::crds_yaml().map_err(RunError::CrdsRender)?;
         apiserver.load_crd_yaml(&crds).map_err(RunError::CrdsLoad)?;
         let service = ServiceBuilder::new()
