@@ -10,7 +10,7 @@ use crate::server::ApiServer;
 use crate::service::ApiService;
 
 /// How long open connections get to finish after shutdown starts.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Serves `server` on `listener` until `shutdown` completes.
 ///
@@ -20,8 +20,8 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// second; none ends the server.
 ///
 /// On shutdown it stops accepting, ends the watch streams opened through this socket
-/// (clients see a clean end of stream), lets in-flight requests finish for up to
-/// [`DRAIN_TIMEOUT`], and returns. The [`ApiServer`] itself stays usable in-process.
+/// (clients see a clean end of stream), lets in-flight requests finish for up to five
+/// seconds, and returns. The [`ApiServer`] itself stays usable in-process.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
