@@ -24,11 +24,21 @@ fn default_provider_config() -> String {
     "default".to_owned()
 }
 
+fn default_provider_config_kind() -> String {
+    "ProviderConfig".to_owned()
+}
+
 /// `spec.providerConfigRef`: which [`crate::crd::ProviderConfig`] (cloud account and
-/// credentials) the resource uses.
+/// credentials) the resource uses. Shaped like crossplane-runtime v2's
+/// `ProviderConfigReference` (`{kind, name}`), so a real provider's `Connect` reads the
+/// kind it expects; both fields have schema defaults, so `{}` means the ProviderConfig
+/// named `default`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ProviderConfigReference {
-    /// Name of the ProviderConfig.
+    /// Kind of the referenced object: this provider serves `ProviderConfig`.
+    #[serde(default = "default_provider_config_kind")]
+    pub kind: String,
+    /// Name of the referenced object.
     #[serde(default = "default_provider_config")]
     pub name: String,
 }
@@ -36,6 +46,7 @@ pub struct ProviderConfigReference {
 impl Default for ProviderConfigReference {
     fn default() -> Self {
         ProviderConfigReference {
+            kind: default_provider_config_kind(),
             name: default_provider_config(),
         }
     }
@@ -176,5 +187,6 @@ mod tests {
     fn the_provider_config_reference_defaults_to_default() {
         let r: ProviderConfigReference = serde_json::from_str("{}").unwrap();
         assert_eq!(r.name, "default");
+        assert_eq!(r.kind, "ProviderConfig");
     }
 }
