@@ -196,6 +196,18 @@ pub fn builtin_kinds() -> Vec<ResourceKind> {
         ResourceKind::builtin("", "v1", "services", "Service", true)
             .short(&["svc"])
             .with_status(),
+        ResourceKind::builtin("", "v1", "pods", "Pod", true)
+            .short(&["po"])
+            .fields(&[
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "status.phase",
+                "status.podIP",
+                "status.nominatedNodeName",
+            ])
+            .with_status(),
         ResourceKind::builtin("apps", "v1", "deployments", "Deployment", true)
             .short(&["deploy"])
             .with_status(),

@@ -4,13 +4,16 @@
 use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
+use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
 use crate::clock;
 use crate::events;
 use crate::jsonpath;
 use crate::object::StoredObject;
+use crate::protobuf;
 use crate::registry::{ResourceKind, View};
+use crate::response::{ResponseBody, bytes_response};
 use crate::store::EventType;
 
 /// The representation a client asked for with its `Accept` header.
@@ -22,19 +25,34 @@ pub enum Format {
     Table,
     /// `PartialObjectMetadata` (kube's metadata API).
     Metadata,
+    /// The objects themselves, as protobuf (client-go's clientsets, kubectl's typed calls).
+    Protobuf,
 }
 
 impl Format {
-    /// Chooses a format from an `Accept` header; anything unknown gets plain JSON.
-    pub fn from_accept(accept: &str) -> Self {
-        let first = accept.split(',').next().unwrap_or_default();
-        if first.contains("as=Table") {
-            Self::Table
-        } else if first.contains("as=PartialObjectMetadata") {
-            Self::Metadata
-        } else {
-            Self::Object
+    /// Chooses a format from an `Accept` header: the first media range this server can
+    /// answer for objects of `api_version` and `kind` (protobuf only for built-in kinds
+    /// that have a message, Tables and metadata only as JSON); anything else gets JSON.
+    pub fn from_accept(accept: &str, api_version: &str, kind: &str) -> Self {
+        for range in accept.split(',') {
+            let media = range.split(';').next().unwrap_or_default().trim();
+            if range.contains("as=Table") {
+                if media == "application/json" {
+                    return Self::Table;
+                }
+            } else if range.contains("as=PartialObjectMetadata") {
+                if media == "application/json" {
+                    return Self::Metadata;
+                }
+            } else if media == protobuf::MEDIA_TYPE {
+                if protobuf::supports(api_version, kind) {
+                    return Self::Protobuf;
+                }
+            } else {
+                return Self::Object;
+            }
         }
+        Self::Object
     }
 }
 
@@ -84,10 +102,63 @@ impl Renderer {
         Bytes::from(serde_json::to_vec(&self.value(object)).unwrap_or_default())
     }
 
-    /// A single-object response body.
+    /// The response for one object, in the format the client asked for.
+    pub fn object_response(
+        &self,
+        code: StatusCode,
+        object: &StoredObject,
+    ) -> Response<ResponseBody> {
+        if self.format == Format::Protobuf {
+            match protobuf::encode(&self.value(object)) {
+                Ok(body) => return bytes_response(code, protobuf::MEDIA_TYPE, body),
+                Err(error) => tracing::warn!(%error, "answering in JSON"),
+            }
+        }
+        bytes_response(code, "application/json", self.object(object))
+    }
+
+    /// The response for a list; `continue_token` is set when more pages follow.
+    pub fn list_response(
+        &self,
+        items: &[Arc<StoredObject>],
+        resource_version: u64,
+        continue_token: Option<&str>,
+    ) -> Response<ResponseBody> {
+        if self.format == Format::Protobuf {
+            let mut metadata = json!({"resourceVersion": resource_version.to_string()});
+            if let Some(token) = continue_token {
+                metadata["continue"] = json!(token);
+            }
+            let values: Vec<Value> = items.iter().map(|o| self.value(o)).collect();
+            match protobuf::encode_list(
+                &self.kind.api_version(),
+                &self.kind.kind,
+                &metadata,
+                &values,
+            ) {
+                Ok(body) => return bytes_response(StatusCode::OK, protobuf::MEDIA_TYPE, body),
+                Err(error) => tracing::warn!(%error, "answering in JSON"),
+            }
+        }
+        bytes_response(
+            StatusCode::OK,
+            "application/json",
+            self.list(items, resource_version, continue_token),
+        )
+    }
+
+    /// The content type of a watch stream in this format.
+    pub fn watch_content_type(&self) -> &'static str {
+        match self.format {
+            Format::Protobuf => protobuf::WATCH_MEDIA_TYPE,
+            _ => "application/json",
+        }
+    }
+
+    /// A single-object JSON body.
     pub fn object(&self, object: &StoredObject) -> Bytes {
         match self.format {
-            Format::Object => self.object_json(object),
+            Format::Object | Format::Protobuf => self.object_json(object),
             Format::Table => {
                 to_bytes(&self.table(std::slice::from_ref(&Arc::new(object.clone())), None, true))
             }
@@ -110,7 +181,7 @@ impl Renderer {
                 }
                 to_bytes(&table)
             }
-            Format::Object | Format::Metadata => {
+            Format::Object | Format::Metadata | Format::Protobuf => {
                 let (api_version, kind) = match self.format {
                     Format::Metadata => (
                         "meta.k8s.io/v1".to_owned(),
@@ -142,9 +213,10 @@ impl Renderer {
         }
     }
 
-    /// One line of a watch stream, newline-terminated.
+    /// One event of a watch stream: a newline-terminated JSON line, or a protobuf frame.
     pub fn watch_line(&self, event: EventType, object: &StoredObject) -> Bytes {
         let body = match self.format {
+            Format::Protobuf => return self.watch_frame(event.as_str(), &self.value(object)),
             Format::Object => self.object_json(object),
             Format::Table => {
                 to_bytes(&self.table(std::slice::from_ref(&Arc::new(object.clone())), None, true))
@@ -172,11 +244,29 @@ impl Renderer {
                 "meta.k8s.io/v1".to_owned(),
                 "PartialObjectMetadata".to_owned(),
             ),
-            Format::Object => (self.kind.api_version(), self.kind.kind.clone()),
+            Format::Object | Format::Protobuf => (self.kind.api_version(), self.kind.kind.clone()),
         };
-        line(
-            &json!({"type": "BOOKMARK", "object": {"apiVersion": api_version, "kind": kind, "metadata": metadata}}),
-        )
+        let object = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata});
+        if self.format == Format::Protobuf {
+            return self.watch_frame("BOOKMARK", &object);
+        }
+        line(&json!({"type": "BOOKMARK", "object": object}))
+    }
+
+    /// A protobuf watch frame; an object that has no protobuf form ends the watch with an
+    /// ERROR event, as the real server does when it cannot encode one.
+    fn watch_frame(&self, event: &str, object: &Value) -> Bytes {
+        match protobuf::encode(object) {
+            Ok(body) => protobuf::watch_frame(event, &body),
+            Err(error) => {
+                tracing::warn!(%error, "watch event not encodable as protobuf");
+                let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                    "status": "Failure", "message": error.to_string(),
+                    "reason": "InternalError", "code": 500});
+                let body = protobuf::encode(&status).unwrap_or_default();
+                protobuf::watch_frame("ERROR", &body)
+            }
+        }
     }
 
     fn metadata(&self, object: &StoredObject) -> Value {
@@ -320,7 +410,11 @@ mod tests {
         let now = clock::parse_rfc3339("2026-11-21T10:05:00Z").unwrap();
         let renderer = Renderer::new(
             Arc::new(kind),
-            Format::from_accept("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"),
+            Format::from_accept(
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+                "v1",
+                "ConfigMap",
+            ),
             now,
         );
         let table: Value =

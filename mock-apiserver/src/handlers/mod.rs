@@ -15,7 +15,7 @@ use crate::protobuf::{self, ProtobufError};
 use crate::query::Query;
 use crate::registry::{ResourceKind, View};
 use crate::render::{Format, Renderer};
-use crate::response::{ResponseBody, json_response, stream_response};
+use crate::response::{ResponseBody, stream_response};
 use crate::route::ResourcePath;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::ApiServer;
@@ -76,7 +76,8 @@ pub fn handle(
         View::Plain => kind.clone(),
     };
     let now = server.shared.store.clock().now().as_second();
-    let renderer = Renderer::new(kind.clone(), Format::from_accept(request.accept), now);
+    let format = Format::from_accept(request.accept, &kind.api_version(), &kind.kind);
+    let renderer = Renderer::new(kind.clone(), format, now);
     let context = Context {
         server,
         kind: &kind,
@@ -94,7 +95,7 @@ pub fn handle(
         (&Method::GET, None) => context.list(&request),
         (&Method::GET, Some(name)) => {
             let object = server.shared.store.get(&store_kind, namespace, name)?;
-            Ok(json_response(StatusCode::OK, renderer.object(&object)))
+            Ok(renderer.object_response(StatusCode::OK, &object))
         }
         (&Method::POST, None)
             if kind.namespaced == path.namespace.is_some() && subresource == Subresource::Main =>
@@ -128,7 +129,23 @@ fn dry_run(query: &Query) -> bool {
     query.get("dryRun") == Some("All")
 }
 
-/// Parses a JSON, YAML or (for a few built-in kinds) protobuf request body.
+/// The body media types of creates and updates, as a 415 lists them.
+const ACCEPTED_BODIES: &str =
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+
+/// An error with its causes, as one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Parses a JSON, YAML or (for built-in kinds that have a message) protobuf request body.
 fn decode(kind: &ResourceKind, content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
     let media = content_type.split(';').next().unwrap_or_default().trim();
     let value: Value = match media {
@@ -146,12 +163,12 @@ fn decode(kind: &ResourceKind, content_type: &str, body: &[u8]) -> Result<Value,
                 ))
             })?
         }
-        "application/vnd.kubernetes.protobuf" if !kind.custom => {
+        protobuf::MEDIA_TYPE if protobuf::supports(&kind.api_version(), &kind.kind) => {
             protobuf::decode(body).map_err(|e| match e {
-                ProtobufError::Malformed => ApiError::bad_request(e.to_string()),
-                ProtobufError::Unsupported(_) => ApiError::UnsupportedMediaType {
-                    accepted: "application/json, application/yaml".into(),
+                ProtobufError::Unsupported { .. } => ApiError::UnsupportedMediaType {
+                    accepted: ACCEPTED_BODIES.into(),
                 },
+                other => ApiError::bad_request(error_chain(&other)),
             })?
         }
         _ => {
@@ -288,10 +305,9 @@ impl Context<'_> {
             .as_ref()
             .map_or(page.resource_version, |(rv, _)| *rv);
         let token = page.next.as_deref().map(|key| paging::encode(rv, key));
-        Ok(json_response(
-            StatusCode::OK,
-            self.renderer.list(&page.items, rv, token.as_deref()),
-        ))
+        Ok(self
+            .renderer
+            .list_response(&page.items, rv, token.as_deref()))
     }
 
     fn watch(
@@ -328,7 +344,7 @@ impl Context<'_> {
             stop: request.stop.clone(),
         };
         Ok(stream_response(
-            "application/json",
+            self.renderer.watch_content_type(),
             watch::stream(self.server.shared.store.clone(), start, params),
         ))
     }

@@ -10,8 +10,9 @@ use crate::error::ApiError;
 use crate::events;
 use crate::object::StoredObject;
 use crate::patch::{self, PatchError};
+use crate::protobuf;
 use crate::registry::{ResourceKind, View};
-use crate::response::{ResponseBody, json_response};
+use crate::response::ResponseBody;
 use crate::store::{Preconditions, WriteOptions};
 
 impl Context<'_> {
@@ -29,10 +30,9 @@ impl Context<'_> {
         if self.is_crd() && !options.dry_run {
             self.server.sync_crd(&written.object.to_value());
         }
-        Ok(json_response(
-            StatusCode::CREATED,
-            self.renderer.object(&written.object),
-        ))
+        Ok(self
+            .renderer
+            .object_response(StatusCode::CREATED, &written.object))
     }
 
     pub(super) fn update(
@@ -57,10 +57,9 @@ impl Context<'_> {
         if self.is_crd() && !options.dry_run {
             self.server.sync_crd(&written.object.to_value());
         }
-        Ok(json_response(
-            StatusCode::OK,
-            self.renderer.object(&written.object),
-        ))
+        Ok(self
+            .renderer
+            .object_response(StatusCode::OK, &written.object))
     }
 
     pub(super) fn patch(
@@ -171,16 +170,25 @@ impl Context<'_> {
         } else {
             StatusCode::OK
         };
-        Ok(json_response(code, self.renderer.object(&written.object)))
+        Ok(self.renderer.object_response(code, &written.object))
     }
 
     fn delete_options(&self, request: &Request<'_>) -> Result<(Preconditions, bool), ApiError> {
         let mut dry = dry_run(request.query);
         let mut preconditions = Preconditions::default();
         if !request.body.iter().all(u8::is_ascii_whitespace) {
-            let options: Value = serde_json::from_slice(&request.body).map_err(|e| {
-                ApiError::bad_request(format!("the delete options could not be decoded: {e}"))
-            })?;
+            let options: Value = if request.body.starts_with(b"k8s\0") {
+                protobuf::decode_delete_options(&request.body).map_err(|e| {
+                    ApiError::bad_request(format!(
+                        "the delete options could not be decoded: {}",
+                        super::error_chain(&e)
+                    ))
+                })?
+            } else {
+                serde_json::from_slice(&request.body).map_err(|e| {
+                    ApiError::bad_request(format!("the delete options could not be decoded: {e}"))
+                })?
+            };
             let pre = &options["preconditions"];
             preconditions.uid = pre["uid"].as_str().map(str::to_owned);
             preconditions.resource_version = pre["resourceVersion"].as_str().map(str::to_owned);
@@ -207,7 +215,7 @@ impl Context<'_> {
         if !dry {
             self.after_delete(&object);
         }
-        Ok(json_response(StatusCode::OK, self.renderer.object(&object)))
+        Ok(self.renderer.object_response(StatusCode::OK, &object))
     }
 
     fn after_delete(&self, object: &StoredObject) {
@@ -252,10 +260,9 @@ impl Context<'_> {
                 deleted.push(object);
             }
         }
-        Ok(json_response(
-            StatusCode::OK,
-            self.renderer.list(&deleted, store.resource_version(), None),
-        ))
+        Ok(self
+            .renderer
+            .list_response(&deleted, store.resource_version(), None))
     }
 }
 

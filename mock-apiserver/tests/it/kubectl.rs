@@ -23,18 +23,18 @@ use crate::support::{Bucket, Socket, bucket, bucket_crd_yaml};
 
 /// A bound on any single wait for kubectl, so a broken server fails the test instead of
 /// hanging it.
-const BOUND: Duration = Duration::from_secs(60);
+pub(crate) const BOUND: Duration = Duration::from_secs(60);
 
-struct Kubectl {
+pub(crate) struct Kubectl {
     dir: PathBuf,
     socket: Socket,
-    server: ApiServer,
+    pub(crate) server: ApiServer,
 }
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 impl Kubectl {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let dir = std::env::temp_dir().join(format!(
             "mock-apiserver-kubectl-{}-{}",
             std::process::id(),
@@ -52,7 +52,7 @@ impl Kubectl {
         }
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("kubectl");
         command
             .arg("--kubeconfig")
@@ -68,11 +68,15 @@ impl Kubectl {
     }
 
     /// Runs kubectl, returning (success, stdout, stderr).
-    async fn run(&self, args: &[&str]) -> (bool, String, String) {
+    pub(crate) async fn run(&self, args: &[&str]) -> (bool, String, String) {
         self.run_with_input(args, "").await
     }
 
-    async fn run_with_input(&self, args: &[&str], input: &str) -> (bool, String, String) {
+    pub(crate) async fn run_with_input(
+        &self,
+        args: &[&str],
+        input: &str,
+    ) -> (bool, String, String) {
         let mut child = self.command(args).spawn().expect("kubectl runs");
         let mut stdin = child.stdin.take().unwrap();
         tokio::io::AsyncWriteExt::write_all(&mut stdin, input.as_bytes())
@@ -92,13 +96,13 @@ impl Kubectl {
     }
 
     /// Runs kubectl and insists it succeeds; returns stdout.
-    async fn ok(&self, args: &[&str]) -> String {
+    pub(crate) async fn ok(&self, args: &[&str]) -> String {
         let (success, stdout, stderr) = self.run(args).await;
         assert!(success, "kubectl {args:?} failed:\n{stdout}\n{stderr}");
         stdout
     }
 
-    async fn with_crd(self) -> Self {
+    pub(crate) async fn with_crd(self) -> Self {
         let crd = self.dir.join("crd.yaml");
         let out = self.ok(&["apply", "-f", crd.to_str().unwrap()]).await;
         assert!(out.contains("buckets.example.org created"), "{out}");
@@ -106,12 +110,17 @@ impl Kubectl {
     }
 
     /// Waits (bounded) until kubectl has a watch open on buckets, as the journal shows.
-    async fn wait_for_watch(&self) {
+    pub(crate) async fn wait_for_watch(&self) {
+        self.wait_for_watch_of("buckets").await;
+    }
+
+    /// Waits (bounded) until kubectl has a watch open on `resource`.
+    pub(crate) async fn wait_for_watch_of(&self, resource: &str) {
         for _ in 0..1200 {
             let journal = self.server.journal().since(0);
             if journal
                 .iter()
-                .any(|e| e.verb == mock_apiserver::Verb::Watch && e.resource == "buckets")
+                .any(|e| e.verb == mock_apiserver::Verb::Watch && e.resource == resource)
             {
                 return;
             }
@@ -120,11 +129,11 @@ impl Kubectl {
         panic!("kubectl never started watching");
     }
 
-    fn client(&self) -> kube::Client {
+    pub(crate) fn client(&self) -> kube::Client {
         kube::Client::new(self.server.service(), "default")
     }
 
-    fn buckets(&self) -> Api<Bucket> {
+    pub(crate) fn buckets(&self) -> Api<Bucket> {
         Api::default_namespaced(self.client())
     }
 }

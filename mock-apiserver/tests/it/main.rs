@@ -5,6 +5,7 @@ mod bad_input;
 mod binary;
 mod kube_rs;
 mod kubectl;
+mod protobuf;
 mod socket;
 mod support;
 mod watch;
