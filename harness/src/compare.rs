@@ -1,7 +1,16 @@
 //! A/B comparison of two results: calls per phase and operation, peak windowed rates,
-//! time-to-Ready quantiles and throttles; a regression is a rise past a threshold.
+//! time-to-Ready quantiles, throttles and API requests; a regression is a rise past a
+//! threshold.
+//!
+//! # Semantics
+//! A comparison is only as good as its two runs, so [`compare`] first says whether they can
+//! be compared at all ([`Problem`]): NEW must be complete and pass its assertions, OLD must be
+//! complete, both must put the provider through the same workload (groups, phases, cloud,
+//! assertions: [`crate::result::workload`]; the provider settings may differ, that is the
+//! point of an A/B), and every metric must exist in both. The command exits 3 when any of
+//! these fails, 1 on a regression, 0 otherwise.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::predict::fmt_num;
@@ -12,20 +21,138 @@ use crate::result::RunResult;
 pub struct Row {
     /// What.
     pub metric: String,
-    /// Old value (NaN: absent).
-    pub old: f64,
-    /// New value (NaN: absent).
-    pub new: f64,
-    /// Change in percent of the old value (∞ when old is 0).
-    pub change_pct: f64,
+    /// Old value (None: the old run does not have it).
+    pub old: Option<f64>,
+    /// New value (None: the new run does not have it).
+    pub new: Option<f64>,
     /// Past the threshold.
     pub regression: bool,
+}
+
+impl Row {
+    /// Change in percent of the old value; ∞ for a rise from 0; None when a side is missing.
+    #[must_use]
+    pub fn change_pct(&self) -> Option<f64> {
+        let (o, n) = (self.old?, self.new?);
+        Some(if o == 0.0 {
+            if n > 0.0 { f64::INFINITY } else { 0.0 }
+        } else {
+            (n - o) / o * 100.0
+        })
+    }
+}
+
+/// Why two results cannot be compared honestly.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Problem {
+    /// The new run stopped early or lost measurements.
+    NewPartial(String),
+    /// The new run failed assertions.
+    NewFailed(Vec<String>),
+    /// The old run stopped early or lost measurements.
+    OldPartial(String),
+    /// The runs put the provider through different workloads: the lines that differ.
+    WorkloadDiffers {
+        /// Lines only the old run has.
+        old_only: Vec<String>,
+        /// Lines only the new run has.
+        new_only: Vec<String>,
+    },
+    /// Metrics that only one run has.
+    MissingMetrics(Vec<String>),
+}
+
+impl Problem {
+    fn text(&self) -> String {
+        match self {
+            Problem::NewPartial(why) => format!("NEW is partial: {why}"),
+            Problem::NewFailed(names) => {
+                format!(
+                    "NEW failed {} assertion(s): {}",
+                    names.len(),
+                    names.join(", ")
+                )
+            }
+            Problem::OldPartial(why) => format!("OLD is partial: {why}"),
+            Problem::WorkloadDiffers { old_only, new_only } => {
+                let mut t =
+                    "the runs have different workloads (groups, phases, cloud or assertions)"
+                        .to_owned();
+                for l in old_only {
+                    let _ = write!(t, "\n    OLD: {l}");
+                }
+                for l in new_only {
+                    let _ = write!(t, "\n    NEW: {l}");
+                }
+                t
+            }
+            Problem::MissingMetrics(m) => {
+                format!(
+                    "{} metric(s) exist in one run only: {}",
+                    m.len(),
+                    m.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// One side of the comparison, for the header.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Side {
+    /// `name (file)`.
+    pub scenario: String,
+    /// The provider settings, in one line.
+    pub settings: String,
+    /// The `--set`s, joined, or `none`.
+    pub overrides: String,
+    /// The commit, or `unknown`.
+    pub commit: String,
+    /// The start time, or `unknown`.
+    pub started: String,
+    /// The run's headline (PASS, FAIL, PARTIAL and why).
+    pub outcome: String,
+}
+
+impl Side {
+    fn of(r: &RunResult) -> Side {
+        let st = &r.scenario.settings;
+        Side {
+            scenario: format!("{} ({})", r.scenario.name, r.scenario.file),
+            settings: format!(
+                "{} R={} poll {}s ±{}% min {}s",
+                st.rate_limit_model,
+                st.max_reconcile_rate,
+                fmt_num(st.poll_interval_s),
+                st.poll_jitter_percent,
+                fmt_num(st.min_poll_interval_s)
+            ),
+            overrides: if r.scenario.overrides.is_empty() {
+                "none".to_owned()
+            } else {
+                r.scenario.overrides.join(" ")
+            },
+            commit: r.run.commit.clone().unwrap_or_else(|| "unknown".to_owned()),
+            started: r
+                .run
+                .started_at
+                .clone()
+                .unwrap_or_else(|| "unknown".to_owned()),
+            outcome: r.headline(),
+        }
+    }
 }
 
 /// The comparison.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
-    /// Every metric of either run, sorted.
+    /// The baseline.
+    pub old: Side,
+    /// The candidate.
+    pub new: Side,
+    /// Why the two cannot be compared (empty: they can).
+    pub problems: Vec<Problem>,
+    /// Every metric of either run, sorted (empty when the workloads differ).
     pub rows: Vec<Row>,
     /// The threshold (percent).
     pub max_regression_pct: f64,
@@ -36,13 +163,32 @@ impl Comparison {
     pub fn regressions(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(|r| r.regression)
     }
+
+    /// Whether the two runs can be compared (no [`Problem`]).
+    #[must_use]
+    pub fn comparable(&self) -> bool {
+        self.problems.is_empty()
+    }
 }
 
-fn metrics(r: &RunResult) -> BTreeMap<String, f64> {
+/// Every operation either run saw in a phase, so that an operation one run did not make
+/// counts as 0 calls rather than as missing.
+fn ops(a: &RunResult, b: &RunResult) -> BTreeMap<String, BTreeSet<String>> {
+    let mut ops: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for p in a.phases.iter().chain(&b.phases) {
+        ops.entry(p.name.clone())
+            .or_default()
+            .extend(p.calls.keys().cloned());
+    }
+    ops
+}
+
+fn metrics(r: &RunResult, ops: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
     for p in &r.phases {
-        for (op, n) in &p.calls {
-            m.insert(format!("calls {} {op}", p.name), *n as f64);
+        for op in ops.get(&p.name).into_iter().flatten() {
+            let n = p.calls.get(op).copied().unwrap_or(0);
+            m.insert(format!("calls {} {op}", p.name), n as f64);
         }
         for k in &p.peaks {
             m.insert(
@@ -62,78 +208,150 @@ fn metrics(r: &RunResult) -> BTreeMap<String, f64> {
     m
 }
 
+fn partial_reason(r: &RunResult) -> Option<String> {
+    match &r.stopped {
+        Some(s) => Some(s.headline()),
+        None if r.partial => Some("measurements were lost (see the result's notes)".to_owned()),
+        None => None,
+    }
+}
+
 /// Compares `old` with `new`. A metric regresses when it rises by more than
-/// `max_regression_pct` percent (any rise from 0 counts; a metric missing in `new` does not).
+/// `max_regression_pct` percent (any rise from 0 counts).
 #[must_use]
 pub fn compare(old: &RunResult, new: &RunResult, max_regression_pct: f64) -> Comparison {
-    let (a, b) = (metrics(old), metrics(new));
-    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    let rows = keys
-        .into_iter()
-        .map(|k| {
-            let o = a.get(k).copied().unwrap_or(f64::NAN);
-            let n = b.get(k).copied().unwrap_or(f64::NAN);
-            let base = if o.is_nan() { 0.0 } else { o };
-            let change_pct = if base == 0.0 {
-                if n > 0.0 { f64::INFINITY } else { 0.0 }
-            } else {
-                (n - base) / base * 100.0
-            };
-            let regression = !n.is_nan() && n > base && change_pct > max_regression_pct;
-            Row {
-                metric: k.clone(),
-                old: o,
-                new: n,
-                change_pct,
-                regression,
-            }
-        })
+    let mut problems = Vec::new();
+    if let Some(why) = partial_reason(new) {
+        problems.push(Problem::NewPartial(why));
+    }
+    let failed: Vec<String> = new
+        .verdicts
+        .iter()
+        .filter(|v| !v.pass)
+        .map(|v| v.name.clone())
         .collect();
+    if !failed.is_empty() {
+        problems.push(Problem::NewFailed(failed));
+    }
+    if let Some(why) = partial_reason(old) {
+        problems.push(Problem::OldPartial(why));
+    }
+    let (wo, wn) = (&old.scenario.workload, &new.scenario.workload);
+    let old_only: Vec<String> = wo.iter().filter(|l| !wn.contains(l)).cloned().collect();
+    let new_only: Vec<String> = wn.iter().filter(|l| !wo.contains(l)).cloned().collect();
+    let same_workload = old_only.is_empty() && new_only.is_empty();
+    if !same_workload {
+        problems.push(Problem::WorkloadDiffers { old_only, new_only });
+    }
+    let mut rows = Vec::new();
+    if same_workload {
+        let ops = ops(old, new);
+        let (a, b) = (metrics(old, &ops), metrics(new, &ops));
+        let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        let mut missing = Vec::new();
+        for k in keys {
+            let row = Row {
+                metric: k.clone(),
+                old: a.get(k).copied(),
+                new: b.get(k).copied(),
+                regression: false,
+            };
+            let regression = match (row.old, row.new, row.change_pct()) {
+                (Some(o), Some(n), Some(c)) => n > o && c > max_regression_pct,
+                _ => {
+                    missing.push(k.clone());
+                    false
+                }
+            };
+            rows.push(Row { regression, ..row });
+        }
+        if !missing.is_empty() {
+            problems.push(Problem::MissingMetrics(missing));
+        }
+    }
     Comparison {
+        old: Side::of(old),
+        new: Side::of(new),
+        problems,
         rows,
         max_regression_pct,
     }
 }
 
-/// The comparison as a table.
+fn header(o: &mut String, c: &Comparison) {
+    let fields: [(&str, &str, &str); 6] = [
+        ("scenario", &c.old.scenario, &c.new.scenario),
+        ("settings", &c.old.settings, &c.new.settings),
+        ("overrides", &c.old.overrides, &c.new.overrides),
+        ("commit", &c.old.commit, &c.new.commit),
+        ("started", &c.old.started, &c.new.started),
+        ("outcome", &c.old.outcome, &c.new.outcome),
+    ];
+    for (name, old, new) in fields {
+        let mark = if old == new { "" } else { "  (differs)" };
+        let _ = writeln!(o, "{name:<10} OLD {old}");
+        let _ = writeln!(o, "{:<10} NEW {new}{mark}", "");
+    }
+    o.push('\n');
+}
+
+/// The comparison as text: the header, why it cannot be trusted (if so), the table, and a
+/// closing line.
 #[must_use]
 pub fn render(c: &Comparison) -> String {
-    let w = c
-        .rows
-        .iter()
-        .map(|r| r.metric.chars().count())
-        .max()
-        .unwrap_or(6)
-        .max(6);
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "{:<w$}  {:>10}  {:>10}  {:>9}",
-        "metric", "old", "new", "change"
-    );
-    for r in &c.rows {
-        let change = if r.change_pct.is_infinite() {
-            "new".to_owned()
-        } else {
-            format!("{:+.1}%", r.change_pct)
-        };
+    header(&mut o, c);
+    for p in &c.problems {
+        let _ = writeln!(o, "not comparable: {}", p.text());
+    }
+    if !c.problems.is_empty() {
+        o.push('\n');
+    }
+    if !c.rows.is_empty() {
+        let w = c
+            .rows
+            .iter()
+            .map(|r| r.metric.chars().count())
+            .max()
+            .unwrap_or(6)
+            .max(6);
         let _ = writeln!(
             o,
-            "{:<w$}  {:>10}  {:>10}  {:>9}{}",
-            r.metric,
-            fmt_num(r.old),
-            fmt_num(r.new),
-            change,
-            if r.regression { "  REGRESSION" } else { "" }
+            "{:<w$}  {:>10}  {:>10}  {:>9}",
+            "metric", "old", "new", "change"
         );
+        let num = |v: Option<f64>| v.map_or_else(|| "missing".to_owned(), fmt_num);
+        for r in &c.rows {
+            let change = match r.change_pct() {
+                None => "—".to_owned(),
+                Some(x) if x.is_infinite() => "from 0".to_owned(),
+                Some(x) => format!("{x:+.1}%"),
+            };
+            let _ = writeln!(
+                o,
+                "{:<w$}  {:>10}  {:>10}  {:>9}{}",
+                r.metric,
+                num(r.old),
+                num(r.new),
+                change,
+                if r.regression { "  REGRESSION" } else { "" }
+            );
+        }
     }
     let n = c.regressions().count();
-    let _ = writeln!(
-        o,
-        "{n} regression(s) past {}%",
-        fmt_num(c.max_regression_pct)
-    );
+    if c.comparable() {
+        let _ = writeln!(
+            o,
+            "{n} regression(s) past {}%",
+            fmt_num(c.max_regression_pct)
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "NOT COMPARABLE: {} problem(s) above; {n} regression(s) past {}% among the metrics both runs have",
+            c.problems.len(),
+            fmt_num(c.max_regression_pct)
+        );
+    }
     o
 }

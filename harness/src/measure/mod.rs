@@ -9,4 +9,4 @@ mod window;
 pub use audit::{Audit, CloudResource, CustomResource, audit};
 pub use poll::{ObserveSeries, PollStats, realised_intervals};
 pub use ttr::{Latencies, LatencySummary};
-pub use window::{WindowMax, bin_counts, windowed_max, within};
+pub use window::{WindowMax, bin_counts, window_us, windowed_max, within};

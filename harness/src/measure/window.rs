@@ -50,6 +50,13 @@ pub fn windowed_max(times_us: &[u64], window_us: u64) -> WindowMax {
     best
 }
 
+/// A window length in whole microseconds, for [`windowed_max`]: saturating at `u64::MAX`
+/// (585,000 years) instead of wrapping.
+#[must_use]
+pub fn window_us(window: std::time::Duration) -> u64 {
+    u64::try_from(window.as_micros()).unwrap_or(u64::MAX)
+}
+
 /// Counts per bin of `bin_us` from `start_us` to `end_us` (for time-series charts).
 #[must_use]
 pub fn bin_counts(times_us: &[u64], start_us: u64, end_us: u64, bin_us: u64) -> Vec<u32> {
@@ -95,6 +102,8 @@ mod tests {
         assert_eq!(windowed_max(&[0, 10], 10).count, 2);
         assert_eq!(windowed_max(&[0, 11], 10).count, 1);
         assert_eq!(windowed_max(&[], 10), WindowMax::default());
+        assert_eq!(window_us(std::time::Duration::from_millis(1500)), 1_500_000);
+        assert_eq!(window_us(std::time::Duration::MAX), u64::MAX);
     }
 
     #[test]

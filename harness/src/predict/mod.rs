@@ -14,4 +14,4 @@ pub mod steady;
 pub use formula::{Input, Meaning, Prediction, fmt_num};
 pub use params::{Params, QueueKind};
 mod plan;
-pub use plan::{PhasePlan, Plan, plan};
+pub use plan::{ExpectedDuration, PhasePlan, Plan, plan};

@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use super::junit::xml_escape as esc;
-use super::svg::{Series, Shade, histogram, time_chart};
+use super::escape::xml_escape as esc;
+use super::svg::{Marker, PeakRow, PhaseBand, Series, histogram, peaks_chart, time_chart};
 use crate::predict::fmt_num;
-use crate::result::{RunResult, RunTarget};
+use crate::result::{Outcome, RunResult, RunTarget};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1150px}\
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}.sub{color:#555}\
@@ -13,7 +13,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}.sub{color:
 table{border-collapse:collapse;font-size:13px;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}.f{font-family:ui-monospace,monospace;font-size:12px;color:#444}\
 svg text.title{font-size:14px;font-weight:600}svg text.tick{font-size:11px;fill:#444}svg text.phase{font-size:11px;fill:#555}\
-svg text.bound{font-size:11px;fill:#b22222}.badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff}";
+svg text.bound{font-size:11px;fill:#b22222}.badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff}\
+.headline{font-size:16px;margin:6px 0}.incomplete{color:#a0522d;font-weight:600}";
 
 /// The report.
 #[must_use]
@@ -24,11 +25,21 @@ pub fn html(r: &RunResult) -> String {
         "<title>harness: {}</title><style>{STYLE}</style></head><body>",
         esc(&r.scenario.name)
     );
+    header(&mut o, r);
+    assertions(&mut o, r);
+    charts(&mut o, r);
+    phases(&mut o, r);
+    predictions(&mut o, r);
+    o.push_str("</body></html>\n");
+    o
+}
+
+fn header(o: &mut String, r: &RunResult) {
     let ok = r.passed();
     let st = &r.scenario.settings;
     let _ = write!(
         o,
-        "<h1>{} <span class=\"badge\" style=\"background:{}\">{}</span></h1><div class=\"sub\">{} · {} resources · model {} · R = {} · poll {} s ± {}% · min poll {} s · {} s run · result v{}</div>",
+        "<h1>{} <span class=\"badge\" style=\"background:{}\">{}</span></h1>",
         esc(&r.scenario.name),
         if ok { "#1e7b34" } else { "#b22222" },
         if ok {
@@ -38,6 +49,16 @@ pub fn html(r: &RunResult) -> String {
         } else {
             "FAIL"
         },
+    );
+    let _ = write!(
+        o,
+        "<p class=\"headline {}\">{}</p>",
+        if ok { "pass" } else { "fail" },
+        esc(&r.headline())
+    );
+    let _ = write!(
+        o,
+        "<div class=\"sub\">{} · {} resources · model {} · R = {} · poll {} s ± {}% · min poll {} s · {} s run · result v{}</div>",
         esc(&r.scenario.description),
         r.scenario.resources,
         esc(&st.rate_limit_model),
@@ -47,6 +68,19 @@ pub fn html(r: &RunResult) -> String {
         fmt_num(st.min_poll_interval_s),
         fmt_num(r.duration_s),
         r.version
+    );
+    let overrides = if r.scenario.overrides.is_empty() {
+        "none".to_owned()
+    } else {
+        r.scenario.overrides.join(" ")
+    };
+    let _ = write!(
+        o,
+        "<div class=\"sub\">{} · --set: {} · started {} · commit {}</div>",
+        esc(&r.scenario.file),
+        esc(&overrides),
+        esc(r.run.started_at.as_deref().unwrap_or("unknown")),
+        esc(r.run.commit.as_deref().unwrap_or("unknown"))
     );
     {
         let target = match r.run.target {
@@ -59,36 +93,44 @@ pub fn html(r: &RunResult) -> String {
             esc(&r.run.api_requests_measured_by)
         );
     }
-    assertions(&mut o, r);
-    let calls: Vec<f64> = r
-        .timeline
-        .cloud_calls
-        .iter()
-        .map(|&v| f64::from(v))
-        .collect();
-    let thr: Vec<f64> = r.timeline.throttles.iter().map(|&v| f64::from(v)).collect();
-    let api: Vec<f64> = r
-        .timeline
-        .api_requests
-        .iter()
-        .map(|&v| f64::from(v))
-        .collect();
-    let shades: Vec<Shade<'_>> = r
+}
+
+fn charts(o: &mut String, r: &RunResult) {
+    let per_second = |v: &[u32]| -> Vec<f64> { v.iter().map(|&x| f64::from(x)).collect() };
+    let calls = per_second(&r.timeline.cloud_calls);
+    let thr = per_second(&r.timeline.throttles);
+    let api = per_second(&r.timeline.api_requests);
+    let bin = r.timeline.bin_s;
+    let asserted = |check: &str, w: f64| {
+        r.verdicts
+            .iter()
+            .any(|v| v.check == check && v.name.contains(&format!("per {}s", fmt_num(w))))
+    };
+    let call_bands: Vec<PhaseBand<'_>> = r
         .phases
         .iter()
-        .map(|p| Shade {
+        .map(|p| PhaseBand {
             label: &p.name,
             start: p.start_s,
             end: p.end_s,
-            band_low: Some(p.expected_per_s * r.timeline.bin_s),
-            band_high: p.bound_per_s.is_finite().then_some(p.bound_per_s),
+            expected: p
+                .expected_calls_per_s
+                .is_finite()
+                .then_some(p.expected_calls_per_s * bin),
+            limit: p.bound_per_s.is_finite().then_some(p.bound_per_s),
         })
         .collect();
-    o.push_str("<h2>Cloud calls per second against the budget band</h2><p class=\"sub\">Band: expected steady rate (dashed) to the hard bound for any 1 s window (red line, or an arrow when off the chart). Phases shaded.</p>");
+    o.push_str("<h2>Cloud calls per second against the budget band</h2><p class=\"sub\">Per phase, the band runs from the expected call rate (dashed green: steady polls plus the phase's backlog spread over its expected length) to the hard bound for any 1 s window (red). A bound far above the calls is drawn above a marked break of the axis. Phases shaded.");
+    if !asserted("cloudCalls", 1.0) {
+        o.push_str(
+            " No assertion checks the 1 s bound in this scenario; it is drawn for reference.",
+        );
+    }
+    o.push_str("</p>");
     o.push_str(&time_chart(
         "cloud calls / s",
         "calls per second",
-        r.timeline.bin_s,
+        bin,
         &[
             Series {
                 label: "calls",
@@ -101,70 +143,129 @@ pub fn html(r: &RunResult) -> String {
                 values: &thr,
             },
         ],
-        &shades,
+        &call_bands,
     ));
-    let plain: Vec<Shade<'_>> = r
+    let api_bands: Vec<PhaseBand<'_>> = r
         .phases
         .iter()
-        .map(|p| Shade {
+        .map(|p| PhaseBand {
             label: &p.name,
             start: p.start_s,
             end: p.end_s,
-            band_low: None,
-            band_high: None,
+            expected: None,
+            limit: p.api_bound_per_s.is_finite().then_some(p.api_bound_per_s),
         })
         .collect();
-    o.push_str("<h2>API-server requests from the provider</h2>");
+    o.push_str("<h2>API-server requests from the provider</h2><p class=\"sub\">Red: the API client's bound for any 1 s window, ⌊10R + 5R·W⌋ plus watch starts (docs/budget.md §2.5).</p>");
     o.push_str(&time_chart(
         "API requests / s",
         "requests per second",
-        r.timeline.bin_s,
+        bin,
         &[Series {
             label: "requests",
             color: "#6a3d9a",
             values: &api,
         }],
-        &plain,
+        &api_bands,
     ));
+    peaks(o, r);
+    ttr(o, r);
+}
+
+fn prediction_value(r: &RunResult, id: &str) -> Option<f64> {
+    r.predictions.iter().find(|p| p.id == id).map(|p| p.value)
+}
+
+fn peaks(o: &mut String, r: &RunResult) {
+    let rows: Vec<PeakRow<'_>> = r
+        .phases
+        .iter()
+        .flat_map(|p| {
+            p.peaks.iter().map(move |k| {
+                let w = fmt_num(k.window_s);
+                PeakRow {
+                    phase: &p.name,
+                    window_s: k.window_s,
+                    observed: k.count as f64,
+                    bound: prediction_value(r, &format!("{}/cloud-calls/{w}s", p.name))
+                        .unwrap_or(f64::INFINITY),
+                    tolerance: prediction_value(
+                        r,
+                        &format!("{}/steady-max-conditional/{w}s", p.name),
+                    )
+                    .or_else(|| prediction_value(r, &format!("{}/steady-max/{w}s", p.name))),
+                }
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    o.push_str("<h2>Busiest windows against their bounds</h2><p class=\"sub\">The most cloud calls in any closed window of 1 s and 10 s (and each asserted window) per phase; red mark: the hard bound; dashed green: a hold's statistical tolerance (docs/budget.md §2, §3.5, §3.6).</p>");
+    o.push_str(&peaks_chart("busiest windows (cloud calls)", &rows));
+}
+
+fn ttr(o: &mut String, r: &RunResult) {
     o.push_str("<h2>Time to Ready</h2>");
     if r.ttr.count == 0 {
         o.push_str("<p class=\"sub\">No resource became Ready in this run.</p>");
-    } else {
-        let markers: Vec<(String, f64)> = r
-            .ttr
-            .quantiles
-            .iter()
-            .filter(|(q, _)| *q <= 0.99)
-            .map(|(q, v)| (format!("p{}", q * 100.0), *v))
-            .collect();
-        let _ = write!(
-            o,
-            "<p class=\"sub\">{} resources · min {} s · mean {} s · max {} s</p>",
-            r.ttr.count,
-            fmt_num(r.ttr.min_s),
-            fmt_num(r.ttr.mean_s),
-            fmt_num(r.ttr.max_s)
-        );
-        o.push_str(&histogram(
-            "time to Ready (resources per bucket)",
-            &r.ttr.buckets,
-            &markers,
-        ));
+        return;
     }
-    phases(&mut o, r);
-    predictions(&mut o, r);
-    o.push_str("</body></html>\n");
-    o
+    let mut markers: Vec<Marker> = r
+        .ttr
+        .quantiles
+        .iter()
+        .filter(|(q, _)| *q <= 0.99)
+        .map(|(q, v)| Marker {
+            label: format!("p{}", q * 100.0),
+            value: *v,
+            color: "#333",
+            dashed: true,
+        })
+        .collect();
+    for v in r.verdicts.iter().filter(|v| v.check == "timeToReady") {
+        let q = v.name.split_whitespace().nth(1).unwrap_or("");
+        for (what, value, color, dashed) in [
+            ("predicted", v.predicted, "#2e8b57", true),
+            ("limit", v.limit, "#b22222", false),
+        ] {
+            if value.is_finite() {
+                markers.push(Marker {
+                    label: format!("{q} {what} {} s", fmt_num(value)),
+                    value,
+                    color,
+                    dashed,
+                });
+            }
+        }
+    }
+    let _ = write!(
+        o,
+        "<p class=\"sub\">{} resources · min {} s · mean {} s · max {} s; black dashed: observed quantiles, green: the prediction, red: the limit of each timeToReady assertion (docs/budget.md §5.2)</p>",
+        r.ttr.count,
+        fmt_num(r.ttr.min_s),
+        fmt_num(r.ttr.mean_s),
+        fmt_num(r.ttr.max_s)
+    );
+    o.push_str(&histogram(
+        "time to Ready (resources per bucket)",
+        &r.ttr.buckets,
+        &markers,
+    ));
 }
 
 fn assertions(o: &mut String, r: &RunResult) {
-    o.push_str("<h2>Assertions</h2><table><tr><th></th><th>assertion</th><th>phase</th><th>observed</th><th></th><th>limit</th><th>predicted</th><th>margin</th><th>formula and inputs</th></tr>");
+    o.push_str("<h2>Assertions</h2><p class=\"sub\">Symbols, tags ([P] proved, [D] derived, [A] approximation, [S] simulated) and sections (§) of the formulas are explained in docs/budget.md.</p><table><tr><th></th><th>assertion</th><th>phase</th><th>observed</th><th></th><th>limit</th><th>predicted</th><th>margin</th><th>formula and inputs</th></tr>");
     for v in &r.verdicts {
         let _ = write!(
             o,
             "<tr><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"f\">{}<br>{}{}</td></tr>",
-            if v.pass { "pass" } else { "fail" },
-            if v.pass { "PASS" } else { "FAIL" },
+            match v.outcome {
+                Outcome::Pass => "pass",
+                Outcome::Fail => "fail",
+                Outcome::Incomplete => "incomplete",
+            },
+            v.outcome.word(),
             esc(&v.name),
             esc(v.phase.as_deref().unwrap_or("run")),
             fmt_num(v.observed),
@@ -202,16 +303,27 @@ fn phases(o: &mut String, r: &RunResult) {
             esc(&p.action),
             fmt_num(p.start_s),
             fmt_num(p.end_s),
-            if p.completed {
-                "yes"
-            } else {
-                "<span class=\"fail\">timed out</span>"
+            match &r.stopped {
+                _ if p.completed => "yes".to_owned(),
+                Some(st) if st.phase == p.name =>
+                    format!("<span class=\"fail\">{}</span>", esc(&st.headline())),
+                _ => "<span class=\"fail\">did not complete</span>".to_owned(),
             },
             esc(&calls.join(", ")),
             p.throttles,
             p.api_requests,
             esc(&peaks.join(", "))
         );
+    }
+    for planned in &r.scenario.phases {
+        let name = planned.split(" (").next().unwrap_or(planned);
+        if !r.phases.iter().any(|p| p.name == name) {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td colspan=\"8\"><span class=\"fail\">never ran</span></td></tr>",
+                esc(planned)
+            );
+        }
     }
     o.push_str("</table>");
 }

@@ -1,11 +1,13 @@
 //! Reports made from a [`crate::result::RunResult`]: the terminal table, JUnit XML and the
 //! self-contained HTML page; and the `predict` listing.
 
+mod escape;
 mod html;
 mod junit;
 mod svg;
 mod text;
 
+pub use escape::xml_escape;
 pub use html::html;
-pub use junit::{junit, xml_escape};
-pub use text::{assertion_table, plan_listing};
+pub use junit::junit;
+pub use text::{assertion_table, human_duration, plan_listing};

@@ -1,8 +1,10 @@
-//! Inline SVG charts (no scripts, no external assets).
+//! Inline SVG charts (no scripts, no external assets): a time series against per-phase
+//! bands and limits, the windowed maxima against their bounds, and a histogram with its
+//! quantiles, prediction and limit.
 
 use std::fmt::Write as _;
 
-use super::junit::xml_escape;
+use super::escape::xml_escape;
 use crate::predict::fmt_num;
 
 const W: f64 = 1100.0;
@@ -11,19 +13,21 @@ const LEFT: f64 = 60.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 24.0;
 const BOTTOM: f64 = 36.0;
+const LIMIT: &str = "#b22222";
+const EXPECTED: &str = "#2e8b57";
 
-/// A shaded phase on the time axis.
-pub struct Shade<'a> {
+/// One phase on a time chart: shaded, and with its band (expected value to limit).
+pub struct PhaseBand<'a> {
     /// Label.
     pub label: &'a str,
     /// Start (s).
     pub start: f64,
     /// End (s).
     pub end: f64,
-    /// Band low edge (per bin), if any.
-    pub band_low: Option<f64>,
-    /// Band high edge (per bin), if any.
-    pub band_high: Option<f64>,
+    /// The expected value per bin (the band's low edge, dashed green), if any.
+    pub expected: Option<f64>,
+    /// The limit per bin (the band's high edge, red), if any.
+    pub limit: Option<f64>,
 }
 
 /// A series of one value per bin.
@@ -36,6 +40,7 @@ pub struct Series<'a> {
     pub values: &'a [f64],
 }
 
+/// The least of 1, 2, 2.5, 5 × 10ⁿ at or above `v` (1 for nothing to show).
 fn nice_max(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
         return 1.0;
@@ -49,14 +54,173 @@ fn nice_max(v: f64) -> f64 {
     10.0 * mag
 }
 
-/// A time-series chart: phases shaded, budget bands, one polyline per series.
+/// A round tick step for an axis of length `span` with at most `max_ticks` steps.
+fn tick_step(span: f64, max_ticks: f64) -> f64 {
+    if span <= 0.0 || !span.is_finite() {
+        return 1.0;
+    }
+    let raw = span / max_ticks;
+    let mag = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if raw <= m * mag {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+/// A round step for a time axis in seconds (1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min…).
+fn time_step(span: f64) -> f64 {
+    const STEPS: [f64; 17] = [
+        0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0,
+        3600.0, 7200.0,
+    ];
+    STEPS
+        .into_iter()
+        .find(|s| span / s <= 10.0)
+        .unwrap_or(14_400.0)
+}
+
+fn time_label(t: f64) -> String {
+    if t >= 120.0 && (t % 60.0).abs() < 1e-9 {
+        format!("{}m", fmt_num(t / 60.0))
+    } else {
+        format!("{}s", fmt_num(t))
+    }
+}
+
+fn open(o: &mut String, title: &str, h: f64) {
+    let _ = write!(
+        o,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" height=\"{h}\" role=\"img\" aria-label=\"{}\">",
+        xml_escape(title)
+    );
+    let _ = write!(
+        o,
+        "<text x=\"{LEFT}\" y=\"16\" class=\"title\">{}</text>",
+        xml_escape(title)
+    );
+}
+
+fn legend(o: &mut String, entries: &[(&str, &str, bool)]) {
+    let mut lx = W - RIGHT - 10.0;
+    for (label, color, dashed) in entries.iter().rev() {
+        lx -= 22.0 + 6.5 * label.chars().count() as f64;
+        let dash = if *dashed {
+            " stroke-dasharray=\"4 3\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"10\" y2=\"10\" stroke=\"{color}\" stroke-width=\"2\"{dash}/><text x=\"{:.1}\" y=\"14\" class=\"tick\">{}</text>",
+            lx + 14.0,
+            lx + 18.0,
+            xml_escape(label)
+        );
+    }
+}
+
+/// How a chart's y axis maps values: linear up to `low_max` over the plot; when a limit is
+/// far above the data, the axis is broken and the limits get a strip at the top with their
+/// own linear scale from `strip_min` to `strip_max`.
+struct YAxis {
+    low_max: f64,
+    strip: Option<(f64, f64)>,
+}
+
+const STRIP: f64 = 40.0;
+const GAP: f64 = 14.0;
+
+impl YAxis {
+    fn new(data_max: f64, expected_max: f64, limits: &[f64]) -> YAxis {
+        let low = (data_max * 1.15).max(expected_max * 1.3).max(1.0);
+        let lim_max = limits.iter().copied().fold(0.0, f64::max);
+        let lim_min = limits.iter().copied().fold(f64::INFINITY, f64::min);
+        if lim_max <= 3.0 * low {
+            return YAxis {
+                low_max: nice_max(low.max(lim_max * 1.08)),
+                strip: None,
+            };
+        }
+        let low_max = nice_max(low);
+        let above = lim_min.max(low_max);
+        YAxis {
+            low_max,
+            strip: Some((above * 0.9, lim_max * 1.1)),
+        }
+    }
+
+    fn low_top(&self) -> f64 {
+        if self.strip.is_some() {
+            TOP + STRIP + GAP
+        } else {
+            TOP
+        }
+    }
+
+    /// The y pixel of `v`.
+    fn y(&self, v: f64) -> f64 {
+        let bottom = H - BOTTOM;
+        let top = self.low_top();
+        match self.strip {
+            Some((s0, s1)) if v > self.low_max => {
+                let f = ((v - s0) / (s1 - s0)).clamp(0.0, 1.0);
+                TOP + STRIP - f * STRIP
+            }
+            _ => bottom - (v.min(self.low_max) / self.low_max) * (bottom - top),
+        }
+    }
+
+    fn ticks(&self, o: &mut String) {
+        let step = tick_step(self.low_max, 4.0);
+        let mut v = 0.0;
+        while v <= self.low_max + 1e-9 {
+            let yy = self.y(v);
+            let _ = write!(
+                o,
+                "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ccc\" stroke-width=\"0.5\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\">{}</text>",
+                W - RIGHT,
+                LEFT - 6.0,
+                yy + 4.0,
+                fmt_num(v)
+            );
+            v += step;
+        }
+        if self.strip.is_some() {
+            // The break: a zig-zag across the axis between the plot and the limits' strip.
+            let y0 = TOP + STRIP + GAP / 2.0;
+            let _ = write!(
+                o,
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{GAP}\" fill=\"#fff\"/><polyline points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"none\" stroke=\"#444\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">axis broken: limits above</text>",
+                LEFT - 8.0,
+                TOP + STRIP,
+                W - RIGHT - LEFT + 8.0,
+                LEFT - 8.0,
+                y0 + 3.0,
+                LEFT - 3.0,
+                y0 - 3.0,
+                LEFT + 3.0,
+                y0 + 3.0,
+                LEFT + 8.0,
+                y0 - 3.0,
+                LEFT + 12.0,
+                y0 + 4.0
+            );
+        }
+    }
+}
+
+/// A time-series chart: phases shaded, each phase's band from its expected value (dashed
+/// green) to its limit (red) shaded, one polyline per series. A limit far above the data is
+/// drawn in a strip above a marked break of the y axis.
 #[must_use]
 pub fn time_chart(
     title: &str,
     y_label: &str,
     bin_s: f64,
     series: &[Series<'_>],
-    shades: &[Shade<'_>],
+    phases: &[PhaseBand<'_>],
 ) -> String {
     let n = series
         .iter()
@@ -64,102 +228,86 @@ pub fn time_chart(
         .max()
         .unwrap_or(0)
         .max(1);
-    let t_max = (n as f64 * bin_s).max(1.0);
+    let t_max = (n as f64 * bin_s)
+        .max(phases.iter().map(|p| p.end).fold(0.0, f64::max))
+        .max(1.0);
     let data_max = series
         .iter()
         .flat_map(|s| s.values.iter().copied())
         .fold(0.0, f64::max);
-    let band_max = shades.iter().filter_map(|s| s.band_low).fold(0.0, f64::max);
-    let y_max = nice_max((data_max * 1.15).max(band_max * 1.3));
+    let expected_max = phases.iter().filter_map(|p| p.expected).fold(0.0, f64::max);
+    let limits: Vec<f64> = phases
+        .iter()
+        .filter_map(|p| p.limit)
+        .filter(|l| l.is_finite())
+        .collect();
+    let axis = YAxis::new(data_max, expected_max, &limits);
     let pw = W - LEFT - RIGHT;
-    let ph = H - TOP - BOTTOM;
     let x = |t: f64| LEFT + t / t_max * pw;
-    let y = |v: f64| TOP + ph - (v.min(y_max) / y_max) * ph;
     let mut o = String::new();
-    let _ = write!(
-        o,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{}\">",
-        xml_escape(title)
-    );
-    let _ = write!(
-        o,
-        "<text x=\"{LEFT}\" y=\"16\" class=\"title\">{}</text>",
-        xml_escape(title)
-    );
-    for (i, s) in shades.iter().enumerate() {
-        let (x0, x1) = (x(s.start), x(s.end.max(s.start)));
+    open(&mut o, title, H);
+    let plot_top = axis.low_top();
+    for (i, p) in phases.iter().enumerate() {
+        let (x0, x1) = (x(p.start), x(p.end.max(p.start)));
+        let width = (x1 - x0).max(0.5);
         let fill = if i % 2 == 0 { "#eef2f7" } else { "#f7f4ee" };
         let _ = write!(
             o,
-            "<rect x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{ph}\" fill=\"{fill}\"/>",
-            (x1 - x0).max(0.5)
-        );
-        let _ = write!(
-            o,
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"phase\">{}</text>",
+            "<rect x=\"{x0:.1}\" y=\"{plot_top:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"phase\">{}</text>",
+            H - BOTTOM - plot_top,
             x0 + 3.0,
-            TOP + 12.0,
-            xml_escape(s.label)
+            plot_top + 12.0,
+            xml_escape(p.label)
         );
-        if let (Some(lo), Some(hi)) = (s.band_low, s.band_high) {
-            let (ylo, yhi) = (y(lo), y(hi));
-            // Tint the band only when its top is on the chart; a band running off the top
-            // would cover the phase shading.
-            if hi <= y_max {
-                let _ = write!(
-                    o,
-                    "<rect x=\"{x0:.1}\" y=\"{yhi:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#2e8b57\" fill-opacity=\"0.15\"/>",
-                    (x1 - x0).max(0.5),
-                    (ylo - yhi).max(0.5)
-                );
-            }
+    }
+    axis.ticks(&mut o);
+    for p in phases {
+        let (x0, x1) = (x(p.start), x(p.end.max(p.start)));
+        let width = (x1 - x0).max(0.5);
+        let limit = p.limit.filter(|l| l.is_finite());
+        if let (Some(e), Some(l)) = (p.expected, limit) {
+            // The band: expected to limit, across the break when the limit is in the strip.
+            let (ye, yl) = (axis.y(e), axis.y(l));
             let _ = write!(
                 o,
-                "<line x1=\"{x0:.1}\" x2=\"{x1:.1}\" y1=\"{ylo:.1}\" y2=\"{ylo:.1}\" stroke=\"#2e8b57\" stroke-dasharray=\"4 3\"/>"
+                "<rect x=\"{x0:.1}\" y=\"{yl:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{EXPECTED}\" fill-opacity=\"0.12\"/>",
+                (ye - yl).max(0.5)
             );
-            if hi > y_max {
-                let _ = write!(
-                    o,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" class=\"bound\">bound {} ↑</text>",
-                    x0 + 3.0,
-                    TOP + 26.0,
-                    fmt_num(hi)
-                );
-            } else {
-                let _ = write!(
-                    o,
-                    "<line x1=\"{x0:.1}\" x2=\"{x1:.1}\" y1=\"{yhi:.1}\" y2=\"{yhi:.1}\" stroke=\"#b22222\"/>"
-                );
-            }
+        }
+        if let Some(e) = p.expected {
+            let ye = axis.y(e);
+            let _ = write!(
+                o,
+                "<line x1=\"{x0:.1}\" x2=\"{x1:.1}\" y1=\"{ye:.1}\" y2=\"{ye:.1}\" stroke=\"{EXPECTED}\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>"
+            );
+        }
+        if let Some(l) = limit {
+            let yl = axis.y(l);
+            let _ = write!(
+                o,
+                "<line x1=\"{x0:.1}\" x2=\"{x1:.1}\" y1=\"{yl:.1}\" y2=\"{yl:.1}\" stroke=\"{LIMIT}\" stroke-width=\"1.5\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"bound\">{}</text>",
+                x0 + 3.0,
+                yl - 3.0,
+                fmt_num(l)
+            );
         }
     }
-    for i in 0..=4 {
-        let v = y_max * f64::from(i) / 4.0;
-        let yy = y(v);
+    let step = time_step(t_max);
+    let mut t = 0.0;
+    while t <= t_max + 1e-9 {
         let _ = write!(
             o,
-            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ccc\" stroke-width=\"0.5\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\">{}</text>",
-            W - RIGHT,
-            LEFT - 6.0,
-            yy + 4.0,
-            fmt_num(v)
-        );
-    }
-    for i in 0..=10 {
-        let t = t_max * f64::from(i) / 10.0;
-        let _ = write!(
-            o,
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}s</text>",
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
             x(t),
             H - BOTTOM + 16.0,
-            fmt_num(t.round())
+            time_label(t)
         );
+        t += step;
     }
+    let mid = (plot_top + H - BOTTOM) / 2.0;
     let _ = write!(
         o,
-        "<text x=\"14\" y=\"{:.1}\" class=\"tick\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{}</text>",
-        TOP + ph / 2.0,
-        TOP + ph / 2.0,
+        "<text x=\"14\" y=\"{mid:.1}\" class=\"tick\" transform=\"rotate(-90 14 {mid:.1})\" text-anchor=\"middle\">{}</text>",
         xml_escape(y_label)
     );
     for s in series {
@@ -167,49 +315,158 @@ pub fn time_chart(
             .values
             .iter()
             .enumerate()
-            .map(|(i, v)| format!("{:.1},{:.1} ", x((i as f64 + 0.5) * bin_s), y(*v)))
+            .map(|(i, v)| {
+                format!(
+                    "{:.1},{:.1} ",
+                    x((i as f64 + 0.5) * bin_s),
+                    axis.y(v.min(axis.low_max))
+                )
+            })
             .collect();
         let _ = write!(
             o,
-            "<polyline points=\"{pts}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
+            pts.trim_end(),
             s.color
         );
     }
-    let mut lx = W - RIGHT - 10.0;
-    for s in series.iter().rev() {
-        lx -= 12.0 + 7.0 * s.label.chars().count() as f64;
+    let mut entries: Vec<(&str, &str, bool)> =
+        series.iter().map(|s| (s.label, s.color, false)).collect();
+    if phases.iter().any(|p| p.expected.is_some()) {
+        entries.push(("expected", EXPECTED, true));
+    }
+    if !limits.is_empty() {
+        entries.push(("limit", LIMIT, false));
+    }
+    legend(&mut o, &entries);
+    o.push_str("</svg>");
+    o
+}
+
+/// One row of the windowed-maxima chart.
+pub struct PeakRow<'a> {
+    /// The phase.
+    pub phase: &'a str,
+    /// W (s).
+    pub window_s: f64,
+    /// The most calls in any closed window of W in the phase.
+    pub observed: f64,
+    /// The hard bound for W in the phase (∞: none).
+    pub bound: f64,
+    /// The statistical tolerance, for holds.
+    pub tolerance: Option<f64>,
+}
+
+/// Windowed maxima against their bounds: one row per phase and window, a bar for the busiest
+/// window, a red mark at the bound and a dashed green one at a hold's tolerance, each row on
+/// its own scale (its bound, or the observation if higher, is 90 % of the width).
+#[must_use]
+pub fn peaks_chart(title: &str, rows: &[PeakRow<'_>]) -> String {
+    let row_h = 22.0;
+    let label_w = 190.0;
+    let h = TOP + 14.0 + row_h * rows.len() as f64 + 10.0;
+    let mut o = String::new();
+    open(&mut o, title, h);
+    legend(
+        &mut o,
+        &[
+            ("busiest window", "#1f4e79", false),
+            ("tolerance", EXPECTED, true),
+            ("bound", LIMIT, false),
+        ],
+    );
+    let x0 = LEFT + label_w;
+    let pw = W - RIGHT - x0 - 170.0;
+    for (i, r) in rows.iter().enumerate() {
+        let y = TOP + 14.0 + row_h * i as f64;
+        let scale_to = [r.bound, r.observed, r.tolerance.unwrap_or(0.0)]
+            .into_iter()
+            .filter(|v| v.is_finite())
+            .fold(1.0, f64::max)
+            / 0.9;
+        let x = |v: f64| x0 + (v / scale_to).min(1.0) * pw;
+        let over = r.observed > r.bound;
         let _ = write!(
             o,
-            "<rect x=\"{lx:.1}\" y=\"8\" width=\"10\" height=\"3\" fill=\"{}\"/><text x=\"{:.1}\" y=\"14\" class=\"tick\">{}</text>",
-            s.color,
-            lx + 13.0,
-            xml_escape(s.label)
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\">{} per {} s</text><rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"12\" fill=\"{}\"/>",
+            x0 - 8.0,
+            y + 10.0,
+            xml_escape(r.phase),
+            fmt_num(r.window_s),
+            y + 1.0,
+            (x(r.observed) - x0).max(0.5),
+            if over { LIMIT } else { "#1f4e79" }
+        );
+        if let Some(t) = r.tolerance.filter(|t| t.is_finite()) {
+            let xt = x(t);
+            let _ = write!(
+                o,
+                "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{EXPECTED}\" stroke-width=\"2\" stroke-dasharray=\"3 2\"/>",
+                y - 2.0,
+                y + 16.0
+            );
+        }
+        let text = if r.bound.is_finite() {
+            let xb = x(r.bound);
+            let _ = write!(
+                o,
+                "<line x1=\"{xb:.1}\" x2=\"{xb:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{LIMIT}\" stroke-width=\"2\"/>",
+                y - 3.0,
+                y + 17.0
+            );
+            format!(
+                "{} of {} ({:.0} %)",
+                fmt_num(r.observed),
+                fmt_num(r.bound),
+                r.observed / r.bound * 100.0
+            )
+        } else {
+            format!("{} (no bound)", fmt_num(r.observed))
+        };
+        let _ = write!(
+            o,
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"{}\">{text}</text>",
+            x0 + pw + 10.0,
+            y + 10.0,
+            if over { "bound" } else { "tick" }
         );
     }
     o.push_str("</svg>");
     o
 }
 
-/// A histogram: (upper edge, count) buckets as bars, with quantile markers.
+/// A vertical marker on the histogram.
+pub struct Marker {
+    /// Label.
+    pub label: String,
+    /// Value (s).
+    pub value: f64,
+    /// CSS colour.
+    pub color: &'static str,
+    /// Dashed.
+    pub dashed: bool,
+}
+
+/// A histogram: (upper edge, count) buckets as bars, with markers (quantiles, prediction,
+/// limit). The x axis covers every marker; labels that would overprint are stacked.
 #[must_use]
-pub fn histogram(title: &str, buckets: &[(f64, u64)], markers: &[(String, f64)]) -> String {
-    let x_max = buckets.last().map_or(1.0, |b| b.0).max(1e-3);
+pub fn histogram(title: &str, buckets: &[(f64, u64)], markers: &[Marker]) -> String {
+    let data_max = buckets.last().map_or(1.0, |b| b.0);
+    let marker_max = markers
+        .iter()
+        .map(|m| m.value)
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let step = tick_step(data_max.max(marker_max * 1.05).max(1e-3), 10.0);
+    let x_max = (data_max.max(marker_max * 1.05) / step).ceil().max(1.0) * step;
     let c_max = nice_max(buckets.iter().map(|b| b.1).max().unwrap_or(1) as f64);
     let pw = W - LEFT - RIGHT;
-    let ph = H - TOP - BOTTOM;
+    let top = TOP + 30.0;
+    let ph = H - top - BOTTOM;
     let x = |v: f64| LEFT + v / x_max * pw;
-    let y = |c: f64| TOP + ph - c / c_max * ph;
+    let y = |c: f64| top + ph - c / c_max * ph;
     let mut o = String::new();
-    let _ = write!(
-        o,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{}\">",
-        xml_escape(title)
-    );
-    let _ = write!(
-        o,
-        "<text x=\"{LEFT}\" y=\"16\" class=\"title\">{}</text>",
-        xml_escape(title)
-    );
+    open(&mut o, title, H);
     let mut prev = 0.0;
     for &(edge, count) in buckets {
         let (x0, x1) = (x(prev), x(edge));
@@ -218,24 +475,46 @@ pub fn histogram(title: &str, buckets: &[(f64, u64)], markers: &[(String, f64)])
             o,
             "<rect x=\"{x0:.1}\" y=\"{yy:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#4682b4\"><title>≤ {} s: {count}</title></rect>",
             (x1 - x0 - 1.0).max(0.5),
-            TOP + ph - yy,
+            top + ph - yy,
             fmt_num(edge)
         );
         prev = edge;
     }
-    for (label, v) in markers {
-        let xx = x(*v);
+    let mut sorted: Vec<&Marker> = markers.iter().filter(|m| m.value.is_finite()).collect();
+    sorted.sort_by(|a, b| a.value.total_cmp(&b.value));
+    let mut placed: Vec<(f64, f64)> = Vec::new(); // (x start, x end) per label row
+    for m in sorted {
+        let xx = x(m.value);
+        let width = 7.0 * m.label.chars().count() as f64;
+        let row = (0..)
+            .find(|&r| placed.get(r).is_none_or(|&(_, end)| xx > end + 4.0))
+            .unwrap_or(0);
+        if row < placed.len() {
+            placed[row] = (xx, xx + 3.0 + width);
+        } else {
+            placed.push((xx, xx + 3.0 + width));
+        }
+        let ly = TOP + 2.0 + 11.0 * row as f64;
+        let dash = if m.dashed {
+            " stroke-dasharray=\"3 2\""
+        } else {
+            ""
+        };
         let _ = write!(
             o,
-            "<line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"#b22222\" stroke-dasharray=\"3 2\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">{}</text>",
-            TOP + ph,
+            "<line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"1.5\"{dash}/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" fill=\"{}\">{}</text>",
+            ly + 2.0,
+            top + ph,
+            m.color,
             xx + 3.0,
-            TOP + 10.0,
-            xml_escape(label)
+            ly + 8.0,
+            m.color,
+            xml_escape(&m.label)
         );
     }
-    for i in 0..=4 {
-        let c = c_max * f64::from(i) / 4.0;
+    let cstep = tick_step(c_max, 4.0);
+    let mut c = 0.0;
+    while c <= c_max + 1e-9 {
         let _ = write!(
             o,
             "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\">{}</text>",
@@ -243,17 +522,48 @@ pub fn histogram(title: &str, buckets: &[(f64, u64)], markers: &[(String, f64)])
             y(c) + 4.0,
             fmt_num(c)
         );
+        c += cstep;
     }
-    for i in 0..=10 {
-        let v = x_max * f64::from(i) / 10.0;
+    let mut v = 0.0;
+    while v <= x_max + 1e-9 {
         let _ = write!(
             o,
             "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}s</text>",
             x(v),
             H - BOTTOM + 16.0,
-            fmt_num((v * 10.0).round() / 10.0)
+            fmt_num((v * 1000.0).round() / 1000.0)
         );
+        v += step;
     }
     o.push_str("</svg>");
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(tick_step(2.87, 10.0), 0.5);
+        assert_eq!(tick_step(100.0, 4.0), 25.0);
+        assert_eq!(time_step(45.0), 5.0);
+        assert_eq!(time_step(3_700.0), 600.0);
+        assert_eq!(time_label(600.0), "10m");
+        assert_eq!(time_label(45.0), "45s");
+    }
+
+    #[test]
+    fn a_limit_far_above_the_data_gets_a_strip_above_a_break() {
+        let near = YAxis::new(40.0, 10.0, &[110.0]);
+        assert!(near.strip.is_none());
+        assert!(near.low_max >= 110.0);
+        let far = YAxis::new(40.0, 10.0, &[442.0]);
+        assert_eq!(far.low_max, 50.0);
+        let (y_limit, y_top_of_data) = (far.y(442.0), far.y(50.0));
+        assert!(
+            y_limit < y_top_of_data - GAP,
+            "the limit is above the break"
+        );
+    }
 }

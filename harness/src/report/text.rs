@@ -7,7 +7,19 @@ use crate::result::{RunResult, Verdict};
 use crate::scenario::Scenario;
 
 fn verdict_word(v: &Verdict) -> &'static str {
-    if v.pass { "PASS" } else { "FAIL" }
+    v.outcome.word()
+}
+
+/// A duration as a person reads it: `45s`, `3m20s`, `1h05m`.
+#[must_use]
+pub fn human_duration(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 if s.is_multiple_of(60) => format!("{}m", s / 60),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600 + 30) / 60),
+    }
 }
 
 fn cmp(v: &Verdict) -> &'static str {
@@ -19,6 +31,7 @@ fn cmp(v: &Verdict) -> &'static str {
 #[must_use]
 pub fn assertion_table(r: &RunResult) -> String {
     let mut out = String::new();
+    let _ = writeln!(out, "{}: {}", r.scenario.name, r.headline());
     let w = r
         .verdicts
         .iter()
@@ -28,13 +41,13 @@ pub fn assertion_table(r: &RunResult) -> String {
         .max(9);
     let _ = writeln!(
         out,
-        "{:<4}  {:<w$}  {:>10}    {:>10}  {:>10}  {:>10}",
+        "{:<10}  {:<w$}  {:>10}    {:>10}  {:>10}  {:>10}",
         "", "assertion", "observed", "limit", "predicted", "margin"
     );
     for v in &r.verdicts {
         let _ = writeln!(
             out,
-            "{:<4}  {:<w$}  {:>10} {} {:>10}  {:>10}  {:>10}",
+            "{:<10}  {:<w$}  {:>10} {} {:>10}  {:>10}  {:>10}",
             verdict_word(v),
             v.name,
             fmt_num(v.observed),
@@ -44,13 +57,13 @@ pub fn assertion_table(r: &RunResult) -> String {
             fmt_num(v.margin),
         );
         if !v.formula.is_empty() {
-            let _ = writeln!(out, "      {}", v.formula);
+            let _ = writeln!(out, "            {}", v.formula);
         }
         if !v.inputs.is_empty() {
-            let _ = writeln!(out, "      with {}", v.inputs);
+            let _ = writeln!(out, "            with {}", v.inputs);
         }
         if let Some(n) = &v.note {
-            let _ = writeln!(out, "      note: {n}");
+            let _ = writeln!(out, "            note: {n}");
         }
     }
     let failed = r.verdicts.iter().filter(|v| !v.pass).count();
@@ -63,6 +76,10 @@ pub fn assertion_table(r: &RunResult) -> String {
         r.verdicts.len() - failed,
         r.verdicts.len(),
         if r.partial { " (partial run)" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "symbols, tags and sections (§) of the formulas: docs/budget.md"
     );
     out
 }
@@ -111,14 +128,40 @@ pub fn plan_listing(s: &Scenario, plan: &Plan) -> String {
         st.poll_jitter_percent,
         st.min_poll_interval
     );
+    if !s.sets.is_empty() {
+        let sets: Vec<String> = s.sets.iter().map(ToString::to_string).collect();
+        let _ = writeln!(out, "overrides: {}", sets.join(" "));
+    }
     for w in &s.warnings {
         let _ = writeln!(out, "warning: {}: {}", s.place(w.pos), w.message);
     }
+    let d = plan.expected_duration(s);
+    let parts: Vec<String> = d
+        .phases
+        .iter()
+        .map(|(n, t)| format!("{n} {}", human_duration(*t)))
+        .collect();
     let _ = writeln!(
         out,
-        "\nrun-wide bounds (≤ bound, ≈ expected, tol tolerance, ≥ lower bound, ? condition)"
+        "expected duration: about {} ({}); at most {} if every phase runs to its timeout",
+        human_duration(d.total),
+        parts.join(", "),
+        human_duration(d.at_most)
     );
-    for p in &plan.run {
+    let _ = writeln!(
+        out,
+        "symbols, tags ([P] proved, [D] derived, [A] approximation, [S] simulated) and sections (§): docs/budget.md"
+    );
+    let _ = writeln!(
+        out,
+        "\nrun-wide bounds, for every phase unless the phase lists its own (≤ bound, ≈ expected, tol tolerance, ≥ lower bound, ? condition)"
+    );
+    let mut run_wide: Vec<&Prediction> = plan.run.iter().collect();
+    // A bound every phase shares (the cloud-call bound without a phase's own excess) is
+    // listed once, here.
+    let shared = shared_phase_bounds(plan);
+    run_wide.extend(shared.iter().copied());
+    for p in &run_wide {
         line(&mut out, p);
     }
     for ph in &plan.phases {
@@ -127,9 +170,47 @@ pub fn plan_listing(s: &Scenario, plan: &Plan) -> String {
             "\nphase {} ({} resources live, {} acted on)",
             ph.name, ph.population, ph.acted_on
         );
-        for p in &ph.predictions {
+        for p in ph
+            .predictions
+            .iter()
+            .filter(|p| !repeats_run_wide(p, &plan.run, &shared))
+        {
             line(&mut out, p);
         }
     }
     out
+}
+
+/// The part of a prediction id after the phase: `cloud-calls/1s`.
+fn quantity(id: &str) -> &str {
+    id.split_once('/').map_or(id, |(_, q)| q)
+}
+
+/// Per-phase bounds that are the same in every phase: listed once, as run-wide.
+fn shared_phase_bounds(plan: &Plan) -> Vec<&Prediction> {
+    let Some(first) = plan.phases.first() else {
+        return Vec::new();
+    };
+    first
+        .predictions
+        .iter()
+        .filter(|p| p.meaning == Meaning::UpperBound)
+        .filter(|p| !plan.run.iter().any(|r| quantity(&r.id) == quantity(&p.id)))
+        .filter(|p| {
+            plan.phases.iter().all(|ph| {
+                ph.predictions.iter().any(|q| {
+                    quantity(&q.id) == quantity(&p.id)
+                        && q.value == p.value
+                        && q.formula == p.formula
+                })
+            })
+        })
+        .collect()
+}
+
+/// Whether a phase's prediction is a run-wide one again (same quantity, formula and value).
+fn repeats_run_wide(p: &Prediction, run: &[Prediction], shared: &[&Prediction]) -> bool {
+    run.iter()
+        .chain(shared.iter().copied())
+        .any(|r| quantity(&r.id) == quantity(&p.id) && r.value == p.value && r.formula == p.formula)
 }

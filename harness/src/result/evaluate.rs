@@ -5,13 +5,15 @@ use std::collections::BTreeMap;
 use limiter::go::GoDuration;
 
 use super::echo;
+use super::info::scenario_info;
 use super::model::{
-    Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, ScenarioInfo, SettingsInfo,
-    Timeline, Verdict,
+    Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, StopCause, Timeline,
+    Verdict,
 };
 use super::observe::{CloudCall, Observations, PhaseSpan};
 use crate::measure::{
-    Latencies, ObserveSeries, audit, bin_counts, realised_intervals, windowed_max, within,
+    Latencies, ObserveSeries, audit, bin_counts, realised_intervals, window_us, windowed_max,
+    within,
 };
 use crate::predict::{Plan, Prediction, backlog, fmt_num};
 use crate::scenario::{Assertion, Check, Scenario, TtrLimit};
@@ -65,29 +67,26 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
             overall.record_us(ready.saturating_sub(r.created_us));
         }
     }
+    let lengths = plan.expected_duration(s);
     let phases: Vec<PhaseResult> = obs
         .phases
         .iter()
-        .map(|span| phase_result(s, plan, obs, span, &all_calls, &api))
+        .map(|span| {
+            let length = lengths
+                .phases
+                .iter()
+                .find(|(n, _)| *n == span.name)
+                .map_or(f64::NAN, |(_, d)| d.as_secs_f64());
+            phase_result(s, plan, obs, span, (&all_calls, &api), length)
+        })
         .collect();
     let audit = audit(&obs.inventory, &obs.custom_resources);
     let poll = poll_stats(obs);
     let mut result = RunResult {
         version: RESULT_VERSION,
         partial: obs.partial,
-        scenario: ScenarioInfo {
-            name: s.name.clone(),
-            file: s.file.clone(),
-            description: s.description.clone(),
-            resources: s.total_resources(),
-            settings: SettingsInfo {
-                max_reconcile_rate: s.settings.rate(),
-                rate_limit_model: s.settings.model.to_string(),
-                poll_interval_s: s.settings.poll_interval.as_secs_f64(),
-                poll_jitter_percent: s.settings.poll_jitter_percent,
-                min_poll_interval_s: s.settings.min_poll_interval.as_secs_f64(),
-            },
-        },
+        stopped: obs.stopped.clone(),
+        scenario: scenario_info(s),
         run: obs.run.clone(),
         duration_s: end as f64 / US,
         phases,
@@ -206,13 +205,24 @@ fn poll_stats(obs: &Observations) -> Vec<crate::measure::PollStats> {
     realised_intervals(&series)
 }
 
+/// Cloud calls a backlog makes per resource acted on: Observe plus the action, then one
+/// Observe per further reconcile (create and delete: m − 1 of them).
+fn backlog_calls_per_resource(action: &crate::scenario::Action, m: f64) -> f64 {
+    use crate::scenario::Action;
+    match action {
+        Action::Create { .. } | Action::Delete { .. } => 1.0 + m,
+        Action::Update { .. } => 2.0,
+        _ => 1.0,
+    }
+}
+
 fn phase_result(
     s: &Scenario,
     plan: &Plan,
     obs: &Observations,
     span: &PhaseSpan,
-    all: &[u64],
-    api: &[u64],
+    (all, api): (&[u64], &[u64]),
+    expected_length: f64,
 ) -> PhaseResult {
     let mut calls = BTreeMap::new();
     let mut throttles = 0;
@@ -247,11 +257,17 @@ fn phase_result(
     let bound = plan
         .find(&format!("{}/cloud-calls/1s", span.name))
         .map_or(f64::NAN, |p| p.value);
-    let action = s
-        .phases
-        .iter()
-        .find(|p| p.name == span.name)
-        .map_or("", |p| p.action.name());
+    let phase = s.phases.iter().find(|p| p.name == span.name);
+    let action = phase.map_or("", |p| p.action.name());
+    let backlog_rate = match (pp.and_then(|p| p.backlog.as_ref()), phase) {
+        (Some(b), Some(ph)) if expected_length > 0.0 => {
+            b.n() * backlog_calls_per_resource(&ph.action, b.m) / expected_length
+        }
+        _ => 0.0,
+    };
+    let api_bound = plan
+        .find(&format!("{}/api-requests/1s", span.name))
+        .map_or(f64::NAN, |p| p.value);
     PhaseResult {
         name: span.name.clone(),
         action: action.to_owned(),
@@ -265,6 +281,8 @@ fn phase_result(
         ttr: (!ttr.is_empty()).then(|| ttr.summary()),
         expected_per_s: expected,
         bound_per_s: bound,
+        expected_calls_per_s: expected + backlog_rate,
+        api_bound_per_s: api_bound,
     }
 }
 
@@ -302,6 +320,7 @@ fn upper(
         upper: true,
         margin: limit - observed,
         pass: observed <= limit,
+        outcome: Outcome::default(),
         note: pred.and_then(|p| p.note.clone()).filter(|n| !n.is_empty()),
     }
 }
@@ -329,7 +348,11 @@ fn verdict(
 ) -> Verdict {
     let (all, api) = (series.all, series.api);
     let span = span_of(obs, a, s);
-    let range = span.map_or((0, u64::MAX), |p| (p.start_us, p.end_us));
+    let range = match (a.phase, span) {
+        (_, Some(p)) => (p.start_us, p.end_us),
+        (Some(_), None) => (0, 0),
+        (None, None) => (0, u64::MAX),
+    };
     let phase = a.phase.map(|i| s.phases[i].name.clone());
     let mut v = match &a.check {
         Check::CloudCalls { window, max } => {
@@ -338,8 +361,8 @@ fn verdict(
                 Some(acct) => call_times(obs.cloud_calls.iter().filter(|c| &c.account == acct)),
                 None => all.to_vec(),
             };
-            let observed = windowed_max(within(&times, range.0, range.1), window.as_micros() as u64)
-                .count as f64;
+            let observed =
+                windowed_max(within(&times, range.0, range.1), window_us(*window)).count as f64;
             let key = format!("cloud-calls/{w}s");
             let pred = match &phase {
                 Some(p) => plan.find(&format!("{p}/{key}")).cloned(),
@@ -350,7 +373,7 @@ fn verdict(
         Check::ApiRequests { window, max } => {
             let w = window.as_secs_f64();
             let observed =
-                windowed_max(within(api, range.0, range.1), window.as_micros() as u64).count as f64;
+                windowed_max(within(api, range.0, range.1), window_us(*window)).count as f64;
             let key = format!("api-requests/{w}s");
             let pred = match &phase {
                 Some(p) => plan.find(&format!("{p}/{key}")).cloned(),
@@ -361,7 +384,7 @@ fn verdict(
         Check::SteadyRate { window, max } => {
             let w = window.as_secs_f64();
             let observed =
-                windowed_max(within(all, range.0, range.1), window.as_micros() as u64).count as f64;
+                windowed_max(within(all, range.0, range.1), window_us(*window)).count as f64;
             let planned = phase
                 .as_ref()
                 .and_then(|p| plan.find(&format!("{p}/steady-max/{w}s")));
@@ -451,18 +474,41 @@ fn verdict(
                 upper: false,
                 margin: eff - min,
                 pass: eff >= *min,
+                outcome: Outcome::default(),
                 note,
             }
         }
     };
-    v.phase = phase;
-    if span.is_some_and(|p| !p.completed) {
-        v.pass = false;
-        v.note = Some(format!(
-            "{}phase did not complete",
-            v.note.map(|n| n + "; ").unwrap_or_default()
-        ));
+    v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
+    let unfinished = match (&phase, span) {
+        (Some(p), None) => Some(format!("phase {p} never ran")),
+        (Some(p), Some(sp)) if !sp.completed => Some(format!("phase {p} did not complete")),
+        (Some(_), Some(_)) => None,
+        (None, _) => obs.stopped.as_ref().map(|st| match st.cause {
+            StopCause::Interrupted(sig) => format!(
+                "the run was interrupted ({}) during phase {}",
+                sig.name(),
+                st.phase
+            ),
+            StopCause::TimedOut => format!("the run stopped when phase {} timed out", st.phase),
+        }),
+    };
+    if let Some(why) = unfinished {
+        if v.pass || (phase.is_some() && span.is_none()) {
+            v.outcome = Outcome::Incomplete;
+            v.pass = false;
+            v.note = Some(format!(
+                "{why}: within its limit so far, but not a pass{}",
+                v.note.map(|n| format!("; {n}")).unwrap_or_default()
+            ));
+        } else {
+            v.note = Some(format!(
+                "{}{why}",
+                v.note.map(|n| n + "; ").unwrap_or_default()
+            ));
+        }
     }
+    v.phase = phase;
     v
 }
 
@@ -526,6 +572,7 @@ fn ttr_verdict(
         upper: true,
         margin: lim - observed,
         pass: observed <= lim,
+        outcome: Outcome::default(),
         note: Some(format!("limit: {how}")),
     }
 }

@@ -3,6 +3,12 @@
 
 use serde::{Deserialize, Deserializer, Serializer};
 
+/// NaN, the default of a float a document may lack.
+#[must_use]
+pub fn nan() -> f64 {
+    f64::NAN
+}
+
 /// Serializes one float.
 ///
 /// # Errors

@@ -4,13 +4,15 @@
 mod echo;
 mod evaluate;
 pub mod float;
+mod info;
 mod model;
 mod observe;
 
 pub use evaluate::evaluate;
+pub use info::{scenario_info, workload};
 pub use model::{
-    Dropped, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunInfo, RunResult, RunTarget,
-    ScenarioInfo, SettingsInfo, Timeline, Verdict,
+    Dropped, Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunInfo, RunResult,
+    RunTarget, ScenarioInfo, SettingsInfo, Signal, StopCause, Stopped, Timeline, Verdict,
 };
 pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,

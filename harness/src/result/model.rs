@@ -53,13 +53,25 @@ pub struct RunInfo {
     pub provider_starts: u32,
     /// Notes on how the run was measured.
     pub notes: Vec<String>,
+    /// When the run started (RFC 3339, UTC).
+    #[serde(default)]
+    pub started_at: Option<String>,
+    /// The git commit of the working directory the harness ran in (`+dirty` when it had
+    /// uncommitted changes), if it is a git checkout.
+    #[serde(default)]
+    pub commit: Option<String>,
 }
 
 impl RunInfo {
     /// The facts as labelled rows, for reports.
     #[must_use]
     pub fn rows(&self) -> Vec<(String, String)> {
-        let mut rows = vec![("harness".to_owned(), self.harness.clone())];
+        let unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".to_owned());
+        let mut rows = vec![
+            ("harness".to_owned(), self.harness.clone()),
+            ("started at".to_owned(), unknown(&self.started_at)),
+            ("commit".to_owned(), unknown(&self.commit)),
+        ];
         match &self.target {
             RunTarget::Embedded => rows.push(("target".to_owned(), "embedded".to_owned())),
             RunTarget::Cluster {
@@ -123,6 +135,16 @@ pub struct ScenarioInfo {
     pub resources: u64,
     /// Provider settings.
     pub settings: SettingsInfo,
+    /// The `--set PATH=VALUE` overrides the run was made with, in order.
+    #[serde(default)]
+    pub overrides: Vec<String>,
+    /// The phases the scenario plans, in order, as `name (action)`.
+    #[serde(default)]
+    pub phases: Vec<String>,
+    /// What the provider is put through, apart from its settings: resource groups, phases,
+    /// cloud and assertions, one line each. Two runs compare only when these agree.
+    #[serde(default)]
+    pub workload: Vec<String>,
 }
 
 /// A peak windowed count.
@@ -165,6 +187,13 @@ pub struct PhaseResult {
     /// Hard bound on cloud calls in any 1 s (the band's high edge).
     #[serde(with = "super::float")]
     pub bound_per_s: f64,
+    /// Expected cloud calls per second over the phase: the steady polls plus the backlog's
+    /// calls spread over the phase's expected length (NaN when unknown).
+    #[serde(default = "super::float::nan", with = "super::float")]
+    pub expected_calls_per_s: f64,
+    /// Hard bound on the provider's API requests in any 1 s (NaN when unknown).
+    #[serde(default = "super::float::nan", with = "super::float")]
+    pub api_bound_per_s: f64,
 }
 
 /// Per-second series over the run.
@@ -178,6 +207,85 @@ pub struct Timeline {
     pub throttles: Vec<u32>,
     /// Provider API requests per bin.
     pub api_requests: Vec<u32>,
+}
+
+/// A signal that stopped a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Signal {
+    /// SIGINT (Ctrl-C): exit 130.
+    Sigint,
+    /// SIGTERM (what CI sends to cancel a job): exit 143.
+    Sigterm,
+}
+
+impl Signal {
+    /// `SIGINT` or `SIGTERM`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Sigint => "SIGINT",
+            Signal::Sigterm => "SIGTERM",
+        }
+    }
+}
+
+/// Why a run stopped before its last phase completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopCause {
+    /// A signal.
+    Interrupted(Signal),
+    /// The phase did not reach its `until` within its timeout.
+    TimedOut,
+}
+
+/// Where and why a run stopped early.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stopped {
+    /// The phase that was running.
+    pub phase: String,
+    /// Why.
+    pub cause: StopCause,
+}
+
+impl Stopped {
+    /// `interrupted (SIGTERM) during phase create`, `phase create timed out`.
+    #[must_use]
+    pub fn headline(&self) -> String {
+        match self.cause {
+            StopCause::Interrupted(s) => {
+                format!("interrupted ({}) during phase {}", s.name(), self.phase)
+            }
+            StopCause::TimedOut => format!("stopped: phase {} timed out", self.phase),
+        }
+    }
+}
+
+/// How an assertion came out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Outcome {
+    /// The observation is within the limit.
+    #[default]
+    Pass,
+    /// The observation is past the limit.
+    Fail,
+    /// The observation is within the limit, but the phase it is about did not complete (or
+    /// never ran), so it does not count as a pass.
+    Incomplete,
+}
+
+impl Outcome {
+    /// `PASS`, `FAIL` or `INCOMPLETE`.
+    #[must_use]
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Pass => "PASS",
+            Outcome::Fail => "FAIL",
+            Outcome::Incomplete => "INCOMPLETE",
+        }
+    }
 }
 
 /// One assertion's outcome: formula, inputs, predicted, observed, margin, verdict.
@@ -210,6 +318,9 @@ pub struct Verdict {
     pub margin: f64,
     /// Passed.
     pub pass: bool,
+    /// Pass, fail, or incomplete (within its limit, but its phase did not complete).
+    #[serde(default)]
+    pub outcome: Outcome,
     /// What a reader must know.
     pub note: Option<String>,
 }
@@ -221,6 +332,9 @@ pub struct RunResult {
     pub version: u32,
     /// Interrupted or timed out.
     pub partial: bool,
+    /// Where and why the run stopped early, if it did.
+    #[serde(default)]
+    pub stopped: Option<Stopped>,
     /// The scenario.
     pub scenario: ScenarioInfo,
     /// What ran and how it was measured.
@@ -286,6 +400,22 @@ impl RunResult {
     #[must_use]
     pub fn passed(&self) -> bool {
         !self.partial && self.verdicts.iter().all(|v| v.pass)
+    }
+
+    /// A headline for the top of every report: the verdict, and where and why the run
+    /// stopped early.
+    #[must_use]
+    pub fn headline(&self) -> String {
+        let failed = self.verdicts.iter().filter(|v| !v.pass).count();
+        match &self.stopped {
+            Some(s) => format!("PARTIAL: {}", s.headline()),
+            None if self.partial => "PARTIAL: measurements were lost (see notes)".to_owned(),
+            None if failed > 0 => format!(
+                "FAIL: {failed} of {} assertions failed",
+                self.verdicts.len()
+            ),
+            None => format!("PASS: all {} assertions held", self.verdicts.len()),
+        }
     }
 
     /// Total throttled calls.

@@ -134,4 +134,7 @@ pub struct Observations {
     pub run: RunInfo,
     /// The run was interrupted (Ctrl-C) or a phase timed out.
     pub partial: bool,
+    /// Where and why the run stopped early, if it did.
+    #[serde(default)]
+    pub stopped: Option<super::Stopped>,
 }

@@ -38,7 +38,7 @@ pub use target::embedded::Embedded;
 pub use target::{CloudControl, Target};
 
 use crate::predict;
-use crate::result::{RunResult, evaluate};
+use crate::result::{RunResult, Signal, evaluate};
 use crate::scenario::Scenario;
 use driver::Driver;
 use observe::{Reports, TargetFacts};
@@ -53,8 +53,8 @@ pub const CLEANUP_TIMEOUT: Duration = Duration::from_secs(600);
 pub struct RunOutput {
     /// Verdicts, timelines, predictions.
     pub result: RunResult,
-    /// The run was interrupted (Ctrl-C): the result is partial.
-    pub interrupted: bool,
+    /// The signal that interrupted the run (the result is then partial).
+    pub interrupted: Option<Signal>,
 }
 
 /// Runs `scenario` on the embedded stack; see [`run`].
@@ -64,7 +64,7 @@ pub struct RunOutput {
 pub async fn run_embedded(
     scenario: &Scenario,
     progress: &Progress,
-    interrupt: impl Future<Output = ()>,
+    interrupt: impl Future<Output = Signal>,
 ) -> Result<RunOutput, RunError> {
     let mut interrupt = Some(interrupt);
     run::<Embedded, _>(scenario, (), progress, move || {
@@ -80,14 +80,15 @@ pub async fn run_embedded(
 }
 
 /// Runs `scenario` on target `T` until its phases are done or an `interrupt()` completes
-/// (the first one stops the phases; in a cluster, a second one stops the cleanup), then
+/// with a signal (the first one stops the phases; in a cluster, a second one stops the
+/// cleanup), then
 /// evaluates every assertion. A target that [cleans up](Target::cleans_up) then has what
 /// the run created deleted.
 ///
 /// # Errors
 /// See [`RunError`]; a phase that times out is not an error (its `until` is reported unmet
 /// and the result is marked partial).
-pub async fn run<T: Target, F: Future<Output = ()>>(
+pub async fn run<T: Target, F: Future<Output = Signal>>(
     scenario: &Scenario,
     options: T::Options,
     progress: &Progress,
@@ -106,7 +107,7 @@ pub async fn run<T: Target, F: Future<Output = ()>>(
         .collect();
     let watches = Watches::start(&client, &objects::namespace(scenario), &kinds, clock);
     let mut driver = Driver::new(scenario, client.clone(), clock);
-    let mut interrupted = false;
+    let mut interrupted = None;
     {
         let stop = interrupt();
         tokio::pin!(stop);
@@ -122,10 +123,14 @@ pub async fn run<T: Target, F: Future<Output = ()>>(
                         break;
                     }
                 }
-                () = &mut stop => {
-                    interrupted = true;
+                signal = &mut stop => {
+                    interrupted = Some(signal);
                     driver.record_interrupted(phase);
-                    progress.line(format_args!("interrupted during phase {}: stopping", phase.name));
+                    progress.line(format_args!(
+                        "interrupted ({}) during phase {}: writing the partial report",
+                        signal.name(),
+                        phase.name
+                    ));
                     break;
                 }
             }
@@ -157,13 +162,13 @@ pub async fn run<T: Target, F: Future<Output = ()>>(
         facts,
         inventory,
         custom_resources,
-        clock.now(),
+        (&clock, clock.now()),
         interrupted,
     );
     if target.cleans_up() {
         tokio::select! {
             _ = driver.clean_up(&seeded, &watches, CLEANUP_TIMEOUT, progress) => {}
-            () = interrupt() => progress.line(format_args!("cleanup interrupted: what is left stays")),
+            _ = interrupt() => progress.line(format_args!("cleanup interrupted: what is left stays")),
         }
     }
     watches.finish().await;

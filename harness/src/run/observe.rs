@@ -5,14 +5,14 @@
 use kube::api::{Api, DynamicObject, ListParams};
 use provider::crd::EXTERNAL_NAME_ANNOTATION;
 
-use super::clock::Micros;
+use super::clock::{Micros, RunClock};
 use super::driver::Log;
 use super::objects::{kind_info, kind_of_collection, namespace, scenario_kinds};
 use super::source::watches::SeenMap;
 use super::source::{ApiReport, CloudReport, ProviderReport};
 use super::target::{CloudControl, TargetInfo};
 use crate::measure::{CloudResource, CustomResource};
-use crate::result::{Dropped, Observations, ResourceTimes, RunInfo};
+use crate::result::{Dropped, Observations, ResourceTimes, RunInfo, Signal, StopCause, Stopped};
 use crate::scenario::Scenario;
 
 /// What every source reported at the end of a run.
@@ -104,7 +104,7 @@ pub async fn custom_resources(client: &kube::Client, s: &Scenario) -> Vec<Custom
 }
 
 /// The result's description of the run.
-fn run_info(target: TargetFacts, reports: &Reports) -> RunInfo {
+fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo {
     let notes = target
         .notes
         .iter()
@@ -122,11 +122,19 @@ fn run_info(target: TargetFacts, reports: &Reports) -> RunInfo {
         },
         provider_starts: target.provider_starts,
         notes,
+        started_at: Some(
+            clock
+                .wall_start()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string(),
+        ),
+        commit: None,
     }
 }
 
-/// Everything the run observed. `interrupted` marks the result partial, as do a journal
-/// that could not be read or dropped entries, and a phase that did not complete.
+/// Everything the run observed. `interrupted` (the signal) marks the result partial, as do
+/// a journal that could not be read or dropped entries, and a phase that did not complete;
+/// the last phase the log has is where the run stopped.
 #[must_use]
 pub fn observations(
     log: &Log,
@@ -134,8 +142,8 @@ pub fn observations(
     target: TargetFacts,
     inventory: Vec<CloudResource>,
     custom_resources: Vec<CustomResource>,
-    duration: Micros,
-    interrupted: bool,
+    (clock, duration): (&RunClock, Micros),
+    interrupted: Option<Signal>,
 ) -> Observations {
     if reports.api.dropped > 0 || reports.cloud.dropped > 0 {
         tracing::warn!(
@@ -144,12 +152,16 @@ pub fn observations(
             "journal entries were dropped: the result is partial"
         );
     }
-    let partial = interrupted
+    let stopped = log.spans.iter().find(|p| !p.completed).map(|p| Stopped {
+        phase: p.name.clone(),
+        cause: interrupted.map_or(StopCause::TimedOut, StopCause::Interrupted),
+    });
+    let partial = interrupted.is_some()
         || reports.cloud.failed
         || reports.api.dropped > 0
         || reports.cloud.dropped > 0
         || log.spans.iter().any(|p| !p.completed);
-    let run = run_info(target, &reports);
+    let run = run_info(target, &reports, clock);
     Observations {
         duration_us: duration.0,
         phases: log.spans.clone(),
@@ -161,5 +173,6 @@ pub fn observations(
         provider_metrics: reports.provider.metrics,
         run,
         partial,
+        stopped,
     }
 }

@@ -43,6 +43,32 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         "provider.pollJitterPercent" => p.poll_jitter_percent = Some(value(set, index)?),
         "provider.minPollInterval" => p.min_poll_interval = Some(value(set, index)?),
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
+        path if path.starts_with("phases.") => {
+            let (name, field) = path
+                .strip_prefix("phases.")
+                .and_then(|rest| rest.rsplit_once('.'))
+                .unwrap_or_default();
+            let Some(phase) = raw.phases.iter_mut().find(|p| p.name.value == name) else {
+                let names: Vec<&str> = raw.phases.iter().map(|p| p.name.value.as_str()).collect();
+                return Err(Problem::new(
+                    Pos::of(&location(index)),
+                    format!(
+                        "no phase named {name:?}, expected one of {}",
+                        names.join(", ")
+                    ),
+                ));
+            };
+            match field {
+                "duration" => phase.duration = Some(value(set, index)?),
+                "timeout" => phase.timeout = Some(value(set, index)?),
+                _ => {
+                    return Err(Problem::new(
+                        Pos::of(&location(index)),
+                        format!("unknown path, expected one of {}", SETTABLE.join(", ")),
+                    ));
+                }
+            }
+        }
         path => {
             let group = path
                 .strip_prefix("resources.")
@@ -130,6 +156,39 @@ mod tests {
         assert_eq!(s.groups[0].count, 7);
         assert_eq!(s.seed, 42);
         assert_eq!(s.sets.len(), 7);
+    }
+
+    #[test]
+    fn a_phase_duration_and_timeout_can_be_set_and_meet_the_files_rules() {
+        let yaml = format!("{TINY}  - {{name: hold, action: hold, duration: 1h}}\n");
+        let s = parse_with(
+            &yaml,
+            "t.yaml",
+            &sets(&["phases.hold.duration=30s", "phases.create.timeout=2m"]),
+        )
+        .unwrap();
+        assert_eq!(
+            s.phases[1].action,
+            crate::scenario::Action::Hold {
+                duration: std::time::Duration::from_secs(30)
+            }
+        );
+        assert_eq!(s.phases[0].timeout, std::time::Duration::from_secs(120));
+        let err = parse_with(&yaml, "t.yaml", &sets(&["phases.create.duration=30s"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--set phases.create.duration: "), "{err}");
+        let err = parse_with(&yaml, "t.yaml", &sets(&["phases.nope.duration=30s"]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "--set phases.nope.duration: no phase named \"nope\", expected one of create, hold"
+        );
+        let err = parse_with(&yaml, "t.yaml", &sets(&["phases.hold.duration=soon"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--set phases.hold.duration: "), "{err}");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! | `provider.rateLimitModel` | `crossplane`, `in-queue`, `controller-runtime`, `concurrency-only` |
 //! | `provider.pollInterval`, `provider.minPollInterval` | a Go duration (`30s`, `1m30s`) |
 //! | `resources.NAME.count` | an integer, for the group named NAME |
+//! | `phases.NAME.duration`, `phases.NAME.timeout` | a Go duration, for the phase named NAME (`duration` where the action has one: hold, cloudOutage, cloudLatency) |
 //! | `seed` | an integer |
 //!
 //! The value is read as YAML, as it would be in the file; [`super::apply`] puts it in
@@ -25,6 +26,8 @@ pub const SETTABLE: &[&str] = &[
     "provider.pollJitterPercent",
     "provider.minPollInterval",
     "resources.NAME.count",
+    "phases.NAME.duration",
+    "phases.NAME.timeout",
     "seed",
 ];
 

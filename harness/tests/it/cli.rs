@@ -57,3 +57,85 @@ fn predict_prints_formulas_and_schema_prints_json() {
     assert_eq!(schema["title"], "harness scenario");
     assert!(schema["properties"]["phases"].is_object());
 }
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("writable temp dir");
+    dir
+}
+
+#[test]
+fn compare_exits_three_when_the_new_run_is_partial() {
+    let s = harness::scenario::load(std::path::Path::new(&scenario("smoke.yaml"))).expect("loads");
+    let p = harness::predict::plan(&s);
+    let old = harness::result::evaluate(&s, &p, &crate::fixture::smoke_observations());
+    let new = harness::result::evaluate(&s, &p, &crate::fixture::interrupted_observations());
+    let dir = temp_dir("compare-partial");
+    for (name, r) in [("old.json", &old), ("new.json", &new)] {
+        std::fs::write(
+            dir.join(name),
+            serde_json::to_string(r).expect("serialises"),
+        )
+        .expect("writable");
+    }
+    let out = harness()
+        .arg("compare")
+        .arg(dir.join("old.json"))
+        .arg(dir.join("new.json"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("not comparable: NEW is partial: interrupted (SIGTERM) during phase hold"),
+        "{text}"
+    );
+}
+
+/// CI cancels a job with SIGTERM: the run writes its partial report and exits 143.
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_a_run_with_a_partial_report_and_exit_143() {
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("sigterm");
+    let mut child = harness()
+        .args(["run", &scenario("smoke.yaml"), "--out"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    // The stack starts in well under a second; 3 s is inside the create phase or the hold.
+    std::thread::sleep(Duration::from_secs(3));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the run did not stop within 60 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(143));
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("result.json")).expect("result.json written"),
+    )
+    .expect("json");
+    assert_eq!(result["partial"], true);
+    assert_eq!(result["stopped"]["cause"]["interrupted"], "SIGTERM");
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).expect("junit.xml written");
+    assert!(junit.contains("type=\"interrupted\""), "{junit}");
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html written");
+    assert!(
+        html.contains("PARTIAL: interrupted (SIGTERM) during phase"),
+        "report headline"
+    );
+}

@@ -3,7 +3,8 @@
 
 use harness::measure::{CloudResource, CustomResource};
 use harness::result::{
-    ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ResourceTimes, RunInfo,
+    ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ResourceTimes, RunInfo, Signal,
+    StopCause, Stopped,
 };
 
 const S: u64 = 1_000_000;
@@ -155,8 +156,36 @@ pub fn smoke_observations() -> Observations {
         provider_metrics: None,
         run: RunInfo {
             harness: env!("CARGO_PKG_VERSION").to_owned(),
+            api_requests_measured_by:
+                "mock-apiserver's request journal: every request, exact times".to_owned(),
+            started_at: Some("2026-11-24T10:00:00Z".to_owned()),
             ..RunInfo::default()
         },
         partial: false,
+        stopped: None,
     }
+}
+
+/// The smoke run interrupted by SIGTERM during its hold: the hold is cut short, resync and
+/// delete never ran.
+pub fn interrupted_observations() -> Observations {
+    let mut obs = smoke_observations();
+    let hold = obs.phases[1].clone();
+    let cut = hold.start_us + (hold.end_us - hold.start_us) / 2;
+    obs.phases.truncate(2);
+    obs.phases[1].end_us = cut;
+    obs.phases[1].completed = false;
+    obs.cloud_calls.retain(|c| c.at_us <= cut);
+    obs.api_requests.retain(|a| a.at_us <= cut);
+    obs.duration_us = cut;
+    for r in &mut obs.resources {
+        r.deleted_us = None;
+        r.gone_us = None;
+    }
+    obs.partial = true;
+    obs.stopped = Some(Stopped {
+        phase: "hold".into(),
+        cause: StopCause::Interrupted(Signal::Sigterm),
+    });
+    obs
 }

@@ -32,7 +32,7 @@ async fn a_small_scenario_runs_end_to_end_and_every_write_reaches_the_cloud_once
         .await
         .expect("the stack starts");
     let r = &output.result;
-    assert!(!output.interrupted);
+    assert!(output.interrupted.is_none());
     let report = harness::report::assertion_table(r);
     assert!(r.passed(), "{report}");
     let phases: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();

@@ -5,6 +5,7 @@
 //! [`scope`] for what a phase acts on.
 
 mod accounts;
+mod duration;
 mod faults;
 mod hold;
 mod scope;
@@ -17,6 +18,8 @@ use super::params::Params;
 use super::steady::{self, Steady};
 use crate::scenario::{Action, Phase, Scenario};
 use scope::{classes, kinds, windows};
+
+pub use duration::ExpectedDuration;
 
 /// What the harness predicts for one phase.
 #[derive(Clone, Debug)]

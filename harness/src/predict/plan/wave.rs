@@ -138,6 +138,7 @@ pub(super) fn wave_predictions(
         .input("B", p.b)
         .input("w", p.w)
         .input("L̄", p.l)
+        .input("A_tot", b.api_total())
         .input("r_h", b.arrival_rate.unwrap_or(f64::INFINITY))
         .meaning(Meaning::Expected)
         .source("[D][S] §4.2")
@@ -179,7 +180,7 @@ pub(super) fn wave_predictions(
                     v,
                     "s",
                 )
-                .formula("max(τ_unloaded, ((m − 1 + q)·N − B)/R + L̄, q·N/r_h + τ_unloaded)")
+                .formula(ttr_formula(p))
                 .input("τ_unloaded", tau)
                 .input("m", b.m)
                 .input("q", q)
@@ -187,6 +188,9 @@ pub(super) fn wave_predictions(
                 .input("B", p.b)
                 .input("R", p.r)
                 .input("L̄", p.l)
+                .input("a_first", b.a_first)
+                .input("a_next", b.a_next)
+                .input("r_h", b.arrival_rate.unwrap_or(f64::INFINITY))
                 .meaning(Meaning::Expected)
                 .source("[D][S] §5.2")
                 .phase(Some(name)),
@@ -206,10 +210,24 @@ pub(super) fn wave_predictions(
     }
 }
 
+fn ttr_formula(p: &Params) -> &'static str {
+    match p.model {
+        RateLimitModel::Crossplane | RateLimitModel::InQueue => {
+            "max(τ_unloaded, ((m − 1 + q)·N − B)/R + L̄, (N·a_first + q·N·(m − 1)·a_next − 10R)/(5R) + L̄, q·N/r_h + τ_unloaded)"
+        }
+        RateLimitModel::ConcurrencyOnly => {
+            "max(τ_unloaded, (q·N·a_first − 10R)/(5R) + 1 s + 2L̄, q·N/r_h + τ_unloaded)"
+        }
+        RateLimitModel::ControllerRuntime => {
+            "max(τ_unloaded, max_c max(q·N_c·m·L̄, (q·N_c − 100)/10), q·N/r_h + τ_unloaded)"
+        }
+    }
+}
+
 fn drain_formula(p: &Params) -> &'static str {
     match p.model {
         RateLimitModel::Crossplane | RateLimitModel::InQueue => {
-            "max((m·N − B)/R, max_c(⌈N_c·m/w⌉ − 1)·L̄, N/r_h)"
+            "max((m·N − B)/R, max_c(⌈N_c·m/w⌉ − 1)·L̄, (A_tot − 10R)/(5R), N/r_h)"
         }
         RateLimitModel::ConcurrencyOnly => "max(max_c(⌈N_c·m/R⌉ − 1)·L̄, (A_tot − 10R)/(5R), N/r_h)",
         RateLimitModel::ControllerRuntime => "max(max_c (m·N_c − 1)·L̄, N/r_h)",

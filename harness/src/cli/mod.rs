@@ -1,15 +1,19 @@
 //! Command-line interface: one variant per subcommand, each `execute`d to an [`Outcome`].
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
-use harness::result::{RESULT_VERSION, RunResult};
+use harness::result::{RESULT_VERSION, RunResult, Signal};
 use harness::run::source::provider_metrics::provider_flags;
 use harness::run::target::cluster;
 use harness::scenario::{self, ScenarioError};
 use harness::{compare, predict, report, run};
+
+mod git;
+mod signals;
 
 /// Run YAML load scenarios against a rate-limited provider, predict its budget, assert and
 /// report.
@@ -18,7 +22,7 @@ use harness::{compare, predict, report, run};
     name = "harness",
     version,
     about,
-    after_help = "Exit codes: 0 pass, 1 an assertion or regression failed, 2 bad input or setup,\n130 interrupted (Ctrl-C; the partial report is written)."
+    after_help = "Exit codes: 0 pass; 1 an assertion failed, a phase timed out, or compare found a\nregression; 2 bad input or setup; 3 compare: the two results cannot be compared (NEW\npartial or failed, OLD partial, different workloads, or missing metrics); 130 interrupted\nby SIGINT (Ctrl-C), 143 by SIGTERM (CI cancelling a job): the partial report is written,\nthen what the run created is cleaned up.\n\nThe budget's formulas and symbols are explained in docs/budget.md."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -39,13 +43,15 @@ pub enum Command {
         /// The scenario file.
         scenario: PathBuf,
         /// Where to write result.json, junit.xml and report.html [default: out/SCENARIO-NAME].
+        /// A directory that holds an earlier result is overwritten, with a warning.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Override a value of the scenario for this run, e.g. provider.maxReconcileRate=20
-        /// or resources.bucket.count=500 (repeatable; a later one wins). The value is YAML
-        /// and meets the same checks as in the file. Paths: provider.maxReconcileRate,
-        /// provider.rateLimitModel, provider.pollInterval, provider.pollJitterPercent,
-        /// provider.minPollInterval, resources.NAME.count, seed.
+        /// Override a value of the scenario for this run, e.g. provider.maxReconcileRate=20,
+        /// resources.bucket.count=500 or phases.hold.duration=30s (repeatable; a later one
+        /// wins). The value is YAML and meets the same checks as in the file; the result
+        /// records every override. Paths: provider.maxReconcileRate, provider.rateLimitModel,
+        /// provider.pollInterval, provider.pollJitterPercent, provider.minPollInterval,
+        /// resources.NAME.count, phases.NAME.duration, phases.NAME.timeout, seed.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<scenario::Set>,
         #[command(flatten)]
@@ -63,22 +69,33 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Parse and check a scenario; errors give file:line:column and what was expected.
+    /// Parse and check a scenario; errors give file:line:column and what was expected. It
+    /// also prints how long the scenario is expected to take.
     Validate {
         /// The scenario file.
         scenario: PathBuf,
+        /// Override a value of the scenario, as for `run` (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<scenario::Set>,
     },
-    /// The budget of a scenario, with formulas and inputs, without running it.
+    /// The budget of a scenario, with formulas and inputs, and its expected duration,
+    /// without running it. Symbols and tags ([P] [D] [A] [S] §n) are explained in
+    /// docs/budget.md.
     Predict {
         /// The scenario file.
         scenario: PathBuf,
+        /// Override a value of the scenario, as for `run` (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<scenario::Set>,
         /// Print the predictions as JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Print the JSON Schema of scenario files.
     Schema,
-    /// Compare two results (A/B before an upgrade); exit 1 on a regression.
+    /// Compare two results (A/B before an upgrade): exit 1 on a regression, 3 when the two
+    /// cannot be compared (NEW partial or failed, OLD partial, different workloads, or a
+    /// metric only one run has). The provider settings may differ; the header shows both.
     Compare {
         /// The baseline result.json.
         old: PathBuf,
@@ -174,8 +191,10 @@ pub enum Outcome {
     Pass,
     /// Exit 1: an assertion or a regression failed.
     Fail,
-    /// Exit 130: interrupted; a partial report was written.
-    Interrupted,
+    /// Exit 3: `compare` was given two results that cannot be compared.
+    NotComparable,
+    /// Exit 130 (SIGINT) or 143 (SIGTERM): interrupted; a partial report was written.
+    Interrupted(Signal),
 }
 
 impl Outcome {
@@ -184,7 +203,9 @@ impl Outcome {
         match self {
             Outcome::Pass => ExitCode::SUCCESS,
             Outcome::Fail => ExitCode::from(1),
-            Outcome::Interrupted => ExitCode::from(130),
+            Outcome::NotComparable => ExitCode::from(3),
+            Outcome::Interrupted(Signal::Sigint) => ExitCode::from(130),
+            Outcome::Interrupted(Signal::Sigterm) => ExitCode::from(143),
         }
     }
 }
@@ -204,8 +225,12 @@ impl Command {
                 sets,
                 json,
             } => provider_args(&scenario, &sets, json),
-            Command::Validate { scenario } => validate(&scenario),
-            Command::Predict { scenario, json } => predict_cmd(&scenario, json),
+            Command::Validate { scenario, sets } => validate(&scenario, &sets),
+            Command::Predict {
+                scenario,
+                sets,
+                json,
+            } => predict_cmd(&scenario, &sets, json),
             Command::Schema => {
                 println!(
                     "{}",
@@ -255,78 +280,102 @@ fn run_cmd(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
     let s = load_with(path, sets)?;
     let target = cluster.target(&s)?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
+    warn_if_used(&out);
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let progress = run::Progress::auto();
     let on = match &target {
         Where::Embedded => "the embedded stack".to_owned(),
         Where::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
     };
+    let plan = predict::plan(&s);
     progress.line(format_args!(
-        "running {} ({} resources, {} phases) on {on}; reports go to {}",
+        "running {} ({} resources, {} phases, about {}) on {on}; reports go to {}",
         s.name,
         s.total_resources(),
         s.phases.len(),
+        report::human_duration(plan.expected_duration(&s).total),
         out.display()
     ));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let interrupt = || async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
     let output = runtime.block_on(async {
         match target {
-            Where::Embedded => run::run::<run::Embedded, _>(&s, (), &progress, interrupt).await,
+            Where::Embedded => run::run::<run::Embedded, _>(&s, (), &progress, signals::next).await,
             Where::Cluster(options) => {
-                run::run::<run::Cluster, _>(&s, options, &progress, interrupt).await
+                run::run::<run::Cluster, _>(&s, options, &progress, signals::next).await
             }
         }
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    let r = &output.result;
-    let write = |name: &str, text: String| {
-        let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
-    };
-    write("result.json", serde_json::to_string_pretty(r)?)?;
-    write("junit.xml", report::junit(r))?;
-    write("report.html", report::html(r))?;
-    print!("{}", report::assertion_table(r));
+    let mut r = output.result;
+    r.run.commit = git::commit();
+    write(&out, "result.json", serde_json::to_string_pretty(&r)?)?;
+    write_reports(&out, &r)?;
+    print!("{}", report::assertion_table(&r));
     println!("reports: {}", out.display());
-    Ok(if output.interrupted {
-        Outcome::Interrupted
-    } else if r.passed() {
-        Outcome::Pass
-    } else {
-        Outcome::Fail
+    Ok(match output.interrupted {
+        Some(signal) => Outcome::Interrupted(signal),
+        None if r.passed() => Outcome::Pass,
+        None => Outcome::Fail,
     })
 }
 
-fn validate(path: &Path) -> Result<Outcome> {
-    let s = scenario::load(path)?;
+fn write(dir: &Path, name: &str, text: String) -> Result<()> {
+    let p = dir.join(name);
+    std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+}
+
+/// Writes junit.xml and report.html of `r` into `dir`.
+fn write_reports(dir: &Path, r: &RunResult) -> Result<()> {
+    write(dir, "junit.xml", report::junit(r))?;
+    write(dir, "report.html", report::html(r))
+}
+
+/// Warns when `out` holds the result of an earlier run, which this run replaces.
+fn warn_if_used(out: &Path) {
+    let earlier = out.join("result.json");
+    let Ok(text) = std::fs::read_to_string(&earlier) else {
+        return;
+    };
+    let when = serde_json::from_str::<RunResult>(&text)
+        .ok()
+        .and_then(|r| r.run.started_at)
+        .map_or_else(String::new, |t| format!(" (started {t})"));
+    eprintln!(
+        "warning: {} holds an earlier run's reports{when}; this run replaces them (--out DIR writes elsewhere)",
+        out.display()
+    );
+}
+
+fn validate(path: &Path, sets: &[scenario::Set]) -> Result<Outcome> {
+    let s = load_with(path, sets)?;
     for w in &s.warnings {
         eprintln!("warning: {}: {}", s.place(w.pos), w.message);
     }
+    let plan = predict::plan(&s);
     println!(
-        "{}: ok: scenario {} with {} resources in {} groups, {} phases, {} assertions",
+        "{}: ok: scenario {} with {} resources in {} groups, {} phases, {} assertions; expected duration {}",
         s.file,
         s.name,
         s.total_resources(),
         s.groups.len(),
         s.phases.len(),
-        s.assertions.len()
+        s.assertions.len(),
+        report::human_duration(plan.expected_duration(&s).total)
     );
     Ok(Outcome::Pass)
 }
 
-fn predict_cmd(path: &Path, json: bool) -> Result<Outcome> {
-    let s = scenario::load(path)?;
+fn predict_cmd(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outcome> {
+    let s = load_with(path, sets)?;
     let plan = predict::plan(&s);
     if json {
         let all: Vec<_> = plan.all().collect();
@@ -358,7 +407,9 @@ fn compare_cmd(old: &Path, new: &Path, pct: f64) -> Result<Outcome> {
     }
     let c = compare::compare(&read_result(old)?, &read_result(new)?, pct);
     print!("{}", compare::render(&c));
-    Ok(if c.regressions().next().is_some() {
+    Ok(if !c.comparable() {
+        Outcome::NotComparable
+    } else if c.regressions().next().is_some() {
         Outcome::Fail
     } else {
         Outcome::Pass
@@ -368,12 +419,7 @@ fn compare_cmd(old: &Path, new: &Path, pct: f64) -> Result<Outcome> {
 fn report_cmd(path: &Path, out: &Path) -> Result<Outcome> {
     let r = read_result(path)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let write = |name: &str, text: String| {
-        let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
-    };
-    write("junit.xml", report::junit(&r))?;
-    write("report.html", report::html(&r))?;
+    write_reports(out, &r)?;
     print!("{}", report::assertion_table(&r));
     Ok(if r.passed() {
         Outcome::Pass

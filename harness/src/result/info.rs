@@ -1,0 +1,109 @@
+//! The scenario as a result records it: name, settings, overrides, planned phases, and the
+//! workload lines that decide whether two results can be compared.
+
+use super::model::{ScenarioInfo, SettingsInfo};
+use crate::scenario::{Action, Scenario};
+
+/// What the provider is put through, apart from its settings, one line per group, phase,
+/// cloud section and assertion. The lines are built from the validated scenario, so a
+/// `--set` that changes a count or a duration changes them, and a comment or a reordered
+/// key does not.
+#[must_use]
+pub fn workload(s: &Scenario) -> Vec<String> {
+    let mut lines = Vec::new();
+    for g in &s.groups {
+        lines.push(format!(
+            "group {}: {} × {:?} in account {}, spec {}",
+            g.name, g.count, g.kind, g.account, g.spec
+        ));
+    }
+    for p in &s.phases {
+        let groups = |gs: &[usize]| {
+            gs.iter()
+                .map(|&g| s.groups[g].name.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let what = match &p.action {
+            Action::Create { rate, groups: gs }
+            | Action::Resync { rate, groups: gs }
+            | Action::Delete { rate, groups: gs } => {
+                format!("{} [{}] at {rate:?}/s", p.action.name(), groups(gs))
+            }
+            Action::Update {
+                rate,
+                groups: gs,
+                spec,
+            } => format!("update [{}] at {rate:?}/s with {spec}", groups(gs)),
+            other => format!("{other:?}"),
+        };
+        lines.push(format!(
+            "phase {}: {what}, until {:?} within {:?}",
+            p.name, p.until, p.timeout
+        ));
+    }
+    lines.push(format!("cloud: {:?}", s.cloud));
+    lines.push(format!("prediction inputs: {:?}", s.prediction));
+    for a in &s.assertions {
+        lines.push(format!("assertion {}", a.name));
+    }
+    lines
+}
+
+/// The scenario block of a result.
+#[must_use]
+pub fn scenario_info(s: &Scenario) -> ScenarioInfo {
+    ScenarioInfo {
+        name: s.name.clone(),
+        file: s.file.clone(),
+        description: s.description.clone(),
+        resources: s.total_resources(),
+        settings: SettingsInfo {
+            max_reconcile_rate: s.settings.rate(),
+            rate_limit_model: s.settings.model.to_string(),
+            poll_interval_s: s.settings.poll_interval.as_secs_f64(),
+            poll_jitter_percent: s.settings.poll_jitter_percent,
+            min_poll_interval_s: s.settings.min_poll_interval.as_secs_f64(),
+        },
+        overrides: s.sets.iter().map(ToString::to_string).collect(),
+        phases: s
+            .phases
+            .iter()
+            .map(|p| format!("{} ({})", p.name, p.action.name()))
+            .collect(),
+        workload: workload(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::parse_with;
+
+    const TINY: &str = "apiVersion: harness/v1\nname: tiny\nprovider: {maxReconcileRate: 10}\nresources:\n  - {name: b, kind: Bucket, count: 3}\nphases:\n  - {name: create, action: create}\n  - {name: hold, action: hold, duration: 1m}\n";
+
+    #[test]
+    fn settings_do_not_change_the_workload_but_counts_and_durations_do() {
+        let base = workload(&parse_with(TINY, "t.yaml", &[]).unwrap());
+        let set = |a: &str| {
+            let s = parse_with(TINY, "t.yaml", &[a.parse().unwrap()]).unwrap();
+            workload(&s)
+        };
+        assert_eq!(set("provider.maxReconcileRate=20"), base);
+        assert_ne!(set("resources.b.count=4"), base);
+        assert_ne!(set("phases.hold.duration=10s"), base);
+    }
+
+    #[test]
+    fn the_overrides_are_recorded_as_given() {
+        let s = parse_with(
+            TINY,
+            "t.yaml",
+            &["provider.maxReconcileRate=20".parse().unwrap()],
+        )
+        .unwrap();
+        let info = scenario_info(&s);
+        assert_eq!(info.overrides, ["provider.maxReconcileRate=20"]);
+        assert_eq!(info.phases, ["create (create)", "hold (hold)"]);
+    }
+}
