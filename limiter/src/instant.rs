@@ -2,10 +2,13 @@
 
 use std::time::Duration;
 
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::go::GoDuration;
+
+/// How far past an instant a "forever" lands when the exact sum is not representable; it changes
+/// no observable delay (they stay `InfDuration` when measured back).
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// `t - u` as a Go duration, saturating like Go's `Time.Sub`.
 pub(crate) fn sub_instants(t: Instant, u: Instant) -> GoDuration {
@@ -17,28 +20,19 @@ pub(crate) fn sub_instants(t: Instant, u: Instant) -> GoDuration {
     }
 }
 
-/// `t + d` where `d` may be negative or huge; far-future results are capped, which changes no
-/// observable delay (they stay `InfDuration` when measured back).
+/// `t + d` where `d` may be negative or huge; far-future results are capped.
 pub(crate) fn add_duration(t: Instant, d: GoDuration) -> Instant {
     if d.0 >= 0 {
-        t.checked_add(Duration::from_nanos(d.0 as u64))
-            .unwrap_or_else(|| t + Duration::from_secs(86_400 * 365 * 30))
+        add_std(t, Duration::from_nanos(d.0.unsigned_abs()))
     } else {
         t.checked_sub(Duration::from_nanos(d.0.unsigned_abs()))
             .unwrap_or(t)
     }
 }
 
-/// Waits until `next` (if any) or until `wake` is notified, whichever comes first: how the
-/// queues' timer tasks sleep.
-pub(crate) async fn sleep_until_or_woken(wake: &Notify, next: Option<Instant>) {
-    match next {
-        Some(at) => {
-            tokio::select! {
-                () = wake.notified() => {}
-                () = tokio::time::sleep_until(at) => {}
-            }
-        }
-        None => wake.notified().await,
-    }
+/// `t + d`, capped in the far future.
+pub(crate) fn add_std(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .or_else(|| t.checked_add(FAR_FUTURE))
+        .unwrap_or(t)
 }

@@ -52,6 +52,7 @@
 //! ```
 
 pub mod client_qps;
+pub mod clock;
 pub mod controller;
 pub mod crossplane;
 pub mod go;

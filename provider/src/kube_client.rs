@@ -55,8 +55,11 @@ impl KubeStackLayer {
     pub fn new(settings: &Settings, requests: KubeRequests) -> Self {
         let qps = match settings.api_client_limit() {
             Some(limit) => ClientQpsLayer::new(
-                limit.qps,
-                NonZeroU32::new(limit.burst).unwrap_or(NonZeroU32::MIN),
+                f64::from(limit.qps),
+                u32::try_from(limit.burst)
+                    .ok()
+                    .and_then(NonZeroU32::new)
+                    .unwrap_or(NonZeroU32::MIN),
             ),
             None => ClientQpsLayer::new(Limit::INF.0, NonZeroU32::MIN),
         };

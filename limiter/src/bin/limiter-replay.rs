@@ -11,7 +11,10 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: limiter-replay FILE\n\n\
                  Runs a conformance script (the language of specs/replay-language.md) on a\n\
-                 virtual clock and prints the transcript. FILE may be - for standard input.\n\
+                 virtual clock, exact to the nanosecond, and prints the transcript. FILE may be\n\
+                 - for standard input. A line that does not parse stops the script: the\n\
+                 transcript so far goes to standard output, FILE:LINE:COLUMN and what was\n\
+                 expected to standard error.\n\
                  Exit codes: 0 ran to the end, 1 the script failed, 2 bad usage or unreadable file."
             );
             return ExitCode::from(2);
@@ -34,7 +37,13 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             print!("{}", e.partial);
-            eprintln!("limiter-replay: {path}:{}: {}", e.line, e.message);
+            let mut message = e.error.to_string();
+            let mut cause = std::error::Error::source(&e.error);
+            while let Some(c) = cause {
+                message = format!("{message}: {c}");
+                cause = c.source();
+            }
+            eprintln!("limiter-replay: {path}:{}:{}: {message}", e.line, e.column);
             ExitCode::from(1)
         }
     }

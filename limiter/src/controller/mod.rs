@@ -90,7 +90,7 @@ impl<T> ControllerOptions<T> {
     }
 
     /// The `in-queue` model: reserve a token from `bucket` at every hand-out and wait for it
-    /// before reconciling. Several controllers may share one bucket.
+    /// (on the bucket's clock) before reconciling. Several controllers may share one bucket.
     #[must_use]
     pub fn gate(mut self, bucket: Limiter) -> Self {
         self.gate = Some(bucket);
@@ -170,10 +170,12 @@ impl<T: Eq + Hash + Clone + Send + Sync + std::fmt::Debug + 'static> Worker<T> {
     async fn run(self) {
         while let Some((item, priority)) = self.queue.get_with_priority().await {
             if let Some(gate) = &self.gate {
-                let r = gate.reserve();
+                let clock = gate.clock();
+                let now = clock.now();
+                let r = gate.reserve_at(now);
                 self.stats.reserved();
-                if r.delay_from(tokio::time::Instant::now()) > GoDuration::ZERO {
-                    tokio::time::sleep_until(r.time_to_act()).await;
+                if r.delay_from(now) > GoDuration::ZERO {
+                    clock.sleep_until(r.time_to_act()).await;
                 }
             }
             self.stats.worker_active(true);

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::time::Instant;
 
+use crate::clock::Clock;
 use crate::controller::{Action, BoxFuture, ReconcileResult, Reconciler};
 use crate::go::GoDuration;
 use crate::instant::add_duration;
@@ -59,6 +60,7 @@ pub struct GlobalRateLimited<R> {
     /// Flagged keys and the time their token becomes due.
     limited: Mutex<HashMap<String, Instant>>,
     stats: Arc<MiddlewareStats>,
+    clock: Clock,
 }
 
 impl<R> GlobalRateLimited<R> {
@@ -70,7 +72,15 @@ impl<R> GlobalRateLimited<R> {
             limiter,
             limited: Mutex::new(HashMap::new()),
             stats: Arc::new(MiddlewareStats::default()),
+            clock: Clock::tokio(),
         }
+    }
+
+    /// Reads `clock` to tell early runs (counters only; the default is tokio's clock).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Shares counters with other middlewares (one set for a whole provider).
@@ -87,7 +97,7 @@ impl<R> GlobalRateLimited<R> {
     }
 
     fn when(&self, key: &str) -> GoDuration {
-        let now = Instant::now();
+        let now = self.clock.now();
         let flagged = self
             .limited
             .lock()

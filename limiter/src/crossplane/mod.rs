@@ -34,6 +34,7 @@ pub use poll::{
 pub use request::{RECONCILE_REQUESTED_AT_ANNOTATION, pending_reconcile_request};
 pub use runtime::ProviderRuntime;
 
+use crate::clock::Clock;
 use crate::workqueue::{Bucket, ItemExponential};
 
 /// Per-item backoff of Crossplane controllers: 1s doubling to 60s.
@@ -42,10 +43,19 @@ pub const PER_ITEM_BASE: Duration = Duration::from_secs(1);
 pub const PER_ITEM_MAX: Duration = Duration::from_secs(60);
 
 /// crossplane-runtime's `ratelimiter.NewGlobal(rps)`: one bucket of rate `rps` and burst
-/// `10·rps`, shared by every controller given it. `rps = 0` never lets anything through.
+/// `10·rps`, shared by every controller given it, on tokio's clock.
+///
+/// Any `rps` is accepted, as in Go (`rps` is an `int`): `rps ≤ 0` gives a burst below one, so
+/// every `when` returns `InfDuration` and nothing ever gets through.
 #[must_use]
-pub fn new_global(rps: u32) -> Bucket {
-    Bucket::new(f64::from(rps), i64::from(rps) * 10)
+pub fn new_global(rps: i64) -> Bucket {
+    new_global_with_clock(rps, Clock::tokio())
+}
+
+/// [`new_global`] on `clock`.
+#[must_use]
+pub fn new_global_with_clock(rps: i64, clock: Clock) -> Bucket {
+    Bucket::with_clock(rps as f64, rps.wrapping_mul(10), clock)
 }
 
 /// crossplane-runtime's `ratelimiter.NewController()`: per-item exponential, 1s to 60s.
@@ -54,22 +64,26 @@ pub fn new_controller<T: Eq + std::hash::Hash + Clone>() -> ItemExponential<T> {
     ItemExponential::new(PER_ITEM_BASE, PER_ITEM_MAX)
 }
 
-/// A client-side limit on Kubernetes API requests.
+/// A client-side limit on Kubernetes API requests: client-go's `rest.Config` `QPS` and
+/// `Burst`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClientLimit {
-    /// Requests per second.
-    pub qps: f64,
-    /// Burst.
-    pub burst: u32,
+    /// Requests per second; a Go `float32`, exactly. Negative disables client-go's limiting,
+    /// and zero means client-go's default of 5.
+    pub qps: f32,
+    /// Burst; a Go `int`. Zero means client-go's default of 10.
+    pub burst: i64,
 }
 
-/// crossplane-runtime's `ratelimiter.LimitRESTConfig(cfg, rps)`: QPS `5·rps` (a Go `float32`)
-/// and burst `10·rps`.
+/// crossplane-runtime's `ratelimiter.LimitRESTConfig(cfg, rps)`: QPS `float32(rps·5)` and
+/// burst `rps·10`, computed in Go's 64-bit `int` (wrapping).
+///
+/// Any `rps` is accepted, as in Go: `-2` gives QPS −10 and burst −20.
 #[must_use]
-pub fn limit_rest_config(rps: u32) -> ClientLimit {
+pub fn limit_rest_config(rps: i64) -> ClientLimit {
     ClientLimit {
-        qps: f64::from((rps as f32) * 5.0),
-        burst: rps * 10,
+        qps: rps.wrapping_mul(5) as f32,
+        burst: rps.wrapping_mul(10),
     }
 }
 
@@ -234,7 +248,7 @@ impl Settings {
     pub fn api_client_limit(&self) -> Option<ClientLimit> {
         match self.model {
             RateLimitModel::ControllerRuntime => None,
-            _ => Some(limit_rest_config(self.rate())),
+            _ => Some(limit_rest_config(i64::from(self.rate()))),
         }
     }
 
@@ -304,6 +318,25 @@ mod tests {
                 burst: 1000
             }
         );
+    }
+
+    #[test]
+    fn limit_rest_config_takes_a_negative_rate_as_go_does() {
+        assert_eq!(
+            limit_rest_config(-2),
+            ClientLimit {
+                qps: -10.0,
+                burst: -20
+            }
+        );
+    }
+
+    #[test]
+    fn new_global_with_a_negative_rate_never_lets_anything_through() {
+        use crate::workqueue::RateLimiter;
+        let g = new_global(-2);
+        assert_eq!(g.limiter().burst(), -20);
+        assert_eq!(g.when(&"a"), crate::go::GoDuration::INF);
     }
 
     #[test]

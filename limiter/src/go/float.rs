@@ -5,6 +5,20 @@
 /// `+Inf`, `-Inf` and `NaN` are spelled as Go spells them.
 #[must_use]
 pub fn format_float(f: f64) -> String {
+    // Rust's `{:e}` gives the shortest digits that read back to the same `f64`.
+    format_shortest(f, format!("{:e}", f.abs()))
+}
+
+/// Formats a `float32` as Go's `%v` does: the shortest text that reads back to the same
+/// `float32` (Go's `strconv.FormatFloat(f, 'g', -1, 32)`), so `float32(83886085)` prints
+/// `8.388609e+07`, not the digits of the `float64` it widens to.
+#[must_use]
+pub fn format_float32(f: f32) -> String {
+    format_shortest(f64::from(f), format!("{:e}", f.abs()))
+}
+
+/// Lays out `sci`, the shortest digits of `|f|` as `d.dddde<exp>`, in Go's `%v` form.
+fn format_shortest(f: f64, sci: String) -> String {
     if f.is_nan() {
         return "NaN".to_owned();
     }
@@ -14,8 +28,6 @@ pub fn format_float(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
-    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddddde<exp>".
-    let sci = format!("{:e}", f.abs());
     let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
     let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
@@ -61,5 +73,18 @@ mod tests {
         assert_eq!(format_float(0.00001), "1e-05");
         assert_eq!(format_float(f64::MAX), "1.7976931348623157e+308");
         assert_eq!(format_float(f64::INFINITY), "+Inf");
+    }
+
+    #[test]
+    fn float32_uses_the_shortest_float32_digits_like_go() {
+        use super::format_float32;
+        assert_eq!(format_float32(-10.0), "-10");
+        assert_eq!(format_float32(50.0), "50");
+        assert_eq!(format_float32(83_886_085_f32), "8.388609e+07");
+        assert_eq!(format_float32(0.1), "0.1");
+        assert_eq!(
+            super::format_float(f64::from(0.1_f32)),
+            "0.10000000149011612"
+        );
     }
 }

@@ -5,7 +5,7 @@ mod duration;
 mod float;
 
 pub use duration::{GoDuration, ParseDurationError};
-pub use float::format_float;
+pub use float::{format_float, format_float32};
 
 /// Converts a float to an `i64` the way Go's `int64(f)` does on amd64: truncation toward zero,
 /// and `math.MinInt64` ("integer indefinite") for NaN and for values outside the `i64` range,

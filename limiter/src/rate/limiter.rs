@@ -1,6 +1,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::time::Instant;
 
+use crate::clock::Clock;
 use crate::go::GoDuration;
 use crate::instant::{add_duration, sub_instants};
 
@@ -109,9 +110,13 @@ struct State {
 }
 
 /// A token bucket shared by everything holding a clone of it (clones share one bucket).
+///
+/// The methods without an explicit time read the limiter's [`Clock`], and [`Limiter::wait_n`]
+/// sleeps on it.
 #[derive(Clone, Debug)]
 pub struct Limiter {
     state: Arc<Mutex<State>>,
+    clock: Clock,
 }
 
 impl State {
@@ -143,11 +148,14 @@ impl State {
 
     fn reserve_n(&mut self, t: Instant, n: i64, max_future_reserve: GoDuration) -> Reservation {
         if self.limit.is_inf() {
+            // Go leaves the reservation's limit at the zero `Limit` here, which matters if it
+            // is cancelled after the limiter went back to a finite limit: nothing is
+            // subtracted for later reservations.
             return Reservation {
                 ok: true,
                 tokens: n,
                 time_to_act: t,
-                limit: self.limit,
+                limit: Limit(0.0),
             };
         }
         let tokens = self.advance(t) - n as f64;
@@ -198,9 +206,16 @@ impl State {
 }
 
 impl Limiter {
-    /// `rate.NewLimiter(r, b)`: a full bucket of `burst` tokens refilling at `limit`.
+    /// `rate.NewLimiter(r, b)`: a full bucket of `burst` tokens refilling at `limit`, on tokio's
+    /// clock.
     #[must_use]
     pub fn new(limit: Limit, burst: i64) -> Self {
+        Self::with_clock(limit, burst, Clock::tokio())
+    }
+
+    /// `rate.NewLimiter(r, b)` on `clock`.
+    #[must_use]
+    pub fn with_clock(limit: Limit, burst: i64, clock: Clock) -> Self {
         Limiter {
             state: Arc::new(Mutex::new(State {
                 limit,
@@ -209,7 +224,14 @@ impl Limiter {
                 last: None,
                 last_event: None,
             })),
+            clock,
         }
+    }
+
+    /// The clock the methods without an explicit time read.
+    #[must_use]
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -235,10 +257,10 @@ impl Limiter {
         self.lock().advance(t)
     }
 
-    /// `Tokens()` at the current tokio time.
+    /// `Tokens()`: the tokens available now.
     #[must_use]
     pub fn tokens(&self) -> f64 {
-        self.tokens_at(Instant::now())
+        self.tokens_at(self.clock.now())
     }
 
     /// `AllowN(t, n)`: take `n` tokens if they are there at `t`; false (and no change) otherwise.
@@ -248,7 +270,7 @@ impl Limiter {
 
     /// `AllowN(now, n)`.
     pub fn allow_n(&self, n: i64) -> bool {
-        self.allow_n_at(Instant::now(), n)
+        self.allow_n_at(self.clock.now(), n)
     }
 
     /// `Allow()`: one token, now.
@@ -264,7 +286,7 @@ impl Limiter {
 
     /// `ReserveN(now, n)`.
     pub fn reserve_n(&self, n: i64) -> Reservation {
-        self.reserve_n_at(Instant::now(), n)
+        self.reserve_n_at(self.clock.now(), n)
     }
 
     /// `Reserve()` at `t`: one token.
@@ -274,7 +296,7 @@ impl Limiter {
 
     /// `Reserve()`: one token, now.
     pub fn reserve(&self) -> Reservation {
-        self.reserve_at(Instant::now())
+        self.reserve_at(self.clock.now())
     }
 
     /// Reserve with a bound on the wait (what `WaitN` does with a context deadline).
@@ -319,9 +341,9 @@ impl Limiter {
         }
     }
 
-    /// `Reservation.Cancel()` at the current tokio time.
+    /// `Reservation.Cancel()` now.
     pub fn cancel(&self, r: &Reservation) {
-        self.cancel_at(r, Instant::now());
+        self.cancel_at(r, self.clock.now());
     }
 
     /// `SetLimitAt(t, limit)`: settle the tokens at the old limit, then switch.
@@ -335,7 +357,7 @@ impl Limiter {
 
     /// `SetLimit(limit)` now.
     pub fn set_limit(&self, limit: Limit) {
-        self.set_limit_at(Instant::now(), limit);
+        self.set_limit_at(self.clock.now(), limit);
     }
 
     /// `SetBurstAt(t, burst)`: settle the tokens at the old burst, then switch.
@@ -349,7 +371,7 @@ impl Limiter {
 
     /// `SetBurst(burst)` now.
     pub fn set_burst(&self, burst: i64) {
-        self.set_burst_at(Instant::now(), burst);
+        self.set_burst_at(self.clock.now(), burst);
     }
 }
 

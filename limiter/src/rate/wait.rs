@@ -35,13 +35,17 @@ struct CancelOnDrop<'a> {
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         if let Some(r) = self.reservation.take() {
-            self.limiter.cancel_at(&r, Instant::now());
+            self.limiter.cancel_at(&r, self.limiter.clock().now());
         }
     }
 }
 
 impl Limiter {
-    /// `WaitN(ctx, n)`: wait until `n` tokens are available, on tokio time.
+    /// `WaitN(ctx, n)`: wait until `n` tokens are available, sleeping on the limiter's clock.
+    ///
+    /// The wait ends at the reservation's exact time to act on a virtual clock. On tokio's
+    /// clock it may end later (timer resolution, scheduling); the tokens are booked at the time
+    /// to act all the same, so a late wake-up costs the next waiter nothing.
     ///
     /// `deadline` plays the context deadline: if the tokens would come later, return
     /// [`WaitError::WouldExceedDeadline`] at once without consuming anything.
@@ -53,7 +57,8 @@ impl Limiter {
     /// Dropping the future while it sleeps cancels the reservation, returning the tokens that no
     /// later reservation depends on.
     pub async fn wait_n(&self, n: i64, deadline: Option<Instant>) -> Result<(), WaitError> {
-        let now = Instant::now();
+        let clock = self.clock();
+        let now = clock.now();
         let (burst, limit) = (self.burst(), self.limit());
         if n > burst && !limit.is_inf() {
             return Err(WaitError::ExceedsBurst { n, burst });
@@ -79,13 +84,13 @@ impl Limiter {
         let ready = r.time_to_act();
         match deadline {
             Some(d) if d < ready => {
-                tokio::time::sleep_until(d).await;
+                clock.sleep_until(d).await;
                 // Dropping the guard cancels the reservation.
                 drop(guard);
                 Err(WaitError::DeadlineExceeded)
             }
             _ => {
-                tokio::time::sleep_until(ready).await;
+                clock.sleep_until(ready).await;
                 guard.reservation = None;
                 Ok(())
             }

@@ -5,26 +5,28 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use super::ScriptError;
+use super::CommandError;
+use super::args::{Result, Word};
 use super::out::{Out, with_nanos};
+use crate::clock::Clock;
 use crate::controller::Request;
 use crate::crossplane;
 use crate::go::GoDuration;
 use crate::workqueue::{
     Bucket, ItemExponential, ItemFastSlow, MaxOf, MaxWait, RateLimiter, SharedRateLimiter,
-    client_go_default, client_go_item_default,
+    client_go_default_with_clock, client_go_item_default,
 };
 
 #[derive(Clone, Debug)]
 pub(crate) enum RlDef {
     Exp(GoDuration, GoDuration),
-    FastSlow(GoDuration, GoDuration, u64),
+    FastSlow(GoDuration, GoDuration, i64),
     Bucket(f64, i64),
     Default,
     ItemDefault,
     MaxOf(Vec<String>),
     MaxWait(String, GoDuration),
-    XpGlobal(u32),
+    XpGlobal(i64),
     XpController,
 }
 
@@ -49,134 +51,147 @@ impl Show for Request {
     }
 }
 
-#[derive(Default)]
+/// The named workqueue rate limiters of a script; buckets run on the script's clock.
 pub(crate) struct Limiters {
     defs: HashMap<String, RlDef>,
     shared: HashMap<String, SharedRateLimiter<String>>,
+    clock: Clock,
 }
 
-fn dur(s: &str) -> Result<GoDuration, ScriptError> {
-    GoDuration::parse(s).map_err(|e| ScriptError::new(format!("bad duration {s:?}: {e}")))
-}
-
-fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, ScriptError> {
-    s.parse()
-        .map_err(|_| ScriptError::new(format!("bad {what} {s:?}")))
+/// The words after `rl NAME KIND`, which must be exactly `n`.
+fn exactly<'a>(kind: Word<'a>, args: &[Word<'a>], n: usize, expected: &'static str) -> Result<()> {
+    match args.get(n) {
+        Some(extra) => Err(extra.unknown(expected)),
+        None if args.len() < n => Err(kind.error(CommandError::Missing(expected))),
+        None => Ok(()),
+    }
 }
 
 impl Limiters {
-    /// `rl NAME kind args...`
-    pub(crate) fn define(&mut self, name: &str, args: &[&str]) -> Result<(), ScriptError> {
-        let need = |n: usize| {
-            if args.len() == n {
-                Ok(())
-            } else {
-                Err(ScriptError::new(format!(
-                    "rl {}: expected {} arguments, got {}",
-                    args.first().unwrap_or(&""),
-                    n - 1,
-                    args.len().saturating_sub(1)
-                )))
-            }
-        };
-        let def = match *args.first().unwrap_or(&"") {
+    pub(crate) fn new(clock: Clock) -> Self {
+        Limiters {
+            defs: HashMap::new(),
+            shared: HashMap::new(),
+            clock,
+        }
+    }
+
+    /// `rl NAME kind args...`: `kind` and its arguments.
+    pub(crate) fn define(&mut self, name: &str, kind: Word<'_>, args: &[Word<'_>]) -> Result<()> {
+        let def = match kind.text {
             "exp" => {
-                need(3)?;
-                RlDef::Exp(dur(args[1])?, dur(args[2])?)
+                exactly(kind, args, 2, "exp BASE MAX")?;
+                RlDef::Exp(
+                    args[0].duration("the base delay")?,
+                    args[1].duration("the max delay")?,
+                )
             }
             "fastslow" => {
-                need(4)?;
-                RlDef::FastSlow(dur(args[1])?, dur(args[2])?, num(args[3], "count")?)
+                exactly(kind, args, 3, "fastslow FAST SLOW MAX-FAST-ATTEMPTS")?;
+                RlDef::FastSlow(
+                    args[0].duration("the fast delay")?,
+                    args[1].duration("the slow delay")?,
+                    args[2].int("an integer count of fast attempts")?,
+                )
             }
             "bucket" => {
-                need(3)?;
-                RlDef::Bucket(num(args[1], "qps")?, num(args[2], "burst")?)
+                exactly(kind, args, 2, "bucket QPS BURST")?;
+                RlDef::Bucket(
+                    args[0].float("a number of events per second")?,
+                    args[1].int("an integer burst")?,
+                )
             }
             "default" => RlDef::Default,
             "itemdefault" => RlDef::ItemDefault,
             "maxof" => {
-                for part in &args[1..] {
-                    self.lookup(part)?;
+                for part in args {
+                    self.lookup(*part)?;
                 }
-                RlDef::MaxOf(args[1..].iter().map(|s| (*s).to_owned()).collect())
+                RlDef::MaxOf(args.iter().map(|w| w.text.to_owned()).collect())
             }
             "maxwait" => {
-                need(3)?;
-                self.lookup(args[1])?;
-                RlDef::MaxWait(args[1].to_owned(), dur(args[2])?)
+                exactly(kind, args, 2, "maxwait RATE-LIMITER MAX-DELAY")?;
+                self.lookup(args[0])?;
+                RlDef::MaxWait(args[0].text.to_owned(), args[1].duration("the max delay")?)
             }
             "xpglobal" => {
-                need(2)?;
-                RlDef::XpGlobal(num(args[1], "rps")?)
+                exactly(kind, args, 1, "xpglobal RPS")?;
+                RlDef::XpGlobal(args[0].int("an integer rate per second")?)
             }
             "xpcontroller" => RlDef::XpController,
-            other => {
-                return Err(ScriptError::new(format!(
-                    "unknown rate limiter kind {other:?}"
-                )));
+            _ => {
+                return Err(kind.unknown(
+                    "a rate limiter kind: exp, fastslow, bucket, default, itemdefault, maxof, \
+                     maxwait, xpglobal or xpcontroller",
+                ));
             }
         };
-        let instance = self.build_shared(&def)?;
+        let instance = self.build_shared(&def);
         self.defs.insert(name.to_owned(), def);
         self.shared.insert(name.to_owned(), instance);
         Ok(())
     }
 
-    pub(crate) fn lookup(&self, name: &str) -> Result<SharedRateLimiter<String>, ScriptError> {
-        self.shared
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ScriptError::new(format!("no rate limiter named {name:?}")))
-    }
-
-    /// The shared instance: `maxof` and `maxwait` share the named instances they list.
-    fn build_shared(&self, def: &RlDef) -> Result<SharedRateLimiter<String>, ScriptError> {
-        Ok(match def {
-            RlDef::MaxOf(parts) => Arc::new(MaxOf::new(
-                parts
-                    .iter()
-                    .map(|p| self.lookup(p))
-                    .collect::<Result<_, _>>()?,
-            )),
-            RlDef::MaxWait(inner, max) => Arc::new(MaxWait::new(self.lookup(inner)?, max.to_std())),
-            other => self.build_fresh::<String>(other)?,
+    /// The shared instance named by `word`.
+    pub(crate) fn lookup(&self, word: Word<'_>) -> Result<SharedRateLimiter<String>> {
+        self.shared.get(word.text).cloned().ok_or_else(|| {
+            word.error(CommandError::NotDefined {
+                kind: "rate limiter",
+                name: word.text.to_owned(),
+            })
         })
     }
 
-    /// A fresh instance of `name`'s definition for items of type `T`.
-    pub(crate) fn fresh<T>(&self, name: &str) -> Result<SharedRateLimiter<T>, ScriptError>
-    where
-        T: Eq + Hash + Clone + Send + Sync + 'static,
-    {
-        let def = self
-            .defs
-            .get(name)
-            .ok_or_else(|| ScriptError::new(format!("no rate limiter named {name:?}")))?;
-        self.build_fresh(def)
+    /// The shared instance: `maxof` and `maxwait` share the named instances they list.
+    fn build_shared(&self, def: &RlDef) -> SharedRateLimiter<String> {
+        let named = |name: &String| Arc::clone(&self.shared[name]);
+        match def {
+            RlDef::MaxOf(parts) => Arc::new(MaxOf::new(parts.iter().map(named).collect())),
+            RlDef::MaxWait(inner, max) => Arc::new(MaxWait::with_go_duration(named(inner), *max)),
+            other => self.build_fresh::<String>(other),
+        }
     }
 
-    fn build_fresh<T>(&self, def: &RlDef) -> Result<SharedRateLimiter<T>, ScriptError>
+    /// A fresh instance of the definition named by `word`, for items of type `T`.
+    pub(crate) fn fresh<T>(&self, word: Word<'_>) -> Result<SharedRateLimiter<T>>
     where
         T: Eq + Hash + Clone + Send + Sync + 'static,
     {
-        Ok(match def {
+        let def = self.defs.get(word.text).ok_or_else(|| {
+            word.error(CommandError::NotDefined {
+                kind: "rate limiter",
+                name: word.text.to_owned(),
+            })
+        })?;
+        Ok(self.build_fresh(def))
+    }
+
+    fn build_fresh<T>(&self, def: &RlDef) -> SharedRateLimiter<T>
+    where
+        T: Eq + Hash + Clone + Send + Sync + 'static,
+    {
+        let clock = self.clock.clone();
+        match def {
             RlDef::Exp(base, max) => Arc::new(ItemExponential::with_go_durations(*base, *max)),
             RlDef::FastSlow(fast, slow, n) => {
-                Arc::new(ItemFastSlow::new(fast.to_std(), slow.to_std(), *n))
+                Arc::new(ItemFastSlow::with_go_durations(*fast, *slow, *n))
             }
-            RlDef::Bucket(qps, burst) => Arc::new(Bucket::new(*qps, *burst)),
-            RlDef::Default => Arc::new(client_go_default()),
+            RlDef::Bucket(qps, burst) => Arc::new(Bucket::with_clock(*qps, *burst, clock)),
+            RlDef::Default => Arc::new(client_go_default_with_clock(clock)),
             RlDef::ItemDefault => Arc::new(client_go_item_default()),
             RlDef::MaxOf(parts) => Arc::new(MaxOf::new(
                 parts
                     .iter()
-                    .map(|p| self.fresh(p))
-                    .collect::<Result<_, _>>()?,
+                    .map(|p| self.build_fresh(&self.defs[p]))
+                    .collect(),
             )),
-            RlDef::MaxWait(inner, max) => Arc::new(MaxWait::new(self.fresh(inner)?, max.to_std())),
-            RlDef::XpGlobal(rps) => Arc::new(crossplane::new_global(*rps)),
+            RlDef::MaxWait(inner, max) => Arc::new(MaxWait::with_go_duration(
+                self.build_fresh(&self.defs[inner]),
+                *max,
+            )),
+            RlDef::XpGlobal(rps) => Arc::new(crossplane::new_global_with_clock(*rps, clock)),
             RlDef::XpController => Arc::new(crossplane::new_controller()),
-        })
+        }
     }
 }
 

@@ -2,6 +2,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::time::Instant;
 
+use crate::clock::Clock;
 use crate::go::GoDuration;
 use crate::instant::sub_instants;
 
@@ -9,19 +10,22 @@ use crate::instant::sub_instants;
 #[derive(Clone)]
 pub(crate) struct Out {
     buf: Arc<Mutex<String>>,
+    clock: Clock,
     start: Instant,
 }
 
 impl Out {
-    pub(crate) fn new(start: Instant) -> Self {
+    pub(crate) fn new(clock: Clock) -> Self {
         Out {
             buf: Arc::new(Mutex::new(String::new())),
-            start,
+            start: clock.now(),
+            clock,
         }
     }
 
-    fn stamp(&self) -> GoDuration {
-        sub_instants(Instant::now(), self.start)
+    /// Virtual time since the script started.
+    pub(crate) fn stamp(&self) -> GoDuration {
+        sub_instants(self.clock.now(), self.start)
     }
 
     fn push(&self, text: std::fmt::Arguments<'_>) {

@@ -2,11 +2,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use super::ScriptError;
+use super::args::{Result, Word};
 use super::limiters::Show;
 use super::out::Out;
+use crate::clock::Clock;
 use crate::controller::{
     Action, BoxFuture, ReconcileError, ReconcileResult, Reconciler, Request, SharedReconciler,
 };
@@ -21,30 +21,42 @@ pub(crate) struct Step {
     priority: Option<i32>,
 }
 
+/// The part of `word` from byte `offset` to `end`, as a word of its own.
+fn part<'a>(word: Word<'a>, offset: usize, end: usize) -> Word<'a> {
+    Word {
+        text: &word.text[offset..end],
+        column: word.column + word.text[..offset].chars().count(),
+    }
+}
+
 impl Step {
-    pub(crate) fn parse(text: &str) -> Result<Step, ScriptError> {
-        let mut parts = text.split('@');
-        let head = parts.next().unwrap_or_default();
-        let (kind, arg) = match head.split_once(':') {
-            Some((k, a)) => (
-                k,
-                Some(GoDuration::parse(a).map_err(|e| ScriptError::new(e.to_string()))?),
+    pub(crate) fn parse(word: Word<'_>) -> Result<Step> {
+        let text = word.text;
+        let head_end = text.find('@').unwrap_or(text.len());
+        let (kind_end, arg) = match text[..head_end].find(':') {
+            Some(colon) => (
+                colon,
+                Some(part(word, colon + 1, head_end).duration("the outcome's duration")?),
             ),
-            None => (head, None),
+            None => (head_end, None),
         };
-        let kind = match kind {
+        let kind_word = part(word, 0, kind_end);
+        let kind = match kind_word.text {
             "ok" => "ok",
             "err" => "err",
             "terminal" => "terminal",
             "requeue" => "requeue",
             "after" => "after",
             "errafter" => "errafter",
-            other => return Err(ScriptError::new(format!("unknown outcome {other:?}"))),
+            _ => {
+                return Err(kind_word
+                    .unknown("an outcome: ok, err, terminal, requeue, after:D or errafter:D"));
+            }
         };
         if matches!(kind, "after" | "errafter") != arg.is_some() {
-            return Err(ScriptError::new(format!(
-                "outcome {kind:?} takes a duration exactly when it is after or errafter"
-            )));
+            return Err(
+                kind_word.unknown("a duration (after:D, errafter:D) exactly on after and errafter")
+            );
         }
         let mut step = Step {
             kind,
@@ -52,18 +64,19 @@ impl Step {
             took: None,
             priority: None,
         };
-        for opt in parts {
-            if let Some(d) = opt.strip_prefix("took=") {
-                step.took =
-                    Some(GoDuration::parse(d).map_err(|e| ScriptError::new(e.to_string()))?);
-            } else if let Some(p) = opt.strip_prefix("prio=") {
-                step.priority = Some(
-                    p.parse()
-                        .map_err(|_| ScriptError::new(format!("bad priority {p:?}")))?,
-                );
+        let mut offset = head_end;
+        while offset < text.len() {
+            let start = offset + 1;
+            let end = text[start..].find('@').map_or(text.len(), |i| start + i);
+            let opt = part(word, start, end);
+            if let Some(d) = opt.value_of("took") {
+                step.took = Some(d.duration("took=")?);
+            } else if let Some(p) = opt.value_of("prio") {
+                step.priority = Some(super::queues::priority(p)?);
             } else {
-                return Err(ScriptError::new(format!("unknown outcome option {opt:?}")));
+                return Err(opt.unknown("an outcome option: @took=D or @prio=N"));
             }
+            offset = end;
         }
         Ok(step)
     }
@@ -111,15 +124,17 @@ pub(crate) struct Script {
     name: String,
     out: Out,
     took: GoDuration,
+    clock: Clock,
     book: Arc<Mutex<Book>>,
 }
 
 impl Script {
-    pub(crate) fn new(name: &str, out: Out, took: GoDuration) -> Self {
+    pub(crate) fn new(name: &str, out: Out, took: GoDuration, clock: Clock) -> Self {
         Script {
             name: name.to_owned(),
             out,
             took,
+            clock,
             book: Arc::default(),
         }
     }
@@ -176,7 +191,7 @@ impl Reconciler<Request> for Inner {
                 step.kind
             ));
             if took > GoDuration::ZERO {
-                tokio::time::sleep(Duration::from_nanos(took.as_nanos() as u64)).await;
+                self.script.clock.sleep(took.to_std()).await;
             }
             step.result()
         })

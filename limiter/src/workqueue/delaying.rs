@@ -5,8 +5,8 @@ use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use tokio::sync::Notify;
-use tokio::time::Instant;
 
+use super::config::QueueConfig;
 use super::fifo::Queue;
 use super::heap::WaitHeap;
 use super::metrics::QueueMetrics;
@@ -28,16 +28,21 @@ impl<T> Drop for Shared<T> {
 /// A [`Queue`] plus `add_after`: client-go's `TypedDelayingInterface`. Clones share the queue.
 ///
 /// # Semantics
-/// - `add_after(x, d)` with `d ≤ 0` is a plain `add`. Otherwise `x` waits in a heap until its
-///   ready time; a later `add_after` of a waiting item keeps the earlier time.
+/// - `add_after(x, d)` with `d ≤ 0` (negative included) is a plain `add`: it de-duplicates
+///   against the queued items, only marks `x` dirty while it is processing, and leaves a
+///   waiting entry for `x` alone, so `x` comes back once more when that entry is due.
+/// - Otherwise `x` waits in a heap until `now + d`, read from the queue's clock; a later
+///   `add_after` of a waiting item keeps the earlier time. An entry is ready at its ready time
+///   exactly (inclusive), to the nanosecond on a virtual clock.
 /// - The heap de-duplicates only among waiting entries: `add(x); add_after(x, 1s)` processes
 ///   `x` twice.
 /// - Entries with the same ready time come out in Go's `container/heap` order, not insertion
 ///   order, exactly as in client-go.
-/// - On shutdown, waiting entries are dropped.
+/// - After a shutdown (with or without drain) waiting entries never arrive: Go's waiting loop
+///   would `Add` them to a queue that ignores adds.
 ///
-/// A timer task on the current tokio runtime moves ready entries into the queue; it ends when
-/// the queue shuts down or the last handle is dropped.
+/// A timer task on the current tokio runtime, sleeping on the queue's clock, moves ready
+/// entries into the queue; it ends when the queue shuts down or the last handle is dropped.
 pub struct DelayingQueue<T> {
     queue: Queue<T>,
     shared: Arc<Shared<T>>,
@@ -53,13 +58,13 @@ impl<T> Clone for DelayingQueue<T> {
 }
 
 impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
-    /// A new delaying queue without metrics.
+    /// A new delaying queue without metrics, on tokio's clock.
     ///
     /// # Panics
     /// Outside a tokio runtime (it spawns its timer task).
     #[must_use]
     pub fn new() -> Self {
-        Self::over(Queue::new())
+        Self::with_config(QueueConfig::default())
     }
 
     /// A new delaying queue recording into `metrics`.
@@ -68,10 +73,16 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
     /// Outside a tokio runtime.
     #[must_use]
     pub fn with_metrics(metrics: Arc<QueueMetrics<T>>) -> Self {
-        Self::over(Queue::with_metrics(metrics))
+        Self::with_config(QueueConfig::default().metrics(metrics))
     }
 
-    fn over(queue: Queue<T>) -> Self {
+    /// `NewTypedDelayingQueueWithConfig`: a new delaying queue with the given clock and metrics.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    #[must_use]
+    pub fn with_config(config: QueueConfig<T>) -> Self {
+        let queue = Queue::with_config(config);
         let wake = Arc::new(Notify::new());
         let shared = Arc::new(Shared {
             waiting: Mutex::new(WaitHeap::new()),
@@ -97,7 +108,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
             self.queue.add(item);
             return;
         }
-        let ready_at = add_duration(Instant::now(), after);
+        let ready_at = add_duration(self.queue.clock().now(), after);
         let head = self.waiting().insert(item, ready_at);
         if head {
             self.shared.wake.notify_one();
@@ -150,7 +161,8 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
         self.shared.wake.notify_one();
     }
 
-    /// Shuts down, dropping waiting entries, and waits for items in processing.
+    /// Shuts down, dropping waiting entries, and waits for items in processing: see
+    /// [`Queue::shut_down_with_drain`].
     pub async fn shut_down_with_drain(&self) {
         self.waiting().clear();
         self.shared.wake.notify_one();
@@ -175,6 +187,7 @@ async fn waiting_loop<T: Eq + Hash + Clone + Send + 'static>(
     wake: Arc<Notify>,
     queue: Queue<T>,
 ) {
+    let clock = queue.clock().clone();
     loop {
         let next = {
             let Some(shared) = shared.upgrade() else {
@@ -183,7 +196,7 @@ async fn waiting_loop<T: Eq + Hash + Clone + Send + 'static>(
             if queue.shutting_down() {
                 return;
             }
-            let now = Instant::now();
+            let now = clock.now();
             let mut ready = Vec::new();
             let next = {
                 let mut waiting = lock(&shared.waiting);
@@ -197,7 +210,7 @@ async fn waiting_loop<T: Eq + Hash + Clone + Send + 'static>(
             }
             next
         };
-        crate::instant::sleep_until_or_woken(&wake, next).await;
+        clock.sleep_until_or_notified(&wake, next).await;
     }
 }
 
@@ -217,7 +230,7 @@ mod tests {
         let q = DelayingQueue::new();
         q.add_after("a", GoDuration(1_000_000_000));
         q.add_after("a", GoDuration(500_000_000));
-        let start = Instant::now();
+        let start = tokio::time::Instant::now();
         assert_eq!(q.get().await, Some("a"));
         assert_eq!(start.elapsed(), Duration::from_millis(500));
     }

@@ -84,30 +84,32 @@ impl<T: Eq + Hash + Clone> QueueMetrics<T> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn add(&self, item: &T) {
+    pub(crate) fn add(&self, item: &T, now: Instant) {
         let mut m = self.lock();
         m.snapshot.adds += 1;
         m.snapshot.depth += 1;
         if !m.added_at.contains_key(item) {
-            m.added_at.insert(item.clone(), Instant::now());
+            m.added_at.insert(item.clone(), now);
         }
     }
 
-    pub(crate) fn get(&self, item: &T) {
-        let now = Instant::now();
+    pub(crate) fn get(&self, item: &T, now: Instant) {
         let mut m = self.lock();
         m.snapshot.depth = m.snapshot.depth.saturating_sub(1);
         m.started_at.insert(item.clone(), now);
         if let Some(t) = m.added_at.remove(item) {
-            m.snapshot.queue_latency.observe(now - t);
+            m.snapshot
+                .queue_latency
+                .observe(now.saturating_duration_since(t));
         }
     }
 
-    pub(crate) fn done(&self, item: &T) {
-        let now = Instant::now();
+    pub(crate) fn done(&self, item: &T, now: Instant) {
         let mut m = self.lock();
         if let Some(t) = m.started_at.remove(item) {
-            m.snapshot.work_duration.observe(now - t);
+            m.snapshot
+                .work_duration
+                .observe(now.saturating_duration_since(t));
         }
     }
 
@@ -115,20 +117,21 @@ impl<T: Eq + Hash + Clone> QueueMetrics<T> {
         self.lock().snapshot.retries += 1;
     }
 
-    /// The metrics now, with unfinished work and the longest running item computed at this
-    /// instant.
+    /// The metrics now on tokio's clock; see [`QueueMetrics::snapshot_at`].
     #[must_use]
     pub fn snapshot(&self) -> QueueMetricsSnapshot {
-        let now = Instant::now();
+        self.snapshot_at(Instant::now())
+    }
+
+    /// The metrics with unfinished work and the longest running item computed at `now` (read
+    /// it from the queue's clock).
+    #[must_use]
+    pub fn snapshot_at(&self, now: Instant) -> QueueMetricsSnapshot {
         let m = self.lock();
         let mut s = m.snapshot;
-        s.unfinished_work = m.started_at.values().map(|t| now - *t).sum();
-        s.longest_running = m
-            .started_at
-            .values()
-            .map(|t| now - *t)
-            .max()
-            .unwrap_or_default();
+        let age = |t: &Instant| now.saturating_duration_since(*t);
+        s.unfinished_work = m.started_at.values().map(age).sum();
+        s.longest_running = m.started_at.values().map(age).max().unwrap_or_default();
         s
     }
 }
@@ -140,14 +143,14 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn latency_and_work_duration_are_measured_on_tokio_time() {
         let m = QueueMetrics::default();
-        m.add(&"a");
+        m.add(&"a", Instant::now());
         tokio::time::advance(Duration::from_secs(2)).await;
-        m.get(&"a");
+        m.get(&"a", Instant::now());
         tokio::time::advance(Duration::from_secs(3)).await;
         let s = m.snapshot();
         assert_eq!(s.queue_latency.max, Duration::from_secs(2));
         assert_eq!(s.longest_running, Duration::from_secs(3));
-        m.done(&"a");
+        m.done(&"a", Instant::now());
         let s = m.snapshot();
         assert_eq!(s.work_duration.sum, Duration::from_secs(3));
         assert_eq!((s.adds, s.depth), (1, 0));

@@ -5,6 +5,7 @@
 //! - [`Queue`] (FIFO with de-duplication), [`DelayingQueue`], [`RateLimitingQueue`] and
 //!   [`PriorityQueue`], each cloneable and shared by its clones.
 //! - [`WorkQueue`]: either kind behind controller-runtime's interface, as a controller uses it.
+//! - [`QueueConfig`]: the clock (see [`crate::clock`]) and metrics a queue is built with.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -24,6 +25,7 @@
 //! # }
 //! ```
 
+mod config;
 mod delaying;
 mod fifo;
 mod heap;
@@ -33,13 +35,15 @@ mod ratelimiters;
 mod ratelimiting;
 mod work_queue;
 
+pub use config::QueueConfig;
 pub use delaying::DelayingQueue;
 pub use fifo::Queue;
 pub use metrics::{DurationSummary, QueueMetrics, QueueMetricsSnapshot};
 pub use priority::PriorityQueue;
 pub use ratelimiters::{
     Bucket, ItemExponential, ItemFastSlow, MaxOf, MaxWait, RateLimiter, SharedRateLimiter,
-    client_go_default, client_go_item_default, controller_runtime_pq_default,
+    client_go_default, client_go_default_with_clock, client_go_item_default,
+    controller_runtime_pq_default,
 };
 pub use ratelimiting::RateLimitingQueue;
 pub use work_queue::WorkQueue;

@@ -9,8 +9,10 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::AddOpts;
+use super::config::QueueConfig;
 use super::metrics::QueueMetrics;
 use super::ratelimiters::SharedRateLimiter;
+use crate::clock::Clock;
 use crate::go::GoDuration;
 use crate::instant::add_duration;
 
@@ -48,6 +50,7 @@ struct State<T> {
 struct Shared<T> {
     state: Mutex<State<T>>,
     limiter: SharedRateLimiter<T>,
+    clock: Clock,
     metrics: Option<Arc<QueueMetrics<T>>>,
     wake: Arc<Notify>,
 }
@@ -65,7 +68,9 @@ impl<T> Drop for Shared<T> {
 /// - At most one entry per key among keys not handed out. Merging an add into an entry keeps
 ///   the earlier ready time (ready beats waiting) and the higher priority.
 /// - `add_rate_limited` always calls the limiter; with both `after` and `rate_limited` the
-///   shorter wait wins.
+///   shorter wait wins. A wait of zero or less is ready now.
+/// - An entry waits until `now + after` on the queue's clock and is ready at that instant
+///   exactly (inclusive), to the nanosecond on a virtual clock.
 /// - Ready entries are handed out by priority, then in the order they became ready; a waiting
 ///   entry gets a fresh position when its time comes. A key handed out and not yet `done` is
 ///   skipped (its new entry keeps its place).
@@ -89,13 +94,13 @@ fn lock<S>(m: &Mutex<S>) -> MutexGuard<'_, S> {
 }
 
 impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
-    /// `priorityqueue.New` with the given rate limiter.
+    /// `priorityqueue.New` with the given rate limiter, on tokio's clock.
     ///
     /// # Panics
     /// Outside a tokio runtime (it spawns its timer task).
     #[must_use]
     pub fn new(limiter: SharedRateLimiter<T>) -> Self {
-        Self::build(limiter, None)
+        Self::with_config(limiter, QueueConfig::default())
     }
 
     /// The same, recording into `metrics`.
@@ -104,10 +109,17 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     /// Outside a tokio runtime.
     #[must_use]
     pub fn with_metrics(limiter: SharedRateLimiter<T>, metrics: Arc<QueueMetrics<T>>) -> Self {
-        Self::build(limiter, Some(metrics))
+        Self::with_config(limiter, QueueConfig::default().metrics(metrics))
     }
 
-    fn build(limiter: SharedRateLimiter<T>, metrics: Option<Arc<QueueMetrics<T>>>) -> Self {
+    /// With the given clock and metrics (Go's queue reads `time.Now`; this one reads the
+    /// configured clock). The limiter keeps its own clock.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    #[must_use]
+    pub fn with_config(limiter: SharedRateLimiter<T>, config: QueueConfig<T>) -> Self {
+        let QueueConfig { clock, metrics } = config;
         let wake = Arc::new(Notify::new());
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -119,10 +131,11 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
                 shut_down: false,
             }),
             limiter,
+            clock: clock.clone(),
             metrics,
             wake: Arc::clone(&wake),
         });
-        tokio::spawn(timer_loop(Arc::downgrade(&shared), wake));
+        tokio::spawn(timer_loop(Arc::downgrade(&shared), wake, clock));
         PriorityQueue { shared }
     }
 
@@ -132,7 +145,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
 
     /// `AddWithOpts(opts, items...)`.
     pub fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
-        let now = Instant::now();
+        let now = self.shared.clock.now();
         let mut s = self.state();
         if s.shut_down {
             return;
@@ -161,7 +174,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
                     if ready_at.is_none()
                         && let Some(m) = &self.shared.metrics
                     {
-                        m.add(&key);
+                        m.add(&key, now);
                     }
                     Entry {
                         priority: opts.priority,
@@ -182,7 +195,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
                         if ready_at.is_none()
                             && let Some(m) = &self.shared.metrics
                         {
-                            m.add(&key);
+                            m.add(&key, now);
                         }
                         e.ready_at = ready_at;
                     }
@@ -242,7 +255,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
             match waiter.send((key.clone(), entry.priority)) {
                 Ok(()) => {
                     if let Some(m) = &self.shared.metrics {
-                        m.get(&key);
+                        m.get(&key, now);
                     }
                     s.locked.insert(key);
                 }
@@ -266,7 +279,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
             }
             let (tx, rx) = oneshot::channel();
             s.waiters.push_back(tx);
-            self.pass(&mut s, Instant::now());
+            self.pass(&mut s, self.shared.clock.now());
             rx
         };
         rx.await.ok()
@@ -279,12 +292,13 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
 
     /// `Done(item)`: the key may be handed out again.
     pub fn done(&self, item: &T) {
+        let now = self.shared.clock.now();
         let mut s = self.state();
         s.locked.remove(item);
         if let Some(m) = &self.shared.metrics {
-            m.done(item);
+            m.done(item, now);
         }
-        self.pass(&mut s, Instant::now());
+        self.pass(&mut s, now);
     }
 
     /// `Forget(item)`: resets the rate limiter for `item`.
@@ -301,7 +315,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     /// Number of ready entries (including those whose key is handed out).
     #[must_use]
     pub fn len(&self) -> usize {
-        let now = Instant::now();
+        let now = self.shared.clock.now();
         let mut s = self.state();
         promote(&mut s, now, self.shared.metrics.as_deref());
         s.order.keys().take_while(|k| !k.0).count()
@@ -333,6 +347,12 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     pub(crate) fn metrics(&self) -> Option<&Arc<QueueMetrics<T>>> {
         self.shared.metrics.as_ref()
     }
+
+    /// The clock the queue reads and sleeps on.
+    #[must_use]
+    pub fn clock(&self) -> &Clock {
+        &self.shared.clock
+    }
 }
 
 fn promote<T: Eq + Hash + Clone>(
@@ -358,7 +378,7 @@ fn promote<T: Eq + Hash + Clone>(
         e.counter = counter;
         let sort_key = e.sort_key();
         if let Some(m) = metrics {
-            m.add(&key);
+            m.add(&key, now);
         }
         s.order.insert(sort_key, key);
     }
@@ -368,6 +388,7 @@ fn promote<T: Eq + Hash + Clone>(
 async fn timer_loop<T: Eq + Hash + Clone + Send + Sync + 'static>(
     shared: Weak<Shared<T>>,
     wake: Arc<Notify>,
+    clock: Clock,
 ) {
     loop {
         let next = {
@@ -379,13 +400,13 @@ async fn timer_loop<T: Eq + Hash + Clone + Send + Sync + 'static>(
             if s.shut_down {
                 return;
             }
-            q.pass(&mut s, Instant::now());
+            q.pass(&mut s, clock.now());
             s.order
                 .range((true, None, Reverse(i32::MAX), 0)..)
                 .next()
                 .and_then(|(k, _)| k.1)
         };
-        crate::instant::sleep_until_or_woken(&wake, next).await;
+        clock.sleep_until_or_notified(&wake, next).await;
     }
 }
 

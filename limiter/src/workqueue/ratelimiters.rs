@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::clock::Clock;
 use crate::go::{GoDuration, f64_to_i64_amd64};
 use crate::rate::{Limit, Limiter};
 
@@ -120,21 +121,31 @@ impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemExponential<T> {
 }
 
 /// `ItemFastSlowRateLimiter`: `fast` for the first `max_fast` failures, then `slow`.
+///
+/// # Semantics
+/// As in Go, any `max_fast` is accepted: zero or a negative count means every failure gets
+/// `slow`; negative delays are returned as they are (a queue treats them as no wait).
 #[derive(Debug)]
 pub struct ItemFastSlow<T> {
     fast: GoDuration,
     slow: GoDuration,
-    max_fast: u64,
+    max_fast: i64,
     failures: Mutex<HashMap<T, u64>>,
 }
 
 impl<T: Eq + Hash + Clone> ItemFastSlow<T> {
     /// `NewTypedItemFastSlowRateLimiter(fast, slow, maxFast)`.
     #[must_use]
-    pub fn new(fast: Duration, slow: Duration, max_fast: u64) -> Self {
+    pub fn new(fast: Duration, slow: Duration, max_fast: i64) -> Self {
+        Self::with_go_durations(fast.into(), slow.into(), max_fast)
+    }
+
+    /// The same with Go durations (negative ones are allowed, as in Go).
+    #[must_use]
+    pub fn with_go_durations(fast: GoDuration, slow: GoDuration, max_fast: i64) -> Self {
         ItemFastSlow {
-            fast: fast.into(),
-            slow: slow.into(),
+            fast,
+            slow,
             max_fast,
             failures: Mutex::new(HashMap::new()),
         }
@@ -143,7 +154,8 @@ impl<T: Eq + Hash + Clone> ItemFastSlow<T> {
 
 impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemFastSlow<T> {
     fn when(&self, item: &T) -> GoDuration {
-        if bump(&mut lock(&self.failures), item) <= self.max_fast {
+        let failures = bump(&mut lock(&self.failures), item);
+        if i64::try_from(failures).unwrap_or(i64::MAX) <= self.max_fast {
             self.fast
         } else {
             self.slow
@@ -168,11 +180,17 @@ pub struct Bucket {
 }
 
 impl Bucket {
-    /// A bucket of `burst` tokens refilling at `qps`.
+    /// A bucket of `burst` tokens refilling at `qps`, on tokio's clock.
     #[must_use]
     pub fn new(qps: f64, burst: i64) -> Self {
+        Self::with_clock(qps, burst, Clock::tokio())
+    }
+
+    /// A bucket of `burst` tokens refilling at `qps`, on `clock`.
+    #[must_use]
+    pub fn with_clock(qps: f64, burst: i64, clock: Clock) -> Self {
         Bucket {
-            limiter: Limiter::new(Limit(qps), burst),
+            limiter: Limiter::with_clock(Limit(qps), burst, clock),
         }
     }
 
@@ -196,7 +214,7 @@ impl Bucket {
 
 impl<T> RateLimiter<T> for Bucket {
     fn when(&self, _item: &T) -> GoDuration {
-        self.when_at(Instant::now())
+        self.when_at(self.limiter.clock().now())
     }
     fn forget(&self, _item: &T) {}
     fn num_requeues(&self, _item: &T) -> usize {
@@ -255,10 +273,14 @@ impl<T> MaxWait<T> {
     /// `NewWithMaxWaitRateLimiter(limiter, maxDelay)`.
     #[must_use]
     pub fn new(inner: SharedRateLimiter<T>, max: Duration) -> Self {
-        MaxWait {
-            inner,
-            max: max.into(),
-        }
+        Self::with_go_duration(inner, max.into())
+    }
+
+    /// The same with a Go duration: a negative cap is allowed, as in Go, and every wait then
+    /// becomes that negative duration (which a queue treats as no wait).
+    #[must_use]
+    pub fn with_go_duration(inner: SharedRateLimiter<T>, max: GoDuration) -> Self {
+        MaxWait { inner, max }
     }
 }
 
@@ -275,15 +297,23 @@ impl<T> RateLimiter<T> for MaxWait<T> {
 }
 
 /// `DefaultTypedControllerRateLimiter()`: the max of a per-item exponential backoff (5ms to
-/// 1000s) and an overall bucket of 10 qps with burst 100.
+/// 1000s) and an overall bucket of 10 qps with burst 100, on tokio's clock.
 #[must_use]
 pub fn client_go_default<T: Eq + Hash + Clone + Send + 'static>() -> MaxOf<T> {
+    client_go_default_with_clock(Clock::tokio())
+}
+
+/// [`client_go_default`] with its bucket on `clock`.
+#[must_use]
+pub fn client_go_default_with_clock<T: Eq + Hash + Clone + Send + 'static>(
+    clock: Clock,
+) -> MaxOf<T> {
     MaxOf::new(vec![
         Arc::new(ItemExponential::new(
             Duration::from_millis(5),
             Duration::from_secs(1000),
         )),
-        Arc::new(Bucket::new(10.0, 100)),
+        Arc::new(Bucket::with_clock(10.0, 100, clock)),
     ])
 }
 

@@ -3,6 +3,7 @@
 use std::hash::Hash;
 use std::sync::Arc;
 
+use super::config::QueueConfig;
 use super::delaying::DelayingQueue;
 use super::metrics::QueueMetrics;
 use super::ratelimiters::SharedRateLimiter;
@@ -13,7 +14,8 @@ use super::ratelimiters::SharedRateLimiter;
 /// # Semantics
 /// `add_rate_limited(x)` is `add_after(x, limiter.when(x))`: the limiter is charged on every
 /// call, including calls that de-duplicate against a waiting entry, so three calls in a row
-/// give `num_requeues == 3` but one processing, at the earliest ready time.
+/// give `num_requeues == 3` but one processing, at the earliest ready time. A wait of zero or
+/// less (the exponential limiter's overflow hole, a negative fast delay) is a plain `add`.
 pub struct RateLimitingQueue<T> {
     delaying: DelayingQueue<T>,
     limiter: SharedRateLimiter<T>,
@@ -47,8 +49,18 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
     /// Outside a tokio runtime.
     #[must_use]
     pub fn with_metrics(limiter: SharedRateLimiter<T>, metrics: Arc<QueueMetrics<T>>) -> Self {
+        Self::with_config(limiter, QueueConfig::default().metrics(metrics))
+    }
+
+    /// `NewTypedRateLimitingQueueWithConfig`: with the given clock and metrics. The limiter
+    /// keeps its own clock; give a [`Bucket`](super::Bucket) the same one.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    #[must_use]
+    pub fn with_config(limiter: SharedRateLimiter<T>, config: QueueConfig<T>) -> Self {
         RateLimitingQueue {
-            delaying: DelayingQueue::with_metrics(metrics),
+            delaying: DelayingQueue::with_config(config),
             limiter,
         }
     }

@@ -4,6 +4,7 @@
 use std::hash::Hash;
 
 use super::{AddOpts, PriorityQueue, QueueMetricsSnapshot, RateLimitingQueue};
+use crate::clock::Clock;
 
 /// Either queue, as controller-runtime's controller sees it.
 ///
@@ -126,12 +127,22 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
         }
     }
 
-    /// Metrics, if the queue records them.
+    /// The clock the queue reads and sleeps on.
+    #[must_use]
+    pub fn clock(&self) -> &Clock {
+        match self {
+            WorkQueue::Classic(q) => q.delaying().queue().clock(),
+            WorkQueue::Priority(q) => q.clock(),
+        }
+    }
+
+    /// Metrics, if the queue records them, as of now on the queue's clock.
     #[must_use]
     pub fn metrics(&self) -> Option<QueueMetricsSnapshot> {
+        let now = self.clock().now();
         match self {
-            WorkQueue::Classic(q) => q.delaying().queue().metrics().map(|m| m.snapshot()),
-            WorkQueue::Priority(q) => q.metrics().map(|m| m.snapshot()),
+            WorkQueue::Classic(q) => q.delaying().queue().metrics().map(|m| m.snapshot_at(now)),
+            WorkQueue::Priority(q) => q.metrics().map(|m| m.snapshot_at(now)),
         }
     }
 }

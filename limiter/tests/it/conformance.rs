@@ -1,4 +1,6 @@
-//! Every vector the real Go libraries printed must replay byte for byte.
+//! Every vector must replay byte for byte: 01-33 are transcripts the real Go libraries printed;
+//! 34 and up were derived from the Go sources and the spec, line by line (each says how in its
+//! header).
 
 use std::path::{Path, PathBuf};
 
@@ -13,13 +15,32 @@ fn vectors() -> Vec<PathBuf> {
     scripts
 }
 
-#[test]
-fn all_thirty_three_go_vectors_are_present() {
-    assert_eq!(vectors().len(), 33);
+/// The number a vector's file name starts with.
+fn number(script: &Path) -> u32 {
+    let name = script.file_name().unwrap().to_string_lossy();
+    name.split('-')
+        .next()
+        .unwrap()
+        .parse()
+        .expect("vectors are numbered")
 }
 
 #[test]
-fn every_go_vector_replays_byte_for_byte() {
+fn all_thirty_three_go_vectors_and_the_derived_ones_are_present() {
+    let numbers: Vec<u32> = vectors().iter().map(|p| number(p)).collect();
+    let expected: Vec<u32> = (1..=numbers.len() as u32).collect();
+    assert_eq!(
+        numbers, expected,
+        "vectors are numbered 01, 02, ... without gaps"
+    );
+    assert!(
+        numbers.len() >= 48,
+        "33 Go vectors and at least 15 derived ones"
+    );
+}
+
+#[test]
+fn every_vector_replays_byte_for_byte() {
     let mut failures = Vec::new();
     for script in vectors() {
         let expected = std::fs::read_to_string(script.with_extension("out"))
@@ -50,9 +71,40 @@ fn every_go_vector_replays_byte_for_byte() {
 #[test]
 fn a_script_error_names_the_line_and_keeps_the_partial_transcript() {
     let err = limiter::replay::run("limiter L 1 1\nreserve L\nfrobnicate L\n").unwrap_err();
-    assert_eq!(err.line, 3);
-    assert!(err.message.contains("frobnicate"), "{}", err.message);
+    assert_eq!((err.line, err.column), (3, 1));
+    assert!(
+        err.error.to_string().contains("frobnicate"),
+        "{}",
+        err.error
+    );
     assert!(err.partial.contains("reserve L"));
+}
+
+#[test]
+fn a_malformed_word_names_its_column_and_what_was_expected() {
+    let err = limiter::replay::run("rl F fastslow 5ms 10s many\n").unwrap_err();
+    assert_eq!((err.line, err.column), (1, 23));
+    assert_eq!(
+        err.error.to_string(),
+        "expected an integer count of fast attempts, got \"many\""
+    );
+    let err = limiter::replay::run("queue D delaying\naddafter D a 5 seconds\n").unwrap_err();
+    assert_eq!((err.line, err.column), (2, 14));
+    assert!(
+        err.error.to_string().starts_with("expected a Go duration"),
+        "{}",
+        err.error
+    );
+    let err = limiter::replay::run("limiter L 1\n").unwrap_err();
+    assert_eq!((err.line, err.column), (1, 12));
+    assert_eq!(err.error.to_string(), "missing a burst");
+}
+
+#[test]
+fn negative_numbers_are_arguments_not_errors() {
+    let out = limiter::replay::run("restconfig -2\nrl F fastslow 5ms 10s -1\nwhen F a\n").unwrap();
+    assert!(out.contains("QPS=-10 Burst=-20"), "{out}");
+    assert!(out.ends_with("  => 10s [10000000000ns]\n"), "{out}");
 }
 
 #[test]
