@@ -6,6 +6,7 @@
 //! | module | reproduces |
 //! |---|---|
 //! | [`rate`] | golang.org/x/time/rate's token bucket (`Allow`, `Reserve`, `Wait`, cancel, set limit/burst) |
+//! | [`clock`] | the one time source of all of them: tokio's clock, or a virtual clock exact to the nanosecond |
 //! | [`workqueue`] | client-go's workqueue rate limiters and queues (FIFO, delaying, rate-limiting) and controller-runtime's priority queue |
 //! | [`controller`] | controller-runtime's workers and its mapping from reconcile results to queue operations |
 //! | [`crossplane`] | crossplane-runtime's rate limits: the global bucket from `--max-reconcile-rate`, its middleware, per-item backoff, poll interval with jitter, the poll-interval and reconcile-requested-at annotations |
@@ -19,7 +20,17 @@
 //! [`crossplane::RateLimitModel::Crossplane`], [`crossplane::Jitter::Proportional`] next to
 //! [`crossplane::Jitter::Fixed`].
 //!
-//! All time is tokio time: tests and the replay run on paused time.
+//! # Semantics of time
+//! Every limiter, queue and controller reads and sleeps on one [`clock::Clock`]:
+//! - **tokio's clock** by default, in real time or under tokio's paused clock with auto-advance
+//!   (deterministic; what a provider run in virtual time uses, since it shares that clock with
+//!   everything else in the process). Reads are exact; wake-ups land on tokio's millisecond
+//!   ticks or later, and cost no budget: reservations book their tokens at the exact instant
+//!   they may act, so rates and budgets stay exact (see the `pacing` benchmark);
+//! - a [`clock::VirtualClock`], exact to the nanosecond, waking each sleeper at its own
+//!   instant: the conformance replay runs on one, as Go's vectors ran in a `synctest` bubble.
+//!
+//! The [`clock`] module documents both in full, and why the provider must stay on tokio's.
 //!
 //! ## Where to start
 //! A provider builds its controllers from one [`crossplane::ProviderRuntime`]:

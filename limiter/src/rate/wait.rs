@@ -122,6 +122,41 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn late_wake_ups_on_tokios_millisecond_ticks_cost_no_tokens() {
+        let lim = Limiter::new(Limit(7.5), 1);
+        let start = Instant::now();
+        lim.wait().await.unwrap();
+        lim.wait().await.unwrap();
+        // Due at 133.333333ms; tokio's timer wheel wakes it on the next millisecond tick.
+        assert_eq!(start.elapsed(), Duration::from_millis(134));
+        for _ in 2..451 {
+            lim.wait().await.unwrap();
+        }
+        // Grant 451 is due at 450 / 7.5 = 60s (to the nanosecond, truncated): the pace holds,
+        // where booking each token at its late wake-up would have taken about 60.3s.
+        let elapsed = start.elapsed();
+        assert!(
+            elapsed >= Duration::from_millis(59_999) && elapsed <= Duration::from_millis(60_001),
+            "{elapsed:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_a_virtual_clock_a_wait_ends_at_its_exact_nanosecond() {
+        let clock = crate::clock::VirtualClock::new();
+        let lim = Limiter::with_clock(Limit(7.5), 1, crate::clock::Clock::from(&clock));
+        let start = clock.now();
+        let waits = async {
+            for _ in 0..3 {
+                lim.wait().await.unwrap();
+            }
+        };
+        clock.run_until(waits, None).await.unwrap();
+        assert_eq!(clock.now() - start, Duration::from_nanos(266_666_666));
+        assert_eq!(lim.tokens_at(clock.now()), -4.999_999_969_612_645e-9);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_wait_past_the_deadline_fails_at_once_and_consumes_nothing() {
         let lim = Limiter::new(Limit(1.0), 1);
         let _ = lim.reserve();

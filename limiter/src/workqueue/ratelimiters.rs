@@ -173,7 +173,8 @@ impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemFastSlow<T> {
 
 /// `BucketRateLimiter`: one token bucket for all items. Every `when` reserves a token (going
 /// into debt) and is never refunded; the item is ignored, `forget` does nothing and
-/// `num_requeues` is always 0.
+/// `num_requeues` is always 0. `when` reads the bucket's clock once (Go reads it twice, for
+/// `Reserve` and `Delay`, which in real time makes Go's delay a few nanoseconds shorter).
 #[derive(Clone, Debug)]
 pub struct Bucket {
     limiter: Limiter,

@@ -1,5 +1,6 @@
 //! Integration tests of the limiter crate.
 
+mod clocks;
 mod conformance;
 mod models;
 mod properties;
