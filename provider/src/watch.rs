@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use crate::crd::{CREATE_FAILED_ANNOTATION, CREATE_PENDING_ANNOTATION};
 
 /// Priority of the events of an initial list (controller-runtime's `LowPriority`).
-const INITIAL_LIST_PRIORITY: i32 = -100;
+const INITIAL_LIST_PRIORITY: i64 = -100;
 
 /// What the event filter compares: generation, labels, and annotations without the two keys
 /// crossplane-runtime ignores (`external-create-pending`, `external-create-failed`), plus

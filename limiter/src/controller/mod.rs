@@ -188,7 +188,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + std::fmt::Debug + 'static> Worker<T> {
     }
 
     /// controller-runtime's `reconcileHandler` after the reconcile returned.
-    fn handle(&self, item: &T, priority: i32, result: ReconcileResult) -> Outcome {
+    fn handle(&self, item: &T, priority: i64, result: ReconcileResult) -> Outcome {
         match result {
             Err(e) => {
                 let priority = e.result().priority.unwrap_or(priority);

@@ -17,7 +17,7 @@ pub struct Action {
     pub requeue_after: Option<Duration>,
     /// Priority for the requeue (priority queue only); otherwise the item keeps the priority it
     /// was handed out with.
-    pub priority: Option<i32>,
+    pub priority: Option<i64>,
 }
 
 impl Action {
@@ -47,7 +47,7 @@ impl Action {
 
     /// With a priority for the requeue.
     #[must_use]
-    pub fn with_priority(mut self, priority: i32) -> Self {
+    pub fn with_priority(mut self, priority: i64) -> Self {
         self.priority = Some(priority);
         self
     }

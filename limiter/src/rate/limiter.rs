@@ -124,8 +124,9 @@ impl State {
     fn advance(&self, t: Instant) -> f64 {
         let delta = match self.last {
             None => self.limit.tokens_from_duration(GoDuration::INF),
-            // Time going backwards counts as no time.
-            Some(last) if t <= last => 0.0,
+            // Time going backwards counts as no time: Go still multiplies, so an IEEE infinite
+            // or NaN limit gives NaN here (rate.Inf, `math.MaxFloat64`, gives 0).
+            Some(last) if t <= last => self.limit.tokens_from_duration(GoDuration::ZERO),
             Some(last) => {
                 // `Duration` keeps whole seconds and nanoseconds apart, which is exactly Go's
                 // `d / Second` and `d % Second` for a non-negative duration below 2^63 ns:
@@ -401,6 +402,19 @@ mod tests {
                 prop_assert_eq!((sa.last, sa.last_event), (sb.last, sb.last_event));
             }
         }
+    }
+
+    #[test]
+    fn an_ieee_infinite_limit_is_not_rate_inf_and_multiplies_zero_elapsed_into_nan() {
+        // Go: 0 s * +Inf = NaN tokens at the same instant; rate.Inf (MaxFloat64) gives 0.
+        let t = Instant::now();
+        let ieee = Limiter::new(Limit(f64::INFINITY), 1);
+        assert!(ieee.reserve_at(t).ok());
+        assert!(ieee.tokens_at(t).is_nan());
+        let inf = Limiter::new(Limit(1.0), 1);
+        assert!(inf.reserve_at(t).ok());
+        inf.set_limit_at(t, Limit::INF);
+        assert_eq!(inf.tokens_at(t), 0.0);
     }
 
     #[test]

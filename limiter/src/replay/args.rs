@@ -42,9 +42,18 @@ impl<'a> Word<'a> {
         self.text.parse().map_err(|_| self.expected(what))
     }
 
-    /// A Go `float64` (`strconv.ParseFloat`; `inf` is IEEE infinity, as in Go).
+    /// A Go `float64` (`strconv.ParseFloat`; `inf` is IEEE infinity, as in Go). Like Go, a
+    /// finite number too large for a `float64` (`1e400`) is out of range, and NaN takes no sign.
     pub(crate) fn float(self, what: &'static str) -> Result<f64> {
-        self.text.parse().map_err(|_| self.expected(what))
+        let f: f64 = self.text.parse().map_err(|_| self.expected(what))?;
+        let unsigned = self.text.trim_start_matches(['+', '-']);
+        let spelled_inf =
+            unsigned.eq_ignore_ascii_case("inf") || unsigned.eq_ignore_ascii_case("infinity");
+        let signed_nan = f.is_nan() && unsigned.len() != self.text.len();
+        if (f.is_infinite() && !spelled_inf) || signed_nan {
+            return Err(self.expected(what));
+        }
+        Ok(f)
     }
 
     /// A Go `time.Duration` (`time.ParseDuration`): any sign.

@@ -1,6 +1,6 @@
-//! The conformance replay: runs a script of the language in `specs/replay-language.md` on a
-//! [`VirtualClock`](crate::clock::VirtualClock) and prints the transcript the real Go
-//! libraries printed for it.
+//! The conformance replay: runs a script (the language is in the crate's README, "The replay
+//! language") on a [`VirtualClock`](crate::clock::VirtualClock) and prints the transcript the
+//! real Go libraries printed for it.
 //!
 //! ```
 //! let transcript = limiter::replay::run("limiter L 2 3\nreserve L\ntokens L\n").unwrap();

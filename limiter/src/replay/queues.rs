@@ -237,10 +237,9 @@ impl World {
     }
 }
 
-/// A priority (`priority=N`): an integer that fits in 32 bits.
-pub(crate) fn priority(p: Word<'_>) -> Result<i32> {
-    const WHAT: &str = "an integer priority (32 bits)";
-    i32::try_from(p.int(WHAT)?).map_err(|_| p.unknown(WHAT))
+/// A priority (`priority=N`): a Go `int`, any sign.
+pub(crate) fn priority(p: Word<'_>) -> Result<i64> {
+    p.int("an integer priority")
 }
 
 /// The default `getlimit`.

@@ -18,7 +18,7 @@ pub(crate) struct Step {
     kind: &'static str,
     arg: Option<GoDuration>,
     took: Option<GoDuration>,
-    priority: Option<i32>,
+    priority: Option<i64>,
 }
 
 /// The part of `word` from byte `offset` to `end`, as a word of its own.

@@ -58,7 +58,7 @@ pub struct AddOpts {
     /// Ask the rate limiter for the wait (the shorter of the two wins when both are set).
     pub rate_limited: bool,
     /// Higher is handed out first (priority queue only).
-    pub priority: i32,
+    pub priority: i64,
 }
 
 impl AddOpts {
@@ -82,7 +82,7 @@ impl AddOpts {
 
     /// With a priority.
     #[must_use]
-    pub fn with_priority(mut self, priority: i32) -> Self {
+    pub fn with_priority(mut self, priority: i64) -> Self {
         self.priority = priority;
         self
     }

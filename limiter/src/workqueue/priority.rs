@@ -18,11 +18,11 @@ use crate::instant::add_duration;
 
 /// Order of entries: ready ones first (higher priority first, then first added), then waiting
 /// ones by ready time, priority and age. The counter makes every key unique.
-type SortKey = (bool, Option<Instant>, Reverse<i32>, u64);
+type SortKey = (bool, Option<Instant>, Reverse<i64>, u64);
 
 #[derive(Clone, Copy)]
 struct Entry {
-    priority: i32,
+    priority: i64,
     counter: u64,
     ready_at: Option<Instant>,
 }
@@ -43,7 +43,7 @@ struct State<T> {
     order: BTreeMap<SortKey, T>,
     locked: HashSet<T>,
     counter: u64,
-    waiters: VecDeque<oneshot::Sender<(T, i32)>>,
+    waiters: VecDeque<oneshot::Sender<(T, i64)>>,
     shut_down: bool,
 }
 
@@ -271,7 +271,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     ///
     /// # Cancellation
     /// Cancel-safe: a key handed to a dropped getter is put back.
-    pub async fn get_with_priority(&self) -> Option<(T, i32)> {
+    pub async fn get_with_priority(&self) -> Option<(T, i64)> {
         let rx = {
             let mut s = self.state();
             if s.shut_down {
@@ -362,7 +362,7 @@ fn promote<T: Eq + Hash + Clone>(
 ) {
     let due: Vec<SortKey> = s
         .order
-        .range((true, None, Reverse(i32::MAX), 0)..)
+        .range((true, None, Reverse(i64::MAX), 0)..)
         .take_while(|(k, _)| k.1.is_some_and(|t| t <= now))
         .map(|(k, _)| *k)
         .collect();
@@ -402,7 +402,7 @@ async fn timer_loop<T: Eq + Hash + Clone + Send + Sync + 'static>(
             }
             q.pass(&mut s, clock.now());
             s.order
-                .range((true, None, Reverse(i32::MAX), 0)..)
+                .range((true, None, Reverse(i64::MAX), 0)..)
                 .next()
                 .and_then(|(k, _)| k.1)
         };

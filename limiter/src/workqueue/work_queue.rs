@@ -63,7 +63,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> WorkQueue<T> {
     }
 
     /// `GetWithPriority()`.
-    pub async fn get_with_priority(&self) -> Option<(T, i32)> {
+    pub async fn get_with_priority(&self) -> Option<(T, i64)> {
         match self {
             WorkQueue::Classic(q) => q.delaying().get().await.map(|x| (x, 0)),
             WorkQueue::Priority(q) => q.get_with_priority().await,

@@ -101,6 +101,30 @@ fn a_malformed_word_names_its_column_and_what_was_expected() {
 }
 
 #[test]
+fn a_float_out_of_go_range_is_malformed_but_spelled_infinity_is_not() {
+    let err = limiter::replay::run("limiter L 1e400 1\n").unwrap_err();
+    assert_eq!((err.line, err.column), (1, 11));
+    assert!(
+        err.error.to_string().starts_with("expected a limit"),
+        "{}",
+        err.error
+    );
+    let out = limiter::replay::run("limiter L Inf 1\nlimit L\nlimiter M inf 1\nlimit M\n").unwrap();
+    assert!(out.contains("  => +Inf\n"), "{out}");
+    assert!(out.ends_with("  => 1.7976931348623157e+308\n"), "{out}");
+}
+
+#[test]
+fn priorities_are_go_ints() {
+    let out =
+        limiter::replay::run("queue P pq\naddopts P a priority=-5000000000\nget P\n").unwrap();
+    assert!(
+        out.ends_with("  => item=\"a\" priority=-5000000000 shutdown=false\n"),
+        "{out}"
+    );
+}
+
+#[test]
 fn negative_numbers_are_arguments_not_errors() {
     let out = limiter::replay::run("restconfig -2\nrl F fastslow 5ms 10s -1\nwhen F a\n").unwrap();
     assert!(out.contains("QPS=-10 Burst=-20"), "{out}");
