@@ -374,8 +374,6 @@ mod tests {
         ));
         let b: SharedRateLimiter<&str> = Arc::new(Bucket::new(1.0, 1));
         let m = MaxOf::new(vec![e, b]);
-        let now = Instant::now();
-        let _ = now;
         assert_eq!(m.when(&"a"), GoDuration(1_000_000));
         assert!(m.when(&"a") >= GoDuration(999_000_000));
     }
