@@ -67,6 +67,11 @@ impl<'a> Word<'a> {
         })
     }
 
+    /// A priority (`priority=N`): a Go `int`, any sign.
+    pub(crate) fn priority(self) -> Result<i64> {
+        self.int("an integer priority")
+    }
+
     /// A `bool` as `strconv.ParseBool` reads it.
     pub(crate) fn bool(self, what: &'static str) -> Result<bool> {
         match self.text {

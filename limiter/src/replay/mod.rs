@@ -37,6 +37,7 @@ mod queues;
 mod rate;
 mod runner;
 mod scripted;
+mod world;
 
 use crate::go::{GoDuration, ParseDurationError};
 

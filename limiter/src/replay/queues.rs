@@ -5,22 +5,12 @@ use std::sync::Arc;
 
 use super::CommandError;
 use super::args::{Result, Word, Words};
-use super::runner::World;
+use super::world::{ScriptQueue, World};
 use crate::clock::{Clock, Stalled};
-use crate::go::GoDuration;
 use crate::workqueue::{
     AddOpts, DelayingQueue, PriorityQueue, Queue, QueueConfig, RateLimitingQueue,
     SharedRateLimiter, controller_runtime_pq_default,
 };
-
-/// A queue of the script.
-#[derive(Clone)]
-pub(crate) enum ScriptQueue {
-    Fifo(Queue<String>),
-    Delaying(DelayingQueue<String>),
-    RateLimiting(RateLimitingQueue<String>),
-    Priority(PriorityQueue<String>),
-}
 
 impl ScriptQueue {
     /// The client-go queue underneath (not for the priority queue).
@@ -123,7 +113,7 @@ impl World {
                         if let Some(d) = o.value_of("after") {
                             opts.after = d.duration("after=")?;
                         } else if let Some(p) = o.value_of("priority") {
-                            opts.priority = priority(p)?;
+                            opts.priority = p.priority()?;
                         } else if o.text == "ratelimited" {
                             opts.rate_limited = true;
                         } else {
@@ -236,11 +226,3 @@ impl World {
         Ok(())
     }
 }
-
-/// A priority (`priority=N`): a Go `int`, any sign.
-pub(crate) fn priority(p: Word<'_>) -> Result<i64> {
-    p.int("an integer priority")
-}
-
-/// The default `getlimit`.
-pub(crate) const DEFAULT_GET_LIMIT: GoDuration = GoDuration(3_600_000_000_000);

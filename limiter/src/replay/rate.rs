@@ -1,25 +1,16 @@
 //! The x/time/rate commands: `limiter`, `allow`, `reserve`, `delay`, `cancel`, `tokens`,
 //! `limit`, `burst`, `setlimit`, `setburst`, `waitn`.
 
-use std::collections::HashMap;
-
 use tokio::time::Instant;
 
 use super::CommandError;
 use super::args::{Result, Word, Words};
 use super::out::with_nanos;
-use super::runner::World;
+use super::world::{RateState, World};
 use crate::clock::{Clock, Stalled};
 use crate::go::format_float;
 use crate::instant::{add_duration, sub_instants};
-use crate::rate::{Limiter, Reservation};
-
-/// The script's token buckets and named reservations.
-#[derive(Default)]
-pub(crate) struct RateState {
-    limiters: HashMap<String, Limiter>,
-    reservations: HashMap<String, (String, Reservation)>,
-}
+use crate::rate::Limiter;
 
 fn not_defined(word: Word<'_>, kind: &'static str) -> super::args::Located {
     word.error(CommandError::NotDefined {

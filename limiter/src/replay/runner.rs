@@ -7,9 +7,8 @@ use std::sync::Arc;
 use super::args::{Located, Result, Words};
 use super::limiters::{Limiters, Traced};
 use super::out::{Out, with_nanos};
-use super::queues::{DEFAULT_GET_LIMIT, ScriptQueue, priority};
-use super::rate::RateState;
 use super::scripted::{Script, Step};
+use super::world::{DEFAULT_GET_LIMIT, RateState, ScriptController, World};
 use super::{CommandError, ReplayError};
 use crate::clock::{Clock, VirtualClock};
 use crate::controller::{Controller, ControllerOptions, Request, SharedReconciler};
@@ -20,22 +19,6 @@ use crate::workqueue::{
     AddOpts, PriorityQueue, QueueConfig, RateLimitingQueue, SharedRateLimiter, WorkQueue,
     client_go_default_with_clock, controller_runtime_pq_default,
 };
-
-struct ScriptController {
-    controller: Controller<Request>,
-    script: Script,
-}
-
-/// Everything a script has defined.
-pub(crate) struct World {
-    pub(crate) clock: VirtualClock,
-    pub(crate) out: Out,
-    pub(crate) rate: RateState,
-    pub(crate) rls: Limiters,
-    pub(crate) queues: HashMap<String, ScriptQueue>,
-    controllers: Vec<(String, ScriptController)>,
-    pub(crate) get_limit: GoDuration,
-}
 
 pub(super) async fn run(script: &str) -> std::result::Result<String, ReplayError> {
     let clock = VirtualClock::new();
@@ -266,7 +249,7 @@ impl World {
                     let p = o
                         .value_of("priority")
                         .ok_or_else(|| o.unknown("an event option: priority=N"))?;
-                    opts.priority = priority(p)?;
+                    opts.priority = p.priority()?;
                 }
                 queue.add_with_opts(opts, Request::parse(item.text));
             }

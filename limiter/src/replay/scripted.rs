@@ -72,7 +72,7 @@ impl Step {
             if let Some(d) = opt.value_of("took") {
                 step.took = Some(d.duration("took=")?);
             } else if let Some(p) = opt.value_of("prio") {
-                step.priority = Some(super::queues::priority(p)?);
+                step.priority = Some(p.priority()?);
             } else {
                 return Err(opt.unknown("an outcome option: @took=D or @prio=N"));
             }
