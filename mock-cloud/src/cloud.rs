@@ -9,6 +9,7 @@ use jiff::Timestamp;
 use tokio::time::Instant;
 
 use crate::admin::CallsPage;
+use crate::aws::AwsState;
 use crate::clock::TokioClock;
 use crate::config::{Config, ConfigError, Faults, validate_faults};
 use crate::faults::{FaultDecision, FaultState};
@@ -43,6 +44,8 @@ pub(crate) struct Inner {
     pub recorder: Mutex<Recorder>,
     pub faults: Mutex<FaultState>,
     pub faults_active: AtomicBool,
+    /// Credentials, S3's buckets and the AWS request counter.
+    pub aws: AwsState,
 }
 
 /// The journal and the aggregates, updated together under one lock.
@@ -95,6 +98,7 @@ impl MockCloud {
             }),
             faults_active: AtomicBool::new(!config.faults.is_empty()),
             faults: Mutex::new(FaultState::new(config.faults.clone())),
+            aws: AwsState::new(&config),
             clock,
             epoch,
             tokens,
@@ -196,8 +200,9 @@ impl MockCloud {
         Ok(())
     }
 
-    /// Clears resources, idempotency keys, the journal (its `seq` keeps counting), the
-    /// aggregates and the quota buckets (full again). Faults and the clock stay.
+    /// Clears resources (S3's buckets included), idempotency keys, issued temporary
+    /// credentials, the journal (its `seq` keeps counting), the aggregates and the quota
+    /// buckets (full again). Faults and the clock stay.
     pub fn reset(&self) {
         let inner = &self.inner;
         *inner
@@ -206,6 +211,7 @@ impl MockCloud {
             .unwrap_or_else(std::sync::PoisonError::into_inner) =
             QuotaEngine::new(&inner.config.accounts, inner.clock);
         lock(&inner.store).clear();
+        inner.aws.reset();
         let mut recorder = lock(&inner.recorder);
         recorder.journal.clear();
         recorder.aggregates = Aggregates::default();
@@ -228,5 +234,16 @@ impl MockCloud {
             return FaultDecision::default();
         }
         faults.decide(class, at)
+    }
+
+    pub(crate) fn decide_operation_faults(&self, op: crate::service::Operation, at: Duration) -> FaultDecision {
+        if !self.inner.faults_active.load(Ordering::Acquire) {
+            return FaultDecision::default();
+        }
+        let mut faults = lock(&self.inner.faults);
+        if faults.is_empty() {
+            return FaultDecision::default();
+        }
+        faults.decide_operation(op, at)
     }
 }

@@ -2,16 +2,19 @@
 
 use std::time::Duration;
 
-use crate::config::{Faults, Latency};
+use crate::config::{Faults, Latency, OperationFaults};
 use crate::model::Class;
+use crate::service::Operation;
 
 /// What the faults decided for one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct FaultDecision {
     /// How long to hold the request.
     pub latency: Duration,
     /// A status to fail with, if any.
     pub error: Option<u16>,
+    /// The error code to answer with (AWS services), if the faults name one.
+    pub code: Option<String>,
 }
 
 /// The active faults and their seeded random source.
@@ -37,15 +40,7 @@ impl FaultState {
 
     /// Draws the faults of a request of `class` arriving at `at` (time since start).
     pub fn decide(&mut self, class: Class, at: Duration) -> FaultDecision {
-        let latency = match self.faults.latency.get(&class).copied() {
-            None => Duration::ZERO,
-            Some(Latency::Fixed(d)) => d,
-            Some(Latency::Uniform { min, max }) => min + (max - min).mul_f64(self.rng.unit()),
-            Some(Latency::LogNormal { median, sigma }) => {
-                let factor = (sigma * self.rng.standard_normal()).exp();
-                Duration::try_from_secs_f64(median.as_secs_f64() * factor).unwrap_or(Duration::MAX)
-            }
-        };
+        let latency = self.draw_latency(self.faults.latency.get(&class).copied());
         let outage = self
             .faults
             .outages
@@ -56,7 +51,68 @@ impl FaultState {
             let rate = self.faults.errors.get(&class)?;
             (self.rng.unit() < rate.probability).then_some(rate.status)
         });
-        FaultDecision { latency, error }
+        FaultDecision {
+            latency,
+            error,
+            code: None,
+        }
+    }
+
+    /// Draws the faults of an AWS request of `op` arriving at `at`: the cloud's outages,
+    /// then the faults of the operation (or else of `*` in its service).
+    pub fn decide_operation(&mut self, op: Operation, at: Duration) -> FaultDecision {
+        let own: Option<OperationFaults> = self
+            .faults
+            .services
+            .get(&op.service())
+            .and_then(|ops| ops.get(op.name()).or_else(|| ops.get("*")))
+            .cloned();
+        let Some(own) = own else {
+            let error = self.global_outage(at);
+            return FaultDecision {
+                error,
+                ..FaultDecision::default()
+            };
+        };
+        let latency = self.draw_latency(own.latency);
+        let outage = self
+            .global_outage(at)
+            .map(|status| (status, None))
+            .or_else(|| {
+                own.outages
+                    .iter()
+                    .find(|o| o.covers(at))
+                    .map(|o| (o.status, own.code.clone()))
+            });
+        let error = outage.or_else(|| {
+            let rate = own.errors?;
+            (self.rng.unit() < rate.probability).then(|| (rate.status, own.code.clone()))
+        });
+        FaultDecision {
+            latency,
+            error: error.as_ref().map(|e| e.0),
+            code: error.and_then(|e| e.1),
+        }
+    }
+
+    fn global_outage(&self, at: Duration) -> Option<u16> {
+        self.faults
+            .outages
+            .iter()
+            .find(|o| o.covers(at))
+            .map(|o| o.status)
+    }
+
+    fn draw_latency(&mut self, latency: Option<Latency>) -> Duration {
+        match latency {
+            None => Duration::ZERO,
+            Some(Latency::Fixed(d)) => d,
+            Some(Latency::Uniform { min, max }) => min + (max - min).mul_f64(self.rng.unit()),
+            Some(Latency::LogNormal { median, sigma }) => {
+                let factor = (sigma * self.rng.standard_normal()).exp();
+                Duration::try_from_secs_f64(median.as_secs_f64() * factor).unwrap_or(Duration::MAX)
+            }
+        }
     }
 }
 
@@ -134,6 +190,40 @@ mod tests {
             .count();
         assert!((2_300..2_700).contains(&failed), "{failed}");
         assert_eq!(state.decide(Class::Read, Duration::ZERO).error, None);
+    }
+
+    #[test]
+    fn an_operation_gets_its_own_faults_or_its_services_star_and_the_cloud_outages() {
+        use crate::service::{S3Operation, Service};
+        let head = Operation::from(S3Operation::HeadBucket);
+        let list = Operation::from(S3Operation::ListBuckets);
+        let faults = Faults::none()
+            .with_operation(
+                Service::S3,
+                "HeadBucket",
+                OperationFaults::none()
+                    .with_errors(ErrorRate { probability: 1.0, status: 503 })
+                    .with_code("SlowDown"),
+            )
+            .with_operation(
+                Service::S3,
+                "*",
+                OperationFaults::none().with_latency(Latency::Fixed(Duration::from_millis(5))),
+            )
+            .with_outage(Outage {
+                start: Duration::from_secs(10),
+                end: Duration::from_secs(20),
+                status: 500,
+            });
+        let mut state = FaultState::new(faults);
+        let d = state.decide_operation(head, Duration::ZERO);
+        assert_eq!((d.error, d.code.as_deref()), (Some(503), Some("SlowDown")));
+        let d = state.decide_operation(list, Duration::ZERO);
+        assert_eq!((d.error, d.latency), (None, Duration::from_millis(5)));
+        let d = state.decide_operation(list, Duration::from_secs(15));
+        assert_eq!((d.error, d.code), (Some(500), None));
+        let sts = Operation::from(crate::service::StsOperation::AssumeRole);
+        assert_eq!(state.decide_operation(sts, Duration::ZERO), FaultDecision::default());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The call journal: every API request, in order, in 32 bytes an entry.
+//! The call journal: every API request, generic or AWS, in order, in 32 bytes an entry.
 //!
 //! # Semantics
 //! Entries are numbered from 0 in the order their responses were decided. The journal
@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Action, Collection};
+use crate::service::Operation;
 
 /// One journalled request, as readers see it: a line of `GET /admin/v1/calls`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,7 +34,17 @@ pub struct Call {
     /// wire).
     #[serde(with = "crate::model::empty_is_none")]
     pub collection: Option<Collection>,
-    /// The resource name (empty for creates without a valid body and for lists).
+    /// The service: `generic` for the JSON API, `s3`, `sts`, …; empty for a request that
+    /// matched no service.
+    #[serde(default)]
+    pub service: String,
+    /// The operation, named as on the wire (`HeadBucket`, `AssumeRole`; the generic API's
+    /// are its actions: `create`, `get`, …); empty for a request that matched none.
+    #[serde(default)]
+    pub operation: String,
+    /// The resource name (empty for creates without a valid body and for lists; the bucket
+    /// of an S3 bucket operation, `bucket/key` of an object operation; the role ARN of an
+    /// STS AssumeRole).
     pub name: String,
     /// The response status.
     pub status: u16,
@@ -57,6 +68,7 @@ pub(crate) const FAULT: u8 = 8;
 
 const NO_ACTION: u8 = u8::MAX;
 const NO_COLLECTION: u8 = u8::MAX;
+const NO_SERVICE: u8 = u8::MAX;
 
 /// A journal entry as stored: names are interner numbers; `seq` is implied by position.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +80,8 @@ pub(crate) struct Entry {
     status: u16,
     action: u8,
     collection: u8,
+    service: u8,
+    operation: u8,
     flags: u8,
 }
 
@@ -79,6 +93,7 @@ pub(crate) struct Record<'a> {
     pub account: &'a str,
     pub action: Option<Action>,
     pub collection: Option<Collection>,
+    pub operation: Option<Operation>,
     pub name: &'a str,
     pub status: u16,
     pub flags: u8,
@@ -192,6 +207,10 @@ impl Journal {
             status: record.status,
             action: record.action.map_or(NO_ACTION, |a| a.index() as u8),
             collection: record.collection.map_or(NO_COLLECTION, |c| c.index() as u8),
+            service: record
+                .operation
+                .map_or(NO_SERVICE, |o| o.service().index() as u8),
+            operation: record.operation.map_or(0, Operation::index),
             flags: record.flags,
         };
         self.entries.push_back(entry);
@@ -220,12 +239,15 @@ impl Journal {
     }
 
     fn expand(&self, seq: u64, e: &Entry) -> Call {
+        let operation = Operation::from_parts(e.service, e.operation);
         Call {
             seq,
             at_us: e.at_us,
             account: self.interner.resolve(e.account).to_owned(),
             action: Action::ALL.get(usize::from(e.action)).copied(),
             collection: Collection::ALL.get(usize::from(e.collection)).copied(),
+            service: operation.map_or("", |o| o.service().as_str()).to_owned(),
+            operation: operation.map_or("", Operation::name).to_owned(),
             name: self.interner.resolve(e.name).to_owned(),
             status: e.status,
             latency_us: e.latency_us,
@@ -269,6 +291,7 @@ mod tests {
             account: "acme",
             action: Some(Action::Get),
             collection: Some(Collection::Buckets),
+            operation: Some(Operation::from(Action::Get)),
             name,
             status: 200,
             flags: SHADOW_THROTTLED,
@@ -299,6 +322,7 @@ mod tests {
         assert_eq!(calls[1].name, "b");
         assert_eq!(calls[0].account, "acme");
         assert_eq!(calls[0].action, Some(Action::Get));
+        assert_eq!((calls[0].service.as_str(), calls[0].operation.as_str()), ("generic", "get"));
         assert_eq!(calls[0].at_us, 7);
         assert!(calls[0].shadow_throttled && !calls[0].throttled);
         assert_eq!(journal.since(1, 1)[0].name, "b");

@@ -67,6 +67,7 @@
 //! ```
 
 pub mod admin;
+mod aws;
 mod clock;
 mod cloud;
 mod config;
@@ -76,6 +77,7 @@ mod journal;
 mod model;
 mod quota;
 mod serve;
+mod service;
 mod store;
 mod summary;
 
@@ -83,13 +85,15 @@ pub use admin::CONFIG_PATH;
 pub use clock::TokioClock;
 pub use cloud::MockCloud;
 pub use config::{
-    AccountConfig, Config, ConfigError, DEFAULT_JOURNAL_CAP, ErrorRate, Faults, Flavor, Latency,
-    Outage, Quotas, Rate,
+    AccessKey, AccountConfig, AwsIdentity, AwsSettings, ClassQuota, Config, ConfigError,
+    DEFAULT_ACCOUNT_ID, DEFAULT_JOURNAL_CAP, ErrorRate, Faults, Flavor, Latency, OperationFaults,
+    Outage, Per, Quotas, Rate, ServiceQuotas,
 };
 pub use http::{BoxError, MAX_BODY, ResponseBody, Switchable};
 pub use journal::{Call, JournalStats};
 pub use model::{Action, Class, Collection, State};
 pub use quota::Layer;
 pub use serve::{serve, serve_switchable};
+pub use service::{Operation, Protocol, S3Operation, Service, StsOperation};
 pub use store::Resource;
-pub use summary::{Second, StatusCount, Summary, Violations};
+pub use summary::{OperationCount, Second, StatusCount, Summary, Violations};

@@ -1,18 +1,21 @@
 //! Rate quotas: governor token buckets per account, per class or action, and account-wide,
-//! read on tokio time.
+//! and for AWS services per service, class, operation or resource, read on tokio time.
 //!
 //! # Semantics
-//! A request draws one token from the account-wide bucket (if configured), then one from
-//! its action's own bucket if it has an override, else from its class's bucket (if
-//! configured). It is throttled if either is empty, as Route 53 does; a request
-//! throttled by the second bucket has still spent its account-wide token. A throttled
-//! request spends nothing from the bucket that refused it.
+//! A generic API request draws one token from the account-wide bucket (if configured),
+//! then one from its action's own bucket if it has an override, else from its class's
+//! bucket (if configured). An AWS request draws from the account-wide bucket, then the
+//! service-wide bucket, then its operation's own bucket if it has one, else its class's:
+//! the class's one bucket, the operation's bucket of the class's size, or the resource's
+//! (see [`crate::Per`]). It is throttled if any is empty, as Route 53 does; a request
+//! throttled by a later bucket has still spent its tokens from the earlier ones. A
+//! throttled request spends nothing from the bucket that refused it.
 //!
 //! The wait reported is the exact time until that bucket admits one request, which the
 //! HTTP layer rounds up to whole seconds for `Retry-After`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use governor::clock::Clock;
@@ -21,8 +24,9 @@ use governor::state::{InMemoryState, NotKeyed};
 use governor::{NotUntil, Quota, RateLimiter};
 
 use crate::clock::TokioClock;
-use crate::config::{AccountConfig, Rate};
+use crate::config::{AccountConfig, Per, Rate, ServiceQuotas};
 use crate::model::{Action, Class};
+use crate::service::{Operation, Service};
 
 type Limiter = RateLimiter<NotKeyed, InMemoryState, TokioClock, StateInformationMiddleware>;
 
@@ -35,15 +39,29 @@ pub enum Layer {
     Class(Class),
     /// An action's own bucket.
     Action(Action),
+    /// An AWS service's service-wide bucket.
+    Service(Service),
+    /// A bucket of an AWS service's quota class (the class's, one of its operations', or
+    /// one of its resources').
+    ServiceClass(Service, u8),
+    /// An AWS operation's own bucket.
+    Operation(Operation),
 }
 
 impl Layer {
-    /// A short name for journals and metrics: `account`, `class:read`, `action:create`.
+    /// A short name for journals and metrics: `account`, `class:read`, `action:create`,
+    /// `service:s3`, `s3:class:read`, `s3:operation:HeadBucket`.
     pub fn name(self) -> String {
         match self {
             Layer::Account => "account".to_owned(),
             Layer::Class(class) => format!("class:{class}"),
             Layer::Action(action) => format!("action:{action}"),
+            Layer::Service(service) => format!("service:{service}"),
+            Layer::ServiceClass(service, class) => format!(
+                "{service}:class:{}",
+                service.classes().get(usize::from(class)).copied().unwrap_or("")
+            ),
+            Layer::Operation(op) => format!("{}:operation:{}", op.service(), op.name()),
         }
     }
 }
@@ -102,10 +120,114 @@ impl Bucket {
 }
 
 /// The buckets of one account: the account-wide one and, per action, the one it draws
-/// from (shared by the actions of a class unless overridden).
+/// from (shared by the actions of a class unless overridden); per AWS service, its own.
 struct AccountBuckets {
     account: Option<Arc<Bucket>>,
     by_action: [Option<Arc<Bucket>>; 5],
+    services: HashMap<Service, ServiceBuckets>,
+}
+
+/// The buckets of one AWS service in one account.
+struct ServiceBuckets {
+    service: Option<Arc<Bucket>>,
+    /// Per operation index: its own bucket, if it has one.
+    operations: Vec<Option<Arc<Bucket>>>,
+    /// Per class index.
+    classes: Vec<Option<ClassBuckets>>,
+}
+
+enum ClassBuckets {
+    Shared(Arc<Bucket>),
+    /// One per operation index.
+    PerOperation(Vec<Arc<Bucket>>),
+    /// One per resource, made on first use.
+    PerResource {
+        rate: Rate,
+        layer: Layer,
+        buckets: RwLock<HashMap<Box<str>, Arc<Bucket>>>,
+    },
+}
+
+/// At most this many resources have a bucket of their own per class; past it, the
+/// buckets start afresh (a resource then gets a full bucket again).
+const MAX_RESOURCE_BUCKETS: usize = 100_000;
+
+impl ServiceBuckets {
+    fn new(service: Service, quotas: &ServiceQuotas, clock: TokioClock) -> ServiceBuckets {
+        let operations = (0..service.operations().len())
+            .map(|i| {
+                let op = Operation::new(service, i as u8);
+                quotas
+                    .operations
+                    .get(op.name())
+                    .map(|&rate| Bucket::new(rate, Layer::Operation(op), clock))
+            })
+            .collect();
+        let classes = service
+            .classes()
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let quota = quotas.classes.get(*name)?;
+                let layer = Layer::ServiceClass(service, i as u8);
+                Some(match quota.per {
+                    Per::Class => ClassBuckets::Shared(Bucket::new(quota.rate, layer, clock)),
+                    Per::Operation => ClassBuckets::PerOperation(
+                        (0..service.operations().len())
+                            .map(|_| Bucket::new(quota.rate, layer, clock))
+                            .collect(),
+                    ),
+                    Per::Resource => ClassBuckets::PerResource {
+                        rate: quota.rate,
+                        layer,
+                        buckets: RwLock::new(HashMap::new()),
+                    },
+                })
+            })
+            .collect();
+        ServiceBuckets {
+            service: quotas
+                .service
+                .map(|rate| Bucket::new(rate, Layer::Service(service), clock)),
+            operations,
+            classes,
+        }
+    }
+
+    /// The bucket a request of `op` in `class` on `resource` draws from after the
+    /// service-wide one.
+    fn bucket(&self, op: Operation, class: u8, resource: &str, clock: TokioClock) -> Option<Arc<Bucket>> {
+        if let Some(Some(own)) = self.operations.get(usize::from(op.index())) {
+            return Some(own.clone());
+        }
+        match self.classes.get(usize::from(class))?.as_ref()? {
+            ClassBuckets::Shared(bucket) => Some(bucket.clone()),
+            ClassBuckets::PerOperation(buckets) => buckets.get(usize::from(op.index())).cloned(),
+            ClassBuckets::PerResource {
+                rate,
+                layer,
+                buckets,
+            } => {
+                if let Some(bucket) = buckets
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(resource)
+                {
+                    return Some(bucket.clone());
+                }
+                let mut buckets = buckets.write().unwrap_or_else(PoisonError::into_inner);
+                if buckets.len() >= MAX_RESOURCE_BUCKETS {
+                    buckets.clear();
+                }
+                Some(
+                    buckets
+                        .entry(Box::from(resource))
+                        .or_insert_with(|| Bucket::new(*rate, *layer, clock))
+                        .clone(),
+                )
+            }
+        }
+    }
 }
 
 impl AccountBuckets {
@@ -123,7 +245,16 @@ impl AccountBuckets {
             Some(&rate) => Some(Bucket::new(rate, Layer::Action(action), clock)),
             None => classes.get(&action.class()).cloned(),
         });
-        AccountBuckets { account, by_action }
+        let services = quotas
+            .services
+            .iter()
+            .map(|(&service, q)| (service, ServiceBuckets::new(service, q, clock)))
+            .collect();
+        AccountBuckets {
+            account,
+            by_action,
+            services,
+        }
     }
 }
 
@@ -142,17 +273,35 @@ impl QuotaEngine {
         QuotaEngine { clock, accounts }
     }
 
-    /// Checks (and on success spends) the tokens of one request of `account`.
+    /// Checks (and on success spends) the tokens of one generic API request of `account`.
     pub fn check(&self, account: &str, action: Action) -> Verdict {
         let Some(buckets) = self.accounts.get(account) else {
             return Verdict::Admit { budget: None };
         };
+        Self::draw(
+            &self.clock,
+            [&buckets.account, &buckets.by_action[action.index()]],
+        )
+    }
+
+    /// Checks (and on success spends) the tokens of one AWS request of `account`: its
+    /// operation, its quota class and the resource it addresses (for per-resource
+    /// classes).
+    pub fn check_aws(&self, account: &str, op: Operation, class: u8, resource: &str) -> Verdict {
+        let Some(buckets) = self.accounts.get(account) else {
+            return Verdict::Admit { budget: None };
+        };
+        let Some(service) = buckets.services.get(&op.service()) else {
+            return Self::draw(&self.clock, [&buckets.account]);
+        };
+        let own = service.bucket(op, class, resource, self.clock);
+        Self::draw(&self.clock, [&buckets.account, &service.service, &own])
+    }
+
+    fn draw<const N: usize>(clock: &TokioClock, chain: [&Option<Arc<Bucket>>; N]) -> Verdict {
         let mut budget = None;
-        for bucket in [&buckets.account, &buckets.by_action[action.index()]]
-            .into_iter()
-            .flatten()
-        {
-            match bucket.check(&self.clock) {
+        for bucket in chain.into_iter().flatten() {
+            match bucket.check(clock) {
                 Ok(b) => budget = Some(b),
                 Err((layer, budget, wait)) => {
                     return Verdict::Throttle {
@@ -241,6 +390,40 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn aws_classes_count_per_resource_per_operation_or_shared_and_overrides_win() {
+        use crate::config::ClassQuota;
+        use crate::service::S3Operation;
+        let s3 = ServiceQuotas::new()
+            .with_class("read", Some(ClassQuota::new(Rate::new(1, 1.0), Per::Resource)))
+            .with_class("write", Some(ClassQuota::new(Rate::new(1, 1.0), Per::Operation)))
+            .with_operation("ListBuckets", Some(Rate::new(2, 1.0)));
+        let engine = engine(Quotas::unlimited().with_service(Service::S3, Some(s3)));
+        let head = Operation::from(S3Operation::HeadBucket);
+        let get = Operation::from(S3Operation::GetBucketTagging);
+        let admit = |v: Verdict| matches!(v, Verdict::Admit { .. });
+        // Per resource: bucket a and bucket b each have their own read bucket, shared by
+        // the read operations on them.
+        assert!(admit(engine.check_aws("a", head, 0, "a")));
+        assert!(admit(engine.check_aws("a", head, 0, "b")));
+        let refused = engine.check_aws("a", get, 0, "a");
+        assert!(matches!(refused, Verdict::Throttle { layer: Layer::ServiceClass(Service::S3, 0), .. }));
+        assert_eq!(Layer::ServiceClass(Service::S3, 0).name(), "s3:class:read");
+        // Per operation: each write operation has its own bucket.
+        let put = Operation::from(S3Operation::PutBucketTagging);
+        let delete = Operation::from(S3Operation::DeleteBucketTagging);
+        assert!(admit(engine.check_aws("a", put, 1, "a")));
+        assert!(admit(engine.check_aws("a", delete, 1, "a")));
+        assert!(!admit(engine.check_aws("a", put, 1, "b")));
+        // An operation's own bucket replaces its class's.
+        let list = Operation::from(S3Operation::ListBuckets);
+        assert!(admit(engine.check_aws("a", list, 0, "")));
+        assert!(admit(engine.check_aws("a", list, 0, "")));
+        let third = engine.check_aws("a", list, 0, "");
+        assert!(matches!(third, Verdict::Throttle { layer: Layer::Operation(_), .. }));
+        assert_eq!(Layer::Operation(list).name(), "s3:operation:ListBuckets");
     }
 
     proptest::proptest! {

@@ -1,26 +1,54 @@
 //! Aggregate counts that stay complete even when the journal drops entries: requests per
-//! account, action and status; a per-second timeline; quota violations per bucket.
+//! account, operation and status; calls, throttles and errors per service and operation; a
+//! per-second timeline; quota violations per bucket.
 
 use std::collections::{BTreeMap, HashMap};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::journal::{JournalStats, QUOTA_EXCEEDED, Record, SHADOW_THROTTLED, THROTTLED};
+use crate::journal::{FAULT, JournalStats, QUOTA_EXCEEDED, Record, SHADOW_THROTTLED, THROTTLED};
 use crate::model::Action;
 use crate::quota::Layer;
+use crate::service::{Operation, Service};
 
-/// Requests of one account and action that got one status.
+/// Requests of one account and operation that got one status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusCount {
     /// The authenticated account (empty if authentication failed).
     pub account: String,
-    /// The action (empty for requests that matched no route).
+    /// The generic API's action (empty for AWS calls and requests that matched no route).
     pub action: String,
+    /// The service (`generic`, `s3`, …; empty for requests that matched none).
+    #[serde(default)]
+    pub service: String,
+    /// The operation as named on the wire (the generic API's are its actions).
+    #[serde(default)]
+    pub operation: String,
     /// The response status.
     pub status: u16,
     /// How many.
     pub count: u64,
+}
+
+/// Calls of one operation of one service, all accounts together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationCount {
+    /// The service.
+    pub service: String,
+    /// The operation.
+    pub operation: String,
+    /// Every call.
+    pub requests: u64,
+    /// Calls refused by a rate quota.
+    pub throttled: u64,
+    /// Calls shadow mode let through over a rate quota.
+    pub shadow_throttled: u64,
+    /// Calls answered with a 4xx or 5xx status other than a throttle (including
+    /// injected faults).
+    pub errors: u64,
+    /// Calls failed by an injected fault.
+    pub faults: u64,
 }
 
 /// One second of the run.
@@ -65,8 +93,11 @@ pub struct Summary {
     pub quota_exceeded: u64,
     /// The journal's own counters (including dropped entries).
     pub journal: JournalStats,
-    /// Requests per account, action and status.
+    /// Requests per account, operation and status.
     pub counts: Vec<StatusCount>,
+    /// Calls, throttles and errors per service and operation.
+    #[serde(default)]
+    pub operations: Vec<OperationCount>,
     /// Requests per second since start (seconds with no request included, as zeros).
     pub timeline: Vec<Second>,
     /// Rate-quota violations per account and bucket.
@@ -80,7 +111,8 @@ pub(crate) struct Aggregates {
     throttled: u64,
     shadow_throttled: u64,
     quota_exceeded: u64,
-    counts: HashMap<(u32, Option<Action>, u16), u64>,
+    counts: HashMap<(u32, Option<Operation>, u16), u64>,
+    operations: HashMap<Option<Operation>, [u64; 5]>,
     timeline: Vec<Second>,
     violations: HashMap<(u32, Layer), (u64, u64)>,
 }
@@ -96,8 +128,14 @@ impl Aggregates {
         self.quota_exceeded += u64::from(record.flags & QUOTA_EXCEEDED != 0);
         *self
             .counts
-            .entry((account, record.action, record.status))
+            .entry((account, record.operation, record.status))
             .or_default() += 1;
+        let op = self.operations.entry(record.operation).or_default();
+        op[0] += 1;
+        op[1] += u64::from(throttled);
+        op[2] += u64::from(shadow);
+        op[3] += u64::from(record.status >= 400 && !throttled);
+        op[4] += u64::from(record.flags & FAULT != 0);
         let second = record.at.as_secs();
         let index = usize::try_from(second).unwrap_or(usize::MAX);
         if index >= self.timeline.len() && index < (1 << 24) {
@@ -129,16 +167,37 @@ impl Aggregates {
         let mut counts: Vec<StatusCount> = self
             .counts
             .iter()
-            .map(|((account, action, status), &count)| StatusCount {
+            .map(|((account, operation, status), &count)| StatusCount {
                 account: name(*account),
-                action: action.map_or("", Action::as_str).to_owned(),
+                action: generic_action(*operation).map_or("", Action::as_str).to_owned(),
+                service: operation.map_or("", |o| o.service().as_str()).to_owned(),
+                operation: operation.map_or("", Operation::name).to_owned(),
                 status: *status,
                 count,
             })
             .collect();
         counts.sort_by(|a, b| {
-            (&a.account, &a.action, a.status).cmp(&(&b.account, &b.action, b.status))
+            (&a.account, &a.service, &a.operation, a.status).cmp(&(
+                &b.account,
+                &b.service,
+                &b.operation,
+                b.status,
+            ))
         });
+        let mut operations: Vec<OperationCount> = self
+            .operations
+            .iter()
+            .map(|(operation, c)| OperationCount {
+                service: operation.map_or("", |o| o.service().as_str()).to_owned(),
+                operation: operation.map_or("", Operation::name).to_owned(),
+                requests: c[0],
+                throttled: c[1],
+                shadow_throttled: c[2],
+                errors: c[3],
+                faults: c[4],
+            })
+            .collect();
+        operations.sort_by(|a, b| (&a.service, &a.operation).cmp(&(&b.service, &b.operation)));
         let violations: BTreeMap<(String, String), (u64, u64)> = self
             .violations
             .iter()
@@ -152,6 +211,7 @@ impl Aggregates {
             quota_exceeded: self.quota_exceeded,
             journal,
             counts,
+            operations,
             timeline: self.timeline.clone(),
             violations: violations
                 .into_iter()
@@ -166,4 +226,12 @@ impl Aggregates {
                 .collect(),
         }
     }
+}
+
+/// The generic API's action of an operation.
+fn generic_action(operation: Option<Operation>) -> Option<Action> {
+    let operation = operation?;
+    (operation.service() == Service::Generic)
+        .then(|| Action::ALL.get(usize::from(operation.index())).copied())
+        .flatten()
 }

@@ -157,6 +157,8 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
         account: "default".to_owned(),
         action: Some(mock_cloud::Action::Get),
         collection: Some(mock_cloud::Collection::Buckets),
+        service: "generic".to_owned(),
+        operation: "get".to_owned(),
         name,
         status: 200,
         latency_us: 0,

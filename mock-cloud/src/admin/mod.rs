@@ -51,4 +51,4 @@ pub use wire::{
 pub use crate::config::{ConfigDocument, FaultsDocument};
 pub use crate::journal::{Call, JournalStats};
 pub use crate::store::Resource;
-pub use crate::summary::{Second, StatusCount, Summary, Violations};
+pub use crate::summary::{OperationCount, Second, StatusCount, Summary, Violations};

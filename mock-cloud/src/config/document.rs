@@ -2,6 +2,7 @@
 //! serde structs that reject unknown keys. [`Config::from_yaml`] and `Config::try_from`
 //! read it (see `load.rs`); `ConfigDocument::from(&config)` writes a config as one.
 
+use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 
 use serde::{Deserialize, Serialize};
@@ -9,8 +10,12 @@ use serde_saphyr::{Location, Spanned};
 
 use super::faults_document::FaultsDocument;
 use super::parts::{ByClass, millis};
-use super::{AccountConfig, Config, Flavor, Quotas, Rate};
+use super::{
+    AccessKey, AccountConfig, AwsIdentity, AwsSettings, ClassQuota, Config, Flavor, Per, Quotas,
+    Rate, ServiceQuotas,
+};
 use crate::model::{Action, Collection};
+use crate::service::Service;
 
 /// A whole config as written: the `--config` file (YAML) and the body of
 /// `PUT /admin/v1/config` (YAML or JSON).
@@ -51,6 +56,71 @@ pub struct ConfigDocument {
     pub(super) accounts: Option<Vec<AccountDoc>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) faults: Option<Spanned<FaultsDocument>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) aws: Option<AwsDoc>,
+}
+
+/// The cloud-wide AWS settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AwsDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_clock_skew_s: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_header: Option<bool>,
+}
+
+impl AwsDoc {
+    pub fn apply_to(&self, settings: &mut AwsSettings) {
+        if let Some(s) = self.max_clock_skew_s {
+            settings.max_clock_skew = std::time::Duration::from_secs(s);
+        }
+        if let Some(r) = self.retry_after_header {
+            settings.retry_after_header = r;
+        }
+    }
+}
+
+/// An account's AWS identity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AwsIdentityDoc {
+    pub account_id: Spanned<String>,
+    #[serde(default)]
+    pub access_keys: Vec<AccessKeyDoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AccessKeyDoc {
+    pub id: Spanned<String>,
+    pub secret: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+/// One AWS service's quotas.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ServiceQuotasDoc {
+    /// Start from no limits instead of the quotas this block overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlimited: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<Rate>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub classes: BTreeMap<String, ClassQuotaDoc>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub operations: BTreeMap<String, Rate>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ClassQuotaDoc {
+    pub burst: u32,
+    pub per_second: f64,
+    #[serde(default)]
+    pub per: Per,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +139,8 @@ pub(super) struct AccountDoc {
     #[serde(default)]
     pub tokens: Vec<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub aws: Option<AwsIdentityDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub quotas: Option<QuotasDoc>,
 }
 
@@ -86,6 +158,8 @@ pub(super) struct QuotasDoc {
     pub actions: Option<ActionsDoc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counts: Option<CountsDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub services: Option<Spanned<BTreeMap<Service, ServiceQuotasDoc>>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,8 +211,9 @@ impl CountsDoc {
 }
 
 impl QuotasDoc {
-    /// Applies every key that is set over `quotas`; keys not set keep their value.
-    pub fn apply_to(&self, quotas: &mut Quotas) {
+    /// Applies every key that is set over `quotas`; keys not set keep their value. A
+    /// problem with the `services` block comes back with that block's place.
+    pub fn apply_to(&self, quotas: &mut Quotas) -> Result<(), (Location, String)> {
         if self.unlimited == Some(true) {
             *quotas = Quotas::unlimited();
         }
@@ -164,6 +239,17 @@ impl QuotasDoc {
                 }
             }
         }
+        if let Some(services) = &self.services {
+            for (service, doc) in &services.value {
+                let current = quotas.services.entry(*service).or_default();
+                doc.apply_to(current)
+                    .map_err(|problem| (services.referenced, problem))?;
+                current
+                    .check(*service)
+                    .map_err(|problem| (services.referenced, problem))?;
+            }
+        }
+        Ok(())
     }
 
     /// `quotas` in full: unlimited, then every bucket and count it has.
@@ -186,6 +272,93 @@ impl QuotasDoc {
                 databases: count(Collection::Databases),
                 records: count(Collection::Records),
             }),
+            services: (!quotas.services.is_empty()).then(|| {
+                unplaced(
+                    quotas
+                        .services
+                        .iter()
+                        .map(|(service, q)| (*service, ServiceQuotasDoc::exactly(q)))
+                        .collect(),
+                )
+            }),
+        }
+    }
+}
+
+impl ServiceQuotasDoc {
+    fn apply_to(&self, quotas: &mut ServiceQuotas) -> Result<(), String> {
+        if self.unlimited == Some(true) {
+            *quotas = ServiceQuotas::new();
+        }
+        if let Some(rate) = self.service {
+            quotas.service = Some(rate);
+        }
+        for (class, doc) in &self.classes {
+            let rate = Rate::try_new(doc.burst, doc.per_second).ok_or_else(|| {
+                format!(
+                    "classes.{class}: a rate needs burst >= 1 and per_second from 1/86400 to 1e9, got burst {} and per_second {}",
+                    doc.burst, doc.per_second
+                )
+            })?;
+            quotas.classes.insert(class.clone(), ClassQuota::new(rate, doc.per));
+        }
+        for (operation, rate) in &self.operations {
+            quotas.operations.insert(operation.clone(), *rate);
+        }
+        Ok(())
+    }
+
+    fn exactly(quotas: &ServiceQuotas) -> ServiceQuotasDoc {
+        ServiceQuotasDoc {
+            unlimited: Some(true),
+            service: quotas.service,
+            classes: quotas
+                .classes
+                .iter()
+                .map(|(name, q)| {
+                    let doc = ClassQuotaDoc {
+                        burst: q.rate.burst().get(),
+                        per_second: q.rate.per_second(),
+                        per: q.per,
+                    };
+                    (name.clone(), doc)
+                })
+                .collect(),
+            operations: quotas.operations.clone(),
+        }
+    }
+}
+
+impl From<&AwsIdentity> for AwsIdentityDoc {
+    fn from(aws: &AwsIdentity) -> AwsIdentityDoc {
+        AwsIdentityDoc {
+            account_id: unplaced(aws.account_id.clone()),
+            access_keys: aws
+                .access_keys
+                .iter()
+                .map(|k| AccessKeyDoc {
+                    id: unplaced(k.id.clone()),
+                    secret: k.secret.clone(),
+                    user: k.user.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl AwsIdentityDoc {
+    pub fn identity(&self) -> AwsIdentity {
+        AwsIdentity {
+            account_id: self.account_id.value.clone(),
+            access_keys: self
+                .access_keys
+                .iter()
+                .map(|k| AccessKey {
+                    id: k.id.value.clone(),
+                    secret: k.secret.clone(),
+                    user: k.user.clone(),
+                })
+                .collect(),
         }
     }
 }
@@ -200,6 +373,7 @@ impl From<&AccountConfig> for AccountDoc {
         AccountDoc {
             name: unplaced(account.name.clone()),
             tokens: account.tokens.iter().cloned().map(unplaced).collect(),
+            aws: account.aws.as_ref().map(AwsIdentityDoc::from),
             quotas: Some(QuotasDoc::exactly(&account.quotas)),
         }
     }
@@ -219,6 +393,10 @@ impl From<&Config> for ConfigDocument {
             quotas: None,
             accounts: Some(config.accounts.iter().map(AccountDoc::from).collect()),
             faults: Some(unplaced(FaultsDocument::from(&config.faults))),
+            aws: Some(AwsDoc {
+                max_clock_skew_s: Some(config.aws.max_clock_skew.as_secs()),
+                retry_after_header: Some(config.aws.retry_after_header),
+            }),
         }
     }
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::model::Class;
+use crate::service::Service;
 
 /// How long a request of a class is held before it is answered.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,6 +67,60 @@ pub struct Faults {
     pub outages: Vec<Outage>,
     /// The seed of the random draws (latency and errors), for reproducible runs.
     pub seed: u64,
+    /// Faults of AWS services, per operation name; the key `*` covers every operation of
+    /// the service that has no entry of its own.
+    pub services: BTreeMap<Service, BTreeMap<String, OperationFaults>>,
+}
+
+/// The faults of one AWS operation (or of every operation of a service, under `*`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OperationFaults {
+    /// How long its requests are held.
+    pub latency: Option<Latency>,
+    /// A share of its requests that fail (any status from 400 to 599 when `code` is set,
+    /// else 500 or 503).
+    pub errors: Option<ErrorRate>,
+    /// Windows in which every one of its requests fails.
+    pub outages: Vec<Outage>,
+    /// The error code its injected errors and outages answer, in the service's envelope
+    /// (such as `SlowDown` or `InternalError`); without it, the service's usual code for
+    /// the status.
+    pub code: Option<String>,
+}
+
+impl OperationFaults {
+    /// No faults.
+    pub fn none() -> OperationFaults {
+        OperationFaults::default()
+    }
+
+    /// Sets the latency.
+    #[must_use]
+    pub fn with_latency(mut self, latency: Latency) -> OperationFaults {
+        self.latency = Some(latency);
+        self
+    }
+
+    /// Sets the error rate.
+    #[must_use]
+    pub fn with_errors(mut self, errors: ErrorRate) -> OperationFaults {
+        self.errors = Some(errors);
+        self
+    }
+
+    /// Adds an outage window.
+    #[must_use]
+    pub fn with_outage(mut self, outage: Outage) -> OperationFaults {
+        self.outages.push(outage);
+        self
+    }
+
+    /// Sets the error code.
+    #[must_use]
+    pub fn with_code(mut self, code: impl Into<String>) -> OperationFaults {
+        self.code = Some(code.into());
+        self
+    }
 }
 
 impl Faults {
@@ -102,8 +157,21 @@ impl Faults {
         self
     }
 
+    /// Sets the faults of one operation of an AWS service (`*` for all of them).
+    #[must_use]
+    pub fn with_operation(mut self, service: Service, operation: &str, faults: OperationFaults) -> Faults {
+        self.services
+            .entry(service)
+            .or_default()
+            .insert(operation.to_owned(), faults);
+        self
+    }
+
     /// Whether any fault is configured (lets the hot path skip the random draws).
     pub fn is_empty(&self) -> bool {
-        self.latency.is_empty() && self.errors.is_empty() && self.outages.is_empty()
+        self.latency.is_empty()
+            && self.errors.is_empty()
+            && self.outages.is_empty()
+            && self.services.is_empty()
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_saphyr::{Location, Spanned};
 
 use super::document::ConfigDocument;
-use super::{AccountConfig, Config, ConfigError, Quotas, is_path_segment};
+use super::{AccountConfig, AwsIdentity, Config, ConfigError, Quotas, is_path_segment};
 
 impl Config {
     /// Reads and validates a YAML config file.
@@ -82,17 +82,22 @@ fn build(raw: ConfigDocument, file: Option<&str>) -> Result<Config, ConfigError>
     let defaults = Config::default();
     let mut base_quotas = Quotas::cloud_default();
     if let Some(quotas) = &raw.quotas {
-        quotas.apply_to(&mut base_quotas);
+        quotas
+            .apply_to(&mut base_quotas)
+            .map_err(|(location, problem)| at(location, problem))?;
     }
     let accounts = match raw.accounts {
         None => vec![
             AccountConfig::new("default")
                 .with_token("default")
+                .with_aws(AwsIdentity::default_account())
                 .with_quotas(base_quotas),
         ],
         Some(raw_accounts) => {
             let mut names = HashSet::new();
             let mut tokens = HashSet::new();
+            let mut account_ids = HashSet::new();
+            let mut access_keys = HashSet::new();
             let mut accounts = Vec::with_capacity(raw_accounts.len());
             for raw_account in raw_accounts {
                 let Spanned {
@@ -113,9 +118,25 @@ fn build(raw: ConfigDocument, file: Option<&str>) -> Result<Config, ConfigError>
                 }
                 let mut quotas = base_quotas.clone();
                 if let Some(own) = &raw_account.quotas {
-                    own.apply_to(&mut quotas);
+                    own.apply_to(&mut quotas)
+                        .map_err(|(location, problem)| at(location, problem))?;
                 }
                 let mut account = AccountConfig::new(name).with_quotas(quotas);
+                if let Some(aws) = &raw_account.aws {
+                    let id = &aws.account_id;
+                    if !super::is_account_id(&id.value) {
+                        return Err(at(id.referenced, format!("aws.account_id {:?} must be 12 digits", id.value)));
+                    }
+                    if !account_ids.insert(id.value.clone()) {
+                        return Err(at(id.referenced, format!("aws.account_id {:?} is used twice", id.value)));
+                    }
+                    for key in &aws.access_keys {
+                        if !access_keys.insert(key.id.value.clone()) {
+                            return Err(at(key.id.referenced, format!("access key {:?} is used twice", key.id.value)));
+                        }
+                    }
+                    account = account.with_aws(aws.identity());
+                }
                 for token in raw_account.tokens {
                     if token.value.is_empty() || !tokens.insert(token.value.clone()) {
                         return Err(at(
@@ -138,6 +159,10 @@ fn build(raw: ConfigDocument, file: Option<&str>) -> Result<Config, ConfigError>
             .into_faults()
             .map_err(|problem| at(referenced, format!("faults: {problem}")))?,
     };
+    let mut aws = defaults.aws;
+    if let Some(doc) = &raw.aws {
+        doc.apply_to(&mut aws);
+    }
     let provisioning = raw.provisioning;
     let create = provisioning.as_ref().and_then(|p| p.database_create_ms);
     let delete = provisioning.as_ref().and_then(|p| p.database_delete_ms);
@@ -149,6 +174,7 @@ fn build(raw: ConfigDocument, file: Option<&str>) -> Result<Config, ConfigError>
         database_create: create.map_or(defaults.database_create, Duration::from_millis),
         database_delete: delete.map_or(defaults.database_delete, Duration::from_millis),
         faults,
+        aws,
     };
     config.validate()?;
     Ok(config)

@@ -3,12 +3,14 @@
 //! Build one in code (`Config::default().with_account(...)`) or load a YAML file with
 //! [`Config::load`]; both end in the same validated type.
 
+mod aws;
 mod document;
 mod faults;
 mod faults_document;
 mod load;
 mod parts;
 mod quotas;
+mod service_quotas;
 
 use std::collections::HashSet;
 use std::num::NonZeroUsize;
@@ -16,9 +18,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use document::ConfigDocument;
-pub use faults::{ErrorRate, Faults, Latency, Outage};
+pub use aws::{AccessKey, AwsIdentity, AwsSettings, DEFAULT_ACCOUNT_ID};
+pub(crate) use aws::is_account_id;
+pub use faults::{ErrorRate, Faults, Latency, OperationFaults, Outage};
 pub use faults_document::FaultsDocument;
 pub use quotas::{Quotas, Rate};
+pub use service_quotas::{ClassQuota, Per, ServiceQuotas};
+
+use crate::service::Service;
 
 /// How throttles and count-quota rejections look on the wire; in a config document,
 /// `generic`, `aws-json` or `aws-ec2`.
@@ -37,25 +44,36 @@ pub enum Flavor {
 }
 
 /// One account: its name (the `{account}` path segment), the bearer tokens that act for
-/// it, and its quotas.
+/// it, its AWS identity, and its quotas.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccountConfig {
     /// The account name.
     pub name: String,
     /// Bearer tokens that authenticate as this account.
     pub tokens: Vec<String>,
+    /// Its AWS account ID and access keys, if AWS requests may act as it.
+    pub aws: Option<AwsIdentity>,
     /// The account's quotas.
     pub quotas: Quotas,
 }
 
 impl AccountConfig {
-    /// An account with no token yet and the [`Quotas::cloud_default`] quotas.
+    /// An account with no token yet, no AWS identity and the [`Quotas::cloud_default`]
+    /// quotas.
     pub fn new(name: impl Into<String>) -> AccountConfig {
         AccountConfig {
             name: name.into(),
             tokens: Vec::new(),
+            aws: None,
             quotas: Quotas::cloud_default(),
         }
+    }
+
+    /// Gives the account an AWS identity.
+    #[must_use]
+    pub fn with_aws(mut self, aws: AwsIdentity) -> AccountConfig {
+        self.aws = Some(aws);
+        self
     }
 
     /// Adds a bearer token.
@@ -91,6 +109,8 @@ pub struct Config {
     pub database_delete: Duration,
     /// Faults injected from the start.
     pub faults: Faults,
+    /// Settings of the AWS endpoints.
+    pub aws: AwsSettings,
 }
 
 /// The default journal cap: one million entries, 32 MB.
@@ -99,13 +119,18 @@ pub const DEFAULT_JOURNAL_CAP: usize = 1_000_000;
 impl Default for Config {
     fn default() -> Config {
         Config {
-            accounts: vec![AccountConfig::new("default").with_token("default")],
+            accounts: vec![
+                AccountConfig::new("default")
+                    .with_token("default")
+                    .with_aws(AwsIdentity::default_account()),
+            ],
             flavor: Flavor::Generic,
             shadow: false,
             journal_cap: NonZeroUsize::new(DEFAULT_JOURNAL_CAP).expect("non-zero constant"),
             database_create: Duration::from_secs(5),
             database_delete: Duration::from_secs(3),
             faults: Faults::none(),
+            aws: AwsSettings::default(),
         }
     }
 }
@@ -155,6 +180,13 @@ impl Config {
         self
     }
 
+    /// Sets the AWS endpoints' settings.
+    #[must_use]
+    pub fn with_aws(mut self, aws: AwsSettings) -> Config {
+        self.aws = aws;
+        self
+    }
+
     /// Sets the faults injected from the start.
     #[must_use]
     pub fn with_faults(mut self, faults: Faults) -> Config {
@@ -163,12 +195,25 @@ impl Config {
     }
 
     /// Checks what the types cannot: account names are unique path segments, tokens are
-    /// unique, faults are in range.
+    /// unique, AWS account IDs are 12 digits and unique, access key IDs are unique,
+    /// service quotas name the service's classes and operations, faults are in range.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |problem: String| Err(ConfigError::Invalid { problem });
         let mut names = HashSet::new();
         let mut tokens = HashSet::new();
+        let mut account_ids = HashSet::new();
+        let mut access_keys = HashSet::new();
         for account in &self.accounts {
+            if let Some(aws) = &account.aws {
+                if let Err(problem) = aws::check_identity(aws, &mut account_ids, &mut access_keys) {
+                    return invalid(format!("account {:?}: {problem}", account.name));
+                }
+            }
+            for (service, quotas) in &account.quotas.services {
+                if let Err(problem) = quotas.check(*service) {
+                    return invalid(format!("account {:?}: {problem}", account.name));
+                }
+            }
             if !is_path_segment(&account.name) {
                 return invalid(format!(
                     "account name {:?} must be 1 to 64 of a-z, A-Z, 0-9, '-', '_', '.'",
@@ -193,6 +238,46 @@ impl Config {
 
 /// Checks probabilities, statuses and windows; the error is a sentence naming the field.
 pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
+    for (service, operations) in &faults.services {
+        if *service == Service::Generic {
+            return Err("services.generic: the generic API's faults are latency, errors and outages".into());
+        }
+        for (name, op) in operations {
+            let at = format!("services.{service}.{name}");
+            if name != "*" && service.operation(name).is_none() {
+                return Err(format!(
+                    "{at}: unknown operation, expected `*` or one of {}",
+                    service.operations().join(", ")
+                ));
+            }
+            let statuses_ok = |status: u16| match op.code {
+                Some(_) => (400..=599).contains(&status),
+                None => matches!(status, 500 | 503),
+            };
+            if let Some(errors) = &op.errors {
+                if !(0.0..=1.0).contains(&errors.probability) {
+                    return Err(format!("{at}.errors.rate must be within 0 and 1"));
+                }
+                if !statuses_ok(errors.status) {
+                    return Err(format!("{at}.errors.status must be 500 or 503, or 400 to 599 with a code"));
+                }
+            }
+            if let Some(code) = &op.code
+                && (code.is_empty() || !code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.'))
+            {
+                return Err(format!("{at}.code must be letters, digits and dots"));
+            }
+            for (i, outage) in op.outages.iter().enumerate() {
+                if outage.start >= outage.end {
+                    return Err(format!("{at}.outages[{i}]: start must be before end"));
+                }
+                if !statuses_ok(outage.status) {
+                    return Err(format!("{at}.outages[{i}].status must be 500 or 503, or 400 to 599 with a code"));
+                }
+            }
+            check_latency(&at, op.latency.as_ref())?;
+        }
+    }
     for (class, errors) in &faults.errors {
         if !(0.0..=1.0).contains(&errors.probability) {
             return Err(format!("errors.{class}.rate must be within 0 and 1"));
@@ -202,15 +287,7 @@ pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
         }
     }
     for (class, latency) in &faults.latency {
-        match latency {
-            Latency::Uniform { min, max } if min > max => {
-                return Err(format!("latency.{class}.uniform_ms: min is above max"));
-            }
-            Latency::LogNormal { sigma, .. } if !(sigma.is_finite() && *sigma >= 0.0) => {
-                return Err(format!("latency.{class}.lognormal_ms.sigma must be >= 0"));
-            }
-            _ => {}
-        }
+        check_latency(&format!("latency.{class}"), Some(latency))?;
     }
     for (i, outage) in faults.outages.iter().enumerate() {
         if outage.start >= outage.end {
@@ -221,6 +298,18 @@ pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn check_latency(at: &str, latency: Option<&Latency>) -> Result<(), String> {
+    match latency {
+        Some(Latency::Uniform { min, max }) if min > max => {
+            Err(format!("{at}.uniform_ms: min is above max"))
+        }
+        Some(Latency::LogNormal { sigma, .. }) if !(sigma.is_finite() && *sigma >= 0.0) => {
+            Err(format!("{at}.lognormal_ms.sigma must be >= 0"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether `s` can be an account name: a path segment with no escaping needed.

@@ -5,7 +5,9 @@ use std::num::NonZeroU32;
 
 use serde::{Deserialize, Serialize};
 
+use super::ServiceQuotas;
 use crate::model::{Action, Class, Collection};
+use crate::service::Service;
 
 /// A token bucket: `burst` tokens at most, refilled continuously at `per_second` tokens a
 /// second (EC2's "bucket max" and "refill rate"). In a config document,
@@ -96,12 +98,15 @@ pub struct Quotas {
     pub actions: BTreeMap<Action, Rate>,
     /// The most live resources per collection, counting ones still creating or deleting.
     pub counts: BTreeMap<Collection, u32>,
+    /// The rate quotas of AWS services (the generic API's are the fields above).
+    pub services: BTreeMap<Service, ServiceQuotas>,
 }
 
 impl Quotas {
     /// Defaults modelled on real clouds: reads 100/20 per second (EC2 non-mutating), lists
     /// 50/10 (EC2 unpaginated describes), mutations 50/5 (EC2 mutating), deletes 200/10 (ARM
     /// deletes); no account-wide bucket; at most 100 buckets, 40 databases and 10,000 records.
+    /// AWS services: S3's per-prefix rates ([`ServiceQuotas::s3_default`]); STS unlimited.
     pub fn cloud_default() -> Quotas {
         Quotas {
             account: None,
@@ -117,6 +122,7 @@ impl Quotas {
                 (Collection::Databases, 40),
                 (Collection::Records, 10_000),
             ]),
+            services: BTreeMap::from([(Service::S3, ServiceQuotas::s3_default())]),
         }
     }
 
@@ -127,6 +133,7 @@ impl Quotas {
             classes: BTreeMap::new(),
             actions: BTreeMap::new(),
             counts: BTreeMap::new(),
+            services: BTreeMap::new(),
         }
     }
 
@@ -163,6 +170,16 @@ impl Quotas {
         match limit {
             Some(limit) => self.counts.insert(collection, limit),
             None => self.counts.remove(&collection),
+        };
+        self
+    }
+
+    /// Sets (or with `None` lifts) the quotas of an AWS service.
+    #[must_use]
+    pub fn with_service(mut self, service: Service, quotas: Option<ServiceQuotas>) -> Quotas {
+        match quotas {
+            Some(quotas) => self.services.insert(service, quotas),
+            None => self.services.remove(&service),
         };
         self
     }

@@ -67,6 +67,7 @@ impl MockCloud {
             account: outcome.account,
             action: outcome.action,
             collection: Some(request.collection),
+            operation: outcome.action.map(crate::service::Operation::from),
             name: &outcome.name,
             status: response.status().as_u16(),
             flags: outcome.flags,

@@ -31,8 +31,9 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 impl MockCloud {
     /// Answers one HTTP request. Never fails and never panics: every problem is an HTTP
-    /// status. API requests (`/v1/...`, including unknown paths) are journalled; admin
-    /// requests (`/admin/v1/...`, `/metrics`) are not.
+    /// status. AWS requests (signed with SigV4, or unsigned STS form posts) go to their
+    /// service; API requests (`/v1/...`, including unknown paths) to the generic API; both
+    /// are journalled. Admin requests (`/admin/v1/...`, `/metrics`) are not.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
@@ -58,6 +59,32 @@ impl MockCloud {
         let path = parts.uri.path();
         let query = parts.uri.query();
         let route = route::route(path);
+        if !matches!(route, Route::Metrics | Route::Admin(_)) {
+            match crate::aws::route::destination(&parts) {
+                crate::aws::route::Destination::NotAws => {}
+                crate::aws::route::Destination::Service(service) => {
+                    let body = read_body(body, &parts.headers).await;
+                    return self.aws(service, &parts, body, arrived).await;
+                }
+                crate::aws::route::Destination::UnknownService(name) => {
+                    let message = format!("mock-cloud does not speak the AWS service `{name}`");
+                    let response = respond::error(StatusCode::BAD_REQUEST, "UnknownService", &message);
+                    let record = crate::journal::Record {
+                        at: self.inner.clock.since_epoch(arrived),
+                        latency: arrived.elapsed(),
+                        account: "",
+                        action: None,
+                        collection: None,
+                        operation: None,
+                        name: &name,
+                        status: response.status().as_u16(),
+                        flags: 0,
+                    };
+                    self.record(&record, None);
+                    return response;
+                }
+            }
+        }
         let wants_body = matches!(parts.method, Method::POST | Method::PUT | Method::PATCH);
         let body = if wants_body {
             read_body(body, &parts.headers).await
@@ -76,6 +103,7 @@ impl MockCloud {
                     account: "",
                     action: None,
                     collection: None,
+                    operation: None,
                     name: "",
                     status: response.status().as_u16(),
                     flags: 0,

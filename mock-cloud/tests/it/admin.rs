@@ -183,12 +183,40 @@ fn quotas() -> impl Strategy<Value = Quotas> {
         prop::collection::btree_map(class, rate(), 0..=4),
         prop::collection::btree_map(action, rate(), 0..=5),
         prop::collection::btree_map(collection, any::<u32>(), 0..=3),
+        prop::option::of(service_quotas(mock_cloud::Service::S3)),
+        prop::option::of(service_quotas(mock_cloud::Service::Sts)),
     )
-        .prop_map(|(account, classes, actions, counts)| Quotas {
-            account,
-            classes,
-            actions,
-            counts,
+        .prop_map(|(account, classes, actions, counts, s3, sts)| {
+            let quotas = Quotas {
+                account,
+                classes,
+                actions,
+                counts,
+                services: Default::default(),
+            };
+            quotas
+                .with_service(mock_cloud::Service::S3, s3)
+                .with_service(mock_cloud::Service::Sts, sts)
+        })
+}
+
+fn service_quotas(service: mock_cloud::Service) -> impl Strategy<Value = mock_cloud::ServiceQuotas> {
+    use mock_cloud::{ClassQuota, Per};
+    let per = prop::sample::select(vec![Per::Class, Per::Operation, Per::Resource]);
+    let class = prop::sample::select(service.classes().to_vec());
+    let operation = prop::sample::select(service.operations().to_vec());
+    (
+        prop::option::of(rate()),
+        prop::collection::btree_map(class, (rate(), per), 0..=2),
+        prop::collection::btree_map(operation, rate(), 0..=3),
+    )
+        .prop_map(|(service, classes, operations)| mock_cloud::ServiceQuotas {
+            service,
+            classes: classes
+                .into_iter()
+                .map(|(k, (rate, per))| (k.to_owned(), ClassQuota::new(rate, per)))
+                .collect(),
+            operations: operations.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
         })
 }
 
@@ -218,33 +246,75 @@ fn faults() -> impl Strategy<Value = Faults> {
             end: Duration::from_nanos(start + length),
             status,
         });
+    let operation = prop::sample::select(
+        std::iter::once("*")
+            .chain(mock_cloud::S3Operation::NAMES.iter().copied())
+            .collect::<Vec<_>>(),
+    );
+    let op_faults = (
+        prop::option::of(latency()),
+        prop::option::of(errors.clone()),
+        prop::collection::vec(outage.clone(), 0..2),
+        prop::option::of(prop::sample::select(vec!["SlowDown", "InternalError"])),
+    )
+        .prop_map(|(latency, errors, outages, code)| mock_cloud::OperationFaults {
+            latency,
+            errors,
+            outages,
+            code: code.map(str::to_owned),
+        });
     (
         any::<u64>(),
         prop::collection::btree_map(class(), latency(), 0..=4),
         prop::collection::btree_map(class(), errors, 0..=4),
         prop::collection::vec(outage, 0..4),
+        prop::collection::btree_map(operation, op_faults, 0..=3),
     )
-        .prop_map(|(seed, latency, errors, outages)| Faults {
+        .prop_map(|(seed, latency, errors, outages, s3)| Faults {
             latency,
             errors,
             outages,
             seed,
+            services: if s3.is_empty() {
+                Default::default()
+            } else {
+                [(
+                    mock_cloud::Service::S3,
+                    s3.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+                )]
+                .into()
+            },
         })
 }
 
 fn config() -> impl Strategy<Value = Config> {
     let flavor = prop::sample::select(vec![Flavor::Generic, Flavor::AwsJson, Flavor::AwsEc2]);
-    let accounts = prop::collection::vec((0usize..3, quotas()), 0..4).prop_map(|accounts| {
+    let accounts = prop::collection::vec((0usize..3, quotas(), any::<bool>(), 0usize..3), 0..4).prop_map(|accounts| {
         accounts
             .into_iter()
             .enumerate()
-            .map(|(i, (tokens, quotas))| {
-                (0..tokens).fold(
+            .map(|(i, (tokens, quotas, aws, keys))| {
+                let account = (0..tokens).fold(
                     AccountConfig::new(format!("account-{i}")).with_quotas(quotas),
                     |account, t| account.with_token(format!("t{i}.{t}")),
-                )
+                );
+                if !aws {
+                    return account;
+                }
+                let identity = (0..keys).fold(
+                    mock_cloud::AwsIdentity::new(format!("{i:012}")),
+                    |identity, k| {
+                        let key = mock_cloud::AccessKey::new(format!("AKIA{i}K{k}"), format!("secret/{k}"));
+                        identity.with_key(if k == 1 { key.with_user("alice") } else { key })
+                    },
+                );
+                account.with_aws(identity)
             })
             .collect::<Vec<_>>()
+    });
+    let aws = (0u64..100_000, any::<bool>()).prop_map(|(skew, retry_after_header)| mock_cloud::AwsSettings {
+        max_clock_skew: Duration::from_secs(skew),
+        retry_after_header,
     });
     (
         accounts,
@@ -254,9 +324,10 @@ fn config() -> impl Strategy<Value = Config> {
         duration_ms(),
         duration_ms(),
         faults(),
+        aws,
     )
         .prop_map(
-            |(accounts, flavor, shadow, cap, create, delete, faults)| Config {
+            |(accounts, flavor, shadow, cap, create, delete, faults, aws)| Config {
                 accounts,
                 flavor,
                 shadow,
@@ -264,6 +335,7 @@ fn config() -> impl Strategy<Value = Config> {
                 database_create: create,
                 database_delete: delete,
                 faults,
+                aws,
             },
         )
 }

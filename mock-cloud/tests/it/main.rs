@@ -2,6 +2,9 @@
 //! in real time.
 
 mod admin;
+mod aws_auth;
+mod aws_s3;
+mod aws_support;
 mod binary;
 #[cfg(feature = "client")]
 mod client;

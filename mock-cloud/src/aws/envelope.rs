@@ -1,0 +1,620 @@
+//! AWS errors and their envelopes, one per protocol, with the request-id headers each
+//! service sends; and the errors every protocol shares (authentication, throttling, bad
+//! input), each with the code and status that protocol's services answer.
+//!
+//! # Envelopes
+//! - restXml (S3): `<?xml …?><Error><Code/><Message/>…<RequestId/><HostId/></Error>`,
+//!   `application/xml`, headers `x-amz-request-id` and `x-amz-id-2`; a `HEAD` gets no body.
+//! - awsQuery (STS): `<ErrorResponse xmlns=…><Error><Type>Sender|Receiver</Type><Code/>
+//!   <Message/></Error><RequestId/></ErrorResponse>`, `text/xml`, header `x-amzn-RequestId`.
+//! - ec2Query: `<Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/>
+//!   </Response>`, `text/xml;charset=UTF-8`.
+//! - awsJson1_0: `{"__type": "<prefix>#Code", "message": …}`,
+//!   `application/x-amz-json-1.0`, headers `x-amzn-RequestId` and `x-amzn-ErrorType`.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::Full;
+
+use super::xml::escape;
+use crate::http::ResponseBody;
+use crate::service::{Protocol, Service};
+
+/// An AWS error, before it is put in its service's envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AwsError {
+    pub status: StatusCode,
+    pub code: Cow<'static, str>,
+    pub message: Cow<'static, str>,
+    /// Extra elements of an S3 error body, such as `<BucketName>`, in order.
+    pub fields: Vec<(&'static str, String)>,
+    /// For a throttle: the wait, sent as `x-amz-retry-after` (milliseconds) when enabled.
+    pub retry_after: Option<Duration>,
+}
+
+impl AwsError {
+    pub fn new(
+        status: StatusCode,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<Cow<'static, str>>,
+    ) -> AwsError {
+        AwsError {
+            status,
+            code: code.into(),
+            message: message.into(),
+            fields: Vec::new(),
+            retry_after: None,
+        }
+    }
+
+    /// Adds an element to an S3 error body.
+    #[must_use]
+    pub fn with_field(mut self, name: &'static str, value: impl Into<String>) -> AwsError {
+        self.fields.push((name, value.into()));
+        self
+    }
+}
+
+/// Where an error or an answer goes: the service (for the awsQuery namespace and the JSON
+/// type prefix), whether the request was a `HEAD`, and its request ID.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reply<'a> {
+    pub service: Service,
+    pub protocol: Protocol,
+    pub head: bool,
+    pub request_id: &'a RequestId,
+}
+
+/// A request's ID in the shapes services print it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RequestId {
+    /// S3: 16 upper-case hex digits; others: a UUID.
+    pub id: String,
+    /// S3's `x-amz-id-2` (the host ID).
+    pub host_id: String,
+}
+
+impl RequestId {
+    /// The ID of the `n`-th request, scrambled so that IDs look like AWS's but repeat for
+    /// a seed.
+    pub fn new(protocol: Protocol, n: u64) -> RequestId {
+        let a = mix(n);
+        let b = mix(a ^ 0x5DEE_CE66);
+        let id = match protocol {
+            Protocol::RestXml => format!("{a:016X}"),
+            _ => format!(
+                "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+                a >> 32,
+                (a >> 16) & 0xffff,
+                a & 0xfff,
+                0x8000 | (b >> 48 & 0x3fff),
+                b & 0xffff_ffff_ffff
+            ),
+        };
+        let host_id = match protocol {
+            Protocol::RestXml => {
+                let mut raw = [0u8; 48];
+                let mut x = b;
+                for chunk in raw.chunks_mut(8) {
+                    x = mix(x);
+                    chunk.copy_from_slice(&x.to_le_bytes());
+                }
+                base64(&raw)
+            }
+            _ => String::new(),
+        };
+        RequestId { id, host_id }
+    }
+}
+
+/// SplitMix64's finalizer.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Standard base64 with padding.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The awsQuery XML namespace of a service.
+pub(crate) fn query_namespace(service: Service) -> &'static str {
+    match service {
+        Service::Sts => "https://sts.amazonaws.com/doc/2011-06-15/",
+        Service::Generic | Service::S3 => "",
+    }
+}
+
+/// The prefix of a JSON error's `__type` (`com.amazonaws.dynamodb.v20120810`), if the
+/// service writes one.
+pub(crate) fn json_type_prefix(service: Service) -> Option<&'static str> {
+    match service {
+        Service::Generic | Service::S3 | Service::Sts => None,
+    }
+}
+
+/// A response with a body and the request-id headers of the protocol.
+pub(crate) fn respond(
+    reply: &Reply<'_>,
+    status: StatusCode,
+    content_type: &'static str,
+    body: impl Into<Bytes>,
+) -> Response<ResponseBody> {
+    let body = if reply.head { Bytes::new() } else { body.into() };
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    if !content_type.is_empty() {
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    }
+    add_request_id(reply, headers);
+    response
+}
+
+fn add_request_id(reply: &Reply<'_>, headers: &mut http::HeaderMap) {
+    let id = &reply.request_id;
+    if let Ok(value) = HeaderValue::from_str(&id.id) {
+        match reply.protocol {
+            Protocol::RestXml => {
+                headers.insert("x-amz-request-id", value);
+                if let Ok(host) = HeaderValue::from_str(&id.host_id) {
+                    headers.insert("x-amz-id-2", host);
+                }
+            }
+            Protocol::AwsQuery | Protocol::AwsJson1_0 => {
+                headers.insert("x-amzn-requestid", value);
+            }
+            Protocol::Ec2Query => {
+                headers.insert("x-amzn-requestid", value);
+            }
+        }
+    }
+}
+
+/// An error in its service's envelope.
+pub(crate) fn error(
+    reply: &Reply<'_>,
+    err: &AwsError,
+    retry_after_header: bool,
+) -> Response<ResponseBody> {
+    let id = &reply.request_id;
+    let (content_type, body) = match reply.protocol {
+        Protocol::RestXml => {
+            let mut body = String::with_capacity(256);
+            body.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>");
+            body.push_str(&escape(&err.code));
+            body.push_str("</Code><Message>");
+            body.push_str(&escape(&err.message));
+            body.push_str("</Message>");
+            for (name, value) in &err.fields {
+                body.push_str(&format!("<{name}>{}</{name}>", escape(value)));
+            }
+            body.push_str(&format!(
+                "<RequestId>{}</RequestId><HostId>{}</HostId></Error>",
+                id.id, id.host_id
+            ));
+            ("application/xml", body)
+        }
+        Protocol::AwsQuery => {
+            let kind = if err.status.is_server_error() { "Receiver" } else { "Sender" };
+            let body = format!(
+                "<ErrorResponse xmlns=\"{}\">\n  <Error>\n    <Type>{kind}</Type>\n    <Code>{}</Code>\n    <Message>{}</Message>\n  </Error>\n  <RequestId>{}</RequestId>\n</ErrorResponse>\n",
+                query_namespace(reply.service),
+                escape(&err.code),
+                escape(&err.message),
+                id.id
+            );
+            ("text/xml", body)
+        }
+        Protocol::Ec2Query => {
+            let body = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{}</Code><Message>{}</Message></Error></Errors><RequestID>{}</RequestID></Response>",
+                escape(&err.code),
+                escape(&err.message),
+                id.id
+            );
+            ("text/xml;charset=UTF-8", body)
+        }
+        Protocol::AwsJson1_0 => {
+            let kind = match json_type_prefix(reply.service) {
+                Some(prefix) => format!("{prefix}#{}", err.code),
+                None => err.code.to_string(),
+            };
+            let body = serde_json::json!({"__type": kind, "message": err.message}).to_string();
+            ("application/x-amz-json-1.0", body)
+        }
+    };
+    let mut response = respond(reply, err.status, content_type, body);
+    let headers = response.headers_mut();
+    if reply.protocol == Protocol::AwsJson1_0
+        && let Ok(value) = HeaderValue::from_str(&err.code)
+    {
+        headers.insert("x-amzn-errortype", value);
+    }
+    if retry_after_header && let Some(wait) = err.retry_after {
+        let millis = u64::try_from(wait.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX);
+        headers.insert("x-amz-retry-after", HeaderValue::from(millis));
+    }
+    response
+}
+
+/// The errors every protocol has, each as that protocol's services answer it.
+impl Protocol {
+    /// A rate-quota throttle: S3 503 `SlowDown`, EC2 503 `RequestLimitExceeded`, awsQuery
+    /// 400 `Throttling`, JSON 400 `ThrottlingException`. Every one is in botocore's and
+    /// the Rust SDK's list of throttling codes.
+    pub(crate) fn throttle(self, wait: Duration) -> AwsError {
+        let mut err = match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "SlowDown",
+                "Please reduce your request rate.",
+            ),
+            Protocol::Ec2Query => AwsError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "RequestLimitExceeded",
+                "Request limit exceeded.",
+            ),
+            Protocol::AwsQuery => {
+                AwsError::new(StatusCode::BAD_REQUEST, "Throttling", "Rate exceeded")
+            }
+            Protocol::AwsJson1_0 => {
+                AwsError::new(StatusCode::BAD_REQUEST, "ThrottlingException", "Rate exceeded")
+            }
+        };
+        err.retry_after = Some(wait);
+        err
+    }
+
+    /// An access key ID that no account has.
+    pub(crate) fn unknown_access_key(self, access_key: &str) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::FORBIDDEN,
+                "InvalidAccessKeyId",
+                "The AWS Access Key Id you provided does not exist in our records.",
+            )
+            .with_field("AWSAccessKeyId", access_key),
+            Protocol::Ec2Query => AwsError::new(
+                StatusCode::UNAUTHORIZED,
+                "AuthFailure",
+                "AWS was not able to validate the provided access credentials",
+            ),
+            Protocol::AwsQuery => AwsError::new(
+                StatusCode::FORBIDDEN,
+                "InvalidClientTokenId",
+                "The security token included in the request is invalid.",
+            ),
+            Protocol::AwsJson1_0 => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "UnrecognizedClientException",
+                "The security token included in the request is invalid.",
+            ),
+        }
+    }
+
+    /// A signature that does not match the one computed with the key's secret.
+    pub(crate) fn signature_mismatch(self, access_key: &str, string_to_sign: &str, canonical: &str) -> AwsError {
+        let message = match self {
+            Protocol::RestXml => "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
+            _ => "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.",
+        };
+        let (status, code) = match self {
+            Protocol::Ec2Query => (StatusCode::UNAUTHORIZED, "AuthFailure"),
+            Protocol::AwsJson1_0 => (StatusCode::BAD_REQUEST, "InvalidSignatureException"),
+            Protocol::RestXml | Protocol::AwsQuery => (StatusCode::FORBIDDEN, "SignatureDoesNotMatch"),
+        };
+        let mut err = AwsError::new(status, code, message);
+        if self == Protocol::RestXml {
+            err = err
+                .with_field("AWSAccessKeyId", access_key)
+                .with_field("StringToSign", string_to_sign)
+                .with_field("CanonicalRequest", canonical);
+        }
+        err
+    }
+
+    /// A request time too far from the server's. S3 answers 403 `RequestTimeTooSkewed`;
+    /// the query and JSON services answer a signature error whose message starts
+    /// "Signature expired", which the SDKs read as clock skew.
+    pub(crate) fn skewed(self, request_time: &str, server_time: &str, earliest: &str, max_skew: Duration) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::FORBIDDEN,
+                "RequestTimeTooSkewed",
+                "The difference between the request time and the current time is too large.",
+            )
+            .with_field("RequestTime", request_time)
+            .with_field("ServerTime", server_time)
+            .with_field("MaxAllowedSkewMilliseconds", max_skew.as_millis().to_string()),
+            Protocol::Ec2Query => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "RequestExpired",
+                format!("Request has expired. Timestamp date is {request_time}"),
+            ),
+            Protocol::AwsQuery | Protocol::AwsJson1_0 => {
+                let (status, code) = if self == Protocol::AwsQuery {
+                    (StatusCode::FORBIDDEN, "SignatureDoesNotMatch")
+                } else {
+                    (StatusCode::BAD_REQUEST, "InvalidSignatureException")
+                };
+                let minutes = max_skew.as_secs() / 60;
+                AwsError::new(
+                    status,
+                    code,
+                    format!("Signature expired: {request_time} is now earlier than {earliest} ({server_time} - {minutes} min.)"),
+                )
+            }
+        }
+    }
+
+    /// Temporary credentials past their expiry.
+    pub(crate) fn expired_token(self) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "ExpiredToken",
+                "The provided token has expired.",
+            ),
+            Protocol::Ec2Query => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "RequestExpired",
+                "Request has expired.",
+            ),
+            Protocol::AwsQuery => AwsError::new(
+                StatusCode::FORBIDDEN,
+                "ExpiredToken",
+                "The security token included in the request is expired",
+            ),
+            Protocol::AwsJson1_0 => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "ExpiredTokenException",
+                "The security token included in the request is expired",
+            ),
+        }
+    }
+
+    /// Temporary credentials without their session token, or with another one.
+    pub(crate) fn invalid_token(self, access_key: &str) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidToken",
+                "The provided token is malformed or otherwise invalid.",
+            ),
+            _ => self.unknown_access_key(access_key),
+        }
+    }
+
+    /// A signature that cannot be read.
+    pub(crate) fn malformed_auth(self, message: &str) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "AuthorizationHeaderMalformed",
+                format!("The authorization header is malformed; {message}"),
+            ),
+            Protocol::Ec2Query => AwsError::new(StatusCode::UNAUTHORIZED, "AuthFailure", message.to_owned()),
+            Protocol::AwsQuery | Protocol::AwsJson1_0 => {
+                AwsError::new(StatusCode::BAD_REQUEST, "IncompleteSignature", message.to_owned())
+            }
+        }
+    }
+
+    /// A presigned URL past its expiry (S3 403 `AccessDenied`).
+    pub(crate) fn presigned_expired(self, expires: &str, server_time: &str) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(StatusCode::FORBIDDEN, "AccessDenied", "Request has expired")
+                .with_field("Expires", expires)
+                .with_field("ServerTime", server_time),
+            _ => self.skewed(expires, server_time, server_time, Duration::ZERO),
+        }
+    }
+
+    /// No signature where one is needed.
+    pub(crate) fn missing_auth(self) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(StatusCode::FORBIDDEN, "AccessDenied", "Access Denied"),
+            Protocol::Ec2Query => AwsError::new(
+                StatusCode::UNAUTHORIZED,
+                "AuthFailure",
+                "AWS was not able to validate the provided access credentials",
+            ),
+            Protocol::AwsQuery => AwsError::new(
+                StatusCode::FORBIDDEN,
+                "MissingAuthenticationToken",
+                "Request is missing Authentication Token",
+            ),
+            Protocol::AwsJson1_0 => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "MissingAuthenticationTokenException",
+                "Request is missing Authentication Token",
+            ),
+        }
+    }
+
+    /// A body longer than the cloud reads ([`crate::MAX_BODY`]).
+    pub(crate) fn too_large(self, max: usize) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "EntityTooLarge",
+                "Your proposed upload exceeds the maximum allowed size",
+            )
+            .with_field("MaxSizeAllowed", max.to_string()),
+            _ => AwsError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "RequestEntityTooLarge",
+                format!("Request body must be at most {max} bytes"),
+            ),
+        }
+    }
+
+    /// A body that broke off before its end.
+    pub(crate) fn incomplete_body(self) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "IncompleteBody",
+                "You did not provide the number of bytes specified by the Content-Length HTTP header",
+            ),
+            _ => AwsError::new(StatusCode::BAD_REQUEST, "MalformedInput", "The request body could not be read"),
+        }
+    }
+
+    /// An operation the service does not have (or mock-cloud does not answer).
+    pub(crate) fn unknown_operation(self, name: &str, version: &str) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::NOT_IMPLEMENTED,
+                "NotImplemented",
+                "A header you provided implies functionality that is not implemented",
+            ),
+            Protocol::AwsQuery | Protocol::Ec2Query => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidAction",
+                format!("Could not find operation {name} for version {version}"),
+            ),
+            Protocol::AwsJson1_0 => AwsError::new(StatusCode::BAD_REQUEST, "UnknownOperationException", ""),
+        }
+    }
+
+    /// An error injected by a fault, with `code` or the protocol's usual code for
+    /// `status`.
+    pub(crate) fn fault(self, status: StatusCode, code: Option<&str>) -> AwsError {
+        let default = match (self, status.as_u16()) {
+            (Protocol::RestXml, 503) => ("ServiceUnavailable", "Please reduce your request rate."),
+            (Protocol::AwsJson1_0, 500) => ("InternalServerError", "Internal server error"),
+            (Protocol::AwsJson1_0, 503) => ("ServiceUnavailable", "Service unavailable"),
+            (Protocol::Ec2Query, 503) => ("Unavailable", "The server is overloaded and can't handle the request."),
+            (_, 503) => ("ServiceUnavailable", "Service is unable to handle request."),
+            (Protocol::RestXml, _) => ("InternalError", "We encountered an internal error. Please try again."),
+            _ => ("InternalFailure", "The request processing has failed because of an unknown error, exception or failure."),
+        };
+        match code {
+            Some(code) => AwsError::new(status, code.to_owned(), "injected by mock-cloud"),
+            None => AwsError::new(status, default.0, default.1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    fn body(response: Response<ResponseBody>) -> String {
+        let bytes = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(response.into_body().collect())
+            .unwrap()
+            .to_bytes();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    fn reply(service: Service, protocol: Protocol, id: &RequestId) -> Reply<'_> {
+        Reply { service, protocol, head: false, request_id: id }
+    }
+
+    #[test]
+    fn every_protocol_throttles_with_a_code_the_sdks_classify_as_a_throttle() {
+        // botocore's _THROTTLED_ERROR_CODES and the Rust SDK's THROTTLING_ERRORS.
+        let throttling = ["Throttling", "ThrottlingException", "RequestLimitExceeded", "SlowDown"];
+        let expected = [
+            (Protocol::RestXml, 503, "SlowDown"),
+            (Protocol::Ec2Query, 503, "RequestLimitExceeded"),
+            (Protocol::AwsQuery, 400, "Throttling"),
+            (Protocol::AwsJson1_0, 400, "ThrottlingException"),
+        ];
+        for (protocol, status, code) in expected {
+            let err = protocol.throttle(Duration::from_millis(1500));
+            assert_eq!((err.status.as_u16(), err.code.as_ref()), (status, code));
+            assert!(throttling.contains(&code));
+        }
+    }
+
+    #[test]
+    fn an_s3_error_is_an_xml_error_document_with_both_request_ids() {
+        let id = RequestId::new(Protocol::RestXml, 7);
+        assert_eq!(id.id.len(), 16);
+        let err = AwsError::new(StatusCode::NOT_FOUND, "NoSuchBucket", "The specified bucket does not exist")
+            .with_field("BucketName", "a&b");
+        let response = error(&reply(Service::S3, Protocol::RestXml, &id), &err, false);
+        assert_eq!(response.status(), 404);
+        assert_eq!(response.headers()["x-amz-request-id"], id.id.as_str());
+        assert!(response.headers().contains_key("x-amz-id-2"));
+        assert_eq!(
+            body(response),
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message><BucketName>a&amp;b</BucketName><RequestId>{}</RequestId><HostId>{}</HostId></Error>",
+                id.id, id.host_id
+            )
+        );
+    }
+
+    #[test]
+    fn a_query_throttle_is_a_sender_error_with_the_retry_hint_when_asked() {
+        let id = RequestId::new(Protocol::AwsQuery, 1);
+        let err = Protocol::AwsQuery.throttle(Duration::from_micros(1500));
+        let response = error(&reply(Service::Sts, Protocol::AwsQuery, &id), &err, true);
+        assert_eq!(response.status(), 400);
+        assert_eq!(response.headers()["x-amz-retry-after"], "2");
+        assert_eq!(response.headers()["x-amzn-requestid"], id.id.as_str());
+        let text = body(response);
+        assert!(text.contains("<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"), "{text}");
+        assert!(text.contains("<Type>Sender</Type>") && text.contains("<Code>Throttling</Code>"), "{text}");
+    }
+
+    #[test]
+    fn ec2_and_json_envelopes_have_their_own_shape() {
+        let id = RequestId::new(Protocol::Ec2Query, 1);
+        let err = Protocol::Ec2Query.throttle(Duration::from_secs(1));
+        let text = body(error(&reply(Service::S3, Protocol::Ec2Query, &id), &err, false));
+        assert!(text.contains("<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded.</Message></Error></Errors><RequestID>"), "{text}");
+        let err = Protocol::AwsJson1_0.throttle(Duration::from_secs(1));
+        let response = error(&reply(Service::S3, Protocol::AwsJson1_0, &id), &err, false);
+        assert_eq!(response.headers()["x-amzn-errortype"], "ThrottlingException");
+        assert!(!response.headers().contains_key("x-amz-retry-after"));
+        let json: serde_json::Value = serde_json::from_str(&body(response)).unwrap();
+        assert_eq!(json["__type"], "ThrottlingException");
+    }
+
+    #[test]
+    fn a_head_error_has_no_body() {
+        let id = RequestId::new(Protocol::RestXml, 1);
+        let mut r = reply(Service::S3, Protocol::RestXml, &id);
+        r.head = true;
+        let err = AwsError::new(StatusCode::NOT_FOUND, "NoSuchBucket", "x");
+        assert_eq!(body(error(&r, &err, false)), "");
+    }
+
+    #[test]
+    fn base64_pads_as_the_standard_says() {
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+}

@@ -1,0 +1,329 @@
+//! The AWS face of the cloud: requests signed with SigV4 (or unsigned STS web-identity
+//! calls), routed to their service by the credential scope's service name, answered in the
+//! service's own protocol, and journalled like every other call.
+//!
+//! # The pipeline
+//! Every AWS request goes through the same steps, and the first failure answers it:
+//! 1. the service: the SigV4 credential scope's service name ([`route::service_of`]);
+//! 2. the body, read up to [`crate::MAX_BODY`] (too large or broken off: the service's
+//!    error);
+//! 3. the operation: the service's `route` function names it, its quota class, the
+//!    resource it addresses and the journal's name, or an error in the service's envelope
+//!    (unknown action, missing parameter), held back until the caller is known;
+//! 4. authentication ([`auth`]): SigV4 verified against the key's secret;
+//! 5. the rate quotas of the account, service, class and operation (a throttle in the
+//!    protocol's shape, or a shadow record);
+//! 6. the faults of the operation (latency, injected errors, outages);
+//! 7. the service's `handle` function.
+//!
+//! # Adding a service
+//! Name it and its operations in `service.rs`; write `aws/<service>.rs` (or a folder) with
+//! `route(&AwsRequest) -> Result<Routed, Unrouted>` and
+//! `handle(&Ctx, &Routed) -> Result<Response, AwsError>`; add one arm to each `match` in
+//! [`dispatch_route`] and [`dispatch_handle`]. Protocol helpers: [`envelope`] (errors and
+//! request IDs for all four protocols), [`params`] (form and query pairs), [`xml`]
+//! (escaping, and reading bodies into elements).
+
+pub(crate) mod accounts;
+pub(crate) mod auth;
+pub(crate) mod envelope;
+pub(crate) mod params;
+pub(crate) mod route;
+mod s3;
+pub(crate) mod sigv4;
+mod sts;
+pub(crate) mod xml;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Response, StatusCode};
+use jiff::Timestamp;
+use tokio::time::Instant;
+
+use self::accounts::Credentials;
+use self::auth::Caller;
+use self::envelope::{AwsError, Reply, RequestId};
+use crate::cloud::{MockCloud, lock};
+use crate::config::Config;
+use crate::http::ResponseBody;
+use crate::journal::{FAULT, Record, SHADOW_THROTTLED, THROTTLED};
+use crate::quota::{Layer, Verdict};
+use crate::service::{Operation, Protocol, Service};
+
+/// The AWS state of one cloud: credentials, S3's buckets, the request counter.
+pub(crate) struct AwsState {
+    pub credentials: Credentials,
+    pub s3: Mutex<s3::Store>,
+    requests: AtomicU64,
+}
+
+impl AwsState {
+    pub fn new(config: &Config) -> AwsState {
+        AwsState {
+            credentials: Credentials::new(&config.accounts),
+            s3: Mutex::new(s3::Store::default()),
+            requests: AtomicU64::new(0),
+        }
+    }
+
+    /// Forgets buckets and issued credentials.
+    pub fn reset(&self) {
+        *lock(&self.s3) = s3::Store::default();
+        self.credentials.clear_temporary();
+    }
+}
+
+/// An AWS request, its body read.
+#[derive(Debug)]
+pub(crate) struct AwsRequest<'a> {
+    pub service: Service,
+    pub protocol: Protocol,
+    pub method: &'a Method,
+    /// The path as sent, percent-encoded.
+    pub raw_path: &'a str,
+    pub raw_query: Option<&'a str>,
+    /// The query's pairs, decoded.
+    pub query: Vec<(String, String)>,
+    pub headers: &'a HeaderMap,
+    /// The request's authority (the `Host` header, or the URI's).
+    pub authority: Option<&'a str>,
+    pub body: Bytes,
+    /// The credential scope's region (`us-east-1` for an unsigned request).
+    pub region: String,
+}
+
+/// What a service's `route` says a request is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Routed {
+    pub op: Operation,
+    /// The quota class, an index into [`Service::classes`].
+    pub class: u8,
+    /// The resource for per-resource quotas (an S3 bucket, or bucket and prefix).
+    pub resource: String,
+    /// The journal's `name`.
+    pub name: String,
+    /// The operation needs no signature.
+    pub anonymous: bool,
+}
+
+/// A request a service could not route: the operation if it is known (for the journal),
+/// and the error to answer once the caller is authenticated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unrouted {
+    pub op: Option<Operation>,
+    pub name: String,
+    pub error: AwsError,
+}
+
+impl Unrouted {
+    pub fn new(error: AwsError) -> Unrouted {
+        Unrouted {
+            op: None,
+            name: String::new(),
+            error,
+        }
+    }
+}
+
+/// What a handler gets.
+pub(crate) struct Ctx<'a> {
+    pub cloud: &'a MockCloud,
+    pub request: &'a AwsRequest<'a>,
+    pub reply: Reply<'a>,
+    pub caller: &'a Caller,
+    /// The cloud's wall-clock time: its epoch plus its clock.
+    pub now: Timestamp,
+}
+
+impl Ctx<'_> {
+    pub fn state(&self) -> &AwsState {
+        &self.cloud.inner.aws
+    }
+}
+
+fn dispatch_route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
+    match request.service {
+        Service::S3 => s3::route(request),
+        Service::Sts => sts::route(request),
+        Service::Generic => Err(Unrouted::new(AwsError::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "unknown path",
+        ))),
+    }
+}
+
+fn dispatch_handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBody>, AwsError> {
+    match ctx.request.service {
+        Service::S3 => s3::handle(ctx, routed),
+        Service::Sts => sts::handle(ctx, routed),
+        Service::Generic => Err(AwsError::new(StatusCode::NOT_FOUND, "NotFound", "unknown path")),
+    }
+}
+
+/// What the journal needs besides the response.
+struct Outcome {
+    account: String,
+    op: Option<Operation>,
+    name: String,
+    flags: u8,
+    layer: Option<Layer>,
+}
+
+impl MockCloud {
+    /// The cloud's wall-clock time: its epoch plus its clock.
+    pub(crate) fn wall_clock(&self, at: Duration) -> Timestamp {
+        let at = jiff::SignedDuration::try_from(at).unwrap_or(jiff::SignedDuration::MAX);
+        self.inner.epoch.saturating_add(at).unwrap_or(self.inner.epoch)
+    }
+
+    /// Answers an AWS request of `service` and journals it.
+    pub(crate) async fn aws(
+        &self,
+        service: Service,
+        parts: &http::request::Parts,
+        body: Result<Bytes, StatusCode>,
+        arrived: Instant,
+    ) -> Response<ResponseBody> {
+        let at = self.inner.clock.since_epoch(arrived);
+        let protocol = service.protocol().unwrap_or(Protocol::RestXml);
+        let n = self.inner.aws.requests.fetch_add(1, Ordering::Relaxed);
+        let request_id = RequestId::new(protocol, n ^ self.inner.epoch.as_nanosecond() as u64);
+        let reply = Reply {
+            service,
+            protocol,
+            head: parts.method == Method::HEAD,
+            request_id: &request_id,
+        };
+        let mut outcome = Outcome {
+            account: String::new(),
+            op: None,
+            name: String::new(),
+            flags: 0,
+            layer: None,
+        };
+        let response = match self.aws_inner(service, parts, body, at, &reply, &mut outcome).await {
+            Ok(response) => response,
+            Err(err) => envelope::error(&reply, &err, self.inner.config.aws.retry_after_header),
+        };
+        let record = Record {
+            at,
+            latency: arrived.elapsed(),
+            account: &outcome.account,
+            action: None,
+            collection: None,
+            operation: outcome.op,
+            name: &outcome.name,
+            status: response.status().as_u16(),
+            flags: outcome.flags,
+        };
+        let seq = self.record(&record, outcome.layer);
+        tracing::trace!(seq, status = record.status, service = %service, operation = outcome.op.map_or("", Operation::name), "aws call");
+        response
+    }
+
+    async fn aws_inner(
+        &self,
+        service: Service,
+        parts: &http::request::Parts,
+        body: Result<Bytes, StatusCode>,
+        at: Duration,
+        reply: &Reply<'_>,
+        outcome: &mut Outcome,
+    ) -> Result<Response<ResponseBody>, AwsError> {
+        let protocol = reply.protocol;
+        let body = match body {
+            Ok(body) => body,
+            Err(StatusCode::PAYLOAD_TOO_LARGE) => return Err(protocol.too_large(crate::MAX_BODY)),
+            Err(_) => return Err(protocol.incomplete_body()),
+        };
+        let raw_query = parts.uri.query();
+        let query = raw_query.map(|q| params::pairs(q.as_bytes())).unwrap_or_default();
+        let region = sigv4::read(&parts.headers, &query)
+            .map_or_else(|_| "us-east-1".to_owned(), |s| s.region.to_owned());
+        let authority = parts
+            .headers
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or_else(|| parts.uri.authority().map(http::uri::Authority::as_str));
+        let request = AwsRequest {
+            service,
+            protocol,
+            method: &parts.method,
+            raw_path: parts.uri.path(),
+            raw_query,
+            query,
+            headers: &parts.headers,
+            authority,
+            body,
+            region,
+        };
+        let routed = dispatch_route(&request);
+        let anonymous = routed.as_ref().is_ok_and(|r| r.anonymous);
+        match &routed {
+            Ok(r) => (outcome.op, outcome.name) = (Some(r.op), r.name.clone()),
+            Err(u) => (outcome.op, outcome.name) = (u.op, u.name.clone()),
+        }
+        let now = self.wall_clock(at);
+        let caller = auth::authenticate(
+            &self.inner.aws,
+            &request,
+            anonymous,
+            now,
+            self.inner.config.aws.max_clock_skew,
+        )?;
+        if let Some(principal) = &caller {
+            outcome.account = principal.account.to_string();
+        }
+        let routed = routed.map_err(|u| u.error)?;
+        if let Some(err) = auth::unsupported_streaming(protocol, &request) {
+            return Err(err);
+        }
+
+        if let Some(principal) = &caller {
+            let verdict = self
+                .inner
+                .quotas
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .check_aws(&principal.account, routed.op, routed.class, &routed.resource);
+            if let Verdict::Throttle { layer, wait, .. } = verdict {
+                outcome.layer = Some(layer);
+                if !self.inner.config.shadow {
+                    outcome.flags |= THROTTLED;
+                    return Err(protocol.throttle(wait));
+                }
+                outcome.flags |= SHADOW_THROTTLED;
+            }
+        }
+
+        let faults = self.decide_operation_faults(routed.op, at);
+        if !faults.latency.is_zero() {
+            tokio::time::sleep(faults.latency).await;
+        }
+        if let Some(status) = faults.error {
+            outcome.flags |= FAULT;
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+            return Err(protocol.fault(status, faults.code.as_deref()));
+        }
+
+        let ctx = Ctx {
+            cloud: self,
+            request: &request,
+            reply: *reply,
+            caller: &caller,
+            now,
+        };
+        let response = dispatch_handle(&ctx, &routed);
+        if let (Ok(_), None) = (&response, &caller) {
+            // An anonymous call (web identity) acts as the account of the role it assumed.
+            if let Some(account) = sts::assumed_account(&ctx, &routed) {
+                outcome.account = account;
+            }
+        }
+        response
+    }
+}

@@ -1,0 +1,298 @@
+//! The catalog of services and operations: every call the cloud answers is one operation of
+//! one service, named here once for the journal, the summary, the metrics, the quotas and
+//! the faults.
+//!
+//! # Adding a service
+//! 1. Declare its operations with [`operations!`] (an enum whose variants are the wire
+//!    names, such as `CreateVpc`).
+//! 2. Add a [`Service`] variant and fill in its row in each `match` of `impl Service`: its
+//!    name, its SigV4 signing name, its protocol, its operations and its quota classes.
+//! 3. Write the service's handler under `aws/` (see `aws/mod.rs`).
+//!
+//! An operation is stored as two bytes (service, index), so a service has at most 255
+//! operations.
+
+use std::fmt;
+
+/// Declares an enum of a service's operations, named as on the wire, with their names in
+/// declaration order (the order of their journal numbers).
+macro_rules! operations {
+    ($(#[$meta:meta])* $name:ident { $($op:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $(
+            #[doc = concat!("`", stringify!($op), "`")]
+            $op
+        ),+ }
+
+        impl $name {
+            /// Every operation, in journal-number order.
+            pub const ALL: &'static [$name] = &[$($name::$op),+];
+            /// The wire names, in the same order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($op)),+];
+
+            /// The wire name.
+            pub fn name(self) -> &'static str {
+                Self::NAMES[self as usize]
+            }
+
+            /// The operation of this wire name.
+            pub fn parse(name: &str) -> Option<$name> {
+                Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
+            }
+        }
+    };
+}
+
+operations! {
+    /// The S3 operations mock-cloud answers (restXml).
+    S3Operation {
+        ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation,
+        GetBucketTagging, PutBucketTagging, DeleteBucketTagging,
+        GetBucketVersioning, PutBucketVersioning,
+        GetBucketPolicy, PutBucketPolicy, DeleteBucketPolicy,
+        GetBucketEncryption, PutBucketEncryption, DeleteBucketEncryption,
+        GetBucketLifecycleConfiguration, PutBucketLifecycleConfiguration, DeleteBucketLifecycle,
+        GetBucketCors, PutBucketCors, DeleteBucketCors,
+        GetPublicAccessBlock, PutPublicAccessBlock, DeletePublicAccessBlock,
+        GetBucketOwnershipControls, PutBucketOwnershipControls, DeleteBucketOwnershipControls,
+        GetBucketAcl, GetBucketLogging, GetBucketWebsite, GetBucketAccelerateConfiguration,
+        GetBucketRequestPayment, GetBucketReplication, GetObjectLockConfiguration,
+        PutObject, GetObject, HeadObject, DeleteObject,
+    }
+}
+
+operations! {
+    /// The STS operations mock-cloud answers (awsQuery).
+    StsOperation { GetCallerIdentity, AssumeRole, AssumeRoleWithWebIdentity }
+}
+
+/// The generic JSON API's operations are its actions.
+const GENERIC_OPERATIONS: &[&str] = &["create", "get", "update", "delete", "list"];
+
+/// The wire protocol of an AWS service: how requests name their operation and how errors
+/// look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// REST with XML bodies (S3): `<Error><Code>…` with `x-amz-request-id` and `x-amz-id-2`.
+    RestXml,
+    /// Form-encoded `Action=…` requests, XML answers (STS, IAM):
+    /// `<ErrorResponse><Error><Type>Sender</Type><Code>…`.
+    AwsQuery,
+    /// EC2's query dialect: `<Response><Errors><Error><Code>…` with `<RequestID>`.
+    Ec2Query,
+    /// JSON with `X-Amz-Target` (DynamoDB): `{"__type": "…#Code", "message": …}`.
+    AwsJson1_0,
+}
+
+/// A service of the cloud: the generic JSON API or an AWS service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Service {
+    /// The generic JSON API under `/v1/accounts/…` (bearer tokens).
+    Generic,
+    /// Amazon S3.
+    S3,
+    /// AWS Security Token Service.
+    Sts,
+}
+
+impl Service {
+    /// Every service, in journal-number order.
+    pub const ALL: [Service; 3] = [Service::Generic, Service::S3, Service::Sts];
+
+    /// The name in the journal, the metrics and the config: `generic`, `s3`, `sts`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Service::Generic => "generic",
+            Service::S3 => "s3",
+            Service::Sts => "sts",
+        }
+    }
+
+    /// Parses a service name.
+    pub fn parse(name: &str) -> Option<Service> {
+        Service::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// The service of a SigV4 credential scope's service name.
+    pub fn from_signing_name(name: &str) -> Option<Service> {
+        Service::ALL
+            .into_iter()
+            .find(|s| s.signing_name() == Some(name))
+    }
+
+    /// The name in SigV4 credential scopes, for AWS services.
+    pub fn signing_name(self) -> Option<&'static str> {
+        match self {
+            Service::Generic => None,
+            Service::S3 => Some("s3"),
+            Service::Sts => Some("sts"),
+        }
+    }
+
+    /// The wire protocol, for AWS services.
+    pub fn protocol(self) -> Option<Protocol> {
+        match self {
+            Service::Generic => None,
+            Service::S3 => Some(Protocol::RestXml),
+            Service::Sts => Some(Protocol::AwsQuery),
+        }
+    }
+
+    /// The operations, named as on the wire (the generic API's are its actions).
+    pub fn operations(self) -> &'static [&'static str] {
+        match self {
+            Service::Generic => GENERIC_OPERATIONS,
+            Service::S3 => S3Operation::NAMES,
+            Service::Sts => StsOperation::NAMES,
+        }
+    }
+
+    /// The quota classes: operations of a class share its buckets. The generic API's are
+    /// [`crate::Class`]'s; S3's are `read` (GET, HEAD) and `write` (PUT, POST, DELETE), as
+    /// S3's per-prefix request rates are; STS has one, `auth`.
+    pub fn classes(self) -> &'static [&'static str] {
+        match self {
+            Service::Generic => &["read", "list", "mutate", "delete"],
+            Service::S3 => &["read", "write"],
+            Service::Sts => &["auth"],
+        }
+    }
+
+    /// The operation of this wire name.
+    pub fn operation(self, name: &str) -> Option<Operation> {
+        let index = self.operations().iter().position(|n| *n == name)?;
+        Some(Operation::new(self, u8::try_from(index).ok()?))
+    }
+
+    /// The class of this name.
+    pub fn class(self, name: &str) -> Option<u8> {
+        let index = self.classes().iter().position(|n| *n == name)?;
+        u8::try_from(index).ok()
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Service {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Service {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Service {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Service, D::Error> {
+        let name = String::deserialize(d)?;
+        Service::parse(&name).ok_or_else(|| {
+            serde::de::Error::unknown_variant(&name, &["generic", "s3", "sts"])
+        })
+    }
+}
+
+/// One operation of one service, in two bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Operation {
+    service: Service,
+    index: u8,
+}
+
+impl Operation {
+    pub(crate) const fn new(service: Service, index: u8) -> Operation {
+        Operation { service, index }
+    }
+
+    /// The service.
+    pub fn service(self) -> Service {
+        self.service
+    }
+
+    /// The wire name, such as `HeadBucket`.
+    pub fn name(self) -> &'static str {
+        self.service
+            .operations()
+            .get(usize::from(self.index))
+            .copied()
+            .unwrap_or("")
+    }
+
+    pub(crate) fn index(self) -> u8 {
+        self.index
+    }
+
+    /// The operation stored as `(service, index)`, if both are in the catalog.
+    pub(crate) fn from_parts(service: u8, index: u8) -> Option<Operation> {
+        let service = *Service::ALL.get(usize::from(service))?;
+        (usize::from(index) < service.operations().len()).then_some(Operation { service, index })
+    }
+}
+
+impl From<S3Operation> for Operation {
+    fn from(op: S3Operation) -> Operation {
+        Operation::new(Service::S3, op as u8)
+    }
+}
+
+impl From<StsOperation> for Operation {
+    fn from(op: StsOperation) -> Operation {
+        Operation::new(Service::Sts, op as u8)
+    }
+}
+
+impl From<crate::model::Action> for Operation {
+    fn from(action: crate::model::Action) -> Operation {
+        Operation::new(Service::Generic, action.index() as u8)
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.service, self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Action;
+
+    #[test]
+    fn every_operation_round_trips_through_its_name_and_its_two_bytes() {
+        for service in Service::ALL {
+            assert!(service.operations().len() < 256, "{service}");
+            assert_eq!(Service::parse(service.as_str()), Some(service));
+            for name in service.operations() {
+                let op = service.operation(name).unwrap();
+                assert_eq!(op.name(), *name);
+                assert_eq!(
+                    Operation::from_parts(service.index() as u8, op.index()),
+                    Some(op)
+                );
+            }
+        }
+        assert_eq!(
+            Operation::from(S3Operation::HeadBucket).name(),
+            "HeadBucket"
+        );
+        assert_eq!(Operation::from(Action::List).name(), "list");
+        assert_eq!(S3Operation::parse("GetBucketCors"), Some(S3Operation::GetBucketCors));
+    }
+
+    #[test]
+    fn signing_names_find_their_service_and_the_generic_api_has_none() {
+        assert_eq!(Service::from_signing_name("s3"), Some(Service::S3));
+        assert_eq!(Service::from_signing_name("sts"), Some(Service::Sts));
+        assert_eq!(Service::from_signing_name("generic"), None);
+        assert_eq!(
+            Service::Generic.classes(),
+            crate::model::Class::ALL.map(crate::model::Class::as_str)
+        );
+    }
+}
