@@ -236,7 +236,11 @@ impl MockCloud {
         faults.decide(class, at)
     }
 
-    pub(crate) fn decide_operation_faults(&self, op: crate::service::Operation, at: Duration) -> FaultDecision {
+    pub(crate) fn decide_operation_faults(
+        &self,
+        op: crate::service::Operation,
+        at: Duration,
+    ) -> FaultDecision {
         if !self.inner.faults_active.load(Ordering::Acquire) {
             return FaultDecision::default();
         }

@@ -202,7 +202,10 @@ mod tests {
                 Service::S3,
                 "HeadBucket",
                 OperationFaults::none()
-                    .with_errors(ErrorRate { probability: 1.0, status: 503 })
+                    .with_errors(ErrorRate {
+                        probability: 1.0,
+                        status: 503,
+                    })
                     .with_code("SlowDown"),
             )
             .with_operation(
@@ -223,7 +226,10 @@ mod tests {
         let d = state.decide_operation(list, Duration::from_secs(15));
         assert_eq!((d.error, d.code), (Some(500), None));
         let sts = Operation::from(crate::service::StsOperation::AssumeRole);
-        assert_eq!(state.decide_operation(sts, Duration::ZERO), FaultDecision::default());
+        assert_eq!(
+            state.decide_operation(sts, Duration::ZERO),
+            FaultDecision::default()
+        );
     }
 
     #[test]

@@ -322,7 +322,10 @@ mod tests {
         assert_eq!(calls[1].name, "b");
         assert_eq!(calls[0].account, "acme");
         assert_eq!(calls[0].action, Some(Action::Get));
-        assert_eq!((calls[0].service.as_str(), calls[0].operation.as_str()), ("generic", "get"));
+        assert_eq!(
+            (calls[0].service.as_str(), calls[0].operation.as_str()),
+            ("generic", "get")
+        );
         assert_eq!(calls[0].at_us, 7);
         assert!(calls[0].shadow_throttled && !calls[0].throttled);
         assert_eq!(journal.since(1, 1)[0].name, "b");

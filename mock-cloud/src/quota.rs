@@ -59,7 +59,11 @@ impl Layer {
             Layer::Service(service) => format!("service:{service}"),
             Layer::ServiceClass(service, class) => format!(
                 "{service}:class:{}",
-                service.classes().get(usize::from(class)).copied().unwrap_or("")
+                service
+                    .classes()
+                    .get(usize::from(class))
+                    .copied()
+                    .unwrap_or("")
             ),
             Layer::Operation(op) => format!("{}:operation:{}", op.service(), op.name()),
         }
@@ -196,7 +200,13 @@ impl ServiceBuckets {
 
     /// The bucket a request of `op` in `class` on `resource` draws from after the
     /// service-wide one.
-    fn bucket(&self, op: Operation, class: u8, resource: &str, clock: TokioClock) -> Option<Arc<Bucket>> {
+    fn bucket(
+        &self,
+        op: Operation,
+        class: u8,
+        resource: &str,
+        clock: TokioClock,
+    ) -> Option<Arc<Bucket>> {
         if let Some(Some(own)) = self.operations.get(usize::from(op.index())) {
             return Some(own.clone());
         }
@@ -397,8 +407,14 @@ mod tests {
         use crate::config::ClassQuota;
         use crate::service::S3Operation;
         let s3 = ServiceQuotas::new()
-            .with_class("read", Some(ClassQuota::new(Rate::new(1, 1.0), Per::Resource)))
-            .with_class("write", Some(ClassQuota::new(Rate::new(1, 1.0), Per::Operation)))
+            .with_class(
+                "read",
+                Some(ClassQuota::new(Rate::new(1, 1.0), Per::Resource)),
+            )
+            .with_class(
+                "write",
+                Some(ClassQuota::new(Rate::new(1, 1.0), Per::Operation)),
+            )
             .with_operation("ListBuckets", Some(Rate::new(2, 1.0)));
         let engine = engine(Quotas::unlimited().with_service(Service::S3, Some(s3)));
         let head = Operation::from(S3Operation::HeadBucket);
@@ -409,7 +425,13 @@ mod tests {
         assert!(admit(engine.check_aws("a", head, 0, "a")));
         assert!(admit(engine.check_aws("a", head, 0, "b")));
         let refused = engine.check_aws("a", get, 0, "a");
-        assert!(matches!(refused, Verdict::Throttle { layer: Layer::ServiceClass(Service::S3, 0), .. }));
+        assert!(matches!(
+            refused,
+            Verdict::Throttle {
+                layer: Layer::ServiceClass(Service::S3, 0),
+                ..
+            }
+        ));
         assert_eq!(Layer::ServiceClass(Service::S3, 0).name(), "s3:class:read");
         // Per operation: each write operation has its own bucket.
         let put = Operation::from(S3Operation::PutBucketTagging);
@@ -422,7 +444,13 @@ mod tests {
         assert!(admit(engine.check_aws("a", list, 0, "")));
         assert!(admit(engine.check_aws("a", list, 0, "")));
         let third = engine.check_aws("a", list, 0, "");
-        assert!(matches!(third, Verdict::Throttle { layer: Layer::Operation(_), .. }));
+        assert!(matches!(
+            third,
+            Verdict::Throttle {
+                layer: Layer::Operation(_),
+                ..
+            }
+        ));
         assert_eq!(Layer::Operation(list).name(), "s3:operation:ListBuckets");
     }
 

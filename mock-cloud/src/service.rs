@@ -191,9 +191,8 @@ impl serde::Serialize for Service {
 impl<'de> serde::Deserialize<'de> for Service {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Service, D::Error> {
         let name = String::deserialize(d)?;
-        Service::parse(&name).ok_or_else(|| {
-            serde::de::Error::unknown_variant(&name, &["generic", "s3", "sts"])
-        })
+        Service::parse(&name)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&name, &["generic", "s3", "sts"]))
     }
 }
 
@@ -282,7 +281,10 @@ mod tests {
             "HeadBucket"
         );
         assert_eq!(Operation::from(Action::List).name(), "list");
-        assert_eq!(S3Operation::parse("GetBucketCors"), Some(S3Operation::GetBucketCors));
+        assert_eq!(
+            S3Operation::parse("GetBucketCors"),
+            Some(S3Operation::GetBucketCors)
+        );
     }
 
     #[test]

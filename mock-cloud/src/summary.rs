@@ -169,7 +169,9 @@ impl Aggregates {
             .iter()
             .map(|((account, operation, status), &count)| StatusCount {
                 account: name(*account),
-                action: generic_action(*operation).map_or("", Action::as_str).to_owned(),
+                action: generic_action(*operation)
+                    .map_or("", Action::as_str)
+                    .to_owned(),
                 service: operation.map_or("", |o| o.service().as_str()).to_owned(),
                 operation: operation.map_or("", Operation::name).to_owned(),
                 status: *status,

@@ -159,7 +159,10 @@ impl Credentials {
         let seed = format!("{n}/{}/{}", principal.arn, now.as_nanosecond());
         let access_key = format!("ASIA{}", pseudo_id(&seed, 16));
         let secret = base64(&bytes(&format!("secret/{seed}"), 30));
-        let token = format!("FQoGZXIvYXdzE{}", base64(&bytes(&format!("token/{seed}"), 180)));
+        let token = format!(
+            "FQoGZXIvYXdzE{}",
+            base64(&bytes(&format!("token/{seed}"), 180))
+        );
         let mut temporary = self
             .temporary
             .write()
@@ -254,7 +257,11 @@ mod tests {
         assert_eq!(first.secret.len(), 40);
         let found = c.lookup(&first.access_key).unwrap();
         assert_eq!(found.session, Some((first.token.clone(), later)));
-        let second = c.issue(principal, later, later + jiff::SignedDuration::from_secs(900));
+        let second = c.issue(
+            principal,
+            later,
+            later + jiff::SignedDuration::from_secs(900),
+        );
         assert_ne!(second.access_key, first.access_key);
         assert!(c.lookup(&first.access_key).is_none(), "expired and dropped");
     }

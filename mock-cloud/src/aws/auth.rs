@@ -73,12 +73,22 @@ pub(crate) fn authenticate(
                 return Err(protocol.presigned_expired(&iso8601(until), &iso8601(now)));
             }
             if at > now + skew {
-                return Err(protocol.skewed(signed.amz_date, &amz_date(now), &amz_date(now - skew), max_skew));
+                return Err(protocol.skewed(
+                    signed.amz_date,
+                    &amz_date(now),
+                    &amz_date(now - skew),
+                    max_skew,
+                ));
             }
         }
         None => {
             if at < now - skew || at > now + skew {
-                return Err(protocol.skewed(signed.amz_date, &amz_date(now), &amz_date(now - skew), max_skew));
+                return Err(protocol.skewed(
+                    signed.amz_date,
+                    &amz_date(now),
+                    &amz_date(now - skew),
+                    max_skew,
+                ));
             }
         }
     }
@@ -102,8 +112,11 @@ pub(crate) fn authenticate(
         payload_hash: &payload_hash,
         presigned: signed.presigned_expires.is_some(),
     };
-    let Some(canonical_request) = sigv4::canonical_request(&canonical, signed.signed_headers) else {
-        return Err(protocol.malformed_auth("a header named in SignedHeaders is missing from the request"));
+    let Some(canonical_request) = sigv4::canonical_request(&canonical, signed.signed_headers)
+    else {
+        return Err(
+            protocol.malformed_auth("a header named in SignedHeaders is missing from the request")
+        );
     };
     let string_to_sign = sigv4::string_to_sign(signed.amz_date, signed.scope, &canonical_request);
     let key = aws
@@ -111,7 +124,11 @@ pub(crate) fn authenticate(
         .signing_key(signed.access_key, &secret.secret, signed.scope);
     let expected = sigv4::signature(&key, &string_to_sign);
     if !sigv4::same_signature(&expected, signed.signature) {
-        return Err(protocol.signature_mismatch(signed.access_key, &string_to_sign, &canonical_request));
+        return Err(protocol.signature_mismatch(
+            signed.access_key,
+            &string_to_sign,
+            &canonical_request,
+        ));
     }
     Ok(Some(secret.principal))
 }
@@ -137,7 +154,10 @@ fn payload_hash(request: &AwsRequest<'_>, s3: bool, presigned: bool) -> Result<S
             "Missing required header for this request: x-amz-content-sha256",
         ));
     };
-    if declared == UNSIGNED_PAYLOAD || declared == STREAMING_UNSIGNED_TRAILER || STREAMING_SIGNED.contains(&declared) {
+    if declared == UNSIGNED_PAYLOAD
+        || declared == STREAMING_UNSIGNED_TRAILER
+        || STREAMING_SIGNED.contains(&declared)
+    {
         return Ok(declared.to_owned());
     }
     if declared.len() != 64 || !declared.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -164,7 +184,10 @@ fn payload_hash(request: &AwsRequest<'_>, s3: bool, presigned: bool) -> Result<S
 
 /// Whether S3 must refuse this payload marker: signed streaming uploads are not
 /// supported, and S3's own answer for an unsupported mechanism is 501 `NotImplemented`.
-pub(crate) fn unsupported_streaming(protocol: Protocol, request: &AwsRequest<'_>) -> Option<AwsError> {
+pub(crate) fn unsupported_streaming(
+    protocol: Protocol,
+    request: &AwsRequest<'_>,
+) -> Option<AwsError> {
     let declared = request.headers.get("x-amz-content-sha256")?.to_str().ok()?;
     (protocol == Protocol::RestXml && STREAMING_SIGNED.contains(&declared)).then(|| {
         AwsError::new(
@@ -184,7 +207,9 @@ pub(crate) fn parse_amz_date(text: &str) -> Option<Timestamp> {
     }
     let num = |range: std::ops::Range<usize>| -> Option<i32> {
         let s = text.get(range)?;
-        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
     };
     let date = jiff::civil::Date::new(
         i16::try_from(num(0..4)?).ok()?,
@@ -248,7 +273,12 @@ mod tests {
         let t = parse_amz_date("20150830T123600Z").unwrap();
         assert_eq!(amz_date(t), "20150830T123600Z");
         assert_eq!(iso8601(t), "2015-08-30T12:36:00Z");
-        for bad in ["20150830T123600", "2015-08-30T12:36:00Z", "20151330T123600Z", "2015083xT123600Z"] {
+        for bad in [
+            "20150830T123600",
+            "2015-08-30T12:36:00Z",
+            "20151330T123600Z",
+            "2015083xT123600Z",
+        ] {
             assert!(parse_amz_date(bad).is_none(), "{bad}");
         }
     }

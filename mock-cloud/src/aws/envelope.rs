@@ -161,7 +161,11 @@ pub(crate) fn respond(
     content_type: &'static str,
     body: impl Into<Bytes>,
 ) -> Response<ResponseBody> {
-    let body = if reply.head { Bytes::new() } else { body.into() };
+    let body = if reply.head {
+        Bytes::new()
+    } else {
+        body.into()
+    };
     let mut response = Response::new(Full::new(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
@@ -217,7 +221,11 @@ pub(crate) fn error(
             ("application/xml", body)
         }
         Protocol::AwsQuery => {
-            let kind = if err.status.is_server_error() { "Receiver" } else { "Sender" };
+            let kind = if err.status.is_server_error() {
+                "Receiver"
+            } else {
+                "Sender"
+            };
             let body = format!(
                 "<ErrorResponse xmlns=\"{}\">\n  <Error>\n    <Type>{kind}</Type>\n    <Code>{}</Code>\n    <Message>{}</Message>\n  </Error>\n  <RequestId>{}</RequestId>\n</ErrorResponse>\n",
                 query_namespace(reply.service),
@@ -279,9 +287,11 @@ impl Protocol {
             Protocol::AwsQuery => {
                 AwsError::new(StatusCode::BAD_REQUEST, "Throttling", "Rate exceeded")
             }
-            Protocol::AwsJson1_0 => {
-                AwsError::new(StatusCode::BAD_REQUEST, "ThrottlingException", "Rate exceeded")
-            }
+            Protocol::AwsJson1_0 => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "ThrottlingException",
+                "Rate exceeded",
+            ),
         };
         err.retry_after = Some(wait);
         err
@@ -315,15 +325,26 @@ impl Protocol {
     }
 
     /// A signature that does not match the one computed with the key's secret.
-    pub(crate) fn signature_mismatch(self, access_key: &str, string_to_sign: &str, canonical: &str) -> AwsError {
+    pub(crate) fn signature_mismatch(
+        self,
+        access_key: &str,
+        string_to_sign: &str,
+        canonical: &str,
+    ) -> AwsError {
         let message = match self {
-            Protocol::RestXml => "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
-            _ => "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.",
+            Protocol::RestXml => {
+                "The request signature we calculated does not match the signature you provided. Check your key and signing method."
+            }
+            _ => {
+                "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details."
+            }
         };
         let (status, code) = match self {
             Protocol::Ec2Query => (StatusCode::UNAUTHORIZED, "AuthFailure"),
             Protocol::AwsJson1_0 => (StatusCode::BAD_REQUEST, "InvalidSignatureException"),
-            Protocol::RestXml | Protocol::AwsQuery => (StatusCode::FORBIDDEN, "SignatureDoesNotMatch"),
+            Protocol::RestXml | Protocol::AwsQuery => {
+                (StatusCode::FORBIDDEN, "SignatureDoesNotMatch")
+            }
         };
         let mut err = AwsError::new(status, code, message);
         if self == Protocol::RestXml {
@@ -338,7 +359,13 @@ impl Protocol {
     /// A request time too far from the server's. S3 answers 403 `RequestTimeTooSkewed`;
     /// the query and JSON services answer a signature error whose message starts
     /// "Signature expired", which the SDKs read as clock skew.
-    pub(crate) fn skewed(self, request_time: &str, server_time: &str, earliest: &str, max_skew: Duration) -> AwsError {
+    pub(crate) fn skewed(
+        self,
+        request_time: &str,
+        server_time: &str,
+        earliest: &str,
+        max_skew: Duration,
+    ) -> AwsError {
         match self {
             Protocol::RestXml => AwsError::new(
                 StatusCode::FORBIDDEN,
@@ -347,7 +374,10 @@ impl Protocol {
             )
             .with_field("RequestTime", request_time)
             .with_field("ServerTime", server_time)
-            .with_field("MaxAllowedSkewMilliseconds", max_skew.as_millis().to_string()),
+            .with_field(
+                "MaxAllowedSkewMilliseconds",
+                max_skew.as_millis().to_string(),
+            ),
             Protocol::Ec2Query => AwsError::new(
                 StatusCode::BAD_REQUEST,
                 "RequestExpired",
@@ -363,7 +393,9 @@ impl Protocol {
                 AwsError::new(
                     status,
                     code,
-                    format!("Signature expired: {request_time} is now earlier than {earliest} ({server_time} - {minutes} min.)"),
+                    format!(
+                        "Signature expired: {request_time} is now earlier than {earliest} ({server_time} - {minutes} min.)"
+                    ),
                 )
             }
         }
@@ -415,19 +447,25 @@ impl Protocol {
                 "AuthorizationHeaderMalformed",
                 format!("The authorization header is malformed; {message}"),
             ),
-            Protocol::Ec2Query => AwsError::new(StatusCode::UNAUTHORIZED, "AuthFailure", message.to_owned()),
-            Protocol::AwsQuery | Protocol::AwsJson1_0 => {
-                AwsError::new(StatusCode::BAD_REQUEST, "IncompleteSignature", message.to_owned())
+            Protocol::Ec2Query => {
+                AwsError::new(StatusCode::UNAUTHORIZED, "AuthFailure", message.to_owned())
             }
+            Protocol::AwsQuery | Protocol::AwsJson1_0 => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "IncompleteSignature",
+                message.to_owned(),
+            ),
         }
     }
 
     /// A presigned URL past its expiry (S3 403 `AccessDenied`).
     pub(crate) fn presigned_expired(self, expires: &str, server_time: &str) -> AwsError {
         match self {
-            Protocol::RestXml => AwsError::new(StatusCode::FORBIDDEN, "AccessDenied", "Request has expired")
-                .with_field("Expires", expires)
-                .with_field("ServerTime", server_time),
+            Protocol::RestXml => {
+                AwsError::new(StatusCode::FORBIDDEN, "AccessDenied", "Request has expired")
+                    .with_field("Expires", expires)
+                    .with_field("ServerTime", server_time)
+            }
             _ => self.skewed(expires, server_time, server_time, Duration::ZERO),
         }
     }
@@ -435,7 +473,9 @@ impl Protocol {
     /// No signature where one is needed.
     pub(crate) fn missing_auth(self) -> AwsError {
         match self {
-            Protocol::RestXml => AwsError::new(StatusCode::FORBIDDEN, "AccessDenied", "Access Denied"),
+            Protocol::RestXml => {
+                AwsError::new(StatusCode::FORBIDDEN, "AccessDenied", "Access Denied")
+            }
             Protocol::Ec2Query => AwsError::new(
                 StatusCode::UNAUTHORIZED,
                 "AuthFailure",
@@ -479,7 +519,11 @@ impl Protocol {
                 "IncompleteBody",
                 "You did not provide the number of bytes specified by the Content-Length HTTP header",
             ),
-            _ => AwsError::new(StatusCode::BAD_REQUEST, "MalformedInput", "The request body could not be read"),
+            _ => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "MalformedInput",
+                "The request body could not be read",
+            ),
         }
     }
 
@@ -496,7 +540,9 @@ impl Protocol {
                 "InvalidAction",
                 format!("Could not find operation {name} for version {version}"),
             ),
-            Protocol::AwsJson1_0 => AwsError::new(StatusCode::BAD_REQUEST, "UnknownOperationException", ""),
+            Protocol::AwsJson1_0 => {
+                AwsError::new(StatusCode::BAD_REQUEST, "UnknownOperationException", "")
+            }
         }
     }
 
@@ -507,10 +553,19 @@ impl Protocol {
             (Protocol::RestXml, 503) => ("ServiceUnavailable", "Please reduce your request rate."),
             (Protocol::AwsJson1_0, 500) => ("InternalServerError", "Internal server error"),
             (Protocol::AwsJson1_0, 503) => ("ServiceUnavailable", "Service unavailable"),
-            (Protocol::Ec2Query, 503) => ("Unavailable", "The server is overloaded and can't handle the request."),
+            (Protocol::Ec2Query, 503) => (
+                "Unavailable",
+                "The server is overloaded and can't handle the request.",
+            ),
             (_, 503) => ("ServiceUnavailable", "Service is unable to handle request."),
-            (Protocol::RestXml, _) => ("InternalError", "We encountered an internal error. Please try again."),
-            _ => ("InternalFailure", "The request processing has failed because of an unknown error, exception or failure."),
+            (Protocol::RestXml, _) => (
+                "InternalError",
+                "We encountered an internal error. Please try again.",
+            ),
+            _ => (
+                "InternalFailure",
+                "The request processing has failed because of an unknown error, exception or failure.",
+            ),
         };
         match code {
             Some(code) => AwsError::new(status, code.to_owned(), "injected by mock-cloud"),
@@ -535,13 +590,23 @@ mod tests {
     }
 
     fn reply(service: Service, protocol: Protocol, id: &RequestId) -> Reply<'_> {
-        Reply { service, protocol, head: false, request_id: id }
+        Reply {
+            service,
+            protocol,
+            head: false,
+            request_id: id,
+        }
     }
 
     #[test]
     fn every_protocol_throttles_with_a_code_the_sdks_classify_as_a_throttle() {
         // botocore's _THROTTLED_ERROR_CODES and the Rust SDK's THROTTLING_ERRORS.
-        let throttling = ["Throttling", "ThrottlingException", "RequestLimitExceeded", "SlowDown"];
+        let throttling = [
+            "Throttling",
+            "ThrottlingException",
+            "RequestLimitExceeded",
+            "SlowDown",
+        ];
         let expected = [
             (Protocol::RestXml, 503, "SlowDown"),
             (Protocol::Ec2Query, 503, "RequestLimitExceeded"),
@@ -559,8 +624,12 @@ mod tests {
     fn an_s3_error_is_an_xml_error_document_with_both_request_ids() {
         let id = RequestId::new(Protocol::RestXml, 7);
         assert_eq!(id.id.len(), 16);
-        let err = AwsError::new(StatusCode::NOT_FOUND, "NoSuchBucket", "The specified bucket does not exist")
-            .with_field("BucketName", "a&b");
+        let err = AwsError::new(
+            StatusCode::NOT_FOUND,
+            "NoSuchBucket",
+            "The specified bucket does not exist",
+        )
+        .with_field("BucketName", "a&b");
         let response = error(&reply(Service::S3, Protocol::RestXml, &id), &err, false);
         assert_eq!(response.status(), 404);
         assert_eq!(response.headers()["x-amz-request-id"], id.id.as_str());
@@ -583,19 +652,32 @@ mod tests {
         assert_eq!(response.headers()["x-amz-retry-after"], "2");
         assert_eq!(response.headers()["x-amzn-requestid"], id.id.as_str());
         let text = body(response);
-        assert!(text.contains("<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"), "{text}");
-        assert!(text.contains("<Type>Sender</Type>") && text.contains("<Code>Throttling</Code>"), "{text}");
+        assert!(
+            text.contains("<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"),
+            "{text}"
+        );
+        assert!(
+            text.contains("<Type>Sender</Type>") && text.contains("<Code>Throttling</Code>"),
+            "{text}"
+        );
     }
 
     #[test]
     fn ec2_and_json_envelopes_have_their_own_shape() {
         let id = RequestId::new(Protocol::Ec2Query, 1);
         let err = Protocol::Ec2Query.throttle(Duration::from_secs(1));
-        let text = body(error(&reply(Service::S3, Protocol::Ec2Query, &id), &err, false));
+        let text = body(error(
+            &reply(Service::S3, Protocol::Ec2Query, &id),
+            &err,
+            false,
+        ));
         assert!(text.contains("<Response><Errors><Error><Code>RequestLimitExceeded</Code><Message>Request limit exceeded.</Message></Error></Errors><RequestID>"), "{text}");
         let err = Protocol::AwsJson1_0.throttle(Duration::from_secs(1));
         let response = error(&reply(Service::S3, Protocol::AwsJson1_0, &id), &err, false);
-        assert_eq!(response.headers()["x-amzn-errortype"], "ThrottlingException");
+        assert_eq!(
+            response.headers()["x-amzn-errortype"],
+            "ThrottlingException"
+        );
         assert!(!response.headers().contains_key("x-amz-retry-after"));
         let json: serde_json::Value = serde_json::from_str(&body(response)).unwrap();
         assert_eq!(json["__type"], "ThrottlingException");

@@ -160,7 +160,11 @@ fn dispatch_handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBo
     match ctx.request.service {
         Service::S3 => s3::handle(ctx, routed),
         Service::Sts => sts::handle(ctx, routed),
-        Service::Generic => Err(AwsError::new(StatusCode::NOT_FOUND, "NotFound", "unknown path")),
+        Service::Generic => Err(AwsError::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "unknown path",
+        )),
     }
 }
 
@@ -177,7 +181,10 @@ impl MockCloud {
     /// The cloud's wall-clock time: its epoch plus its clock.
     pub(crate) fn wall_clock(&self, at: Duration) -> Timestamp {
         let at = jiff::SignedDuration::try_from(at).unwrap_or(jiff::SignedDuration::MAX);
-        self.inner.epoch.saturating_add(at).unwrap_or(self.inner.epoch)
+        self.inner
+            .epoch
+            .saturating_add(at)
+            .unwrap_or(self.inner.epoch)
     }
 
     /// Answers an AWS request of `service` and journals it.
@@ -205,7 +212,10 @@ impl MockCloud {
             flags: 0,
             layer: None,
         };
-        let response = match self.aws_inner(service, parts, body, at, &reply, &mut outcome).await {
+        let response = match self
+            .aws_inner(service, parts, body, at, &reply, &mut outcome)
+            .await
+        {
             Ok(response) => response,
             Err(err) => envelope::error(&reply, &err, self.inner.config.aws.retry_after_header),
         };
@@ -241,7 +251,9 @@ impl MockCloud {
             Err(_) => return Err(protocol.incomplete_body()),
         };
         let raw_query = parts.uri.query();
-        let query = raw_query.map(|q| params::pairs(q.as_bytes())).unwrap_or_default();
+        let query = raw_query
+            .map(|q| params::pairs(q.as_bytes()))
+            .unwrap_or_default();
         let region = sigv4::read(&parts.headers, &query)
             .map_or_else(|_| "us-east-1".to_owned(), |s| s.region.to_owned());
         let authority = parts
@@ -289,7 +301,12 @@ impl MockCloud {
                 .quotas
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .check_aws(&principal.account, routed.op, routed.class, &routed.resource);
+                .check_aws(
+                    &principal.account,
+                    routed.op,
+                    routed.class,
+                    &routed.resource,
+                );
             if let Verdict::Throttle { layer, wait, .. } = verdict {
                 outcome.layer = Some(layer);
                 if !self.inner.config.shadow {

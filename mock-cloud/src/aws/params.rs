@@ -14,7 +14,10 @@ pub(crate) fn pairs(text: &[u8]) -> Vec<(String, String)> {
 }
 
 fn decode(bytes: &[u8]) -> String {
-    let plus: Vec<u8> = bytes.iter().map(|b| if *b == b'+' { b' ' } else { *b }).collect();
+    let plus: Vec<u8> = bytes
+        .iter()
+        .map(|b| if *b == b'+' { b' ' } else { *b })
+        .collect();
     String::from_utf8_lossy(&super::sigv4::percent_decode(&plus)).into_owned()
 }
 

@@ -58,22 +58,37 @@ mod tests {
     #[test]
     fn the_credential_scope_names_the_service() {
         let auth = "AWS4-HMAC-SHA256 Credential=AKID/20260101/eu-west-1/s3/aws4_request, SignedHeaders=host, Signature=0";
-        assert_eq!(destination(&parts("HEAD", "/b", &[("authorization", auth)])), Destination::Service(Service::S3));
+        assert_eq!(
+            destination(&parts("HEAD", "/b", &[("authorization", auth)])),
+            Destination::Service(Service::S3)
+        );
         let iam = auth.replace("/s3/", "/iam/");
         assert_eq!(
             destination(&parts("POST", "/", &[("authorization", &iam)])),
             Destination::UnknownService("iam".into())
         );
         let presigned = "/b?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20260101%2Fus-east-1%2Fs3%2Faws4_request";
-        assert_eq!(destination(&parts("HEAD", presigned, &[])), Destination::Service(Service::S3));
+        assert_eq!(
+            destination(&parts("HEAD", presigned, &[])),
+            Destination::Service(Service::S3)
+        );
     }
 
     #[test]
     fn bearer_requests_are_not_aws_and_unsigned_form_posts_go_to_sts() {
         let bearer = [("authorization", "Bearer default")];
-        assert_eq!(destination(&parts("GET", "/v1/accounts/a/buckets", &bearer)), Destination::NotAws);
-        let form = [("content-type", "application/x-www-form-urlencoded; charset=utf-8")];
-        assert_eq!(destination(&parts("POST", "/", &form)), Destination::Service(Service::Sts));
+        assert_eq!(
+            destination(&parts("GET", "/v1/accounts/a/buckets", &bearer)),
+            Destination::NotAws
+        );
+        let form = [(
+            "content-type",
+            "application/x-www-form-urlencoded; charset=utf-8",
+        )];
+        assert_eq!(
+            destination(&parts("POST", "/", &form)),
+            Destination::Service(Service::Sts)
+        );
         assert_eq!(destination(&parts("GET", "/", &[])), Destination::NotAws);
     }
 }

@@ -69,7 +69,9 @@ pub(crate) fn scope_service<'a>(headers: &'a HeaderMap, query: Option<&'a str>) 
             let value = value.to_str().ok()?;
             let rest = value.strip_prefix(ALGORITHM)?;
             let start = rest.find("Credential=")? + "Credential=".len();
-            let end = rest[start..].find([',', ' ']).map_or(rest.len(), |e| start + e);
+            let end = rest[start..]
+                .find([',', ' '])
+                .map_or(rest.len(), |e| start + e);
             &rest[start..end]
         }
         None => query_value(query?, "X-Amz-Credential")?,
@@ -118,9 +120,14 @@ pub(crate) fn read<'a>(
             "X-Amz-Algorithm only supports \"{ALGORITHM}\""
         )));
     }
-    let missing = |name: &str| Unreadable::Malformed(format!("Query-string authentication requires the {name} parameter"));
+    let missing = |name: &str| {
+        Unreadable::Malformed(format!(
+            "Query-string authentication requires the {name} parameter"
+        ))
+    };
     let credential = param("X-Amz-Credential").ok_or_else(|| missing("X-Amz-Credential"))?;
-    let signed_headers = param("X-Amz-SignedHeaders").ok_or_else(|| missing("X-Amz-SignedHeaders"))?;
+    let signed_headers =
+        param("X-Amz-SignedHeaders").ok_or_else(|| missing("X-Amz-SignedHeaders"))?;
     let signature = param("X-Amz-Signature").ok_or_else(|| missing("X-Amz-Signature"))?;
     let amz_date = param("X-Amz-Date").ok_or_else(|| missing("X-Amz-Date"))?;
     let expires = param("X-Amz-Expires").ok_or_else(|| missing("X-Amz-Expires"))?;
@@ -167,12 +174,18 @@ fn read_header<'a>(
             )));
         }
     }
-    let missing = |name: &str| malformed(&format!("Authorization header requires '{name}' parameter."));
+    let missing = |name: &str| {
+        malformed(&format!(
+            "Authorization header requires '{name}' parameter."
+        ))
+    };
     let mut signed = credential_parts(credential.ok_or_else(|| missing("Credential"))?)?;
     signed.signed_headers = signed_headers.ok_or_else(|| missing("SignedHeaders"))?;
     signed.signature = signature.ok_or_else(|| missing("Signature"))?;
     signed.amz_date = amz_date.ok_or_else(|| {
-        malformed("Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.")
+        malformed(
+            "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.",
+        )
     })?;
     signed.security_token = security_token;
     Ok(signed)
@@ -348,7 +361,10 @@ fn canonical_query(out: &mut String, raw_query: &str, presigned: bool) {
 /// `/` kept unless `encode_slash`.
 pub(crate) fn uri_encode(out: &mut String, bytes: &[u8], encode_slash: bool) {
     for &b in bytes {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') || (b == b'/' && !encode_slash) {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'_' | b'.' | b'~')
+            || (b == b'/' && !encode_slash)
+        {
             out.push(char::from(b));
         } else {
             let _ = write!(out, "%{b:02X}");
@@ -405,7 +421,10 @@ pub(crate) fn signing_key(secret: &str, date: &str, region: &str, service: &str)
     key.extend_from_slice(secret.as_bytes());
     let mut tag = hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, &key), date.as_bytes());
     for part in [region, service, "aws4_request"] {
-        tag = hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, tag.as_ref()), part.as_bytes());
+        tag = hmac::sign(
+            &hmac::Key::new(hmac::HMAC_SHA256, tag.as_ref()),
+            part.as_bytes(),
+        );
     }
     hmac::Key::new(hmac::HMAC_SHA256, tag.as_ref())
 }
@@ -420,7 +439,11 @@ pub(crate) fn signature(key: &hmac::Key, string_to_sign: &str) -> String {
 
 /// Compares two signatures in time independent of where they differ.
 pub(crate) fn same_signature(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 /// The hex SHA-256 of `bytes`.
@@ -449,7 +472,13 @@ mod tests {
         map
     }
 
-    fn sign(c: &Canonical<'_>, signed_headers: &str, secret: &str, amz_date: &str, scope: &str) -> String {
+    fn sign(
+        c: &Canonical<'_>,
+        signed_headers: &str,
+        secret: &str,
+        amz_date: &str,
+        scope: &str,
+    ) -> String {
         let request = canonical_request(c, signed_headers).unwrap();
         let parts: Vec<&str> = scope.split('/').collect();
         let key = signing_key(secret, parts[0], parts[1], parts[2]);
@@ -459,7 +488,10 @@ mod tests {
     /// AWS's SigV4 test suite, `get-vanilla`.
     #[test]
     fn the_get_vanilla_vector_of_the_aws_test_suite_signs_as_published() {
-        let h = headers(&[("host", "example.amazonaws.com"), ("x-amz-date", "20150830T123600Z")]);
+        let h = headers(&[
+            ("host", "example.amazonaws.com"),
+            ("x-amz-date", "20150830T123600Z"),
+        ]);
         let c = Canonical {
             method: "GET",
             raw_path: "/",
@@ -477,7 +509,10 @@ mod tests {
             "20150830T123600Z",
             "20150830/us-east-1/service/aws4_request",
         );
-        assert_eq!(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
+        assert_eq!(
+            sig,
+            "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"
+        );
     }
 
     /// The S3 documentation's example: GET /test.txt with a Range header.
@@ -506,7 +541,10 @@ mod tests {
             "20130524T000000Z",
             "20130524/us-east-1/s3/aws4_request",
         );
-        assert_eq!(sig, "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
+        assert_eq!(
+            sig,
+            "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
+        );
     }
 
     #[test]
@@ -528,7 +566,11 @@ mod tests {
 
     #[test]
     fn header_values_are_trimmed_and_repeated_headers_joined() {
-        let h = headers(&[("my-header", "  a   b  "), ("my-header", "c"), ("host", "h")]);
+        let h = headers(&[
+            ("my-header", "  a   b  "),
+            ("my-header", "c"),
+            ("host", "h"),
+        ]);
         let c = Canonical {
             method: "GET",
             raw_path: "/",
@@ -554,10 +596,16 @@ mod tests {
             ("x-amz-date", "20150830T123600Z"),
         ]);
         let signed = read(&h, &[]).unwrap();
-        assert_eq!((signed.access_key, signed.region, signed.service), ("AKID", "us-east-1", "sts"));
+        assert_eq!(
+            (signed.access_key, signed.region, signed.service),
+            ("AKID", "us-east-1", "sts")
+        );
         assert_eq!(signed.signed_headers, "host;x-amz-date");
         assert_eq!(scope_service(&h, None), Some("sts"));
-        let bad = headers(&[("authorization", "AWS4-HMAC-SHA256 Credential=AKID/2015/x, Signature=a")]);
+        let bad = headers(&[(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=AKID/2015/x, Signature=a",
+        )]);
         assert!(matches!(read(&bad, &[]), Err(Unreadable::Malformed(_))));
         assert_eq!(read(&HeaderMap::new(), &[]), Err(Unreadable::Missing));
         let query = "X-Amz-Credential=AKID%2F20150830%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=x";

@@ -40,9 +40,13 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
     let action = params::get(&params, "Action").unwrap_or_default();
     let Some(op) = StsOperation::parse(action) else {
         let name = if action.is_empty() { "" } else { action };
-        return Err(Unrouted::new(request.protocol.unknown_operation(name, VERSION)));
+        return Err(Unrouted::new(
+            request.protocol.unknown_operation(name, VERSION),
+        ));
     };
-    let name = params::get(&params, "RoleArn").unwrap_or_default().to_owned();
+    let name = params::get(&params, "RoleArn")
+        .unwrap_or_default()
+        .to_owned();
     Ok(Routed {
         op: Operation::from(op),
         class: 0,
@@ -92,7 +96,12 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
         "<{name}Response xmlns=\"{NAMESPACE}\">\n  <{name}Result>{result}</{name}Result>\n  <ResponseMetadata>\n    <RequestId>{}</RequestId>\n  </ResponseMetadata>\n</{name}Response>\n",
         ctx.reply.request_id.id
     );
-    Ok(envelope::respond(&ctx.reply, StatusCode::OK, "text/xml", body))
+    Ok(envelope::respond(
+        &ctx.reply,
+        StatusCode::OK,
+        "text/xml",
+        body,
+    ))
 }
 
 /// The account an anonymous call acted as: the account of the role it assumed.
@@ -101,7 +110,10 @@ pub(crate) fn assumed_account(ctx: &Ctx<'_>, routed: &Routed) -> Option<String> 
         return None;
     }
     let (account_id, _) = role_parts(&routed.name)?;
-    ctx.state().credentials.account_of(account_id).map(|a| a.to_string())
+    ctx.state()
+        .credentials
+        .account_of(account_id)
+        .map(|a| a.to_string())
 }
 
 fn credentials(issued: &super::accounts::Issued) -> String {
@@ -122,7 +134,11 @@ fn validation(message: String) -> AwsError {
     )
 }
 
-fn required<'a>(params: &'a [(String, String)], key: &str, member: &str) -> Result<&'a str, AwsError> {
+fn required<'a>(
+    params: &'a [(String, String)],
+    key: &str,
+    member: &str,
+) -> Result<&'a str, AwsError> {
     params::get(params, key).ok_or_else(|| {
         validation(format!(
             "Value null at '{member}' failed to satisfy constraint: Member must not be null"
@@ -190,7 +206,9 @@ impl Role {
             return Err(AwsError::new(
                 StatusCode::FORBIDDEN,
                 "AccessDenied",
-                format!("User: {caller} is not authorized to perform: sts:AssumeRole on resource: {arn}"),
+                format!(
+                    "User: {caller} is not authorized to perform: sts:AssumeRole on resource: {arn}"
+                ),
             ));
         };
         Ok(Role {

@@ -106,7 +106,9 @@ pub(crate) fn parse(body: &[u8]) -> Result<Element, NotXml> {
                 }
             }
             Event::End(_) => {
-                let element = stack.pop().ok_or_else(|| NotXml("unbalanced end tag".into()))?;
+                let element = stack
+                    .pop()
+                    .ok_or_else(|| NotXml("unbalanced end tag".into()))?;
                 match stack.last_mut() {
                     Some(parent) => parent.children.push(element),
                     None => root = Some(element),
@@ -191,7 +193,14 @@ mod tests {
 
     #[test]
     fn malformed_documents_are_refused() {
-        for body in [&b"<a><b></a>"[..], b"<a>", b"", b"text", b"<a/><b/>", b"<a>&nope;</a>"] {
+        for body in [
+            &b"<a><b></a>"[..],
+            b"<a>",
+            b"",
+            b"text",
+            b"<a/><b/>",
+            b"<a>&nope;</a>",
+        ] {
             assert!(parse(body).is_err(), "{}", String::from_utf8_lossy(body));
         }
     }

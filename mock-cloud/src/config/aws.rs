@@ -107,14 +107,20 @@ pub(crate) fn check_identity<'a>(
     access_keys: &mut std::collections::HashSet<&'a str>,
 ) -> Result<(), String> {
     if !is_account_id(&aws.account_id) {
-        return Err(format!("aws.account_id {:?} must be 12 digits", aws.account_id));
+        return Err(format!(
+            "aws.account_id {:?} must be 12 digits",
+            aws.account_id
+        ));
     }
     if !account_ids.insert(&aws.account_id) {
         return Err(format!("aws.account_id {:?} is used twice", aws.account_id));
     }
     for key in &aws.access_keys {
         if !is_access_key_id(&key.id) {
-            return Err(format!("access key {:?} must be 1 to 128 letters and digits", key.id));
+            return Err(format!(
+                "access key {:?} must be 1 to 128 letters and digits",
+                key.id
+            ));
         }
         if !access_keys.insert(&key.id) {
             return Err(format!("access key {:?} is used twice", key.id));

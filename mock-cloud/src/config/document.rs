@@ -300,7 +300,9 @@ impl ServiceQuotasDoc {
                     doc.burst, doc.per_second
                 )
             })?;
-            quotas.classes.insert(class.clone(), ClassQuota::new(rate, doc.per));
+            quotas
+                .classes
+                .insert(class.clone(), ClassQuota::new(rate, doc.per));
         }
         for (operation, rate) in &self.operations {
             quotas.operations.insert(operation.clone(), *rate);

@@ -159,7 +159,12 @@ impl Faults {
 
     /// Sets the faults of one operation of an AWS service (`*` for all of them).
     #[must_use]
-    pub fn with_operation(mut self, service: Service, operation: &str, faults: OperationFaults) -> Faults {
+    pub fn with_operation(
+        mut self,
+        service: Service,
+        operation: &str,
+        faults: OperationFaults,
+    ) -> Faults {
         self.services
             .entry(service)
             .or_default()

@@ -115,9 +115,14 @@ impl FaultsDocument {
                     code: doc.code.clone(),
                 };
                 for (i, outage) in doc.outages.iter().enumerate() {
-                    op.outages.push(outage.outage(&format!("services.{service}.{name}.outages[{i}]"))?);
+                    op.outages
+                        .push(outage.outage(&format!("services.{service}.{name}.outages[{i}]"))?);
                 }
-                faults.services.entry(*service).or_default().insert(name.clone(), op);
+                faults
+                    .services
+                    .entry(*service)
+                    .or_default()
+                    .insert(name.clone(), op);
             }
         }
         if let Some(errors) = &self.errors {
@@ -170,7 +175,8 @@ impl LatencyDoc {
 impl OutageDoc {
     fn outage(&self, at: &str) -> Result<Outage, String> {
         let seconds = |s: f64, key: &str| {
-            Duration::try_from_secs_f64(s).map_err(|_| format!("{at}.{key} must be a number of seconds >= 0"))
+            Duration::try_from_secs_f64(s)
+                .map_err(|_| format!("{at}.{key} must be a number of seconds >= 0"))
         };
         Ok(Outage {
             start: seconds(self.start_s, "start_s")?,

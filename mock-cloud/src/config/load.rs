@@ -125,14 +125,23 @@ fn build(raw: ConfigDocument, file: Option<&str>) -> Result<Config, ConfigError>
                 if let Some(aws) = &raw_account.aws {
                     let id = &aws.account_id;
                     if !super::is_account_id(&id.value) {
-                        return Err(at(id.referenced, format!("aws.account_id {:?} must be 12 digits", id.value)));
+                        return Err(at(
+                            id.referenced,
+                            format!("aws.account_id {:?} must be 12 digits", id.value),
+                        ));
                     }
                     if !account_ids.insert(id.value.clone()) {
-                        return Err(at(id.referenced, format!("aws.account_id {:?} is used twice", id.value)));
+                        return Err(at(
+                            id.referenced,
+                            format!("aws.account_id {:?} is used twice", id.value),
+                        ));
                     }
                     for key in &aws.access_keys {
                         if !access_keys.insert(key.id.value.clone()) {
-                            return Err(at(key.id.referenced, format!("access key {:?} is used twice", key.id.value)));
+                            return Err(at(
+                                key.id.referenced,
+                                format!("access key {:?} is used twice", key.id.value),
+                            ));
                         }
                     }
                     account = account.with_aws(aws.identity());

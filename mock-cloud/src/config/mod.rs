@@ -17,9 +17,9 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use document::ConfigDocument;
-pub use aws::{AccessKey, AwsIdentity, AwsSettings, DEFAULT_ACCOUNT_ID};
 pub(crate) use aws::is_account_id;
+pub use aws::{AccessKey, AwsIdentity, AwsSettings, DEFAULT_ACCOUNT_ID};
+pub use document::ConfigDocument;
 pub use faults::{ErrorRate, Faults, Latency, OperationFaults, Outage};
 pub use faults_document::FaultsDocument;
 pub use quotas::{Quotas, Rate};
@@ -240,7 +240,9 @@ impl Config {
 pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
     for (service, operations) in &faults.services {
         if *service == Service::Generic {
-            return Err("services.generic: the generic API's faults are latency, errors and outages".into());
+            return Err(
+                "services.generic: the generic API's faults are latency, errors and outages".into(),
+            );
         }
         for (name, op) in operations {
             let at = format!("services.{service}.{name}");
@@ -259,11 +261,14 @@ pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
                     return Err(format!("{at}.errors.rate must be within 0 and 1"));
                 }
                 if !statuses_ok(errors.status) {
-                    return Err(format!("{at}.errors.status must be 500 or 503, or 400 to 599 with a code"));
+                    return Err(format!(
+                        "{at}.errors.status must be 500 or 503, or 400 to 599 with a code"
+                    ));
                 }
             }
             if let Some(code) = &op.code
-                && (code.is_empty() || !code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.'))
+                && (code.is_empty()
+                    || !code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.'))
             {
                 return Err(format!("{at}.code must be letters, digits and dots"));
             }
@@ -272,7 +277,9 @@ pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
                     return Err(format!("{at}.outages[{i}]: start must be before end"));
                 }
                 if !statuses_ok(outage.status) {
-                    return Err(format!("{at}.outages[{i}].status must be 500 or 503, or 400 to 599 with a code"));
+                    return Err(format!(
+                        "{at}.outages[{i}].status must be 500 or 503, or 400 to 599 with a code"
+                    ));
                 }
             }
             check_latency(&at, op.latency.as_ref())?;

@@ -65,8 +65,14 @@ impl ServiceQuotas {
     /// PUT/COPY/POST/DELETE requests a second (burst: one second's worth).
     pub fn s3_default() -> ServiceQuotas {
         ServiceQuotas::new()
-            .with_class("read", Some(ClassQuota::new(Rate::new(5_500, 5_500.0), Per::Resource)))
-            .with_class("write", Some(ClassQuota::new(Rate::new(3_500, 3_500.0), Per::Resource)))
+            .with_class(
+                "read",
+                Some(ClassQuota::new(Rate::new(5_500, 5_500.0), Per::Resource)),
+            )
+            .with_class(
+                "write",
+                Some(ClassQuota::new(Rate::new(3_500, 3_500.0), Per::Resource)),
+            )
     }
 
     /// Sets (or with `None` lifts) the service-wide bucket.
@@ -132,10 +138,19 @@ mod tests {
     #[test]
     fn unknown_classes_and_operations_are_named() {
         assert!(ServiceQuotas::s3_default().check(Service::S3).is_ok());
-        let bad = ServiceQuotas::new().with_class("list", Some(ClassQuota::new(Rate::new(1, 1.0), Per::Class)));
-        assert!(bad.check(Service::S3).unwrap_err().contains("unknown class `list`"));
+        let bad = ServiceQuotas::new()
+            .with_class("list", Some(ClassQuota::new(Rate::new(1, 1.0), Per::Class)));
+        assert!(
+            bad.check(Service::S3)
+                .unwrap_err()
+                .contains("unknown class `list`")
+        );
         let bad = ServiceQuotas::new().with_operation("CreateVpc", Some(Rate::new(1, 1.0)));
-        assert!(bad.check(Service::S3).unwrap_err().contains("unknown operation `CreateVpc`"));
+        assert!(
+            bad.check(Service::S3)
+                .unwrap_err()
+                .contains("unknown operation `CreateVpc`")
+        );
         assert!(ServiceQuotas::new().check(Service::Generic).is_err());
     }
 }

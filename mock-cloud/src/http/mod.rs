@@ -68,7 +68,8 @@ impl MockCloud {
                 }
                 crate::aws::route::Destination::UnknownService(name) => {
                     let message = format!("mock-cloud does not speak the AWS service `{name}`");
-                    let response = respond::error(StatusCode::BAD_REQUEST, "UnknownService", &message);
+                    let response =
+                        respond::error(StatusCode::BAD_REQUEST, "UnknownService", &message);
                     let record = crate::journal::Record {
                         at: self.inner.clock.since_epoch(arrived),
                         latency: arrived.elapsed(),

@@ -200,7 +200,9 @@ fn quotas() -> impl Strategy<Value = Quotas> {
         })
 }
 
-fn service_quotas(service: mock_cloud::Service) -> impl Strategy<Value = mock_cloud::ServiceQuotas> {
+fn service_quotas(
+    service: mock_cloud::Service,
+) -> impl Strategy<Value = mock_cloud::ServiceQuotas> {
     use mock_cloud::{ClassQuota, Per};
     let per = prop::sample::select(vec![Per::Class, Per::Operation, Per::Resource]);
     let class = prop::sample::select(service.classes().to_vec());
@@ -216,7 +218,10 @@ fn service_quotas(service: mock_cloud::Service) -> impl Strategy<Value = mock_cl
                 .into_iter()
                 .map(|(k, (rate, per))| (k.to_owned(), ClassQuota::new(rate, per)))
                 .collect(),
-            operations: operations.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+            operations: operations
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
         })
 }
 
@@ -257,12 +262,14 @@ fn faults() -> impl Strategy<Value = Faults> {
         prop::collection::vec(outage.clone(), 0..2),
         prop::option::of(prop::sample::select(vec!["SlowDown", "InternalError"])),
     )
-        .prop_map(|(latency, errors, outages, code)| mock_cloud::OperationFaults {
-            latency,
-            errors,
-            outages,
-            code: code.map(str::to_owned),
-        });
+        .prop_map(
+            |(latency, errors, outages, code)| mock_cloud::OperationFaults {
+                latency,
+                errors,
+                outages,
+                code: code.map(str::to_owned),
+            },
+        );
     (
         any::<u64>(),
         prop::collection::btree_map(class(), latency(), 0..=4),
@@ -289,32 +296,38 @@ fn faults() -> impl Strategy<Value = Faults> {
 
 fn config() -> impl Strategy<Value = Config> {
     let flavor = prop::sample::select(vec![Flavor::Generic, Flavor::AwsJson, Flavor::AwsEc2]);
-    let accounts = prop::collection::vec((0usize..3, quotas(), any::<bool>(), 0usize..3), 0..4).prop_map(|accounts| {
-        accounts
-            .into_iter()
-            .enumerate()
-            .map(|(i, (tokens, quotas, aws, keys))| {
-                let account = (0..tokens).fold(
-                    AccountConfig::new(format!("account-{i}")).with_quotas(quotas),
-                    |account, t| account.with_token(format!("t{i}.{t}")),
-                );
-                if !aws {
-                    return account;
-                }
-                let identity = (0..keys).fold(
-                    mock_cloud::AwsIdentity::new(format!("{i:012}")),
-                    |identity, k| {
-                        let key = mock_cloud::AccessKey::new(format!("AKIA{i}K{k}"), format!("secret/{k}"));
-                        identity.with_key(if k == 1 { key.with_user("alice") } else { key })
-                    },
-                );
-                account.with_aws(identity)
-            })
-            .collect::<Vec<_>>()
-    });
-    let aws = (0u64..100_000, any::<bool>()).prop_map(|(skew, retry_after_header)| mock_cloud::AwsSettings {
-        max_clock_skew: Duration::from_secs(skew),
-        retry_after_header,
+    let accounts = prop::collection::vec((0usize..3, quotas(), any::<bool>(), 0usize..3), 0..4)
+        .prop_map(|accounts| {
+            accounts
+                .into_iter()
+                .enumerate()
+                .map(|(i, (tokens, quotas, aws, keys))| {
+                    let account = (0..tokens).fold(
+                        AccountConfig::new(format!("account-{i}")).with_quotas(quotas),
+                        |account, t| account.with_token(format!("t{i}.{t}")),
+                    );
+                    if !aws {
+                        return account;
+                    }
+                    let identity = (0..keys).fold(
+                        mock_cloud::AwsIdentity::new(format!("{i:012}")),
+                        |identity, k| {
+                            let key = mock_cloud::AccessKey::new(
+                                format!("AKIA{i}K{k}"),
+                                format!("secret/{k}"),
+                            );
+                            identity.with_key(if k == 1 { key.with_user("alice") } else { key })
+                        },
+                    );
+                    account.with_aws(identity)
+                })
+                .collect::<Vec<_>>()
+        });
+    let aws = (0u64..100_000, any::<bool>()).prop_map(|(skew, retry_after_header)| {
+        mock_cloud::AwsSettings {
+            max_clock_skew: Duration::from_secs(skew),
+            retry_after_header,
+        }
     });
     (
         accounts,

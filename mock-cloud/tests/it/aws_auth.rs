@@ -13,26 +13,60 @@ use crate::aws_support::{default_s3, keys, s3, serve, sts};
 async fn a_wrong_secret_surfaces_as_signature_does_not_match_in_s3_and_sts() {
     let served = serve(Config::default()).await;
     let wrong = keys("default", "not-the-secret");
-    let client = s3(&served.url, wrong.clone(), "us-east-1", RetryConfig::disabled());
-    let e = client.list_buckets().send().await.unwrap_err().into_service_error();
+    let client = s3(
+        &served.url,
+        wrong.clone(),
+        "us-east-1",
+        RetryConfig::disabled(),
+    );
+    let e = client
+        .list_buckets()
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
     assert_eq!(e.code(), Some("SignatureDoesNotMatch"));
-    let e = sts(&served.url, Some(wrong)).get_caller_identity().send().await.unwrap_err();
+    let e = sts(&served.url, Some(wrong))
+        .get_caller_identity()
+        .send()
+        .await
+        .unwrap_err();
     let e = e.into_service_error();
     assert_eq!(e.code(), Some("SignatureDoesNotMatch"));
     let calls = served.cloud.calls();
-    assert_eq!(calls.iter().map(|c| c.status).collect::<Vec<_>>(), [403, 403]);
+    assert_eq!(
+        calls.iter().map(|c| c.status).collect::<Vec<_>>(),
+        [403, 403]
+    );
     assert_eq!(calls[1].operation, "GetCallerIdentity");
-    assert!(calls.iter().all(|c| c.account.is_empty()), "unauthenticated calls have no account");
+    assert!(
+        calls.iter().all(|c| c.account.is_empty()),
+        "unauthenticated calls have no account"
+    );
 }
 
 #[tokio::test]
 async fn an_unknown_key_is_invalid_access_key_id_in_s3_and_invalid_client_token_id_in_sts() {
     let served = serve(Config::default()).await;
     let unknown = keys("AKIAUNKNOWN", "x");
-    let client = s3(&served.url, unknown.clone(), "us-east-1", RetryConfig::disabled());
-    let e = client.list_buckets().send().await.unwrap_err().into_service_error();
+    let client = s3(
+        &served.url,
+        unknown.clone(),
+        "us-east-1",
+        RetryConfig::disabled(),
+    );
+    let e = client
+        .list_buckets()
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
     assert_eq!(e.code(), Some("InvalidAccessKeyId"));
-    let e = sts(&served.url, Some(unknown)).get_caller_identity().send().await.unwrap_err();
+    let e = sts(&served.url, Some(unknown))
+        .get_caller_identity()
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(e.into_service_error().code(), Some("InvalidClientTokenId"));
 }
 
@@ -51,7 +85,12 @@ async fn a_clock_twenty_minutes_off_is_request_time_too_skewed() {
         .http_client(aws_smithy_http_client::Builder::new().build_http())
         .build();
     let client = aws_sdk_s3::Client::from_conf(config);
-    let e = client.list_buckets().send().await.unwrap_err().into_service_error();
+    let e = client
+        .list_buckets()
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
     assert_eq!(e.code(), Some("RequestTimeTooSkewed"));
     let calls = served.cloud.calls();
     assert_eq!(calls[0].status, 403);
@@ -59,7 +98,10 @@ async fn a_clock_twenty_minutes_off_is_request_time_too_skewed() {
 
 /// S3 limits of one request a second per bucket for reads.
 fn one_read_a_second() -> Config {
-    let s3 = ServiceQuotas::new().with_class("read", Some(ClassQuota::new(Rate::new(1, 2.0), Per::Resource)));
+    let s3 = ServiceQuotas::new().with_class(
+        "read",
+        Some(ClassQuota::new(Rate::new(1, 2.0), Per::Resource)),
+    );
     let mut config = Config::default();
     config.accounts[0].quotas = Quotas::unlimited().with_service(Service::S3, Some(s3));
     config
@@ -72,7 +114,12 @@ async fn a_slow_down_is_a_503_throttle_the_sdks_standard_mode_retries_until_it_p
     setup.create_bucket().bucket("hot").send().await.unwrap();
     // Without retries the second read in the same second is SlowDown.
     setup.head_bucket().bucket("hot").send().await.unwrap();
-    let e = setup.get_bucket_versioning().bucket("hot").send().await.unwrap_err();
+    let e = setup
+        .get_bucket_versioning()
+        .bucket("hot")
+        .send()
+        .await
+        .unwrap_err();
     let raw = e.raw_response().map(|r| r.status().as_u16());
     assert_eq!(raw, Some(503));
     assert_eq!(e.into_service_error().code(), Some("SlowDown"));
@@ -92,11 +139,27 @@ async fn a_slow_down_is_a_503_throttle_the_sdks_standard_mode_retries_until_it_p
     }
     let calls = served.cloud.calls_since(before);
     let throttled = calls.iter().filter(|c| c.throttled).count();
-    assert!(throttled >= 1, "the journal shows the retried throttles: {calls:#?}");
+    assert!(
+        throttled >= 1,
+        "the journal shows the retried throttles: {calls:#?}"
+    );
     assert_eq!(calls.iter().filter(|c| c.status == 200).count(), 3);
-    assert!(calls.iter().all(|c| c.operation == "HeadBucket" && (c.status == 200 || c.status == 503)));
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.operation == "HeadBucket" && (c.status == 200 || c.status == 503))
+    );
     let summary = served.cloud.summary();
-    let head = summary.operations.iter().find(|o| o.operation == "HeadBucket").unwrap();
+    let head = summary
+        .operations
+        .iter()
+        .find(|o| o.operation == "HeadBucket")
+        .unwrap();
     assert_eq!(head.throttled as usize, throttled);
-    assert!(summary.violations.iter().any(|v| v.layer == "s3:class:read"));
+    assert!(
+        summary
+            .violations
+            .iter()
+            .any(|v| v.layer == "s3:class:read")
+    );
 }

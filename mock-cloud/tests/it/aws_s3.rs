@@ -31,67 +31,184 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
     assert_eq!(listed.buckets()[0].bucket_region(), Some("us-east-1"));
     let location = client.get_bucket_location().bucket(b).send().await.unwrap();
     // us-east-1 is S3's empty `<LocationConstraint/>`.
-    assert_eq!(location.location_constraint().map_or("", |c| c.as_str()), "");
+    assert_eq!(
+        location.location_constraint().map_or("", |c| c.as_str()),
+        ""
+    );
 
     // Not configured: S3's own errors.
-    let e = client.get_bucket_tagging().bucket(b).send().await.unwrap_err();
+    let e = client
+        .get_bucket_tagging()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(code(&e.into_service_error()), "NoSuchTagSet");
-    let e = client.get_bucket_policy().bucket(b).send().await.unwrap_err();
+    let e = client
+        .get_bucket_policy()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(code(&e.into_service_error()), "NoSuchBucketPolicy");
-    let e = client.get_bucket_lifecycle_configuration().bucket(b).send().await.unwrap_err();
-    assert_eq!(code(&e.into_service_error()), "NoSuchLifecycleConfiguration");
+    let e = client
+        .get_bucket_lifecycle_configuration()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&e.into_service_error()),
+        "NoSuchLifecycleConfiguration"
+    );
     let e = client.get_bucket_cors().bucket(b).send().await.unwrap_err();
     assert_eq!(code(&e.into_service_error()), "NoSuchCORSConfiguration");
-    let e = client.get_bucket_website().bucket(b).send().await.unwrap_err();
+    let e = client
+        .get_bucket_website()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(code(&e.into_service_error()), "NoSuchWebsiteConfiguration");
-    let e = client.get_bucket_replication().bucket(b).send().await.unwrap_err();
-    assert_eq!(code(&e.into_service_error()), "ReplicationConfigurationNotFoundError");
-    let e = client.get_object_lock_configuration().bucket(b).send().await.unwrap_err();
-    assert_eq!(code(&e.into_service_error()), "ObjectLockConfigurationNotFoundError");
+    let e = client
+        .get_bucket_replication()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&e.into_service_error()),
+        "ReplicationConfigurationNotFoundError"
+    );
+    let e = client
+        .get_object_lock_configuration()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&e.into_service_error()),
+        "ObjectLockConfigurationNotFoundError"
+    );
     // S3's defaults since 2023.
-    let enc = client.get_bucket_encryption().bucket(b).send().await.unwrap();
+    let enc = client
+        .get_bucket_encryption()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     let rule = &enc.server_side_encryption_configuration().unwrap().rules()[0];
     assert_eq!(
-        rule.apply_server_side_encryption_by_default().unwrap().sse_algorithm(),
+        rule.apply_server_side_encryption_by_default()
+            .unwrap()
+            .sse_algorithm(),
         &ServerSideEncryption::Aes256
     );
-    let pab = client.get_public_access_block().bucket(b).send().await.unwrap();
-    assert_eq!(pab.public_access_block_configuration().unwrap().block_public_acls(), Some(true));
-    let own = client.get_bucket_ownership_controls().bucket(b).send().await.unwrap();
+    let pab = client
+        .get_public_access_block()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        pab.public_access_block_configuration()
+            .unwrap()
+            .block_public_acls(),
+        Some(true)
+    );
+    let own = client
+        .get_bucket_ownership_controls()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(
         own.ownership_controls().unwrap().rules()[0].object_ownership(),
         &ObjectOwnership::BucketOwnerEnforced
     );
-    let versioning = client.get_bucket_versioning().bucket(b).send().await.unwrap();
+    let versioning = client
+        .get_bucket_versioning()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(versioning.status(), None);
     let acl = client.get_bucket_acl().bucket(b).send().await.unwrap();
     assert_eq!(acl.grants().len(), 1);
     let logging = client.get_bucket_logging().bucket(b).send().await.unwrap();
     assert!(logging.logging_enabled().is_none());
-    let accelerate = client.get_bucket_accelerate_configuration().bucket(b).send().await.unwrap();
+    let accelerate = client
+        .get_bucket_accelerate_configuration()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     assert!(accelerate.status().is_none());
-    let payment = client.get_bucket_request_payment().bucket(b).send().await.unwrap();
+    let payment = client
+        .get_bucket_request_payment()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(payment.payer().map(|p| p.as_str()), Some("BucketOwner"));
 
     // Put, get back, delete.
     let tag = Tag::builder().key("team").value("a&b").build().unwrap();
     let tagging = Tagging::builder().tag_set(tag).build().unwrap();
-    client.put_bucket_tagging().bucket(b).tagging(tagging).send().await.unwrap();
+    client
+        .put_bucket_tagging()
+        .bucket(b)
+        .tagging(tagging)
+        .send()
+        .await
+        .unwrap();
     let got = client.get_bucket_tagging().bucket(b).send().await.unwrap();
-    assert_eq!((got.tag_set()[0].key(), got.tag_set()[0].value()), ("team", "a&b"));
-    client.delete_bucket_tagging().bucket(b).send().await.unwrap();
+    assert_eq!(
+        (got.tag_set()[0].key(), got.tag_set()[0].value()),
+        ("team", "a&b")
+    );
+    client
+        .delete_bucket_tagging()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     assert!(client.get_bucket_tagging().bucket(b).send().await.is_err());
 
-    let enabled = VersioningConfiguration::builder().status(BucketVersioningStatus::Enabled).build();
-    client.put_bucket_versioning().bucket(b).versioning_configuration(enabled).send().await.unwrap();
-    let versioning = client.get_bucket_versioning().bucket(b).send().await.unwrap();
+    let enabled = VersioningConfiguration::builder()
+        .status(BucketVersioningStatus::Enabled)
+        .build();
+    client
+        .put_bucket_versioning()
+        .bucket(b)
+        .versioning_configuration(enabled)
+        .send()
+        .await
+        .unwrap();
+    let versioning = client
+        .get_bucket_versioning()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(versioning.status(), Some(&BucketVersioningStatus::Enabled));
 
     let policy = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::round-trip/*"}]}"#;
-    client.put_bucket_policy().bucket(b).policy(policy).send().await.unwrap();
+    client
+        .put_bucket_policy()
+        .bucket(b)
+        .policy(policy)
+        .send()
+        .await
+        .unwrap();
     let got = client.get_bucket_policy().bucket(b).send().await.unwrap();
     assert_eq!(got.policy(), Some(policy));
-    client.delete_bucket_policy().bucket(b).send().await.unwrap();
+    client
+        .delete_bucket_policy()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     assert!(client.get_bucket_policy().bucket(b).send().await.is_err());
 
     let kms = ServerSideEncryptionByDefault::builder()
@@ -100,23 +217,55 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
         .build()
         .unwrap();
     let enc = ServerSideEncryptionConfiguration::builder()
-        .rules(ServerSideEncryptionRule::builder().apply_server_side_encryption_by_default(kms).build())
+        .rules(
+            ServerSideEncryptionRule::builder()
+                .apply_server_side_encryption_by_default(kms)
+                .build(),
+        )
         .build()
         .unwrap();
-    client.put_bucket_encryption().bucket(b).server_side_encryption_configuration(enc).send().await.unwrap();
-    let got = client.get_bucket_encryption().bucket(b).send().await.unwrap();
+    client
+        .put_bucket_encryption()
+        .bucket(b)
+        .server_side_encryption_configuration(enc)
+        .send()
+        .await
+        .unwrap();
+    let got = client
+        .get_bucket_encryption()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     let default = got.server_side_encryption_configuration().unwrap().rules()[0]
         .apply_server_side_encryption_by_default()
         .unwrap();
-    assert_eq!((default.sse_algorithm(), default.kms_master_key_id()), (&ServerSideEncryption::AwsKms, Some("alias/x")));
-    client.delete_bucket_encryption().bucket(b).send().await.unwrap();
-    let got = client.get_bucket_encryption().bucket(b).send().await.unwrap();
+    assert_eq!(
+        (default.sse_algorithm(), default.kms_master_key_id()),
+        (&ServerSideEncryption::AwsKms, Some("alias/x"))
+    );
+    client
+        .delete_bucket_encryption()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
+    let got = client
+        .get_bucket_encryption()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     let default = got.server_side_encryption_configuration().unwrap().rules()[0]
         .apply_server_side_encryption_by_default()
         .unwrap()
         .sse_algorithm()
         .clone();
-    assert_eq!(default, ServerSideEncryption::Aes256, "a delete restores SSE-S3");
+    assert_eq!(
+        default,
+        ServerSideEncryption::Aes256,
+        "a delete restores SSE-S3"
+    );
 
     let rule = LifecycleRule::builder()
         .id("expire")
@@ -125,7 +274,10 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
         .expiration(LifecycleExpiration::builder().days(30).build())
         .build()
         .unwrap();
-    let lifecycle = aws_sdk_s3::types::BucketLifecycleConfiguration::builder().rules(rule).build().unwrap();
+    let lifecycle = aws_sdk_s3::types::BucketLifecycleConfiguration::builder()
+        .rules(rule)
+        .build()
+        .unwrap();
     client
         .put_bucket_lifecycle_configuration()
         .bucket(b)
@@ -133,40 +285,132 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
         .send()
         .await
         .unwrap();
-    let got = client.get_bucket_lifecycle_configuration().bucket(b).send().await.unwrap();
+    let got = client
+        .get_bucket_lifecycle_configuration()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(got.rules()[0].id(), Some("expire"));
     assert_eq!(got.rules()[0].expiration().unwrap().days(), Some(30));
-    client.delete_bucket_lifecycle().bucket(b).send().await.unwrap();
-    assert!(client.get_bucket_lifecycle_configuration().bucket(b).send().await.is_err());
+    client
+        .delete_bucket_lifecycle()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        client
+            .get_bucket_lifecycle_configuration()
+            .bucket(b)
+            .send()
+            .await
+            .is_err()
+    );
 
     let cors = CorsConfiguration::builder()
-        .cors_rules(CorsRule::builder().allowed_methods("GET").allowed_origins("*").build().unwrap())
+        .cors_rules(
+            CorsRule::builder()
+                .allowed_methods("GET")
+                .allowed_origins("*")
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
-    client.put_bucket_cors().bucket(b).cors_configuration(cors).send().await.unwrap();
+    client
+        .put_bucket_cors()
+        .bucket(b)
+        .cors_configuration(cors)
+        .send()
+        .await
+        .unwrap();
     let got = client.get_bucket_cors().bucket(b).send().await.unwrap();
     assert_eq!(got.cors_rules()[0].allowed_methods(), ["GET"]);
     client.delete_bucket_cors().bucket(b).send().await.unwrap();
     assert!(client.get_bucket_cors().bucket(b).send().await.is_err());
 
-    let open = PublicAccessBlockConfiguration::builder().block_public_acls(false).build();
-    client.put_public_access_block().bucket(b).public_access_block_configuration(open).send().await.unwrap();
-    let got = client.get_public_access_block().bucket(b).send().await.unwrap();
-    assert_eq!(got.public_access_block_configuration().unwrap().block_public_acls(), Some(false));
-    client.delete_public_access_block().bucket(b).send().await.unwrap();
-    let e = client.get_public_access_block().bucket(b).send().await.unwrap_err();
-    assert_eq!(code(&e.into_service_error()), "NoSuchPublicAccessBlockConfiguration");
+    let open = PublicAccessBlockConfiguration::builder()
+        .block_public_acls(false)
+        .build();
+    client
+        .put_public_access_block()
+        .bucket(b)
+        .public_access_block_configuration(open)
+        .send()
+        .await
+        .unwrap();
+    let got = client
+        .get_public_access_block()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        got.public_access_block_configuration()
+            .unwrap()
+            .block_public_acls(),
+        Some(false)
+    );
+    client
+        .delete_public_access_block()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
+    let e = client
+        .get_public_access_block()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&e.into_service_error()),
+        "NoSuchPublicAccessBlockConfiguration"
+    );
 
     let writer = OwnershipControls::builder()
-        .rules(OwnershipControlsRule::builder().object_ownership(ObjectOwnership::ObjectWriter).build().unwrap())
+        .rules(
+            OwnershipControlsRule::builder()
+                .object_ownership(ObjectOwnership::ObjectWriter)
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
-    client.put_bucket_ownership_controls().bucket(b).ownership_controls(writer).send().await.unwrap();
-    let got = client.get_bucket_ownership_controls().bucket(b).send().await.unwrap();
-    assert_eq!(got.ownership_controls().unwrap().rules()[0].object_ownership(), &ObjectOwnership::ObjectWriter);
-    client.delete_bucket_ownership_controls().bucket(b).send().await.unwrap();
-    let e = client.get_bucket_ownership_controls().bucket(b).send().await.unwrap_err();
-    assert_eq!(code(&e.into_service_error()), "OwnershipControlsNotFoundError");
+    client
+        .put_bucket_ownership_controls()
+        .bucket(b)
+        .ownership_controls(writer)
+        .send()
+        .await
+        .unwrap();
+    let got = client
+        .get_bucket_ownership_controls()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        got.ownership_controls().unwrap().rules()[0].object_ownership(),
+        &ObjectOwnership::ObjectWriter
+    );
+    client
+        .delete_bucket_ownership_controls()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap();
+    let e = client
+        .get_bucket_ownership_controls()
+        .bucket(b)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&e.into_service_error()),
+        "OwnershipControlsNotFoundError"
+    );
 
     client.delete_bucket().bucket(b).send().await.unwrap();
     let e = client.head_bucket().bucket(b).send().await.unwrap_err();
@@ -174,9 +418,15 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
 
     // Every call is journalled with its service and operation.
     let calls = served.cloud.calls();
-    assert!(calls.iter().all(|c| c.service == "s3" && !c.operation.is_empty()), "{calls:#?}");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.service == "s3" && !c.operation.is_empty()),
+        "{calls:#?}"
+    );
     assert!(calls.iter().all(|c| c.account == "default"));
-    let ops: std::collections::BTreeSet<&str> = calls.iter().map(|c| c.operation.as_str()).collect();
+    let ops: std::collections::BTreeSet<&str> =
+        calls.iter().map(|c| c.operation.as_str()).collect();
     assert_eq!(ops.len(), 35, "{ops:?}");
     assert_eq!(calls[0].operation, "CreateBucket");
     assert_eq!(calls[0].name, b);
@@ -189,27 +439,89 @@ async fn buckets_already_owned_and_not_empty_answer_as_s3_does() {
     east.create_bucket().bucket("legacy").send().await.unwrap();
     // us-east-1: re-creating an owned bucket is a 200 (S3's legacy behaviour).
     east.create_bucket().bucket("legacy").send().await.unwrap();
-    let west = s3(&served.url, keys("default", "default"), "eu-west-1", aws_smithy_types::retry::RetryConfig::disabled());
+    let west = s3(
+        &served.url,
+        keys("default", "default"),
+        "eu-west-1",
+        aws_smithy_types::retry::RetryConfig::disabled(),
+    );
     let config = CreateBucketConfiguration::builder()
         .location_constraint(BucketLocationConstraint::EuWest1)
         .build();
-    west.create_bucket().bucket("regional").create_bucket_configuration(config.clone()).send().await.unwrap();
-    let e = west.create_bucket().bucket("regional").create_bucket_configuration(config).send().await.unwrap_err();
+    west.create_bucket()
+        .bucket("regional")
+        .create_bucket_configuration(config.clone())
+        .send()
+        .await
+        .unwrap();
+    let e = west
+        .create_bucket()
+        .bucket("regional")
+        .create_bucket_configuration(config)
+        .send()
+        .await
+        .unwrap_err();
     let e = e.into_service_error();
     assert!(e.is_bucket_already_owned_by_you(), "{e:?}");
-    let location = west.get_bucket_location().bucket("regional").send().await.unwrap();
-    assert_eq!(location.location_constraint(), Some(&BucketLocationConstraint::EuWest1));
-    let e = west.create_bucket().bucket("no-constraint").send().await.unwrap_err();
-    assert_eq!(code(&e.into_service_error()), "IllegalLocationConstraintException");
+    let location = west
+        .get_bucket_location()
+        .bucket("regional")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        location.location_constraint(),
+        Some(&BucketLocationConstraint::EuWest1)
+    );
+    let e = west
+        .create_bucket()
+        .bucket("no-constraint")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code(&e.into_service_error()),
+        "IllegalLocationConstraintException"
+    );
 
-    east.put_object().bucket("legacy").key("dir/a.txt").body(ByteStream::from_static(b"hello")).send().await.unwrap();
-    let got = east.get_object().bucket("legacy").key("dir/a.txt").send().await.unwrap();
-    assert_eq!(got.body.collect().await.unwrap().into_bytes().as_ref(), b"hello");
-    let e = east.delete_bucket().bucket("legacy").send().await.unwrap_err();
+    east.put_object()
+        .bucket("legacy")
+        .key("dir/a.txt")
+        .body(ByteStream::from_static(b"hello"))
+        .send()
+        .await
+        .unwrap();
+    let got = east
+        .get_object()
+        .bucket("legacy")
+        .key("dir/a.txt")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        got.body.collect().await.unwrap().into_bytes().as_ref(),
+        b"hello"
+    );
+    let e = east
+        .delete_bucket()
+        .bucket("legacy")
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(code(&e.into_service_error()), "BucketNotEmpty");
-    east.delete_object().bucket("legacy").key("dir/a.txt").send().await.unwrap();
+    east.delete_object()
+        .bucket("legacy")
+        .key("dir/a.txt")
+        .send()
+        .await
+        .unwrap();
     east.delete_bucket().bucket("legacy").send().await.unwrap();
-    let e = east.create_bucket().bucket("Bad_Name").send().await.unwrap_err();
+    let e = east
+        .create_bucket()
+        .bucket("Bad_Name")
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(code(&e.into_service_error()), "InvalidBucketName");
 }
 
@@ -224,12 +536,31 @@ async fn a_bucket_of_another_account_is_refused_and_its_name_taken() {
     let none = aws_smithy_types::retry::RetryConfig::disabled();
     let a = s3(&served.url, keys("AKIAA", "sa"), "us-east-1", none.clone());
     let b = s3(&served.url, keys("AKIAB", "sb"), "us-east-1", none);
-    a.create_bucket().bucket("shared-name").send().await.unwrap();
-    let e = b.create_bucket().bucket("shared-name").send().await.unwrap_err();
+    a.create_bucket()
+        .bucket("shared-name")
+        .send()
+        .await
+        .unwrap();
+    let e = b
+        .create_bucket()
+        .bucket("shared-name")
+        .send()
+        .await
+        .unwrap_err();
     assert!(e.into_service_error().is_bucket_already_exists());
-    let e = b.get_bucket_tagging().bucket("shared-name").send().await.unwrap_err();
+    let e = b
+        .get_bucket_tagging()
+        .bucket("shared-name")
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(code(&e.into_service_error()), "AccessDenied");
     assert!(b.list_buckets().send().await.unwrap().buckets().is_empty());
-    let accounts: Vec<String> = served.cloud.calls().into_iter().map(|c| c.account).collect();
+    let accounts: Vec<String> = served
+        .cloud
+        .calls()
+        .into_iter()
+        .map(|c| c.account)
+        .collect();
     assert_eq!(accounts, ["a", "b", "b", "b"]);
 }

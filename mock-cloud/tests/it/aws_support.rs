@@ -67,7 +67,12 @@ pub fn s3(
 
 /// The default account's S3 client in us-east-1, without retries.
 pub fn default_s3(url: &str) -> aws_sdk_s3::Client {
-    s3(url, keys("default", "default"), "us-east-1", aws_smithy_types::retry::RetryConfig::disabled())
+    s3(
+        url,
+        keys("default", "default"),
+        "us-east-1",
+        aws_smithy_types::retry::RetryConfig::disabled(),
+    )
 }
 
 /// An STS client of `credentials` (none: only unsigned operations work).
@@ -101,13 +106,17 @@ pub fn signed(
     s3: bool,
 ) -> http::Request<Full<Bytes>> {
     let full_uri = format!("http://mock.local{uri}");
-    let mut all: Vec<(String, String)> = headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let mut all: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
     all.push(("host".into(), "mock.local".into()));
     let mut settings = SigningSettings::default();
     if s3 {
         settings.percent_encoding_mode = aws_sigv4::http_request::PercentEncodingMode::Single;
         settings.payload_checksum_kind = aws_sigv4::http_request::PayloadChecksumKind::XAmzSha256;
-        settings.uri_path_normalization_mode = aws_sigv4::http_request::UriPathNormalizationMode::Disabled;
+        settings.uri_path_normalization_mode =
+            aws_sigv4::http_request::UriPathNormalizationMode::Disabled;
     }
     let identity: Identity = credentials.clone().into();
     let params = aws_sigv4::sign::v4::SigningParams::builder()
@@ -131,7 +140,9 @@ pub fn signed(
     for (k, v) in &all {
         request = request.header(k, v);
     }
-    let mut request = request.body(Full::new(Bytes::copy_from_slice(body))).unwrap();
+    let mut request = request
+        .body(Full::new(Bytes::copy_from_slice(body)))
+        .unwrap();
     instructions.apply_to_request_http1x(&mut request);
     request
 }

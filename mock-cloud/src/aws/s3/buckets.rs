@@ -22,8 +22,15 @@ pub(crate) fn canonical_id(account_id: &str) -> String {
 }
 
 /// The bucket `name` of the caller: 404 if there is none, 403 if another account owns it.
-pub(crate) fn owned<'a>(store: &'a Store, caller: &Principal, name: &str) -> Result<&'a Bucket, AwsError> {
-    let bucket = store.buckets.get(name).ok_or_else(|| no_such_bucket(name))?;
+pub(crate) fn owned<'a>(
+    store: &'a Store,
+    caller: &Principal,
+    name: &str,
+) -> Result<&'a Bucket, AwsError> {
+    let bucket = store
+        .buckets
+        .get(name)
+        .ok_or_else(|| no_such_bucket(name))?;
     if bucket.owner != caller.account {
         return Err(access_denied());
     }
@@ -31,8 +38,15 @@ pub(crate) fn owned<'a>(store: &'a Store, caller: &Principal, name: &str) -> Res
 }
 
 /// [`owned`], mutable.
-pub(crate) fn owned_mut<'a>(store: &'a mut Store, caller: &Principal, name: &str) -> Result<&'a mut Bucket, AwsError> {
-    let bucket = store.buckets.get_mut(name).ok_or_else(|| no_such_bucket(name))?;
+pub(crate) fn owned_mut<'a>(
+    store: &'a mut Store,
+    caller: &Principal,
+    name: &str,
+) -> Result<&'a mut Bucket, AwsError> {
+    let bucket = store
+        .buckets
+        .get_mut(name)
+        .ok_or_else(|| no_such_bucket(name))?;
     if bucket.owner != caller.account {
         return Err(access_denied());
     }
@@ -54,7 +68,11 @@ pub(crate) fn valid_name(name: &str) -> bool {
         && name.split('.').filter(|p| p.parse::<u8>().is_ok()).count() != 4
 }
 
-pub(crate) fn list(ctx: &Ctx<'_>, store: &Store, caller: &Arc<Principal>) -> Result<Response<ResponseBody>, AwsError> {
+pub(crate) fn list(
+    ctx: &Ctx<'_>,
+    store: &Store,
+    caller: &Arc<Principal>,
+) -> Result<Response<ResponseBody>, AwsError> {
     let query = &ctx.request.query;
     let param = |k: &str| super::super::params::get(query, k);
     let prefix = param("prefix").unwrap_or_default();
@@ -102,7 +120,10 @@ pub(crate) fn list(ctx: &Ctx<'_>, store: &Store, caller: &Arc<Principal>) -> Res
     }
     body.push_str("</Buckets>");
     if more && let Some(last) = last {
-        body.push_str(&format!("<ContinuationToken>{}</ContinuationToken>", escape(&last)));
+        body.push_str(&format!(
+            "<ContinuationToken>{}</ContinuationToken>",
+            escape(&last)
+        ));
     }
     if !prefix.is_empty() {
         body.push_str(&format!("<Prefix>{}</Prefix>", escape(prefix)));
@@ -118,8 +139,12 @@ pub(crate) fn create(
     name: &str,
 ) -> Result<Response<ResponseBody>, AwsError> {
     if !valid_name(name) {
-        return Err(AwsError::new(StatusCode::BAD_REQUEST, "InvalidBucketName", "The specified bucket is not valid.")
-            .with_field("BucketName", name));
+        return Err(AwsError::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidBucketName",
+            "The specified bucket is not valid.",
+        )
+        .with_field("BucketName", name));
     }
     let region = ctx.request.region.as_str();
     let constraint = if ctx.request.body.iter().all(u8::is_ascii_whitespace) {
@@ -152,7 +177,9 @@ pub(crate) fn create(
             return Err(AwsError::new(
                 StatusCode::BAD_REQUEST,
                 "IllegalLocationConstraintException",
-                format!("The {c} location constraint is incompatible for the region specific endpoint this request was sent to."),
+                format!(
+                    "The {c} location constraint is incompatible for the region specific endpoint this request was sent to."
+                ),
             ));
         }
         _ => {}
@@ -175,7 +202,12 @@ pub(crate) fn create(
             .with_field("BucketName", name));
         }
     } else {
-        let mut bucket = Bucket::new(caller.account.clone(), caller.account_id.clone(), region.to_owned(), ctx.now);
+        let mut bucket = Bucket::new(
+            caller.account.clone(),
+            caller.account_id.clone(),
+            region.to_owned(),
+            ctx.now,
+        );
         let ownership_header = ctx
             .request
             .headers
@@ -183,9 +215,13 @@ pub(crate) fn create(
             .and_then(|v| v.to_str().ok());
         if let Some(value) = ownership_header {
             if !super::schema::OWNERSHIPS.contains(&value) {
-                return Err(AwsError::new(StatusCode::BAD_REQUEST, "InvalidArgument", "Invalid x-amz-object-ownership header")
-                    .with_field("ArgumentName", "x-amz-object-ownership")
-                    .with_field("ArgumentValue", value));
+                return Err(AwsError::new(
+                    StatusCode::BAD_REQUEST,
+                    "InvalidArgument",
+                    "Invalid x-amz-object-ownership header",
+                )
+                .with_field("ArgumentName", "x-amz-object-ownership")
+                .with_field("ArgumentValue", value));
             }
             bucket.ownership = Some(ownership(value));
         }
@@ -193,7 +229,9 @@ pub(crate) fn create(
     }
     let mut response = empty(ctx, StatusCode::OK);
     if let Ok(location) = HeaderValue::from_str(&format!("/{name}")) {
-        response.headers_mut().insert(http::header::LOCATION, location);
+        response
+            .headers_mut()
+            .insert(http::header::LOCATION, location);
     }
     Ok(response)
 }
@@ -210,7 +248,10 @@ pub(crate) fn head(
     if let Ok(region) = HeaderValue::from_str(&bucket.region) {
         headers.insert("x-amz-bucket-region", region);
     }
-    headers.insert("x-amz-access-point-alias", HeaderValue::from_static("false"));
+    headers.insert(
+        "x-amz-access-point-alias",
+        HeaderValue::from_static("false"),
+    );
     Ok(response)
 }
 
@@ -222,8 +263,12 @@ pub(crate) fn delete(
 ) -> Result<Response<ResponseBody>, AwsError> {
     let bucket = owned(store, caller, name)?;
     if !bucket.objects.is_empty() {
-        return Err(AwsError::new(StatusCode::CONFLICT, "BucketNotEmpty", "The bucket you tried to delete is not empty")
-            .with_field("BucketName", name));
+        return Err(AwsError::new(
+            StatusCode::CONFLICT,
+            "BucketNotEmpty",
+            "The bucket you tried to delete is not empty",
+        )
+        .with_field("BucketName", name));
     }
     store.buckets.remove(name);
     Ok(empty(ctx, StatusCode::NO_CONTENT))
@@ -237,7 +282,9 @@ pub(crate) fn location(
 ) -> Result<Response<ResponseBody>, AwsError> {
     let bucket = owned(store, caller, name)?;
     let body = if bucket.region == US_EAST_1 {
-        format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<LocationConstraint xmlns=\"{NAMESPACE}\"/>")
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<LocationConstraint xmlns=\"{NAMESPACE}\"/>"
+        )
     } else {
         format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<LocationConstraint xmlns=\"{NAMESPACE}\">{}</LocationConstraint>",
@@ -256,7 +303,17 @@ mod tests {
         for good in ["abc", "my-bucket.logs", "a1-b2", &"a".repeat(63)] {
             assert!(valid_name(good), "{good}");
         }
-        for bad in ["ab", "Abc", "-abc", "abc-", "a..b", "192.168.1.1", "a_b", "xn--abc", &"a".repeat(64)] {
+        for bad in [
+            "ab",
+            "Abc",
+            "-abc",
+            "abc-",
+            "a..b",
+            "192.168.1.1",
+            "a_b",
+            "xn--abc",
+            &"a".repeat(64),
+        ] {
             assert!(!valid_name(bad), "{bad}");
         }
     }

@@ -67,7 +67,8 @@ const SUBRESOURCES: [&str; 16] = [
 /// The bucket and key a request addresses: from a virtual host (`bucket.s3.…`) or the
 /// path's first segment.
 fn target(request: &AwsRequest<'_>) -> (Option<String>, Option<String>) {
-    let decoded = String::from_utf8_lossy(&sigv4::percent_decode(request.raw_path.as_bytes())).into_owned();
+    let decoded =
+        String::from_utf8_lossy(&sigv4::percent_decode(request.raw_path.as_bytes())).into_owned();
     let path = decoded.strip_prefix('/').unwrap_or(&decoded);
     let host = request.authority.unwrap_or_default();
     let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
@@ -98,7 +99,10 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
         .map(|(k, _)| k.as_str())
         .find(|k| SUBRESOURCES.contains(k));
     let other_query = request.query.iter().any(|(k, _)| {
-        !SUBRESOURCES.contains(&k.as_str()) && !k.starts_with("X-Amz-") && !k.starts_with("x-amz-") && !is_list_buckets_param(k)
+        !SUBRESOURCES.contains(&k.as_str())
+            && !k.starts_with("X-Amz-")
+            && !k.starts_with("x-amz-")
+            && !is_list_buckets_param(k)
     });
     let op = match (&bucket, &key, method, sub) {
         (None, _, &Method::GET, None) => Some(Op::ListBuckets),
@@ -156,7 +160,10 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
 /// Query parameters that do not change the operation: ListBuckets' own, and the `x-id`
 /// the SDKs add to object operations (`?x-id=PutObject`).
 fn is_list_buckets_param(key: &str) -> bool {
-    matches!(key, "max-buckets" | "continuation-token" | "prefix" | "bucket-region" | "x-id")
+    matches!(
+        key,
+        "max-buckets" | "continuation-token" | "prefix" | "bucket-region" | "x-id"
+    )
 }
 
 fn bucket_operation(method: &Method, sub: Option<&str>) -> Option<S3Operation> {
@@ -226,9 +233,14 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
         Op::HeadBucket => buckets::head(ctx, &store, caller, &bucket),
         Op::DeleteBucket => buckets::delete(ctx, &mut store, caller, &bucket),
         Op::GetBucketLocation => buckets::location(ctx, &store, caller, &bucket),
-        Op::PutObject | Op::GetObject | Op::HeadObject | Op::DeleteObject => {
-            objects::handle(ctx, &mut store, caller, op, &bucket, &key.unwrap_or_default())
-        }
+        Op::PutObject | Op::GetObject | Op::HeadObject | Op::DeleteObject => objects::handle(
+            ctx,
+            &mut store,
+            caller,
+            op,
+            &bucket,
+            &key.unwrap_or_default(),
+        ),
         _ => subresources::handle(ctx, &mut store, caller, op, &bucket),
     }
 }
@@ -244,8 +256,12 @@ pub(crate) fn empty(ctx: &Ctx<'_>, status: StatusCode) -> Response<ResponseBody>
 }
 
 pub(crate) fn no_such_bucket(bucket: &str) -> AwsError {
-    AwsError::new(StatusCode::NOT_FOUND, "NoSuchBucket", "The specified bucket does not exist")
-        .with_field("BucketName", bucket)
+    AwsError::new(
+        StatusCode::NOT_FOUND,
+        "NoSuchBucket",
+        "The specified bucket does not exist",
+    )
+    .with_field("BucketName", bucket)
 }
 
 pub(crate) fn access_denied() -> AwsError {
@@ -275,7 +291,9 @@ mod tests {
             method,
             raw_path: uri.path(),
             raw_query,
-            query: raw_query.map(|q| super::super::params::pairs(q.as_bytes())).unwrap_or_default(),
+            query: raw_query
+                .map(|q| super::super::params::pairs(q.as_bytes()))
+                .unwrap_or_default(),
             headers: &headers,
             authority: host,
             body: bytes::Bytes::new(),
@@ -294,8 +312,14 @@ mod tests {
         assert_eq!(op(Method::PUT, "/b"), Some("CreateBucket"));
         assert_eq!(op(Method::HEAD, "/b/"), Some("HeadBucket"));
         assert_eq!(op(Method::GET, "/b?tagging"), Some("GetBucketTagging"));
-        assert_eq!(op(Method::DELETE, "/b?lifecycle"), Some("DeleteBucketLifecycle"));
-        assert_eq!(op(Method::GET, "/b?object-lock"), Some("GetObjectLockConfiguration"));
+        assert_eq!(
+            op(Method::DELETE, "/b?lifecycle"),
+            Some("DeleteBucketLifecycle")
+        );
+        assert_eq!(
+            op(Method::GET, "/b?object-lock"),
+            Some("GetObjectLockConfiguration")
+        );
         assert_eq!(op(Method::PUT, "/b/dir/k%20ey"), Some("PutObject"));
         assert_eq!(op(Method::GET, "/b?list-type=2"), None);
         assert_eq!(op(Method::POST, "/b?tagging"), None);
@@ -306,16 +330,38 @@ mod tests {
     #[test]
     fn reads_and_writes_fall_in_their_class_per_bucket_or_prefix() {
         let head = routed(&Method::HEAD, "/b", None).unwrap();
-        assert_eq!((head.class, head.resource.as_str(), head.name.as_str()), (0, "b", "b"));
+        assert_eq!(
+            (head.class, head.resource.as_str(), head.name.as_str()),
+            (0, "b", "b")
+        );
         let put = routed(&Method::PUT, "/b/dir/sub/k", None).unwrap();
-        assert_eq!((put.class, put.resource.as_str(), put.name.as_str()), (1, "b/dir/sub/", "b/dir/sub/k"));
+        assert_eq!(
+            (put.class, put.resource.as_str(), put.name.as_str()),
+            (1, "b/dir/sub/", "b/dir/sub/k")
+        );
     }
 
     #[test]
     fn a_virtual_host_names_the_bucket() {
-        let r = routed(&Method::GET, "/?tagging", Some("my-bucket.s3.localhost:4566")).unwrap();
-        assert_eq!((r.op.name(), r.name.as_str()), ("GetBucketTagging", "my-bucket"));
-        let r = routed(&Method::PUT, "/a/b", Some("my-bucket.s3.us-east-1.amazonaws.com")).unwrap();
-        assert_eq!((r.op.name(), r.name.as_str()), ("PutObject", "my-bucket/a/b"));
+        let r = routed(
+            &Method::GET,
+            "/?tagging",
+            Some("my-bucket.s3.localhost:4566"),
+        )
+        .unwrap();
+        assert_eq!(
+            (r.op.name(), r.name.as_str()),
+            ("GetBucketTagging", "my-bucket")
+        );
+        let r = routed(
+            &Method::PUT,
+            "/a/b",
+            Some("my-bucket.s3.us-east-1.amazonaws.com"),
+        )
+        .unwrap();
+        assert_eq!(
+            (r.op.name(), r.name.as_str()),
+            ("PutObject", "my-bucket/a/b")
+        );
     }
 }

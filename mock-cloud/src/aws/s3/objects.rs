@@ -32,15 +32,28 @@ pub(crate) fn handle(
     key: &str,
 ) -> Result<Response<ResponseBody>, AwsError> {
     if key.len() > 1024 {
-        return Err(AwsError::new(StatusCode::BAD_REQUEST, "KeyTooLongError", "Your key is too long")
-            .with_field("MaxSizeAllowed", "1024")
-            .with_field("Size", key.len().to_string()));
+        return Err(AwsError::new(
+            StatusCode::BAD_REQUEST,
+            "KeyTooLongError",
+            "Your key is too long",
+        )
+        .with_field("MaxSizeAllowed", "1024")
+        .with_field("Size", key.len().to_string()));
     }
     match op {
         S3Operation::PutObject => {
             let (data, trailers) = payload(ctx)?;
-            check_checksums(ctx.request.headers.iter().map(|(k, v)| (k.as_str(), v.to_str().unwrap_or(""))), &data)?;
-            check_checksums(trailers.iter().map(|(k, v)| (k.as_str(), v.as_str())), &data)?;
+            check_checksums(
+                ctx.request
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.to_str().unwrap_or(""))),
+                &data,
+            )?;
+            check_checksums(
+                trailers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                &data,
+            )?;
             let target = owned_mut(store, caller, bucket)?;
             let digest = ring::digest::digest(&ring::digest::SHA256, &data);
             let mut etag = String::from("\"");
@@ -72,11 +85,27 @@ pub(crate) fn handle(
             Ok(empty(ctx, StatusCode::NO_CONTENT))
         }
         _ => {
-            let object = owned(store, caller, bucket)?.objects.get(key).ok_or_else(|| {
-                AwsError::new(StatusCode::NOT_FOUND, "NoSuchKey", "The specified key does not exist.").with_field("Key", key)
-            })?;
-            let content_type = object.content_type.clone().unwrap_or_else(|| "binary/octet-stream".to_owned());
-            let mut response = super::super::envelope::respond(&ctx.reply, StatusCode::OK, "", object.data.clone());
+            let object = owned(store, caller, bucket)?
+                .objects
+                .get(key)
+                .ok_or_else(|| {
+                    AwsError::new(
+                        StatusCode::NOT_FOUND,
+                        "NoSuchKey",
+                        "The specified key does not exist.",
+                    )
+                    .with_field("Key", key)
+                })?;
+            let content_type = object
+                .content_type
+                .clone()
+                .unwrap_or_else(|| "binary/octet-stream".to_owned());
+            let mut response = super::super::envelope::respond(
+                &ctx.reply,
+                StatusCode::OK,
+                "",
+                object.data.clone(),
+            );
             let headers = response.headers_mut();
             if let Ok(v) = HeaderValue::from_str(&content_type) {
                 headers.insert(header::CONTENT_TYPE, v);
@@ -158,7 +187,10 @@ fn decode_chunked(body: &[u8]) -> Option<(Vec<u8>, Vec<(String, String)>)> {
 }
 
 /// Checks every `x-amz-checksum-<algorithm>` among `fields` against `data`.
-fn check_checksums<'a>(fields: impl Iterator<Item = (&'a str, &'a str)>, data: &[u8]) -> Result<(), AwsError> {
+fn check_checksums<'a>(
+    fields: impl Iterator<Item = (&'a str, &'a str)>,
+    data: &[u8],
+) -> Result<(), AwsError> {
     for (name, value) in fields {
         let Some(algorithm) = name.strip_prefix("x-amz-checksum-") else {
             continue;
@@ -167,14 +199,19 @@ fn check_checksums<'a>(fields: impl Iterator<Item = (&'a str, &'a str)>, data: &
             "crc32" => base64(&crc32(data, 0xEDB8_8320).to_be_bytes()),
             "crc32c" => base64(&crc32(data, 0x82F6_3B78).to_be_bytes()),
             "sha256" => base64(ring::digest::digest(&ring::digest::SHA256, data).as_ref()),
-            "sha1" => base64(ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, data).as_ref()),
+            "sha1" => {
+                base64(ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, data).as_ref())
+            }
             _ => continue,
         };
         if computed != value {
             return Err(AwsError::new(
                 StatusCode::BAD_REQUEST,
                 "BadDigest",
-                format!("The {} you specified did not match the calculated checksum.", algorithm.to_ascii_uppercase()),
+                format!(
+                    "The {} you specified did not match the calculated checksum.",
+                    algorithm.to_ascii_uppercase()
+                ),
             ));
         }
     }
@@ -187,7 +224,11 @@ fn crc32(data: &[u8], polynomial: u32) -> u32 {
     for &byte in data {
         crc ^= u32::from(byte);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ polynomial } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ polynomial
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -197,7 +238,9 @@ fn crc32(data: &[u8], polynomial: u32) -> u32 {
 fn http_date(t: jiff::Timestamp) -> String {
     let dt = t.to_zoned(jiff::tz::TimeZone::UTC);
     const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     format!(
         "{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT",
         DAYS[dt.weekday().to_monday_zero_offset() as usize],
@@ -225,9 +268,20 @@ mod tests {
         let body = b"5\r\nhello\r\n6\r\n world\r\n0\r\nx-amz-checksum-crc32:DUoRhQ==\r\n\r\n";
         let (data, trailers) = decode_chunked(body).unwrap();
         assert_eq!(data, b"hello world");
-        assert_eq!(trailers, [("x-amz-checksum-crc32".to_owned(), "DUoRhQ==".to_owned())]);
-        assert!(check_checksums(trailers.iter().map(|(k, v)| (k.as_str(), v.as_str())), &data).is_ok());
-        assert!(check_checksums([("x-amz-checksum-crc32", "AAAAAA==")].into_iter(), &data).is_err());
+        assert_eq!(
+            trailers,
+            [("x-amz-checksum-crc32".to_owned(), "DUoRhQ==".to_owned())]
+        );
+        assert!(
+            check_checksums(
+                trailers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                &data
+            )
+            .is_ok()
+        );
+        assert!(
+            check_checksums([("x-amz-checksum-crc32", "AAAAAA==")].into_iter(), &data).is_err()
+        );
         assert!(decode_chunked(b"5\r\nhel").is_none());
     }
 

@@ -10,7 +10,11 @@ use super::super::xml::{self, Element};
 use super::malformed_xml;
 
 /// The values of `ObjectOwnership`.
-pub(crate) const OWNERSHIPS: [&str; 3] = ["BucketOwnerPreferred", "ObjectWriter", "BucketOwnerEnforced"];
+pub(crate) const OWNERSHIPS: [&str; 3] = [
+    "BucketOwnerPreferred",
+    "ObjectWriter",
+    "BucketOwnerEnforced",
+];
 
 /// Reads a document whose root must be `root`.
 pub(crate) fn document(body: &[u8], root: &str) -> Result<Element, AwsError> {
@@ -45,14 +49,22 @@ pub(crate) fn tagging(body: &[u8]) -> Result<Element, AwsError> {
             return Err(invalid_tag("The TagValue you have provided is invalid"));
         }
         if key.starts_with("aws:") {
-            return Err(invalid_tag("System tags cannot be added/updated by requester"));
+            return Err(invalid_tag(
+                "System tags cannot be added/updated by requester",
+            ));
         }
         if !keys.insert(key) {
-            return Err(invalid_tag("Cannot provide multiple Tags with the same key"));
+            return Err(invalid_tag(
+                "Cannot provide multiple Tags with the same key",
+            ));
         }
     }
     if keys.len() > 50 {
-        return Err(AwsError::new(StatusCode::BAD_REQUEST, "BadRequest", "Bucket tag count cannot be greater than 50"));
+        return Err(AwsError::new(
+            StatusCode::BAD_REQUEST,
+            "BadRequest",
+            "Bucket tag count cannot be greater than 50",
+        ));
     }
     Ok(root)
 }
@@ -60,10 +72,16 @@ pub(crate) fn tagging(body: &[u8]) -> Result<Element, AwsError> {
 /// `<VersioningConfiguration><Status>Enabled|Suspended</Status><MfaDelete/>`.
 pub(crate) fn versioning(body: &[u8]) -> Result<Element, AwsError> {
     let root = document(body, "VersioningConfiguration")?;
-    if root.text_of("Status").is_some_and(|s| !matches!(s, "Enabled" | "Suspended")) {
+    if root
+        .text_of("Status")
+        .is_some_and(|s| !matches!(s, "Enabled" | "Suspended"))
+    {
         return Err(malformed_xml());
     }
-    if root.text_of("MfaDelete").is_some_and(|s| !matches!(s, "Enabled" | "Disabled")) {
+    if root
+        .text_of("MfaDelete")
+        .is_some_and(|s| !matches!(s, "Enabled" | "Disabled"))
+    {
         return Err(malformed_xml());
     }
     Ok(root)
@@ -71,11 +89,20 @@ pub(crate) fn versioning(body: &[u8]) -> Result<Element, AwsError> {
 
 /// A bucket policy: a JSON object.
 pub(crate) fn policy(body: &[u8]) -> Result<String, AwsError> {
-    let malformed = |message: &str| AwsError::new(StatusCode::BAD_REQUEST, "MalformedPolicy", message.to_owned());
-    let text = std::str::from_utf8(body).map_err(|_| malformed("Policies must be valid JSON and the first byte must be '{'"))?;
+    let malformed = |message: &str| {
+        AwsError::new(
+            StatusCode::BAD_REQUEST,
+            "MalformedPolicy",
+            message.to_owned(),
+        )
+    };
+    let text = std::str::from_utf8(body)
+        .map_err(|_| malformed("Policies must be valid JSON and the first byte must be '{'"))?;
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|_| malformed("Policies must be valid JSON and the first byte must be '{'"))?;
-    let statements = value.get("Statement").ok_or_else(|| malformed("Missing required field Statement"))?;
+    let statements = value
+        .get("Statement")
+        .ok_or_else(|| malformed("Missing required field Statement"))?;
     if !(statements.is_array() || statements.is_object()) {
         return Err(malformed("Statement is not well-formed"));
     }
@@ -130,11 +157,17 @@ pub(crate) fn cors(body: &[u8]) -> Result<Element, AwsError> {
             return Err(malformed_xml());
         }
         for method in methods {
-            if !matches!(method.text.as_str(), "GET" | "PUT" | "POST" | "DELETE" | "HEAD") {
+            if !matches!(
+                method.text.as_str(),
+                "GET" | "PUT" | "POST" | "DELETE" | "HEAD"
+            ) {
                 return Err(AwsError::new(
                     StatusCode::BAD_REQUEST,
                     "InvalidRequest",
-                    format!("Found unsupported HTTP method in CORS config. Unsupported method is {}", method.text),
+                    format!(
+                        "Found unsupported HTTP method in CORS config. Unsupported method is {}",
+                        method.text
+                    ),
                 ));
             }
         }
@@ -146,9 +179,15 @@ pub(crate) fn cors(body: &[u8]) -> Result<Element, AwsError> {
 /// are `false`).
 pub(crate) fn public_access_block(body: &[u8]) -> Result<Element, AwsError> {
     let root = document(body, "PublicAccessBlockConfiguration")?;
-    const FLAGS: [&str; 4] = ["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"];
+    const FLAGS: [&str; 4] = [
+        "BlockPublicAcls",
+        "IgnorePublicAcls",
+        "BlockPublicPolicy",
+        "RestrictPublicBuckets",
+    ];
     for child in &root.children {
-        if !FLAGS.contains(&child.name.as_str()) || !matches!(child.text.as_str(), "true" | "false") {
+        if !FLAGS.contains(&child.name.as_str()) || !matches!(child.text.as_str(), "true" | "false")
+        {
             return Err(malformed_xml());
         }
     }
@@ -174,7 +213,9 @@ pub(crate) fn ownership_controls(body: &[u8]) -> Result<Element, AwsError> {
     if rules.len() != 1 {
         return Err(malformed_xml());
     }
-    let value = rules[0].text_of("ObjectOwnership").ok_or_else(malformed_xml)?;
+    let value = rules[0]
+        .text_of("ObjectOwnership")
+        .ok_or_else(malformed_xml)?;
     if !OWNERSHIPS.contains(&value) {
         return Err(malformed_xml());
     }
@@ -191,7 +232,8 @@ mod tests {
         assert!(tagging(ok).is_ok());
         let dup = b"<Tagging><TagSet><Tag><Key>a</Key><Value>1</Value></Tag><Tag><Key>a</Key><Value>2</Value></Tag></TagSet></Tagging>";
         assert_eq!(tagging(dup).unwrap_err().code, "InvalidTag");
-        let sys = b"<Tagging><TagSet><Tag><Key>aws:x</Key><Value>1</Value></Tag></TagSet></Tagging>";
+        let sys =
+            b"<Tagging><TagSet><Tag><Key>aws:x</Key><Value>1</Value></Tag></TagSet></Tagging>";
         assert_eq!(tagging(sys).unwrap_err().code, "InvalidTag");
         assert_eq!(tagging(b"<Tagging>").unwrap_err().code, "MalformedXML");
         assert_eq!(tagging(b"<Other/>").unwrap_err().code, "MalformedXML");
@@ -216,6 +258,9 @@ mod tests {
         let p = public_access_block(b"<PublicAccessBlockConfiguration><BlockPublicAcls>true</BlockPublicAcls></PublicAccessBlockConfiguration>").unwrap();
         let mut out = String::new();
         p.write(&mut out);
-        assert_eq!(out, "<PublicAccessBlockConfiguration><BlockPublicAcls>true</BlockPublicAcls><IgnorePublicAcls>false</IgnorePublicAcls><BlockPublicPolicy>false</BlockPublicPolicy><RestrictPublicBuckets>false</RestrictPublicBuckets></PublicAccessBlockConfiguration>");
+        assert_eq!(
+            out,
+            "<PublicAccessBlockConfiguration><BlockPublicAcls>true</BlockPublicAcls><IgnorePublicAcls>false</IgnorePublicAcls><BlockPublicPolicy>false</BlockPublicPolicy><RestrictPublicBuckets>false</RestrictPublicBuckets></PublicAccessBlockConfiguration>"
+        );
     }
 }

@@ -86,7 +86,10 @@ pub(crate) fn default_encryption() -> Element {
         vec![node(
             "Rule",
             vec![
-                node("ApplyServerSideEncryptionByDefault", vec![leaf("SSEAlgorithm", "AES256")]),
+                node(
+                    "ApplyServerSideEncryptionByDefault",
+                    vec![leaf("SSEAlgorithm", "AES256")],
+                ),
                 leaf("BucketKeyEnabled", "false"),
             ],
         )],
@@ -97,16 +100,24 @@ pub(crate) fn default_encryption() -> Element {
 pub(crate) fn default_public_access_block() -> Element {
     node(
         "PublicAccessBlockConfiguration",
-        ["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"]
-            .into_iter()
-            .map(|name| leaf(name, "true"))
-            .collect(),
+        [
+            "BlockPublicAcls",
+            "IgnorePublicAcls",
+            "BlockPublicPolicy",
+            "RestrictPublicBuckets",
+        ]
+        .into_iter()
+        .map(|name| leaf(name, "true"))
+        .collect(),
     )
 }
 
 /// An ownership-controls document with one rule.
 pub(crate) fn ownership(value: &str) -> Element {
-    node("OwnershipControls", vec![node("Rule", vec![leaf("ObjectOwnership", value)])])
+    node(
+        "OwnershipControls",
+        vec![node("Rule", vec![leaf("ObjectOwnership", value)])],
+    )
 }
 
 /// Every bucket, by name (bucket names are global, as in S3).

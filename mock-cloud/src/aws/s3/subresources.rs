@@ -16,7 +16,10 @@ use crate::http::ResponseBody;
 use crate::service::S3Operation;
 
 /// The header S3 answers lifecycle gets and puts with.
-const TRANSITION_MINIMUM: (&str, &str) = ("x-amz-transition-default-minimum-object-size", "all_storage_classes_128K");
+const TRANSITION_MINIMUM: (&str, &str) = (
+    "x-amz-transition-default-minimum-object-size",
+    "all_storage_classes_128K",
+);
 
 fn not_configured(code: &'static str, message: &'static str, bucket: &str) -> AwsError {
     AwsError::new(StatusCode::NOT_FOUND, code, message).with_field("BucketName", bucket)
@@ -26,9 +29,9 @@ fn not_configured(code: &'static str, message: &'static str, bucket: &str) -> Aw
 fn require_checksum(ctx: &Ctx<'_>) -> Result<(), AwsError> {
     let headers = ctx.request.headers;
     let has = headers.contains_key("content-md5")
-        || headers
-            .keys()
-            .any(|k| k.as_str().starts_with("x-amz-checksum-") && k.as_str() != "x-amz-checksum-type");
+        || headers.keys().any(|k| {
+            k.as_str().starts_with("x-amz-checksum-") && k.as_str() != "x-amz-checksum-type"
+        });
     if has {
         Ok(())
     } else {
@@ -53,7 +56,11 @@ fn empty_document(ctx: &Ctx<'_>, root: &str) -> Response<ResponseBody> {
 }
 
 /// A configuration that is either set or answers `missing`.
-fn get(ctx: &Ctx<'_>, value: Option<&Element>, missing: AwsError) -> Result<Response<ResponseBody>, AwsError> {
+fn get(
+    ctx: &Ctx<'_>,
+    value: Option<&Element>,
+    missing: AwsError,
+) -> Result<Response<ResponseBody>, AwsError> {
     value.map(|e| document(ctx, e)).ok_or(missing)
 }
 
@@ -120,7 +127,11 @@ pub(crate) fn handle(
                 "application/json",
                 policy.clone(),
             )),
-            None => Err(not_configured("NoSuchBucketPolicy", "The bucket policy does not exist", name)),
+            None => Err(not_configured(
+                "NoSuchBucketPolicy",
+                "The bucket policy does not exist",
+                name,
+            )),
         },
         Op::GetBucketEncryption => get(
             ctx,
@@ -135,17 +146,26 @@ pub(crate) fn handle(
             let mut response = get(
                 ctx,
                 bucket.lifecycle.as_ref(),
-                not_configured("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist", name),
+                not_configured(
+                    "NoSuchLifecycleConfiguration",
+                    "The lifecycle configuration does not exist",
+                    name,
+                ),
             )?;
-            response
-                .headers_mut()
-                .insert(TRANSITION_MINIMUM.0, HeaderValue::from_static(TRANSITION_MINIMUM.1));
+            response.headers_mut().insert(
+                TRANSITION_MINIMUM.0,
+                HeaderValue::from_static(TRANSITION_MINIMUM.1),
+            );
             Ok(response)
         }
         Op::GetBucketCors => get(
             ctx,
             bucket.cors.as_ref(),
-            not_configured("NoSuchCORSConfiguration", "The CORS configuration does not exist", name),
+            not_configured(
+                "NoSuchCORSConfiguration",
+                "The CORS configuration does not exist",
+                name,
+            ),
         ),
         Op::GetPublicAccessBlock => get(
             ctx,
@@ -194,7 +214,11 @@ pub(crate) fn handle(
     }
 }
 
-fn put(ctx: &Ctx<'_>, bucket: &mut Bucket, op: S3Operation) -> Result<Response<ResponseBody>, AwsError> {
+fn put(
+    ctx: &Ctx<'_>,
+    bucket: &mut Bucket,
+    op: S3Operation,
+) -> Result<Response<ResponseBody>, AwsError> {
     use S3Operation as Op;
     let body = &ctx.request.body;
     let status = match op {
@@ -223,9 +247,10 @@ fn put(ctx: &Ctx<'_>, bucket: &mut Bucket, op: S3Operation) -> Result<Response<R
         Op::PutBucketLifecycleConfiguration => {
             bucket.lifecycle = Some(schema::lifecycle(body)?);
             let mut response = empty(ctx, StatusCode::OK);
-            response
-                .headers_mut()
-                .insert(TRANSITION_MINIMUM.0, HeaderValue::from_static(TRANSITION_MINIMUM.1));
+            response.headers_mut().insert(
+                TRANSITION_MINIMUM.0,
+                HeaderValue::from_static(TRANSITION_MINIMUM.1),
+            );
             return Ok(response);
         }
         Op::PutBucketCors => {
