@@ -4,10 +4,11 @@
 //!
 //! # Adding a service
 //! 1. Declare its operations with [`operations!`] (an enum whose variants are the wire
-//!    names, such as `CreateVpc`).
-//! 2. Add a [`Service`] variant and fill in its row in each `match` of `impl Service`: its
-//!    name, its SigV4 signing name, its protocol, its operations and its quota classes.
-//! 3. Write the service's handler under `aws/` (see `aws/mod.rs`).
+//!    names, such as `CreateVpc`) and a `From` impl into [`Operation`].
+//! 2. Add a [`Service`] variant, put it in [`Service::ALL`] and give it its row in `ROWS`
+//!    (same order): its name, SigV4 signing name, protocol, operations, quota classes, XML
+//!    namespace and JSON error prefix.
+//! 3. Write the service's module under `aws/` (see the module docs of `aws/mod.rs`).
 //!
 //! An operation is stored as two bytes (service, index), so a service has at most 255
 //! operations.
@@ -96,17 +97,69 @@ pub enum Service {
     Sts,
 }
 
+/// Everything the cloud knows of one service, in one row of [`ROWS`].
+struct Row {
+    /// The name in the journal, the metrics and the config.
+    name: &'static str,
+    /// The service name in SigV4 credential scopes (AWS services only).
+    signing_name: Option<&'static str>,
+    /// The wire protocol (AWS services only).
+    protocol: Option<Protocol>,
+    /// The operations, named as on the wire, in journal-number order.
+    operations: &'static [&'static str],
+    /// The quota classes; a service's `route` puts each request in one.
+    classes: &'static [&'static str],
+    /// awsQuery and ec2Query: the `xmlns` of answers (and of awsQuery's error documents);
+    /// empty for the others.
+    xml_namespace: &'static str,
+    /// awsJson: the prefix of an error's `__type` (`com.amazonaws.dynamodb.v20120810`), if
+    /// the service writes one.
+    json_type_prefix: Option<&'static str>,
+}
+
+/// One row per service, in the order of [`Service::ALL`] (a test checks it).
+const ROWS: [Row; 3] = [
+    Row {
+        name: "generic",
+        signing_name: None,
+        protocol: None,
+        operations: GENERIC_OPERATIONS,
+        classes: &["read", "list", "mutate", "delete"],
+        xml_namespace: "",
+        json_type_prefix: None,
+    },
+    Row {
+        name: "s3",
+        signing_name: Some("s3"),
+        protocol: Some(Protocol::RestXml),
+        operations: S3Operation::NAMES,
+        // S3's per-prefix request rates: GET and HEAD, and PUT, POST and DELETE.
+        classes: &["read", "write"],
+        xml_namespace: "",
+        json_type_prefix: None,
+    },
+    Row {
+        name: "sts",
+        signing_name: Some("sts"),
+        protocol: Some(Protocol::AwsQuery),
+        operations: StsOperation::NAMES,
+        classes: &["auth"],
+        xml_namespace: "https://sts.amazonaws.com/doc/2011-06-15/",
+        json_type_prefix: None,
+    },
+];
+
 impl Service {
     /// Every service, in journal-number order.
     pub const ALL: [Service; 3] = [Service::Generic, Service::S3, Service::Sts];
 
+    fn row(self) -> &'static Row {
+        &ROWS[self as usize]
+    }
+
     /// The name in the journal, the metrics and the config: `generic`, `s3`, `sts`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Service::Generic => "generic",
-            Service::S3 => "s3",
-            Service::Sts => "sts",
-        }
+        self.row().name
     }
 
     /// Parses a service name.
@@ -123,40 +176,34 @@ impl Service {
 
     /// The name in SigV4 credential scopes, for AWS services.
     pub fn signing_name(self) -> Option<&'static str> {
-        match self {
-            Service::Generic => None,
-            Service::S3 => Some("s3"),
-            Service::Sts => Some("sts"),
-        }
+        self.row().signing_name
     }
 
     /// The wire protocol, for AWS services.
     pub fn protocol(self) -> Option<Protocol> {
-        match self {
-            Service::Generic => None,
-            Service::S3 => Some(Protocol::RestXml),
-            Service::Sts => Some(Protocol::AwsQuery),
-        }
+        self.row().protocol
     }
 
     /// The operations, named as on the wire (the generic API's are its actions).
     pub fn operations(self) -> &'static [&'static str] {
-        match self {
-            Service::Generic => GENERIC_OPERATIONS,
-            Service::S3 => S3Operation::NAMES,
-            Service::Sts => StsOperation::NAMES,
-        }
+        self.row().operations
     }
 
     /// The quota classes: operations of a class share its buckets. The generic API's are
     /// [`crate::Class`]'s; S3's are `read` (GET, HEAD) and `write` (PUT, POST, DELETE), as
     /// S3's per-prefix request rates are; STS has one, `auth`.
     pub fn classes(self) -> &'static [&'static str] {
-        match self {
-            Service::Generic => &["read", "list", "mutate", "delete"],
-            Service::S3 => &["read", "write"],
-            Service::Sts => &["auth"],
-        }
+        self.row().classes
+    }
+
+    /// The XML namespace of a query service's answers and (awsQuery) error documents.
+    pub(crate) fn xml_namespace(self) -> &'static str {
+        self.row().xml_namespace
+    }
+
+    /// The prefix of a JSON error's `__type`, if the service writes one.
+    pub(crate) fn json_type_prefix(self) -> Option<&'static str> {
+        self.row().json_type_prefix
     }
 
     /// The operation of this wire name.
@@ -285,6 +332,20 @@ mod tests {
             S3Operation::parse("GetBucketCors"),
             Some(S3Operation::GetBucketCors)
         );
+    }
+
+    #[test]
+    fn every_service_has_its_own_row() {
+        for (i, service) in Service::ALL.into_iter().enumerate() {
+            assert_eq!(service.index(), i);
+            assert_eq!(ROWS[i].name, service.as_str());
+            assert!(!service.classes().is_empty(), "{service}");
+            // An AWS service has a signing name and a protocol; the generic API neither.
+            assert_eq!(
+                service.signing_name().is_some(),
+                service.protocol().is_some()
+            );
+        }
     }
 
     #[test]

@@ -138,22 +138,6 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// The awsQuery XML namespace of a service.
-pub(crate) fn query_namespace(service: Service) -> &'static str {
-    match service {
-        Service::Sts => "https://sts.amazonaws.com/doc/2011-06-15/",
-        Service::Generic | Service::S3 => "",
-    }
-}
-
-/// The prefix of a JSON error's `__type` (`com.amazonaws.dynamodb.v20120810`), if the
-/// service writes one.
-pub(crate) fn json_type_prefix(service: Service) -> Option<&'static str> {
-    match service {
-        Service::Generic | Service::S3 | Service::Sts => None,
-    }
-}
-
 /// A response with a body and the request-id headers of the protocol.
 pub(crate) fn respond(
     reply: &Reply<'_>,
@@ -228,7 +212,7 @@ pub(crate) fn error(
             };
             let body = format!(
                 "<ErrorResponse xmlns=\"{}\">\n  <Error>\n    <Type>{kind}</Type>\n    <Code>{}</Code>\n    <Message>{}</Message>\n  </Error>\n  <RequestId>{}</RequestId>\n</ErrorResponse>\n",
-                query_namespace(reply.service),
+                reply.service.xml_namespace(),
                 escape(&err.code),
                 escape(&err.message),
                 id.id
@@ -245,7 +229,7 @@ pub(crate) fn error(
             ("text/xml;charset=UTF-8", body)
         }
         Protocol::AwsJson1_0 => {
-            let kind = match json_type_prefix(reply.service) {
+            let kind = match reply.service.json_type_prefix() {
                 Some(prefix) => format!("{prefix}#{}", err.code),
                 None => err.code.to_string(),
             };

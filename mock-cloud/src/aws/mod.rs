@@ -17,12 +17,41 @@
 //! 7. the service's `handle` function.
 //!
 //! # Adding a service
-//! Name it and its operations in `service.rs`; write `aws/<service>.rs` (or a folder) with
-//! `route(&AwsRequest) -> Result<Routed, Unrouted>` and
-//! `handle(&Ctx, &Routed) -> Result<Response, AwsError>`; add one arm to each `match` in
-//! [`dispatch_route`] and [`dispatch_handle`]. Protocol helpers: [`envelope`] (errors and
-//! request IDs for all four protocols), [`params`] (form and query pairs), [`xml`]
-//! (escaping, and reading bodies into elements).
+//! A service touches the framework in five places, none of them inside the pipeline:
+//! 1. **The catalog** (`service.rs`): declare its operations with `operations!` (variants
+//!    named as on the wire, `CreateVpc`) and a `From<…Operation> for Operation`; add a
+//!    [`Service`] variant, its entry in `Service::ALL` and its row in `ROWS` (name, SigV4
+//!    signing name, [`Protocol`], operations, quota classes, the XML namespace of a query
+//!    protocol's answers, the `__type` prefix of a JSON protocol's errors).
+//! 2. **Its module** `aws/<service>.rs` (or a folder) with two functions:
+//!    - `route(&AwsRequest) -> Result<Routed, Unrouted>` reads the request (its method,
+//!      path and query; `Action` of a query protocol's form body; `X-Amz-Target` of a JSON
+//!      protocol) and names the [`Operation`], its quota class (an index into
+//!      [`Service::classes`]), the resource of per-resource quotas and the journal's name.
+//!      It runs before authentication and must not touch state. A request it cannot route
+//!      is an [`Unrouted`] with the service's error (`Protocol::unknown_operation`,
+//!      `MissingParameter`, …), answered only once the caller is authenticated.
+//!    - `handle(&Ctx, &Routed) -> Result<Response, AwsError>` answers an authenticated,
+//!      admitted request. Answers go out through [`envelope::respond`] (the protocol's
+//!      request-id headers); errors are [`AwsError`]s, which the pipeline puts in the
+//!      protocol's envelope (see [`envelope::error`]). [`Ctx::now`] is the cloud's wall
+//!      clock (its epoch plus its tokio clock), so paused-time tests drive expiries and
+//!      provisioning.
+//! 3. **Dispatch**: one arm in [`dispatch_route`] and one in [`dispatch_handle`].
+//! 4. **State**, if it keeps any: a field of [`AwsState`] (behind its own lock), cleared in
+//!    [`AwsState::reset`].
+//! 5. **Tests** with the real SDK client in `tests/it/aws_<service>.rs`.
+//!
+//! What every service gets without code of its own: SigV4 verification and the
+//! authentication errors of its protocol, the rate quotas of its classes and operations
+//! (configured under `quotas.services.<name>`), faults per operation
+//! (`faults.services.<name>`), throttles and injected errors in its envelope, and the
+//! journal, summary and metrics per operation.
+//!
+//! Protocol helpers: [`envelope`] (errors of every protocol: `Protocol::throttle`,
+//! `unknown_access_key`, `signature_mismatch`, `skewed`, `unknown_operation`, `too_large`,
+//! `fault`…; request IDs), [`params`] (form and query pairs), [`xml`] (escaping, and
+//! reading bodies into elements).
 
 pub(crate) mod accounts;
 pub(crate) mod auth;
@@ -109,22 +138,31 @@ pub(crate) struct Routed {
     pub anonymous: bool,
 }
 
-/// A request a service could not route: the operation if it is known (for the journal),
-/// and the error to answer once the caller is authenticated.
+/// A request a service could not route: the operation if it is known and the journal's
+/// name (both may stay empty), and the error to answer once the caller is authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Unrouted {
     pub op: Option<Operation>,
     pub name: String,
-    pub error: AwsError,
+    pub error: Box<AwsError>,
 }
 
 impl Unrouted {
+    /// A request whose operation is unknown, answered with `error`.
     pub fn new(error: AwsError) -> Unrouted {
         Unrouted {
             op: None,
             name: String::new(),
-            error,
+            error: Box::new(error),
         }
+    }
+
+    /// Names the operation (if known) and the resource for the journal.
+    #[must_use]
+    pub fn journalled_as(mut self, op: Option<Operation>, name: impl Into<String>) -> Unrouted {
+        self.op = op;
+        self.name = name.into();
+        self
     }
 }
 
@@ -290,7 +328,7 @@ impl MockCloud {
         if let Some(principal) = &caller {
             outcome.account = principal.account.to_string();
         }
-        let routed = routed.map_err(|u| u.error)?;
+        let routed = routed.map_err(|u| *u.error)?;
         if let Some(err) = auth::unsupported_streaming(protocol, &request) {
             return Err(err);
         }

@@ -21,10 +21,9 @@ use super::envelope::{self, AwsError};
 use super::xml::escape;
 use super::{AwsRequest, Ctx, Routed, Unrouted, params};
 use crate::http::ResponseBody;
-use crate::service::{Operation, StsOperation};
+use crate::service::{Operation, Service, StsOperation};
 
 const VERSION: &str = "2011-06-15";
-const NAMESPACE: &str = "https://sts.amazonaws.com/doc/2011-06-15/";
 
 /// The request's parameters: the form body of a POST, the query of a GET.
 fn parameters(request: &AwsRequest<'_>) -> Vec<(String, String)> {
@@ -93,7 +92,8 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
     };
     let name = op.name();
     let body = format!(
-        "<{name}Response xmlns=\"{NAMESPACE}\">\n  <{name}Result>{result}</{name}Result>\n  <ResponseMetadata>\n    <RequestId>{}</RequestId>\n  </ResponseMetadata>\n</{name}Response>\n",
+        "<{name}Response xmlns=\"{}\">\n  <{name}Result>{result}</{name}Result>\n  <ResponseMetadata>\n    <RequestId>{}</RequestId>\n  </ResponseMetadata>\n</{name}Response>\n",
+        Service::Sts.xml_namespace(),
         ctx.reply.request_id.id
     );
     Ok(envelope::respond(

@@ -6,9 +6,10 @@ use std::borrow::Cow;
 
 use quick_xml::events::Event;
 
-/// Escapes `&`, `<`, `>`, `"` and `'`.
+/// Escapes element text as AWS writes it: `&`, `<` and `>` only (quotes stay as they
+/// are, as in AWS's messages: `Value null at 'roleArn'`). Not for attribute values.
 pub(crate) fn escape(text: &str) -> Cow<'_, str> {
-    quick_xml::escape::escape(text)
+    quick_xml::escape::partial_escape(text)
 }
 
 /// An element: its local name, its text (inner text of a leaf, concatenated) and its

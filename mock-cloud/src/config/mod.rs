@@ -204,10 +204,10 @@ impl Config {
         let mut account_ids = HashSet::new();
         let mut access_keys = HashSet::new();
         for account in &self.accounts {
-            if let Some(aws) = &account.aws {
-                if let Err(problem) = aws::check_identity(aws, &mut account_ids, &mut access_keys) {
-                    return invalid(format!("account {:?}: {problem}", account.name));
-                }
+            if let Some(aws) = &account.aws
+                && let Err(problem) = aws::check_identity(aws, &mut account_ids, &mut access_keys)
+            {
+                return invalid(format!("account {:?}: {problem}", account.name));
             }
             for (service, quotas) in &account.quotas.services {
                 if let Err(problem) = quotas.check(*service) {

@@ -22,9 +22,31 @@ impl MockCloud {
             let labels = vec![
                 ("account", c.account.clone()),
                 ("action", c.action.clone()),
+                ("service", c.service.clone()),
+                ("operation", c.operation.clone()),
                 ("code", c.status.to_string()),
             ];
             requests.get_or_create(&labels).inc_by(c.count);
+        }
+        // Per service and operation, all accounts together: throttles (enforced and
+        // shadow), errors other than throttles, and injected faults.
+        let operation_throttled = Family::<Labels, Counter>::default();
+        let operation_errors = Family::<Labels, Counter>::default();
+        let operation_faults = Family::<Labels, Counter>::default();
+        for o in &summary.operations {
+            let labels = vec![
+                ("service", o.service.clone()),
+                ("operation", o.operation.clone()),
+            ];
+            let mode = |mode: &str| [labels.clone(), vec![("mode", mode.to_owned())]].concat();
+            operation_throttled
+                .get_or_create(&mode("enforced"))
+                .inc_by(o.throttled);
+            operation_throttled
+                .get_or_create(&mode("shadow"))
+                .inc_by(o.shadow_throttled);
+            operation_errors.get_or_create(&labels).inc_by(o.errors);
+            operation_faults.get_or_create(&labels).inc_by(o.faults);
         }
         let throttled = Family::<Labels, Counter>::default();
         // Every account and class is present from the start, at zero.
@@ -65,8 +87,23 @@ impl MockCloud {
         let mut registry = Registry::with_prefix("mockcloud");
         registry.register(
             "requests",
-            "API requests by account, action and status",
+            "API requests by account, action (generic API), service, operation and status",
             requests,
+        );
+        registry.register(
+            "operation_throttled",
+            "Rate-quota throttles by service and operation (enforced, or shadow mode's)",
+            operation_throttled,
+        );
+        registry.register(
+            "operation_errors",
+            "Answers with a 4xx or 5xx status other than a throttle, by service and operation",
+            operation_errors,
+        );
+        registry.register(
+            "operation_faults",
+            "Calls failed by an injected fault, by service and operation",
+            operation_faults,
         );
         registry.register(
             "throttled",

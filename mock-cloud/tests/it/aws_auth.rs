@@ -163,3 +163,43 @@ async fn a_slow_down_is_a_503_throttle_the_sdks_standard_mode_retries_until_it_p
             .any(|v| v.layer == "s3:class:read")
     );
 }
+
+#[tokio::test]
+async fn an_sts_throttle_is_retried_by_the_sdks_standard_mode_and_journalled_each_time() {
+    let sts_quotas = ServiceQuotas::new()
+        .with_class("auth", Some(ClassQuota::new(Rate::new(1, 5.0), Per::Class)));
+    let mut config = Config::default();
+    config.accounts[0].quotas = Quotas::unlimited().with_service(Service::Sts, Some(sts_quotas));
+    let served = serve(config).await;
+    let once = sts(&served.url, Some(keys("default", "default")));
+    once.get_caller_identity().send().await.unwrap();
+    let e = once.get_caller_identity().send().await.unwrap_err();
+    assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(400));
+    assert_eq!(e.into_service_error().code(), Some("Throttling"));
+
+    let retrying = crate::aws_support::sts_retrying(
+        &served.url,
+        Some(keys("default", "default")),
+        RetryConfig::standard()
+            .with_max_attempts(10)
+            .with_initial_backoff(Duration::from_millis(50)),
+    );
+    for _ in 0..3 {
+        let who = retrying.get_caller_identity().send().await.unwrap();
+        assert_eq!(who.account(), Some("000000000000"));
+    }
+    let calls = served.cloud.calls_since(2);
+    let throttled = calls.iter().filter(|c| c.throttled).count();
+    assert!(throttled >= 1, "{calls:#?}");
+    assert_eq!(calls.len(), 3 + throttled, "every attempt is journalled");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.service == "sts" && c.operation == "GetCallerIdentity")
+    );
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.status == 200 || (c.status == 400 && c.throttled))
+    );
+}

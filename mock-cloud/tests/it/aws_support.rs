@@ -75,13 +75,26 @@ pub fn default_s3(url: &str) -> aws_sdk_s3::Client {
     )
 }
 
-/// An STS client of `credentials` (none: only unsigned operations work).
+/// An STS client of `credentials` (none: only unsigned operations work), without retries.
 pub fn sts(url: &str, credentials: Option<Credentials>) -> aws_sdk_sts::Client {
+    sts_retrying(
+        url,
+        credentials,
+        aws_smithy_types::retry::RetryConfig::disabled(),
+    )
+}
+
+/// An STS client of `credentials` that retries as `retry` says.
+pub fn sts_retrying(
+    url: &str,
+    credentials: Option<Credentials>,
+    retry: aws_smithy_types::retry::RetryConfig,
+) -> aws_sdk_sts::Client {
     let mut config = aws_sdk_sts::Config::builder()
         .behavior_version(aws_sdk_sts::config::BehaviorVersion::latest())
         .endpoint_url(url)
         .region(aws_sdk_sts::config::Region::new("us-east-1"))
-        .retry_config(aws_smithy_types::retry::RetryConfig::disabled())
+        .retry_config(retry)
         .http_client(http_client());
     if let Some(credentials) = credentials {
         config = config.credentials_provider(credentials);
@@ -105,46 +118,133 @@ pub fn signed(
     time: SystemTime,
     s3: bool,
 ) -> http::Request<Full<Bytes>> {
-    let full_uri = format!("http://mock.local{uri}");
-    let mut all: Vec<(String, String)> = headers
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    all.push(("host".into(), "mock.local".into()));
-    let mut settings = SigningSettings::default();
-    if s3 {
-        settings.percent_encoding_mode = aws_sigv4::http_request::PercentEncodingMode::Single;
-        settings.payload_checksum_kind = aws_sigv4::http_request::PayloadChecksumKind::XAmzSha256;
-        settings.uri_path_normalization_mode =
-            aws_sigv4::http_request::UriPathNormalizationMode::Disabled;
+    let mut request = Signing::new(method, uri, service)
+        .headers(headers)
+        .body(body);
+    if !s3 {
+        request = request.payload(Payload::NotS3);
     }
-    let identity: Identity = credentials.clone().into();
-    let params = aws_sigv4::sign::v4::SigningParams::builder()
-        .identity(&identity)
-        .region("us-east-1")
-        .name(service)
-        .time(time)
-        .settings(settings)
-        .build()
-        .unwrap()
-        .into();
-    let signable = SignableRequest::new(
-        method,
-        full_uri.clone(),
-        all.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        SignableBody::Bytes(body),
-    )
-    .unwrap();
-    let (instructions, _) = sign(signable, &params).unwrap().into_parts();
-    let mut request = http::Request::builder().method(method).uri(uri);
-    for (k, v) in &all {
-        request = request.header(k, v);
+    request.sign(credentials, time)
+}
+
+/// What a signed request says of its payload.
+#[derive(Debug, Clone, Copy)]
+pub enum Payload<'a> {
+    /// S3: `x-amz-content-sha256` is the body's SHA-256.
+    Hashed,
+    /// S3: `x-amz-content-sha256: UNSIGNED-PAYLOAD`.
+    Unsigned,
+    /// S3: `x-amz-content-sha256` is this marker (a streaming one).
+    Marker(&'a str),
+    /// Signed as every service but S3 signs: no `x-amz-content-sha256`, the path
+    /// normalized and encoded twice.
+    NotS3,
+}
+
+/// A request to sign with the SDK's own SigV4 signer, for in-process tests.
+pub struct Signing<'a> {
+    method: &'a str,
+    uri: &'a str,
+    host: &'a str,
+    headers: Vec<(&'a str, &'a str)>,
+    body: &'a [u8],
+    service: &'a str,
+    region: &'a str,
+    payload: Payload<'a>,
+    presigned: Option<Duration>,
+}
+
+impl<'a> Signing<'a> {
+    /// An S3-style signed request (payload hashed) with no body, to host `mock.local`.
+    pub fn new(method: &'a str, uri: &'a str, service: &'a str) -> Signing<'a> {
+        Signing {
+            method,
+            uri,
+            host: "mock.local",
+            headers: Vec::new(),
+            body: b"",
+            service,
+            region: "us-east-1",
+            payload: Payload::Hashed,
+            presigned: None,
+        }
     }
-    let mut request = request
-        .body(Full::new(Bytes::copy_from_slice(body)))
-        .unwrap();
-    instructions.apply_to_request_http1x(&mut request);
-    request
+
+    pub fn host(mut self, host: &'a str) -> Self {
+        self.host = host;
+        self
+    }
+
+    pub fn headers(mut self, headers: &[(&'a str, &'a str)]) -> Self {
+        self.headers.extend_from_slice(headers);
+        self
+    }
+
+    pub fn body(mut self, body: &'a [u8]) -> Self {
+        self.body = body;
+        self
+    }
+
+    pub fn payload(mut self, payload: Payload<'a>) -> Self {
+        self.payload = payload;
+        self
+    }
+
+    /// A presigned URL valid for `expires` (the signature in the query, the payload
+    /// unsigned and undeclared).
+    pub fn presigned(mut self, expires: Duration) -> Self {
+        self.presigned = Some(expires);
+        self
+    }
+
+    pub fn sign(self, credentials: &Credentials, time: SystemTime) -> http::Request<Full<Bytes>> {
+        use aws_sigv4::http_request::{
+            PayloadChecksumKind, PercentEncodingMode, SignatureLocation, UriPathNormalizationMode,
+        };
+        let full_uri = format!("http://{}{}", self.host, self.uri);
+        let mut all: Vec<(&str, &str)> = self.headers.clone();
+        all.push(("host", self.host));
+        let mut settings = SigningSettings::default();
+        let s3 = !matches!(self.payload, Payload::NotS3);
+        if s3 {
+            settings.percent_encoding_mode = PercentEncodingMode::Single;
+            settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+            settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
+        }
+        let mut body = match self.payload {
+            Payload::Hashed | Payload::NotS3 => SignableBody::Bytes(self.body),
+            Payload::Unsigned => SignableBody::UnsignedPayload,
+            Payload::Marker(marker) => SignableBody::Precomputed(marker.to_owned()),
+        };
+        if let Some(expires) = self.presigned {
+            settings.signature_location = SignatureLocation::QueryParams;
+            settings.expires_in = Some(expires);
+            settings.payload_checksum_kind = PayloadChecksumKind::NoHeader;
+            body = SignableBody::UnsignedPayload;
+        }
+        let identity: Identity = credentials.clone().into();
+        let params = aws_sigv4::sign::v4::SigningParams::builder()
+            .identity(&identity)
+            .region(self.region)
+            .name(self.service)
+            .time(time)
+            .settings(settings)
+            .build()
+            .unwrap()
+            .into();
+        let signable =
+            SignableRequest::new(self.method, full_uri, all.iter().copied(), body).unwrap();
+        let (instructions, _) = sign(signable, &params).unwrap().into_parts();
+        let mut request = http::Request::builder().method(self.method).uri(self.uri);
+        for (k, v) in &all {
+            request = request.header(*k, *v);
+        }
+        let mut request = request
+            .body(Full::new(Bytes::copy_from_slice(self.body)))
+            .unwrap();
+        instructions.apply_to_request_http1x(&mut request);
+        request
+    }
 }
 
 /// The time the cloud's clock reads now, on the wall clock (its epoch plus its clock).

@@ -206,7 +206,7 @@ async fn inventory_metrics_and_reset_over_the_admin_api() {
     )
     .unwrap();
     assert!(
-        text.contains(r#"mockcloud_requests_total{account="acme",action="create",code="201"} 1"#),
+        text.contains(r#"mockcloud_requests_total{account="acme",action="create",service="generic",operation="create",code="201"} 1"#),
         "{text}"
     );
     assert!(

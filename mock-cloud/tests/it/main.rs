@@ -6,6 +6,7 @@ mod aws_auth;
 mod aws_s3;
 mod aws_sts;
 mod aws_support;
+mod aws_wire;
 mod binary;
 #[cfg(feature = "client")]
 mod client;

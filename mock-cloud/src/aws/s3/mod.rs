@@ -133,11 +133,9 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
         _ => String::new(),
     };
     let Some(op) = op else {
-        return Err(Unrouted {
-            op: None,
-            name,
-            error: request.protocol.unknown_operation("", ""),
-        });
+        return Err(
+            Unrouted::new(request.protocol.unknown_operation("", "")).journalled_as(None, name)
+        );
     };
     let class = u8::from(!matches!(*method, Method::GET | Method::HEAD));
     let resource = match (&bucket, &key) {

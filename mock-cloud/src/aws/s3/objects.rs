@@ -123,7 +123,7 @@ pub(crate) fn handle(
 }
 
 /// The object's bytes and trailing headers: the body itself, or its aws-chunked decoding.
-fn payload(ctx: &Ctx<'_>) -> Result<(Bytes, Vec<(String, String)>), AwsError> {
+fn payload(ctx: &Ctx<'_>) -> Result<(Bytes, Trailers), AwsError> {
     let headers = ctx.request.headers;
     let streaming = headers
         .get("x-amz-content-sha256")
@@ -154,8 +154,11 @@ fn payload(ctx: &Ctx<'_>) -> Result<(Bytes, Vec<(String, String)>), AwsError> {
     }
 }
 
+/// The trailing headers of an aws-chunked body: lower-case names and their values.
+type Trailers = Vec<(String, String)>;
+
 /// Decodes `size[;ext]\r\ndata\r\n…0\r\ntrailer:value\r\n\r\n`.
-fn decode_chunked(body: &[u8]) -> Option<(Vec<u8>, Vec<(String, String)>)> {
+fn decode_chunked(body: &[u8]) -> Option<(Vec<u8>, Trailers)> {
     let mut data = Vec::with_capacity(body.len());
     let mut rest = body;
     loop {
