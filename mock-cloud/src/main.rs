@@ -11,7 +11,9 @@ use anyhow::Context as _;
 use clap::Parser;
 
 /// A cloud API that enforces per-account quotas like real clouds (429 + Retry-After),
-/// injects faults, and journals every call. Admin API under /admin/v1/, metrics at
+/// injects faults, and journals every call. The same port speaks AWS: S3 and STS for
+/// unmodified SDKs (endpoint URL http://ADDR, access key `default`, secret `default`, any
+/// region, S3 path style), SigV4 verified. Admin API under /admin/v1/, metrics at
 /// /metrics. Logs go to stderr at level info; set RUST_LOG to change it (e.g.
 /// RUST_LOG=mock_cloud=trace logs every call).
 #[derive(Debug, Parser)]
@@ -20,9 +22,10 @@ struct Args {
     /// Address to listen on. Use port 0 for any free port; the address chosen is printed.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
     listen: SocketAddr,
-    /// YAML config file (accounts, tokens, quotas, faults; see mock-cloud.example.yaml).
-    /// Without it: one account `default` with token `default` and cloud-like default
-    /// quotas.
+    /// YAML config file (accounts, tokens, AWS account IDs and access keys, quotas, faults;
+    /// see mock-cloud.example.yaml). Without it: one account `default` with token `default`,
+    /// AWS account ID 000000000000 and access key `default` (secret `default`), and
+    /// cloud-like default quotas.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Check the config file and exit without serving.

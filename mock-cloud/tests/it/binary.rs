@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mock_cloud::{Action, Class, Collection, Config, Flavor, Rate};
+use mock_cloud::{Action, Class, Collection, Config, Flavor, Per, Rate, Service};
 
 fn example() -> &'static Path {
     Path::new(concat!(
@@ -31,7 +31,34 @@ fn the_example_config_loads_with_every_key_applied() {
     assert_eq!(config.faults.latency.len(), 3);
     assert_eq!(config.faults.outages.len(), 1);
     assert_eq!(config.database_create.as_millis(), 5000);
+    let aws = acme.aws.as_ref().unwrap();
+    assert_eq!(aws.account_id, "111111111111");
+    assert_eq!(aws.access_keys[1].user.as_deref(), Some("alice"));
+    let s3 = &acme.quotas.services[&Service::S3];
+    assert_eq!(s3.operations["ListBuckets"], Rate::new(100, 10.0));
+    assert_eq!(s3.classes["read"].per, Per::Resource);
+    assert_eq!(
+        acme.quotas.services[&Service::Sts].service,
+        Some(Rate::new(100, 20.0))
+    );
+    assert_eq!(config.aws.max_clock_skew.as_secs(), 900);
+    assert_eq!(config.faults.services[&Service::S3].len(), 2);
+    let assume = &config.faults.services[&Service::Sts]["AssumeRole"];
+    assert_eq!(assume.outages.len(), 1);
     mock_cloud::MockCloud::new(config).unwrap();
+}
+
+#[test]
+fn the_readmes_aws_config_example_loads() {
+    let readme = include_str!("../../README.md");
+    let aws = &readme[readme.find("## AWS mode").unwrap()..];
+    let start = aws.find("```yaml\n").unwrap() + "```yaml\n".len();
+    let yaml = &aws[start..start + aws[start..].find("```").unwrap()];
+    let config = Config::from_yaml(yaml, "README.md").unwrap();
+    let team = &config.accounts[0];
+    assert_eq!(team.aws.as_ref().unwrap().account_id, "111111111111");
+    assert!(team.quotas.services.contains_key(&Service::Sts));
+    assert_eq!(config.faults.services[&Service::S3].len(), 2);
 }
 
 #[test]
