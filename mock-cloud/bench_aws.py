@@ -40,7 +40,11 @@ def presign(endpoints: list[str]) -> None:
             region_name="us-east-1",
             aws_access_key_id="default",
             aws_secret_access_key="default",
-            config=Config(s3={"addressing_style": "path"}, retries={"mode": "standard"}),
+            config=Config(
+                signature_version="s3v4",
+                s3={"addressing_style": "path"},
+                retries={"mode": "standard"},
+            ),
         )
         client.create_bucket(Bucket="bench")
         client.head_bucket(Bucket="bench")

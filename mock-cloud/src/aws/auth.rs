@@ -49,6 +49,7 @@ pub(crate) fn authenticate(
         Err(Unreadable::Missing) if anonymous_allowed => return Ok(None),
         Err(Unreadable::Missing) => return Err(protocol.missing_auth()),
         Err(Unreadable::Malformed(message)) => return Err(protocol.malformed_auth(&message)),
+        Err(Unreadable::SignatureV2) => return Err(protocol.signature_v2()),
     };
     let Some(secret) = aws.credentials.lookup(signed.access_key) else {
         return Err(protocol.unknown_access_key(signed.access_key));

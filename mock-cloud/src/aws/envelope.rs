@@ -442,6 +442,20 @@ impl Protocol {
         }
     }
 
+    /// A request signed with Signature Version 2, which S3 refuses in every region opened
+    /// since 2014 with this answer.
+    pub(crate) fn signature_v2(self) -> AwsError {
+        match self {
+            Protocol::RestXml => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidRequest",
+                "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.",
+            ),
+            _ => self
+                .malformed_auth("Signature Version 2 is not supported; sign with AWS4-HMAC-SHA256"),
+        }
+    }
+
     /// A presigned URL past its expiry (S3 403 `AccessDenied`).
     pub(crate) fn presigned_expired(self, expires: &str, server_time: &str) -> AwsError {
         match self {

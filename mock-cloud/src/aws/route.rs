@@ -4,7 +4,8 @@
 //! AWS4-HMAC-SHA256 …` header or a presigned URL's `X-Amz-Credential`), or if it is an
 //! unsigned form `POST /` (the query protocols' shape; STS `AssumeRoleWithWebIdentity`
 //! needs no signature). Its service is the credential scope's service name; an unsigned
-//! form post goes to STS. Everything else (bearer tokens, the admin API) is not.
+//! form post goes to STS; a request signed with S3's legacy Signature Version 2 goes to S3,
+//! which refuses it. Everything else (bearer tokens, the admin API) is not.
 
 use http::request::Parts;
 use http::{Method, header};
@@ -30,6 +31,10 @@ pub(crate) fn destination(parts: &Parts) -> Destination {
             Some(service) => Destination::Service(service),
             None => Destination::UnknownService(name.to_owned()),
         };
+    }
+    if sigv4::is_signature_v2(&parts.headers, parts.uri.query()) {
+        // Signature Version 2 was S3's; S3 refuses it in its own envelope.
+        return Destination::Service(Service::S3);
     }
     let form = parts
         .headers

@@ -59,6 +59,19 @@ pub(crate) enum Unreadable {
     Missing,
     /// Signed, but not in a shape SigV4 allows; the message says what is wrong.
     Malformed(String),
+    /// Signed with Signature Version 2 (`Authorization: AWS key:signature`, or a presigned
+    /// URL's `AWSAccessKeyId` and `Signature`), which mock-cloud does not accept.
+    SignatureV2,
+}
+
+/// Whether a request is signed with Signature Version 2, S3's legacy scheme.
+pub(crate) fn is_signature_v2(headers: &HeaderMap, query: Option<&str>) -> bool {
+    match headers.get(http::header::AUTHORIZATION) {
+        Some(value) => value.as_bytes().starts_with(b"AWS "),
+        None => query.is_some_and(|q| {
+            query_value(q, "AWSAccessKeyId").is_some() && query_value(q, "Signature").is_some()
+        }),
+    }
 }
 
 /// The credential scope's service name, if the request carries a SigV4 credential, by the
@@ -99,7 +112,13 @@ pub(crate) fn read<'a>(
     decoded_query: &'a [(String, String)],
 ) -> Result<Signed<'a>, Unreadable> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let raw_query = decoded_query.iter().map(|(k, _)| k.as_str());
+    let v2_query = raw_query.clone().any(|k| k == "AWSAccessKeyId")
+        && raw_query.clone().any(|k| k == "Signature");
     if let Some(value) = headers.get(http::header::AUTHORIZATION) {
+        if value.as_bytes().starts_with(b"AWS ") {
+            return Err(Unreadable::SignatureV2);
+        }
         let value = value
             .to_str()
             .map_err(|_| Unreadable::Malformed("the Authorization header is not ASCII".into()))?;
@@ -113,7 +132,11 @@ pub(crate) fn read<'a>(
             .map(|(_, v)| v.as_str())
     };
     let Some(algorithm) = param("X-Amz-Algorithm") else {
-        return Err(Unreadable::Missing);
+        return Err(if v2_query {
+            Unreadable::SignatureV2
+        } else {
+            Unreadable::Missing
+        });
     };
     if algorithm != ALGORITHM {
         return Err(Unreadable::Malformed(format!(
@@ -608,6 +631,21 @@ mod tests {
         )]);
         assert!(matches!(read(&bad, &[]), Err(Unreadable::Malformed(_))));
         assert_eq!(read(&HeaderMap::new(), &[]), Err(Unreadable::Missing));
+        let v2 = headers(&[("authorization", "AWS AKID:c2lnbmF0dXJl")]);
+        assert_eq!(read(&v2, &[]), Err(Unreadable::SignatureV2));
+        assert!(is_signature_v2(&v2, None));
+        let presigned_v2 = [
+            ("AWSAccessKeyId".to_owned(), "AKID".to_owned()),
+            ("Signature".to_owned(), "x".to_owned()),
+        ];
+        assert_eq!(
+            read(&HeaderMap::new(), &presigned_v2),
+            Err(Unreadable::SignatureV2)
+        );
+        assert!(is_signature_v2(
+            &HeaderMap::new(),
+            Some("AWSAccessKeyId=AKID&Expires=1&Signature=x")
+        ));
         let query = "X-Amz-Credential=AKID%2F20150830%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=x";
         assert_eq!(scope_service(&HeaderMap::new(), Some(query)), Some("s3"));
     }

@@ -364,3 +364,34 @@ async fn an_sts_throttle_is_a_400_throttling_and_shadow_mode_only_records_it() {
     assert_eq!(summary.violations[0].layer, "sts:class:auth");
     assert_eq!(summary.violations[0].shadow_throttled, 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_signature_version_2_request_is_refused_as_s3_refuses_it() {
+    let cloud = cloud(Config::default());
+    let request =
+        http::Request::head("/bkt?AWSAccessKeyId=default&Expires=1900000000&Signature=c2ln")
+            .body(Full::new(bytes::Bytes::new()))
+            .unwrap();
+    let response = cloud.handle(request).await;
+    assert_eq!(response.status(), 400);
+    assert!(response.headers().contains_key("x-amz-request-id"));
+    let request = http::Request::get("/")
+        .header("authorization", "AWS default:c2lnbmF0dXJl")
+        .header("date", "Tue, 24 Nov 2026 13:48:44 GMT")
+        .body(Full::new(bytes::Bytes::new()))
+        .unwrap();
+    let response = cloud.handle(request).await;
+    let body = text(response).await;
+    assert_eq!(element(&body, "Code"), Some("InvalidRequest"));
+    assert_eq!(
+        element(&body, "Message"),
+        Some(
+            "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."
+        )
+    );
+    let calls = cloud.calls();
+    assert_eq!(
+        (calls[0].service.as_str(), calls[0].operation.as_str()),
+        ("s3", "HeadBucket")
+    );
+}

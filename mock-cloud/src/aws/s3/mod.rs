@@ -98,10 +98,13 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
         .iter()
         .map(|(k, _)| k.as_str())
         .find(|k| SUBRESOURCES.contains(k));
+    // Parameters that do not name an operation: a presigned URL's (SigV4, or SigV2's
+    // which authentication refuses), and ListBuckets' own.
     let other_query = request.query.iter().any(|(k, _)| {
         !SUBRESOURCES.contains(&k.as_str())
             && !k.starts_with("X-Amz-")
             && !k.starts_with("x-amz-")
+            && !matches!(k.as_str(), "AWSAccessKeyId" | "Expires" | "Signature")
             && !is_list_buckets_param(k)
     });
     let op = match (&bucket, &key, method, sub) {
