@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p mock-cloud --example loadgen -- --seconds 5 --connections 32
 //! cargo run --release -p mock-cloud --example loadgen -- --target http://127.0.0.1:8080/v1/accounts/default/buckets/b1
+//! cargo run --release -p mock-cloud --example loadgen -- --method HEAD --token '' --target 'PRESIGNED-URL'
 //! mock-cloud/bench.sh   # the same pair of servers measured by wrk from another process
 //! ```
 //!
@@ -19,7 +20,7 @@ use bytes::Bytes;
 use clap::Parser;
 use http::Request;
 use http_body_util::{BodyExt, Empty};
-use hyper::client::conn::http1::handshake;
+use hyper::client::conn::http1::{SendRequest, handshake};
 use hyper_util::rt::TokioIo;
 use mock_cloud::{AccountConfig, Class, Config, MockCloud, Quotas, Rate};
 use tokio::net::{TcpListener, TcpStream};
@@ -45,9 +46,14 @@ struct Args {
     /// external load generator such as wrk measure them; see bench.sh.
     #[arg(long, value_name = "SECONDS")]
     serve: Option<u64>,
-    /// Bearer token sent with every request.
+    /// Bearer token sent with every request; empty: no `Authorization` header (a
+    /// presigned AWS URL carries its signature in the query).
     #[arg(long, default_value = "default")]
     token: String,
+    /// The request method: GET, or HEAD (S3's HeadBucket: wrk cannot read an answer to
+    /// HEAD without Content-Length, and mock-cloud's HeadBucket answers carry none).
+    #[arg(long, default_value = "GET")]
+    method: http::Method,
 }
 
 const PATH: &str = "/v1/accounts/default/buckets/b1";
@@ -98,8 +104,15 @@ fn main() -> anyhow::Result<()> {
             .authority()
             .ok_or_else(|| anyhow::anyhow!("--target needs host:port"))?;
         let addr: SocketAddr = authority.as_str().parse()?;
-        let path = uri.path().to_owned();
-        let report = client.block_on(load(addr, &path, &args))?;
+        let path = uri
+            .path_and_query()
+            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+        let to = Target {
+            addr,
+            path,
+            host: authority.as_str().to_owned(),
+        };
+        let report = client.block_on(load(&to, &args))?;
         report.print(target);
         return Ok(());
     }
@@ -128,9 +141,9 @@ fn main() -> anyhow::Result<()> {
         "loopback GET {PATH}, {} connections, {} s each, client threads {}",
         args.connections, args.seconds, args.client_threads
     );
-    let ours = client.block_on(load(cloud_addr, PATH, &args))?;
+    let ours = client.block_on(load(&Target::stub(cloud_addr), &args))?;
     ours.print("mock-cloud (quotas+journal)");
-    let theirs = client.block_on(load(wiremock_addr, PATH, &args))?;
+    let theirs = client.block_on(load(&Target::stub(wiremock_addr), &args))?;
     theirs.print("wiremock 0.6");
     println!(
         "ratio mock-cloud / wiremock: {:.2}x",
@@ -232,21 +245,46 @@ async fn connect(
     Ok(sender)
 }
 
+/// Where the load goes: an address, the path and query, and the `Host` header.
+struct Target {
+    addr: SocketAddr,
+    path: String,
+    host: String,
+}
+
+impl Target {
+    /// One of the built-in pair of servers.
+    fn stub(addr: SocketAddr) -> Target {
+        Target {
+            addr,
+            path: PATH.to_owned(),
+            host: "loadgen".to_owned(),
+        }
+    }
+}
+
+/// A keep-alive HTTP/1.1 connection to `addr`.
+async fn open(addr: SocketAddr) -> anyhow::Result<SendRequest<Empty<Bytes>>> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (sender, connection) = handshake::<_, Empty<Bytes>>(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
 /// Closed-loop load: a warm-up of a tenth of the time, then the measured period.
-async fn load(addr: SocketAddr, path: &str, args: &Args) -> anyhow::Result<Report> {
+async fn load(target: &Target, args: &Args) -> anyhow::Result<Report> {
+    let addr = target.addr;
     let measure = Duration::from_secs(args.seconds);
     let warmup = measure / 10;
     let start = Instant::now() + warmup;
     let end = start + measure;
     let mut tasks = Vec::new();
     for _ in 0..args.connections {
-        let (path, token) = (path.to_owned(), args.token.clone());
+        let (path, host, token) = (target.path.clone(), target.host.clone(), args.token.clone());
+        let method = args.method.clone();
         tasks.push(tokio::spawn(async move {
-            let stream = TcpStream::connect(addr).await?;
-            stream.set_nodelay(true)?;
-            let (mut sender, connection) =
-                handshake::<_, Empty<Bytes>>(TokioIo::new(stream)).await?;
-            tokio::spawn(connection);
+            let mut sender = open(addr).await?;
             let mut latencies = Vec::with_capacity(1 << 16);
             let (mut requests, mut errors) = (0u64, 0u64);
             loop {
@@ -254,12 +292,30 @@ async fn load(addr: SocketAddr, path: &str, args: &Args) -> anyhow::Result<Repor
                 if sent >= end {
                     break;
                 }
-                let request = Request::get(path.as_str())
-                    .header("host", "loadgen")
-                    .header("authorization", format!("Bearer {token}"))
-                    .body(Empty::new())?;
-                sender.ready().await?;
-                let response = sender.send_request(request).await?;
+                let mut request = Request::builder()
+                    .method(method.clone())
+                    .uri(path.as_str())
+                    .header("host", host.as_str());
+                if !token.is_empty() {
+                    request = request.header("authorization", format!("Bearer {token}"));
+                }
+                let request = request.body(Empty::new())?;
+                // A server that closes the connection after an answer (HTTP/1.0, such as
+                // moto's) gets a new one, its cost counted in the request's latency.
+                if sender.ready().await.is_err() {
+                    sender = open(addr).await?;
+                    sender.ready().await?;
+                }
+                let response = match sender.send_request(request).await {
+                    Ok(response) => response,
+                    Err(err)
+                        if err.is_closed() || err.is_canceled() || err.is_incomplete_message() =>
+                    {
+                        sender = open(addr).await?;
+                        continue;
+                    }
+                    Err(err) => return Err(err.into()),
+                };
                 let ok = response.status().is_success();
                 response.into_body().collect().await?;
                 if sent >= start {
