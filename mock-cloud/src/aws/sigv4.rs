@@ -13,8 +13,6 @@
 //! Everything here is a pure function of its inputs; `aws/auth.rs` decides what a failed
 //! check answers.
 
-use std::fmt::Write as _;
-
 use http::HeaderMap;
 use ring::{digest, hmac};
 
@@ -390,13 +388,19 @@ pub(crate) fn uri_encode(out: &mut String, bytes: &[u8], encode_slash: bool) {
         {
             out.push(char::from(b));
         } else {
-            let _ = write!(out, "%{b:02X}");
+            const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+            out.push('%');
+            out.push(char::from(DIGITS[usize::from(b >> 4)]));
+            out.push(char::from(DIGITS[usize::from(b & 15)]));
         }
     }
 }
 
 /// Decodes `%XX` escapes (a malformed escape stays as written); `+` stays `+`.
 pub(crate) fn percent_decode(bytes: &[u8]) -> Vec<u8> {
+    if !bytes.contains(&b'%') {
+        return bytes.to_vec();
+    }
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -476,9 +480,14 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Appends `bytes` as lower-case hex (a table lookup: `write!` costs a formatter call a
+/// byte on the request path).
 pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
     }
 }
 
