@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use tokio::time::Instant;
 
 use crate::admin::CallsPage;
-use crate::aws::AwsState;
+use crate::aws::state::AwsState;
 use crate::clock::TokioClock;
 use crate::config::{Config, ConfigError, Faults, validate_faults};
 use crate::faults::{FaultDecision, FaultState};

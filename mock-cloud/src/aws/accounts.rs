@@ -12,10 +12,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use jiff::Timestamp;
 use ring::hmac;
 
-use super::envelope::base64;
 use super::sigv4;
 use crate::config::AccountConfig;
 
@@ -31,6 +32,9 @@ pub(crate) struct Principal {
     /// GetCallerIdentity's `UserId`.
     pub user_id: String,
 }
+
+/// An authenticated caller, or none for an operation that needs no signature.
+pub(crate) type Caller = Option<Arc<Principal>>;
 
 /// A credential's secret and what it acts as.
 #[derive(Debug, Clone)]
@@ -158,10 +162,10 @@ impl Credentials {
         let n = self.issued.fetch_add(1, Ordering::Relaxed);
         let seed = format!("{n}/{}/{}", principal.arn, now.as_nanosecond());
         let access_key = format!("ASIA{}", pseudo_id(&seed, 16));
-        let secret = base64(&bytes(&format!("secret/{seed}"), 30));
+        let secret = BASE64.encode(bytes(&format!("secret/{seed}"), 30));
         let token = format!(
             "FQoGZXIvYXdzE{}",
-            base64(&bytes(&format!("token/{seed}"), 180))
+            BASE64.encode(bytes(&format!("token/{seed}"), 180))
         );
         let mut temporary = self
             .temporary

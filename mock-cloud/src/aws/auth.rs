@@ -9,15 +9,15 @@
 //! the signature. A request without any signature passes only where the operation needs
 //! none (STS `AssumeRoleWithWebIdentity`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::accounts::Principal;
+use super::accounts::Caller;
+use super::contract::AwsRequest;
 use super::envelope::AwsError;
 use super::sigv4::{self, Canonical, Unreadable};
-use super::{AwsRequest, AwsState};
+use super::state::AwsState;
 use crate::service::{Protocol, Service};
 
 /// S3's payload markers: the payload is not signed, or is sent in aws-chunked encoding.
@@ -31,9 +31,6 @@ const STREAMING_SIGNED: [&str; 4] = [
     "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD",
     "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER",
 ];
-
-/// An authenticated caller, or none for an operation that needs no signature.
-pub(crate) type Caller = Option<Arc<Principal>>;
 
 /// Authenticates `request` at wall-clock time `now`.
 pub(crate) fn authenticate(

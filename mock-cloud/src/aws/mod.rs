@@ -23,7 +23,8 @@
 //!    [`Service`] variant, its entry in `Service::ALL` and its row in `ROWS` (name, SigV4
 //!    signing name, [`Protocol`], operations, quota classes, the XML namespace of a query
 //!    protocol's answers, the `__type` prefix of a JSON protocol's errors).
-//! 2. **Its module** `aws/<service>.rs` (or a folder) with two functions:
+//! 2. **Its module** `aws/<service>.rs` (or a folder) with two functions, on the types of
+//!    `aws/contract.rs` (import them from there, not from this pipeline):
 //!    - `route(&AwsRequest) -> Result<Routed, Unrouted>` reads the request (its method,
 //!      path and query; `Action` of a query protocol's form body; `X-Amz-Target` of a JSON
 //!      protocol) and names the [`Operation`], its quota class (an index into
@@ -38,8 +39,8 @@
 //!      clock (its epoch plus its tokio clock), so paused-time tests drive expiries and
 //!      provisioning.
 //! 3. **Dispatch**: one arm in [`dispatch_route`] and one in [`dispatch_handle`].
-//! 4. **State**, if it keeps any: a field of [`AwsState`] (behind its own lock), cleared in
-//!    [`AwsState::reset`].
+//! 4. **State**, if it keeps any: a field of `AwsState` in `aws/state.rs` (behind its own lock),
+//!    cleared in `AwsState::reset`.
 //! 5. **Tests** with the real SDK client in `tests/it/aws_<service>.rs`.
 //!
 //! What every service gets without code of its own: SigV4 verification and the
@@ -55,132 +56,30 @@
 
 pub(crate) mod accounts;
 pub(crate) mod auth;
+pub(crate) mod contract;
 pub(crate) mod envelope;
 pub(crate) mod params;
 pub(crate) mod route;
 mod s3;
 pub(crate) mod sigv4;
+pub(crate) mod state;
 mod sts;
 pub(crate) mod xml;
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, Method, Response, StatusCode};
+use http::{Method, Response, StatusCode};
 use jiff::Timestamp;
 use tokio::time::Instant;
 
-use self::accounts::Credentials;
-use self::auth::Caller;
+use self::contract::{AwsRequest, Ctx, Routed, Unrouted};
 use self::envelope::{AwsError, Reply, RequestId};
-use crate::cloud::{MockCloud, lock};
-use crate::config::Config;
-use crate::http::ResponseBody;
+use crate::cloud::MockCloud;
+use crate::http::respond::ResponseBody;
 use crate::journal::{FAULT, Record, SHADOW_THROTTLED, THROTTLED};
 use crate::quota::{Layer, Verdict};
 use crate::service::{Operation, Protocol, Service};
-
-/// The AWS state of one cloud: credentials, S3's buckets, the request counter.
-pub(crate) struct AwsState {
-    pub credentials: Credentials,
-    pub s3: Mutex<s3::Store>,
-    requests: AtomicU64,
-}
-
-impl AwsState {
-    pub fn new(config: &Config) -> AwsState {
-        AwsState {
-            credentials: Credentials::new(&config.accounts),
-            s3: Mutex::new(s3::Store::default()),
-            requests: AtomicU64::new(0),
-        }
-    }
-
-    /// Forgets buckets and issued credentials.
-    pub fn reset(&self) {
-        *lock(&self.s3) = s3::Store::default();
-        self.credentials.clear_temporary();
-    }
-}
-
-/// An AWS request, its body read.
-#[derive(Debug)]
-pub(crate) struct AwsRequest<'a> {
-    pub service: Service,
-    pub protocol: Protocol,
-    pub method: &'a Method,
-    /// The path as sent, percent-encoded.
-    pub raw_path: &'a str,
-    pub raw_query: Option<&'a str>,
-    /// The query's pairs, decoded.
-    pub query: Vec<(String, String)>,
-    pub headers: &'a HeaderMap,
-    /// The request's authority (the `Host` header, or the URI's).
-    pub authority: Option<&'a str>,
-    pub body: Bytes,
-    /// The credential scope's region (`us-east-1` for an unsigned request).
-    pub region: String,
-}
-
-/// What a service's `route` says a request is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Routed {
-    pub op: Operation,
-    /// The quota class, an index into [`Service::classes`].
-    pub class: u8,
-    /// The resource for per-resource quotas (an S3 bucket, or bucket and prefix).
-    pub resource: String,
-    /// The journal's `name`.
-    pub name: String,
-    /// The operation needs no signature.
-    pub anonymous: bool,
-}
-
-/// A request a service could not route: the operation if it is known and the journal's
-/// name (both may stay empty), and the error to answer once the caller is authenticated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Unrouted {
-    pub op: Option<Operation>,
-    pub name: String,
-    pub error: Box<AwsError>,
-}
-
-impl Unrouted {
-    /// A request whose operation is unknown, answered with `error`.
-    pub fn new(error: AwsError) -> Unrouted {
-        Unrouted {
-            op: None,
-            name: String::new(),
-            error: Box::new(error),
-        }
-    }
-
-    /// Names the operation (if known) and the resource for the journal.
-    #[must_use]
-    pub fn journalled_as(mut self, op: Option<Operation>, name: impl Into<String>) -> Unrouted {
-        self.op = op;
-        self.name = name.into();
-        self
-    }
-}
-
-/// What a handler gets.
-pub(crate) struct Ctx<'a> {
-    pub cloud: &'a MockCloud,
-    pub request: &'a AwsRequest<'a>,
-    pub reply: Reply<'a>,
-    pub caller: &'a Caller,
-    /// The cloud's wall-clock time: its epoch plus its clock.
-    pub now: Timestamp,
-}
-
-impl Ctx<'_> {
-    pub fn state(&self) -> &AwsState {
-        &self.cloud.inner.aws
-    }
-}
 
 fn dispatch_route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
     match request.service {
@@ -235,7 +134,7 @@ impl MockCloud {
     ) -> Response<ResponseBody> {
         let at = self.inner.clock.since_epoch(arrived);
         let protocol = service.protocol().unwrap_or(Protocol::RestXml);
-        let n = self.inner.aws.requests.fetch_add(1, Ordering::Relaxed);
+        let n = self.inner.aws.next_request();
         let request_id = RequestId::new(protocol, n ^ self.inner.epoch.as_nanosecond() as u64);
         let reply = Reply {
             service,

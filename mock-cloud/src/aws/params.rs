@@ -2,23 +2,9 @@
 
 /// Decodes `a=1&b=x%20y` (with `+` as a space) into pairs, in order.
 pub(crate) fn pairs(text: &[u8]) -> Vec<(String, String)> {
-    text.split(|b| *b == b'&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| {
-            let mut split = pair.splitn(2, |b| *b == b'=');
-            let key = split.next().unwrap_or_default();
-            let value = split.next().unwrap_or_default();
-            (decode(key), decode(value))
-        })
+    form_urlencoded::parse(text)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect()
-}
-
-fn decode(bytes: &[u8]) -> String {
-    let plus: Vec<u8> = bytes
-        .iter()
-        .map(|b| if *b == b'+' { b' ' } else { *b })
-        .collect();
-    String::from_utf8_lossy(&super::sigv4::percent_decode(&plus)).into_owned()
 }
 
 /// The first value of `key`.

@@ -13,14 +13,16 @@
 //!   answer carries the token's `sub`, `aud` and `iss`.
 //! - Parameter errors are STS's `ValidationError` ("1 validation error detected: …").
 
+use base64::Engine as _;
 use http::{Method, Response, StatusCode};
 
 use super::accounts::{Principal, pseudo_id};
 use super::auth::iso8601;
+use super::contract::{AwsRequest, Ctx, Routed, Unrouted};
 use super::envelope::{self, AwsError};
+use super::params;
 use super::xml::escape;
-use super::{AwsRequest, Ctx, Routed, Unrouted, params};
-use crate::http::ResponseBody;
+use crate::http::respond::ResponseBody;
 use crate::service::{Operation, Service, StsOperation};
 
 const VERSION: &str = "2011-06-15";
@@ -273,7 +275,10 @@ impl WebIdentity {
         let [_, payload, _] = parts[..] else {
             return Err(invalid());
         };
-        let bytes = base64url_decode(payload).ok_or_else(invalid)?;
+        // JWTs are unpadded base64url; padding is tolerated.
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD_INDIFFERENT
+            .decode(payload)
+            .map_err(|_| invalid())?;
         let claims: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
         let text = |key: &str| claims.get(key).and_then(|v| v.as_str()).map(str::to_owned);
         let audience = match claims.get("aud") {
@@ -311,29 +316,6 @@ impl WebIdentity {
     }
 }
 
-/// Decodes unpadded base64url (padding tolerated).
-fn base64url_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for b in text.bytes().filter(|b| *b != b'=') {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'-' | b'+' => 62,
-            b'_' | b'/' => 63,
-            _ => return None,
-        };
-        acc = acc << 6 | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,10 +332,7 @@ mod tests {
 
     #[test]
     fn web_identity_tokens_give_their_claims_and_expire() {
-        let payload = envelope::base64(br#"{"sub":"system:serviceaccount:ns:sa","aud":["sts.amazonaws.com"],"iss":"https://oidc.example","exp":2000000000}"#)
-            .replace('+', "-")
-            .replace('/', "_")
-            .replace('=', "");
+        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"sub":"system:serviceaccount:ns:sa","aud":["sts.amazonaws.com"],"iss":"https://oidc.example","exp":2000000000}"#);
         let token = format!("e30.{payload}.sig");
         let now = jiff::Timestamp::from_second(1_900_000_000).unwrap();
         let claims = WebIdentity::read(&token, now).ok().unwrap();

@@ -4,7 +4,7 @@ mod admin;
 mod api;
 mod input;
 mod metrics;
-mod respond;
+pub(crate) mod respond;
 mod route;
 mod switch;
 
@@ -70,18 +70,7 @@ impl MockCloud {
                     let message = format!("mock-cloud does not speak the AWS service `{name}`");
                     let response =
                         respond::error(StatusCode::BAD_REQUEST, "UnknownService", &message);
-                    let record = crate::journal::Record {
-                        at: self.inner.clock.since_epoch(arrived),
-                        latency: arrived.elapsed(),
-                        account: "",
-                        action: None,
-                        collection: None,
-                        operation: None,
-                        name: &name,
-                        status: response.status().as_u16(),
-                        flags: 0,
-                    };
-                    self.record(&record, None);
+                    self.record_unrouted(arrived, &name, &response);
                     return response;
                 }
             }
@@ -98,18 +87,7 @@ impl MockCloud {
             Route::Admin(path) => self.admin(path, &parts.method, query, body),
             Route::NotFound => {
                 let response = respond::error(StatusCode::NOT_FOUND, "NotFound", "unknown path");
-                let record = crate::journal::Record {
-                    at: self.inner.clock.since_epoch(arrived),
-                    latency: arrived.elapsed(),
-                    account: "",
-                    action: None,
-                    collection: None,
-                    operation: None,
-                    name: "",
-                    status: response.status().as_u16(),
-                    flags: 0,
-                };
-                self.record(&record, None);
+                self.record_unrouted(arrived, "", &response);
                 response
             }
             Route::Api {
@@ -172,5 +150,23 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let cloud = self.clone();
         Box::pin(async move { Ok(cloud.handle(request).await) })
+    }
+}
+
+impl MockCloud {
+    /// Journals a request that matched no service: no account, no operation.
+    fn record_unrouted(&self, arrived: Instant, name: &str, response: &Response<ResponseBody>) {
+        let record = crate::journal::Record {
+            at: self.inner.clock.since_epoch(arrived),
+            latency: arrived.elapsed(),
+            account: "",
+            action: None,
+            collection: None,
+            operation: None,
+            name,
+            status: response.status().as_u16(),
+            flags: 0,
+        };
+        self.record(&record, None);
     }
 }

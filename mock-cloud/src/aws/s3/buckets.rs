@@ -11,7 +11,7 @@ use super::super::envelope::AwsError;
 use super::super::xml::{self, escape};
 use super::store::{Bucket, Store, ownership};
 use super::{Ctx, NAMESPACE, access_denied, empty, malformed_xml, no_such_bucket};
-use crate::http::ResponseBody;
+use crate::http::respond::ResponseBody;
 
 /// The region whose creates of an owned bucket answer 200 (S3's legacy behaviour).
 const US_EAST_1: &str = "us-east-1";

@@ -28,17 +28,16 @@
 mod buckets;
 mod objects;
 mod schema;
-mod store;
+pub(crate) mod store;
 mod subresources;
 
 use http::{Method, Response, StatusCode};
 
-pub(crate) use store::Store;
-
+use super::contract::{AwsRequest, Ctx, Routed, Unrouted};
 use super::envelope::{self, AwsError};
-use super::{AwsRequest, Ctx, Routed, Unrouted, sigv4};
+use super::sigv4;
 use crate::cloud::lock;
-use crate::http::ResponseBody;
+use crate::http::respond::ResponseBody;
 use crate::service::{Operation, S3Operation};
 
 /// S3's XML namespace.

@@ -11,16 +11,18 @@
 
 use std::sync::Arc;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 
 use super::super::accounts::Principal;
 use super::super::auth::STREAMING_UNSIGNED_TRAILER;
-use super::super::envelope::{AwsError, base64};
+use super::super::envelope::AwsError;
 use super::buckets::{owned, owned_mut};
 use super::store::{Object, Store};
 use super::{Ctx, empty};
-use crate::http::ResponseBody;
+use crate::http::respond::ResponseBody;
 use crate::service::S3Operation;
 
 pub(crate) fn handle(
@@ -199,12 +201,12 @@ fn check_checksums<'a>(
             continue;
         };
         let computed = match algorithm {
-            "crc32" => base64(&crc32(data, 0xEDB8_8320).to_be_bytes()),
-            "crc32c" => base64(&crc32(data, 0x82F6_3B78).to_be_bytes()),
-            "sha256" => base64(ring::digest::digest(&ring::digest::SHA256, data).as_ref()),
-            "sha1" => {
-                base64(ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, data).as_ref())
-            }
+            "crc32" => BASE64.encode(&crc32(data, 0xEDB8_8320).to_be_bytes()),
+            "crc32c" => BASE64.encode(&crc32(data, 0x82F6_3B78).to_be_bytes()),
+            "sha256" => BASE64.encode(ring::digest::digest(&ring::digest::SHA256, data).as_ref()),
+            "sha1" => BASE64.encode(
+                ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, data).as_ref(),
+            ),
             _ => continue,
         };
         if computed != value {

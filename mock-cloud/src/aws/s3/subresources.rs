@@ -12,7 +12,7 @@ use super::super::xml::Element;
 use super::buckets::{canonical_id, owned, owned_mut};
 use super::store::{Bucket, Store, default_encryption};
 use super::{Ctx, NAMESPACE, empty, schema};
-use crate::http::ResponseBody;
+use crate::http::respond::ResponseBody;
 use crate::service::S3Operation;
 
 /// The header S3 answers lifecycle gets and puts with.

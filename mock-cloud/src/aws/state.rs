@@ -1,0 +1,38 @@
+//! The AWS state of one cloud: credentials, S3's buckets, the request counter. A leaf
+//! that `cloud.rs` holds; a new service with state of its own adds a field here (behind
+//! its own lock) and clears it in [`AwsState::reset`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use super::accounts::Credentials;
+use super::s3::store::Store as S3Store;
+use crate::config::Config;
+
+/// The AWS state of one cloud: credentials, S3's buckets, the request counter.
+pub(crate) struct AwsState {
+    pub credentials: Credentials,
+    pub s3: Mutex<S3Store>,
+    requests: AtomicU64,
+}
+
+impl AwsState {
+    pub fn new(config: &Config) -> AwsState {
+        AwsState {
+            credentials: Credentials::new(&config.accounts),
+            s3: Mutex::new(S3Store::default()),
+            requests: AtomicU64::new(0),
+        }
+    }
+
+    /// The number of the next AWS request (it seeds the request's ID).
+    pub fn next_request(&self) -> u64 {
+        self.requests.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Forgets buckets and issued credentials.
+    pub fn reset(&self) {
+        *self.s3.lock().unwrap_or_else(PoisonError::into_inner) = S3Store::default();
+        self.credentials.clear_temporary();
+    }
+}
