@@ -201,8 +201,8 @@ fn check_checksums<'a>(
             continue;
         };
         let computed = match algorithm {
-            "crc32" => BASE64.encode(&crc32(data, 0xEDB8_8320).to_be_bytes()),
-            "crc32c" => BASE64.encode(&crc32(data, 0x82F6_3B78).to_be_bytes()),
+            "crc32" => BASE64.encode(crc32(data, 0xEDB8_8320).to_be_bytes()),
+            "crc32c" => BASE64.encode(crc32(data, 0x82F6_3B78).to_be_bytes()),
             "sha256" => BASE64.encode(ring::digest::digest(&ring::digest::SHA256, data).as_ref()),
             "sha1" => BASE64.encode(
                 ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, data).as_ref(),
