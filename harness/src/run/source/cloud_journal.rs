@@ -47,7 +47,8 @@ impl CloudJournal {
             .into_iter()
             .filter_map(|c| {
                 Some(CloudCall {
-                    at_us: epoch.to_run(c.at_us)?.0,
+                    // Before the run's start only by the epoch's error: keep it, at 0.
+                    at_us: epoch.to_run(c.at_us).map_or(0, |t| t.0),
                     account: c.account,
                     action: call_action(c.action?),
                     name: c.name,
@@ -60,6 +61,7 @@ impl CloudJournal {
             calls,
             dropped: page.dropped,
             failed: false,
+            epoch_uncertainty: epoch.uncertainty,
         }
     }
 }

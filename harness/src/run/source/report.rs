@@ -66,6 +66,8 @@ pub struct CloudReport {
     pub dropped: u64,
     /// The journal could not be read: the calls are missing.
     pub failed: bool,
+    /// How far the calls' times may be off: the uncertainty of the cloud's epoch.
+    pub epoch_uncertainty: std::time::Duration,
 }
 
 /// The provider's own counters.
