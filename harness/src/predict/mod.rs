@@ -1,4 +1,4 @@
-//! Budget prediction: specs/budget.md's formulas, each returning its formula text, inputs and
+//! Budget prediction: docs/budget.md's formulas, each returning its formula text, inputs and
 //! value ([`Prediction`]), and [`plan`], which applies them to a scenario phase by phase and
 //! account by account.
 
@@ -8,6 +8,7 @@ pub mod conditional;
 mod formula;
 mod params;
 pub mod quota;
+pub mod quota_wave;
 pub mod scan;
 pub mod steady;
 

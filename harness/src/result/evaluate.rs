@@ -446,11 +446,24 @@ fn verdict(
             let observed_drain = span.map_or(f64::NAN, |p| (p.end_us - p.start_us) as f64 / US);
             let d = dphys.as_ref().map_or(f64::NAN, |p| p.value);
             let eff = d / observed_drain;
+            // What the plan expects of the phase (the model's drain, a quota simulation, time
+            // to Ready): the efficiency the provider should reach.
+            let expected_drain = phase
+                .as_ref()
+                .and_then(|name| {
+                    plan.expected_duration(s)
+                        .phases
+                        .into_iter()
+                        .find(|(n, _)| n == name)
+                })
+                .map_or(f64::NAN, |(_, t)| t.as_secs_f64());
             let mut note = dphys.as_ref().map(|p| {
                 format!(
-                    "D_phys = {} s, observed drain = {} s",
+                    "D_phys = {} s, observed drain = {} s; predicted efficiency {} (expected drain {} s)",
                     fmt_num(p.value),
-                    fmt_num(observed_drain)
+                    fmt_num(observed_drain),
+                    fmt_num(p.value / expected_drain),
+                    fmt_num(expected_drain)
                 )
             });
             if eff > 1.0 {
@@ -463,12 +476,12 @@ fn verdict(
                 name: a.name.clone(),
                 check: "drainEfficiency".into(),
                 phase: None,
-                formula: "efficiency = D_phys / D_observed".into(),
+                formula: "efficiency = D_phys / D_observed (predicted: D_phys / D_expected)".into(),
                 inputs: dphys
                     .as_ref()
                     .map(Prediction::inputs_text)
                     .unwrap_or_default(),
-                predicted: d,
+                predicted: d / expected_drain,
                 limit: *min,
                 observed: eff,
                 upper: false,

@@ -8,6 +8,7 @@ use crate::predict::backlog::{Backlog, QuotaNeed};
 use crate::predict::formula::{Meaning, Prediction};
 use crate::predict::params::Params;
 use crate::predict::quota::{self, ThrottleVerdict};
+use crate::predict::quota_wave::{self, Quota, WaveOutcome};
 use crate::scenario::{Action, ActionClass, Scenario};
 
 /// Calls per resource by class for a backlog phase: (class, calls per resource).
@@ -44,6 +45,38 @@ pub(super) fn quota_needs(
         }
     }
     out
+}
+
+/// A creation wave under the quotas of the accounts it creates in, simulated per account
+/// (budget.md §6.3); None when no account of the wave has a read or mutate quota. With
+/// several accounts the slowest one's outcome is taken (they share the provider's bucket,
+/// which the per-account simulation does not see).
+pub(super) fn simulated_creation(
+    s: &Scenario,
+    p: &Params,
+    groups: &[usize],
+    arrival_rate: Option<f64>,
+) -> Option<WaveOutcome> {
+    let quota_of = |acct: &str, class| {
+        s.cloud
+            .account(acct)
+            .and_then(|a| a.quotas.get(class))
+            .map(|q| Quota {
+                burst: q.burst,
+                per_second: q.per_second,
+            })
+    };
+    account_counts(s, &acted_groups(s, groups))
+        .into_iter()
+        .filter_map(|(acct, n)| {
+            let (read, mutate) = (
+                quota_of(&acct, ActionClass::Read),
+                quota_of(&acct, ActionClass::Mutate),
+            );
+            (read.is_some() || mutate.is_some())
+                .then(|| quota_wave::creation_wave(p, n as usize, arrival_rate, read, mutate))
+        })
+        .max_by(|a, b| a.last_ready.total_cmp(&b.last_ready))
 }
 
 pub(super) fn quota_predictions(

@@ -3,7 +3,7 @@
 
 use limiter::crossplane::RateLimitModel;
 
-use super::accounts::{quota_needs, quota_predictions};
+use super::accounts::{quota_needs, quota_predictions, simulated_creation};
 use super::scope::per_controller;
 use crate::predict::backlog::{self, Backlog};
 use crate::predict::bounds::Excess;
@@ -123,26 +123,43 @@ pub(super) fn wave_predictions(
         );
         excess = Some(e);
     }
-    let last = backlog::last_start(p, b);
+    let sim = match &phase.action {
+        Action::Create { .. } => simulated_creation(s, p, groups, b.arrival_rate),
+        _ => None,
+    };
+    let formula = |f: &str| match &sim {
+        Some(_) => format!("max({f}, quota simulation)"),
+        None => f.to_owned(),
+    };
+    let sim_last = sim.as_ref().map(|w| w.last_ready - p.l);
+    let last = backlog::last_start(p, b).max(sim_last.unwrap_or(0.0));
+    let mut drain = Prediction::new(
+        format!("{name}/drain"),
+        "last start of the backlog (model's drain)",
+        last,
+        "s",
+    )
+    .formula(formula(drain_formula(p)));
+    if let Some(t) = sim_last {
+        drain = drain.input("quota simulation", t);
+    }
     preds.push(
-        Prediction::new(
-            format!("{name}/drain"),
-            "last start of the backlog (model's drain)",
-            last,
-            "s",
-        )
-        .formula(drain_formula(p))
-        .input("N", n)
-        .input("m", b.m)
-        .input("R", p.r)
-        .input("B", p.b)
-        .input("w", p.w)
-        .input("L̄", p.l)
-        .input("A_tot", b.api_total())
-        .input("r_h", b.arrival_rate.unwrap_or(f64::INFINITY))
-        .meaning(Meaning::Expected)
-        .source("[D][S] §4.2")
-        .phase(Some(name)),
+        drain
+            .input("N", n)
+            .input("m", b.m)
+            .input("R", p.r)
+            .input("B", p.b)
+            .input("w", p.w)
+            .input("L̄", p.l)
+            .input("A_tot", b.api_total())
+            .input("r_h", b.arrival_rate.unwrap_or(f64::INFINITY))
+            .meaning(Meaning::Expected)
+            .source(if sim.is_some() {
+                "[D][S] §4.2, §6.3"
+            } else {
+                "[D][S] §4.2"
+            })
+            .phase(Some(name)),
     );
     let first = backlog::first_window(p, b, 1.0);
     preds.push(
@@ -172,28 +189,36 @@ pub(super) fn wave_predictions(
     if matches!(phase.action, Action::Create { .. }) {
         let tau = backlog::ttr_unloaded(p, t_p, s.settings.poll_interval.as_secs_f64());
         for q in [0.5, 0.9, 0.99] {
-            let v = backlog::ttr_quantile(p, b, q, tau);
+            let sim_q = sim.as_ref().map(|w| w.ttr_quantile(q));
+            let v = backlog::ttr_quantile(p, b, q, tau).max(sim_q.unwrap_or(0.0));
+            let mut pred = Prediction::new(
+                format!("{name}/ttr-p{}", q * 100.0),
+                format!("time to Ready, p{}", q * 100.0),
+                v,
+                "s",
+            )
+            .formula(formula(ttr_formula(p)));
+            if let Some(t) = sim_q {
+                pred = pred.input("quota simulation", t);
+            }
             preds.push(
-                Prediction::new(
-                    format!("{name}/ttr-p{}", q * 100.0),
-                    format!("time to Ready, p{}", q * 100.0),
-                    v,
-                    "s",
-                )
-                .formula(ttr_formula(p))
-                .input("τ_unloaded", tau)
-                .input("m", b.m)
-                .input("q", q)
-                .input("N", n)
-                .input("B", p.b)
-                .input("R", p.r)
-                .input("L̄", p.l)
-                .input("a_first", b.a_first)
-                .input("a_next", b.a_next)
-                .input("r_h", b.arrival_rate.unwrap_or(f64::INFINITY))
-                .meaning(Meaning::Expected)
-                .source("[D][S] §5.2")
-                .phase(Some(name)),
+                pred.input("τ_unloaded", tau)
+                    .input("m", b.m)
+                    .input("q", q)
+                    .input("N", n)
+                    .input("B", p.b)
+                    .input("R", p.r)
+                    .input("L̄", p.l)
+                    .input("a_first", b.a_first)
+                    .input("a_next", b.a_next)
+                    .input("r_h", b.arrival_rate.unwrap_or(f64::INFINITY))
+                    .meaning(Meaning::Expected)
+                    .source(if sim.is_some() {
+                        "[D][S] §5.2, §6.3"
+                    } else {
+                        "[D][S] §5.2"
+                    })
+                    .phase(Some(name)),
             );
         }
     }
