@@ -3,7 +3,7 @@
 //!
 //! Where to start:
 //! - [`scenario`]: the file format ([`scenario::parse`], [`scenario::load`]).
-//! - [`predict`]: the budget of specs/budget.md, formula by formula ([`predict::plan`]).
+//! - [`predict`]: the budget of docs/budget.md, formula by formula ([`predict::plan`]).
 //!
 //! ```
 //! let yaml = "apiVersion: harness/v1\nname: tiny\nprovider: {maxReconcileRate: 10}\n\

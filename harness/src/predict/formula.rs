@@ -21,7 +21,7 @@ pub enum Meaning {
 /// One named input of a formula.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Input {
-    /// Symbol as in specs/budget.md (R, B, W, L̄ …).
+    /// Symbol as in docs/budget.md (R, B, W, L̄ …).
     pub name: String,
     /// Value.
     #[serde(with = "crate::result::float")]
@@ -39,7 +39,7 @@ pub struct Prediction {
     pub phase: Option<String>,
     /// The cloud account it is about, if any.
     pub account: Option<String>,
-    /// The formula, in specs/budget.md's notation.
+    /// The formula, in docs/budget.md's notation.
     pub formula: String,
     /// The inputs, in formula order.
     pub inputs: Vec<Input>,
@@ -50,7 +50,7 @@ pub struct Prediction {
     pub unit: String,
     /// How to read the value.
     pub meaning: Meaning,
-    /// specs/budget.md's tag and section: `[P] §2.1`.
+    /// docs/budget.md's tag and section: `[P] §2.1`.
     pub source: String,
     /// Anything a reader must know (the mechanism of an excess, an assumption).
     pub note: Option<String>,
@@ -98,7 +98,7 @@ impl Prediction {
         self
     }
 
-    /// With its source in specs/budget.md.
+    /// With its source in docs/budget.md.
     #[must_use]
     pub fn source(mut self, s: &str) -> Self {
         self.source = s.to_owned();

@@ -29,7 +29,7 @@ pub struct Steady {
     pub wait: f64,
     /// Flagged keys at any instant in the `crossplane` model (0 otherwise).
     pub flagged: f64,
-    /// DESIGN.md's long-run band Σ1/(P_i + j_i), Σ1/(P_i − j_i).
+    /// The long-run band (docs/budget.md §3.2) Σ1/(P_i + j_i), Σ1/(P_i − j_i).
     pub band: (f64, f64),
     /// Mean and variance of the count in a window of W (Poisson-binomial, §3.4).
     pub window_mean: f64,

@@ -41,7 +41,7 @@ pub struct Scenario {
     pub warnings: Vec<Problem>,
 }
 
-/// Prediction inputs (specs/budget.md §0).
+/// Prediction inputs (docs/budget.md §0).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PredictionInputs {
     /// Mean reconcile duration L̄.

@@ -88,7 +88,7 @@ pub struct RawProvider {
     pub min_poll_interval: Option<Spanned<String>>,
 }
 
-/// The four rate-limit models (DESIGN.md).
+/// The four rate-limit models (docs/budget.md §0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModelName {
@@ -102,7 +102,7 @@ pub enum ModelName {
     ConcurrencyOnly,
 }
 
-/// Prediction inputs (specs/budget.md §0) that are properties of the provider's code and the
+/// Prediction inputs (docs/budget.md §0) that are properties of the provider's code and the
 /// environment rather than of its flags.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

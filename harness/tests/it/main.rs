@@ -4,6 +4,7 @@ mod cli;
 mod clock;
 mod cluster;
 mod compare;
+mod docs;
 mod errors;
 mod fixture;
 mod predict_json;

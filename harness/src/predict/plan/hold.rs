@@ -49,7 +49,7 @@ pub(super) fn hold_predictions(
     preds.push(
         Prediction::new(
             format!("{name}/band"),
-            "long-run band (DESIGN.md), high end",
+            "long-run band, high end",
             st.band.1,
             "/s",
         )
