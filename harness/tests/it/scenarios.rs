@@ -121,3 +121,66 @@ fn the_commented_reference_in_the_readme_validates() {
     assert_eq!(s.phases.len(), 8);
     assert_eq!(s.assertions.len(), 8);
 }
+
+/// The "about" column of scenarios/README.md's table: (file, duration as printed).
+fn readme_durations() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/README.md"),
+    )
+    .expect("scenarios/README.md");
+    let mut out = Vec::new();
+    for line in readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| file |"))
+        .skip(2)
+    {
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let about = cells.last().copied().unwrap_or_default().to_owned();
+        for file in cells[0].split(", ") {
+            out.push((file.trim_matches('`').to_owned(), about.clone()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_lists_each_scenarios_expected_duration() {
+    let listed = readme_durations();
+    for f in shipped() {
+        let name = f
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let s = load(&f).expect("loads");
+        let expected = harness::report::human_duration(plan(&s).expected_duration(&s).total);
+        let about = listed
+            .iter()
+            .find(|(file, _)| *file == name)
+            .map(|(_, about)| about.as_str());
+        assert_eq!(
+            about,
+            Some(expected.as_str()),
+            "{name} in scenarios/README.md"
+        );
+    }
+}
+
+#[test]
+fn the_kind_workflows_default_scenario_takes_ten_minutes_or_less() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let wf = std::fs::read_to_string(root.join("ci/github/loadtest.yml")).expect("workflow");
+    let default = wf
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("default: scenarios/"))
+        .expect("the scenario input has a default");
+    let s = load(&root.join("scenarios").join(default)).expect("loads");
+    let d = plan(&s).expected_duration(&s).total;
+    assert!(
+        d <= std::time::Duration::from_secs(600),
+        "{default} is expected to take {d:?}"
+    );
+}
