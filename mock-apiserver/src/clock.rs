@@ -27,6 +27,11 @@ impl Clock {
         }
     }
 
+    /// A clock that reads `epoch` at tokio's `start`.
+    pub fn at(epoch: Timestamp, start: Instant) -> Self {
+        Self { epoch, start }
+    }
+
     /// The wall-clock time at which the clock read zero.
     pub fn epoch(&self) -> Timestamp {
         self.epoch

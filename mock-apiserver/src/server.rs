@@ -28,6 +28,12 @@ pub struct Config {
     pub journal_capacity: usize,
     /// Namespaces that exist from the start.
     pub namespaces: Vec<String>,
+    /// The seed of uids and `generateName` suffixes; `None` seeds them at random.
+    pub seed: Option<u64>,
+    /// The wall-clock time at which the server's clock reads zero; `None` reads the wall
+    /// clock when the server is built. A host running several components on one (maybe
+    /// paused) tokio clock gives them all the same epoch, so their stamps agree.
+    pub epoch: Option<jiff::Timestamp>,
 }
 
 impl Default for Config {
@@ -39,6 +45,8 @@ impl Default for Config {
             flow_control: None,
             journal_capacity: 100_000,
             namespaces: vec!["default".into(), "kube-system".into(), "kube-public".into()],
+            seed: None,
+            epoch: None,
         }
     }
 }
@@ -76,6 +84,20 @@ impl Config {
     #[must_use]
     pub fn with_journal_capacity(mut self, entries: usize) -> Self {
         self.journal_capacity = entries;
+        self
+    }
+
+    /// Uids and `generateName` suffixes repeatable for `seed`.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The server's clock reads zero at wall time `epoch`.
+    #[must_use]
+    pub fn with_epoch(mut self, epoch: jiff::Timestamp) -> Self {
+        self.epoch = Some(epoch);
         self
     }
 }
@@ -133,8 +155,19 @@ impl Default for ApiServer {
 impl ApiServer {
     /// A server with the built-in kinds and the configured namespaces.
     pub fn new(config: Config) -> Self {
-        let clock = Clock::new();
-        let store = Arc::new(Store::new(clock, config.watch_history, config.watch_buffer));
+        let clock = match config.epoch {
+            Some(epoch) => Clock::at(epoch, tokio::time::Instant::now()),
+            None => Clock::new(),
+        };
+        let seed = config.seed.unwrap_or_else(|| {
+            std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0_u8)
+        });
+        let store = Arc::new(Store::new(
+            clock,
+            config.watch_history,
+            config.watch_buffer,
+            seed,
+        ));
         let registry = Registry::with_builtins();
         let namespaces = registry
             .get("", "v1", "namespaces")

@@ -105,6 +105,9 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
         secret_namespace: config.secret_namespace,
         shutdown_timeout: config.shutdown_timeout,
         metrics,
+        seed: None,
+        clock: None,
+        reconcile_cost: std::time::Duration::ZERO,
     };
     let summary = Provider::new(options)
         .run(terminated())

@@ -21,7 +21,7 @@ use crate::events::EventSink;
 use crate::kube_client::{KubeStackLayer, limited_client};
 use crate::metrics::{Controllers, ProviderMetrics, RuntimeState};
 use crate::reconciler::meta::Clock;
-use crate::reconciler::{Context, ManagedReconciler};
+use crate::reconciler::{Context, Draws, ManagedReconciler};
 use crate::watch::{feed_queue, reflect_only};
 
 /// How long in-flight reconciles get to finish after shutdown starts, by default.
@@ -45,6 +45,16 @@ pub struct ProviderOptions {
     pub shutdown_timeout: Duration,
     /// Metrics; the Kubernetes and cloud clients should count into its families.
     pub metrics: Arc<ProviderMetrics>,
+    /// The seed of the random draws (poll jitter, retry jitter); `None` seeds them from the
+    /// operating system.
+    pub seed: Option<u64>,
+    /// The wall time that stamps follow; `None` reads it when the provider starts. An
+    /// in-process host that restarts the provider passes one clock to every start.
+    pub clock: Option<Clock>,
+    /// Simulated CPU time per reconcile, slept on tokio's clock before the reconcile's work:
+    /// on a paused clock, where work takes no time, a reconcile then lasts as long as in
+    /// real time. Zero (the default) adds nothing.
+    pub reconcile_cost: Duration,
 }
 
 impl std::fmt::Debug for ProviderOptions {
@@ -54,6 +64,8 @@ impl std::fmt::Debug for ProviderOptions {
             .field("namespace", &self.namespace)
             .field("secret_namespace", &self.secret_namespace)
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("seed", &self.seed)
+            .field("reconcile_cost", &self.reconcile_cost)
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +102,9 @@ impl ProviderOptions {
             secret_namespace: None,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             metrics,
+            seed: None,
+            clock: None,
+            reconcile_cost: Duration::ZERO,
         }
     }
 
@@ -111,6 +126,27 @@ impl ProviderOptions {
     #[must_use]
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Random draws repeatable for `seed`.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Stamps on `clock`'s time line.
+    #[must_use]
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Simulated CPU time per reconcile (see [`ProviderOptions::reconcile_cost`]).
+    #[must_use]
+    pub fn reconcile_cost(mut self, cost: Duration) -> Self {
+        self.reconcile_cost = cost;
         self
     }
 }
@@ -228,7 +264,9 @@ impl Provider {
             provider_configs,
             secrets,
             events: events.clone(),
-            clock: Clock::new(),
+            clock: options.clock.unwrap_or_default(),
+            draws: Arc::new(options.seed.map_or_else(Draws::from_os, Draws::seeded)),
+            reconcile_cost: options.reconcile_cost,
             reconciles: options.metrics.reconciles().clone(),
         });
         let controllers: Controllers = Arc::new(Mutex::new(Vec::new()));

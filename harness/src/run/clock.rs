@@ -91,6 +91,14 @@ impl RunClock {
         self.wall_start
     }
 
+    /// The wall time of the start truncated to the second: the epoch on which in-process
+    /// components stamp objects (`metav1.Time` has whole seconds, so stamps from a whole
+    /// second agree however each component rounds).
+    #[must_use]
+    pub fn wall_start_second(&self) -> Timestamp {
+        Timestamp::from_second(self.wall_start.as_second()).unwrap_or(self.wall_start)
+    }
+
     /// Time since the start.
     #[must_use]
     pub fn now(&self) -> Micros {

@@ -188,10 +188,9 @@ fn conflict(kind: &ResourceKind, name: &str, reason: impl Into<String>) -> ApiEr
 
 impl Store {
     /// An empty store keeping `history` events per resource for resuming watches and
-    /// buffering `channel` events per resource for slow watchers.
-    pub fn new(clock: Clock, history: usize, channel: usize) -> Self {
-        let seed =
-            std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0_u8);
+    /// buffering `channel` events per resource for slow watchers; its uids and
+    /// `generateName` suffixes are drawn from `seed`.
+    pub fn new(clock: Clock, history: usize, channel: usize, seed: u64) -> Self {
         Self {
             inner: Mutex::new(Inner {
                 resource_version: 0,
@@ -416,7 +415,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn setup() -> (Store, Arc<ResourceKind>, Arc<ResourceKind>) {
-        let store = Store::new(Clock::new(), 4, 64);
+        let store = Store::new(Clock::new(), 4, 64, 1);
         let registry = Registry::with_builtins();
         let ns = registry.get("", "v1", "namespaces").unwrap();
         let cm = registry.get("", "v1", "configmaps").unwrap();

@@ -302,7 +302,7 @@ impl<K: Managed> ManagedReconciler<K> {
             );
         }
         let jitter = settings.jitter().for_interval(effective.interval);
-        jittered(effective.interval, jitter, rand::random::<f64>())
+        jittered(effective.interval, jitter, self.ctx.draws.unit())
     }
 }
 

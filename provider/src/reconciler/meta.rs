@@ -39,6 +39,14 @@ impl Clock {
         }
     }
 
+    /// A clock that read `wall` at tokio's `start`: every provider of a run given the same
+    /// one stamps on one time line, however often it restarts, and on a paused clock the
+    /// stamps follow virtual time alone.
+    #[must_use]
+    pub fn at(wall: Timestamp, start: tokio::time::Instant) -> Self {
+        Clock { wall, start }
+    }
+
     /// The current time, truncated to the second (annotations and conditions use second
     /// resolution, as Go's `time.RFC3339` does).
     #[must_use]

@@ -11,6 +11,7 @@
 
 mod cache;
 pub mod conditions;
+mod draws;
 mod external;
 mod flow;
 pub mod meta;
@@ -25,6 +26,7 @@ use limiter::crossplane::Settings;
 use tracing::Instrument;
 
 pub use cache::ReadYourWrites;
+pub use draws::Draws;
 pub use external::{ConnectError, ExternalError, Observation};
 
 use crate::cloud::CloudClient;
@@ -50,6 +52,10 @@ pub struct Context {
     pub events: EventSink,
     /// Wall time on tokio's clock.
     pub clock: Clock,
+    /// The random draws (jitter).
+    pub draws: Arc<Draws>,
+    /// Simulated CPU time of a reconcile, slept on tokio's clock before its work.
+    pub reconcile_cost: std::time::Duration,
     /// `provider_reconciles_total`.
     pub reconciles: Reconciles,
 }
@@ -87,6 +93,9 @@ impl<K: Managed> Reconciler<Request> for ManagedReconciler<K> {
         let span = tracing::debug_span!("reconcile", kind = self.kind, %request);
         Box::pin(
             async move {
+                if !self.ctx.reconcile_cost.is_zero() {
+                    tokio::time::sleep(self.ctx.reconcile_cost).await;
+                }
                 let result = self.run(&request).await;
                 let label = match &result {
                     Ok(a) if a.requeue_after.is_some() => "requeue_after",

@@ -60,7 +60,7 @@ impl<K: Managed> Pass<K> {
         let mut last = None;
         for attempt in 0..CRITICAL_TRIES {
             if attempt > 0 {
-                let jitter = rand::random::<f64>() * 0.1;
+                let jitter = self.ctx.draws.unit() * 0.1;
                 tokio::time::sleep(CRITICAL_STEP.mul_f64(1.0 + jitter)).await;
                 let namespace = self.mr.namespace().unwrap_or_default();
                 if let Some(fresh) = self.cache.get(&namespace, &self.mr.name_any()) {

@@ -72,6 +72,9 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
         secret_namespace: Some("default".into()),
         shutdown_timeout: Duration::from_secs(5),
         metrics: Arc::clone(&metrics),
+        seed: None,
+        clock: None,
+        reconcile_cost: Duration::ZERO,
     };
     let metrics_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let metrics_addr = metrics_listener.local_addr().unwrap();

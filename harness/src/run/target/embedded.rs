@@ -85,6 +85,8 @@ pub struct Embedded {
     cloud: LocalCloud,
     metrics: Arc<ProviderMetrics>,
     settings: limiter::crossplane::Settings,
+    seed: u64,
+    stamps: provider::reconciler::meta::Clock,
     provider: Option<RunningProvider>,
     starts: u32,
 }
@@ -96,7 +98,8 @@ impl Embedded {
         &self.apiserver
     }
 
-    /// Starts a provider with the scenario's settings (the metrics carry over).
+    /// Starts a provider with the scenario's settings (the metrics and the stamp clock carry
+    /// over; each start draws from its own seed, derived from the scenario's).
     fn start_provider(&mut self) {
         let cloud = CloudClient::new(self.cloud.cloud.clone(), CLOUD_URL);
         let options = ProviderOptions::from_service(
@@ -105,7 +108,9 @@ impl Embedded {
             cloud,
             Arc::clone(&self.metrics),
         )
-        .shutdown_timeout(PROVIDER_STOP_TIMEOUT);
+        .shutdown_timeout(PROVIDER_STOP_TIMEOUT)
+        .seed(provider_seed(self.seed, self.starts))
+        .clock(self.stamps);
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(Provider::new(options).run(async move {
             let _ = stopped.await;
@@ -115,21 +120,36 @@ impl Embedded {
     }
 }
 
+/// The seed of the provider's `start`-th start (from 0) in a run seeded with `seed`:
+/// SplitMix64's output function of the pair, so restarts draw differently from each other.
+fn provider_seed(seed: u64, start: u32) -> u64 {
+    let mut z = seed ^ (u64::from(start).wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 impl Target for Embedded {
     type Options = ();
     type Cloud = LocalCloud;
 
     /// Starts the clock, the cloud and the API server (with the provider's CRDs), then the
-    /// provider.
+    /// provider. The API server and the provider stamp objects on one time line, from the
+    /// run's start in whole seconds, and draw uids and jitter from the scenario's seed.
     async fn start(s: &Scenario, (): ()) -> Result<Self, RunError> {
         let clock = RunClock::start();
         let config = cloud::config(s).map_err(RunError::CloudQuota)?;
         let local = MockCloud::new(config).map_err(RunError::Cloud)?;
         let cloud_epoch = clock.epoch_at(Instant::now(), Duration::ZERO);
+        let stamp_epoch = clock.wall_start_second();
         let apiserver = ApiServer::new(
-            mock_apiserver::Config::default().with_journal_capacity(API_JOURNAL_CAPACITY),
+            mock_apiserver::Config::default()
+                .with_journal_capacity(API_JOURNAL_CAPACITY)
+                .with_seed(s.seed)
+                .with_epoch(stamp_epoch),
         );
         let api_epoch = clock.epoch_at(apiserver.started_at(), Duration::ZERO);
+        let stamps = provider::reconciler::meta::Clock::at(stamp_epoch, apiserver.started_at());
         let crds = provider::crd::crds_yaml().map_err(RunError::CrdsRender)?;
         apiserver.load_crd_yaml(&crds).map_err(RunError::CrdsLoad)?;
         let service = ServiceBuilder::new()
@@ -147,6 +167,8 @@ impl Target for Embedded {
             },
             metrics: Arc::new(ProviderMetrics::new()),
             settings: s.settings.clone(),
+            seed: s.seed,
+            stamps,
             provider: None,
             starts: 0,
         };
