@@ -46,7 +46,7 @@ const ALLOWED: [(&str, &str); 5] = [
 const FORBIDDEN: [&str; 6] = [
     "std::time::Instant",
     "SystemTime",
-    "UNIX_EPOCH",
+    "std::time::UNIX_EPOCH",
     "Timestamp::now",
     "Zoned::now",
     "time::OffsetDateTime",
