@@ -68,6 +68,14 @@ operations! {
     StsOperation { GetCallerIdentity, AssumeRole, AssumeRoleWithWebIdentity }
 }
 
+operations! {
+    /// The DynamoDB operations mock-cloud answers (awsJson1_0): the table control plane.
+    DynamoDbOperation {
+        CreateTable, DescribeTable, DeleteTable, ListTables,
+        TagResource, UntagResource, ListTagsOfResource,
+    }
+}
+
 /// The generic JSON API's operations are its actions.
 const GENERIC_OPERATIONS: &[&str] = &["create", "get", "update", "delete", "list"];
 
@@ -95,6 +103,8 @@ pub enum Service {
     S3,
     /// AWS Security Token Service.
     Sts,
+    /// Amazon DynamoDB.
+    DynamoDb,
 }
 
 /// Everything the cloud knows of one service, in one row of [`ROWS`].
@@ -118,7 +128,7 @@ struct Row {
 }
 
 /// One row per service, in the order of [`Service::ALL`] (a test checks it).
-const ROWS: [Row; 3] = [
+const ROWS: [Row; 4] = [
     Row {
         name: "generic",
         signing_name: None,
@@ -147,11 +157,26 @@ const ROWS: [Row; 3] = [
         xml_namespace: "https://sts.amazonaws.com/doc/2011-06-15/",
         json_type_prefix: None,
     },
+    Row {
+        name: "dynamodb",
+        signing_name: Some("dynamodb"),
+        protocol: Some(Protocol::AwsJson1_0),
+        operations: DynamoDbOperation::NAMES,
+        // Describing and listing; creating, deleting and tagging.
+        classes: &["read", "write"],
+        xml_namespace: "",
+        json_type_prefix: Some("com.amazonaws.dynamodb.v20120810"),
+    },
 ];
 
 impl Service {
     /// Every service, in journal-number order.
-    pub const ALL: [Service; 3] = [Service::Generic, Service::S3, Service::Sts];
+    pub const ALL: [Service; 4] = [
+        Service::Generic,
+        Service::S3,
+        Service::Sts,
+        Service::DynamoDb,
+    ];
 
     fn row(self) -> &'static Row {
         &ROWS[self as usize]
@@ -191,7 +216,9 @@ impl Service {
 
     /// The quota classes: operations of a class share its buckets. The generic API's are
     /// [`crate::Class`]'s; S3's are `read` (GET, HEAD) and `write` (PUT, POST, DELETE), as
-    /// S3's per-prefix request rates are; STS has one, `auth`.
+    /// S3's per-prefix request rates are; STS has one, `auth`; DynamoDB's are `read`
+    /// (DescribeTable, ListTables, ListTagsOfResource) and `write` (CreateTable,
+    /// DeleteTable, TagResource, UntagResource).
     pub fn classes(self) -> &'static [&'static str] {
         self.row().classes
     }
@@ -238,8 +265,9 @@ impl serde::Serialize for Service {
 impl<'de> serde::Deserialize<'de> for Service {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Service, D::Error> {
         let name = String::deserialize(d)?;
-        Service::parse(&name)
-            .ok_or_else(|| serde::de::Error::unknown_variant(&name, &["generic", "s3", "sts"]))
+        Service::parse(&name).ok_or_else(|| {
+            serde::de::Error::unknown_variant(&name, &["generic", "s3", "sts", "dynamodb"])
+        })
     }
 }
 
@@ -289,6 +317,12 @@ impl From<S3Operation> for Operation {
 impl From<StsOperation> for Operation {
     fn from(op: StsOperation) -> Operation {
         Operation::new(Service::Sts, op as u8)
+    }
+}
+
+impl From<DynamoDbOperation> for Operation {
+    fn from(op: DynamoDbOperation) -> Operation {
+        Operation::new(Service::DynamoDb, op as u8)
     }
 }
 
@@ -352,6 +386,10 @@ mod tests {
     fn signing_names_find_their_service_and_the_generic_api_has_none() {
         assert_eq!(Service::from_signing_name("s3"), Some(Service::S3));
         assert_eq!(Service::from_signing_name("sts"), Some(Service::Sts));
+        assert_eq!(
+            Service::from_signing_name("dynamodb"),
+            Some(Service::DynamoDb)
+        );
         assert_eq!(Service::from_signing_name("generic"), None);
         assert_eq!(
             Service::Generic.classes(),

@@ -211,7 +211,10 @@ pub(crate) fn error(
         }
         Protocol::AwsJson1_0 => {
             let kind = match reply.service.json_type_prefix() {
-                Some(prefix) => format!("{prefix}#{}", err.code),
+                Some(prefix) => {
+                    let namespace = coral_namespace(&err.code).unwrap_or(prefix);
+                    format!("{namespace}#{}", err.code)
+                }
                 None => err.code.to_string(),
             };
             let body = serde_json::json!({"__type": kind, "message": err.message}).to_string();
@@ -230,6 +233,31 @@ pub(crate) fn error(
         headers.insert("x-amz-retry-after", HeaderValue::from(millis));
     }
     response
+}
+
+/// The namespace a namespacing JSON service (DynamoDB) writes before one of the errors
+/// its framework (Coral) answers for every service, instead of the service's own prefix:
+/// `com.amazon.coral.availability#ThrottlingException`,
+/// `com.amazon.coral.validate#ValidationException`,
+/// `com.amazon.coral.service#UnknownOperationException`, ….
+fn coral_namespace(code: &str) -> Option<&'static str> {
+    match code {
+        "ThrottlingException" => Some("com.amazon.coral.availability"),
+        "ValidationException" => Some("com.amazon.coral.validate"),
+        "SerializationException"
+        | "UnknownOperationException"
+        | "UnrecognizedClientException"
+        | "InvalidSignatureException"
+        | "IncompleteSignatureException"
+        | "MissingAuthenticationTokenException"
+        | "ExpiredTokenException"
+        | "AccessDeniedException"
+        | "InternalFailure"
+        | "ServiceUnavailable"
+        | "MalformedInput"
+        | "RequestEntityTooLarge" => Some("com.amazon.coral.service"),
+        _ => None,
+    }
 }
 
 /// The errors every protocol has, each as that protocol's services answer it.
@@ -415,9 +443,14 @@ impl Protocol {
             Protocol::Ec2Query => {
                 AwsError::new(StatusCode::UNAUTHORIZED, "AuthFailure", message.to_owned())
             }
-            Protocol::AwsQuery | Protocol::AwsJson1_0 => AwsError::new(
+            Protocol::AwsQuery => AwsError::new(
                 StatusCode::BAD_REQUEST,
                 "IncompleteSignature",
+                message.to_owned(),
+            ),
+            Protocol::AwsJson1_0 => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "IncompleteSignatureException",
                 message.to_owned(),
             ),
         }

@@ -57,6 +57,7 @@
 pub(crate) mod accounts;
 pub(crate) mod auth;
 pub(crate) mod contract;
+mod dynamodb;
 pub(crate) mod envelope;
 pub(crate) mod params;
 pub(crate) mod route;
@@ -85,6 +86,7 @@ fn dispatch_route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
     match request.service {
         Service::S3 => s3::route(request),
         Service::Sts => sts::route(request),
+        Service::DynamoDb => dynamodb::route(request),
         Service::Generic => Err(Unrouted::new(AwsError::new(
             StatusCode::NOT_FOUND,
             "NotFound",
@@ -97,6 +99,7 @@ fn dispatch_handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBo
     match ctx.request.service {
         Service::S3 => s3::handle(ctx, routed),
         Service::Sts => sts::handle(ctx, routed),
+        Service::DynamoDb => dynamodb::handle(ctx, routed),
         Service::Generic => Err(AwsError::new(
             StatusCode::NOT_FOUND,
             "NotFound",

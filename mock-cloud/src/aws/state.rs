@@ -1,4 +1,5 @@
-//! The AWS state of one cloud: credentials, S3's buckets, the request counter. A leaf
+//! The AWS state of one cloud: credentials, S3's buckets, DynamoDB's tables, the request
+//! counter. A leaf
 //! that `cloud.rs` holds; a new service with state of its own adds a field here (behind
 //! its own lock) and clears it in [`AwsState::reset`].
 
@@ -6,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use super::accounts::Credentials;
+use super::dynamodb::table::Store as DynamoDbStore;
 use super::s3::store::Store as S3Store;
 use crate::config::Config;
 
@@ -13,6 +15,7 @@ use crate::config::Config;
 pub(crate) struct AwsState {
     pub credentials: Credentials,
     pub s3: Mutex<S3Store>,
+    pub dynamodb: Mutex<DynamoDbStore>,
     requests: AtomicU64,
 }
 
@@ -21,6 +24,7 @@ impl AwsState {
         AwsState {
             credentials: Credentials::new(&config.accounts),
             s3: Mutex::new(S3Store::default()),
+            dynamodb: Mutex::new(DynamoDbStore::default()),
             requests: AtomicU64::new(0),
         }
     }
@@ -30,9 +34,10 @@ impl AwsState {
         self.requests.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Forgets buckets and issued credentials.
+    /// Forgets buckets, tables and issued credentials.
     pub fn reset(&self) {
         *self.s3.lock().unwrap_or_else(PoisonError::into_inner) = S3Store::default();
+        *self.dynamodb.lock().unwrap_or_else(PoisonError::into_inner) = DynamoDbStore::default();
         self.credentials.clear_temporary();
     }
 }

@@ -267,3 +267,20 @@ pub fn element<'a>(xml: &'a str, tag: &str) -> Option<&'a str> {
     let end = xml[start..].find(&format!("</{tag}>"))? + start;
     Some(&xml[start..end])
 }
+
+/// A DynamoDB client of `credentials` in us-east-1 that retries as `retry` says.
+pub fn dynamodb(
+    url: &str,
+    credentials: Credentials,
+    retry: aws_smithy_types::retry::RetryConfig,
+) -> aws_sdk_dynamodb::Client {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+        .endpoint_url(url)
+        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+        .credentials_provider(credentials)
+        .retry_config(retry)
+        .http_client(http_client())
+        .build();
+    aws_sdk_dynamodb::Client::from_conf(config)
+}

@@ -3,6 +3,7 @@
 
 mod admin;
 mod aws_auth;
+mod aws_dynamodb;
 mod aws_s3;
 mod aws_sts;
 mod aws_support;

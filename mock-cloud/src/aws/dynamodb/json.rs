@@ -1,0 +1,300 @@
+//! Reading an awsJson1_0 request body as Coral (the framework behind DynamoDB) reads it:
+//! members of the wrong JSON type are `SerializationException`s, constraint violations
+//! are collected into one `ValidationException` ("2 validation errors detected: …; …"),
+//! unknown members are ignored.
+
+use http::StatusCode;
+use serde_json::{Map, Value};
+
+use super::super::envelope::AwsError;
+
+/// A body that is not a JSON object, or a member of the wrong JSON type.
+pub(crate) fn serialization(message: impl Into<String>) -> AwsError {
+    AwsError::new(
+        StatusCode::BAD_REQUEST,
+        "SerializationException",
+        message.into(),
+    )
+}
+
+/// A `ValidationException` with `message` as DynamoDB words it.
+pub(crate) fn validation(message: impl Into<String>) -> AwsError {
+    AwsError::new(
+        StatusCode::BAD_REQUEST,
+        "ValidationException",
+        message.into(),
+    )
+}
+
+/// DynamoDB's "One or more parameter values were invalid: …".
+pub(crate) fn invalid(message: impl std::fmt::Display) -> AwsError {
+    validation(format!(
+        "One or more parameter values were invalid: {message}"
+    ))
+}
+
+/// The request body as a JSON object. An empty body is an empty object.
+pub(crate) fn object(body: &[u8]) -> Result<Map<String, Value>, AwsError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(serialization(format!(
+            "{} can not be converted to a structure",
+            kind(&other)
+        ))),
+        Err(err) => Err(serialization(format!("Malformed JSON: {err}"))),
+    }
+}
+
+/// The token name Coral's (Jackson's) errors give a JSON value.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "VALUE_NULL",
+        Value::Bool(true) => "VALUE_TRUE",
+        Value::Bool(false) => "VALUE_FALSE",
+        Value::Number(_) => "NUMBER_VALUE",
+        Value::String(_) => "STRING_VALUE",
+        Value::Array(_) => "START_ARRAY",
+        Value::Object(_) => "START_OBJECT",
+    }
+}
+
+fn wrong(value: &Value, expected: &str) -> AwsError {
+    match value {
+        Value::Object(_) => serialization("Start of structure or map found where not expected."),
+        Value::Array(_) => serialization("Start of list found where not expected"),
+        other => serialization(format!(
+            "{} can not be converted to {expected}",
+            kind(other)
+        )),
+    }
+}
+
+/// A string member (`null` is absent, as Coral reads it).
+pub(crate) fn string<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, AwsError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(wrong(other, "a String")),
+    }
+}
+
+/// An integer member.
+pub(crate) fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, AwsError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| serialization(format!("Invalid integer value {n}"))),
+        Some(other) => Err(wrong(other, "a Long")),
+    }
+}
+
+/// A boolean member.
+pub(crate) fn boolean(map: &Map<String, Value>, key: &str) -> Result<Option<bool>, AwsError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(wrong(other, "a Boolean")),
+    }
+}
+
+/// A structure member.
+pub(crate) fn structure<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a Map<String, Value>>, AwsError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(Value::Array(_)) => Err(serialization("Start of list found where not expected")),
+        Some(other) => Err(serialization(format!(
+            "{} can not be converted to a structure",
+            kind(other)
+        ))),
+    }
+}
+
+/// A list member.
+pub(crate) fn list<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a [Value]>, AwsError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => Ok(Some(items)),
+        Some(Value::Object(_)) => Err(serialization(
+            "Start of structure or map found where not expected.",
+        )),
+        Some(other) => Err(serialization(format!(
+            "{} can not be converted to a list",
+            kind(other)
+        ))),
+    }
+}
+
+/// A list of structures.
+pub(crate) fn structures<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<Vec<&'a Map<String, Value>>>, AwsError> {
+    let Some(items) = list(map, key)? else {
+        return Ok(None);
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Object(m) => Ok(m),
+            other => Err(wrong(other, "a structure")),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// A list of strings.
+pub(crate) fn strings<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<Vec<&'a str>>, AwsError> {
+    let Some(items) = list(map, key)? else {
+        return Ok(None);
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            Value::String(s) => Ok(s.as_str()),
+            other => Err(wrong(other, "a String")),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// Constraint violations, collected in member order and answered together.
+#[derive(Debug, Default)]
+pub(crate) struct Violations(Vec<String>);
+
+impl Violations {
+    /// A required member that is absent.
+    pub fn null(&mut self, path: &str) {
+        self.0.push(format!(
+            "Value null at '{path}' failed to satisfy constraint: Member must not be null"
+        ));
+    }
+
+    /// A string's length outside `min..=max` (in characters).
+    pub fn length(&mut self, path: &str, value: &str, min: usize, max: usize) {
+        let len = value.chars().count();
+        if len < min {
+            self.0.push(format!(
+                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
+            ));
+        } else if len > max {
+            self.0.push(format!(
+                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have length less than or equal to {max}"
+            ));
+        }
+    }
+
+    /// A list's length outside `min..=max`.
+    pub fn count(&mut self, path: &str, shown: &str, len: usize, min: usize, max: usize) {
+        if len < min {
+            self.0.push(format!(
+                "Value '{shown}' at '{path}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
+            ));
+        } else if len > max {
+            self.0.push(format!(
+                "Value '{shown}' at '{path}' failed to satisfy constraint: Member must have length less than or equal to {max}"
+            ));
+        }
+    }
+
+    /// A table or index name: 3 to 255 characters of `[a-zA-Z0-9_.-]`.
+    pub fn name(&mut self, path: &str, value: &str) {
+        self.length(path, value, 3, 255);
+        let pattern_ok = value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        if !pattern_ok {
+            self.0.push(format!(
+                "Value '{value}' at '{path}' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+            ));
+        }
+    }
+
+    /// A value outside an enum's set.
+    pub fn one_of(&mut self, path: &str, value: &str, set: &[&str]) {
+        if !set.contains(&value) {
+            self.0.push(format!(
+                "Value '{value}' at '{path}' failed to satisfy constraint: Member must satisfy enum value set: [{}]",
+                set.join(", ")
+            ));
+        }
+    }
+
+    /// A number below `min` (or above `max`).
+    pub fn range(&mut self, path: &str, value: i64, min: i64, max: i64) {
+        if value < min {
+            self.0.push(format!(
+                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have value greater than or equal to {min}"
+            ));
+        } else if value > max {
+            self.0.push(format!(
+                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have value less than or equal to {max}"
+            ));
+        }
+    }
+
+    /// `Ok` without violations, else the `ValidationException` that lists them.
+    pub fn finish(self) -> Result<(), AwsError> {
+        match self.0.len() {
+            0 => Ok(()),
+            1 => Err(validation(format!(
+                "1 validation error detected: {}",
+                self.0[0]
+            ))),
+            n => Err(validation(format!(
+                "{n} validation errors detected: {}",
+                self.0.join("; ")
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_types_are_serialization_errors_and_violations_are_counted() {
+        let map = object(br#"{"TableName": 5, "Limit": "x", "Tags": {}}"#).unwrap();
+        assert_eq!(
+            string(&map, "TableName").unwrap_err().message,
+            "NUMBER_VALUE can not be converted to a String"
+        );
+        assert_eq!(
+            integer(&map, "Limit").unwrap_err().code,
+            "SerializationException"
+        );
+        assert!(list(&map, "Tags").is_err());
+        assert_eq!(object(b"[1]").unwrap_err().code, "SerializationException");
+        assert_eq!(object(b"{").unwrap_err().code, "SerializationException");
+        assert!(object(b"").unwrap().is_empty());
+
+        let mut v = Violations::default();
+        v.name("tableName", "a!");
+        let err = v.finish().unwrap_err();
+        assert_eq!(err.code, "ValidationException");
+        assert!(
+            err.message.starts_with("2 validation errors detected: Value 'a!' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 3; "),
+            "{}",
+            err.message
+        );
+        assert!(Violations::default().finish().is_ok());
+    }
+}

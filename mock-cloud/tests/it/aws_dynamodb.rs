@@ -1,0 +1,574 @@
+//! DynamoDB through the real aws-sdk-dynamodb over a socket: every table operation round
+//! trips, tables provision on the config's times, throttles are retried by the standard
+//! retry mode, a wrong secret is the signature error; and below the SDK, in process under
+//! paused time: the wire's error envelopes, bad input, faults per operation.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType, TableStatus, Tag,
+};
+use aws_smithy_types::retry::RetryConfig;
+use mock_cloud::{
+    ClassQuota, Config, ErrorRate, Faults, MockCloud, OperationFaults, Per, Quotas, Rate, Service,
+    ServiceQuotas,
+};
+
+use crate::aws_support::{Payload, Signing, cloud_now, dynamodb, keys, serve, text};
+
+const ARN: &str = "arn:aws:dynamodb:us-east-1:000000000000:table";
+
+fn client(url: &str) -> aws_sdk_dynamodb::Client {
+    dynamodb(url, keys("default", "default"), RetryConfig::disabled())
+}
+
+fn key(name: &str, kind: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(kind)
+        .build()
+        .unwrap()
+}
+
+fn attribute(name: &str) -> AttributeDefinition {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .unwrap()
+}
+
+fn tag(k: &str, v: &str) -> Tag {
+    Tag::builder().key(k).value(v).build().unwrap()
+}
+
+async fn create(client: &aws_sdk_dynamodb::Client, name: &str) {
+    client
+        .create_table()
+        .table_name(name)
+        .attribute_definitions(attribute("id"))
+        .key_schema(key("id", KeyType::Hash))
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .unwrap();
+}
+
+async fn status(client: &aws_sdk_dynamodb::Client, name: &str) -> Result<TableStatus, String> {
+    match client.describe_table().table_name(name).send().await {
+        Ok(out) => Ok(out.table().unwrap().table_status().unwrap().clone()),
+        Err(e) => Err(e.into_service_error().code().unwrap_or_default().to_owned()),
+    }
+}
+
+/// Polls until `name`'s status is `want` (bounded: 40 polls of 25 ms).
+async fn wait_for(
+    client: &aws_sdk_dynamodb::Client,
+    name: &str,
+    want: Result<TableStatus, String>,
+) {
+    for _ in 0..40 {
+        if status(client, name).await == want {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{name} never reached {want:?}");
+}
+
+#[tokio::test]
+async fn every_table_operation_round_trips_through_the_sdk() {
+    let config =
+        Config::default().with_provisioning(Duration::from_millis(150), Duration::from_millis(150));
+    let served = serve(config).await;
+    let db = client(&served.url);
+
+    let created = db
+        .create_table()
+        .table_name("users")
+        .attribute_definitions(attribute("id"))
+        .attribute_definitions(attribute("email"))
+        .key_schema(key("id", KeyType::Hash))
+        .global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name("by-email")
+                .key_schema(key("email", KeyType::Hash))
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::All)
+                        .build(),
+                )
+                .build()
+                .unwrap(),
+        )
+        .billing_mode(BillingMode::PayPerRequest)
+        .tags(tag("team", "a"))
+        .deletion_protection_enabled(false)
+        .send()
+        .await
+        .unwrap();
+    let d = created.table_description().unwrap();
+    assert_eq!(d.table_status(), Some(&TableStatus::Creating));
+    assert_eq!(d.table_arn(), Some(format!("{ARN}/users").as_str()));
+    assert_eq!(
+        d.billing_mode_summary().unwrap().billing_mode(),
+        Some(&BillingMode::PayPerRequest)
+    );
+    let gsi = &d.global_secondary_indexes()[0];
+    assert_eq!(gsi.index_name(), Some("by-email"));
+    assert_eq!(
+        gsi.index_arn(),
+        Some(format!("{ARN}/users/index/by-email").as_str())
+    );
+    let age = jiff::Timestamp::now().as_second() - d.creation_date_time().unwrap().secs();
+    assert!((0..=5).contains(&age), "{age}");
+    assert!(d.table_id().unwrap().len() == 36);
+
+    assert_eq!(status(&db, "users").await, Ok(TableStatus::Creating));
+    wait_for(&db, "users", Ok(TableStatus::Active)).await;
+    // The ARN names the table too.
+    let by_arn = db
+        .describe_table()
+        .table_name(format!("{ARN}/users"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_arn.table().unwrap().table_name(), Some("users"));
+
+    create(&db, "b-orders").await;
+    create(&db, "c-events").await;
+    let first = db.list_tables().limit(2).send().await.unwrap();
+    assert_eq!(first.table_names(), ["b-orders", "c-events"]);
+    assert_eq!(first.last_evaluated_table_name(), Some("c-events"));
+    let rest = db
+        .list_tables()
+        .exclusive_start_table_name("c-events")
+        .limit(2)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.table_names(), ["users"]);
+    assert_eq!(rest.last_evaluated_table_name(), None);
+    let paged: Vec<String> = db
+        .list_tables()
+        .limit(1)
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .unwrap();
+    assert_eq!(paged, ["b-orders", "c-events", "users"]);
+
+    let arn = format!("{ARN}/users");
+    db.tag_resource()
+        .resource_arn(&arn)
+        .tags(tag("env", "dev"))
+        .tags(tag("team", "b"))
+        .send()
+        .await
+        .unwrap();
+    db.untag_resource()
+        .resource_arn(&arn)
+        .tag_keys("env")
+        .send()
+        .await
+        .unwrap();
+    let tags = db
+        .list_tags_of_resource()
+        .resource_arn(&arn)
+        .send()
+        .await
+        .unwrap();
+    let tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
+    assert_eq!(tags, [("team", "b")]);
+
+    let deleted = db.delete_table().table_name("users").send().await.unwrap();
+    assert_eq!(
+        deleted.table_description().unwrap().table_status(),
+        Some(&TableStatus::Deleting)
+    );
+    assert_eq!(status(&db, "users").await, Ok(TableStatus::Deleting));
+    wait_for(&db, "users", Err("ResourceNotFoundException".into())).await;
+
+    let calls = served.cloud.calls();
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.service == "dynamodb" && c.account == "default")
+    );
+    let ops: std::collections::BTreeSet<&str> =
+        calls.iter().map(|c| c.operation.as_str()).collect();
+    assert_eq!(
+        ops.into_iter().collect::<Vec<_>>(),
+        [
+            "CreateTable",
+            "DeleteTable",
+            "DescribeTable",
+            "ListTables",
+            "ListTagsOfResource",
+            "TagResource",
+            "UntagResource"
+        ]
+    );
+    assert_eq!(calls[0].name, "users");
+}
+
+#[tokio::test]
+async fn table_errors_are_dynamodbs_own() {
+    let served = serve(Config::default()).await;
+    let db = client(&served.url);
+    create(&db, "users").await;
+
+    let code = |e: &dyn ProvideErrorMetadata| {
+        (
+            e.code().unwrap_or_default().to_owned(),
+            e.message().unwrap_or_default().to_owned(),
+        )
+    };
+    let e = db
+        .create_table()
+        .table_name("users")
+        .attribute_definitions(attribute("id"))
+        .key_schema(key("id", KeyType::Hash))
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(e.is_resource_in_use_exception());
+    assert_eq!(
+        code(&e),
+        (
+            "ResourceInUseException".into(),
+            "Table already exists: users".into()
+        )
+    );
+    let e = db
+        .describe_table()
+        .table_name("nope")
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(e.is_resource_not_found_exception());
+    assert_eq!(
+        code(&e).1,
+        "Requested resource not found: Table: nope not found"
+    );
+    // Still creating (the default create time is 5 s): it cannot be deleted yet.
+    let e = db
+        .delete_table()
+        .table_name("users")
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(e.is_resource_in_use_exception(), "{e:?}");
+    let e = db
+        .create_table()
+        .table_name("provisioned")
+        .attribute_definitions(attribute("id"))
+        .key_schema(key("id", KeyType::Hash))
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(
+        code(&e),
+        (
+            "ValidationException".into(),
+            "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED".into()
+        )
+    );
+    let e = db
+        .list_tables()
+        .limit(101)
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(
+        code(&e).1,
+        "1 validation error detected: Value '101' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100"
+    );
+    let e = db
+        .list_tags_of_resource()
+        .resource_arn(format!("{ARN}/nope"))
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert!(e.is_resource_not_found_exception());
+}
+
+#[tokio::test]
+async fn a_wrong_secret_or_an_unknown_key_is_refused_in_dynamodbs_envelope() {
+    let served = serve(Config::default()).await;
+    let wrong = dynamodb(
+        &served.url,
+        keys("default", "not-the-secret"),
+        RetryConfig::disabled(),
+    );
+    let e = wrong.list_tables().send().await.unwrap_err();
+    assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(400));
+    assert_eq!(
+        e.into_service_error().code(),
+        Some("InvalidSignatureException")
+    );
+    let unknown = dynamodb(
+        &served.url,
+        keys("AKIDUNKNOWN", "x"),
+        RetryConfig::disabled(),
+    );
+    let e = unknown.list_tables().send().await.unwrap_err();
+    assert_eq!(
+        e.into_service_error().code(),
+        Some("UnrecognizedClientException")
+    );
+    let calls = served.cloud.calls();
+    assert_eq!(
+        calls
+            .iter()
+            .map(|c| (c.operation.as_str(), c.status))
+            .collect::<Vec<_>>(),
+        [("ListTables", 400), ("ListTables", 400)]
+    );
+}
+
+#[tokio::test]
+async fn a_throttle_is_retried_by_the_sdks_standard_mode_and_journalled_each_time() {
+    let quotas = ServiceQuotas::new()
+        .with_class("read", Some(ClassQuota::new(Rate::new(1, 5.0), Per::Class)));
+    let mut config = Config::default();
+    config.accounts[0].quotas = Quotas::unlimited().with_service(Service::DynamoDb, Some(quotas));
+    let served = serve(config).await;
+    let once = client(&served.url);
+    once.list_tables().send().await.unwrap();
+    let e = once.list_tables().send().await.unwrap_err();
+    let raw = e.raw_response().unwrap();
+    assert_eq!(raw.status().as_u16(), 400);
+    assert!(raw.headers().get("x-amzn-requestid").is_some());
+    let body = std::str::from_utf8(raw.body().bytes().unwrap()).unwrap();
+    let body: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(
+        body["__type"],
+        "com.amazon.coral.availability#ThrottlingException"
+    );
+    assert_eq!(e.into_service_error().code(), Some("ThrottlingException"));
+
+    let retrying = dynamodb(
+        &served.url,
+        keys("default", "default"),
+        RetryConfig::standard()
+            .with_max_attempts(10)
+            .with_initial_backoff(Duration::from_millis(50)),
+    );
+    for _ in 0..3 {
+        retrying.list_tables().send().await.unwrap();
+    }
+    let calls = served.cloud.calls_since(2);
+    let throttled = calls.iter().filter(|c| c.throttled).count();
+    assert!(throttled >= 1, "{calls:#?}");
+    assert_eq!(calls.len(), 3 + throttled, "every attempt is journalled");
+    assert!(calls.iter().all(|c| c.service == "dynamodb"
+        && c.operation == "ListTables"
+        && (c.status == 200 || (c.status == 400 && c.throttled))));
+}
+
+// Below the SDK, in process, under paused time.
+
+fn cloud(config: Config) -> MockCloud {
+    MockCloud::new(config).unwrap()
+}
+
+/// Sends `body` to `target` (None: no `X-Amz-Target`), signed for DynamoDB.
+async fn send(cloud: &MockCloud, target: Option<&str>, body: &str) -> (u16, serde_json::Value) {
+    let target = target.map(|t| format!("DynamoDB_20120810.{t}"));
+    let mut headers = vec![("content-type", "application/x-amz-json-1.0")];
+    if let Some(t) = &target {
+        headers.push(("x-amz-target", t.as_str()));
+    }
+    let request = Signing::new("POST", "/", "dynamodb")
+        .headers(&headers)
+        .body(body.as_bytes())
+        .payload(Payload::NotS3)
+        .sign(&keys("default", "default"), cloud_now(cloud));
+    let response = cloud.handle(request).await;
+    let status = response.status().as_u16();
+    assert!(response.headers().contains_key("x-amzn-requestid"));
+    let text = text(response).await;
+    let json = if text.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap()
+    };
+    (status, json)
+}
+
+const USERS: &str = r#"{"TableName":"users","AttributeDefinitions":[{"AttributeName":"id","AttributeType":"S"}],
+    "KeySchema":[{"AttributeName":"id","KeyType":"HASH"}],"ProvisionedThroughput":{"ReadCapacityUnits":5,"WriteCapacityUnits":5}}"#;
+
+#[tokio::test(start_paused = true)]
+async fn tables_provision_on_the_configs_create_and_delete_times() {
+    let cloud = cloud(
+        Config::default().with_provisioning(Duration::from_secs(20), Duration::from_secs(10)),
+    );
+    let (status, body) = send(&cloud, Some("CreateTable"), USERS).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["TableDescription"]["TableStatus"], "CREATING");
+    assert_eq!(
+        body["TableDescription"]["ProvisionedThroughput"],
+        serde_json::json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    );
+    let describe = r#"{"TableName":"users"}"#;
+    tokio::time::advance(Duration::from_millis(19_999)).await;
+    let (_, body) = send(&cloud, Some("DescribeTable"), describe).await;
+    assert_eq!(body["Table"]["TableStatus"], "CREATING");
+    tokio::time::advance(Duration::from_millis(1)).await;
+    let (_, body) = send(&cloud, Some("DescribeTable"), describe).await;
+    assert_eq!(body["Table"]["TableStatus"], "ACTIVE");
+    let (status, body) = send(&cloud, Some("DeleteTable"), describe).await;
+    assert_eq!(
+        (status, &body["TableDescription"]["TableStatus"]),
+        (200, &"DELETING".into())
+    );
+    tokio::time::advance(Duration::from_millis(9_999)).await;
+    let (_, body) = send(&cloud, Some("ListTables"), "{}").await;
+    assert_eq!(body["TableNames"], serde_json::json!(["users"]));
+    let (status, body) = send(&cloud, Some("DeleteTable"), describe).await;
+    assert_eq!(
+        (status, body["message"].as_str().unwrap()),
+        (
+            400,
+            "Attempt to change a resource which is still in use: Table is being deleted: users"
+        )
+    );
+    tokio::time::advance(Duration::from_millis(1)).await;
+    let (status, body) = send(&cloud, Some("DescribeTable"), describe).await;
+    assert_eq!(
+        (status, body["__type"].as_str().unwrap()),
+        (
+            400,
+            "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"
+        )
+    );
+    // The name is free again.
+    assert_eq!(send(&cloud, Some("CreateTable"), USERS).await.0, 200);
+}
+
+#[tokio::test(start_paused = true)]
+async fn bad_input_gets_dynamodbs_own_codes_and_never_a_500() {
+    let cloud = cloud(Config::default());
+    let cases: &[(Option<&str>, &str, &str)] = &[
+        (
+            None,
+            "{}",
+            "com.amazon.coral.service#UnknownOperationException",
+        ),
+        (
+            Some("PutItem"),
+            "{}",
+            "com.amazon.coral.service#UnknownOperationException",
+        ),
+        (
+            Some("DescribeTable"),
+            "{not json",
+            "com.amazon.coral.service#SerializationException",
+        ),
+        (
+            Some("DescribeTable"),
+            "[]",
+            "com.amazon.coral.service#SerializationException",
+        ),
+        (
+            Some("DescribeTable"),
+            r#"{"TableName": 7}"#,
+            "com.amazon.coral.service#SerializationException",
+        ),
+        (
+            Some("DescribeTable"),
+            "{}",
+            "com.amazon.coral.validate#ValidationException",
+        ),
+        (
+            Some("DescribeTable"),
+            r#"{"TableName": "a/b"}"#,
+            "com.amazon.coral.validate#ValidationException",
+        ),
+        (
+            Some("CreateTable"),
+            r#"{"TableName": "t1", "KeySchema": {}}"#,
+            "com.amazon.coral.service#SerializationException",
+        ),
+        (
+            Some("TagResource"),
+            r#"{"ResourceArn": "arn:aws:s3:::b", "Tags": []}"#,
+            "com.amazon.coral.validate#ValidationException",
+        ),
+        (
+            Some("UntagResource"),
+            r#"{"ResourceArn": "x"}"#,
+            "com.amazon.coral.validate#ValidationException",
+        ),
+        (
+            Some("ListTables"),
+            r#"{"Limit": 0}"#,
+            "com.amazon.coral.validate#ValidationException",
+        ),
+    ];
+    for (target, body, want) in cases {
+        let (status, answer) = send(&cloud, *target, body).await;
+        assert_eq!(
+            (status, answer["__type"].as_str()),
+            (400, Some(*want)),
+            "{target:?} {body}: {answer}"
+        );
+    }
+    let (_, answer) = send(&cloud, Some("DescribeTable"), "{}").await;
+    assert_eq!(
+        answer["message"],
+        "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null"
+    );
+    let calls = cloud.calls();
+    assert_eq!(calls.len(), cases.len() + 1);
+    assert_eq!(
+        calls[0].operation, "",
+        "an unknown operation is journalled without one"
+    );
+    assert_eq!(calls[2].operation, "DescribeTable");
+}
+
+#[tokio::test(start_paused = true)]
+async fn operation_faults_answer_in_dynamodbs_envelope() {
+    let faults = Faults::none().with_operation(
+        Service::DynamoDb,
+        "DescribeTable",
+        OperationFaults::none()
+            .with_errors(ErrorRate {
+                probability: 1.0,
+                status: 400,
+            })
+            .with_code("ProvisionedThroughputExceededException"),
+    );
+    let cloud = cloud(Config::default().with_faults(faults));
+    let (status, body) = send(&cloud, Some("DescribeTable"), r#"{"TableName":"users"}"#).await;
+    assert_eq!(
+        (status, body["__type"].as_str()),
+        (
+            400,
+            Some("com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException")
+        )
+    );
+    assert_eq!(send(&cloud, Some("ListTables"), "{}").await.0, 200);
+    let summary = cloud.summary();
+    let faulted: Vec<(&str, &str, u64)> = summary
+        .operations
+        .iter()
+        .filter(|o| o.faults > 0)
+        .map(|o| (o.service.as_str(), o.operation.as_str(), o.faults))
+        .collect();
+    assert_eq!(faulted, [("dynamodb", "DescribeTable", 1)]);
+}
