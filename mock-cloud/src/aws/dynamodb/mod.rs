@@ -29,6 +29,7 @@
 //!   `ValidationException`, `SerializationException`, …).
 
 mod json;
+mod model;
 mod spec;
 pub(crate) mod table;
 
@@ -37,10 +38,10 @@ use serde_json::{Map, Value, json};
 
 use super::accounts::Principal;
 use super::contract::{AwsRequest, Ctx, Routed, Unrouted};
-use super::envelope::{self, AwsError};
+use super::envelope::{self, AwsError, RequestId};
 use crate::cloud::lock;
 use crate::http::respond::ResponseBody;
-use crate::service::{DynamoDbOperation, Operation};
+use crate::service::{DynamoDbOperation, Operation, Protocol};
 use json::Violations;
 use spec::TableSpec;
 use table::{Key, Status, Table};
@@ -182,11 +183,20 @@ fn create_table(
     );
     let config = &ctx.cloud.inner.config;
     let created = ctx.now;
+    let kms_key_arn = spec.sse.as_ref().map(|key| match key {
+        Some(key) if key.starts_with("arn:") => key.clone(),
+        Some(key) => format!("arn:aws:kms:{region}:{}:key/{key}", caller.account_id),
+        // The account's AWS managed key, `alias/aws/dynamodb`.
+        None => format!(
+            "arn:aws:kms:{region}:{}:key/{}",
+            caller.account_id,
+            uuid(&format!("{}/{region}/kms", caller.account_id))
+        ),
+    });
     let table = Table {
-        id: table::uuid(&format!("{arn}@{}", created.as_nanosecond())),
+        id: uuid(&format!("{arn}@{}", created.as_nanosecond())),
+        kms_key_arn,
         arn,
-        account_id: caller.account_id.clone(),
-        region: region.clone(),
         created,
         active_at: after(created, config.database_create),
         gone_at: None,
@@ -268,6 +278,14 @@ fn with_changeable(
     }
     change(table);
     Ok(())
+}
+
+/// A UUID-shaped ID that repeats for `seed` (shaped as the JSON services' request IDs).
+fn uuid(seed: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    seed.hash(&mut hasher);
+    RequestId::new(Protocol::AwsJson1_0, hasher.finish()).id
 }
 
 fn after(t: jiff::Timestamp, d: std::time::Duration) -> jiff::Timestamp {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::spec::{Billing, Index, KeySchema, TableSpec};
+use super::model::{Billing, Index, KeySchema, TableSpec};
 
 /// A table's status, as DynamoDB names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,14 +35,13 @@ pub(crate) struct Table {
     pub spec: TableSpec,
     pub arn: String,
     pub id: String,
-    /// The owner's AWS account ID and the table's region (for ARNs).
-    pub account_id: Arc<str>,
-    pub region: String,
     pub created: Timestamp,
     pub active_at: Timestamp,
     /// Set by a delete: when the table is gone.
     pub gone_at: Option<Timestamp>,
     pub tags: BTreeMap<String, String>,
+    /// The KMS key's ARN, for a table encrypted with KMS.
+    pub kms_key_arn: Option<String>,
 }
 
 impl Table {
@@ -120,18 +119,7 @@ impl Table {
             );
             d.insert("LatestStreamLabel".into(), json!(label));
         }
-        if let Some(key) = &spec.sse {
-            let arn = match key {
-                Some(key) if key.starts_with("arn:") => key.clone(),
-                Some(key) => format!("arn:aws:kms:{}:{}:key/{key}", self.region, self.account_id),
-                // The AWS managed key `alias/aws/dynamodb`.
-                None => format!(
-                    "arn:aws:kms:{}:{}:key/{}",
-                    self.region,
-                    self.account_id,
-                    uuid(&format!("{}#kms", self.account_id))
-                ),
-            };
+        if let Some(arn) = &self.kms_key_arn {
             d.insert(
                 "SSEDescription".into(),
                 json!({"Status": "ENABLED", "SSEType": "KMS", "KMSMasterKeyArn": arn}),
@@ -182,24 +170,6 @@ fn key_schema(schema: &KeySchema) -> Value {
 
 fn throughput(read: i64, write: i64) -> Value {
     json!({"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write})
-}
-
-/// A UUID-shaped ID that repeats for `seed`.
-pub(crate) fn uuid(seed: &str) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    seed.hash(&mut h);
-    let a = h.finish();
-    a.hash(&mut h);
-    let b = h.finish();
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xfff,
-        0x8000 | (b >> 48 & 0x3fff),
-        b & 0xffff_ffff_ffff
-    )
 }
 
 /// Where a table lives: its account (the mock-cloud account name), region and name.
@@ -284,13 +254,12 @@ mod tests {
         Table {
             spec: spec(name),
             arn: format!("arn:aws:dynamodb:us-east-1:000000000000:table/{name}"),
-            id: uuid(name),
-            account_id: "000000000000".into(),
-            region: "us-east-1".into(),
+            id: "6a1f2c3d-0000-4000-8000-000000000000".into(),
             created,
             active_at: created + jiff::SignedDuration::from_secs(5),
             gone_at: None,
             tags: BTreeMap::new(),
+            kms_key_arn: None,
         }
     }
 
