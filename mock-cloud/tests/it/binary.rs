@@ -51,7 +51,9 @@ fn the_example_config_loads_with_every_key_applied() {
 #[test]
 fn the_readmes_aws_config_example_loads() {
     let readme = include_str!("../../README.md");
-    let aws = &readme[readme.find("## AWS mode").unwrap()..];
+    let aws = &readme[readme
+        .find("### Quotas, faults and the journal per service and operation")
+        .unwrap()..];
     let start = aws.find("```yaml\n").unwrap() + "```yaml\n".len();
     let yaml = &aws[start..start + aws[start..].find("```").unwrap()];
     let config = Config::from_yaml(yaml, "README.md").unwrap();
