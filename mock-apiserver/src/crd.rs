@@ -2,7 +2,10 @@
 
 use serde_json::{Value, json};
 
-use crate::registry::{PrinterColumn, ResourceKind, View};
+use std::sync::Arc;
+
+use crate::registry::{PrinterColumn, ResourceKind, Schema, View};
+use crate::schema::Structural;
 
 /// A CRD that cannot be served.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,6 +135,15 @@ pub fn parse(crd: &Value) -> Result<Definition, CrdError> {
             custom: true,
             field_labels: Vec::new(),
             printer_columns,
+            structural: match version["schema"].get("openAPIV3Schema") {
+                Some(schema) => Some(Schema(Arc::new(Structural::compile(schema).map_err(
+                    |e| CrdError {
+                        field: "spec.versions[].schema.openAPIV3Schema",
+                        detail: e.to_string(),
+                    },
+                )?))),
+                None => None,
+            },
             schema: version["schema"].get("openAPIV3Schema").cloned(),
             view: View::Plain,
         });

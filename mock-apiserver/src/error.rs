@@ -64,17 +64,15 @@ pub enum ApiError {
         /// The accepted media types, comma separated.
         accepted: String,
     },
-    /// 422: the object is invalid.
-    #[error("{kind} \"{name}\" is invalid: {field}: {detail}")]
+    /// 422: the object is invalid; one cause per offending field.
+    #[error("{kind} \"{name}\" is invalid: {}", Cause::aggregate(causes))]
     Invalid {
         /// `Kind.group` of the object.
         kind: String,
         /// The object name.
         name: String,
-        /// The offending field path.
-        field: String,
-        /// What is wrong with it.
-        detail: String,
+        /// What is wrong, field by field (never empty).
+        causes: Vec<Cause>,
         /// The details for the `Status`.
         details: Box<Details>,
     },
@@ -94,6 +92,35 @@ pub enum ApiError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// One field's failure, as apimachinery's `field.Error` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    /// The `field.ErrorType`: `FieldValueRequired`, `FieldValueInvalid`, ...
+    pub reason: &'static str,
+    /// The field path, such as `spec.region`.
+    pub field: String,
+    /// The error without the field (`ErrorBody`): `Required value`, `Invalid value: 3: ...`.
+    pub message: String,
+}
+
+impl Cause {
+    /// `field: message`, as `field.Error.Error()` writes it.
+    pub fn text(&self) -> String {
+        format!("{}: {}", self.field, self.message)
+    }
+
+    /// Several causes as `utilerrors.NewAggregate` prints them: one alone, more in brackets.
+    pub fn aggregate(causes: &[Self]) -> String {
+        match causes {
+            [one] => one.text(),
+            many => format!(
+                "[{}]",
+                many.iter().map(Self::text).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
 }
 
 /// The `details` of a `Status`: which object an error is about.
@@ -195,17 +222,13 @@ impl ApiError {
             | Self::AlreadyExists { details: d, .. }
             | Self::Conflict { details: d, .. } => Some(d.to_json()),
             Self::Invalid {
-                details: d,
-                field,
-                detail,
-                ..
+                details: d, causes, ..
             } => {
                 let mut v = d.to_json();
-                v["causes"] = json!([{
-                    "reason": if detail.starts_with("Required") { "FieldValueRequired" } else { "FieldValueInvalid" },
-                    "message": detail,
-                    "field": field,
-                }]);
+                v["causes"] = causes
+                    .iter()
+                    .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                    .collect();
                 Some(v)
             }
             Self::PatchNotApplied => Some(json!({})),

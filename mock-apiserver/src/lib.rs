@@ -62,6 +62,7 @@ mod response;
 #[cfg(test)]
 mod robustness;
 mod route;
+mod schema;
 mod selector;
 mod serve;
 mod server;
@@ -70,7 +71,7 @@ mod store;
 mod verb;
 mod watch;
 
-pub use error::{ApiError, Details};
+pub use error::{ApiError, Cause, Details};
 pub use flowcontrol::FlowControl;
 pub use journal::{Entry, JOURNAL_PATH, Journal, JournalPage, X_EPOCH};
 pub use kubeconfig::{kubeconfig, write_kubeconfig};

@@ -5,6 +5,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::schema::Structural;
+
+/// A compiled structural schema, shared by the kind's copies (equal when it is the same).
+#[derive(Debug, Clone)]
+pub struct Schema(pub Arc<Structural>);
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// How a resource's objects are presented.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
@@ -58,6 +70,8 @@ pub struct ResourceKind {
     pub printer_columns: Vec<PrinterColumn>,
     /// The version's OpenAPI v3 schema, when a CRD gave one.
     pub schema: Option<Value>,
+    /// That schema compiled: pruning, defaulting and validation of every write.
+    pub structural: Option<Schema>,
     /// How objects are presented.
     pub view: View,
 }
@@ -104,6 +118,7 @@ impl ResourceKind {
             field_labels: Vec::new(),
             printer_columns: Vec::new(),
             schema: None,
+            structural: None,
             view: View::Plain,
         }
     }

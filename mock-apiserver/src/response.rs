@@ -67,3 +67,17 @@ pub fn error_response(error: &ApiError) -> Response<ResponseBody> {
     }
     response
 }
+
+/// Adds one `Warning: 299 - "TEXT"` header per warning, as the real server does.
+pub fn with_warnings(
+    mut response: Response<ResponseBody>,
+    warnings: &[String],
+) -> Response<ResponseBody> {
+    for warning in warnings {
+        let quoted = Value::from(warning.as_str()).to_string();
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - {quoted}")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}

@@ -313,6 +313,16 @@ impl ApiServer {
         let Ok(definition) = crd::parse(crd) else {
             return;
         };
+        // Stored objects read with the defaults of the (storage version's) schema, as the
+        // real server defaults what it reads from etcd; nothing is written back.
+        if let Some(storage) = definition.kinds.first()
+            && let Some(schema) = storage.structural.clone()
+            && schema.0.has_defaults()
+        {
+            self.shared
+                .store
+                .rewrite_quietly(storage, |object| schema.0.apply_defaults(object));
+        }
         let mut registry = self.registry_mut();
         registry.remove(&definition.group, &definition.plural);
         for kind in definition.kinds {

@@ -12,7 +12,8 @@ use crate::object::StoredObject;
 use crate::patch::{self, PatchError};
 use crate::protobuf;
 use crate::registry::{ResourceKind, View};
-use crate::response::ResponseBody;
+use crate::response::{ResponseBody, with_warnings};
+use crate::schema::FieldValidation;
 use crate::store::{Preconditions, WriteOptions};
 
 impl Context<'_> {
@@ -20,6 +21,7 @@ impl Context<'_> {
         let body = self.incoming(decode(self.kind, request.content_type, &request.body)?)?;
         let options = WriteOptions {
             dry_run: dry_run(request.query),
+            field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
             ..WriteOptions::default()
         };
         let written =
@@ -30,9 +32,11 @@ impl Context<'_> {
         if self.is_crd() && !options.dry_run {
             self.server.sync_crd(&written.object.to_value());
         }
-        Ok(self
-            .renderer
-            .object_response(StatusCode::CREATED, &written.object))
+        Ok(with_warnings(
+            self.renderer
+                .object_response(StatusCode::CREATED, &written.object),
+            &written.warnings,
+        ))
     }
 
     pub(super) fn update(
@@ -45,6 +49,7 @@ impl Context<'_> {
             dry_run: dry_run(request.query),
             require_resource_version: self.kind.custom,
             create_if_missing: false,
+            field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
         };
         let written = self.server.shared.store.update(
             self.store_kind,
@@ -57,9 +62,11 @@ impl Context<'_> {
         if self.is_crd() && !options.dry_run {
             self.server.sync_crd(&written.object.to_value());
         }
-        Ok(self
-            .renderer
-            .object_response(StatusCode::OK, &written.object))
+        Ok(with_warnings(
+            self.renderer
+                .object_response(StatusCode::OK, &written.object),
+            &written.warnings,
+        ))
     }
 
     pub(super) fn patch(
@@ -124,6 +131,7 @@ impl Context<'_> {
             dry_run: dry_run(request.query),
             require_resource_version: false,
             create_if_missing: apply,
+            field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
         };
         let core_view = self.kind.view == View::CoreEvents;
         let written = self.server.shared.store.update(
@@ -170,7 +178,10 @@ impl Context<'_> {
         } else {
             StatusCode::OK
         };
-        Ok(self.renderer.object_response(code, &written.object))
+        Ok(with_warnings(
+            self.renderer.object_response(code, &written.object),
+            &written.warnings,
+        ))
     }
 
     fn delete_options(&self, request: &Request<'_>) -> Result<(Preconditions, bool), ApiError> {

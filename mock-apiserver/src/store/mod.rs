@@ -18,9 +18,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
 use crate::clock::Clock;
-use crate::error::{ApiError, Details};
+use crate::error::{ApiError, Cause, Details};
 use crate::object::StoredObject;
 use crate::registry::ResourceKind;
+use crate::schema::FieldValidation;
 
 mod ids;
 mod write;
@@ -76,6 +77,8 @@ pub struct WriteOptions {
     pub require_resource_version: bool,
     /// Whether an update of a missing object creates it (server-side apply).
     pub create_if_missing: bool,
+    /// What a custom resource's unknown fields do to the write.
+    pub field_validation: FieldValidation,
 }
 
 /// Preconditions of a delete.
@@ -119,6 +122,8 @@ pub struct Written {
     pub object: Arc<StoredObject>,
     /// Whether the write created the object.
     pub created: bool,
+    /// `Warning` header texts (unknown fields under `fieldValidation=Warn`).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -168,11 +173,22 @@ fn invalid(kind: &ResourceKind, name: &str, field: &str, detail: impl Into<Strin
     } else {
         format!("{}.{}", kind.kind, kind.group)
     };
+    let detail = detail.into();
+    let reason = if detail.starts_with("Required") {
+        "FieldValueRequired"
+    } else if detail.starts_with("Forbidden") {
+        "FieldValueForbidden"
+    } else {
+        "FieldValueInvalid"
+    };
     ApiError::Invalid {
         kind: qualified,
         name: name.to_owned(),
-        field: field.to_owned(),
-        detail: detail.into(),
+        causes: vec![Cause {
+            reason,
+            field: field.to_owned(),
+            message: detail,
+        }],
         details: Box::new(Details::new(name, &kind.group, &kind.kind)),
     }
 }

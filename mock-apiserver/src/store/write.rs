@@ -109,6 +109,12 @@ impl Store {
                 .expect("checked above")
                 .remove("status");
         }
+        let warnings = match &kind.structural {
+            Some(schema) => schema
+                .0
+                .admit(kind, &mut body, None, options.field_validation)?,
+            None => Vec::new(),
+        };
         kinds::on_create(kind, &mut body, &self.clock)
             .map_err(|detail| invalid(kind, &name, detail.0, detail.1))?;
         object::normalize(&mut body);
@@ -145,6 +151,7 @@ impl Store {
         Ok(Written {
             object: stored,
             created: true,
+            warnings,
         })
     }
 
@@ -250,6 +257,14 @@ impl Store {
         meta.insert("resourceVersion".into(), json!(old_rv));
         new["apiVersion"] = json!(kind.api_version());
         new["kind"] = json!(kind.kind);
+        let warnings = match &kind.structural {
+            Some(schema) => {
+                schema
+                    .0
+                    .admit(kind, &mut new, Some(&old_value), options.field_validation)?
+            }
+            None => Vec::new(),
+        };
         kinds::on_update(kind, &mut new)
             .map_err(|detail| invalid(kind, name, detail.0, detail.1))?;
         object::normalize(&mut new);
@@ -269,6 +284,7 @@ impl Store {
             return Ok(Written {
                 object: old,
                 created: false,
+                warnings,
             });
         }
         if object::spec_differs(&old_value, &new) {
@@ -279,6 +295,7 @@ impl Store {
             return Ok(Written {
                 object: Arc::new(StoredObject::from_value(&new, old.resource_version)),
                 created: false,
+                warnings,
             });
         }
         let rv = inner.resource_version + 1;
@@ -304,6 +321,7 @@ impl Store {
         Ok(Written {
             object: stored,
             created: false,
+            warnings,
         })
     }
 
@@ -435,6 +453,22 @@ impl Store {
                     &Preconditions::default(),
                     false,
                 );
+            }
+        }
+    }
+
+    /// Applies `change` to every stored object of a resource, keeping resourceVersions
+    /// and sending no events: what a read would show anyway (defaults of a new schema).
+    pub fn rewrite_quietly(&self, kind: &ResourceKind, mut change: impl FnMut(&mut Value)) {
+        let mut inner = self.lock();
+        let Some(resource) = inner.resources.get_mut(&kind.storage_key()) else {
+            return;
+        };
+        for stored in resource.objects.values_mut() {
+            let mut value = stored.to_value();
+            change(&mut value);
+            if value != stored.to_value() {
+                *stored = Arc::new(StoredObject::from_value(&value, stored.resource_version));
             }
         }
     }

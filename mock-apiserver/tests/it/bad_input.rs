@@ -219,7 +219,7 @@ async fn invalid_objects_are_unprocessable_and_mismatches_are_bad_requests() {
         Method::POST,
         BUCKETS,
         "application/json",
-        r#"{"metadata":{"name":"b1"}}"#,
+        r#"{"metadata":{"name":"b1"},"spec":{"region":"eu"}}"#,
     )
     .await;
     let unconditional = call(
@@ -315,7 +315,7 @@ async fn a_server_that_got_garbage_still_serves_good_requests() {
         Method::POST,
         BUCKETS,
         "application/json",
-        r#"{"metadata":{"name":"fine"}}"#,
+        r#"{"metadata":{"name":"fine"},"spec":{"region":"eu"}}"#,
     )
     .await;
     assert_eq!(ok.0, StatusCode::CREATED);

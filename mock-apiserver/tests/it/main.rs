@@ -6,6 +6,7 @@ mod binary;
 mod kube_rs;
 mod kubectl;
 mod protobuf;
+mod schema;
 mod socket;
 mod support;
 mod watch;
