@@ -14,7 +14,7 @@ use crate::protobuf;
 use crate::registry::{ResourceKind, View};
 use crate::response::{ResponseBody, with_warnings};
 use crate::schema::FieldValidation;
-use crate::store::{Preconditions, WriteOptions};
+use crate::store::{Preconditions, Propagation, WriteOptions};
 
 impl Context<'_> {
     pub(super) fn create(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
@@ -184,9 +184,14 @@ impl Context<'_> {
         ))
     }
 
-    fn delete_options(&self, request: &Request<'_>) -> Result<(Preconditions, bool), ApiError> {
+    fn delete_options(
+        &self,
+        request: &Request<'_>,
+    ) -> Result<(Preconditions, bool, Propagation), ApiError> {
         let mut dry = dry_run(request.query);
         let mut preconditions = Preconditions::default();
+        let mut policy = request.query.get("propagationPolicy").map(str::to_owned);
+        let mut orphan = request.query.get("orphanDependents").map(|v| v == "true");
         if !request.body.iter().all(u8::is_ascii_whitespace) {
             let options: Value = if request.body.starts_with(b"k8s\0") {
                 protobuf::decode_delete_options(&request.body).map_err(|e| {
@@ -206,8 +211,29 @@ impl Context<'_> {
             dry |= options["dryRun"]
                 .as_array()
                 .is_some_and(|a| a.iter().any(|v| v == "All"));
+            if let Some(p) = options["propagationPolicy"].as_str() {
+                policy = Some(p.to_owned());
+            }
+            if let Some(o) = options["orphanDependents"].as_bool() {
+                orphan = Some(o);
+            }
         }
-        Ok((preconditions, dry))
+        let propagation = match (policy.as_deref(), orphan) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::bad_request(
+                    "orphanDependents and propagationPolicy cannot both be set",
+                ));
+            }
+            (Some("Foreground"), None) => Propagation::Foreground,
+            (Some("Orphan"), None) | (None, Some(true)) => Propagation::Orphan,
+            (Some("Background") | None, _) => Propagation::Background,
+            (Some(other), None) => {
+                return Err(ApiError::bad_request(format!(
+                    "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+                )));
+            }
+        };
+        Ok((preconditions, dry, propagation))
     }
 
     pub(super) fn delete(
@@ -215,13 +241,14 @@ impl Context<'_> {
         request: &Request<'_>,
         name: &str,
     ) -> Result<Response<ResponseBody>, ApiError> {
-        let (preconditions, dry) = self.delete_options(request)?;
+        let (preconditions, dry, policy) = self.delete_options(request)?;
         let object = self.server.shared.store.delete(
             self.store_kind,
             self.namespace(),
             name,
             &preconditions,
             dry,
+            policy,
         )?;
         if !dry {
             self.after_delete(&object);
@@ -250,7 +277,7 @@ impl Context<'_> {
         request: &Request<'_>,
     ) -> Result<Response<ResponseBody>, ApiError> {
         let filter = self.filter(request.query, None)?;
-        let (_, dry) = self.delete_options(request)?;
+        let (_, dry, policy) = self.delete_options(request)?;
         let store = &self.server.shared.store;
         let (items, _) = store.list(self.store_kind, self.path.namespace.as_deref(), |o| {
             filter(o)
@@ -264,6 +291,7 @@ impl Context<'_> {
                 &item.name,
                 &Preconditions::default(),
                 dry,
+                policy,
             ) {
                 if !dry {
                     self.after_delete(&object);

@@ -12,7 +12,7 @@
 //!   resourceVersion; older resume points are expired (the watch answers ERROR 410).
 //! - All work happens under one short lock; lookups are by key (no scans per write).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
@@ -23,8 +23,11 @@ use crate::object::StoredObject;
 use crate::registry::ResourceKind;
 use crate::schema::FieldValidation;
 
+mod gc;
 mod ids;
 mod write;
+
+pub use gc::Propagation;
 
 /// The type of a watch event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +143,12 @@ struct Inner {
     resource_version: u64,
     resources: HashMap<String, Resource>,
     uid_state: u64,
+    /// Where each stored object lives, by uid (the collector's owner lookup).
+    uids: HashMap<String, gc::Location>,
+    /// The objects that name each uid in their `ownerReferences`.
+    dependents: HashMap<String, BTreeSet<gc::Location>>,
+    /// The kind of each resource that has stored objects, by storage key.
+    kinds: HashMap<String, Arc<ResourceKind>>,
 }
 
 /// The store. Cheap to share behind an `Arc`; every method takes the lock briefly.
@@ -212,6 +221,9 @@ impl Store {
                 resource_version: 0,
                 resources: HashMap::new(),
                 uid_state: seed,
+                uids: HashMap::new(),
+                dependents: HashMap::new(),
+                kinds: HashMap::new(),
             }),
             clock,
             history: history.max(1),
@@ -564,7 +576,14 @@ mod tests {
             .create(&kind, "default", body, WriteOptions::default())
             .unwrap();
         let marked = store
-            .delete(&kind, "default", "a", &Preconditions::default(), false)
+            .delete(
+                &kind,
+                "default",
+                "a",
+                &Preconditions::default(),
+                false,
+                Propagation::Background,
+            )
             .unwrap();
         let value = marked.to_value();
         assert!(value["metadata"]["deletionTimestamp"].is_string());
@@ -573,7 +592,14 @@ mod tests {
         // markAsDeleting), which crossplane's event filter relies on to see a deletion start.
         assert_eq!(value["metadata"]["generation"], 2);
         let again = store
-            .delete(&kind, "default", "a", &Preconditions::default(), false)
+            .delete(
+                &kind,
+                "default",
+                "a",
+                &Preconditions::default(),
+                false,
+                Propagation::Background,
+            )
             .unwrap();
         assert_eq!(again.resource_version, marked.resource_version);
         let add = edit(&store, &kind, "a", |v| {

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::ids::{new_uid, random_suffix};
 use super::{
-    Event, EventType, Inner, Preconditions, Store, Subresource, WriteOptions, Written, conflict,
-    details, invalid, key, namespace_exists, not_found,
+    Event, EventType, Inner, Preconditions, Propagation, Store, Subresource, WriteOptions, Written,
+    conflict, details, gc, invalid, key, namespace_exists, not_found,
 };
 use crate::error::{ApiError, Details};
 use crate::kinds;
@@ -139,6 +139,7 @@ impl Store {
         let stored = Arc::new(StoredObject::from_value(&body, rv));
         if !options.dry_run {
             inner.resource_version = rv;
+            inner.index(kind, &gc::location(kind, namespace, &name), None, &body);
             let resource = self.resource_mut(inner, &storage);
             resource
                 .objects
@@ -302,13 +303,21 @@ impl Store {
         inner.resource_version = rv;
         object::metadata_mut(&mut new).insert("resourceVersion".into(), json!(rv.to_string()));
         let stored = Arc::new(StoredObject::from_value(&new, rv));
+        let location = gc::location(kind, namespace, name);
+        let removed = deleting && object::finalizers(&new).is_empty();
+        if removed {
+            inner.unindex(&location, &old_value);
+        } else {
+            inner.index(kind, &location, Some(&old_value), &new);
+        }
         let resource = self.resource_mut(&mut inner, &storage);
-        if deleting && object::finalizers(&new).is_empty() {
+        if removed {
             resource.objects.remove(key(namespace, name).as_str());
             self.publish(
                 resource,
                 Event::Change(EventType::Deleted, stored.clone(), None),
             );
+            self.collect(&mut inner, &new);
         } else {
             resource
                 .objects
@@ -326,7 +335,8 @@ impl Store {
     }
 
     /// Deletes an object: with finalizers it only gets a deletionTimestamp (once);
-    /// without, it is removed and watchers get DELETED with a new resourceVersion.
+    /// without, it is removed and watchers get DELETED with a new resourceVersion. Its
+    /// dependents are collected as `policy` says (see the `gc` module).
     pub fn delete(
         &self,
         kind: &ResourceKind,
@@ -334,12 +344,22 @@ impl Store {
         name: &str,
         preconditions: &Preconditions,
         dry_run: bool,
+        policy: Propagation,
     ) -> Result<Arc<StoredObject>, ApiError> {
         let mut inner = self.lock();
-        self.delete_locked(&mut inner, kind, namespace, name, preconditions, dry_run)
+        self.delete_locked(
+            &mut inner,
+            kind,
+            namespace,
+            name,
+            preconditions,
+            dry_run,
+            policy,
+        )
     }
 
-    fn delete_locked(
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn delete_locked(
         &self,
         inner: &mut Inner,
         kind: &ResourceKind,
@@ -347,6 +367,7 @@ impl Store {
         name: &str,
         preconditions: &Preconditions,
         dry_run: bool,
+        policy: Propagation,
     ) -> Result<Arc<StoredObject>, ApiError> {
         let storage = kind.storage_key();
         let old = inner
@@ -380,13 +401,25 @@ impl Store {
                 ),
             ));
         }
+        let deleting = value["metadata"].get("deletionTimestamp").is_some();
+        if dry_run || (deleting && !object::finalizers(&value).is_empty()) {
+            return Ok(old);
+        }
+        let uid = value["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if policy == Propagation::Orphan {
+            self.orphan_dependents(inner, &uid);
+        }
+        if policy == Propagation::Foreground {
+            let meta = object::metadata_mut(&mut value);
+            let finalizers = meta.entry("finalizers").or_insert_with(|| json!([]));
+            if let Some(list) = finalizers.as_array_mut() {
+                list.push(json!(gc::FOREGROUND));
+            }
+        }
         let has_finalizers = !object::finalizers(&value).is_empty();
-        if has_finalizers && value["metadata"].get("deletionTimestamp").is_some() {
-            return Ok(old);
-        }
-        if dry_run {
-            return Ok(old);
-        }
         let rv = inner.resource_version + 1;
         inner.resource_version = rv;
         let meta = object::metadata_mut(&mut value);
@@ -403,6 +436,12 @@ impl Store {
             }
         }
         let stored = Arc::new(StoredObject::from_value(&value, rv));
+        let location = gc::location(kind, namespace, name);
+        if has_finalizers {
+            inner.index(kind, &location, Some(&old.to_value()), &value);
+        } else {
+            inner.unindex(&location, &value);
+        }
         let resource = self.resource_mut(inner, &storage);
         if has_finalizers {
             resource
@@ -412,12 +451,16 @@ impl Store {
                 resource,
                 Event::Change(EventType::Modified, stored.clone(), Some(old.clone())),
             );
+            if policy == Propagation::Foreground {
+                self.delete_dependents(inner, &uid);
+            }
         } else {
             resource.objects.remove(key(namespace, name).as_str());
             self.publish(
                 resource,
                 Event::Change(EventType::Deleted, stored.clone(), None),
             );
+            self.collect(inner, &value);
         }
         Ok(stored)
     }
@@ -452,6 +495,7 @@ impl Store {
                     &name,
                     &Preconditions::default(),
                     false,
+                    Propagation::Background,
                 );
             }
         }
@@ -477,6 +521,12 @@ impl Store {
     pub fn drop_resource(&self, storage_key: &str) {
         let mut inner = self.lock();
         if let Some(resource) = inner.resources.remove(storage_key) {
+            for (key, stored) in &resource.objects {
+                inner.unindex(
+                    &(storage_key.to_owned(), key.to_string()),
+                    &stored.to_value(),
+                );
+            }
             let _ = resource.sender.send(Event::Expired);
         }
     }

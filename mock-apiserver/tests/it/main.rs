@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod binary;
+mod gc;
 mod kube_rs;
 mod kubectl;
 mod protobuf;
