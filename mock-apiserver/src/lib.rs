@@ -61,6 +61,7 @@ mod render;
 mod response;
 #[cfg(test)]
 mod robustness;
+mod rollout;
 mod route;
 mod schema;
 mod selector;

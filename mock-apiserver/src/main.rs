@@ -46,6 +46,11 @@ struct Args {
     /// Seconds between BOOKMARK events on watches that allow them.
     #[arg(long, value_name = "SECONDS", default_value_t = Config::default().bookmark_interval.as_secs())]
     bookmark_interval: u64,
+    /// Give Deployments a status: each change rolls out (every replica updated and
+    /// available) this many milliseconds later, so `kubectl rollout status` finishes.
+    /// Off unless given.
+    #[arg(long, value_name = "MILLIS")]
+    deployment_rollouts: Option<u64>,
 }
 
 fn config(args: &Args) -> Config {
@@ -60,6 +65,9 @@ fn config(args: &Args) -> Config {
             flow = flow.with_max_in_flight(max);
         }
         config = config.with_flow_control(flow);
+    }
+    if let Some(millis) = args.deployment_rollouts {
+        config = config.with_deployment_rollouts(std::time::Duration::from_millis(millis));
     }
     config
 }

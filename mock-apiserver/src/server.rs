@@ -34,6 +34,9 @@ pub struct Config {
     /// clock when the server is built. A host running several components on one (maybe
     /// paused) tokio clock gives them all the same epoch, so their stamps agree.
     pub epoch: Option<jiff::Timestamp>,
+    /// When set, Deployments get a status and their rollouts complete this long after
+    /// each change (see [`Config::with_deployment_rollouts`]).
+    pub rollout_delay: Option<Duration>,
 }
 
 impl Default for Config {
@@ -47,6 +50,7 @@ impl Default for Config {
             namespaces: vec!["default".into(), "kube-system".into(), "kube-public".into()],
             seed: None,
             epoch: None,
+            rollout_delay: None,
         }
     }
 }
@@ -98,6 +102,16 @@ impl Config {
     #[must_use]
     pub fn with_epoch(mut self, epoch: jiff::Timestamp) -> Self {
         self.epoch = Some(epoch);
+        self
+    }
+
+    /// Runs a minimal Deployment controller: each change gets a rolling status at once
+    /// and a rolled-out one (every replica updated and available) `delay` later, so
+    /// `kubectl rollout status` finishes. Off by default; it needs a tokio runtime when
+    /// the server is built.
+    #[must_use]
+    pub fn with_deployment_rollouts(mut self, delay: Duration) -> Self {
+        self.rollout_delay = Some(delay);
         self
     }
 }
@@ -180,6 +194,17 @@ impl ApiServer {
                 json!({"metadata": {"name": name}}),
                 WriteOptions::default(),
             );
+        }
+        if let Some(delay) = config.rollout_delay {
+            let deployments = registry
+                .get("apps", "v1", "deployments")
+                .expect("deployments are built in");
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(crate::rollout::run(store.clone(), deployments, delay));
+                }
+                Err(_) => tracing::warn!("no tokio runtime: Deployments will get no status"),
+            }
         }
         let limiter = config.flow_control.map(Limiter::new);
         let journal = Journal::new(config.journal_capacity, clock);

@@ -35,13 +35,17 @@ static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 impl Kubectl {
     pub(crate) async fn start() -> Self {
+        Self::start_with(ApiServer::new(Config::default())).await
+    }
+
+    /// Serves `server` on a fresh socket, with its own kubeconfig and discovery cache.
+    pub(crate) async fn start_with(server: ApiServer) -> Self {
         let dir = std::env::temp_dir().join(format!(
             "mock-apiserver-kubectl-{}-{}",
             std::process::id(),
             NEXT_DIR.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&dir).unwrap();
-        let server = ApiServer::new(Config::default());
         let socket = Socket::start(server.clone()).await;
         mock_apiserver::write_kubeconfig(&dir.join("kubeconfig"), &socket.url()).unwrap();
         std::fs::write(dir.join("crd.yaml"), bucket_crd_yaml()).unwrap();

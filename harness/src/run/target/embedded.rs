@@ -142,11 +142,13 @@ impl Target for Embedded {
         let local = MockCloud::new(config).map_err(RunError::Cloud)?;
         let cloud_epoch = clock.epoch_at(Instant::now(), Duration::ZERO);
         let stamp_epoch = clock.wall_start_second();
+        // Deployments roll out (a status one second after each change), as on a cluster.
         let apiserver = ApiServer::new(
             mock_apiserver::Config::default()
                 .with_journal_capacity(API_JOURNAL_CAPACITY)
                 .with_seed(s.seed)
-                .with_epoch(stamp_epoch),
+                .with_epoch(stamp_epoch)
+                .with_deployment_rollouts(Duration::from_secs(1)),
         );
         let api_epoch = clock.epoch_at(apiserver.started_at(), Duration::ZERO);
         let stamps = provider::reconciler::meta::Clock::at(stamp_epoch, apiserver.started_at());
