@@ -133,6 +133,11 @@ impl Kubectl {
         panic!("kubectl never started watching");
     }
 
+    /// The kubeconfig file kubectl uses.
+    pub(crate) fn kubeconfig(&self) -> PathBuf {
+        self.dir.join("kubeconfig")
+    }
+
     pub(crate) fn client(&self) -> kube::Client {
         kube::Client::new(self.server.service(), "default")
     }

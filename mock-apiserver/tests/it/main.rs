@@ -7,6 +7,7 @@ mod gc;
 mod kube_rs;
 mod kubectl;
 mod protobuf;
+mod python;
 mod rollout;
 mod schema;
 mod socket;
