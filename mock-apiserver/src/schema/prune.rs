@@ -37,7 +37,7 @@ impl Structural {
                     "apiVersion" | "kind" => {}
                     "metadata" => prune_metadata(value, "metadata", &mut pruned),
                     _ => match self.child(key) {
-                        Some(schema) => schema.prune_at(value, key, &mut pruned),
+                        Some(schema) => schema.prune_at(value, &mut key.clone(), &mut pruned),
                         None if self.preserve_unknown => {}
                         None => drop.push(key.clone()),
                     },
@@ -59,27 +59,26 @@ impl Structural {
             .or(self.additional_properties.as_deref())
     }
 
-    fn prune_at(&self, value: &mut Value, path: &str, pruned: &mut Vec<String>) {
+    /// `path` is one buffer grown and cut back around each child.
+    fn prune_at(&self, value: &mut Value, path: &mut String, pruned: &mut Vec<String>) {
         match value {
             Value::Object(map) => {
                 let mut drop = Vec::new();
                 for (key, child) in map.iter_mut() {
-                    let child_path = format!("{path}.{key}");
-                    if self.embedded_resource {
-                        match key.as_str() {
-                            "apiVersion" | "kind" => continue,
-                            "metadata" => {
-                                prune_metadata(child, &child_path, pruned);
-                                continue;
-                            }
-                            _ => {}
+                    let len = path.len();
+                    path.push('.');
+                    path.push_str(key);
+                    if self.embedded_resource && matches!(key.as_str(), "apiVersion" | "kind") {
+                    } else if self.embedded_resource && key == "metadata" {
+                        prune_metadata(child, path, pruned);
+                    } else if let Some(schema) = self.child(key) {
+                        if child.is_object() || child.is_array() {
+                            schema.prune_at(child, path, pruned);
                         }
-                    }
-                    if let Some(schema) = self.child(key) {
-                        schema.prune_at(child, &child_path, pruned);
                     } else if !self.preserve_unknown {
                         drop.push(key.clone());
                     }
+                    path.truncate(len);
                 }
                 for key in drop {
                     map.remove(&key);
@@ -88,12 +87,17 @@ impl Structural {
             }
             Value::Array(items) => {
                 for (i, item) in items.iter_mut().enumerate() {
-                    let item_path = format!("{path}[{i}]");
-                    match &self.items {
-                        Some(schema) => schema.prune_at(item, &item_path, pruned),
-                        None if self.preserve_unknown => {}
-                        None => prune_all(item, &item_path, pruned),
+                    if !(item.is_object() || item.is_array()) {
+                        continue;
                     }
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    match &self.items {
+                        Some(schema) => schema.prune_at(item, path, pruned),
+                        None if self.preserve_unknown => {}
+                        None => prune_all(item, path, pruned),
+                    }
+                    path.truncate(len);
                 }
             }
             _ => {}

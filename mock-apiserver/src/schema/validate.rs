@@ -84,12 +84,24 @@ impl Structural {
     /// it.
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = Vec::new();
-        self.validate_at(object, old, "", &mut causes);
+        self.validate_at(object, old, &mut String::new(), &mut causes);
         causes
     }
 
-    fn validate_at(&self, value: &Value, old: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
-        let name = if path.is_empty() { "<root>" } else { path };
+    /// `path` is one buffer grown and cut back around each child, so a valid object
+    /// costs no allocation for its field paths.
+    fn validate_at(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        path: &mut String,
+        causes: &mut Vec<Cause>,
+    ) {
+        let name = if path.is_empty() {
+            "<root>"
+        } else {
+            path.as_str()
+        };
         if value.is_null() {
             if self.type_.is_some() && !self.nullable {
                 let expected = self.expected_type();
@@ -148,7 +160,13 @@ impl Structural {
                 for (key, child) in map {
                     if let Some(schema) = self.child(key) {
                         let old_child = old.and_then(|o| o.get(key));
-                        schema.validate_at(child, old_child, &join(path, key), causes);
+                        let len = path.len();
+                        if len > 0 {
+                            path.push('.');
+                        }
+                        path.push_str(key);
+                        schema.validate_at(child, old_child, path, causes);
+                        path.truncate(len);
                     }
                 }
             }
@@ -330,7 +348,7 @@ impl Structural {
         &self,
         list: &[Value],
         old: Option<&Value>,
-        path: &str,
+        path: &mut String,
         causes: &mut Vec<Cause>,
     ) {
         if let Some(schema) = &self.items {
@@ -345,7 +363,10 @@ impl Structural {
                         })
                         .flatten()
                 });
-                schema.validate_at(item, old_item, &format!("{path}[{i}]"), causes);
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                schema.validate_at(item, old_item, path, causes);
+                path.truncate(len);
             }
         }
         let size = list.len() as u64;
