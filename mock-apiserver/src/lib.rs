@@ -4,9 +4,12 @@
 //! It keeps objects in memory with one global resourceVersion, serves CRUD, watches
 //! (with bookmarks and in-stream 410s), the `/status` subresource, merge, JSON,
 //! strategic-merge (built-ins) and server-side-apply patches, finalizers, label and
-//! field selectors, discovery, a minimal OpenAPI v3, CustomResourceDefinitions,
-//! `meta.k8s.io/v1` Tables, both Event APIs, optional flow control (429 with
-//! `Retry-After`) and a journal of every request.
+//! field selectors, discovery, a minimal OpenAPI v3, CustomResourceDefinitions (with
+//! their structural schemas: pruning, `fieldValidation`, defaulting, validation),
+//! `meta.k8s.io/v1` Tables, both Event APIs, protobuf bodies of the built-in kinds
+//! client-go sends that way, a garbage collector for `ownerReferences`, an optional
+//! Deployment status writer ([`Config::with_deployment_rollouts`]), optional flow
+//! control (429 with `Retry-After`) and a journal of every request.
 //!
 //! # Where to start
 //! - [`ApiServer::new`] builds a server from a [`Config`]; [`ApiServer::service`] gives a
