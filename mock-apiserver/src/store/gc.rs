@@ -342,7 +342,7 @@ mod tests {
     }
 
     fn setup() -> Setup {
-        let store = Store::new(Clock::new(), 64, 64);
+        let store = Store::new(Clock::new(), 64, 64, 7);
         let registry = Registry::with_builtins();
         let namespaces = registry.get("", "v1", "namespaces").unwrap();
         store
