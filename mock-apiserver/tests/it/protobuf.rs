@@ -272,3 +272,55 @@ async fn kubectl_events_watch_reads_protobuf_watch_frames() {
     child.kill().await.unwrap();
     tokio::time::sleep(Duration::from_millis(10)).await;
 }
+
+#[tokio::test]
+async fn a_core_event_from_client_gos_recorder_is_stored_in_the_events_api() {
+    use k8s_pb::api::core::v1 as core;
+    let server = ApiServer::new(Config::default());
+    let event = core::Event {
+        metadata: Some(meta::ObjectMeta {
+            name: Some("provider-leader.1".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        }),
+        involved_object: Some(core::ObjectReference {
+            kind: Some("Lease".into()),
+            namespace: Some("default".into()),
+            name: Some("provider-leader".into()),
+            api_version: Some("coordination.k8s.io/v1".into()),
+            ..Default::default()
+        }),
+        reason: Some("LeaderElection".into()),
+        message: Some("pod-a became leader".into()),
+        source: Some(core::EventSource {
+            component: Some("provider".into()),
+            host: Some(String::new()),
+        }),
+        count: Some(1),
+        r#type: Some("Normal".into()),
+        ..Default::default()
+    };
+    let (status, content_type, answer) = call(
+        &server,
+        Method::POST,
+        "/api/v1/namespaces/default/events",
+        CLIENT_GO_ACCEPT,
+        envelope("v1", "Event", &event),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer:?}");
+    assert_eq!(content_type, PROTOBUF);
+    let created: core::Event = open(&answer, "Event");
+    assert_eq!(created.reason.as_deref(), Some("LeaderElection"));
+    let (_, _, json_answer) = call(
+        &server,
+        Method::GET,
+        "/apis/events.k8s.io/v1/namespaces/default/events/provider-leader.1",
+        "application/json",
+        Vec::new(),
+    )
+    .await;
+    let stored: Value = serde_json::from_slice(&json_answer).unwrap();
+    assert_eq!(stored["note"], "pod-a became leader");
+    assert_eq!(stored["regarding"]["name"], "provider-leader");
+}
