@@ -44,7 +44,7 @@ pub struct Call {
     pub operation: String,
     /// The resource name (empty for creates without a valid body and for lists; the bucket
     /// of an S3 bucket operation, `bucket/key` of an object operation; the role ARN of an
-    /// STS AssumeRole).
+    /// STS AssumeRole; the VPC of an EC2 VPC operation, the first resource of a tag call).
     pub name: String,
     /// The response status.
     pub status: u16,

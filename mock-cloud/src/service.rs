@@ -76,6 +76,14 @@ operations! {
     }
 }
 
+operations! {
+    /// The EC2 operations mock-cloud answers (ec2Query).
+    Ec2Operation {
+        CreateVpc, DescribeVpcs, DeleteVpc, ModifyVpcAttribute,
+        CreateTags, DeleteTags, DescribeTags,
+    }
+}
+
 /// The generic JSON API's operations are its actions.
 const GENERIC_OPERATIONS: &[&str] = &["create", "get", "update", "delete", "list"];
 
@@ -105,6 +113,8 @@ pub enum Service {
     Sts,
     /// Amazon DynamoDB.
     DynamoDb,
+    /// Amazon EC2 (its VPCs and tags).
+    Ec2,
 }
 
 /// Everything the cloud knows of one service, in one row of [`ROWS`].
@@ -128,7 +138,7 @@ struct Row {
 }
 
 /// One row per service, in the order of [`Service::ALL`] (a test checks it).
-const ROWS: [Row; 4] = [
+const ROWS: [Row; 5] = [
     Row {
         name: "generic",
         signing_name: None,
@@ -167,15 +177,27 @@ const ROWS: [Row; 4] = [
         xml_namespace: "",
         json_type_prefix: Some("com.amazonaws.dynamodb.v20120810"),
     },
+    Row {
+        name: "ec2",
+        signing_name: Some("ec2"),
+        protocol: Some(Protocol::Ec2Query),
+        operations: Ec2Operation::NAMES,
+        // EC2's request-token categories (cloud.md §1.1); CreateTags and DeleteTags are
+        // uncategorized, each with its own bucket.
+        classes: &["non-mutating", "mutating", "uncategorized"],
+        xml_namespace: "http://ec2.amazonaws.com/doc/2016-11-15/",
+        json_type_prefix: None,
+    },
 ];
 
 impl Service {
     /// Every service, in journal-number order.
-    pub const ALL: [Service; 4] = [
+    pub const ALL: [Service; 5] = [
         Service::Generic,
         Service::S3,
         Service::Sts,
         Service::DynamoDb,
+        Service::Ec2,
     ];
 
     fn row(self) -> &'static Row {
@@ -218,7 +240,8 @@ impl Service {
     /// [`crate::Class`]'s; S3's are `read` (GET, HEAD) and `write` (PUT, POST, DELETE), as
     /// S3's per-prefix request rates are; STS has one, `auth`; DynamoDB's are `read`
     /// (DescribeTable, ListTables, ListTagsOfResource) and `write` (CreateTable,
-    /// DeleteTable, TagResource, UntagResource).
+    /// DeleteTable, TagResource, UntagResource); EC2's are its request-token categories,
+    /// `non-mutating`, `mutating` and `uncategorized`.
     pub fn classes(self) -> &'static [&'static str] {
         self.row().classes
     }
@@ -266,7 +289,7 @@ impl<'de> serde::Deserialize<'de> for Service {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Service, D::Error> {
         let name = String::deserialize(d)?;
         Service::parse(&name).ok_or_else(|| {
-            serde::de::Error::unknown_variant(&name, &["generic", "s3", "sts", "dynamodb"])
+            serde::de::Error::unknown_variant(&name, &["generic", "s3", "sts", "dynamodb", "ec2"])
         })
     }
 }
@@ -323,6 +346,12 @@ impl From<StsOperation> for Operation {
 impl From<DynamoDbOperation> for Operation {
     fn from(op: DynamoDbOperation) -> Operation {
         Operation::new(Service::DynamoDb, op as u8)
+    }
+}
+
+impl From<Ec2Operation> for Operation {
+    fn from(op: Ec2Operation) -> Operation {
+        Operation::new(Service::Ec2, op as u8)
     }
 }
 
@@ -390,6 +419,7 @@ mod tests {
             Service::from_signing_name("dynamodb"),
             Some(Service::DynamoDb)
         );
+        assert_eq!(Service::from_signing_name("ec2"), Some(Service::Ec2));
         assert_eq!(Service::from_signing_name("generic"), None);
         assert_eq!(
             Service::Generic.classes(),

@@ -547,10 +547,15 @@ impl Protocol {
                 "NotImplemented",
                 "A header you provided implies functionality that is not implemented",
             ),
-            Protocol::AwsQuery | Protocol::Ec2Query => AwsError::new(
+            Protocol::AwsQuery => AwsError::new(
                 StatusCode::BAD_REQUEST,
                 "InvalidAction",
                 format!("Could not find operation {name} for version {version}"),
+            ),
+            Protocol::Ec2Query => AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidAction",
+                format!("The action {name} is not valid for this web service."),
             ),
             Protocol::AwsJson1_0 => {
                 AwsError::new(StatusCode::BAD_REQUEST, "UnknownOperationException", "")

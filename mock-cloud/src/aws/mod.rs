@@ -58,6 +58,7 @@ pub(crate) mod accounts;
 pub(crate) mod auth;
 pub(crate) mod contract;
 mod dynamodb;
+mod ec2;
 pub(crate) mod envelope;
 pub(crate) mod params;
 pub(crate) mod route;
@@ -87,6 +88,7 @@ fn dispatch_route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
         Service::S3 => s3::route(request),
         Service::Sts => sts::route(request),
         Service::DynamoDb => dynamodb::route(request),
+        Service::Ec2 => ec2::route(request),
         Service::Generic => Err(Unrouted::new(AwsError::new(
             StatusCode::NOT_FOUND,
             "NotFound",
@@ -100,6 +102,7 @@ fn dispatch_handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBo
         Service::S3 => s3::handle(ctx, routed),
         Service::Sts => sts::handle(ctx, routed),
         Service::DynamoDb => dynamodb::handle(ctx, routed),
+        Service::Ec2 => ec2::handle(ctx, routed),
         Service::Generic => Err(AwsError::new(
             StatusCode::NOT_FOUND,
             "NotFound",

@@ -1,5 +1,5 @@
-//! The AWS state of one cloud: credentials, S3's buckets, DynamoDB's tables, the request
-//! counter. A leaf
+//! The AWS state of one cloud: credentials, S3's buckets, DynamoDB's tables, EC2's VPCs,
+//! the request counter. A leaf
 //! that `cloud.rs` holds; a new service with state of its own adds a field here (behind
 //! its own lock) and clears it in [`AwsState::reset`].
 
@@ -8,14 +8,16 @@ use std::sync::{Mutex, PoisonError};
 
 use super::accounts::Credentials;
 use super::dynamodb::table::Store as DynamoDbStore;
+use super::ec2::store::Store as Ec2Store;
 use super::s3::store::Store as S3Store;
 use crate::config::Config;
 
-/// The AWS state of one cloud: credentials, S3's buckets, the request counter.
+/// The AWS state of one cloud: credentials, S3's buckets, EC2's VPCs, the request counter.
 pub(crate) struct AwsState {
     pub credentials: Credentials,
     pub s3: Mutex<S3Store>,
     pub dynamodb: Mutex<DynamoDbStore>,
+    pub ec2: Mutex<Ec2Store>,
     requests: AtomicU64,
 }
 
@@ -25,6 +27,7 @@ impl AwsState {
             credentials: Credentials::new(&config.accounts),
             s3: Mutex::new(S3Store::default()),
             dynamodb: Mutex::new(DynamoDbStore::default()),
+            ec2: Mutex::new(Ec2Store::default()),
             requests: AtomicU64::new(0),
         }
     }
@@ -34,10 +37,11 @@ impl AwsState {
         self.requests.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Forgets buckets, tables and issued credentials.
+    /// Forgets buckets, tables, VPCs and issued credentials.
     pub fn reset(&self) {
         *self.s3.lock().unwrap_or_else(PoisonError::into_inner) = S3Store::default();
         *self.dynamodb.lock().unwrap_or_else(PoisonError::into_inner) = DynamoDbStore::default();
+        *self.ec2.lock().unwrap_or_else(PoisonError::into_inner) = Ec2Store::default();
         self.credentials.clear_temporary();
     }
 }

@@ -106,7 +106,8 @@ impl Quotas {
     /// Defaults modelled on real clouds: reads 100/20 per second (EC2 non-mutating), lists
     /// 50/10 (EC2 unpaginated describes), mutations 50/5 (EC2 mutating), deletes 200/10 (ARM
     /// deletes); no account-wide bucket; at most 100 buckets, 40 databases and 10,000 records.
-    /// AWS services: S3's per-prefix rates ([`ServiceQuotas::s3_default`]); STS unlimited.
+    /// AWS services: S3's per-prefix rates ([`ServiceQuotas::s3_default`]), EC2's request
+    /// tokens ([`ServiceQuotas::ec2_default`]); STS and DynamoDB unlimited.
     pub fn cloud_default() -> Quotas {
         Quotas {
             account: None,
@@ -122,7 +123,10 @@ impl Quotas {
                 (Collection::Databases, 40),
                 (Collection::Records, 10_000),
             ]),
-            services: BTreeMap::from([(Service::S3, ServiceQuotas::s3_default())]),
+            services: BTreeMap::from([
+                (Service::S3, ServiceQuotas::s3_default()),
+                (Service::Ec2, ServiceQuotas::ec2_default()),
+            ]),
         }
     }
 

@@ -75,6 +75,24 @@ impl ServiceQuotas {
             )
     }
 
+    /// EC2's request-token buckets (cloud.md §1.1), each action with a bucket of its own
+    /// as the current documentation reads ("each API is evaluated individually"): the
+    /// non-mutating category (`Describe*`) 100 tokens refilled at 20 a second, the
+    /// mutating category 50 at 5; CreateTags and DeleteTags, uncategorized, 100 at 10.
+    pub fn ec2_default() -> ServiceQuotas {
+        ServiceQuotas::new()
+            .with_class(
+                "non-mutating",
+                Some(ClassQuota::new(Rate::new(100, 20.0), Per::Operation)),
+            )
+            .with_class(
+                "mutating",
+                Some(ClassQuota::new(Rate::new(50, 5.0), Per::Operation)),
+            )
+            .with_operation("CreateTags", Some(Rate::new(100, 10.0)))
+            .with_operation("DeleteTags", Some(Rate::new(100, 10.0)))
+    }
+
     /// Sets (or with `None` lifts) the service-wide bucket.
     #[must_use]
     pub fn with_service(mut self, rate: Option<Rate>) -> ServiceQuotas {
@@ -138,6 +156,7 @@ mod tests {
     #[test]
     fn unknown_classes_and_operations_are_named() {
         assert!(ServiceQuotas::s3_default().check(Service::S3).is_ok());
+        assert!(ServiceQuotas::ec2_default().check(Service::Ec2).is_ok());
         let bad = ServiceQuotas::new()
             .with_class("list", Some(ClassQuota::new(Rate::new(1, 1.0), Per::Class)));
         assert!(

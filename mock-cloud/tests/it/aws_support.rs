@@ -102,6 +102,34 @@ pub fn sts_retrying(
     aws_sdk_sts::Client::from_conf(config.build())
 }
 
+/// An EC2 client of `credentials` in `region` that retries as `retry` says.
+pub fn ec2(
+    url: &str,
+    credentials: Credentials,
+    region: &str,
+    retry: aws_smithy_types::retry::RetryConfig,
+) -> aws_sdk_ec2::Client {
+    let config = aws_sdk_ec2::Config::builder()
+        .behavior_version(aws_sdk_ec2::config::BehaviorVersion::latest())
+        .endpoint_url(url)
+        .region(aws_sdk_ec2::config::Region::new(region.to_owned()))
+        .credentials_provider(credentials)
+        .retry_config(retry)
+        .http_client(http_client())
+        .build();
+    aws_sdk_ec2::Client::from_conf(config)
+}
+
+/// The default account's EC2 client in us-east-1, without retries.
+pub fn default_ec2(url: &str) -> aws_sdk_ec2::Client {
+    ec2(
+        url,
+        keys("default", "default"),
+        "us-east-1",
+        aws_smithy_types::retry::RetryConfig::disabled(),
+    )
+}
+
 pub fn keys(id: &str, secret: &str) -> Credentials {
     Credentials::new(id, secret, None, None, "mock-cloud-test")
 }

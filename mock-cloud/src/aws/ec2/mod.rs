@@ -1,0 +1,158 @@
+//! Amazon EC2 (ec2Query, version 2016-11-15): VPCs and their tags. CreateVpc,
+//! DescribeVpcs, DeleteVpc, ModifyVpcAttribute, CreateTags, DeleteTags and DescribeTags,
+//! with the parameter names and answer elements of botocore's model.
+//!
+//! # Semantics
+//! - VPCs belong to an account and a region (the credential scope's); another region
+//!   does not see them. IDs have EC2's shape (`vpc-` and 17 hex digits). No default VPC
+//!   exists, and nothing depends on a VPC, so a delete always succeeds.
+//! - CreateVpc needs an IPv4 `CidrBlock` of /16 to /28 (`InvalidVpc.Range` otherwise;
+//!   a malformed block or one with host bits set is `InvalidParameterValue`). Its answer
+//!   says `pending`; describes say `available`. IPAM pools and IPv6 blocks are not
+//!   modelled: asking for one is `UnsupportedOperation`, never silently ignored.
+//! - DescribeVpcs takes `VpcId.N` (any unknown ID: `InvalidVpcID.NotFound` naming them
+//!   all) and the filters of the model (`vpc-id`, `cidr`, `state`, `owner-id`,
+//!   `tag:<key>`, `tag-key`, …, with `*` and `?` wildcards); an unknown filter is
+//!   `InvalidParameterValue` "The filter '…' is invalid". Filters are ANDed, a filter's
+//!   values ORed.
+//! - Describe calls page as EC2 does: `MaxResults` of 5 to 1,000 (all results without
+//!   it), an opaque `NextToken` while more remain; a token that cannot be read is
+//!   `InvalidPaginationToken`.
+//! - ModifyVpcAttribute sets exactly one of `EnableDnsSupport`, `EnableDnsHostnames`,
+//!   `EnableNetworkAddressUsageMetrics` (`InvalidParameterCombination` otherwise).
+//! - Tags: at most 50 per resource (`TagLimitExceeded`), keys of 1 to 128 characters not
+//!   starting with `aws:`, values of at most 256. DeleteTags without tags deletes all; a
+//!   tag with a value deletes it only if the value matches. A resource ID that is not a
+//!   VPC's is `InvalidID`.
+//! - `DryRun=true` on a request that would succeed answers 412 `DryRunOperation`.
+//! - Unknown actions are `InvalidAction`; a missing required parameter is
+//!   `MissingParameter`.
+
+mod query;
+pub(crate) mod store;
+mod tags;
+mod vpcs;
+mod wire;
+
+use std::collections::BTreeMap;
+
+use http::{Method, Response, StatusCode};
+
+use super::contract::{AwsRequest, Ctx, Routed, Unrouted};
+use super::envelope::AwsError;
+use super::params;
+use crate::cloud::lock;
+use crate::http::respond::ResponseBody;
+use crate::service::{Ec2Operation, Operation};
+use query::{Params, TagParam, invalid_value};
+
+const VERSION: &str = "2016-11-15";
+
+/// The request's parameters: the form body of a POST, the query of a GET.
+fn parameters(request: &AwsRequest<'_>) -> Params {
+    if request.method == Method::POST {
+        Params::new(params::pairs(&request.body))
+    } else {
+        Params::new(request.query.clone())
+    }
+}
+
+/// The quota class of an operation: EC2's request-token category.
+fn class(op: Ec2Operation) -> u8 {
+    use Ec2Operation as Op;
+    match op {
+        Op::DescribeVpcs | Op::DescribeTags => 0,
+        Op::CreateVpc | Op::DeleteVpc | Op::ModifyVpcAttribute => 1,
+        Op::CreateTags | Op::DeleteTags => 2,
+    }
+}
+
+pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
+    let params = parameters(request);
+    let action = params.get("Action").unwrap_or_default();
+    let Some(op) = Ec2Operation::parse(action) else {
+        return Err(Unrouted::new(
+            request.protocol.unknown_operation(action, VERSION),
+        ));
+    };
+    let name = match op {
+        Ec2Operation::DeleteVpc | Ec2Operation::ModifyVpcAttribute => params.get("VpcId"),
+        Ec2Operation::CreateTags | Ec2Operation::DeleteTags => params.get("ResourceId.1"),
+        // A new VPC's ID is not known before it is made.
+        Ec2Operation::CreateVpc | Ec2Operation::DescribeVpcs | Ec2Operation::DescribeTags => None,
+    };
+    Ok(Routed {
+        op: Operation::from(op),
+        class: class(op),
+        resource: String::new(),
+        name: name.unwrap_or_default().to_owned(),
+        anonymous: false,
+    })
+}
+
+pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBody>, AwsError> {
+    use Ec2Operation as Op;
+    let Some(caller) = ctx.caller else {
+        return Err(ctx.request.protocol.missing_auth());
+    };
+    let params = parameters(ctx.request);
+    let op = Ec2Operation::parse(routed.op.name()).unwrap_or(Op::DescribeVpcs);
+    let mut store = lock(&ctx.state().ec2);
+    match op {
+        Op::CreateVpc => vpcs::create(ctx, &params, &mut store, caller),
+        Op::DescribeVpcs => vpcs::describe(ctx, &params, &mut store, caller),
+        Op::DeleteVpc => vpcs::delete(ctx, &params, &mut store, caller),
+        Op::ModifyVpcAttribute => vpcs::modify_attribute(ctx, &params, &mut store, caller),
+        Op::CreateTags => tags::create(ctx, &params, &mut store, caller),
+        Op::DeleteTags => tags::delete(ctx, &params, &mut store, caller),
+        Op::DescribeTags => tags::describe(ctx, &params, &mut store, caller),
+    }
+}
+
+/// `DryRun=true`: the request would have succeeded, so it answers 412 `DryRunOperation`.
+fn dry_run(params: &Params) -> Result<(), AwsError> {
+    if params.flag("DryRun")? == Some(true) {
+        return Err(AwsError::new(
+            StatusCode::PRECONDITION_FAILED,
+            "DryRunOperation",
+            "Request would have succeeded, but DryRun flag is set.",
+        ));
+    }
+    Ok(())
+}
+
+/// An unknown filter name.
+fn invalid_filter(name: &str) -> AwsError {
+    invalid_value(format!("The filter '{name}' is invalid"))
+}
+
+/// Checks `tags` and sets them in `into` (a missing value is the empty string).
+fn new_tags(into: &mut BTreeMap<String, String>, tags: &[TagParam]) -> Result<(), AwsError> {
+    for tag in tags {
+        let key = tag.key.as_deref().unwrap_or_default();
+        let value = tag.value.as_deref().unwrap_or_default();
+        let bad_key = |why: &str| {
+            invalid_value(format!(
+                "Value ( {key} ) for parameter key is invalid. {why}"
+            ))
+        };
+        if key.is_empty() {
+            return Err(bad_key("Tag keys must not be empty."));
+        }
+        if key.chars().count() > 128 {
+            return Err(bad_key("Length exceeds maximum of 128."));
+        }
+        if key.starts_with("aws:") {
+            return Err(bad_key(
+                "Tag keys starting with 'aws:' are reserved for internal use",
+            ));
+        }
+        if value.chars().count() > 256 {
+            return Err(invalid_value(format!(
+                "Value ( {value} ) for parameter value is invalid. Length exceeds maximum of 256."
+            )));
+        }
+        into.insert(key.to_owned(), value.to_owned());
+    }
+    Ok(())
+}
