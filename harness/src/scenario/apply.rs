@@ -25,10 +25,10 @@ fn value<T: DeserializeOwned>(set: &Set, index: usize) -> Result<Spanned<T>, Pro
         Ok(value) => Ok(Spanned::new(value, at, at)),
         Err(err) => {
             let message = error::from_yaml(&err).message;
-            Err(Problem::new(
-                Pos::of(&at),
-                format!("{:?}: {message}", set.value),
-            ))
+            let field = set.path.rsplit('.').next();
+            let message = error::type_message(&message, field, Some(set.value.trim()))
+                .unwrap_or_else(|| format!("{:?}: {message}", set.value));
+            Err(Problem::new(Pos::of(&at), message))
         }
     }
 }

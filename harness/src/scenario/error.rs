@@ -119,6 +119,75 @@ impl fmt::Display for Listing<'_> {
     }
 }
 
+/// A first-stage (serde-saphyr) error in `text` as a problem: its location, and its message
+/// without the location suffix serde-saphyr appends. A value of the wrong type names its
+/// field and what was expected ("count: expected a whole number ≥ 1, got 1.5") instead of
+/// the type serde wanted ("invalid u32").
+#[must_use]
+pub fn from_yaml_in(err: &serde_saphyr::Error, text: &str) -> Problem {
+    let mut p = from_yaml(err);
+    let (key, value) = key_and_value(text, p.pos);
+    if let Some(m) = type_message(&p.message, key, value) {
+        p.message = m;
+    }
+    p
+}
+
+/// "count: expected a whole number ≥ 1, got 1.5" for serde's "invalid u32" on the value
+/// `value` of field `key`; None for a message that is not about a value's type.
+#[must_use]
+pub fn type_message(message: &str, key: Option<&str>, value: Option<&str>) -> Option<String> {
+    let expected = expectation(message)?;
+    let at_least = match key {
+        Some("count" | "maxReconcileRate") => " ≥ 1",
+        _ if expected == "a whole number" => " ≥ 0",
+        _ => "",
+    };
+    let got = value.map(|v| format!(", got {v}")).unwrap_or_default();
+    Some(match key {
+        Some(k) => format!("{k}: expected {expected}{at_least}{got}"),
+        None => format!("expected {expected}{at_least}{got}"),
+    })
+}
+
+/// What a serde type message asks for, in words.
+fn expectation(message: &str) -> Option<&'static str> {
+    match message.trim() {
+        "invalid u8" | "invalid u16" | "invalid u32" | "invalid u64" | "invalid usize" => {
+            Some("a whole number")
+        }
+        "invalid i32" | "invalid i64" => Some("a whole number"),
+        "invalid f32" | "invalid f64" => Some("a number"),
+        "invalid bool" | "invalid boolean" => Some("true or false"),
+        _ => None,
+    }
+}
+
+/// The key whose value starts at `pos` in `text`, and the value's text: `count` and `1.5`
+/// for `{name: b, count: 1.5}` or `count: 1.5`.
+fn key_and_value(text: &str, pos: Pos) -> (Option<&str>, Option<&str>) {
+    let Some(line) = text.lines().nth(pos.line.saturating_sub(1) as usize) else {
+        return (None, None);
+    };
+    let split = line
+        .char_indices()
+        .nth(pos.column.saturating_sub(1) as usize)
+        .map_or(line.len(), |(i, _)| i);
+    let (before, after) = line.split_at(split);
+    let value = after
+        .split([',', '}', ']', '#'])
+        .next()
+        .map(str::trim)
+        .filter(|v| !v.is_empty());
+    let key = before.trim_end().strip_suffix(':').and_then(|k| {
+        let start = k
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .map_or(0, |i| i + 1);
+        Some(&k[start..]).filter(|k| !k.is_empty())
+    });
+    (key, value)
+}
+
 /// A first-stage (serde-saphyr) error as a problem: its location and its message without the
 /// location suffix serde-saphyr appends.
 #[must_use]

@@ -49,7 +49,7 @@ pub fn parse_with(text: &str, file: &str, sets: &[Set]) -> Result<Scenario, Scen
         problems,
     };
     let mut raw: raw::RawScenario =
-        serde_saphyr::from_str(text).map_err(|e| invalid(vec![error::from_yaml(&e)]))?;
+        serde_saphyr::from_str(text).map_err(|e| invalid(vec![error::from_yaml_in(&e, text)]))?;
     let unapplied = apply::apply_all(&mut raw, sets);
     match validate::validate(raw, file, sets) {
         Ok(s) if unapplied.is_empty() => Ok(s),

@@ -10,6 +10,31 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+/// The pattern of a Go duration the scenario accepts: a sequence of decimal numbers with a
+/// unit each (`500ms`, `10s`, `1m30s`, `1.5h`), or `0`; Go's optional `+`, but no `-`: no
+/// field takes a negative duration.
+pub const GO_DURATION_PATTERN: &str =
+    r"^\+?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
+
+/// A Go duration as the JSON Schema describes it (the validator parses it with limiter's
+/// `GoDuration`, which accepts exactly what [`GO_DURATION_PATTERN`] matches, minus values
+/// past its range).
+pub struct DurationText;
+
+impl JsonSchema for DurationText {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoDuration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": GO_DURATION_PATTERN,
+            "description": "A Go duration: 500ms, 10s, 1m30s, 1.5h",
+        })
+    }
+}
+
 /// A scenario file.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -67,7 +92,7 @@ pub enum Target {
 pub struct RawProvider {
     /// `--max-reconcile-rate`, R (≥ 1). Default 10.
     #[serde(default)]
-    #[schemars(with = "Option<u32>")]
+    #[schemars(with = "Option<u32>", range(min = 1))]
     pub max_reconcile_rate: Option<Spanned<u32>>,
     /// `--rate-limit-model`. Default `crossplane`.
     #[serde(default)]
@@ -75,16 +100,16 @@ pub struct RawProvider {
     pub rate_limit_model: Option<Spanned<ModelName>>,
     /// `--poll-interval`, a Go duration (`1m`, `30s`). Default `1m`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub poll_interval: Option<Spanned<String>>,
     /// `--poll-jitter-percent`: jitter as a share of each resource's interval, below 100.
     /// Default 10.
     #[serde(default)]
-    #[schemars(with = "Option<u32>")]
+    #[schemars(with = "Option<u32>", range(max = 99))]
     pub poll_jitter_percent: Option<Spanned<u32>>,
     /// `--min-poll-interval`: floor of the `crossplane.io/poll-interval` annotation. Default `1s`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub min_poll_interval: Option<Spanned<String>>,
 }
 
@@ -109,16 +134,16 @@ pub enum ModelName {
 pub struct RawPrediction {
     /// Mean reconcile duration L̄, pop to done. Default `50ms`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub reconcile_duration: Option<Spanned<String>>,
     /// Shortest reconcile L_min (worker bounds). Default: the mean.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub min_reconcile_duration: Option<Spanned<String>>,
     /// Longest reconcile L_max; also the spread Δ between a reconcile's start and its cloud
     /// calls (they happen while it runs). Default: the mean.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub max_reconcile_duration: Option<Spanned<String>>,
     /// Whether a create's annotation write comes back as a watch event that passes the
     /// provider's filter (e_create = 1). Default true.
@@ -262,7 +287,7 @@ impl<T> Default for RawClasses<T> {
 pub struct RawLatency {
     /// Always this long (a Go duration).
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub fixed: Option<Spanned<String>>,
     /// Uniform between two durations.
     #[serde(default)]
@@ -277,10 +302,10 @@ pub struct RawLatency {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawUniform {
     /// Shortest.
-    #[schemars(with = "String")]
+    #[schemars(with = "DurationText")]
     pub min: Spanned<String>,
     /// Longest (≥ min).
-    #[schemars(with = "String")]
+    #[schemars(with = "DurationText")]
     pub max: Spanned<String>,
 }
 
@@ -289,7 +314,7 @@ pub struct RawUniform {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawLognormal {
     /// Median.
-    #[schemars(with = "String")]
+    #[schemars(with = "DurationText")]
     pub median: Spanned<String>,
     /// Shape σ (≥ 0).
     #[schemars(with = "f64")]
@@ -315,11 +340,11 @@ pub struct RawErrors {
 pub struct RawProvisioning {
     /// How long a new Database stays `creating` (T_p). Default `5s`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub database_create: Option<Spanned<String>>,
     /// How long a deleted Database stays `deleting`. Default `3s`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub database_delete: Option<Spanned<String>>,
 }
 
@@ -334,7 +359,7 @@ pub struct RawGroup {
     #[schemars(with = "Kind")]
     pub kind: Spanned<Kind>,
     /// How many (≥ 1).
-    #[schemars(with = "u32")]
+    #[schemars(with = "u32", range(min = 1))]
     pub count: Spanned<u32>,
     /// Cloud account of the group. Default: the first account.
     #[serde(default)]
@@ -412,7 +437,7 @@ pub struct RawPhase {
     /// hold: how long; cloudOutage, cloudLatency: how long the fault lasts (the phase then
     /// waits for its `until`).
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub duration: Option<Spanned<String>>,
     /// update: fields merged into each resource's spec (placeholders allowed).
     #[serde(default)]
@@ -434,7 +459,7 @@ pub struct RawPhase {
     pub until: Option<Spanned<Until>>,
     /// The longest the phase may take; past it the run fails (exit 2). Default `10m`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub timeout: Option<Spanned<String>>,
 }
 
@@ -496,7 +521,7 @@ pub struct RawAssertion {
     /// cloudCalls, apiRequests, steadyRate: window length W (closed windows, every start).
     /// Default `10s`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub window: Option<Spanned<String>>,
     /// An explicit upper limit instead of the predicted one: calls or requests per window
     /// (cloudCalls, apiRequests, steadyRate), a count (throttles, orphans, duplicates; default
@@ -506,7 +531,7 @@ pub struct RawAssertion {
     pub max: Option<Spanned<f64>>,
     /// timeToReady: the limit as a duration instead of the prediction plus tolerance.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<DurationText>")]
     pub max_duration: Option<Spanned<String>>,
     /// drainEfficiency: lowest acceptable physical-limit / observed drain, in (0, 1].
     /// Default 0.8.

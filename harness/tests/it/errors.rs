@@ -69,3 +69,26 @@ fn a_missing_file_is_a_read_error_with_its_cause() {
     assert_eq!(e.to_string(), "cannot read scenario no/such.yaml");
     assert!(std::error::Error::source(&e).is_some());
 }
+
+#[test]
+fn a_value_of_the_wrong_type_names_its_field_and_what_was_expected() {
+    let e = err("resources:\n  - {name: b, kind: Bucket, count: 1.5}\nphases: []\n");
+    assert_eq!(
+        e,
+        "t.yaml:4:36: count: expected a whole number ≥ 1, got 1.5"
+    );
+    let e = err("provider:\n  maxReconcileRate: ten\nresources: []\nphases: []\n");
+    assert_eq!(
+        e,
+        "t.yaml:4:21: maxReconcileRate: expected a whole number ≥ 1, got ten"
+    );
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml");
+    let sets = ["provider.pollJitterPercent=1.5".parse().expect("a set")];
+    let e = harness::scenario::load_with(&path, &sets)
+        .expect_err("must not validate")
+        .to_string();
+    assert!(
+        e.ends_with("--set provider.pollJitterPercent: pollJitterPercent: expected a whole number ≥ 0, got 1.5"),
+        "{e}"
+    );
+}

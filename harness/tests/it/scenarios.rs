@@ -184,3 +184,52 @@ fn the_kind_workflows_default_scenario_takes_ten_minutes_or_less() {
         "{default} is expected to take {d:?}"
     );
 }
+
+/// A scenario whose hold lasts `duration` and whose group has `count` buckets.
+fn with(duration: &str, count: &str) -> String {
+    format!(
+        "apiVersion: harness/v1\nname: t\nresources:\n  - {{name: b, kind: Bucket, count: {count}}}\nphases:\n  - {{name: create, action: create}}\n  - {{name: hold, action: hold, duration: \"{duration}\"}}\n"
+    )
+}
+
+#[test]
+fn the_json_schema_accepts_the_durations_and_counts_the_validator_accepts() {
+    let schema = harness::scenario::json_schema();
+    let defs = &schema["$defs"];
+    let pattern = defs["GoDuration"]["pattern"].as_str().expect("a pattern");
+    let re = regex_lite::Regex::new(pattern).expect("a valid pattern");
+    // Zero is a duration to both; a hold (like a timeout) must be longer, which the field
+    // says in words.
+    for d in ["0", "+0"] {
+        assert!(re.is_match(d));
+        let e = harness::scenario::parse(&with(d, "1"), "t.yaml")
+            .expect_err("a hold of zero")
+            .to_string();
+        assert!(
+            e.ends_with("duration is zero, expected a duration > 0"),
+            "{e}"
+        );
+    }
+    for d in [
+        "500ms", "10s", "1m30s", "1.5h", ".5s", "1.s", "2h45m", "1µs", "3us", "7ns", "10", "5x",
+        "-1s", "1 m", "", "s", ".s", "1h-5m", "1e3s",
+    ] {
+        let validator = harness::scenario::parse(&with(d, "1"), "t.yaml").is_ok();
+        assert_eq!(
+            re.is_match(d),
+            validator,
+            "duration {d:?}: schema vs validator"
+        );
+    }
+    assert_eq!(
+        defs["RawPhase"]["properties"]["duration"]["anyOf"][0]["$ref"],
+        "#/$defs/GoDuration"
+    );
+    let count = &defs["RawGroup"]["properties"]["count"];
+    assert_eq!(count["minimum"], 1);
+    assert!(harness::scenario::parse(&with("1s", "0"), "t.yaml").is_err());
+    assert!(harness::scenario::parse(&with("1s", "1"), "t.yaml").is_ok());
+    let provider = &defs["RawProvider"]["properties"];
+    assert_eq!(provider["maxReconcileRate"]["minimum"], 1);
+    assert_eq!(provider["pollJitterPercent"]["maximum"], 99);
+}
