@@ -120,6 +120,8 @@ async fn shutdown_signal() {
 async fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        // Colours only for a person at a terminal, not in CI logs or files.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .init();
     match run(Args::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,

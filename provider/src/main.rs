@@ -19,6 +19,8 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal, not in CI logs or files.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     match runtime.block_on(execute(cli)) {

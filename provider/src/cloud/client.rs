@@ -17,6 +17,7 @@ use tower::util::BoxCloneSyncService;
 use tower::{BoxError, Service, ServiceExt};
 
 use super::error::CloudError;
+use super::unreachable::UnreachableLog;
 
 /// The most body bytes read from an answer.
 const MAX_ANSWER: usize = 1 << 20;
@@ -49,6 +50,7 @@ pub struct CloudClient {
     base: String,
     timeout: Duration,
     requests: CloudRequests,
+    unreachable: UnreachableLog,
 }
 
 impl std::fmt::Debug for CloudClient {
@@ -83,6 +85,7 @@ impl CloudClient {
             base: base_url.into().trim_end_matches('/').to_owned(),
             timeout: DEFAULT_CLOUD_TIMEOUT,
             requests: CloudRequests::default(),
+            unreachable: UnreachableLog::default(),
         }
     }
 
@@ -142,6 +145,9 @@ impl CloudClient {
             Ok((status, _, _)) => status.as_u16().to_string(),
             Err(e) => e.code_label(),
         };
+        if let Err(e @ (CloudError::Transport(_) | CloudError::Timeout(_))) = &result {
+            self.unreachable.failed(&self.base, e);
+        }
         self.requests
             .get_or_create(&CloudRequestLabels {
                 action: action.to_owned(),

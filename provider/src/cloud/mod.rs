@@ -2,6 +2,7 @@
 
 mod client;
 mod error;
+mod unreachable;
 
 pub use client::{
     AccountClient, CloudClient, CloudRequestLabels, CloudRequests, CloudResource,
