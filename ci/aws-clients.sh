@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# boto3 and the AWS CLI against a mock-cloud binary on loopback: S3, STS and DynamoDB round
+# boto3 and the AWS CLI against a mock-cloud binary on loopback: S3, STS, DynamoDB and EC2 round
 # trips, botocore's standard retry mode classifying the throttles, adaptive mode pacing
 # the client (mock-cloud/tests/python, Python's unittest, one server per test module).
 # Usage: ci/aws-clients.sh [unittest arguments, such as -k Adaptive]

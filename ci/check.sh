@@ -21,7 +21,7 @@ cargo test --workspace --doc --locked
 step "cargo doc --workspace --no-deps --locked (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
-step "ci/aws-clients.sh (boto3 and the AWS CLI against mock-cloud: S3, STS, DynamoDB, retry modes)"
+step "ci/aws-clients.sh (boto3 and the AWS CLI against mock-cloud: S3, STS, DynamoDB, EC2, retry modes)"
 bash ci/aws-clients.sh
 
 step "ci/validate.sh (kind assets: manifests, server dry run, shellcheck, Dockerfiles, workflow)"

@@ -20,6 +20,7 @@ THROTTLES = {
     "s3": ("read", lambda c: c.list_buckets(), "SlowDown", 503),
     "sts": ("auth", lambda c: c.get_caller_identity(), "Throttling", 400),
     "dynamodb": ("read", lambda c: c.list_tables(), "ThrottlingException", 400),
+    "ec2": ("non-mutating", lambda c: c.describe_vpcs(), "RequestLimitExceeded", 503),
 }
 
 THROTTLE_COST = 5
