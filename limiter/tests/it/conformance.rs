@@ -137,3 +137,21 @@ fn a_get_that_would_wait_forever_stops_at_its_limit() {
     assert_eq!(err.line, 3);
     assert!(err.partial.contains("[t=0s] get Q"));
 }
+
+/// Found by the `replay` fuzz target on the runner before its words were typed: `addopts`
+/// on a priority queue with no item sliced past the end of the command and panicked.
+#[test]
+fn addopts_without_an_item_is_an_error_not_a_panic() {
+    let err = limiter::replay::run("rl E exp 100ms 10s\nqueue P pq E\naddopts P\n").unwrap_err();
+    assert_eq!((err.line, err.column), (3, 10));
+    assert_eq!(err.error.to_string(), "missing an item");
+}
+
+/// The same slicing as `addopts`, found then by reading the runner: `outcome` with no item
+/// panicked.
+#[test]
+fn outcome_without_an_item_is_an_error_not_a_panic() {
+    let err = limiter::replay::run("controller C\noutcome C\n").unwrap_err();
+    assert_eq!((err.line, err.column), (2, 10));
+    assert_eq!(err.error.to_string(), "missing an item");
+}
