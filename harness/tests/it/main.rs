@@ -10,4 +10,5 @@ mod fixture;
 mod predict_json;
 mod reports;
 mod run;
+mod scenario_properties;
 mod scenarios;
