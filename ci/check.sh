@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The one check, the same locally and in CI: formatting, lints, tests, doc tests, docs.
+# The tests include the fuzz targets' corpus replay (fuzz/tests/it): every seed, corpus
+# file and past crash of every target, through a plain debug build.
 # Usage: ci/check.sh
+#   FUZZ_SECONDS=N ci/check.sh   also fuzzes every target for N seconds (ci/fuzz.sh all N);
+#                                off by default: the instrumented release build takes long
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,5 +33,10 @@ bash ci/validate.sh
 
 step "harness run scenarios/smoke.yaml (embedded stack, under a minute)"
 cargo run --locked -p harness -- run scenarios/smoke.yaml --out target/smoke
+
+if [[ ${FUZZ_SECONDS:-0} -gt 0 ]]; then
+  step "ci/fuzz.sh all $FUZZ_SECONDS"
+  bash ci/fuzz.sh all "$FUZZ_SECONDS"
+fi
 
 step "all checks passed"
