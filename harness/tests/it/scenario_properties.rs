@@ -236,6 +236,10 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 fn apply(text: &str, m: &Mutation) -> String {
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let n = lines.len();
+    let by_line = !matches!(m, Mutation::Insert(..) | Mutation::Truncate(_));
+    if by_line && n == 0 {
+        return text.to_owned();
+    }
     match m {
         Mutation::DeleteLine(i) => {
             lines.remove(i.index(n));
