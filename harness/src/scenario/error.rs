@@ -180,9 +180,13 @@ fn key_and_value(text: &str, pos: Pos) -> (Option<&str>, Option<&str>) {
         .map(str::trim)
         .filter(|v| !v.is_empty());
     let key = before.trim_end().strip_suffix(':').and_then(|k| {
+        // The key starts after the last character that cannot be in one; that character may
+        // be several bytes long.
         let start = k
-            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         Some(&k[start..]).filter(|k| !k.is_empty())
     });
     (key, value)
@@ -201,4 +205,27 @@ pub fn from_yaml(err: &serde_saphyr::Error) -> Problem {
     let suffix = format!(" at line {}, column {}", pos.line, pos.column);
     let message = text.strip_suffix(&suffix).unwrap_or(&text).to_owned();
     Problem::new(pos, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_after_a_multibyte_character_is_cut_on_a_character_boundary() {
+        // Found by the scenario property test: the byte after a three-byte character such as '€' is not a
+        // character boundary.
+        let text = "  - {check: timeToReady, &$`\u{20ac}phase: x}";
+        let through_colon = text.find("phase:").unwrap() + "phase:".len();
+        let column = u32::try_from(text[..through_colon].chars().count()).unwrap() + 1;
+        let (key, _) = key_and_value(
+            text,
+            Pos {
+                line: 1,
+                column,
+                source: 0,
+            },
+        );
+        assert_eq!(key, Some("phase"));
+    }
 }
