@@ -121,9 +121,16 @@ fn dry_run(params: &Params) -> Result<(), AwsError> {
     Ok(())
 }
 
-/// An unknown filter name.
-fn invalid_filter(name: &str) -> AwsError {
-    invalid_value(format!("The filter '{name}' is invalid"))
+/// Checks that every filter is one of `known` or `tag:<key>`; an unknown one is
+/// `InvalidParameterValue` "The filter '…' is invalid", even when nothing would match.
+fn check_filters(filters: &[query::Filter], known: &[&str]) -> Result<(), AwsError> {
+    for f in filters {
+        let tag = f.name.strip_prefix("tag:").is_some_and(|k| !k.is_empty());
+        if !tag && !known.contains(&f.name.as_str()) {
+            return Err(invalid_value(format!("The filter '{}' is invalid", f.name)));
+        }
+    }
+    Ok(())
 }
 
 /// Checks `tags` and sets them in `into` (a missing value is the empty string).

@@ -8,7 +8,7 @@ use super::super::envelope::AwsError;
 use super::super::xml::escape;
 use super::query::{Filter, Params, missing};
 use super::store::{Region, Store, resource_type};
-use super::{dry_run, invalid_filter, new_tags, vpcs, wire};
+use super::{check_filters, dry_run, new_tags, wire};
 use crate::http::respond::ResponseBody;
 
 /// The most tags a resource carries.
@@ -29,14 +29,7 @@ fn resources<'a>(params: &'a Params, place: &Region) -> Result<Vec<&'a str>, Aws
             ));
         }
     }
-    let absent: Vec<&str> = ids
-        .iter()
-        .copied()
-        .filter(|id| !place.vpcs.contains_key(*id))
-        .collect();
-    if !absent.is_empty() {
-        return Err(vpcs::not_found(&absent));
-    }
+    place.check_vpcs(&ids)?;
     Ok(ids)
 }
 
@@ -141,13 +134,7 @@ pub(crate) fn describe(
     caller: &Principal,
 ) -> Result<Response<ResponseBody>, AwsError> {
     let filters = params.filters()?;
-    for f in &filters {
-        let known = TAG_FILTERS.contains(&f.name.as_str())
-            || f.name.strip_prefix("tag:").is_some_and(|k| !k.is_empty());
-        if !known {
-            return Err(invalid_filter(&f.name));
-        }
-    }
+    check_filters(&filters, &TAG_FILTERS)?;
     let max = params.max_results()?;
     dry_run(params)?;
     let place = store.region(&caller.account, &ctx.request.region);

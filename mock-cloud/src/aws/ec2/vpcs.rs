@@ -8,8 +8,8 @@ use super::super::accounts::Principal;
 use super::super::contract::Ctx;
 use super::super::envelope::AwsError;
 use super::query::{Filter, Params, invalid_value, missing};
-use super::store::{Store, Vpc};
-use super::{dry_run, invalid_filter, new_tags, wire};
+use super::store::{Region, Store, Vpc};
+use super::{check_filters, dry_run, new_tags, wire};
 use crate::http::respond::ResponseBody;
 
 /// The filters DescribeVpcs knows (botocore's model); `tag:<key>` besides.
@@ -31,12 +31,28 @@ const VPC_FILTERS: [&str; 14] = [
 ];
 
 /// `InvalidVpcID.NotFound` for one or more IDs, worded as EC2 words it.
-pub(crate) fn not_found(ids: &[&str]) -> AwsError {
+fn not_found(ids: &[&str]) -> AwsError {
     let message = match ids {
         [one] => format!("The vpc ID '{one}' does not exist"),
         many => format!("The vpc IDs '{}' do not exist", many.join(", ")),
     };
     AwsError::new(StatusCode::BAD_REQUEST, "InvalidVpcID.NotFound", message)
+}
+
+impl Region {
+    /// Checks that every VPC of `ids` exists (`InvalidVpcID.NotFound` naming the others).
+    pub(crate) fn check_vpcs(&self, ids: &[&str]) -> Result<(), AwsError> {
+        let absent: Vec<&str> = ids
+            .iter()
+            .copied()
+            .filter(|id| !self.vpcs.contains_key(*id))
+            .collect();
+        if absent.is_empty() {
+            Ok(())
+        } else {
+            Err(not_found(&absent))
+        }
+    }
 }
 
 /// Checks an IPv4 CIDR block for a VPC: a valid block (`InvalidParameterValue`) with a
@@ -139,17 +155,6 @@ pub(crate) fn create(
     Ok(wire::answer(ctx, "CreateVpc", &inner))
 }
 
-fn check_filters(filters: &[Filter]) -> Result<(), AwsError> {
-    for f in filters {
-        let known = VPC_FILTERS.contains(&f.name.as_str())
-            || f.name.strip_prefix("tag:").is_some_and(|k| !k.is_empty());
-        if !known {
-            return Err(invalid_filter(&f.name));
-        }
-    }
-    Ok(())
-}
-
 fn matches(f: &Filter, vpc: &Vpc) -> bool {
     match f.name.as_str() {
         "cidr" | "cidr-block-association.cidr-block" => f.matches(&vpc.cidr),
@@ -176,19 +181,12 @@ pub(crate) fn describe(
     caller: &Principal,
 ) -> Result<Response<ResponseBody>, AwsError> {
     let filters = params.filters()?;
-    check_filters(&filters)?;
+    check_filters(&filters, &VPC_FILTERS)?;
     let max = params.max_results()?;
     let ids = params.list("VpcId");
     dry_run(params)?;
     let place = store.region(&caller.account, &ctx.request.region);
-    let missing: Vec<&str> = ids
-        .iter()
-        .copied()
-        .filter(|id| !place.vpcs.contains_key(*id))
-        .collect();
-    if !missing.is_empty() {
-        return Err(not_found(&missing));
-    }
+    place.check_vpcs(&ids)?;
     let selected: Vec<(String, &Vpc)> = place
         .vpcs
         .values()
