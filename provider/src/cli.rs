@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use limiter::crossplane::{RateLimitModel, Settings, SettingsError};
+use limiter::crossplane::{JitterSizing, RateLimitModel, Settings, SettingsError};
 use limiter::go::GoDuration;
 
 /// A Crossplane-style provider for the mock cloud: reconciles Bucket, Database and Record
@@ -54,13 +54,40 @@ pub struct RunArgs {
     /// Poll interval P of a resource that is up to date (Go duration: 30s, 1m, 1h30m).
     #[arg(long, env = "PROVIDER_POLL_INTERVAL", default_value = "1m", value_parser = parse_duration)]
     pub poll_interval: Duration,
-    /// Jitter of each poll, as a percentage of the resource's own interval (0 to 99): the
-    /// requeue lands uniformly in [P - j, P + j).
+    /// Jitter j of each poll, as a percentage (0 to 99) of what --poll-jitter-sizing names:
+    /// the requeue lands uniformly in [P - j, P + j). upjet's providers use 5.
     #[arg(long, env = "PROVIDER_POLL_JITTER_PERCENT", default_value_t = 10)]
     pub poll_jitter_percent: u32,
-    /// Floor for the per-resource `crossplane.io/poll-interval` annotation.
+    /// What the jitter percentage is a share of: per-resource (each resource's own interval,
+    /// so a requeue is never zero) or poll-interval (of --poll-interval, the same absolute
+    /// jitter for every resource, as upjet's providers compute it; an annotated interval at
+    /// or below it can stop polling).
+    #[arg(
+        long,
+        env = "PROVIDER_POLL_JITTER_SIZING",
+        default_value = "per-resource"
+    )]
+    pub poll_jitter_sizing: JitterSizing,
+    /// Floor for the per-resource `crossplane.io/poll-interval` annotation; 0 means none, as
+    /// in upjet's providers.
     #[arg(long, env = "PROVIDER_MIN_POLL_INTERVAL", default_value = "1s", value_parser = parse_duration)]
     pub min_poll_interval: Duration,
+    /// One global bucket per scope (R/s, burst 10R each), as crossplane-runtime v2 providers
+    /// run: cluster-scoped controllers share one, namespaced (`*.m.*`) controllers the other,
+    /// so a provider with both scopes reaches 2R/s with burst 20R. Off: one shared bucket.
+    /// This provider's kinds are all namespaced, so it uses one of the two.
+    #[arg(long, env = "PROVIDER_SCOPED_BUCKETS", num_args = 0..=1, default_value_t = false,
+          default_missing_value = "true", action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub scoped_buckets: bool,
+    /// First delay of the per-item failure backoff, doubling per failure (Go duration; default:
+    /// the model's, 1s, or 5ms for controller-runtime). Named as in SAP's providers; upjet's
+    /// ProviderConfig calls it reconciliationPolicy.exponentialFailureRateLimiter.baseDelay.
+    #[arg(long, env = "PROVIDER_BACKOFF_BASE", value_parser = parse_duration)]
+    pub backoff_base: Option<Duration>,
+    /// Cap of the per-item failure backoff (Go duration; default: the model's, 60s, or 1000s
+    /// for controller-runtime); upjet's maxDelay.
+    #[arg(long, env = "PROVIDER_BACKOFF_MAX", value_parser = parse_duration)]
+    pub backoff_max: Option<Duration>,
     /// Base URL of the cloud API, such as http://127.0.0.1:8081.
     #[arg(long, env = "PROVIDER_CLOUD_ENDPOINT", value_name = "URL")]
     pub cloud_endpoint: Option<String>,
@@ -144,7 +171,11 @@ impl RunArgs {
             .model(self.rate_limit_model)
             .poll_interval(self.poll_interval)
             .poll_jitter_percent(self.poll_jitter_percent)
-            .min_poll_interval(self.min_poll_interval);
+            .poll_jitter_sizing(self.poll_jitter_sizing)
+            .min_poll_interval(self.min_poll_interval)
+            .scoped_buckets(self.scoped_buckets)
+            .backoff_base(self.backoff_base)
+            .backoff_max(self.backoff_max);
         settings.validate()?;
         let cloud_endpoint = self
             .cloud_endpoint
@@ -221,6 +252,55 @@ mod tests {
             Duration::from_millis(500)
         );
         assert_eq!(config.metrics_addr, None);
+    }
+
+    #[test]
+    fn the_settings_of_todays_providers_are_flags() {
+        let config = parse(&[
+            "--cloud-endpoint",
+            "http://x:1",
+            "--scoped-buckets",
+            "--min-poll-interval",
+            "0",
+            "--backoff-base",
+            "2s",
+            "--backoff-max",
+            "5m",
+            "--poll-jitter-percent",
+            "5",
+            "--poll-jitter-sizing",
+            "poll-interval",
+        ])
+        .run
+        .validate()
+        .unwrap();
+        let s = &config.settings;
+        assert!(s.scoped_buckets);
+        assert_eq!(s.min_poll_interval, Duration::ZERO);
+        assert_eq!(
+            (s.failure_backoff().base, s.failure_backoff().max),
+            (Duration::from_secs(2), Duration::from_secs(300))
+        );
+        assert_eq!(s.poll_jitter_sizing, JitterSizing::PollInterval);
+        assert_eq!(
+            s.jitter(),
+            limiter::crossplane::Jitter::Fixed(Duration::from_secs(3))
+        );
+    }
+
+    #[test]
+    fn a_backoff_max_below_its_base_is_refused() {
+        let err = parse(&["--cloud-endpoint", "http://x:1", "--backoff-base", "2m"])
+            .run
+            .validate();
+        assert!(matches!(
+            err,
+            Err(FlagError::Settings(
+                SettingsError::BackoffMaxBelowBase { .. }
+            ))
+        ));
+        assert!(Cli::try_parse_from(["provider", "--poll-jitter-sizing", "fixed"]).is_err());
+        assert!(Cli::try_parse_from(["provider", "--scoped-buckets=maybe"]).is_err());
     }
 
     #[test]

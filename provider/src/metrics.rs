@@ -86,7 +86,11 @@ struct SettingsLabels {
     rate_limit_model: String,
     poll_interval: String,
     poll_jitter_percent: String,
+    poll_jitter_sizing: String,
     min_poll_interval: String,
+    scoped_buckets: String,
+    backoff_base: String,
+    backoff_max: String,
 }
 
 impl SettingsLabels {
@@ -97,7 +101,11 @@ impl SettingsLabels {
             rate_limit_model: s.model.to_string(),
             poll_interval: go(s.poll_interval),
             poll_jitter_percent: s.poll_jitter_percent.to_string(),
+            poll_jitter_sizing: s.poll_jitter_sizing.to_string(),
             min_poll_interval: go(s.min_poll_interval),
+            scoped_buckets: s.scoped_buckets.to_string(),
+            backoff_base: go(s.failure_backoff().base),
+            backoff_max: go(s.failure_backoff().max),
         }
     }
 }
@@ -411,5 +419,39 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn the_flags_of_todays_providers_reach_the_settings_metric() {
+        let cli = crate::cli::Cli::try_parse_from([
+            "provider",
+            "--cloud-endpoint",
+            "http://127.0.0.1:1",
+            "--scoped-buckets=true",
+            "--min-poll-interval=0s",
+            "--backoff-base=2s",
+            "--backoff-max=5m",
+            "--poll-jitter-percent=5",
+            "--poll-jitter-sizing=poll-interval",
+        ])
+        .unwrap();
+        let config = cli.run.validate().unwrap();
+        let metrics = ProviderMetrics::new();
+        metrics.set_runtime(RuntimeState {
+            settings: Some(config.settings),
+            ..RuntimeState::default()
+        });
+        let text = metrics.encode().unwrap();
+        let want = "provider_settings{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",\
+            poll_interval=\"1m0s\",poll_jitter_percent=\"5\",poll_jitter_sizing=\"poll-interval\",\
+            min_poll_interval=\"0s\",scoped_buckets=\"true\",backoff_base=\"2s\",\
+            backoff_max=\"5m0s\"} 1";
+        assert!(text.contains(want), "{text}");
     }
 }

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::runtime::reflector;
 use limiter::controller::{Controller, Request};
-use limiter::crossplane::{ProviderRuntime, Settings};
+use limiter::crossplane::{ProviderRuntime, Scope, Settings};
 use limiter::workqueue::QueueMetrics;
 use tokio::task::JoinSet;
 use tower::{BoxError, Service};
@@ -345,7 +345,14 @@ fn start_kind<K: Managed>(
     let (store, writer) = reflector::store::<K>();
     let reconciler = ManagedReconciler::<K>::new(Arc::clone(ctx), store);
     let queue_metrics = Arc::new(QueueMetrics::default());
-    let controller = runtime.controller(&name, Arc::new(reconciler), Arc::clone(&queue_metrics));
+    // Every Managed kind is namespaced (its Resource scope says so), so with scoped buckets
+    // they share the namespaced scope's bucket.
+    let controller = runtime.controller_in(
+        Scope::Namespaced,
+        &name,
+        Arc::new(reconciler),
+        Arc::clone(&queue_metrics),
+    );
     let api = match namespace {
         Some(ns) => Api::<K>::namespaced(ctx.client.clone(), ns),
         None => Api::<K>::all(ctx.client.clone()),

@@ -102,15 +102,47 @@ pub struct RawProvider {
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
     pub poll_interval: Option<Spanned<String>>,
-    /// `--poll-jitter-percent`: jitter as a share of each resource's interval, below 100.
-    /// Default 10.
+    /// `--poll-jitter-percent`: jitter as a share (below 100) of what `pollJitterSizing`
+    /// names. Default 10; upjet's providers use 5.
     #[serde(default)]
     #[schemars(with = "Option<u32>", range(max = 99))]
     pub poll_jitter_percent: Option<Spanned<u32>>,
-    /// `--min-poll-interval`: floor of the `crossplane.io/poll-interval` annotation. Default `1s`.
+    /// `--poll-jitter-sizing`: `per-resource` (a share of each resource's own interval, the
+    /// default) or `poll-interval` (a share of `pollInterval`, the same absolute jitter for
+    /// every resource, as upjet's providers compute it).
+    #[serde(default)]
+    #[schemars(with = "Option<JitterSizingName>")]
+    pub poll_jitter_sizing: Option<Spanned<JitterSizingName>>,
+    /// `--min-poll-interval`: floor of the `crossplane.io/poll-interval` annotation; `0s` means
+    /// none, as in upjet's providers. Default `1s`.
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
     pub min_poll_interval: Option<Spanned<String>>,
+    /// `--scoped-buckets`: one global bucket per scope (cluster-scoped, namespaced `*.m.*`), as
+    /// crossplane-runtime v2 providers run, instead of one shared bucket. Default false.
+    #[serde(default)]
+    #[schemars(with = "Option<bool>")]
+    pub scoped_buckets: Option<Spanned<bool>>,
+    /// `--backoff-base`: first delay of the per-item failure backoff, a Go duration > 0.
+    /// Default: the model's (`1s`; `5ms` for controller-runtime).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub backoff_base: Option<Spanned<String>>,
+    /// `--backoff-max`: cap of the per-item failure backoff, ≥ `backoffBase`. Default: the
+    /// model's (`60s`; `1000s` for controller-runtime).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub backoff_max: Option<Spanned<String>>,
+}
+
+/// What the poll jitter's percentage is a share of (`limiter::crossplane::JitterSizing`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum JitterSizingName {
+    /// Each resource's own interval (ours).
+    PerResource,
+    /// The provider's `pollInterval`, one absolute jitter for all (upjet's).
+    PollInterval,
 }
 
 /// The four rate-limit models (docs/budget.md §0).

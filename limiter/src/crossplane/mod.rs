@@ -15,6 +15,32 @@
 //! assert_eq!(s.global_bucket(), Some((10.0, 100)));
 //! assert_eq!(s.workers_per_controller(), 10);
 //! ```
+//!
+//! # Settings of today's providers
+//!
+//! | setting | flag | default (ours) | today's providers |
+//! |---|---|---|---|
+//! | global buckets per scope | `--scoped-buckets` | off: one bucket R/10R shared by every controller | crossplane-runtime v2 providers: one bucket for cluster-scoped controllers and one for namespaced (`*.m.*`) ones, so both scopes together reach 2R/s with burst 20R |
+//! | annotation floor | `--min-poll-interval` | 1s | 0 (none): upjet's template never calls `WithMinPollInterval` |
+//! | failure backoff | `--backoff-base`, `--backoff-max` | the model's: 1s doubling to 60s | SAP's flags of the same names; upjet's ProviderConfig `reconciliationPolicy.exponentialFailureRateLimiter.{baseDelay,maxDelay}` |
+//! | poll jitter | `--poll-jitter-percent`, `--poll-jitter-sizing` | 10 % of each resource's own interval | upjet: `--poll-jitter-percent 5 --poll-jitter-sizing poll-interval`, one absolute `j = Duration(float64(P) * 0.05)` for every resource |
+//!
+//! ```
+//! use std::num::NonZeroU32;
+//! use std::time::Duration;
+//! use limiter::crossplane::{Jitter, JitterSizing, Settings};
+//!
+//! // provider-upjet-aws v2's main: R = 100, poll 10m, jitter 5 % of P, no floor, two buckets.
+//! let upjet = Settings::new(NonZeroU32::new(100).unwrap())
+//!     .poll_interval(Duration::from_secs(600))
+//!     .poll_jitter_percent(5)
+//!     .poll_jitter_sizing(JitterSizing::PollInterval)
+//!     .min_poll_interval(Duration::ZERO)
+//!     .scoped_buckets(true);
+//! assert_eq!(upjet.jitter(), Jitter::Fixed(Duration::from_secs(30)));
+//! assert_eq!(upjet.global_budget(2), Some((200.0, 2000)));
+//! assert_eq!(upjet.global_budget(1), Some((100.0, 1000)));
+//! ```
 
 mod middleware;
 mod poll;
@@ -85,6 +111,80 @@ pub fn limit_rest_config(rps: i64) -> ClientLimit {
         qps: rps.wrapping_mul(5) as f32,
         burst: rps.wrapping_mul(10),
     }
+}
+
+/// The scope of a controller's kind, which picks its global bucket when buckets are per scope
+/// ([`Settings::scoped_buckets`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// A cluster-scoped kind (v2 providers' legacy groups, such as `s3.aws.upbound.io`).
+    Cluster,
+    /// A namespaced kind (v2 providers' `*.m.*` groups, such as `s3.aws.m.upbound.io`).
+    Namespaced,
+}
+
+impl Scope {
+    /// Both scopes, cluster first.
+    pub const ALL: [Scope; 2] = [Scope::Cluster, Scope::Namespaced];
+}
+
+/// How the poll jitter's percentage is turned into a duration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum JitterSizing {
+    /// Ours: the percentage of each resource's own effective interval ([`Jitter::Proportional`]),
+    /// so a requeue is never zero.
+    #[default]
+    PerResource,
+    /// upjet's and provider-kubernetes's mains: `Duration(float64(P) * (pct / 100))` of the
+    /// provider's `--poll-interval` P, the same absolute jitter for every resource
+    /// ([`Jitter::Fixed`]); an annotated interval at or below it can stop polling.
+    PollInterval,
+}
+
+impl JitterSizing {
+    /// Both sizings, in documentation order.
+    pub const ALL: [JitterSizing; 2] = [JitterSizing::PerResource, JitterSizing::PollInterval];
+
+    /// The flag value (`per-resource`, `poll-interval`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JitterSizing::PerResource => "per-resource",
+            JitterSizing::PollInterval => "poll-interval",
+        }
+    }
+}
+
+impl fmt::Display for JitterSizing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A jitter sizing that is not one of the two.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown poll jitter sizing {0:?} (expected per-resource or poll-interval)")]
+pub struct UnknownJitterSizing(pub String);
+
+impl FromStr for JitterSizing {
+    type Err = UnknownJitterSizing;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        JitterSizing::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| UnknownJitterSizing(s.to_owned()))
+    }
+}
+
+/// Per-item failure backoff: `base` doubling per failure up to `max` (client-go's
+/// `ItemExponentialFailureRateLimiter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FailureBackoff {
+    /// First delay.
+    pub base: Duration,
+    /// Cap.
+    pub max: Duration,
 }
 
 /// Which rate-limit model a provider runs (`DESIGN.md`).
@@ -160,8 +260,18 @@ pub struct Settings {
     pub poll_interval: Duration,
     /// `--poll-jitter-percent` (default 10): jitter as a share of each resource's interval.
     pub poll_jitter_percent: u32,
-    /// `--min-poll-interval` (default 1s): floor for the per-resource annotation.
+    /// `--poll-jitter-sizing` (default per-resource): what the jitter percentage is a share of.
+    pub poll_jitter_sizing: JitterSizing,
+    /// `--min-poll-interval` (default 1s): floor for the per-resource annotation; zero means
+    /// none, as in upjet's template.
     pub min_poll_interval: Duration,
+    /// `--scoped-buckets` (default off): one global bucket per [`Scope`] instead of one shared
+    /// bucket.
+    pub scoped_buckets: bool,
+    /// `--backoff-base`: first per-item failure delay; `None` keeps the model's.
+    pub backoff_base: Option<Duration>,
+    /// `--backoff-max`: cap of the per-item failure delay; `None` keeps the model's.
+    pub backoff_max: Option<Duration>,
 }
 
 impl Default for Settings {
@@ -179,10 +289,22 @@ pub enum SettingsError {
     /// A zero poll interval.
     #[error("poll interval must be greater than zero")]
     ZeroPollInterval,
+    /// A zero failure backoff base never backs off.
+    #[error("failure backoff base must be greater than zero")]
+    ZeroBackoffBase,
+    /// The backoff cap is below its base.
+    #[error("failure backoff max {max:?} is below its base {base:?}")]
+    BackoffMaxBelowBase {
+        /// The effective base.
+        base: Duration,
+        /// The effective max.
+        max: Duration,
+    },
 }
 
 impl Settings {
-    /// The provider-template defaults for `R`: crossplane model, poll 1m, jitter 10%, min 1s.
+    /// Our defaults for `R`: crossplane model, poll 1m, jitter 10% of each resource's interval,
+    /// min 1s, one shared bucket, the model's failure backoff.
     #[must_use]
     pub fn new(max_reconcile_rate: NonZeroU32) -> Self {
         Settings {
@@ -190,8 +312,40 @@ impl Settings {
             model: RateLimitModel::Crossplane,
             poll_interval: Duration::from_secs(60),
             poll_jitter_percent: 10,
+            poll_jitter_sizing: JitterSizing::PerResource,
             min_poll_interval: Duration::from_secs(1),
+            scoped_buckets: false,
+            backoff_base: None,
+            backoff_max: None,
         }
+    }
+
+    /// With a jitter sizing.
+    #[must_use]
+    pub fn poll_jitter_sizing(mut self, sizing: JitterSizing) -> Self {
+        self.poll_jitter_sizing = sizing;
+        self
+    }
+
+    /// With one global bucket per scope (`true`) or one shared bucket.
+    #[must_use]
+    pub fn scoped_buckets(mut self, on: bool) -> Self {
+        self.scoped_buckets = on;
+        self
+    }
+
+    /// With a failure backoff base (`None`: the model's).
+    #[must_use]
+    pub fn backoff_base(mut self, d: Option<Duration>) -> Self {
+        self.backoff_base = d;
+        self
+    }
+
+    /// With a failure backoff cap (`None`: the model's).
+    #[must_use]
+    pub fn backoff_max(mut self, d: Option<Duration>) -> Self {
+        self.backoff_max = d;
+        self
     }
 
     /// With a model.
@@ -233,6 +387,16 @@ impl Settings {
         if self.poll_interval.is_zero() {
             return Err(SettingsError::ZeroPollInterval);
         }
+        let b = self.failure_backoff();
+        if b.base.is_zero() {
+            return Err(SettingsError::ZeroBackoffBase);
+        }
+        if b.max < b.base {
+            return Err(SettingsError::BackoffMaxBelowBase {
+                base: b.base,
+                max: b.max,
+            });
+        }
         Ok(())
     }
 
@@ -264,6 +428,31 @@ impl Settings {
         }
     }
 
+    /// The global buckets a provider runs: one, or one per scope with `--scoped-buckets`
+    /// (none for the models without a bucket).
+    #[must_use]
+    pub fn global_bucket_count(&self) -> usize {
+        match (self.global_bucket(), self.scoped_buckets) {
+            (None, _) => 0,
+            (Some(_), false) => 1,
+            (Some(_), true) => Scope::ALL.len(),
+        }
+    }
+
+    /// The combined global budget (rate, burst) of a provider whose controllers span
+    /// `scopes_in_use` scopes (1 or 2): R and 10R with one shared bucket; with
+    /// `--scoped-buckets`, R and 10R per scope in use, so 2R and 20R when both are.
+    #[must_use]
+    pub fn global_budget(&self, scopes_in_use: usize) -> Option<(f64, i64)> {
+        let (rate, burst) = self.global_bucket()?;
+        let buckets = if self.scoped_buckets {
+            scopes_in_use.clamp(1, Scope::ALL.len())
+        } else {
+            1
+        };
+        Some((rate * buckets as f64, burst * buckets as i64))
+    }
+
     /// Workers per controller: R, or 1 for the `controller-runtime` model.
     #[must_use]
     pub fn workers_per_controller(&self) -> usize {
@@ -273,7 +462,8 @@ impl Settings {
         }
     }
 
-    /// Per-item backoff (base, max): 1s..60s, or 5ms..1000s for `controller-runtime`.
+    /// The model's own per-item backoff (base, max): 1s..60s, or 5ms..1000s for
+    /// `controller-runtime`, whatever the flags say.
     #[must_use]
     pub fn per_item_backoff(&self) -> (Duration, Duration) {
         match self.model {
@@ -284,10 +474,34 @@ impl Settings {
         }
     }
 
-    /// Jitter sizing: a share of each resource's own interval.
+    /// The per-item failure backoff the controllers run: `--backoff-base` and `--backoff-max`
+    /// where given, else the model's ([`Settings::per_item_backoff`]).
+    ///
+    /// This is the provider-wide value. In upjet providers a ProviderConfig's
+    /// `spec.reconciliationPolicy.exponentialFailureRateLimiter` wins over it: pass that to
+    /// [`ProviderRuntime::controller_with_backoff`] instead.
+    #[must_use]
+    pub fn failure_backoff(&self) -> FailureBackoff {
+        let (base, max) = self.per_item_backoff();
+        FailureBackoff {
+            base: self.backoff_base.unwrap_or(base),
+            max: self.backoff_max.unwrap_or(max),
+        }
+    }
+
+    /// The poll jitter: a share of each resource's own interval ([`JitterSizing::PerResource`]),
+    /// or `Duration(float64(P) * (pct / 100))` of `--poll-interval` for every resource
+    /// ([`JitterSizing::PollInterval`], as upjet's and provider-kubernetes's mains compute it).
     #[must_use]
     pub fn jitter(&self) -> Jitter {
-        Jitter::Proportional(self.poll_jitter_percent)
+        match self.poll_jitter_sizing {
+            JitterSizing::PerResource => Jitter::Proportional(self.poll_jitter_percent),
+            JitterSizing::PollInterval => {
+                let share = f64::from(self.poll_jitter_percent) / 100.0;
+                let nanos = self.poll_interval.as_nanos() as f64 * share;
+                Jitter::Fixed(Duration::from_nanos(nanos as u64))
+            }
+        }
     }
 
     /// A resource's poll interval from its annotation (clamped up to the minimum; an invalid
@@ -353,6 +567,69 @@ mod tests {
         assert_eq!(s.api_client_limit(), None);
         assert_eq!(s.global_bucket(), None);
         assert_eq!(s.workers_per_controller(), 1);
+    }
+
+    #[test]
+    fn scoped_buckets_double_the_budget_only_when_both_scopes_are_in_use() {
+        let shared = Settings::default();
+        assert_eq!(shared.global_budget(2), Some((10.0, 100)));
+        assert_eq!(shared.global_bucket_count(), 1);
+        let scoped = Settings::default().scoped_buckets(true);
+        assert_eq!(scoped.global_budget(1), Some((10.0, 100)));
+        assert_eq!(scoped.global_budget(2), Some((20.0, 200)));
+        assert_eq!(scoped.global_bucket_count(), 2);
+        let none = scoped.model(RateLimitModel::ConcurrencyOnly);
+        assert_eq!(
+            (none.global_budget(2), none.global_bucket_count()),
+            (None, 0)
+        );
+    }
+
+    #[test]
+    fn backoff_flags_override_the_models_backoff_and_are_checked() {
+        let s = Settings::default();
+        assert_eq!(
+            s.failure_backoff(),
+            FailureBackoff {
+                base: PER_ITEM_BASE,
+                max: PER_ITEM_MAX
+            }
+        );
+        let s = s.backoff_base(Some(Duration::from_secs(5)));
+        assert_eq!(s.failure_backoff().base, Duration::from_secs(5));
+        assert_eq!(s.failure_backoff().max, PER_ITEM_MAX);
+        assert_eq!(
+            s.clone()
+                .backoff_max(Some(Duration::from_secs(2)))
+                .validate(),
+            Err(SettingsError::BackoffMaxBelowBase {
+                base: Duration::from_secs(5),
+                max: Duration::from_secs(2)
+            })
+        );
+        assert_eq!(
+            s.backoff_base(Some(Duration::ZERO)).validate(),
+            Err(SettingsError::ZeroBackoffBase)
+        );
+    }
+
+    #[test]
+    fn upjets_jitter_is_five_percent_of_the_poll_interval_for_every_resource() {
+        let s = Settings::default()
+            .poll_jitter_percent(5)
+            .poll_jitter_sizing(JitterSizing::PollInterval);
+        // time.Duration(float64(time.Minute) * 0.05)
+        assert_eq!(s.jitter(), Jitter::Fixed(Duration::from_secs(3)));
+        assert_eq!(
+            s.jitter().for_interval(Duration::from_secs(1)),
+            Duration::from_secs(3)
+        );
+        // 5 / 100 is the same double as Go's literal 0.05.
+        assert_eq!(5.0_f64 / 100.0, 0.05);
+        for m in JitterSizing::ALL {
+            assert_eq!(m.as_str().parse::<JitterSizing>(), Ok(m));
+        }
+        assert!("absolute".parse::<JitterSizing>().is_err());
     }
 
     #[test]

@@ -4,3 +4,4 @@ mod clocks;
 mod conformance;
 mod models;
 mod properties;
+mod scopes;

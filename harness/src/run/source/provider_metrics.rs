@@ -42,7 +42,14 @@ pub fn provider_flags(settings: &limiter::crossplane::Settings) -> Vec<(&'static
             "poll-jitter-percent",
             settings.poll_jitter_percent.to_string(),
         ),
+        (
+            "poll-jitter-sizing",
+            settings.poll_jitter_sizing.to_string(),
+        ),
         ("min-poll-interval", go(settings.min_poll_interval)),
+        ("scoped-buckets", settings.scoped_buckets.to_string()),
+        ("backoff-base", go(settings.failure_backoff().base)),
+        ("backoff-max", go(settings.failure_backoff().max)),
     ]
 }
 

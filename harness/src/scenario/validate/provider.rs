@@ -3,12 +3,12 @@
 
 use std::num::NonZeroU32;
 
-use limiter::crossplane::{RateLimitModel, Settings};
+use limiter::crossplane::{JitterSizing, RateLimitModel, Settings};
 
 use super::checker::Checker;
 use super::pos;
 use crate::scenario::model::{ApiCosts, PredictionInputs};
-use crate::scenario::raw::{ModelName, RawPrediction, RawProvider};
+use crate::scenario::raw::{JitterSizingName, ModelName, RawPrediction, RawProvider};
 
 pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
     let mut s = Settings::default();
@@ -44,10 +44,40 @@ pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
             s.poll_jitter_percent = j.value;
         }
     }
+    if let Some(j) = &raw.poll_jitter_sizing {
+        s.poll_jitter_sizing = match j.value {
+            JitterSizingName::PerResource => JitterSizing::PerResource,
+            JitterSizingName::PollInterval => JitterSizing::PollInterval,
+        };
+    }
     if let Some(m) = &raw.min_poll_interval {
         s.min_poll_interval = c
-            .positive_duration(m, "minPollInterval")
+            .duration(m, "minPollInterval")
             .unwrap_or(s.min_poll_interval);
+    }
+    if let Some(b) = &raw.scoped_buckets {
+        s.scoped_buckets = b.value;
+    }
+    if let Some(b) = &raw.backoff_base {
+        s.backoff_base = c.positive_duration(b, "backoffBase");
+    }
+    if let Some(m) = &raw.backoff_max {
+        s.backoff_max = c.positive_duration(m, "backoffMax");
+    }
+    let backoff = s.failure_backoff();
+    if backoff.max < backoff.base {
+        let at = raw.backoff_max.as_ref().or(raw.backoff_base.as_ref());
+        if let Some(at) = at {
+            let go = |d| limiter::go::GoDuration::from_std(d).to_string();
+            c.err(
+                pos(at),
+                format!(
+                    "backoffMax {} is below backoffBase {}, expected backoffBase ≤ backoffMax",
+                    go(backoff.max),
+                    go(backoff.base)
+                ),
+            );
+        }
     }
     s
 }
