@@ -51,7 +51,8 @@ pub enum Command {
         /// wins). The value is YAML and meets the same checks as in the file; the result
         /// records every override. Paths: provider.maxReconcileRate, provider.rateLimitModel,
         /// provider.pollInterval, provider.pollJitterPercent, provider.minPollInterval,
-        /// resources.NAME.count, phases.NAME.duration, phases.NAME.timeout, seed.
+        /// provider.pollJitterSizing, provider.scopedBuckets, provider.backoffBase,
+        /// provider.backoffMax, resources.NAME.count, phases.NAME.duration, phases.NAME.timeout, seed.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<scenario::Set>,
         #[command(flatten)]

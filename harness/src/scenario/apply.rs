@@ -42,6 +42,10 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         "provider.pollInterval" => p.poll_interval = Some(value(set, index)?),
         "provider.pollJitterPercent" => p.poll_jitter_percent = Some(value(set, index)?),
         "provider.minPollInterval" => p.min_poll_interval = Some(value(set, index)?),
+        "provider.pollJitterSizing" => p.poll_jitter_sizing = Some(value(set, index)?),
+        "provider.scopedBuckets" => p.scoped_buckets = Some(value(set, index)?),
+        "provider.backoffBase" => p.backoff_base = Some(value(set, index)?),
+        "provider.backoffMax" => p.backoff_max = Some(value(set, index)?),
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
         path if path.starts_with("phases.") => {
             let (name, field) = path
@@ -156,6 +160,39 @@ mod tests {
         assert_eq!(s.groups[0].count, 7);
         assert_eq!(s.seed, 42);
         assert_eq!(s.sets.len(), 7);
+    }
+
+    #[test]
+    fn the_settings_of_todays_providers_can_be_set() {
+        let s = parse_with(
+            TINY,
+            "tiny.yaml",
+            &sets(&[
+                "provider.scopedBuckets=true",
+                "provider.minPollInterval=0s",
+                "provider.backoffBase=2s",
+                "provider.backoffMax=5m",
+                "provider.pollJitterSizing=poll-interval",
+            ]),
+        )
+        .unwrap();
+        let st = &s.settings;
+        assert!(st.scoped_buckets);
+        assert_eq!(st.min_poll_interval, std::time::Duration::ZERO);
+        assert_eq!(
+            st.failure_backoff(),
+            limiter::crossplane::FailureBackoff {
+                base: std::time::Duration::from_secs(2),
+                max: std::time::Duration::from_secs(300)
+            }
+        );
+        assert_eq!(
+            st.poll_jitter_sizing,
+            limiter::crossplane::JitterSizing::PollInterval
+        );
+        let flags = crate::run::source::provider_metrics::provider_flags(st);
+        assert!(flags.contains(&("scoped-buckets", "true".to_owned())));
+        assert!(flags.contains(&("backoff-max", "5m0s".to_owned())));
     }
 
     #[test]

@@ -92,3 +92,20 @@ fn a_value_of_the_wrong_type_names_its_field_and_what_was_expected() {
         "{e}"
     );
 }
+
+#[test]
+fn the_settings_of_todays_providers_are_checked_at_their_values() {
+    let e = err(
+        "provider: {backoffBase: 2m, backoffMax: 30s, minPollInterval: -1s, pollJitterSizing: fixed}\nresources:\n  - {name: b, kind: Bucket, count: 1}\nphases:\n  - {name: h, action: hold, duration: 1m}\n",
+    );
+    assert_eq!(
+        e,
+        "t.yaml:3:86: unknown variant `fixed`, expected one of per-resource, poll-interval"
+    );
+    let e = err(
+        "provider: {backoffBase: 2m, backoffMax: 30s, minPollInterval: -1s}\nresources:\n  - {name: b, kind: Bucket, count: 1}\nphases:\n  - {name: h, action: hold, duration: 1m}\n",
+    );
+    let want = "t.yaml:3:41: backoffMax 30s is below backoffBase 2m0s, expected backoffBase ≤ backoffMax\n\
+t.yaml:3:63: minPollInterval \"-1s\" is negative, expected a duration ≥ 0";
+    assert_eq!(e, want);
+}
