@@ -47,19 +47,16 @@ pub fn no_throttle(
     }
 }
 
-/// d_k = min(60, 2^(k−1)) s.
-fn backoff(k: u32) -> f64 {
-    2f64.powi(k.min(7) as i32 - 1).min(60.0)
-}
-
-/// D̄(q) = L + q·P + Σ_{k≥1} q·(1 − q)^k·d_k.
+/// D̄(q) = L + q·P + Σ_{k≥1} q·(1 − q)^k·d_k, with d_k = min(max, base·2^(k−1)) the
+/// provider's failure backoff (1 s … 60 s unless `--backoff-base`/`--backoff-max` or a
+/// ProviderConfig's reconciliationPolicy say otherwise).
 #[must_use]
-pub fn mean_cycle(l: f64, poll: f64, q: f64) -> f64 {
+pub fn mean_cycle(p: &Params, l: f64, poll: f64, q: f64) -> f64 {
     let mut s = l + q * poll;
     let mut miss = 1.0;
     for k in 1..2000 {
         miss *= 1.0 - q;
-        s += q * miss * backoff(k);
+        s += q * miss * p.backoff_delay(k);
         if miss < 1e-15 {
             break;
         }
@@ -77,7 +74,7 @@ pub fn steady_overload(p: &Params, n: f64, poll: f64, quota_rate: f64) -> (f64, 
     };
     let f = |lambda: f64| {
         let q = (quota_rate / lambda).min(1.0);
-        r_eff.min(n / mean_cycle(p.l, poll, q))
+        r_eff.min(n / mean_cycle(p, p.l, poll, q))
     };
     let (mut lo, mut hi) = (1e-9, r_eff.max(n / (poll + p.l)));
     for _ in 0..200 {
@@ -111,20 +108,23 @@ pub fn creation_under_quota(p: &Params, n: f64, b_m: f64, r_m: f64) -> (f64, f64
     (rejected, t_phys)
 }
 
-/// `in-queue`: min(63R, 6·n(0)) + ∫_{63 s}^{∞} (min(R, n(t)/(60 + L)) − r_m)⁺ dt with
-/// n(t) = n(0) − r_m·t. The integral starts once the backoff has escalated to 60 s (after
-/// 1 + 2 + … + 32 = 63 s); that is the reading that reproduces §7.6's 5,887 and 129,470.
+/// `in-queue`: min(T_e·R, K_e·n(0)) + ∫_{T_e}^{∞} (min(R, n(t)/(d_max + L)) − r_m)⁺ dt with
+/// n(t) = n(0) − r_m·t. The integral starts once the backoff has escalated to its cap d_max
+/// after K_e failures taking T_e (1 s … 60 s: K_e = 6, T_e = 1 + 2 + … + 32 = 63 s); that is
+/// the reading that reproduces §7.6's 5,887 and 129,470.
 fn in_queue_rejected(p: &Params, n: f64, b_m: f64, r_m: f64) -> f64 {
     let n0 = (n - b_m).max(0.0);
-    let head = (63.0 * p.r).min(6.0 * n0);
+    let (k_e, t_e) = p.backoff_escalation();
+    let d_max = p.backoff.1;
+    let head = (t_e * p.r).min(f64::from(k_e) * n0);
     let end = n0 / r_m;
     let steps = 20_000;
-    let dt = (end - 63.0).max(0.0) / f64::from(steps);
+    let dt = (end - t_e).max(0.0) / f64::from(steps);
     let mut tail = 0.0;
     for i in 0..steps {
-        let t = 63.0 + (f64::from(i) + 0.5) * dt;
+        let t = t_e + (f64::from(i) + 0.5) * dt;
         let left = n0 - r_m * t;
-        tail += ((p.r).min(left / (60.0 + p.l)) - r_m).max(0.0) * dt;
+        tail += ((p.r).min(left / (d_max + p.l)) - r_m).max(0.0) * dt;
     }
     head + tail
 }

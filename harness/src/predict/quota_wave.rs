@@ -91,11 +91,6 @@ impl Policer {
     }
 }
 
-/// The per-item backoff after the k-th failure: min(60 s, 2^(k−1) s).
-fn backoff(k: u32) -> f64 {
-    2f64.powi(k.clamp(1, 7) as i32 - 1).min(60.0)
-}
-
 /// Simulated time in events: a bound on the loop, far past any wave a scenario can hold.
 const MAX_EVENTS: usize = 20_000_000;
 
@@ -165,7 +160,10 @@ pub fn creation_wave(
             out.rejected_creates += 1;
         }
         failures[i] += 1;
-        heap.push(Reverse((key(start + p.l + backoff(failures[i])), i)));
+        heap.push(Reverse((
+            key(start + p.l + p.backoff_delay(failures[i])),
+            i,
+        )));
     }
     out.ttr.sort_by(f64::total_cmp);
     out
@@ -185,7 +183,7 @@ mod tests {
             "t.yaml",
         )
         .expect("valid");
-        Params::new(&s.settings, 3, &s.prediction)
+        Params::new(&s.settings, 3, 1, &s.prediction)
     }
 
     const MUTATE: Quota = Quota {

@@ -106,7 +106,7 @@ pub fn steady(p: &Params, classes: &[PollClass], w: f64) -> Steady {
         .sum();
     if p.model == RateLimitModel::ConcurrencyOnly {
         // Polls wait for their status write through the API client (§2.4): ≤ 5R/a_poll.
-        let cap = 5.0 * p.r / f64::from(p.api.poll.max(1));
+        let cap = 5.0 * p.r_flag / f64::from(p.api.poll.max(1));
         if rate > cap {
             saturated = true;
             rate = cap;
@@ -121,16 +121,10 @@ pub fn steady(p: &Params, classes: &[PollClass], w: f64) -> Steady {
     } else {
         0.0
     };
-    let band = (
-        classes
-            .iter()
-            .map(|c| c.count / (c.interval * (1.0 + p.jitter_share)))
-            .sum(),
-        classes
-            .iter()
-            .map(|c| c.count / (c.interval * (1.0 - p.jitter_share)))
-            .sum(),
-    );
+    let band = classes
+        .iter()
+        .map(|c| p.poll_band(c.count, c.interval))
+        .fold((0.0, 0.0), |(lo, hi), (a, b)| (lo + a, hi + b));
     let (mut mean, mut var) = (0.0, 0.0);
     for (c, v) in classes.iter().zip(&waits) {
         let pi = (w / (c.interval + l + v)).min(1.0);

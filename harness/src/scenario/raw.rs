@@ -435,6 +435,17 @@ pub enum Kind {
     Record,
 }
 
+impl Kind {
+    /// The kind's scope, which picks its global bucket when the provider runs one per scope
+    /// (`scopedBuckets`). The sample provider's kinds are all namespaced.
+    #[must_use]
+    pub fn scope(self) -> limiter::crossplane::Scope {
+        match self {
+            Kind::Bucket | Kind::Database | Kind::Record => limiter::crossplane::Scope::Namespaced,
+        }
+    }
+}
+
 /// Annotations for a share of a group.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -5,7 +5,7 @@ use limiter::crossplane::RateLimitModel;
 
 use super::scope::{account_counts, acted_groups};
 use crate::predict::backlog::{Backlog, QuotaNeed};
-use crate::predict::formula::{Meaning, Prediction};
+use crate::predict::formula::{Meaning, Prediction, fmt_num};
 use crate::predict::params::Params;
 use crate::predict::quota::{self, ThrottleVerdict};
 use crate::predict::quota_wave::{self, Quota, WaveOutcome};
@@ -134,9 +134,11 @@ pub(super) fn quota_predictions(
                         "calls",
                     )
                     .formula(if p.model == RateLimitModel::InQueue {
-                        "min(63R, 6·n(0)) + ∫_{63s} (min(R, n(t)/(60 + L)) − r_m)⁺ dt"
+                        let (k_e, t_e) = p.backoff_escalation();
+                        let (t_e, cap) = (fmt_num(t_e), fmt_num(p.backoff.1));
+                        format!("min({t_e}R, {k_e}·n(0)) + ∫_{{{t_e}s}} (min(R, n(t)/({cap} + L)) − r_m)⁺ dt")
                     } else {
-                        "(R − 2·r_m)⁺ · (N − b_m)/r_m"
+                        "(R − 2·r_m)⁺ · (N − b_m)/r_m".to_owned()
                     })
                     .input("R", p.r)
                     .input("N", n)

@@ -6,7 +6,7 @@ use limiter::crossplane::RateLimitModel;
 use super::scope::phase_duration;
 use crate::predict::backlog::{self, Backlog};
 use crate::predict::bounds::Excess;
-use crate::predict::formula::{Meaning, Prediction};
+use crate::predict::formula::{Meaning, Prediction, fmt_num};
 use crate::predict::params::Params;
 use crate::scenario::Phase;
 
@@ -18,11 +18,12 @@ pub(super) fn outage_predictions(
     population: f64,
     preds: &mut Vec<Prediction>,
 ) {
-    let retry = (population / (60.0 + p.l)).min(backlog::effective_rate(p));
-    preds.push(Prediction::new(format!("{name}/failing-rate"), "failed reconciles per second once backoff reaches 60 s", retry, "/s")
-        .formula("min(R_eff, N/(60 s + L̄))").input("N", population).input("R_eff", backlog::effective_rate(p))
+    let (base, cap) = (fmt_num(p.backoff.0), fmt_num(p.backoff.1));
+    let retry = (population / (p.backoff.1 + p.l)).min(backlog::effective_rate(p));
+    preds.push(Prediction::new(format!("{name}/failing-rate"), format!("failed reconciles per second once backoff reaches {cap} s"), retry, "/s")
+        .formula(format!("min(R_eff, N/({cap} s + L̄))")).input("N", population).input("R_eff", backlog::effective_rate(p))
         .meaning(Meaning::Expected).source("[A] §4.3, §6").phase(Some(name))
-        .note(if p.model == RateLimitModel::Crossplane { "the middleware resets backoff on every throttled pass: under a backlog retries stay at 1 s" } else { "backoff 1 s·2^(k−1), capped at 60 s" }));
+        .note(if p.model == RateLimitModel::Crossplane { format!("the middleware resets backoff on every throttled pass: under a backlog retries stay at {base} s") } else { format!("backoff {base} s·2^(k−1), capped at {cap} s") }));
     let recover = backlog::last_start(
         p,
         &Backlog {
@@ -32,7 +33,7 @@ pub(super) fn outage_predictions(
             a_next: 0.0,
             arrival_rate: None,
         },
-    ) + 60.0;
+    ) + p.backoff.1;
     preds.push(
         Prediction::new(
             format!("{name}/recovery"),
@@ -40,7 +41,7 @@ pub(super) fn outage_predictions(
             recover,
             "s",
         )
-        .formula("60 s (longest backoff) + (N − B)/R")
+        .formula(format!("{cap} s (longest backoff) + (N − B)/R"))
         .input("N", population)
         .input("outage", outage)
         .meaning(Meaning::Expected)

@@ -162,7 +162,7 @@ fn steady_tolerance(
     } else {
         f64::INFINITY
     };
-    let j = p.jitter_share * (mu - p.l);
+    let j = p.jitter_of(mu - p.l);
     if let Some((size, spread)) = wave {
         let cycles = steady::ripple_cycles(j, mu, spread, 0.1);
         if t < cycles * mu {

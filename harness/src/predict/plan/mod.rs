@@ -13,11 +13,11 @@ mod wave;
 
 use super::backlog::Backlog;
 use super::bounds::{self, Excess};
-use super::formula::Prediction;
+use super::formula::{Meaning, Prediction};
 use super::params::Params;
 use super::steady::{self, Steady};
 use crate::scenario::{Action, Phase, Scenario};
-use scope::{classes, kinds, windows};
+use scope::{classes, kinds, scopes_in_use, windows};
 
 pub use duration::ExpectedDuration;
 
@@ -57,7 +57,8 @@ pub struct Plan {
 #[must_use]
 pub fn plan(s: &Scenario) -> Plan {
     let k = kinds(s).len() as u32;
-    let base = Params::new(&s.settings, k, &s.prediction);
+    let all = vec![true; s.groups.len()];
+    let base = Params::new(&s.settings, k, scopes_in_use(s, &all), &s.prediction);
     let mut alive = vec![false; s.groups.len()];
     let mut phases = Vec::new();
     let mut params = base.clone();
@@ -83,7 +84,13 @@ pub fn plan(s: &Scenario) -> Plan {
         } else {
             &alive
         };
-        let pp = phase_plan(s, &params, phase, live, &mut since_wave);
+        // With scoped buckets, the phase's resources draw on the buckets of their scopes.
+        let phase_params = if s.settings.scoped_buckets {
+            params.clone().with_scopes(scopes_in_use(s, live))
+        } else {
+            params.clone()
+        };
+        let pp = phase_plan(s, &phase_params, phase, live, &mut since_wave);
         if let Action::Delete { groups, .. } = &phase.action {
             groups.iter().for_each(|&g| alive[g] = false);
         }
@@ -107,7 +114,28 @@ pub fn plan(s: &Scenario) -> Plan {
             r.id = format!("run/reconciles/{w}s");
         }
     }
+    if s.settings.scoped_buckets {
+        run.insert(0, global_budget(&base));
+    }
     Plan { run, phases }
+}
+
+/// The global budget a provider with one bucket per scope has over the scenario's kinds
+/// (budget.md §0 "Scoped buckets").
+fn global_budget(p: &Params) -> Prediction {
+    Prediction::new(
+        "run/global-budget",
+        "global reconcile budget over the scopes in use",
+        p.r,
+        "/s",
+    )
+    .formula("R_g = σ·R per second, burst B = 10·σ·R (one bucket per scope)")
+    .input("σ", f64::from(p.scopes))
+    .input("R", p.r_flag)
+    .input("B", p.b)
+    .meaning(Meaning::UpperBound)
+    .source("[P] §2.7")
+    .note("every bucket formula of this plan reads R as R_g and B as 10·σ·R; the API client's 5R and 10R keep the flag's R")
 }
 
 fn with_id(mut p: Prediction, scope: &str, w: f64) -> Prediction {
@@ -205,5 +233,70 @@ impl Plan {
         self.run
             .iter()
             .chain(self.phases.iter().flat_map(|p| &p.predictions))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::parse;
+
+    fn scenario(provider: &str) -> Scenario {
+        parse(
+            &format!(
+                "apiVersion: harness/v1\nname: t\nprovider: {{maxReconcileRate: 10, {provider}}}\nresources:\n  - {{name: b, kind: Bucket, count: 100}}\n  - {{name: r, kind: Record, count: 10, annotations: [{{percent: 100, values: {{crossplane.io/poll-interval: 1ms}}}}]}}\nphases:\n  - {{name: create, action: create}}\n  - {{name: outage, action: cloudOutage, duration: 5m}}\n"
+            ),
+            "t.yaml",
+        )
+        .expect("valid")
+    }
+
+    fn values(plan: &Plan) -> Vec<(String, f64)> {
+        plan.run
+            .iter()
+            .chain(plan.phases.iter().flat_map(|p| &p.predictions))
+            .filter(|p| p.id != "run/global-budget")
+            .map(|p| (p.id.clone(), p.value))
+            .collect()
+    }
+
+    #[test]
+    fn scoped_buckets_over_namespaced_kinds_only_predict_what_one_bucket_does() {
+        let shared = plan(&scenario("rateLimitModel: in-queue"));
+        let scoped = plan(&scenario("rateLimitModel: in-queue, scopedBuckets: true"));
+        assert_eq!(values(&shared), values(&scoped));
+        assert!(shared.find("run/global-budget").is_none());
+        let budget = scoped
+            .find("run/global-budget")
+            .expect("scoped buckets say so");
+        assert_eq!((budget.get("σ"), budget.value), (Some(1.0), 10.0));
+    }
+
+    #[test]
+    fn the_backoff_flags_move_the_outages_retry_rate_and_recovery() {
+        let default = plan(&scenario("rateLimitModel: in-queue"));
+        let sap = plan(&scenario(
+            "rateLimitModel: in-queue, backoffBase: 5s, backoffMax: 5m",
+        ));
+        let rate = |p: &Plan| p.find("outage/failing-rate").expect("outage").value;
+        let recovery = |p: &Plan| p.find("outage/recovery").expect("outage").value;
+        // 110 resources, L̄ = 50 ms: N/(d_max + L̄), under R.
+        assert!((rate(&default) - 110.0 / 60.05).abs() < 1e-9);
+        assert!((rate(&sap) - 110.0 / 300.05).abs() < 1e-9);
+        assert_eq!(recovery(&sap) - recovery(&default), 240.0);
+        let f = &sap.find("outage/recovery").expect("outage").formula;
+        assert!(f.starts_with("300 s (longest backoff)"), "{f}");
+    }
+
+    #[test]
+    fn no_poll_floor_lets_a_1ms_annotation_saturate_the_bucket() {
+        let floor = plan(&scenario("rateLimitModel: in-queue"));
+        let none = plan(&scenario("rateLimitModel: in-queue, minPollInterval: 0s"));
+        let demand = |p: &Plan| p.phases[1].steady.demand;
+        // With the 1 s floor, 10 records poll every 1 s; with none, every 1 ms.
+        assert!(demand(&floor) < 30.0, "{}", demand(&floor));
+        assert!(demand(&none) > 150.0, "{}", demand(&none));
+        assert!(none.phases[1].steady.saturated);
+        assert!((none.phases[1].steady.rate - 10.0).abs() < 1e-9);
     }
 }

@@ -15,6 +15,18 @@ pub(super) fn kinds(s: &Scenario) -> Vec<Kind> {
         .collect()
 }
 
+/// σ: the scopes of the kinds of the groups in `on` (1 when none is).
+pub(super) fn scopes_in_use(s: &Scenario, on: &[bool]) -> u32 {
+    let scopes: BTreeSet<_> = s
+        .groups
+        .iter()
+        .zip(on)
+        .filter(|(_, on)| **on)
+        .map(|(g, _)| g.kind.scope() == limiter::crossplane::Scope::Cluster)
+        .collect();
+    scopes.len().max(1) as u32
+}
+
 pub(super) fn classes(s: &Scenario, alive: &[bool]) -> Vec<PollClass> {
     let ks = kinds(s);
     let mut out = Vec::new();
