@@ -34,6 +34,9 @@ bash ci/validate.sh
 step "harness run scenarios/smoke.yaml (embedded stack, under a minute)"
 cargo run --locked -p harness -- run scenarios/smoke.yaml --out target/smoke
 
+step "harness run scenarios/hour-virtual.yaml (an hour of virtual time, about 15 s)"
+cargo run --locked -p harness -- run scenarios/hour-virtual.yaml --out target/hour-virtual
+
 if [[ ${FUZZ_SECONDS:-0} -gt 0 ]]; then
   step "ci/fuzz.sh all $FUZZ_SECONDS"
   bash ci/fuzz.sh all "$FUZZ_SECONDS"

@@ -13,6 +13,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::cloud::CloudRequests;
@@ -126,6 +127,7 @@ impl std::fmt::Debug for RuntimeCollector {
 pub struct ProviderMetrics {
     registry: Registry,
     reconciles: Reconciles,
+    reconcile_cpu: Histogram,
     cloud_requests: CloudRequests,
     kube_requests: KubeRequests,
     state: Arc<Mutex<RuntimeState>>,
@@ -151,6 +153,13 @@ impl ProviderMetrics {
         let reconciles = Reconciles::default();
         let cloud_requests = CloudRequests::default();
         let kube_requests = KubeRequests::default();
+        // 50 µs to 0.8 s.
+        let reconcile_cpu = Histogram::new(exponential_buckets(0.000_05, 2.0, 15));
+        registry.register(
+            "provider_reconcile_cpu_seconds",
+            "CPU time of a reconcile that reached the managed reconciler: wall time spent in its polls, waits not counted (in process, the API server's and cloud's handling of its requests is in it)",
+            reconcile_cpu.clone(),
+        );
         registry.register(
             "provider_reconciles",
             "Reconciles that reached the managed reconciler, by kind and result",
@@ -172,6 +181,7 @@ impl ProviderMetrics {
         ProviderMetrics {
             registry,
             reconciles,
+            reconcile_cpu,
             cloud_requests,
             kube_requests,
             state,
@@ -182,6 +192,12 @@ impl ProviderMetrics {
     #[must_use]
     pub fn reconciles(&self) -> &Reconciles {
         &self.reconciles
+    }
+
+    /// The CPU time of reconciles that reached the managed reconciler.
+    #[must_use]
+    pub fn reconcile_cpu(&self) -> &Histogram {
+        &self.reconcile_cpu
     }
 
     /// Cloud requests by action and code.

@@ -227,7 +227,8 @@ impl Provider {
         options.settings.validate()?;
         let runtime = ProviderRuntime::new(options.settings.clone());
         let client = options.kube.clone();
-        let (events, event_writer) = EventSink::start(client.clone());
+        let clock = options.clock.unwrap_or_default();
+        let (events, event_writer) = EventSink::start(client.clone(), clock);
         let mut watches = JoinSet::new();
 
         let (provider_configs, pc_writer) = reflector::store::<ProviderConfig>();
@@ -264,10 +265,11 @@ impl Provider {
             provider_configs,
             secrets,
             events: events.clone(),
-            clock: options.clock.unwrap_or_default(),
+            clock,
             draws: Arc::new(options.seed.map_or_else(Draws::from_os, Draws::seeded)),
             reconcile_cost: options.reconcile_cost,
             reconciles: options.metrics.reconciles().clone(),
+            reconcile_cpu: options.metrics.reconcile_cpu().clone(),
         });
         let controllers: Controllers = Arc::new(Mutex::new(Vec::new()));
         let mut queues = Vec::new();

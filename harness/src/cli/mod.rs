@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use harness::result::{RESULT_VERSION, RunResult, Signal};
 use harness::run::source::provider_metrics::provider_flags;
 use harness::run::target::cluster;
-use harness::scenario::{self, ScenarioError};
+use harness::scenario::{self, ScenarioError, TimeMode};
 use harness::{compare, predict, report, run};
 
 mod git;
@@ -55,6 +55,13 @@ pub enum Command {
         /// provider.backoffMax, resources.NAME.count, phases.NAME.duration, phases.NAME.timeout, seed.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<scenario::Set>,
+        /// Run in virtual time: the embedded stack on tokio's paused clock, which jumps to
+        /// the next timer whenever every task waits, so hours pass in seconds and two runs
+        /// with the same seed write the same result.json (apart from its wall-time fields).
+        /// The scenario's `time: virtual` does the same; this flag wins over `time: real`.
+        /// A cluster keeps real time: not with --kubeconfig.
+        #[arg(long)]
+        virtual_time: bool,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -162,7 +169,28 @@ enum Where {
 }
 
 impl ClusterArgs {
-    fn target(self, s: &harness::scenario::Scenario) -> Result<Where> {
+    /// Where `s` runs; `flag` says whether its virtual time came from --virtual-time.
+    fn target(self, s: &harness::scenario::Scenario, flag: bool) -> Result<Where> {
+        if s.time == TimeMode::Virtual {
+            let asked = if flag {
+                "--virtual-time".to_owned()
+            } else {
+                format!("scenario {}'s `time: virtual`", s.name)
+            };
+            let why = "virtual time runs the embedded stack on a paused clock, and a cluster's API server, provider and mock-cloud keep real time";
+            if self.kubeconfig.is_some() {
+                bail!(
+                    "{asked} cannot run with --kubeconfig: {why} (leave out --kubeconfig, or run in real time{})",
+                    if flag { "" } else { " with --set time=real" }
+                );
+            }
+            if s.target == scenario::Target::Cluster {
+                bail!(
+                    "{asked} cannot run scenario {}, which has `target: cluster`: {why}",
+                    s.name
+                );
+            }
+        }
         match (self.kubeconfig, self.cloud_url) {
             (Some(kubeconfig), Some(cloud_url)) => Ok(Where::Cluster(run::ClusterOptions {
                 kubeconfig,
@@ -219,8 +247,9 @@ impl Command {
                 scenario,
                 out,
                 sets,
+                virtual_time,
                 cluster,
-            } => run_cmd(&scenario, out, &sets, cluster),
+            } => run_cmd(&scenario, out, &sets, virtual_time, cluster),
             Command::ProviderArgs {
                 scenario,
                 sets,
@@ -274,6 +303,7 @@ fn run_cmd(
     path: &Path,
     out: Option<PathBuf>,
     sets: &[scenario::Set],
+    virtual_time: bool,
     cluster: ClusterArgs,
 ) -> Result<Outcome> {
     let _ = tracing_subscriber::fmt()
@@ -284,13 +314,19 @@ fn run_cmd(
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
-    let s = load_with(path, sets)?;
-    let target = cluster.target(&s)?;
+    let mut s = load_with(path, sets)?;
+    if virtual_time {
+        s.time = TimeMode::Virtual;
+    }
+    let target = cluster.target(&s, virtual_time)?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
     warn_if_used(&out);
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let progress = run::Progress::auto();
+    let progress = run::Progress::auto().virtual_time(s.time == TimeMode::Virtual);
     let on = match &target {
+        Where::Embedded if s.time == TimeMode::Virtual => {
+            "the embedded stack in virtual time".to_owned()
+        }
         Where::Embedded => "the embedded stack".to_owned(),
         Where::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
     };
@@ -303,10 +339,7 @@ fn run_cmd(
         report::human_duration(plan.expected_duration(&s).total),
         out.display()
     ));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = run::time::runtime(s.time).context("cannot start the async runtime")?;
     let output = runtime.block_on(async {
         match target {
             Where::Embedded => run::run::<run::Embedded, _>(&s, (), &progress, signals::next).await,

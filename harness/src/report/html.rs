@@ -58,7 +58,7 @@ fn header(o: &mut String, r: &RunResult) {
     );
     let _ = write!(
         o,
-        "<div class=\"sub\">{} · {} resources · model {} · R = {} · poll {} s ± {}% · min poll {} s · {} s run · result v{}</div>",
+        "<div class=\"sub\">{} · {} resources · model {} · R = {} · poll {} s ± {}% · min poll {} s · {} · result v{}</div>",
         esc(&r.scenario.description),
         r.scenario.resources,
         esc(&st.rate_limit_model),
@@ -66,7 +66,7 @@ fn header(o: &mut String, r: &RunResult) {
         fmt_num(st.poll_interval_s),
         st.poll_jitter_percent,
         fmt_num(st.min_poll_interval_s),
-        fmt_num(r.duration_s),
+        esc(&super::text::time_summary(r)),
         r.version
     );
     let overrides = if r.scenario.overrides.is_empty() {

@@ -10,4 +10,4 @@ mod text;
 pub use escape::xml_escape;
 pub use html::html;
 pub use junit::junit;
-pub use text::{assertion_table, human_duration, plan_listing};
+pub use text::{assertion_table, human_duration, plan_listing, time_summary};

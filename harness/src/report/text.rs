@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use crate::predict::{Meaning, Plan, Prediction, fmt_num};
 use crate::result::{RunResult, Verdict};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, TimeMode};
 
 fn verdict_word(v: &Verdict) -> &'static str {
     v.outcome.word()
@@ -22,6 +22,39 @@ pub fn human_duration(d: std::time::Duration) -> String {
     }
 }
 
+/// How long the run was, in virtual time how much wall time it took, and the CPU time per
+/// reconcile it measured (real time) or simulated (virtual time): "virtual time: 24h00m
+/// in 48.2 s of wall time (1790× real time); reconcile CPU simulated: 0.3 ms".
+#[must_use]
+pub fn time_summary(r: &RunResult) -> String {
+    let t = &r.run.time;
+    let span = human_duration(std::time::Duration::from_secs_f64(r.duration_s.max(0.0)));
+    let mut line = match t.mode {
+        TimeMode::Real => format!("real time: {span}"),
+        TimeMode::Virtual => {
+            let speed = if t.wall_s > 0.0 {
+                format!(
+                    " ({}× real time)",
+                    fmt_num((r.duration_s / t.wall_s).round())
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "virtual time: {span} in {} s of wall time{speed}",
+                fmt_num(t.wall_s)
+            )
+        }
+    };
+    if let Some(ms) = t.reconcile_cpu_measured_ms {
+        let _ = write!(line, "; reconcile CPU measured: {} ms", fmt_num(ms));
+    }
+    if let Some(ms) = t.reconcile_cpu_simulated_ms {
+        let _ = write!(line, "; reconcile CPU simulated: {} ms", fmt_num(ms));
+    }
+    line
+}
+
 fn cmp(v: &Verdict) -> &'static str {
     if v.upper { "≤" } else { "≥" }
 }
@@ -32,6 +65,7 @@ fn cmp(v: &Verdict) -> &'static str {
 pub fn assertion_table(r: &RunResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", r.scenario.name, r.headline());
+    let _ = writeln!(out, "{}", time_summary(r));
     let w = r
         .verdicts
         .iter()

@@ -12,7 +12,7 @@ pub use evaluate::evaluate;
 pub use info::{scenario_info, workload};
 pub use model::{
     Dropped, Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunInfo, RunResult,
-    RunTarget, ScenarioInfo, SettingsInfo, Signal, StopCause, Stopped, Timeline, Verdict,
+    RunTarget, ScenarioInfo, SettingsInfo, Signal, StopCause, Stopped, TimeInfo, Timeline, Verdict,
 };
 pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{Audit, LatencySummary, PollStats};
-use crate::predict::Prediction;
+use crate::predict::{Prediction, fmt_num};
+use crate::scenario::TimeMode;
 
 /// The result format's version; bump on any incompatible change.
 pub const RESULT_VERSION: u32 = 2;
@@ -27,6 +28,27 @@ pub enum RunTarget {
         /// The provider's Deployment, `namespace/name`.
         provider_deployment: String,
     },
+}
+
+/// How time passed in a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeInfo {
+    /// `real`, or `virtual`: the embedded stack on tokio's paused clock, where the run's
+    /// duration is virtual time.
+    pub mode: TimeMode,
+    /// The wall time the run took, s (from the target's start to the observations; a
+    /// wall-time field, which differs between two runs that are otherwise the same).
+    pub wall_s: f64,
+    /// In virtual time: the CPU time per reconcile the provider slept
+    /// (`prediction.reconcileCpu`), ms.
+    #[serde(default)]
+    pub reconcile_cpu_simulated_ms: Option<f64>,
+    /// The CPU time per reconcile the provider measured (`provider_reconcile_cpu_seconds`:
+    /// wall time spent polling a reconcile, the in-process API server's and cloud's
+    /// handling of its requests included), ms: what a real run gives
+    /// `prediction.reconcileCpu` for virtual runs. A wall-time field.
+    #[serde(default)]
+    pub reconcile_cpu_measured_ms: Option<f64>,
 }
 
 /// Journal entries lost because a journal was full.
@@ -53,7 +75,10 @@ pub struct RunInfo {
     pub provider_starts: u32,
     /// Notes on how the run was measured.
     pub notes: Vec<String>,
-    /// When the run started (RFC 3339, UTC).
+    /// Real or virtual time, and the wall time the run took.
+    #[serde(default)]
+    pub time: TimeInfo,
+    /// When the run started (RFC 3339, UTC; a wall-time field).
     #[serde(default)]
     pub started_at: Option<String>,
     /// The git commit of the working directory the harness ran in (`+dirty` when it had
@@ -70,6 +95,16 @@ impl RunInfo {
         let mut rows = vec![
             ("harness".to_owned(), self.harness.clone()),
             ("started at".to_owned(), unknown(&self.started_at)),
+            (
+                "time".to_owned(),
+                match self.time.mode {
+                    TimeMode::Real => "real".to_owned(),
+                    TimeMode::Virtual => format!(
+                        "virtual (tokio's paused clock); {} s of wall time",
+                        fmt_num(self.time.wall_s)
+                    ),
+                },
+            ),
             ("commit".to_owned(), unknown(&self.commit)),
         ];
         match &self.target {

@@ -109,6 +109,12 @@ pub struct ProviderMetrics {
     pub early_runs: u64,
     /// Cloud calls the provider says it made (cross-checked against the journal).
     pub cloud_calls: u64,
+    /// Reconciles timed in `provider_reconcile_cpu_seconds` (its count).
+    #[serde(default)]
+    pub reconciles: u64,
+    /// Their CPU time, µs (its sum).
+    #[serde(default)]
+    pub reconcile_cpu_us: u64,
 }
 
 /// Everything a run observed.

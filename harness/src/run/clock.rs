@@ -4,7 +4,8 @@
 //!
 //! This is the only place in `run/` that reads the wall clock, and only to place the
 //! journals of other processes (which publish their epochs as wall times) and for the
-//! report.
+//! report (when the run started, and how much wall time it took: on a paused clock the
+//! run's own time is virtual).
 
 use std::time::Duration;
 
@@ -60,6 +61,7 @@ impl Epoch {
 pub struct RunClock {
     start: Instant,
     wall_start: Timestamp,
+    wall_timer: std::time::Instant,
 }
 
 impl RunClock {
@@ -69,7 +71,15 @@ impl RunClock {
         RunClock {
             start: Instant::now(),
             wall_start: Timestamp::now(),
+            wall_timer: std::time::Instant::now(),
         }
+    }
+
+    /// The wall time since the start, for the report only: in virtual time it is how long
+    /// the run took, not how much time passed in it.
+    #[must_use]
+    pub fn wall_elapsed(&self) -> Duration {
+        self.wall_timer.elapsed()
     }
 
     /// The wall time now: for labels a person reads (such as the restart annotation), never
@@ -172,6 +182,7 @@ mod tests {
         let clock = RunClock {
             start: Instant::now(),
             wall_start: "2026-11-23T10:00:00Z".parse().unwrap(),
+            wall_timer: std::time::Instant::now(),
         };
         let e = clock.epoch_of_wall("2026-11-23T09:59:59.25Z".parse().unwrap());
         assert_eq!(e.offset_us, -750_000);

@@ -18,7 +18,7 @@ use super::cloud;
 use super::error::RunError;
 use super::objects::{self, Seeded, kind_info, kind_of_collection};
 use super::progress::{PhaseBar, Progress};
-use super::source::watches::{Key, Watches};
+use super::source::watches::{Key, SeenMap, Watches};
 use super::target::{CloudControl, Target};
 use crate::result::PhaseSpan;
 use crate::scenario::{Action, ActionClass, Phase, Scenario, Until};
@@ -245,23 +245,18 @@ impl<'s> Driver<'s> {
         }
     }
 
-    /// How many of `keys` meet `until` now.
-    fn met(&self, until: Until, keys: &[Key], watches: &Watches) -> usize {
-        let seen = watches.lock();
-        keys.iter()
-            .filter(|key| {
-                let s = seen.get(*key);
-                match until {
-                    Until::AllReady => s.is_some_and(|s| s.ready),
-                    Until::AllHandled => {
-                        let want = self.requested.get(*key);
-                        want.is_none() || s.and_then(|s| s.handled.as_ref()) == want
-                    }
-                    Until::AllGone => s.is_some_and(|s| s.gone_us.is_some()),
-                    Until::Elapsed => true,
-                }
-            })
-            .count()
+    /// Whether `key` meets `until` in what the watches saw.
+    fn meets(&self, until: Until, key: &Key, seen: &SeenMap) -> bool {
+        let s = seen.get(key);
+        match until {
+            Until::AllReady => s.is_some_and(|s| s.ready),
+            Until::AllHandled => {
+                let want = self.requested.get(key);
+                want.is_none() || s.and_then(|s| s.handled.as_ref()) == want
+            }
+            Until::AllGone => s.is_some_and(|s| s.gone_us.is_some()),
+            Until::Elapsed => true,
+        }
     }
 
     async fn wait_until(
@@ -287,17 +282,40 @@ impl<'s> Driver<'s> {
             })
             .collect();
         bar.set_total(relevant.len());
-        let keys: Vec<Key> = relevant.iter().map(|(g, i)| self.key(*g, *i)).collect();
+        let keys: HashSet<Key> = relevant.iter().map(|(g, i)| self.key(*g, *i)).collect();
+        // Subscribed before the first count, so that no change between the two is lost;
+        // then only the keys that changed are looked at again.
+        let changes = watches.subscribe();
+        let mut pending: HashSet<Key> = {
+            let seen = watches.lock();
+            keys.iter()
+                .filter(|key| !self.meets(until, key, &seen))
+                .cloned()
+                .collect()
+        };
         loop {
-            let done = self.met(until, &keys, watches);
-            bar.set(done);
-            if done == keys.len() {
+            let changed = changes.take();
+            if !changed.is_empty() {
+                let seen = watches.lock();
+                for key in changed {
+                    if !keys.contains(&key) {
+                        continue;
+                    }
+                    if self.meets(until, &key, &seen) {
+                        pending.remove(&key);
+                    } else {
+                        pending.insert(key);
+                    }
+                }
+            }
+            bar.set(keys.len() - pending.len());
+            if pending.is_empty() {
                 return true;
             }
             if Instant::now() >= deadline {
                 return false;
             }
-            // Recount on a change, at most every RECOUNT (a count is O(resources)).
+            // Look again on a change, at most every RECOUNT.
             let next = Instant::now() + RECOUNT;
             tokio::select! {
                 () = watches.changed() => tokio::time::sleep_until(next.min(deadline)).await,

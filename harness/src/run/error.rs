@@ -9,6 +9,16 @@ use super::remote::RemoteError;
 /// Why a run could not start or finish.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// Virtual time was asked of a target that keeps real time.
+    #[error(
+        "virtual time runs the embedded stack on a paused clock; a cluster's API server, provider and cloud keep real time"
+    )]
+    VirtualTimeTarget,
+    /// Virtual time was asked on a runtime that is multi-threaded or whose clock runs.
+    #[error(
+        "virtual time needs a single-threaded runtime, where tasks run in a fixed order, with its clock paused from the start (run::time::runtime builds one)"
+    )]
+    VirtualTimeRuntime,
     /// The mock cloud rejected the scenario's cloud section.
     #[error("the mock cloud rejected the scenario's cloud settings")]
     Cloud(#[source] mock_cloud::ConfigError),

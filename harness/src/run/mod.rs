@@ -9,7 +9,8 @@
 //! - [`source`]: one file per measurement source, each started and finished;
 //! - [`driver`]: the phases' writes and waits, and its [`driver::Log`];
 //! - [`observe`]: observations from the log and the sources' reports;
-//! - leaves: [`clock`] (one clock for the run), [`prometheus`], [`own`] (the harness's own
+//! - leaves: [`clock`] (one clock for the run), [`time`] (real or virtual time: the
+//!   runtime, the paused clock), [`prometheus`], [`own`] (the harness's own
 //!   requests), [`objects`], [`cloud`] (the scenario's cloud as mock-cloud's config),
 //!   [`remote`], [`progress`], [`error`].
 //!
@@ -27,6 +28,7 @@ pub mod prometheus;
 pub mod remote;
 pub mod source;
 pub mod target;
+pub mod time;
 
 use std::future::Future;
 use std::time::Duration;
@@ -94,6 +96,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     progress: &Progress,
     mut interrupt: impl FnMut() -> F,
 ) -> Result<RunOutput, RunError> {
+    time::check(scenario.time, T::VIRTUAL_TIME)?;
     let plan = predict::plan(scenario);
     let mut target = T::start(scenario, options).await?;
     let clock = target.clock();
@@ -150,6 +153,8 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         info: target.info(),
         provider_starts: target.provider_starts(),
         notes: target.notes(),
+        time: scenario.time,
+        reconcile_cpu: scenario.simulated_reconcile_cpu(),
     };
     let obs = observe::observations(
         driver.log(),

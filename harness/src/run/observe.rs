@@ -15,9 +15,9 @@ use super::source::{ApiReport, CloudReport, ProviderReport};
 use super::target::{CloudControl, TargetInfo};
 use crate::measure::{CloudResource, CustomResource};
 use crate::result::{
-    CloudCall, Dropped, Observations, ResourceTimes, RunInfo, Signal, StopCause, Stopped,
+    CloudCall, Dropped, Observations, ResourceTimes, RunInfo, Signal, StopCause, Stopped, TimeInfo,
 };
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, TimeMode};
 
 /// What every source reported at the end of a run.
 pub struct Reports {
@@ -39,6 +39,10 @@ pub struct TargetFacts {
     pub provider_starts: u32,
     /// Notes on how it was measured.
     pub notes: Vec<String>,
+    /// How time passed: the scenario's mode, which [`super::run`] put in force.
+    pub time: TimeMode,
+    /// The CPU time per reconcile the provider sleeps (virtual time), or zero.
+    pub reconcile_cpu: Duration,
 }
 
 fn resources(log: &Log, seen: &SeenMap) -> Vec<ResourceTimes> {
@@ -120,6 +124,24 @@ fn place_early_calls(calls: &mut [CloudCall], first_phase_us: u64, uncertainty: 
     }
 }
 
+/// How time passed, and the CPU time per reconcile the provider measured.
+fn time_info(target: &TargetFacts, reports: &Reports, clock: &RunClock) -> TimeInfo {
+    let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+    let measured = reports
+        .provider
+        .metrics
+        .as_ref()
+        .filter(|m| m.reconciles > 0)
+        .map(|m| ms(Duration::from_micros(m.reconcile_cpu_us / m.reconciles)));
+    TimeInfo {
+        mode: target.time,
+        wall_s: (clock.wall_elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        reconcile_cpu_simulated_ms: (target.time == TimeMode::Virtual)
+            .then(|| ms(target.reconcile_cpu)),
+        reconcile_cpu_measured_ms: measured,
+    }
+}
+
 /// The result's description of the run.
 fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo {
     let notes = target
@@ -129,6 +151,7 @@ fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo
         .chain(&reports.provider.notes)
         .cloned()
         .collect();
+    let time = time_info(&target, reports, clock);
     RunInfo {
         harness: env!("CARGO_PKG_VERSION").to_owned(),
         target: target.info,
@@ -139,6 +162,7 @@ fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo
         },
         provider_starts: target.provider_starts,
         notes,
+        time,
         started_at: Some(
             clock
                 .wall_start()

@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub struct Progress {
     bars: bool,
     quiet: bool,
+    virtual_time: bool,
 }
 
 impl Progress {
@@ -19,7 +20,16 @@ impl Progress {
         Progress {
             bars: std::io::stderr().is_terminal(),
             quiet: false,
+            virtual_time: false,
         }
+    }
+
+    /// Phases report the time that passed in them on the run's clock, and, in virtual
+    /// time, the wall time they took beside it.
+    #[must_use]
+    pub fn virtual_time(mut self, on: bool) -> Self {
+        self.virtual_time = on;
+        self
     }
 
     /// Nothing at all (tests).
@@ -28,6 +38,7 @@ impl Progress {
         Progress {
             bars: false,
             quiet: true,
+            virtual_time: false,
         }
     }
 
@@ -59,7 +70,9 @@ impl Progress {
             bar,
             label,
             quiet: self.quiet,
+            virtual_time: self.virtual_time,
             started: Instant::now(),
+            run_started: tokio::time::Instant::now(),
             last_line: std::sync::Mutex::new(Instant::now()),
             done: std::sync::atomic::AtomicUsize::new(0),
             total: std::sync::atomic::AtomicUsize::new(total),
@@ -75,7 +88,9 @@ pub(crate) struct PhaseBar {
     bar: Option<ProgressBar>,
     label: String,
     quiet: bool,
+    virtual_time: bool,
     started: Instant,
+    run_started: tokio::time::Instant,
     last_line: std::sync::Mutex<Instant>,
     done: std::sync::atomic::AtomicUsize,
     total: std::sync::atomic::AtomicUsize,
@@ -99,14 +114,23 @@ impl PhaseBar {
                 if last.elapsed() >= PLAIN_EVERY {
                     *last = Instant::now();
                     let total = self.total.load(std::sync::atomic::Ordering::Relaxed);
-                    eprintln!(
-                        "{}: {done}/{total} after {:.0}s",
-                        self.label,
-                        self.started.elapsed().as_secs_f64()
-                    );
+                    eprintln!("{}: {done}/{total} after {}", self.label, self.took());
                 }
             }
             None => {}
+        }
+    }
+
+    /// "12.5s", or in virtual time "3h05m in 2.1s of wall time".
+    fn took(&self) -> String {
+        let wall = self.started.elapsed().as_secs_f64();
+        if self.virtual_time {
+            format!(
+                "{} ({wall:.1}s of wall time)",
+                crate::report::human_duration(self.run_started.elapsed())
+            )
+        } else {
+            format!("{wall:.1}s")
         }
     }
 
@@ -119,9 +143,9 @@ impl PhaseBar {
         match &self.bar {
             Some(b) => b.finish_with_message(verdict),
             None if !self.quiet => eprintln!(
-                "{}: {verdict}, {done}/{total} in {:.1}s",
+                "{}: {verdict}, {done}/{total} in {}",
                 self.label,
-                self.started.elapsed().as_secs_f64()
+                self.took()
             ),
             None => {}
         }

@@ -47,6 +47,7 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         "provider.backoffBase" => p.backoff_base = Some(value(set, index)?),
         "provider.backoffMax" => p.backoff_max = Some(value(set, index)?),
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
+        "time" => raw.time = Some(value(set, index)?),
         path if path.starts_with("phases.") => {
             let (name, field) = path
                 .strip_prefix("phases.")

@@ -16,7 +16,7 @@ pub use model::{
     ErrorFault, Latency, Phase, PredictionInputs, Provisioning, Quota, ResourceGroup, Scenario,
     TtrLimit,
 };
-pub use raw::{Kind, Target, Until};
+pub use raw::{Kind, Target, TimeMode, Until};
 pub use set::{SETTABLE, Set, SetSyntaxError};
 pub use template::{Template, TemplateError, Vars};
 pub use validate::API_VERSION;

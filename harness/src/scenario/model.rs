@@ -6,7 +6,7 @@ use std::time::Duration;
 use limiter::crossplane::Settings;
 
 use super::error::{Pos, Problem};
-use super::raw::{Kind, Target, Until};
+use super::raw::{Kind, Target, TimeMode, Until};
 use super::template::{Template, Vars, render_json};
 
 /// A validated scenario.
@@ -24,6 +24,8 @@ pub struct Scenario {
     pub seed: u64,
     /// Where it runs.
     pub target: Target,
+    /// How time passes.
+    pub time: TimeMode,
     /// The provider's settings: the same type the provider runs with.
     pub settings: Settings,
     /// Prediction inputs the settings do not give.
@@ -41,6 +43,10 @@ pub struct Scenario {
     pub warnings: Vec<Problem>,
 }
 
+/// The CPU time of one reconcile of the sample provider on the embedded stack, measured in
+/// real time (scenarios/README.md, "Virtual time").
+pub const DEFAULT_RECONCILE_CPU: Duration = Duration::from_micros(300);
+
 /// Prediction inputs (docs/budget.md §0).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PredictionInputs {
@@ -50,6 +56,8 @@ pub struct PredictionInputs {
     pub min_reconcile: Duration,
     /// Longest reconcile L_max (also the call spread Δ).
     pub max_reconcile: Duration,
+    /// CPU time of one reconcile, slept by the provider in virtual time.
+    pub reconcile_cpu: Duration,
     /// e_create = 1.
     pub self_event: bool,
     /// Level of the statistical tolerances.
@@ -64,6 +72,7 @@ impl Default for PredictionInputs {
             reconcile: Duration::from_millis(50),
             min_reconcile: Duration::from_millis(50),
             max_reconcile: Duration::from_millis(50),
+            reconcile_cpu: DEFAULT_RECONCILE_CPU,
             self_event: true,
             alpha: 0.001,
             api: ApiCosts::default(),
@@ -572,6 +581,16 @@ pub enum TtrLimit {
 }
 
 impl Scenario {
+    /// The CPU time the provider sleeps in each reconcile: `prediction.reconcileCpu` in
+    /// virtual time (where work takes no time), zero in real time (where it takes its own).
+    #[must_use]
+    pub fn simulated_reconcile_cpu(&self) -> Duration {
+        match self.time {
+            TimeMode::Real => Duration::ZERO,
+            TimeMode::Virtual => self.prediction.reconcile_cpu,
+        }
+    }
+
     /// Total resources.
     #[must_use]
     pub fn total_resources(&self) -> u64 {

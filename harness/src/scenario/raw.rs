@@ -58,6 +58,13 @@ pub struct RawScenario {
     #[serde(default)]
     #[schemars(with = "Option<Target>")]
     pub target: Option<Spanned<Target>>,
+    /// How time passes: `real` (default) or `virtual`, the embedded stack on a paused clock
+    /// that jumps to the next timer whenever every task waits (hours in seconds, the same
+    /// result for a seed). `harness run --virtual-time` sets it for one run. A cluster keeps
+    /// real time.
+    #[serde(default)]
+    #[schemars(with = "Option<TimeMode>")]
+    pub time: Option<Spanned<TimeMode>>,
     /// The provider's rate-limit settings (`limiter::crossplane::Settings`).
     #[serde(default)]
     pub provider: RawProvider,
@@ -84,6 +91,17 @@ pub enum Target {
     Embedded,
     /// A cluster from a kubeconfig, the provider deployed there, mock-cloud at a URL.
     Cluster,
+}
+
+/// How time passes in a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TimeMode {
+    /// The wall clock: a 1-hour hold takes an hour.
+    #[default]
+    Real,
+    /// tokio's paused clock: the embedded stack only, no sockets, deterministic for a seed.
+    Virtual,
 }
 
 /// Provider flags, as the provider's command line names them.
@@ -177,6 +195,15 @@ pub struct RawPrediction {
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
     pub max_reconcile_duration: Option<Spanned<String>>,
+    /// CPU time of one reconcile (the provider's work and the API server's and cloud's
+    /// handling of its requests, without the cloud's configured latency), measured once in
+    /// real time: a real run reports it as `reconcile CPU` (from the provider's reconcile
+    /// durations minus the cloud latency in them). In virtual time, where work takes no
+    /// time, the provider sleeps this long in every reconcile, so reconciles last as they
+    /// would in real time; `0s` makes them instantaneous. Default `300us`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub reconcile_cpu: Option<Spanned<String>>,
     /// Whether a create's annotation write comes back as a watch event that passes the
     /// provider's filter (e_create = 1). Default true.
     #[serde(default)]

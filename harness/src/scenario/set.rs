@@ -11,6 +11,7 @@
 //! | `resources.NAME.count` | an integer, for the group named NAME |
 //! | `phases.NAME.duration`, `phases.NAME.timeout` | a Go duration, for the phase named NAME (`duration` where the action has one: hold, cloudOutage, cloudLatency) |
 //! | `seed` | an integer |
+//! | `time` | `real` or `virtual` |
 //!
 //! The value is read as YAML, as it would be in the file; [`super::apply`] puts it in
 //! place.
@@ -33,6 +34,7 @@ pub const SETTABLE: &[&str] = &[
     "phases.NAME.duration",
     "phases.NAME.timeout",
     "seed",
+    "time",
 ];
 
 /// One `--set PATH=VALUE`.

@@ -12,3 +12,4 @@ mod reports;
 mod run;
 mod scenario_properties;
 mod scenarios;
+mod virtual_time;

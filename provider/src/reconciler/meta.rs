@@ -56,6 +56,14 @@ impl Clock {
         Timestamp::from_second(seconds).unwrap_or(self.wall)
     }
 
+    /// The current time at full precision (`metav1.MicroTime`, event names).
+    #[must_use]
+    pub fn precise_now(&self) -> Timestamp {
+        self.wall
+            .checked_add(self.start.elapsed())
+            .unwrap_or(self.wall)
+    }
+
     /// [`Clock::now`] in RFC 3339.
     #[must_use]
     pub fn stamp(&self) -> String {

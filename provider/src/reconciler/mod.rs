@@ -11,6 +11,7 @@
 
 mod cache;
 pub mod conditions;
+mod cpu;
 mod draws;
 mod external;
 mod flow;
@@ -58,6 +59,8 @@ pub struct Context {
     pub reconcile_cost: std::time::Duration,
     /// `provider_reconciles_total`.
     pub reconciles: Reconciles,
+    /// `provider_reconcile_cpu_seconds`.
+    pub reconcile_cpu: prometheus_client::metrics::histogram::Histogram,
 }
 
 /// The reconciler of one managed kind; a [`limiter::controller::Reconciler`] of
@@ -96,7 +99,8 @@ impl<K: Managed> Reconciler<Request> for ManagedReconciler<K> {
                 if !self.ctx.reconcile_cost.is_zero() {
                     tokio::time::sleep(self.ctx.reconcile_cost).await;
                 }
-                let result = self.run(&request).await;
+                let (result, cpu) = cpu::timed(self.run(&request)).await;
+                self.ctx.reconcile_cpu.observe(cpu.as_secs_f64());
                 let label = match &result {
                     Ok(a) if a.requeue_after.is_some() => "requeue_after",
                     Ok(a) if a.requeue => "requeue",

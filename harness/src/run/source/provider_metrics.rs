@@ -16,13 +16,32 @@ use crate::run::remote::Remote;
 const RESERVATIONS: &str = "limiter_reservations_total";
 const EARLY_RUNS: &str = "limiter_early_runs_total";
 const CLOUD_CALLS: &str = "provider_cloud_requests_total";
-const COUNTERS: [&str; 3] = [RESERVATIONS, EARLY_RUNS, CLOUD_CALLS];
+const RECONCILES: &str = "provider_reconcile_cpu_seconds_count";
+const RECONCILE_CPU: &str = "provider_reconcile_cpu_seconds_sum";
+const COUNTERS: [&str; 5] = [
+    RESERVATIONS,
+    EARLY_RUNS,
+    CLOUD_CALLS,
+    RECONCILES,
+    RECONCILE_CPU,
+];
+
+/// A counter of `text` as a whole number: the CPU time in µs, the others as they are.
+fn read(text: &str, name: &str) -> u64 {
+    if name == RECONCILE_CPU {
+        (samples(text, name).map(|(_, v)| v).sum::<f64>() * 1e6) as u64
+    } else {
+        counter(text, name)
+    }
+}
 
 fn totals(get: impl Fn(&str) -> u64) -> ProviderMetrics {
     ProviderMetrics {
         reservations: get(RESERVATIONS),
         early_runs: get(EARLY_RUNS),
         cloud_calls: get(CLOUD_CALLS),
+        reconciles: get(RECONCILES),
+        reconcile_cpu_us: get(RECONCILE_CPU),
     }
 }
 
@@ -124,7 +143,7 @@ impl Tally {
         let checked = check_settings(&text, settings)?;
         let mut s = tally.state.lock().unwrap_or_else(|e| e.into_inner());
         for c in COUNTERS {
-            s.last.insert(c, counter(&text, c));
+            s.last.insert(c, read(&text, c));
         }
         drop(s);
         Ok((tally, checked))
@@ -139,7 +158,7 @@ impl Tally {
             return;
         };
         for c in COUNTERS {
-            let now = counter(&text, c);
+            let now = read(&text, c);
             let before = s.last.get(c).copied().unwrap_or(0);
             let grew = counter_increase(before, now);
             *s.total.entry(c).or_default() += grew;
@@ -198,10 +217,7 @@ impl ProviderMetricsSource {
     pub async fn finish(self) -> ProviderReport {
         match self {
             ProviderMetricsSource::InProcess(metrics) => ProviderReport {
-                metrics: metrics
-                    .encode()
-                    .ok()
-                    .map(|text| totals(|c| counter(&text, c))),
+                metrics: metrics.encode().ok().map(|text| totals(|c| read(&text, c))),
                 notes: Vec::new(),
             },
             ProviderMetricsSource::Scraped { tally, task } => {

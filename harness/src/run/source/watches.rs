@@ -3,7 +3,7 @@
 //! (for a phase's `until`); the run reads it once at the end.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject};
@@ -36,11 +36,31 @@ pub type Key = (String, String);
 /// What the watches saw of every resource.
 pub type SeenMap = HashMap<Key, Seen>;
 
+/// The keys that changed since a subscriber last took them.
+type ChangeLog = Arc<Mutex<Vec<Key>>>;
+
+/// The live subscriptions' change logs (a dropped subscription's is forgotten).
+type Subscribers = Arc<Mutex<Vec<Weak<Mutex<Vec<Key>>>>>>;
+
 /// One watch per managed kind in the run's namespace.
 pub struct Watches {
     seen: Arc<Mutex<SeenMap>>,
     changed: Arc<Notify>,
+    subscribers: Subscribers,
     watches: JoinSet<()>,
+}
+
+/// The keys whose state changed since the subscription started or was last
+/// [taken](Changes::take): what a waiter re-evaluates instead of every resource.
+pub struct Changes {
+    log: ChangeLog,
+}
+
+impl Changes {
+    /// The keys that changed since the last call (a key that changed twice is there twice).
+    pub fn take(&self) -> Vec<Key> {
+        std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 fn is_ready(obj: &DynamicObject) -> bool {
@@ -91,6 +111,31 @@ pub fn apply_event(seen: &mut SeenMap, kind: &str, event: &Event<DynamicObject>,
     }
 }
 
+/// Adds the keys `event` touched to every live subscription, forgetting dropped ones.
+fn publish(
+    subscribers: &Mutex<Vec<Weak<Mutex<Vec<Key>>>>>,
+    kind: &str,
+    event: &Event<DynamicObject>,
+) {
+    let name = match event {
+        Event::Apply(obj) | Event::InitApply(obj) | Event::Delete(obj) => obj.metadata.name.clone(),
+        Event::Init | Event::InitDone => None,
+    };
+    let Some(name) = name else {
+        return;
+    };
+    let mut subscribers = subscribers.lock().unwrap_or_else(|e| e.into_inner());
+    subscribers.retain(|s| match s.upgrade() {
+        Some(log) => {
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((kind.to_owned(), name.clone()));
+            true
+        }
+        None => false,
+    });
+}
+
 impl Watches {
     /// Starts one watch per kind.
     #[must_use]
@@ -102,11 +147,13 @@ impl Watches {
     ) -> Self {
         let seen: Arc<Mutex<SeenMap>> = Arc::default();
         let changed = Arc::new(Notify::new());
+        let subscribers: Subscribers = Arc::default();
         let mut watches = JoinSet::new();
         for kind in kinds {
             let api: Api<DynamicObject> =
                 Api::namespaced_with(client.clone(), namespace, &kind.resource);
             let (seen, changed, kind) = (Arc::clone(&seen), Arc::clone(&changed), kind.name);
+            let subscribers = Arc::clone(&subscribers);
             watches.spawn(async move {
                 let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
                 while let Some(event) = events.next().await {
@@ -114,6 +161,8 @@ impl Watches {
                         Ok(event) => {
                             let mut map = seen.lock().unwrap_or_else(|e| e.into_inner());
                             apply_event(&mut map, kind, &event, clock.now().0);
+                            drop(map);
+                            publish(&subscribers, kind, &event);
                         }
                         Err(e) => {
                             tracing::debug!(error = %e, kind, "watch error; the watcher retries");
@@ -127,8 +176,20 @@ impl Watches {
         Watches {
             seen,
             changed,
+            subscribers,
             watches,
         }
+    }
+
+    /// From now on, collects the keys whose state changes.
+    #[must_use]
+    pub fn subscribe(&self) -> Changes {
+        let log: ChangeLog = Arc::default();
+        self.subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::downgrade(&log));
+        Changes { log }
     }
 
     /// The state of every resource seen.

@@ -212,6 +212,7 @@ impl Cluster {
 
 impl Target for Cluster {
     type Options = ClusterOptions;
+    const VIRTUAL_TIME: bool = false;
     type Cloud = RemoteCloud;
 
     /// Connects to the cluster: the kubeconfig, the provider's Deployment, the provider's

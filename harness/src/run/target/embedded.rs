@@ -87,6 +87,8 @@ pub struct Embedded {
     settings: limiter::crossplane::Settings,
     seed: u64,
     stamps: provider::reconciler::meta::Clock,
+    /// The provider's simulated CPU time per reconcile: the scenario's in virtual time.
+    reconcile_cost: Duration,
     provider: Option<RunningProvider>,
     starts: u32,
 }
@@ -110,7 +112,8 @@ impl Embedded {
         )
         .shutdown_timeout(PROVIDER_STOP_TIMEOUT)
         .seed(provider_seed(self.seed, self.starts))
-        .clock(self.stamps);
+        .clock(self.stamps)
+        .reconcile_cost(self.reconcile_cost);
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(Provider::new(options).run(async move {
             let _ = stopped.await;
@@ -131,6 +134,7 @@ fn provider_seed(seed: u64, start: u32) -> u64 {
 
 impl Target for Embedded {
     type Options = ();
+    const VIRTUAL_TIME: bool = true;
     type Cloud = LocalCloud;
 
     /// Starts the clock, the cloud and the API server (with the provider's CRDs), then the
@@ -171,6 +175,7 @@ impl Target for Embedded {
             settings: s.settings.clone(),
             seed: s.seed,
             stamps,
+            reconcile_cost: s.simulated_reconcile_cpu(),
             provider: None,
             starts: 0,
         };

@@ -78,6 +78,7 @@ pub struct FakeTarget {
 
 impl Target for FakeTarget {
     type Options = ();
+    const VIRTUAL_TIME: bool = true;
     type Cloud = FakeCloud;
 
     async fn start(_: &Scenario, (): ()) -> Result<Self, RunError> {

@@ -88,6 +88,8 @@ pub struct TargetSources {
 pub trait Target: Sized {
     /// What the command line gives to start it.
     type Options;
+    /// Whether it can run on tokio's paused clock (every component in this process).
+    const VIRTUAL_TIME: bool;
     /// Its cloud.
     type Cloud: CloudControl;
 

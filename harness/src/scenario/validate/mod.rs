@@ -14,7 +14,7 @@ use serde_saphyr::Spanned;
 
 use super::error::{Pos, Problem};
 use super::model::Scenario;
-use super::raw::{RawScenario, Target};
+use super::raw::{RawScenario, Target, TimeMode};
 use super::set::Set;
 use checker::Checker;
 
@@ -47,6 +47,16 @@ pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, 
     let groups = resources::groups(&mut c, &raw, &cloud, &settings);
     let phases = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
     let assertions = assertions::assertions(&mut c, &raw.assertions, &phases, &cloud);
+    let target = raw.target.map_or(Target::Embedded, |t| t.value);
+    let time = raw.time.map_or(TimeMode::Real, |t| {
+        if t.value == TimeMode::Virtual && target == Target::Cluster {
+            c.err(
+                pos(&t),
+                "`time: virtual` runs the embedded stack on a paused clock; a cluster's API server, provider and cloud keep real time, so `target: cluster` cannot",
+            );
+        }
+        t.value
+    });
     let Checker {
         mut problems,
         warnings,
@@ -61,7 +71,8 @@ pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, 
         name: raw.name.value,
         description: raw.description.unwrap_or_default(),
         seed: raw.seed.unwrap_or(1),
-        target: raw.target.map_or(Target::Embedded, |t| t.value),
+        target,
+        time,
         settings,
         prediction,
         cloud,

@@ -122,10 +122,16 @@ pub(super) fn prediction(c: &mut Checker, raw: &RawPrediction) -> PredictionInpu
         .unwrap_or(d.alpha);
     let a = &raw.api_per_reconcile;
     let def = ApiCosts::default();
+    let reconcile_cpu = raw
+        .reconcile_cpu
+        .as_ref()
+        .and_then(|s| c.duration(s, "reconcileCpu"))
+        .unwrap_or(d.reconcile_cpu);
     PredictionInputs {
         reconcile: mean,
         min_reconcile: min,
         max_reconcile: max,
+        reconcile_cpu,
         self_event: raw.self_event.unwrap_or(d.self_event),
         alpha,
         api: ApiCosts {

@@ -1,14 +1,20 @@
-//! Kubernetes Events for managed resources, written in the background through kube's
-//! [`Recorder`] so that a reconcile never waits for one.
+//! Kubernetes Events for managed resources, written in the background through a
+//! [`Recorder`] (kube's, on the provider's clock) so that a reconcile never waits for one.
+
+mod recorder;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+pub use recorder::Recorder;
+
+use crate::reconciler::meta::Clock;
 
 /// Events waiting to be written; more are dropped (and counted) rather than slowing a
 /// reconcile, as client-go's broadcaster drops events when its queue is full.
@@ -57,16 +63,17 @@ impl EventCounters {
 }
 
 impl EventSink {
-    /// Starts the writer on `client`. It ends when every clone of the sink is dropped.
+    /// Starts the writer on `client`, dating events by `clock`. It ends when every clone of
+    /// the sink is dropped.
     ///
     /// # Panics
     /// Outside a tokio runtime.
-    pub fn start(client: kube::Client) -> (EventSink, JoinHandle<()>) {
+    pub fn start(client: kube::Client, clock: Clock) -> (EventSink, JoinHandle<()>) {
         let reporter = Reporter {
             controller: REPORTING_CONTROLLER.to_owned(),
             instance: None,
         };
-        let recorder = Recorder::new(client, reporter);
+        let mut recorder = Recorder::new(client, reporter, clock);
         let (tx, mut rx) = mpsc::channel::<(Event, ObjectReference)>(QUEUE);
         let counters = Arc::new(EventCounters::default());
         let task_counters = Arc::clone(&counters);
