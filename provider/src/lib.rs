@@ -67,6 +67,8 @@
 //! assert_eq!(yaml.matches("kind: CustomResourceDefinition").count(), 4);
 //! ```
 
+#[cfg(feature = "aws")]
+pub mod aws;
 pub mod cli;
 pub mod cloud;
 pub mod crd;

@@ -2,6 +2,8 @@
 //! (paused time), and one run over real sockets.
 
 mod annotations;
+#[cfg(feature = "aws")]
+mod aws;
 mod cloud_client;
 mod crds;
 mod failures;
