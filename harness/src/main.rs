@@ -5,6 +5,9 @@ mod cli;
 
 use std::process::ExitCode;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = <cli::Cli as clap::Parser>::parse();
     match cli.command.execute() {
