@@ -470,3 +470,53 @@ async fn a_throttled_observe_shows_the_sdks_retries_in_the_journal_within_three_
         assert_eq!(err.code.as_deref(), Some("SlowDown"), "{err}");
     }
 }
+
+#[tokio::test]
+async fn a_vpc_goes_through_create_observe_update_and_delete_with_one_call_each() {
+    use provider::aws::vpc::{self, VpcParameters};
+    let served = serve(Config::default()).await;
+    let connector = Connector::new(RetryMode::Standard, CredentialCache::All);
+    let clients = connect(&connector, &spec(&served.url, ""), "eu-west-1")
+        .await
+        .expect("connects");
+    let ec2 = &clients.ec2;
+    let mut params = VpcParameters {
+        region: "eu-west-1".to_owned(),
+        cidr_block: "10.1.0.0/16".to_owned(),
+        tags: BTreeMap::from([
+            ("Name".to_owned(), "loadtest".to_owned()),
+            ("team".to_owned(), "a".to_owned()),
+        ]),
+    };
+    let start = served.cloud.calls().len();
+    let id = vpc::create(ec2, &params).await.expect("creates");
+    assert!(id.starts_with("vpc-"), "{id}");
+    let seen = vpc::observe(ec2, &id).await.unwrap().expect("exists");
+    assert_eq!(
+        ops_since(&served.cloud.calls(), start),
+        ["CreateVpc", "DescribeVpcs"]
+    );
+    assert_eq!(seen.cidr_block, "10.1.0.0/16");
+    assert_eq!(seen.owner_id, "000000000000");
+    assert!(seen.up_to_date(&params), "{seen:?}");
+
+    params.tags.insert("team".to_owned(), "b".to_owned());
+    params.tags.remove("Name");
+    assert!(!seen.up_to_date(&params));
+    let start = served.cloud.calls().len();
+    vpc::update(ec2, &params, &seen).await.expect("updates");
+    assert_eq!(
+        ops_since(&served.cloud.calls(), start),
+        ["CreateTags", "DeleteTags"]
+    );
+    let seen = vpc::observe(ec2, &id).await.unwrap().expect("exists");
+    assert!(seen.up_to_date(&params), "{seen:?}");
+
+    let start = served.cloud.calls().len();
+    vpc::delete(ec2, &id).await.expect("deletes");
+    assert_eq!(vpc::observe(ec2, &id).await.expect("observes"), None);
+    assert_eq!(
+        ops_since(&served.cloud.calls(), start),
+        ["DeleteVpc", "DescribeVpcs"]
+    );
+}
