@@ -8,13 +8,13 @@
 //! - [`connect`]: Connect through STS on each reconcile, the SDK's retry mode
 //!   (`standard`, `adaptive`, `off`) and `--credential-cache=none|irsa|all`.
 //! - [`bucket`]: the S3 Bucket's external client: Observe is Terraform's 15-call read.
-//! - [`vpc`]: the EC2 VPC's external client.
+//! - [`vpc`]: the EC2 VPC's external client; [`table`]: the DynamoDB Table's.
 //!
 //! Not here yet: the Bucket, VPC and Table custom resources and their controllers (the
-//! reconciler still drives only the mock-cloud JSON kinds) and the DynamoDB Table's external
-//! client. Calls per path are in `provider/README.md`.
+//! reconciler still drives only the mock-cloud JSON kinds). Calls per path are in `provider/README.md`.
 
 pub mod bucket;
 pub mod config;
 pub mod connect;
+pub mod table;
 pub mod vpc;

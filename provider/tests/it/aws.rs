@@ -520,3 +520,74 @@ async fn a_vpc_goes_through_create_observe_update_and_delete_with_one_call_each(
         ["DeleteVpc", "DescribeVpcs"]
     );
 }
+
+#[tokio::test]
+async fn a_table_goes_through_create_observe_update_and_delete() {
+    use provider::aws::table::{self, TableAttribute, TableParameters};
+    let config = Config::from_yaml(
+        "provisioning: {database_create_ms: 200, database_delete_ms: 200}\n",
+        "fast.yaml",
+    )
+    .expect("valid");
+    let served = serve(config).await;
+    let connector = Connector::new(RetryMode::Standard, CredentialCache::All);
+    let clients = connect(&connector, &spec(&served.url, ""), "us-east-1")
+        .await
+        .expect("connects");
+    let db = &clients.dynamodb;
+    let mut params = TableParameters {
+        region: "us-east-1".to_owned(),
+        billing_mode: "PAY_PER_REQUEST".to_owned(),
+        attribute: vec![TableAttribute {
+            name: "id".to_owned(),
+            kind: "S".to_owned(),
+        }],
+        hash_key: "id".to_owned(),
+        range_key: None,
+        tags: BTreeMap::from([("team".to_owned(), "a".to_owned())]),
+    };
+    let start = served.cloud.calls().len();
+    assert_eq!(table::observe(db, "users").await.expect("observes"), None);
+    table::create(db, "users", &params).await.expect("creates");
+    let seen = table::observe(db, "users").await.unwrap().expect("exists");
+    assert_eq!(
+        ops_since(&served.cloud.calls(), start),
+        [
+            "DescribeTable",
+            "CreateTable",
+            "DescribeTable",
+            "ListTagsOfResource"
+        ]
+    );
+    assert!(seen.up_to_date(&params), "{seen:?}");
+    assert_eq!(seen.billing_mode.as_deref(), Some("PAY_PER_REQUEST"));
+    assert!(
+        seen.arn.ends_with(":000000000000:table/users"),
+        "{}",
+        seen.arn
+    );
+    // CREATING for 200 ms; the reconciler's next poll finds it ACTIVE.
+    let mut seen = seen;
+    for _ in 0..50 {
+        if seen.ready() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        seen = table::observe(db, "users").await.unwrap().expect("exists");
+    }
+    assert!(seen.ready(), "{seen:?}");
+
+    params.tags = BTreeMap::from([("owner".to_owned(), "b".to_owned())]);
+    let start = served.cloud.calls().len();
+    table::update(db, &params, &seen).await.expect("updates");
+    assert_eq!(
+        ops_since(&served.cloud.calls(), start),
+        ["TagResource", "UntagResource"]
+    );
+    let seen = table::observe(db, "users").await.unwrap().expect("exists");
+    assert!(seen.up_to_date(&params), "{seen:?}");
+
+    let start = served.cloud.calls().len();
+    table::delete(db, "users").await.expect("deletes");
+    assert_eq!(ops_since(&served.cloud.calls(), start), ["DeleteTable"]);
+}
