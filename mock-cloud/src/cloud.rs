@@ -36,7 +36,7 @@ pub(crate) struct Inner {
     /// The wall-clock time read when `clock` started.
     pub epoch: Timestamp,
     /// Bearer token → account name.
-    pub tokens: HashMap<String, String>,
+    pub tokens: crate::FastMap<String, String>,
     /// Account name → count quotas.
     pub counts: HashMap<String, BTreeMap<Collection, u32>>,
     pub quotas: RwLock<QuotaEngine>,

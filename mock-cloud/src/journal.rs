@@ -7,12 +7,13 @@
 //! Account and resource names are interned once and referred to by number; the interner
 //! keeps every distinct name seen until [`crate::MockCloud::reset`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::FastMap;
 use crate::model::{Action, Collection};
 use crate::service::Operation;
 
@@ -102,7 +103,7 @@ pub(crate) struct Record<'a> {
 /// Distinct strings, numbered from 0 (the empty string).
 #[derive(Debug)]
 pub(crate) struct Interner {
-    ids: HashMap<Arc<str>, u32>,
+    ids: FastMap<Arc<str>, u32>,
     names: Vec<Arc<str>>,
     text_bytes: usize,
 }
@@ -111,7 +112,7 @@ impl Default for Interner {
     fn default() -> Interner {
         let empty: Arc<str> = Arc::from("");
         Interner {
-            ids: HashMap::from([(empty.clone(), 0)]),
+            ids: FastMap::from_iter([(empty.clone(), 0)]),
             names: vec![empty],
             text_bytes: 0,
         }

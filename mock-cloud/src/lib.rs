@@ -81,6 +81,12 @@ mod service;
 mod store;
 mod summary;
 
+/// A hash map with foldhash's fast hasher, for the maps looked up on every request (the
+/// journal's interner, the summary's counters, quotas, credentials, tokens): SipHash, std's
+/// default, costs several times more for short keys, and no key here comes from a party
+/// that could aim collisions at it any better than at the per-process random seed.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 pub use admin::CONFIG_PATH;
 pub use clock::TokioClock;
 pub use cloud::MockCloud;

@@ -23,6 +23,7 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{NotUntil, Quota, RateLimiter};
 
+use crate::FastMap;
 use crate::clock::TokioClock;
 use crate::config::{AccountConfig, Per, Rate, ServiceQuotas};
 use crate::model::{Action, Class};
@@ -128,7 +129,7 @@ impl Bucket {
 struct AccountBuckets {
     account: Option<Arc<Bucket>>,
     by_action: [Option<Arc<Bucket>>; 5],
-    services: HashMap<Service, ServiceBuckets>,
+    services: FastMap<Service, ServiceBuckets>,
 }
 
 /// The buckets of one AWS service in one account.
@@ -148,7 +149,7 @@ enum ClassBuckets {
     PerResource {
         rate: Rate,
         layer: Layer,
-        buckets: RwLock<HashMap<Box<str>, Arc<Bucket>>>,
+        buckets: RwLock<FastMap<Box<str>, Arc<Bucket>>>,
     },
 }
 
@@ -184,7 +185,7 @@ impl ServiceBuckets {
                     Per::Resource => ClassBuckets::PerResource {
                         rate: quota.rate,
                         layer,
-                        buckets: RwLock::new(HashMap::new()),
+                        buckets: RwLock::new(FastMap::default()),
                     },
                 })
             })
@@ -271,7 +272,7 @@ impl AccountBuckets {
 /// Every account's buckets.
 pub(crate) struct QuotaEngine {
     clock: TokioClock,
-    accounts: HashMap<String, AccountBuckets>,
+    accounts: FastMap<String, AccountBuckets>,
 }
 
 impl QuotaEngine {

@@ -41,6 +41,15 @@ macro_rules! operations {
             pub fn parse(name: &str) -> Option<$name> {
                 Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
             }
+
+            /// The service's operation of a catalog [`Operation`], by its number (no
+            /// name lookup on the request path).
+            pub(crate) fn of(op: Operation) -> Option<$name> {
+                Self::ALL
+                    .get(usize::from(op.index()))
+                    .copied()
+                    .filter(|candidate| Operation::from(*candidate) == op)
+            }
         }
     };
 }

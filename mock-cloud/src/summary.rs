@@ -2,11 +2,12 @@
 //! account, operation and status; calls, throttles and errors per service and operation; a
 //! per-second timeline; quota violations per bucket.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::FastMap;
 use crate::journal::{FAULT, JournalStats, QUOTA_EXCEEDED, Record, SHADOW_THROTTLED, THROTTLED};
 use crate::model::Action;
 use crate::quota::Layer;
@@ -111,10 +112,10 @@ pub(crate) struct Aggregates {
     throttled: u64,
     shadow_throttled: u64,
     quota_exceeded: u64,
-    counts: HashMap<(u32, Option<Operation>, u16), u64>,
-    operations: HashMap<Option<Operation>, [u64; 5]>,
+    counts: FastMap<(u32, Option<Operation>, u16), u64>,
+    operations: FastMap<Option<Operation>, [u64; 5]>,
     timeline: Vec<Second>,
-    violations: HashMap<(u32, Layer), (u64, u64)>,
+    violations: FastMap<(u32, Layer), (u64, u64)>,
 }
 
 impl Aggregates {

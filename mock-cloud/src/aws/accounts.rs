@@ -8,7 +8,6 @@
 //! advancing the clock. Issued credentials are forgotten by a reset; expired ones are
 //! dropped as new ones are issued.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -18,6 +17,7 @@ use jiff::Timestamp;
 use ring::hmac;
 
 use super::sigv4;
+use crate::FastMap;
 use crate::config::AccountConfig;
 
 /// The identity a request acts as.
@@ -57,11 +57,12 @@ pub(crate) struct Issued {
 /// Every credential of a cloud.
 #[derive(Debug)]
 pub(crate) struct Credentials {
-    long_term: HashMap<String, Secret>,
-    temporary: RwLock<HashMap<String, Secret>>,
+    long_term: FastMap<String, Arc<Secret>>,
+    temporary: RwLock<FastMap<String, Arc<Secret>>>,
     /// AWS account ID → account name.
-    by_account_id: HashMap<String, Arc<str>>,
-    signing_keys: RwLock<HashMap<String, hmac::Key>>,
+    by_account_id: FastMap<String, Arc<str>>,
+    /// Access key → credential scope → signing key (looked up without building a key).
+    signing_keys: RwLock<FastMap<String, FastMap<String, hmac::Key>>>,
     issued: AtomicU64,
 }
 
@@ -70,8 +71,8 @@ const SIGNING_KEY_CACHE: usize = 4_096;
 
 impl Credentials {
     pub fn new(accounts: &[AccountConfig]) -> Credentials {
-        let mut long_term = HashMap::new();
-        let mut by_account_id = HashMap::new();
+        let mut long_term = FastMap::default();
+        let mut by_account_id = FastMap::default();
         for account in accounts {
             let Some(aws) = &account.aws else { continue };
             let name: Arc<str> = Arc::from(account.name.as_str());
@@ -93,25 +94,25 @@ impl Credentials {
                 });
                 long_term.insert(
                     key.id.clone(),
-                    Secret {
+                    Arc::new(Secret {
                         secret: key.secret.clone(),
                         principal,
                         session: None,
-                    },
+                    }),
                 );
             }
         }
         Credentials {
             long_term,
-            temporary: RwLock::new(HashMap::new()),
+            temporary: RwLock::new(FastMap::default()),
             by_account_id,
-            signing_keys: RwLock::new(HashMap::new()),
+            signing_keys: RwLock::new(FastMap::default()),
             issued: AtomicU64::new(0),
         }
     }
 
     /// The secret of an access key, long-term or temporary.
-    pub fn lookup(&self, access_key: &str) -> Option<Secret> {
+    pub fn lookup(&self, access_key: &str) -> Option<Arc<Secret>> {
         if let Some(secret) = self.long_term.get(access_key) {
             return Some(secret.clone());
         }
@@ -129,12 +130,12 @@ impl Credentials {
 
     /// The signing key of a secret for a credential scope, cached.
     pub fn signing_key(&self, access_key: &str, secret: &str, scope: &str) -> hmac::Key {
-        let cache_key = format!("{access_key}/{scope}");
         if let Some(key) = self
             .signing_keys
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&cache_key)
+            .get(access_key)
+            .and_then(|scopes| scopes.get(scope))
         {
             return key.clone();
         }
@@ -149,10 +150,13 @@ impl Credentials {
             .signing_keys
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        if cache.len() >= SIGNING_KEY_CACHE {
+        if cache.values().map(FastMap::len).sum::<usize>() >= SIGNING_KEY_CACHE {
             cache.clear();
         }
-        cache.insert(cache_key, key.clone());
+        cache
+            .entry(access_key.to_owned())
+            .or_default()
+            .insert(scope.to_owned(), key.clone());
         key
     }
 
@@ -174,11 +178,11 @@ impl Credentials {
         temporary.retain(|_, s| s.session.as_ref().is_none_or(|(_, e)| *e > now));
         temporary.insert(
             access_key.clone(),
-            Secret {
+            Arc::new(Secret {
                 secret: secret.clone(),
                 principal: Arc::new(principal),
                 session: Some((token.clone(), expires)),
-            },
+            }),
         );
         Issued {
             access_key,

@@ -9,6 +9,7 @@
 //! the signature. A request without any signature passes only where the operation needs
 //! none (STS `AssumeRoleWithWebIdentity`).
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -128,15 +129,19 @@ pub(crate) fn authenticate(
             &canonical_request,
         ));
     }
-    Ok(Some(secret.principal))
+    Ok(Some(secret.principal.clone()))
 }
 
 /// The payload hash the canonical request ends with. S3 takes it from
 /// `x-amz-content-sha256` (required with a header signature) and checks a hex value
 /// against the body; every other service hashes the body.
-fn payload_hash(request: &AwsRequest<'_>, s3: bool, presigned: bool) -> Result<String, AwsError> {
+fn payload_hash<'a>(
+    request: &'a AwsRequest<'_>,
+    s3: bool,
+    presigned: bool,
+) -> Result<Cow<'a, str>, AwsError> {
     if !s3 {
-        return Ok(sigv4::sha256_hex(&request.body));
+        return Ok(Cow::Owned(sigv4::sha256_hex(&request.body)));
     }
     let declared = request
         .headers
@@ -144,7 +149,7 @@ fn payload_hash(request: &AwsRequest<'_>, s3: bool, presigned: bool) -> Result<S
         .and_then(|v| v.to_str().ok());
     let Some(declared) = declared else {
         if presigned {
-            return Ok(UNSIGNED_PAYLOAD.to_owned());
+            return Ok(Cow::Borrowed(UNSIGNED_PAYLOAD));
         }
         return Err(AwsError::new(
             http::StatusCode::BAD_REQUEST,
@@ -156,7 +161,7 @@ fn payload_hash(request: &AwsRequest<'_>, s3: bool, presigned: bool) -> Result<S
         || declared == STREAMING_UNSIGNED_TRAILER
         || STREAMING_SIGNED.contains(&declared)
     {
-        return Ok(declared.to_owned());
+        return Ok(Cow::Borrowed(declared));
     }
     if declared.len() != 64 || !declared.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(AwsError::new(
@@ -177,7 +182,7 @@ fn payload_hash(request: &AwsRequest<'_>, s3: bool, presigned: bool) -> Result<S
         .with_field("ClientComputedContentSHA256", declared)
         .with_field("S3ComputedContentSHA256", computed));
     }
-    Ok(declared.to_ascii_lowercase())
+    Ok(Cow::Owned(declared.to_ascii_lowercase()))
 }
 
 /// Whether S3 must refuse this payload marker: signed streaming uploads are not

@@ -11,13 +11,16 @@
 //!   </Response>`, `text/xml;charset=UTF-8`.
 //! - awsJson1_0: `{"__type": "<prefix>#Code", "message": …}`,
 //!   `application/x-amz-json-1.0`, headers `x-amzn-RequestId` and `x-amzn-ErrorType`.
+//!
+//! DynamoDB adds `x-amz-crc32` (the CRC32 of the body, in decimal) to every answer,
+//! errors included.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use http_body_util::Full;
 
 use super::xml::escape;
@@ -69,46 +72,80 @@ pub(crate) struct Reply<'a> {
     pub request_id: &'a RequestId,
 }
 
-/// A request's ID in the shapes services print it.
+/// A request's ID in the shapes services print it, kept as the header values it is sent
+/// as (built on the stack, one allocation each).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RequestId {
     /// S3: 16 upper-case hex digits; others: a UUID.
-    pub id: String,
-    /// S3's `x-amz-id-2` (the host ID).
-    pub host_id: String,
+    id: HeaderValue,
+    /// S3's `x-amz-id-2` (the host ID); empty for the other protocols.
+    host_id: HeaderValue,
 }
 
 impl RequestId {
     /// The ID of the `n`-th request, scrambled so that IDs look like AWS's but repeat for
     /// a seed.
     pub fn new(protocol: Protocol, n: u64) -> RequestId {
+        const UPPER: &[u8; 16] = b"0123456789ABCDEF";
+        const LOWER: &[u8; 16] = b"0123456789abcdef";
+        /// Writes the low `digits` hex digits of `x` into `out`, most significant first.
+        fn hex(out: &mut [u8], x: u64, table: &[u8; 16]) {
+            let n = out.len();
+            for (i, b) in out.iter_mut().enumerate() {
+                *b = table[((x >> (4 * (n - 1 - i))) & 15) as usize];
+            }
+        }
         let a = mix(n);
         let b = mix(a ^ 0x5DEE_CE66);
-        let id = match protocol {
-            Protocol::RestXml => format!("{a:016X}"),
-            _ => format!(
-                "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-                a >> 32,
-                (a >> 16) & 0xffff,
-                a & 0xfff,
-                0x8000 | (b >> 48 & 0x3fff),
-                b & 0xffff_ffff_ffff
-            ),
-        };
-        let host_id = match protocol {
+        match protocol {
             Protocol::RestXml => {
+                let mut id = [0u8; 16];
+                hex(&mut id, a, UPPER);
                 let mut raw = [0u8; 48];
                 let mut x = b;
                 for chunk in raw.chunks_mut(8) {
                     x = mix(x);
                     chunk.copy_from_slice(&x.to_le_bytes());
                 }
-                base64::engine::general_purpose::STANDARD.encode(raw)
+                let mut host_id = [0u8; 64];
+                let written = base64::engine::general_purpose::STANDARD
+                    .encode_slice(raw, &mut host_id)
+                    .unwrap_or(0);
+                RequestId {
+                    id: header_value(&id),
+                    host_id: header_value(&host_id[..written]),
+                }
             }
-            _ => String::new(),
-        };
-        RequestId { id, host_id }
+            _ => {
+                // xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx
+                let mut id = *b"00000000-0000-4000-0000-000000000000";
+                hex(&mut id[0..8], a >> 32, LOWER);
+                hex(&mut id[9..13], (a >> 16) & 0xffff, LOWER);
+                hex(&mut id[15..18], a & 0xfff, LOWER);
+                hex(&mut id[19..23], 0x8000 | (b >> 48 & 0x3fff), LOWER);
+                hex(&mut id[24..36], b & 0xffff_ffff_ffff, LOWER);
+                RequestId {
+                    id: header_value(&id),
+                    host_id: HeaderValue::from_static(""),
+                }
+            }
+        }
     }
+
+    /// The ID, as the protocol prints it.
+    pub fn id(&self) -> &str {
+        self.id.to_str().unwrap_or_default()
+    }
+
+    /// S3's host ID (`x-amz-id-2`); empty for the other protocols.
+    pub fn host_id(&self) -> &str {
+        self.host_id.to_str().unwrap_or_default()
+    }
+}
+
+/// ASCII hex or base64 as a header value (always valid; empty if it were not).
+fn header_value(ascii: &[u8]) -> HeaderValue {
+    HeaderValue::from_bytes(ascii).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 /// SplitMix64's finalizer.
@@ -131,6 +168,8 @@ pub(crate) fn respond(
     } else {
         body.into()
     };
+    // DynamoDB sends the CRC32 of every answer's body, and the SDKs check it when present.
+    let crc32 = (reply.service == Service::DynamoDb).then(|| crc32fast::hash(&body));
     let mut response = Response::new(Full::new(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
@@ -138,25 +177,28 @@ pub(crate) fn respond(
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     }
     add_request_id(reply, headers);
+    if let Some(crc32) = crc32 {
+        headers.insert(X_AMZ_CRC32, HeaderValue::from(crc32));
+    }
     response
 }
 
+/// DynamoDB's `x-amz-crc32`: the CRC32 (IEEE) of the body, in decimal.
+const X_AMZ_CRC32: HeaderName = HeaderName::from_static("x-amz-crc32");
+
+const X_AMZ_REQUEST_ID: HeaderName = HeaderName::from_static("x-amz-request-id");
+const X_AMZ_ID_2: HeaderName = HeaderName::from_static("x-amz-id-2");
+const X_AMZN_REQUESTID: HeaderName = HeaderName::from_static("x-amzn-requestid");
+
 fn add_request_id(reply: &Reply<'_>, headers: &mut http::HeaderMap) {
     let id = &reply.request_id;
-    if let Ok(value) = HeaderValue::from_str(&id.id) {
-        match reply.protocol {
-            Protocol::RestXml => {
-                headers.insert("x-amz-request-id", value);
-                if let Ok(host) = HeaderValue::from_str(&id.host_id) {
-                    headers.insert("x-amz-id-2", host);
-                }
-            }
-            Protocol::AwsQuery | Protocol::AwsJson1_0 => {
-                headers.insert("x-amzn-requestid", value);
-            }
-            Protocol::Ec2Query => {
-                headers.insert("x-amzn-requestid", value);
-            }
+    match reply.protocol {
+        Protocol::RestXml => {
+            headers.insert(X_AMZ_REQUEST_ID, id.id.clone());
+            headers.insert(X_AMZ_ID_2, id.host_id.clone());
+        }
+        Protocol::AwsQuery | Protocol::AwsJson1_0 | Protocol::Ec2Query => {
+            headers.insert(X_AMZN_REQUESTID, id.id.clone());
         }
     }
 }
@@ -181,7 +223,7 @@ pub(crate) fn error(
             }
             body.push_str(&format!(
                 "<RequestId>{}</RequestId><HostId>{}</HostId></Error>",
-                id.id, id.host_id
+                id.id(), id.host_id()
             ));
             ("application/xml", body)
         }
@@ -196,7 +238,7 @@ pub(crate) fn error(
                 reply.service.xml_namespace(),
                 escape(&err.code),
                 escape(&err.message),
-                id.id
+                id.id()
             );
             ("text/xml", body)
         }
@@ -205,7 +247,7 @@ pub(crate) fn error(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{}</Code><Message>{}</Message></Error></Errors><RequestID>{}</RequestID></Response>",
                 escape(&err.code),
                 escape(&err.message),
-                id.id
+                id.id()
             );
             ("text/xml;charset=UTF-8", body)
         }
@@ -640,7 +682,7 @@ mod tests {
     #[test]
     fn an_s3_error_is_an_xml_error_document_with_both_request_ids() {
         let id = RequestId::new(Protocol::RestXml, 7);
-        assert_eq!(id.id.len(), 16);
+        assert_eq!(id.id().len(), 16);
         let err = AwsError::new(
             StatusCode::NOT_FOUND,
             "NoSuchBucket",
@@ -649,13 +691,13 @@ mod tests {
         .with_field("BucketName", "a&b");
         let response = error(&reply(Service::S3, Protocol::RestXml, &id), &err, false);
         assert_eq!(response.status(), 404);
-        assert_eq!(response.headers()["x-amz-request-id"], id.id.as_str());
+        assert_eq!(response.headers()["x-amz-request-id"], id.id());
         assert!(response.headers().contains_key("x-amz-id-2"));
         assert_eq!(
             body(response),
             format!(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message><BucketName>a&amp;b</BucketName><RequestId>{}</RequestId><HostId>{}</HostId></Error>",
-                id.id, id.host_id
+                id.id(), id.host_id()
             )
         );
     }
@@ -667,7 +709,7 @@ mod tests {
         let response = error(&reply(Service::Sts, Protocol::AwsQuery, &id), &err, true);
         assert_eq!(response.status(), 400);
         assert_eq!(response.headers()["x-amz-retry-after"], "2");
-        assert_eq!(response.headers()["x-amzn-requestid"], id.id.as_str());
+        assert_eq!(response.headers()["x-amzn-requestid"], id.id());
         let text = body(response);
         assert!(
             text.contains("<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"),

@@ -113,7 +113,8 @@ fn dispatch_handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBo
 
 /// What the journal needs besides the response.
 struct Outcome {
-    account: String,
+    /// The authenticated account (shared with its principal: no copy a request).
+    account: Option<std::sync::Arc<str>>,
     op: Option<Operation>,
     name: String,
     flags: u8,
@@ -149,7 +150,7 @@ impl MockCloud {
             request_id: &request_id,
         };
         let mut outcome = Outcome {
-            account: String::new(),
+            account: None,
             op: None,
             name: String::new(),
             flags: 0,
@@ -165,7 +166,7 @@ impl MockCloud {
         let record = Record {
             at,
             latency: arrived.elapsed(),
-            account: &outcome.account,
+            account: outcome.account.as_deref().unwrap_or_default(),
             action: None,
             collection: None,
             operation: outcome.op,
@@ -231,7 +232,7 @@ impl MockCloud {
             self.inner.config.aws.max_clock_skew,
         )?;
         if let Some(principal) = &caller {
-            outcome.account = principal.account.to_string();
+            outcome.account = Some(principal.account.clone());
         }
         let routed = routed.map_err(|u| *u.error)?;
         if let Some(err) = auth::unsupported_streaming(protocol, &request) {
@@ -281,7 +282,7 @@ impl MockCloud {
         if let (Ok(_), None) = (&response, &caller) {
             // An anonymous call (web identity) acts as the account of the role it assumed.
             if let Some(account) = sts::assumed_account(&ctx, &routed) {
-                outcome.account = account;
+                outcome.account = Some(account);
             }
         }
         response

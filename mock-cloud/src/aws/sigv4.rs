@@ -354,21 +354,28 @@ fn canonical_uri(out: &mut String, raw_path: &str, s3: bool) {
 }
 
 fn canonical_query(out: &mut String, raw_query: &str, presigned: bool) {
-    let mut pairs: Vec<(String, String)> = raw_query
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let mut key = String::new();
-            uri_encode(&mut key, &percent_decode(k.as_bytes()), true);
-            let mut value = String::new();
-            uri_encode(&mut value, &percent_decode(v.as_bytes()), true);
-            (key, value)
-        })
-        .filter(|(k, _)| !(presigned && k == "X-Amz-Signature"))
-        .collect();
-    pairs.sort();
-    for (i, (k, v)) in pairs.iter().enumerate() {
+    // Every pair encoded into one buffer, then sorted by (name, value) as slices of it:
+    // two allocations however many parameters a presigned URL carries.
+    let mut encoded = String::with_capacity(raw_query.len() + raw_query.len() / 4);
+    let mut pairs: Vec<(usize, usize, usize)> = Vec::with_capacity(8);
+    for pair in raw_query.split('&').filter(|pair| !pair.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let start = encoded.len();
+        uri_encode(&mut encoded, &percent_decode(k.as_bytes()), true);
+        let key_end = encoded.len();
+        if presigned && &encoded[start..key_end] == "X-Amz-Signature" {
+            encoded.truncate(start);
+            continue;
+        }
+        uri_encode(&mut encoded, &percent_decode(v.as_bytes()), true);
+        pairs.push((start, key_end, encoded.len()));
+    }
+    let part = |&(start, key_end, end): &(usize, usize, usize)| {
+        (&encoded[start..key_end], &encoded[key_end..end])
+    };
+    pairs.sort_by(|a, b| part(a).cmp(&part(b)));
+    for (i, pair) in pairs.iter().enumerate() {
+        let (k, v) = part(pair);
         if i > 0 {
             out.push('&');
         }
@@ -396,12 +403,13 @@ pub(crate) fn uri_encode(out: &mut String, bytes: &[u8], encode_slash: bool) {
     }
 }
 
-/// Decodes `%XX` escapes (a malformed escape stays as written); `+` stays `+`.
-pub(crate) fn percent_decode(bytes: &[u8]) -> Vec<u8> {
+/// Decodes `%XX` escapes (a malformed escape stays as written); `+` stays `+`. Borrows
+/// when there is nothing to decode.
+pub(crate) fn percent_decode(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     if !bytes.contains(&b'%') {
-        return bytes.to_vec();
+        return std::borrow::Cow::Borrowed(bytes);
     }
-    percent_encoding::percent_decode(bytes).collect()
+    std::borrow::Cow::Owned(percent_encoding::percent_decode(bytes).collect())
 }
 
 /// The string to sign.

@@ -59,7 +59,7 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
 
 pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBody>, AwsError> {
     let params = parameters(ctx.request);
-    let op = StsOperation::parse(routed.op.name()).unwrap_or(StsOperation::GetCallerIdentity);
+    let op = StsOperation::of(routed.op).unwrap_or(StsOperation::GetCallerIdentity);
     let result = match op {
         StsOperation::GetCallerIdentity => {
             let Some(caller) = ctx.caller else {
@@ -96,7 +96,7 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
     let body = format!(
         "<{name}Response xmlns=\"{}\">\n  <{name}Result>{result}</{name}Result>\n  <ResponseMetadata>\n    <RequestId>{}</RequestId>\n  </ResponseMetadata>\n</{name}Response>\n",
         Service::Sts.xml_namespace(),
-        ctx.reply.request_id.id
+        ctx.reply.request_id.id()
     );
     Ok(envelope::respond(
         &ctx.reply,
@@ -107,15 +107,12 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
 }
 
 /// The account an anonymous call acted as: the account of the role it assumed.
-pub(crate) fn assumed_account(ctx: &Ctx<'_>, routed: &Routed) -> Option<String> {
+pub(crate) fn assumed_account(ctx: &Ctx<'_>, routed: &Routed) -> Option<std::sync::Arc<str>> {
     if routed.op != Operation::from(StsOperation::AssumeRoleWithWebIdentity) {
         return None;
     }
     let (account_id, _) = role_parts(&routed.name)?;
-    ctx.state()
-        .credentials
-        .account_of(account_id)
-        .map(|a| a.to_string())
+    ctx.state().credentials.account_of(account_id)
 }
 
 fn credentials(issued: &super::accounts::Issued) -> String {

@@ -399,7 +399,14 @@ async fn send(cloud: &MockCloud, target: Option<&str>, body: &str) -> (u16, serd
     let response = cloud.handle(request).await;
     let status = response.status().as_u16();
     assert!(response.headers().contains_key("x-amzn-requestid"));
+    let crc32 = response.headers().get("x-amz-crc32").cloned();
     let text = text(response).await;
+    // Every answer, errors included, carries the CRC32 of its body, as DynamoDB's do.
+    assert_eq!(
+        crc32.as_ref().and_then(|v| v.to_str().ok()),
+        Some(crc32fast::hash(text.as_bytes()).to_string().as_str()),
+        "x-amz-crc32 of {text}"
+    );
     let json = if text.is_empty() {
         serde_json::Value::Null
     } else {
@@ -457,6 +464,21 @@ async fn tables_provision_on_the_configs_create_and_delete_times() {
     );
     // The name is free again.
     assert_eq!(send(&cloud, Some("CreateTable"), USERS).await.0, 200);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_answer_carries_the_crc32_of_its_body_as_dynamodbs_do() {
+    // `send` checks `x-amz-crc32` against the body of every answer it gets.
+    let cloud = cloud(Config::default());
+    let (status, answer) = send(&cloud, Some("ListTables"), "{}").await;
+    assert_eq!((status, answer["TableNames"].as_array().map(Vec::len)), (200, Some(0)));
+    let (status, _) = send(&cloud, Some("CreateTable"), USERS).await;
+    assert_eq!(status, 200);
+    let (status, answer) = send(&cloud, Some("DescribeTable"), r#"{"TableName":"nope"}"#).await;
+    assert_eq!(
+        (status, answer["__type"].as_str()),
+        (400, Some("com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"))
+    );
 }
 
 #[tokio::test(start_paused = true)]

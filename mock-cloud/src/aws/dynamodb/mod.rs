@@ -98,7 +98,7 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
         return Err(ctx.request.protocol.missing_auth());
     };
     let body = json::object(&ctx.request.body)?;
-    let op = DynamoDbOperation::parse(routed.op.name()).unwrap_or(DynamoDbOperation::ListTables);
+    let op = DynamoDbOperation::of(routed.op).unwrap_or(DynamoDbOperation::ListTables);
     let answer = match op {
         DynamoDbOperation::CreateTable => create_table(ctx, caller, &body)?,
         DynamoDbOperation::DescribeTable => {
@@ -285,7 +285,9 @@ fn uuid(seed: &str) -> String {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::hash::DefaultHasher::new();
     seed.hash(&mut hasher);
-    RequestId::new(Protocol::AwsJson1_0, hasher.finish()).id
+    RequestId::new(Protocol::AwsJson1_0, hasher.finish())
+        .id()
+        .to_owned()
 }
 
 fn after(t: jiff::Timestamp, d: std::time::Duration) -> jiff::Timestamp {

@@ -96,7 +96,7 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
         return Err(ctx.request.protocol.missing_auth());
     };
     let params = parameters(ctx.request);
-    let op = Ec2Operation::parse(routed.op.name()).unwrap_or(Op::DescribeVpcs);
+    let op = Ec2Operation::of(routed.op).unwrap_or(Op::DescribeVpcs);
     let mut store = lock(&ctx.state().ec2);
     match op {
         Op::CreateVpc => vpcs::create(ctx, &params, &mut store, caller),

@@ -19,7 +19,7 @@ pub(crate) fn answer(ctx: &Ctx<'_>, action: &str, inner: &str) -> Response<Respo
     let body = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{action}Response xmlns=\"{}\">\n    <requestId>{}</requestId>\n{inner}</{action}Response>",
         Service::Ec2.xml_namespace(),
-        ctx.reply.request_id.id
+        ctx.reply.request_id.id()
     );
     envelope::respond(&ctx.reply, StatusCode::OK, "text/xml;charset=UTF-8", body)
 }
