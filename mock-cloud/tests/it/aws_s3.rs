@@ -564,3 +564,110 @@ async fn a_bucket_of_another_account_is_refused_and_its_name_taken() {
         .collect();
     assert_eq!(accounts, ["a", "b", "b", "b"]);
 }
+
+#[tokio::test]
+async fn an_objects_etag_is_its_md5_and_a_content_md5_sent_is_checked() {
+    let served = serve(Config::default()).await;
+    let client = default_s3(&served.url);
+    client.create_bucket().bucket("digests").send().await.unwrap();
+    // MD5("hello world") = 5eb63bbbe01eeed093cb22bb8f5acdc3, XrY7u+Ae7tCTyyK7j1rNww== in
+    // base64; the empty body's is d41d8cd98f00b204e9800998ecf8427e, 1B2M2Y8AsgTpgAmY7PhCfg==.
+    let etag = "\"5eb63bbbe01eeed093cb22bb8f5acdc3\"";
+    let put = client
+        .put_object()
+        .bucket("digests")
+        .key("k")
+        .body(ByteStream::from_static(b"hello world"))
+        .content_md5("XrY7u+Ae7tCTyyK7j1rNww==")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.e_tag(), Some(etag));
+    let head = client
+        .head_object()
+        .bucket("digests")
+        .key("k")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.e_tag(), Some(etag));
+    let got = client
+        .get_object()
+        .bucket("digests")
+        .key("k")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.e_tag(), Some(etag));
+
+    // Another MD5: BadDigest, naming the MD5 calculated (base64) and the one expected (hex).
+    let e = client
+        .put_object()
+        .bucket("digests")
+        .key("k")
+        .body(ByteStream::from_static(b"hello world"))
+        .content_md5("1B2M2Y8AsgTpgAmY7PhCfg==")
+        .send()
+        .await
+        .unwrap_err();
+    let raw = e.raw_response().unwrap().body().bytes().unwrap().to_vec();
+    let raw = String::from_utf8(raw).unwrap();
+    assert_eq!(code(&e.into_service_error()), "BadDigest");
+    assert!(
+        raw.contains("<Message>The Content-MD5 you specified did not match what we received.</Message><CalculatedDigest>XrY7u+Ae7tCTyyK7j1rNww==</CalculatedDigest><ExpectedDigest>d41d8cd98f00b204e9800998ecf8427e</ExpectedDigest>"),
+        "{raw}"
+    );
+    // Not the base64 of 16 bytes: InvalidDigest.
+    for bad in ["not base64!", "aGVsbG8="] {
+        let e = client
+            .put_object()
+            .bucket("digests")
+            .key("other")
+            .body(ByteStream::from_static(b"x"))
+            .content_md5(bad)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e.into_service_error()), "InvalidDigest", "{bad}");
+    }
+    // A subresource put is checked too.
+    let tagging = Tagging::builder()
+        .tag_set(Tag::builder().key("a").value("b").build().unwrap())
+        .build()
+        .unwrap();
+    let e = client
+        .put_bucket_tagging()
+        .bucket("digests")
+        .tagging(tagging)
+        .content_md5("1B2M2Y8AsgTpgAmY7PhCfg==")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e.into_service_error()), "BadDigest");
+
+    // Refused puts stored nothing, and every call is journalled.
+    let e = client
+        .head_object()
+        .bucket("digests")
+        .key("other")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(e.into_service_error().is_not_found());
+    let statuses: Vec<(String, u16)> = served
+        .cloud
+        .calls()
+        .into_iter()
+        .map(|c| (c.operation, c.status))
+        .collect();
+    assert_eq!(
+        statuses[4..],
+        [
+            ("PutObject".to_owned(), 400),
+            ("PutObject".to_owned(), 400),
+            ("PutObject".to_owned(), 400),
+            ("PutBucketTagging".to_owned(), 400),
+            ("HeadObject".to_owned(), 404),
+        ]
+    );
+}

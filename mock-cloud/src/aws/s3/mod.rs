@@ -21,7 +21,9 @@
 //!   `ObjectLockConfigurationNotFoundError`, and (only after a delete would S3 have none,
 //!   which it never does now) `ServerSideEncryptionConfigurationNotFoundError`.
 //! - Puts of subresources that S3 requires a checksum for need `Content-MD5` or an
-//!   `x-amz-checksum-*` header (their values are not checked).
+//!   `x-amz-checksum-*` header. `Content-MD5` on any put is checked against the body
+//!   (`InvalidDigest`, `BadDigest`); the `x-amz-checksum-*` values of a subresource put
+//!   are not.
 //! - A bucket with objects cannot be deleted: 409 `BucketNotEmpty`.
 //! - Operations mock-cloud does not answer get S3's 501 `NotImplemented`.
 
@@ -225,7 +227,16 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
     };
     let (bucket, key) = target(ctx.request);
     let bucket = bucket.unwrap_or_default();
-    let op = S3Operation::parse(routed.op.name()).unwrap_or(Op::ListBuckets);
+    let op = S3Operation::of(routed.op).unwrap_or(Op::ListBuckets);
+    // PutObject checks the MD5 of its payload (an aws-chunked body decoded); S3 ignores
+    // `Content-MD5` on requests that carry no body (GET, HEAD, DELETE).
+    if op != Op::PutObject
+        && *ctx.request.method == Method::PUT
+        && ctx.request.headers.contains_key("content-md5")
+    {
+        use md5::Digest as _;
+        objects::check_content_md5(ctx.request.headers, &md5::Md5::digest(&ctx.request.body))?;
+    }
     let mut store = lock(&ctx.state().s3);
     match op {
         Op::ListBuckets => buckets::list(ctx, &store, caller),

@@ -7,6 +7,9 @@
 //!   are refused before this with S3's 501 `NotImplemented` (see `aws/auth.rs`).
 //! - A CRC32, CRC32C, SHA-1 or SHA-256 checksum, in a header or a trailer, is checked
 //!   (400 `BadDigest` when wrong); CRC64NVME is accepted unchecked.
+//! - `Content-MD5`, when sent, is checked against the payload's MD5 (400 `InvalidDigest`
+//!   for a value that is not one, 400 `BadDigest` for another MD5).
+//! - The ETag is the payload's MD5 in hex, quoted, as S3 answers for a single-part upload.
 //! - Objects live in memory, at most [`crate::MAX_BODY`] bytes each.
 
 use std::sync::Arc;
@@ -14,7 +17,8 @@ use std::sync::Arc;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use md5::Digest as _;
 
 use super::super::accounts::Principal;
 use super::super::auth::STREAMING_UNSIGNED_TRAILER;
@@ -56,10 +60,12 @@ pub(crate) fn handle(
                 trailers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
                 &data,
             )?;
+            let md5 = md5::Md5::digest(&data);
+            check_content_md5(ctx.request.headers, &md5)?;
             let target = owned_mut(store, caller, bucket)?;
-            let digest = ring::digest::digest(&ring::digest::SHA256, &data);
-            let mut etag = String::from("\"");
-            super::super::sigv4::push_hex(&mut etag, &digest.as_ref()[..16]);
+            let mut etag = String::with_capacity(34);
+            etag.push('"');
+            super::super::sigv4::push_hex(&mut etag, &md5);
             etag.push('"');
             let content_type = ctx
                 .request
@@ -189,6 +195,38 @@ fn decode_chunked(body: &[u8]) -> Option<(Vec<u8>, Trailers)> {
         trailers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
     }
     Some((data, trailers))
+}
+
+/// Checks `Content-MD5`, if sent, against the MD5 of the payload, as S3 does: a value that
+/// is not the base64 of 16 bytes is 400 `InvalidDigest`; another MD5 is 400 `BadDigest`,
+/// naming the MD5 expected (the header's, in hex) and the one calculated (in base64).
+pub(crate) fn check_content_md5(headers: &HeaderMap, md5: &[u8]) -> Result<(), AwsError> {
+    let Some(value) = headers.get("content-md5") else {
+        return Ok(());
+    };
+    let expected = BASE64
+        .decode(value.as_bytes())
+        .ok()
+        .filter(|digest| digest.len() == 16)
+        .ok_or_else(|| {
+            AwsError::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidDigest",
+                "The Content-MD5 you specified was invalid.",
+            )
+        })?;
+    if expected != md5 {
+        let mut expected_hex = String::with_capacity(32);
+        super::super::sigv4::push_hex(&mut expected_hex, &expected);
+        return Err(AwsError::new(
+            StatusCode::BAD_REQUEST,
+            "BadDigest",
+            "The Content-MD5 you specified did not match what we received.",
+        )
+        .with_field("CalculatedDigest", BASE64.encode(md5))
+        .with_field("ExpectedDigest", expected_hex));
+    }
+    Ok(())
 }
 
 /// Checks every `x-amz-checksum-<algorithm>` among `fields` against `data`.

@@ -13,8 +13,7 @@ use super::super::xml::Element;
 #[derive(Debug, Clone)]
 pub(crate) struct Object {
     pub data: Bytes,
-    /// The quoted hex ETag (the SHA-256's first 16 bytes: S3's is the MD5, which a
-    /// client only compares for equality).
+    /// The ETag: the payload's MD5 in hex, quoted (S3's for a single-part upload).
     pub etag: String,
     pub last_modified: Timestamp,
     pub content_type: Option<String>,
