@@ -75,9 +75,7 @@ fn signed(method: &str, time: SystemTime, presigned: bool) -> Request<Full<Bytes
         body,
     )
     .expect("a signable request");
-    let (instructions, _) = sign(signable, &params)
-        .expect("signed")
-        .into_parts();
+    let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
     let mut request = Request::builder()
         .method(method)
         .uri("/bench")
@@ -107,7 +105,11 @@ fn request_path(c: &mut Criterion) {
     let now = SystemTime::UNIX_EPOCH
         + Duration::from_nanos(u64::try_from(cloud.epoch().as_nanosecond()).unwrap_or(0));
     let create = rt.block_on(cloud.handle(signed("PUT", now, false)));
-    assert!(create.status().is_success(), "CreateBucket: {}", create.status());
+    assert!(
+        create.status().is_success(),
+        "CreateBucket: {}",
+        create.status()
+    );
     let get = Request::get("/v1/accounts/default/buckets/b1")
         .header("authorization", "Bearer default")
         .body(Full::new(Bytes::new()))

@@ -223,7 +223,8 @@ pub(crate) fn error(
             }
             body.push_str(&format!(
                 "<RequestId>{}</RequestId><HostId>{}</HostId></Error>",
-                id.id(), id.host_id()
+                id.id(),
+                id.host_id()
             ));
             ("application/xml", body)
         }
@@ -697,7 +698,8 @@ mod tests {
             body(response),
             format!(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message><BucketName>a&amp;b</BucketName><RequestId>{}</RequestId><HostId>{}</HostId></Error>",
-                id.id(), id.host_id()
+                id.id(),
+                id.host_id()
             )
         );
     }

@@ -305,6 +305,12 @@ pub(crate) fn canonical_request(c: &Canonical<'_>, signed_headers: &str) -> Opti
 /// A header value trimmed, with inner runs of spaces collapsed to one.
 fn push_trimmed(out: &mut String, value: &[u8]) {
     let text = String::from_utf8_lossy(value);
+    let trimmed = text.trim();
+    if !trimmed.contains(['\t', ' ']) {
+        // Nothing inside to collapse (the common case): one copy.
+        out.push_str(trimmed);
+        return;
+    }
     let mut space = false;
     for ch in text.trim().chars() {
         if ch == ' ' || ch == '\t' {
@@ -386,20 +392,28 @@ fn canonical_query(out: &mut String, raw_query: &str, presigned: bool) {
 }
 
 /// AWS's `UriEncode`: every byte but the unreserved characters as `%XX` (upper-case hex);
-/// `/` kept unless `encode_slash`.
+/// `/` kept unless `encode_slash`. Runs of unreserved characters are copied as one slice.
 pub(crate) fn uri_encode(out: &mut String, bytes: &[u8], encode_slash: bool) {
-    for &b in bytes {
-        if b.is_ascii_alphanumeric()
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let keep = |b: u8| {
+        b.is_ascii_alphanumeric()
             || matches!(b, b'-' | b'_' | b'.' | b'~')
             || (b == b'/' && !encode_slash)
-        {
-            out.push(char::from(b));
-        } else {
-            const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
-            out.push('%');
-            out.push(char::from(DIGITS[usize::from(b >> 4)]));
-            out.push(char::from(DIGITS[usize::from(b & 15)]));
-        }
+    };
+    out.reserve(bytes.len());
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let run = rest.iter().position(|&b| !keep(b)).unwrap_or(rest.len());
+        // A run of unreserved characters is ASCII, so always UTF-8.
+        out.push_str(std::str::from_utf8(&rest[..run]).unwrap_or_default());
+        let Some(&b) = rest.get(run) else { break };
+        let escape = [
+            b'%',
+            DIGITS[usize::from(b >> 4)],
+            DIGITS[usize::from(b & 15)],
+        ];
+        out.push_str(std::str::from_utf8(&escape).unwrap_or_default());
+        rest = &rest[run + 1..];
     }
 }
 

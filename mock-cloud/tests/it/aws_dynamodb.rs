@@ -471,13 +471,19 @@ async fn every_answer_carries_the_crc32_of_its_body_as_dynamodbs_do() {
     // `send` checks `x-amz-crc32` against the body of every answer it gets.
     let cloud = cloud(Config::default());
     let (status, answer) = send(&cloud, Some("ListTables"), "{}").await;
-    assert_eq!((status, answer["TableNames"].as_array().map(Vec::len)), (200, Some(0)));
+    assert_eq!(
+        (status, answer["TableNames"].as_array().map(Vec::len)),
+        (200, Some(0))
+    );
     let (status, _) = send(&cloud, Some("CreateTable"), USERS).await;
     assert_eq!(status, 200);
     let (status, answer) = send(&cloud, Some("DescribeTable"), r#"{"TableName":"nope"}"#).await;
     assert_eq!(
         (status, answer["__type"].as_str()),
-        (400, Some("com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"))
+        (
+            400,
+            Some("com.amazonaws.dynamodb.v20120810#ResourceNotFoundException")
+        )
     );
 }
 

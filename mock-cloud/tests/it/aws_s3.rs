@@ -569,7 +569,12 @@ async fn a_bucket_of_another_account_is_refused_and_its_name_taken() {
 async fn an_objects_etag_is_its_md5_and_a_content_md5_sent_is_checked() {
     let served = serve(Config::default()).await;
     let client = default_s3(&served.url);
-    client.create_bucket().bucket("digests").send().await.unwrap();
+    client
+        .create_bucket()
+        .bucket("digests")
+        .send()
+        .await
+        .unwrap();
     // MD5("hello world") = 5eb63bbbe01eeed093cb22bb8f5acdc3, XrY7u+Ae7tCTyyK7j1rNww== in
     // base64; the empty body's is d41d8cd98f00b204e9800998ecf8427e, 1B2M2Y8AsgTpgAmY7PhCfg==.
     let etag = "\"5eb63bbbe01eeed093cb22bb8f5acdc3\"";
