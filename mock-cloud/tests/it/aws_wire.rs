@@ -33,7 +33,8 @@ async fn create_bucket(cloud: &MockCloud, bucket: &str) {
 
 const TAGGING: &[u8] =
     b"<Tagging><TagSet><Tag><Key>team</Key><Value>a</Value></Tag></TagSet></Tagging>";
-const MD5: (&str, &str) = ("content-md5", "AAAAAAAAAAAAAAAAAAAAAA==");
+/// `Content-MD5` of [`TAGGING`] (checked by mock-cloud, as by S3).
+const MD5: (&str, &str) = ("content-md5", "0/hDEQMhLM170c/rK1BEmQ==");
 
 #[tokio::test(start_paused = true)]
 async fn s3_takes_an_unsigned_payload_and_refuses_a_missing_or_wrong_content_hash() {
@@ -160,7 +161,7 @@ async fn bad_input_gets_the_services_own_codes_and_never_a_500() {
     let cloud = cloud(Config::default());
     create_bucket(&cloud, "bkt").await;
     let broken = Signing::new("PUT", "/bkt?tagging", "s3")
-        .headers(&[MD5])
+        .headers(&[("content-md5", "qmV02LzFsUoS6NVSbqnHNA==")])
         .body(b"<Tagging><TagSet>");
     let (status, body) = send(&cloud, broken).await;
     assert_eq!(
