@@ -183,17 +183,19 @@ fn peaks(o: &mut String, r: &RunResult) {
         .flat_map(|p| {
             p.peaks.iter().map(move |k| {
                 let w = fmt_num(k.window_s);
+                let bound = prediction_value(r, &format!("{}/cloud-calls/{w}s", p.name))
+                    .unwrap_or(f64::INFINITY);
                 PeakRow {
                     phase: &p.name,
                     window_s: k.window_s,
                     observed: k.count as f64,
-                    bound: prediction_value(r, &format!("{}/cloud-calls/{w}s", p.name))
-                        .unwrap_or(f64::INFINITY),
+                    bound,
                     tolerance: prediction_value(
                         r,
                         &format!("{}/steady-max-conditional/{w}s", p.name),
                     )
                     .or_else(|| prediction_value(r, &format!("{}/steady-max/{w}s", p.name))),
+                    asserted: asserted_limit(r, &p.name, k.window_s).filter(|a| *a < bound),
                 }
             })
         })
@@ -203,6 +205,18 @@ fn peaks(o: &mut String, r: &RunResult) {
     }
     o.push_str("<h2>Busiest windows against their bounds</h2><p class=\"sub\">The most cloud calls in any closed window of 1 s and 10 s (and each asserted window) per phase; red mark: the hard bound; dashed green: a hold's statistical tolerance (docs/budget.md §2, §3.5, §3.6).</p>");
     o.push_str(&peaks_chart("busiest windows (cloud calls)", &rows));
+}
+
+/// The tightest upper limit that an assertion on every cloud call puts on `phase`'s busiest
+/// window of W (a run-wide one, or one of this phase), when it is below the bound.
+fn asserted_limit(r: &RunResult, phase: &str, window_s: f64) -> Option<f64> {
+    r.verdicts
+        .iter()
+        .filter(|v| v.upper && v.calls_window_s == Some(window_s))
+        .filter(|v| v.phase.as_deref().is_none_or(|p| p == phase))
+        .map(|v| v.limit)
+        .filter(|l| l.is_finite())
+        .min_by(f64::total_cmp)
 }
 
 fn ttr(o: &mut String, r: &RunResult) {

@@ -15,6 +15,8 @@ const TOP: f64 = 24.0;
 const BOTTOM: f64 = 36.0;
 const LIMIT: &str = "#b22222";
 const EXPECTED: &str = "#2e8b57";
+/// An assertion's own limit where it is tighter than the bound.
+const ASSERTED: &str = "#000000";
 
 /// One phase on a time chart: shaded, and with its band (expected value to limit).
 pub struct PhaseBand<'a> {
@@ -355,6 +357,9 @@ pub struct PeakRow<'a> {
     pub bound: f64,
     /// The statistical tolerance, for holds.
     pub tolerance: Option<f64>,
+    /// The tightest limit an assertion puts on this row (the run's or this phase's, for W),
+    /// when it is below the bound: what the verdict depends on.
+    pub asserted: Option<f64>,
 }
 
 /// Windowed maxima against their bounds: one row per phase and window, a bar for the busiest
@@ -367,25 +372,31 @@ pub fn peaks_chart(title: &str, rows: &[PeakRow<'_>]) -> String {
     let h = TOP + 14.0 + row_h * rows.len() as f64 + 10.0;
     let mut o = String::new();
     open(&mut o, title, h);
-    legend(
-        &mut o,
-        &[
-            ("busiest window", "#1f4e79", false),
-            ("tolerance", EXPECTED, true),
-            ("bound", LIMIT, false),
-        ],
-    );
+    let mut keys = vec![
+        ("busiest window", "#1f4e79", false),
+        ("tolerance", EXPECTED, true),
+        ("bound", LIMIT, false),
+    ];
+    if rows.iter().any(|r| r.asserted.is_some()) {
+        keys.push(("asserted limit", ASSERTED, false));
+    }
+    legend(&mut o, &keys);
     let x0 = LEFT + label_w;
     let pw = W - RIGHT - x0 - 170.0;
     for (i, r) in rows.iter().enumerate() {
         let y = TOP + 14.0 + row_h * i as f64;
-        let scale_to = [r.bound, r.observed, r.tolerance.unwrap_or(0.0)]
-            .into_iter()
-            .filter(|v| v.is_finite())
-            .fold(1.0, f64::max)
+        let scale_to = [
+            r.bound,
+            r.observed,
+            r.tolerance.unwrap_or(0.0),
+            r.asserted.unwrap_or(0.0),
+        ]
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .fold(1.0, f64::max)
             / 0.9;
         let x = |v: f64| x0 + (v / scale_to).min(1.0) * pw;
-        let over = r.observed > r.bound;
+        let over = r.observed > r.bound || r.asserted.is_some_and(|a| r.observed > a);
         let _ = write!(
             o,
             "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\">{} per {} s</text><rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"12\" fill=\"{}\"/>",
@@ -406,6 +417,20 @@ pub fn peaks_chart(title: &str, rows: &[PeakRow<'_>]) -> String {
                 y + 16.0
             );
         }
+        if let Some(a) = r.asserted.filter(|a| a.is_finite()) {
+            let xa = x(a);
+            let _ = write!(
+                o,
+                "<line x1=\"{xa:.1}\" x2=\"{xa:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{ASSERTED}\" stroke-width=\"3\"/>",
+                y - 3.0,
+                y + 17.0
+            );
+        }
+        let asserted = r
+            .asserted
+            .filter(|a| a.is_finite())
+            .map(|a| format!("; asserted ≤ {}", fmt_num(a)))
+            .unwrap_or_default();
         let text = if r.bound.is_finite() {
             let xb = x(r.bound);
             let _ = write!(
@@ -415,13 +440,13 @@ pub fn peaks_chart(title: &str, rows: &[PeakRow<'_>]) -> String {
                 y + 17.0
             );
             format!(
-                "{} of {} ({:.0} %)",
+                "{} of {} ({:.0} %){asserted}",
                 fmt_num(r.observed),
                 fmt_num(r.bound),
                 r.observed / r.bound * 100.0
             )
         } else {
-            format!("{} (no bound)", fmt_num(r.observed))
+            format!("{} (no bound){asserted}", fmt_num(r.observed))
         };
         let _ = write!(
             o,

@@ -322,6 +322,7 @@ fn upper(
         pass: observed <= limit,
         outcome: Outcome::default(),
         note: pred.and_then(|p| p.note.clone()).filter(|n| !n.is_empty()),
+        calls_window_s: None,
     }
 }
 
@@ -489,8 +490,17 @@ fn verdict(
                 pass: eff >= *min,
                 outcome: Outcome::default(),
                 note,
+                calls_window_s: None,
             }
         }
+    };
+    v.calls_window_s = match &a.check {
+        Check::CloudCalls { window, .. } | Check::SteadyRate { window, .. }
+            if a.account.is_none() =>
+        {
+            Some(window.as_secs_f64())
+        }
+        _ => None,
     };
     v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
     let unfinished = match (&phase, span) {
@@ -587,5 +597,6 @@ fn ttr_verdict(
         pass: observed <= lim,
         outcome: Outcome::default(),
         note: Some(format!("limit: {how}")),
+        calls_window_s: None,
     }
 }

@@ -358,6 +358,10 @@ pub struct Verdict {
     pub outcome: Outcome,
     /// What a reader must know.
     pub note: Option<String>,
+    /// W (s) of a windowed count of every cloud call (`cloudCalls`, `steadyRate` with no
+    /// `account`): what the report's busiest-windows chart marks the limit on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls_window_s: Option<f64>,
 }
 
 /// The result of a run.

@@ -175,3 +175,32 @@ fn the_result_round_trips_through_json() {
     // NaN (no prediction) is not equal to itself, so compare the documents.
     assert_eq!(serde_json::to_string(&back).expect("serialises"), text);
 }
+
+#[test]
+fn an_explicit_cloud_calls_limit_below_the_bound_is_marked_on_the_busiest_windows_chart() {
+    // The verdict fails on the asserted 150, not on the bound of 400: the chart must show
+    // the limit the verdict used.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml");
+    let text = std::fs::read_to_string(path).expect("readable").replace(
+        "{check: cloudCalls, window: 10s}",
+        "{check: cloudCalls, window: 10s, max: 150}",
+    );
+    let s = harness::scenario::parse(&text, "smoke.yaml").expect("valid");
+    let r = evaluate(&s, &plan(&s), &smoke_observations());
+    let v = r
+        .verdicts
+        .iter()
+        .find(|v| v.name.contains("per 10s"))
+        .expect("the 10 s assertion");
+    assert_eq!(v.calls_window_s, Some(10.0));
+    assert_eq!(v.limit, 150.0);
+    let page = html(&r);
+    let peaks = charts(&page)
+        .into_iter()
+        .find(|c| c.contains("busiest windows"))
+        .expect("a busiest-windows chart");
+    assert!(peaks.contains("asserted limit"), "{peaks}");
+    assert!(peaks.contains("; asserted ≤ 150</text>"), "{peaks}");
+    // The 1 s rows have no explicit limit, so nothing is marked on them.
+    assert!(!peaks.contains("per 1 s</text>") || !peaks.contains("asserted ≤ 220"));
+}
