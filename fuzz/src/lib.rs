@@ -23,7 +23,7 @@ mod json;
 pub mod pick;
 pub mod replay;
 pub mod scenario;
-pub mod sigv4;
+pub mod sign;
 
 use std::path::{Path, PathBuf};
 

@@ -65,6 +65,15 @@ pub const ACCOUNTS: [Account; 2] = [
     },
 ];
 
+/// The access key and secret of `ACCOUNTS[i % (len + 1)]`; one past the accounts, a key
+/// the cloud does not know.
+#[must_use]
+pub fn access_key(i: u8) -> (&'static str, &'static str) {
+    ACCOUNTS
+        .get(usize::from(i) % (ACCOUNTS.len() + 1))
+        .map_or(("AKIAFUZZNOBODY000003", "s-nobody"), |a| (a.access_key, a.secret))
+}
+
 /// The cloud's config document: two accounts with tokens (and AWS identities if `aws`),
 /// quotas low enough to throttle, count quotas, quick provisioning.
 ///

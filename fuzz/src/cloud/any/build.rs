@@ -6,20 +6,38 @@ use http_body_util::Full;
 
 use super::{Admin, AnyRequest, Auth, Body, Query, SigV4, Target};
 use crate::cloud::input::AccountRef;
-use crate::cloud::{ACCOUNTS, Now, config_yaml};
-use crate::sigv4;
+use crate::cloud::{ACCOUNTS, Now, access_key, config_yaml};
+use crate::sign::{Signer, sign_request, system_time};
 
-/// Characters that need no escaping in a path or a query (SigV4's unreserved set).
-fn unreserved(s: &str) -> bool {
-    s.bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+impl SigV4 {
+    /// Signs `request` as the input says (aws-sigv4; a request it cannot sign goes as it
+    /// is).
+    fn apply<B>(&self, request: &mut http::Request<B>, body: &[u8], now: Now) {
+        let (id, secret) = access_key(self.key);
+        let at = if self.current {
+            now.0
+        } else {
+            jiff::Timestamp::from_second(1_000_000_000).unwrap_or(now.0)
+        };
+        let signer = Signer {
+            access_key: id,
+            secret,
+            region: self.region.as_str(),
+            service: self.service.as_str(),
+            time: system_time(at),
+            presigned: self.presigned,
+            unsigned_payload: self.unsigned_payload,
+            tamper: !self.valid,
+        };
+        sign_request(request, body, &signer);
+    }
 }
 
 impl AnyRequest {
     /// The HTTP request, or `None` if its parts do not make one.
     pub(in crate::cloud) fn build(&self, now: Now) -> Option<http::Request<Full<Bytes>>> {
         let path = self.path();
-        let mut pairs: Vec<(String, String)> = match &self.query {
+        let pairs: Vec<(String, String)> = match &self.query {
             Query::Pairs(p) => p
                 .iter()
                 .map(|(k, v)| (k.as_str().to_owned(), v.as_str().to_owned()))
@@ -44,7 +62,7 @@ impl AnyRequest {
             }
             Auth::BearerRaw(t) => Some(format!("Bearer {}", t.0)),
             Auth::Raw(t) => Some(t.0.clone()),
-            Auth::SigV4(s) => self.sign(s, now, &path, &body, &mut pairs, &mut headers)?,
+            Auth::SigV4(_) => None,
         };
         let query = match &self.query {
             Query::Raw(t) => Some(t.0.clone()),
@@ -73,7 +91,11 @@ impl AnyRequest {
         for (k, v) in &self.headers {
             builder = builder.header(k.as_str(), v.0.as_str());
         }
-        builder.body(Full::new(Bytes::from(body))).ok()
+        let mut request = builder.body(Full::new(Bytes::from(body.clone()))).ok()?;
+        if let Auth::SigV4(s) = &self.auth {
+            s.apply(&mut request, &body, now);
+        }
+        Some(request)
     }
 
     fn path(&self) -> String {
@@ -113,91 +135,6 @@ impl AnyRequest {
                 None => format!("/{}", bucket.as_str()),
             },
             Target::Raw(t) => t.0.clone(),
-        }
-    }
-
-    /// Signs the request: adds the SigV4 query pairs (presigned) or headers, and returns
-    /// the `Authorization` value (none when presigned).
-    fn sign(
-        &self,
-        s: &SigV4,
-        now: Now,
-        path: &str,
-        body: &[u8],
-        pairs: &mut Vec<(String, String)>,
-        headers: &mut Vec<(String, String)>,
-    ) -> Option<Option<String>> {
-        let (id, secret) = ACCOUNTS
-            .get(usize::from(s.key) % (ACCOUNTS.len() + 1))
-            .map_or(("AKIAFUZZNOBODY000003", "s-nobody"), |a| {
-                (a.access_key, a.secret)
-            });
-        let at = if s.current {
-            now.0
-        } else {
-            jiff::Timestamp::from_second(1_000_000_000).ok()?
-        };
-        let amz_date = at.strftime("%Y%m%dT%H%M%SZ").to_string();
-        let payload_hash = if s.unsigned_payload {
-            "UNSIGNED-PAYLOAD".to_owned()
-        } else {
-            sigv4::sha256_hex(body)
-        };
-        let service = s.service.as_str();
-        if service == "s3" {
-            headers.push(("x-amz-content-sha256".into(), payload_hash.clone()));
-        }
-        let region = if unreserved(s.region.as_str()) {
-            s.region.as_str()
-        } else {
-            "us-east-1"
-        };
-        let key = sigv4::Key { id, secret };
-        if s.presigned {
-            let scope = format!("{}/{region}/{service}/aws4_request", amz_date.get(..8)?);
-            pairs.extend([
-                ("X-Amz-Algorithm".into(), "AWS4-HMAC-SHA256".into()),
-                (
-                    "X-Amz-Credential".into(),
-                    format!("{id}%2F{}", scope.replace('/', "%2F")),
-                ),
-                ("X-Amz-Date".into(), amz_date.clone()),
-                ("X-Amz-Expires".into(), "900".into()),
-                ("X-Amz-SignedHeaders".into(), "host".into()),
-            ]);
-            let host = [("host".to_owned(), "localhost".to_owned())];
-            let signing = sigv4::Signing {
-                method: self.method.as_str(),
-                path,
-                query: pairs,
-                headers: &host,
-                payload_hash: "UNSIGNED-PAYLOAD".into(),
-                amz_date: &amz_date,
-                region,
-                service,
-            };
-            let signature = sigv4::signature(&signing, key);
-            let signature = if s.valid { signature } else { "0".repeat(64) };
-            pairs.push(("X-Amz-Signature".into(), signature));
-            Some(None)
-        } else {
-            headers.push(("x-amz-date".into(), amz_date.clone()));
-            let signing = sigv4::Signing {
-                method: self.method.as_str(),
-                path,
-                query: pairs,
-                headers,
-                payload_hash,
-                amz_date: &amz_date,
-                region,
-                service,
-            };
-            let mut auth = sigv4::authorization(&signing, key);
-            if !s.valid {
-                auth.truncate(auth.len() - 64);
-                auth.push_str(&"0".repeat(64));
-            }
-            Some(Some(auth))
         }
     }
 
