@@ -13,10 +13,11 @@
 //!
 //! # Targets
 //! [`TARGETS`]: `scenario` ([`scenario`]), `cloud_config` ([`cloud_config`]),
-//! `cloud_requests` ([`cloud`]), `apiserver_requests` ([`apiserver`]), `replay`
+//! `cloud_requests` ([`cloud`]), `aws_requests` ([`aws`]), `apiserver_requests` ([`apiserver`]), `replay`
 //! ([`replay`]).
 
 pub mod apiserver;
+pub mod aws;
 pub mod cloud;
 pub mod cloud_config;
 mod json;
@@ -57,6 +58,11 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "cloud_requests",
         check: cloud::check,
+        seeds: &[],
+    },
+    Target {
+        name: "aws_requests",
+        check: aws::check,
         seeds: &[],
     },
     Target {

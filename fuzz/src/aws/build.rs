@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::input::{
     Call, DynamoCall, DynamoValue, QueryCall, Request, S3Body, S3Call, S3Method, Word, Xml,
 };
-use crate::cloud::{Now, access_key};
+use crate::cloud::{ACCOUNTS, Now, access_key};
 use crate::pick::Vocabulary;
 use crate::sign::{Signer, sign_request, system_time};
 
@@ -34,6 +34,28 @@ impl Request {
             (Some(other), _) => Some(other.as_str()),
             (None, call) => Some(service_of(call)),
         }
+    }
+
+    /// The service it calls (`s3`, `sts`, `ec2`, `dynamodb`), or `admin`.
+    #[must_use]
+    pub fn service(&self) -> &'static str {
+        match &self.call {
+            Call::Admin(_) => "admin",
+            call => service_of(call),
+        }
+    }
+
+    /// Whether it is signed as an SDK signs it: with a key the cloud's accounts have,
+    /// for its own service, now, untampered.
+    #[must_use]
+    pub fn signed_well(&self) -> bool {
+        let s = &self.signing;
+        !matches!(self.call, Call::Admin(_))
+            && !s.anonymous
+            && s.service.is_none()
+            && !s.stale
+            && !s.tamper
+            && usize::from(s.key) % (ACCOUNTS.len() + 1) < ACCOUNTS.len()
     }
 
     /// The HTTP request, or `None` if its parts do not make one.
@@ -78,7 +100,11 @@ impl Request {
             } else {
                 now.0
             };
-            let service = if service.is_empty() { u.service } else { service };
+            let service = if service.is_empty() {
+                u.service
+            } else {
+                service
+            };
             let signer = Signer {
                 access_key: id,
                 secret,
@@ -105,6 +131,18 @@ fn service_of(call: &Call) -> &'static str {
     }
 }
 
+/// A query string as the SDKs write one: every byte but the unreserved ones
+/// percent-encoded, a space as `%20`. (Not `+`: aws-sigv4 reads a `+` in a query as a
+/// space, botocore as itself, so no server agrees with both, and no SDK sends one.)
+fn query_string(pairs: &[(String, String)]) -> String {
+    let pairs: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", component(k), component(v)))
+        .collect();
+    pairs.join("&")
+}
+
+/// A form body (`application/x-www-form-urlencoded`).
 fn form(pairs: &[(String, String)]) -> String {
     let mut form = form_urlencoded::Serializer::new(String::new());
     for (k, v) in pairs {
@@ -130,17 +168,20 @@ fn s3(c: &S3Call) -> Unsigned {
             path.push_str(&segments.join("/"));
         }
     }
-    let mut pairs: Vec<(String, String)> = c
+    let pairs: Vec<(String, String)> = c
         .params
         .iter()
         .map(|(k, v)| (k.as_str().to_owned(), v.as_str().to_owned()))
         .collect();
-    let mut query = form(&pairs);
+    let mut query = query_string(&pairs);
     if let Some(sub) = &c.subresource {
-        let sub = form_urlencoded::byte_serialize(sub.as_str().as_bytes()).collect::<String>();
-        query = if query.is_empty() { sub } else { format!("{sub}&{query}") };
+        let sub = component(sub.as_str());
+        query = if query.is_empty() {
+            sub
+        } else {
+            format!("{sub}&{query}")
+        };
     }
-    pairs.clear();
     let headers = c
         .headers
         .iter()
@@ -165,14 +206,24 @@ fn s3(c: &S3Call) -> Unsigned {
     }
 }
 
-/// A path segment, percent-encoded as the SDKs encode S3 keys.
+/// The unreserved characters, which no SDK encodes.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A path segment, percent-encoded as the SDKs encode S3 keys: everything but the
+/// unreserved characters and `/` (an SDK never sends `%2F`; S3 canonicalizes a path by
+/// decoding it, so a `%2F` would be signed as one thing and checked as another).
 fn segment(s: &str) -> String {
-    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'.')
-        .remove(b'_')
-        .remove(b'~');
-    percent_encoding::utf8_percent_encode(s, KEEP).to_string()
+    const PATH: &percent_encoding::AsciiSet = &UNRESERVED.remove(b'/');
+    percent_encoding::utf8_percent_encode(s, PATH).to_string()
+}
+
+/// A query string's key or value, percent-encoded as the SDKs encode them.
+fn component(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
 fn xml(x: &Xml, out: &mut String) {
@@ -189,7 +240,11 @@ fn xml(x: &Xml, out: &mut String) {
     }
 }
 
-fn query_call<Ops: Vocabulary>(c: &QueryCall<Ops>, service: &'static str, version: &str) -> Unsigned {
+fn query_call<Ops: Vocabulary>(
+    c: &QueryCall<Ops>,
+    service: &'static str,
+    version: &str,
+) -> Unsigned {
     let mut pairs = vec![("Action".to_owned(), c.action.as_str().to_owned())];
     match &c.version {
         None => pairs.push(("Version".to_owned(), version.to_owned())),
@@ -201,12 +256,17 @@ fn query_call<Ops: Vocabulary>(c: &QueryCall<Ops>, service: &'static str, versio
             .iter()
             .map(|(k, v)| (k.as_str().to_owned(), v.as_str().to_owned())),
     );
-    let encoded = form(&pairs);
     let (method, query, body, headers) = if c.in_query {
-        ("GET", encoded, Vec::new(), Vec::new())
+        ("GET", query_string(&pairs), Vec::new(), Vec::new())
     } else {
         let ct = "application/x-www-form-urlencoded; charset=utf-8".to_owned();
-        ("POST", String::new(), encoded.into_bytes(), vec![("content-type".to_owned(), ct)])
+        let body = form(&pairs).into_bytes();
+        (
+            "POST",
+            String::new(),
+            body,
+            vec![("content-type".to_owned(), ct)],
+        )
     };
     Unsigned {
         method,
@@ -220,7 +280,11 @@ fn query_call<Ops: Vocabulary>(c: &QueryCall<Ops>, service: &'static str, versio
 
 fn dynamodb(c: &DynamoCall) -> Unsigned {
     let pairs = |p: &[(Word, Word)], k: &str, v: &str| -> Value {
-        Value::Array(p.iter().map(|(a, b)| json!({k: a.as_str(), v: b.as_str()})).collect())
+        Value::Array(
+            p.iter()
+                .map(|(a, b)| json!({k: a.as_str(), v: b.as_str()}))
+                .collect(),
+        )
     };
     let object: serde_json::Map<String, Value> = c
         .fields

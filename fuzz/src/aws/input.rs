@@ -192,8 +192,16 @@ vocabulary!(
 impl<'a> Arbitrary<'a> for Signing {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         Ok(Signing {
-            key: if u.ratio(7, 8)? { u.int_in_range(0..=1)? } else { 2 },
-            service: if u.ratio(1, 16)? { Some(u.arbitrary()?) } else { None },
+            key: if u.ratio(7, 8)? {
+                u.int_in_range(0..=1)?
+            } else {
+                2
+            },
+            service: if u.ratio(1, 16)? {
+                Some(u.arbitrary()?)
+            } else {
+                None
+            },
             region: u.arbitrary()?,
             stale: u.ratio(1, 16)?,
             presigned: u.ratio(1, 8)?,

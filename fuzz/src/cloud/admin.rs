@@ -8,7 +8,7 @@ use super::input::{AdminOp, Class, Faults, Latency};
 
 impl AdminOp {
     /// Method, path, query, and body with its content type.
-    pub(super) fn request(
+    pub(crate) fn request(
         &self,
     ) -> (
         &'static str,

@@ -24,13 +24,13 @@ use mock_cloud::{Config, MockCloud, Switchable};
 use tower::ServiceExt;
 
 pub use build::Now;
-pub use input::{Request, Session, Setup};
+pub use input::{AdminOp, Request, Session, Setup};
 
 /// The most requests one input sends.
 pub const MAX_REQUESTS: usize = 24;
 
 /// How long an answer may take in virtual time (injected latency included).
-const ANSWER_WITHIN: Duration = Duration::from_secs(30 * 24 * 3600);
+pub(crate) const ANSWER_WITHIN: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// An account of the fuzzed cloud.
 #[derive(Debug, Clone, Copy)]
@@ -71,7 +71,9 @@ pub const ACCOUNTS: [Account; 2] = [
 pub fn access_key(i: u8) -> (&'static str, &'static str) {
     ACCOUNTS
         .get(usize::from(i) % (ACCOUNTS.len() + 1))
-        .map_or(("AKIAFUZZNOBODY000003", "s-nobody"), |a| (a.access_key, a.secret))
+        .map_or(("AKIAFUZZNOBODY000003", "s-nobody"), |a| {
+            (a.access_key, a.secret)
+        })
 }
 
 /// The cloud's config document: two accounts with tokens (and AWS identities if `aws`),
@@ -123,15 +125,18 @@ pub fn config(setup: Setup) -> Config {
     Config::from_yaml(&config_yaml(setup, true), "fuzz.yaml").expect("the fuzz config is valid")
 }
 
-/// Whether a 5xx is one the cloud was asked for: an injected fault (faults active), or a
-/// throttle that is a 5xx in its protocol (EC2's `RequestLimitExceeded`, S3's `SlowDown`).
+/// Whether a 5xx is one the cloud was asked for: an injected fault (faults active), a
+/// throttle that is a 5xx in its protocol (EC2's `RequestLimitExceeded`, S3's `SlowDown`),
+/// or S3's 501 `NotImplemented` (its answer to an operation or a streaming payload it does
+/// not have).
 #[must_use]
 pub fn asked_for(status: u16, body: &[u8], faults_active: bool) -> bool {
     if status < 500 || faults_active {
         return true;
     }
     let text = String::from_utf8_lossy(body);
-    status == 503 && (text.contains("RequestLimitExceeded") || text.contains("SlowDown"))
+    (status == 503 && (text.contains("RequestLimitExceeded") || text.contains("SlowDown")))
+        || (status == 501 && text.contains("<Code>NotImplemented</Code>"))
 }
 
 /// Runs one input.

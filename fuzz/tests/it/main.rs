@@ -1,5 +1,8 @@
 //! Every seed taken from the tests and every checked-in corpus file (the inputs libFuzzer
-//! kept, and every crash it found, named `crash-*`), run through its target.
+//! kept, and every crash it found, named `crash-*`), run through its target; and what the
+//! generators of the structured targets make of random bytes (`aws`).
+
+mod aws;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -52,6 +55,7 @@ fn every_target_is_replayed_here() {
             "scenario",
             "cloud_config",
             "cloud_requests",
+            "aws_requests",
             "apiserver_requests",
             "replay"
         ]
@@ -71,6 +75,11 @@ fn the_cloud_config_corpus_passes() {
 #[test]
 fn the_cloud_requests_corpus_passes() {
     replays("cloud_requests");
+}
+
+#[test]
+fn the_aws_requests_corpus_passes() {
+    replays("aws_requests");
 }
 
 #[test]
