@@ -12,4 +12,5 @@ mod reports;
 mod run;
 mod scenario_properties;
 mod scenarios;
+mod secrets;
 mod virtual_time;

@@ -43,6 +43,14 @@ pub struct LocalCloud {
     epoch: Epoch,
 }
 
+impl LocalCloud {
+    /// The in-process mock-cloud (tests read its journal).
+    #[must_use]
+    pub fn mock(&self) -> &MockCloud {
+        &self.cloud
+    }
+}
+
 impl CloudControl for LocalCloud {
     fn epoch(&self) -> Epoch {
         self.epoch
