@@ -13,6 +13,7 @@ mod binary;
 #[cfg(feature = "client")]
 mod client;
 mod faults;
+mod isolation;
 mod journal;
 mod quotas;
 mod resources;
