@@ -17,5 +17,6 @@ mod isolation;
 mod journal;
 mod quotas;
 mod resources;
+mod secrets;
 mod socket;
 mod support;
