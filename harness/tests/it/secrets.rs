@@ -49,6 +49,7 @@ struct Keeping(Embedded);
 
 impl Target for Keeping {
     type Options = Kept;
+    const VIRTUAL_TIME: bool = Embedded::VIRTUAL_TIME;
     type Cloud = LocalCloud;
 
     async fn start(scenario: &harness::scenario::Scenario, kept: Kept) -> Result<Self, RunError> {
