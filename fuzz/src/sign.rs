@@ -103,7 +103,21 @@ pub fn sign_request<B>(request: &mut http::Request<B>, body: &[u8], s: &Signer<'
         return false;
     };
     let (instructions, signature) = output.into_parts();
+    // aws-smithy-http's query writer panics on an origin-form URI that reads as another
+    // form once re-parsed (`//x?…`): the query goes onto the absolute URI, then back.
+    let Ok(absolute) = format!("http://localhost{}", request.uri()).parse::<http::Uri>() else {
+        return false;
+    };
+    *request.uri_mut() = absolute;
     instructions.apply_to_request_http1x(request);
+    let origin = request
+        .uri()
+        .path_and_query()
+        .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+    let Ok(origin) = origin.parse() else {
+        return false;
+    };
+    *request.uri_mut() = origin;
     if s.tamper {
         let zeros = "0".repeat(signature.len());
         if let Some(auth) = request
