@@ -10,6 +10,13 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# A check builds everything once: incremental compilation only adds to target/ (gigabytes
+# for this workspace) and to the time. Debug builds keep line tables only (backtraces
+# still name file and line), which halves target/ and the link times of the test binaries.
+# A caller's own settings win.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+export CARGO_PROFILE_DEV_DEBUG=${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}
+
 step "cargo fmt --all --check"
 cargo fmt --all --check
 
