@@ -42,7 +42,9 @@
 //!   `external-create-pending` is newer than succeeded/failed, until a human acts. Creates
 //!   here carry an idempotency key derived from the object's uid (plus the last succeeded
 //!   stamp), so the reconciler carries on: Observe finds a resource the lost create made,
-//!   or the retried Create is replayed by the cloud instead of duplicating it.
+//!   or the retried Create is replayed by the cloud instead of duplicating it. A resource
+//!   whose interrupted Create reached the cloud is found by Observe and keeps its pending
+//!   stamp with no outcome after it (nothing writes one); the harness's `stuck` check sees it.
 //! - **Read your own writes.** The reconcile after our own write reads our returned copy
 //!   until the cache catches up (by resourceVersion), instead of the stale cache copy that
 //!   makes crossplane-runtime's next status PUT fail with 409 (pitfall 3).

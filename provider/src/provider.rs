@@ -198,6 +198,24 @@ pub struct Provider {
     options: ProviderOptions,
 }
 
+/// What a killed provider must not leave running: the controllers' workers (the metrics
+/// hold the controllers, so dropping the run's handle alone would not stop them) and the
+/// event writer (a spawned task, which a dropped handle would leave running).
+struct KillGuard {
+    controllers: Option<Controllers>,
+    event_writer: tokio::task::AbortHandle,
+}
+
+impl Drop for KillGuard {
+    fn drop(&mut self) {
+        if let Some(c) = &self.controllers {
+            // Dropping a controller drops its workers' JoinSet, which aborts them.
+            c.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        }
+        self.event_writer.abort();
+    }
+}
+
 impl Provider {
     /// A provider that starts when [`Provider::run`] is awaited.
     #[must_use]
@@ -214,6 +232,11 @@ impl Provider {
     /// Runs until `shutdown` completes, then stops taking work (watches end, queues shut
     /// down), lets in-flight reconciles finish within the shutdown bound, and returns.
     ///
+    /// Dropping the future instead (aborting its task) kills the provider as SIGKILL
+    /// would: workers, watches and the event writer are aborted where they stand, and a
+    /// reconcile between two requests (say, a Create and its `external-create-succeeded`
+    /// write) never makes the second.
+    ///
     /// # Errors
     /// Invalid settings.
     ///
@@ -229,6 +252,11 @@ impl Provider {
         let client = options.kube.clone();
         let clock = options.clock.unwrap_or_default();
         let (events, event_writer) = EventSink::start(client.clone(), clock);
+        // A killed provider (this future dropped where it stands) leaves nothing running.
+        let mut on_kill = KillGuard {
+            controllers: None,
+            event_writer: event_writer.abort_handle(),
+        };
         let mut watches = JoinSet::new();
 
         let (provider_configs, pc_writer) = reflector::store::<ProviderConfig>();
@@ -272,6 +300,7 @@ impl Provider {
             reconcile_cpu: options.metrics.reconcile_cpu().clone(),
         });
         let controllers: Controllers = Arc::new(Mutex::new(Vec::new()));
+        on_kill.controllers = Some(Arc::clone(&controllers));
         let mut queues = Vec::new();
         let namespace = options.namespace.as_deref();
         start_kind::<Bucket>(

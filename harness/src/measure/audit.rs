@@ -26,6 +26,17 @@ pub struct CustomResource {
     pub name: String,
     /// `crossplane.io/external-name`, once set.
     pub external_name: Option<String>,
+    /// Its Ready condition is True.
+    #[serde(default)]
+    pub ready: bool,
+    /// It has a deletionTimestamp.
+    #[serde(default)]
+    pub deleting: bool,
+    /// `crossplane.io/external-create-pending` is newer than both outcomes
+    /// (`external-create-succeeded`, `external-create-failed`): crossplane-runtime's
+    /// `ExternalCreateIncomplete`.
+    #[serde(default)]
+    pub create_incomplete: bool,
 }
 
 /// What the audit found.
@@ -37,6 +48,12 @@ pub struct Audit {
     pub duplicates: Vec<(String, u64)>,
     /// Custom resources whose external name is not in the cloud (kind/name).
     pub missing: Vec<String>,
+    /// Custom resources with an incomplete create (kind/name).
+    #[serde(default)]
+    pub stuck: Vec<String>,
+    /// Ready custom resources, not being deleted, whose cloud object is gone (kind/name).
+    #[serde(default)]
+    pub lost: Vec<String>,
 }
 
 /// Audits `inventory` against `resources`. A cloud resource belongs to a custom resource if
@@ -74,12 +91,25 @@ pub fn audit(inventory: &[CloudResource], resources: &[CustomResource]) -> Audit
         .iter()
         .map(|c| (c.kind.as_str(), c.name.as_str()))
         .collect();
-    out.missing = resources
+    let missing: Vec<&CustomResource> = resources
         .iter()
-        .filter_map(|r| {
-            let e = r.external_name.as_deref()?;
-            (!cloud.contains(&(r.kind.as_str(), e))).then(|| format!("{}/{}", r.kind, r.name))
+        .filter(|r| {
+            r.external_name
+                .as_deref()
+                .is_some_and(|e| !cloud.contains(&(r.kind.as_str(), e)))
         })
+        .collect();
+    let id = |r: &CustomResource| format!("{}/{}", r.kind, r.name);
+    out.lost = missing
+        .iter()
+        .filter(|r| r.ready && !r.deleting)
+        .map(|r| id(r))
+        .collect();
+    out.missing = missing.into_iter().map(id).collect();
+    out.stuck = resources
+        .iter()
+        .filter(|r| r.create_incomplete)
+        .map(id)
         .collect();
     out
 }
@@ -102,7 +132,44 @@ mod tests {
             kind: "Bucket".into(),
             name: name.into(),
             external_name: ext.map(Into::into),
+            ready: false,
+            deleting: false,
+            create_incomplete: false,
         }
+    }
+
+    #[test]
+    fn a_ready_resource_whose_cloud_object_is_gone_is_lost_unless_it_is_being_deleted() {
+        let ready = |name: &str, deleting: bool| CustomResource {
+            ready: true,
+            deleting,
+            ..cr(name, Some(name))
+        };
+        let a = audit(
+            &[cloud("b-2", None)],
+            &[
+                ready("b-0", false),
+                ready("b-1", true),
+                ready("b-2", false),
+                cr("b-3", Some("b-3")),
+            ],
+        );
+        assert_eq!(a.lost, vec!["Bucket/b-0".to_owned()]);
+        assert_eq!(
+            a.missing.len(),
+            3,
+            "every missing one is missing, Ready or not"
+        );
+    }
+
+    #[test]
+    fn a_resource_with_an_incomplete_create_is_stuck() {
+        let pending = CustomResource {
+            create_incomplete: true,
+            ..cr("b-0", Some("b-0"))
+        };
+        let a = audit(&[cloud("b-0", None)], &[pending, cr("b-1", None)]);
+        assert_eq!(a.stuck, vec!["Bucket/b-0".to_owned()]);
     }
 
     #[test]

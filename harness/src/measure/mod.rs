@@ -1,12 +1,15 @@
 //! Measurement primitives the run feeds: exact windowed maxima, latency histograms,
-//! realised poll intervals and the orphan/duplicate audit.
+//! realised poll intervals, the audit (orphans, duplicates, stuck and lost resources) and
+//! memory growth.
 
 mod audit;
+mod memory;
 mod poll;
 mod ttr;
 mod window;
 
 pub use audit::{Audit, CloudResource, CustomResource, audit};
+pub use memory::{Growth, MemorySample, growth, retained_by_design};
 pub use poll::{ObserveSeries, PollStats, realised_intervals};
 pub use ttr::{Latencies, LatencySummary};
 pub use window::{WindowMax, bin_counts, window_us, windowed_max, within};

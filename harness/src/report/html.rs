@@ -27,6 +27,8 @@ pub fn html(r: &RunResult) -> String {
     );
     header(&mut o, r);
     assertions(&mut o, r);
+    listing(&mut o, "Kills", &super::chaos::kill_lines(r));
+    listing(&mut o, "Memory", &super::chaos::memory_lines(r));
     charts(&mut o, r);
     phases(&mut o, r);
     predictions(&mut o, r);
@@ -266,6 +268,18 @@ fn ttr(o: &mut String, r: &RunResult) {
         &r.ttr.buckets,
         &markers,
     ));
+}
+
+/// A section of lines, when there are any.
+fn listing(o: &mut String, title: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = write!(o, "<h2>{title}</h2><ul>");
+    for l in lines {
+        let _ = write!(o, "<li>{}</li>", esc(l));
+    }
+    o.push_str("</ul>");
 }
 
 fn assertions(o: &mut String, r: &RunResult) {

@@ -1,12 +1,14 @@
 //! Reports made from a [`crate::result::RunResult`]: the terminal table, JUnit XML and the
 //! self-contained HTML page; and the `predict` listing.
 
+mod chaos;
 mod escape;
 mod html;
 mod junit;
 mod svg;
 mod text;
 
+pub use chaos::{kill_lines, memory_lines};
 pub use escape::xml_escape;
 pub use html::html;
 pub use junit::junit;

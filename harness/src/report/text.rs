@@ -101,6 +101,12 @@ pub fn assertion_table(r: &RunResult) -> String {
         }
     }
     let failed = r.verdicts.iter().filter(|v| !v.pass).count();
+    for l in super::chaos::kill_lines(r)
+        .iter()
+        .chain(&super::chaos::memory_lines(r))
+    {
+        let _ = writeln!(out, "{l}");
+    }
     if let Some(p) = &r.provider {
         let _ = writeln!(out, "{}", p.summary());
     }

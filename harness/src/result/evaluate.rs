@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 
 use limiter::go::GoDuration;
 
+use super::audit_verdict::audit_verdict;
 use super::echo;
 use super::info::scenario_info;
+use super::memory_verdict::memory_verdict;
 use super::model::{
     Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, StopCause, Timeline,
     Verdict,
@@ -93,6 +95,9 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
         timeline,
         ttr: overall.summary(),
         audit,
+        kills: obs.kills.clone(),
+        phase_audits: obs.phase_audits.clone(),
+        memory: obs.memory.clone(),
         poll,
         predictions: plan.all().cloned().collect(),
         verdicts: Vec::new(),
@@ -336,6 +341,9 @@ fn check_name(c: &Check) -> &'static str {
         Check::Orphans { .. } => "orphans",
         Check::Duplicates { .. } => "duplicates",
         Check::DrainEfficiency { .. } => "drainEfficiency",
+        Check::Stuck { .. } => "stuck",
+        Check::Lost { .. } => "lost",
+        Check::MemoryGrowth { .. } => "memoryGrowth",
     }
 }
 
@@ -432,13 +440,12 @@ fn verdict(
             v
         }
         Check::TimeToReady { quantile, limit } => ttr_verdict(s, plan, res, a, *quantile, *limit),
-        Check::Orphans { max } => upper(a, None, Some(*max as f64), res.audit.orphans.len() as f64),
-        Check::Duplicates { max } => upper(
-            a,
-            None,
-            Some(*max as f64),
-            res.audit.duplicates.len() as f64,
-        ),
+        Check::Orphans { .. }
+        | Check::Duplicates { .. }
+        | Check::Stuck { .. }
+        | Check::Lost { .. } => audit_verdict(s, res, &obs.phase_audits, a)
+            .expect("an audit check has an audit verdict"),
+        Check::MemoryGrowth { max_percent } => memory_verdict(s, obs, a, *max_percent),
         Check::DrainEfficiency { min } => {
             let pp = phase
                 .as_ref()

@@ -1,15 +1,19 @@
 //! Results: what a run observed ([`Observations`], plain data the runner fills), and the
 //! versioned [`RunResult`] that [`evaluate`] makes from it and every report reads.
 
+mod audit_verdict;
 mod echo;
 mod evaluate;
 pub mod float;
 mod info;
+mod kills;
+mod memory_verdict;
 mod model;
 mod observe;
 
 pub use evaluate::evaluate;
 pub use info::{scenario_info, workload};
+pub use kills::{Kill, PhaseAudit};
 pub use model::{
     Dropped, Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunInfo, RunResult,
     RunTarget, ScenarioInfo, SettingsInfo, Signal, StopCause, Stopped, TimeInfo, Timeline, Verdict,

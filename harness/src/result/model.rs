@@ -386,8 +386,17 @@ pub struct RunResult {
     pub timeline: Timeline,
     /// Time to Ready over the run.
     pub ttr: LatencySummary,
-    /// Orphans and duplicates.
+    /// Orphans, duplicates, incomplete creates and lost resources at the end of the run.
     pub audit: Audit,
+    /// The provider's kills, in order.
+    #[serde(default)]
+    pub kills: Vec<super::Kill>,
+    /// The audit at the end of each phase that met its `until`.
+    #[serde(default)]
+    pub phase_audits: Vec<super::PhaseAudit>,
+    /// Memory samples of the run's components.
+    #[serde(default)]
+    pub memory: Vec<crate::measure::MemorySample>,
     /// Realised poll intervals.
     pub poll: Vec<PollStats>,
     /// Every prediction of the plan.

@@ -143,4 +143,13 @@ pub struct Observations {
     /// Where and why the run stopped early, if it did.
     #[serde(default)]
     pub stopped: Option<super::Stopped>,
+    /// The provider's kills, in order.
+    #[serde(default)]
+    pub kills: Vec<super::Kill>,
+    /// The audit at the end of each phase that met its `until`.
+    #[serde(default)]
+    pub phase_audits: Vec<super::PhaseAudit>,
+    /// Memory samples of the run's components.
+    #[serde(default)]
+    pub memory: Vec<crate::measure::MemorySample>,
 }

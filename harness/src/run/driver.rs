@@ -16,11 +16,14 @@ use tokio::time::Instant;
 use super::clock::RunClock;
 use super::cloud;
 use super::error::RunError;
+use super::kill::{self, KillContext};
 use super::objects::{self, Seeded, kind_info, kind_of_collection};
+use super::observe::{custom_resources, inventory};
 use super::progress::{PhaseBar, Progress};
 use super::source::watches::{Key, SeenMap, Watches};
 use super::target::{CloudControl, Target};
-use crate::result::PhaseSpan;
+use crate::measure::audit;
+use crate::result::{Kill, PhaseAudit, PhaseSpan};
 use crate::scenario::{Action, ActionClass, Phase, Scenario, Until};
 
 /// Writes in flight at once, whatever the rate.
@@ -64,6 +67,10 @@ pub struct Log {
     pub records: BTreeMap<(usize, u32), Record>,
     /// Per phase, in order.
     pub spans: Vec<PhaseSpan>,
+    /// The provider's kills, in order.
+    pub kills: Vec<Kill>,
+    /// The audit at the end of each phase that met its `until`.
+    pub phase_audits: Vec<PhaseAudit>,
 }
 
 /// Runs phases and keeps what they did.
@@ -165,6 +172,7 @@ impl<'s> Driver<'s> {
         let deadline = Instant::now() + phase.timeout;
         let targets = self.targets(phase.action.groups());
         let bar = progress.phase(index, &phase.name, phase.action.name(), targets.len());
+        let kills = kill::schedule(self.scenario, index);
         let completed = match &phase.action {
             Action::Restart => {
                 let from = match target.cloud().next_seq().await {
@@ -178,12 +186,58 @@ impl<'s> Driver<'s> {
                 self.wait_observed(target.cloud(), from, deadline, &bar)
                     .await
             }
-            action => {
+            // Its kills ran during the phase they interrupt.
+            Action::Kill { .. } => {
+                let n = self
+                    .log
+                    .kills
+                    .iter()
+                    .filter(|k| k.kill_phase == phase.name)
+                    .count();
+                bar.set_total(n);
+                bar.set(n);
+                true
+            }
+            action if kills.is_empty() => {
                 self.act(&phase.name, action, target.cloud()).await;
                 self.wait_until(phase.until, &targets, watches, deadline, &bar)
                     .await
             }
+            action => {
+                let client = self.client.clone();
+                let cx = KillContext {
+                    scenario: self.scenario,
+                    client: &client,
+                    clock: self.clock,
+                    during: &phase.name,
+                };
+                let target = &*target;
+                let earlier = self.log.kills.clone();
+                let killing =
+                    kill::kill_loop(target, &cx, &kills, Instant::now(), deadline, &earlier);
+                let work = async {
+                    self.act(&phase.name, action, target.cloud()).await;
+                    self.wait_until(phase.until, &targets, watches, deadline, &bar)
+                        .await
+                };
+                let (done, _) = tokio::join!(killing, work);
+                self.log.kills.extend(done?);
+                // Kills after the work was done undo it: wait for `until` again.
+                self.wait_until(phase.until, &targets, watches, deadline, &bar)
+                    .await
+            }
         };
+        if completed && !matches!(phase.action, Action::Kill { .. }) {
+            let found = audit(
+                &inventory(target.cloud()).await,
+                &custom_resources(&self.client, self.scenario).await,
+            );
+            self.log.phase_audits.push(PhaseAudit {
+                phase: phase.name.clone(),
+                at_us: self.now_us(),
+                audit: found,
+            });
+        }
         bar.finish(completed);
         self.log.spans.push(PhaseSpan {
             name: phase.name.clone(),
@@ -241,7 +295,9 @@ impl<'s> Driver<'s> {
                 let targets = self.targets(Some(groups));
                 self.delete(&targets, *rate).await;
             }
-            Action::Restart => unreachable!("restarts are driven by run_phase"),
+            Action::Restart | Action::Kill { .. } => {
+                unreachable!("restarts and kills are driven by run_phase")
+            }
         }
     }
 

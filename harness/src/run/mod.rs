@@ -7,7 +7,8 @@
 //!   finish the sources, observe, evaluate;
 //! - [`target`]: where it runs ([`Target`], [`CloudControl`]);
 //! - [`source`]: one file per measurement source, each started and finished;
-//! - [`driver`]: the phases' writes and waits, and its [`driver::Log`];
+//! - [`driver`]: the phases' writes and waits, and its [`driver::Log`]; [`kill`]: the
+//!   kills of a kill phase, during the phase they interrupt;
 //! - [`observe`]: observations from the log and the sources' reports;
 //! - leaves: [`clock`] (one clock for the run), [`time`] (real or virtual time: the
 //!   runtime, the paused clock), [`prometheus`], [`own`] (the harness's own
@@ -20,6 +21,7 @@ pub mod clock;
 pub mod cloud;
 pub mod driver;
 pub mod error;
+pub mod kill;
 pub mod objects;
 pub mod observe;
 pub mod own;
@@ -40,7 +42,7 @@ pub use target::embedded::Embedded;
 pub use target::{CloudControl, Target};
 
 use crate::predict;
-use crate::result::{RunResult, Signal, evaluate};
+use crate::result::{Observations, RunResult, Signal, evaluate};
 use crate::scenario::Scenario;
 use driver::Driver;
 use observe::{Reports, TargetFacts};
@@ -101,6 +103,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     let mut target = T::start(scenario, options).await?;
     let clock = target.clock();
     let sources = target.take_sources();
+    let memory = source::memory::MemorySampler::start(sources.memory, clock);
     let cloud_journal = CloudJournal::start();
     let client = target.client();
     let seeded = objects::seed(&client, scenario, target.secret_namespace()).await?;
@@ -139,6 +142,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
             }
         }
     }
+    let memory = memory.finish().await;
     target.stop_provider().await;
     let cloud = cloud_journal.finish(target.cloud()).await;
     let api = sources.api.finish().await;
@@ -170,6 +174,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         (&clock, clock.now()),
         interrupted,
     );
+    let obs = Observations { memory, ..obs };
     if target.cleans_up() {
         tokio::select! {
             _ = driver.clean_up(&seeded, &watches, CLEANUP_TIMEOUT, progress) => {}

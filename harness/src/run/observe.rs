@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use kube::api::{Api, DynamicObject, ListParams};
 use provider::crd::EXTERNAL_NAME_ANNOTATION;
+use provider::reconciler::meta::CreateStamps;
 
 use super::clock::{Micros, RunClock};
 use super::driver::Log;
@@ -91,24 +92,42 @@ pub async fn custom_resources(client: &kube::Client, s: &Scenario) -> Vec<Custom
     for kind in scenario_kinds(s).into_iter().map(kind_info) {
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &kind.resource);
         match api.list(&ListParams::default()).await {
-            Ok(list) => out.extend(list.items.into_iter().map(|o| {
-                CustomResource {
-                    kind: kind.name.to_owned(),
-                    external_name: o
-                        .metadata
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.get(EXTERNAL_NAME_ANNOTATION))
-                        .cloned(),
-                    name: o.metadata.name.unwrap_or_default(),
-                }
-            })),
+            Ok(list) => out.extend(
+                list.items
+                    .into_iter()
+                    .map(|o| custom_resource(kind.name, o)),
+            ),
             Err(e) => {
                 tracing::warn!(error = %e, kind = kind.name, "cannot list custom resources for the audit");
             }
         }
     }
     out
+}
+
+/// What the audit needs of one managed resource: its external name, whether it is Ready
+/// and being deleted, and whether its create is incomplete (crossplane-runtime's
+/// `ExternalCreateIncomplete`, read with the provider's own code).
+fn custom_resource(kind: &str, o: DynamicObject) -> CustomResource {
+    let annotations = o.metadata.annotations.unwrap_or_default();
+    let ready = o
+        .data
+        .pointer("/status/conditions")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(serde_json::Value::as_str) == Some("Ready")
+                    && c.get("status").and_then(serde_json::Value::as_str) == Some("True")
+            })
+        });
+    CustomResource {
+        kind: kind.to_owned(),
+        external_name: annotations.get(EXTERNAL_NAME_ANNOTATION).cloned(),
+        name: o.metadata.name.unwrap_or_default(),
+        ready,
+        deleting: o.metadata.deletion_timestamp.is_some(),
+        create_incomplete: CreateStamps::of(&annotations).incomplete(),
+    }
 }
 
 /// Moves cloud calls dated before the first phase to its start when they are that early
@@ -223,6 +242,10 @@ pub fn observations(
         run,
         partial,
         stopped,
+        kills: log.kills.clone(),
+        phase_audits: log.phase_audits.clone(),
+        // The run adds the memory samples: the sampler ends with the phases.
+        memory: Vec::new(),
     }
 }
 

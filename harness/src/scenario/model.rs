@@ -450,6 +450,15 @@ pub enum Action {
     },
     /// Provider restart.
     Restart,
+    /// The provider killed (no graceful shutdown) during another phase's work.
+    Kill {
+        /// Index of the phase whose work the kills interrupt.
+        during: usize,
+        /// How many kills.
+        count: u32,
+        /// The window, from the start of `during`, the kills fall in.
+        window: Duration,
+    },
     /// Delete resources.
     Delete {
         /// Resources per second.
@@ -471,6 +480,7 @@ impl Action {
             Action::CloudOutage { .. } => "cloudOutage",
             Action::CloudLatency { .. } => "cloudLatency",
             Action::Restart => "restart",
+            Action::Kill { .. } => "kill",
             Action::Delete { .. } => "delete",
         }
     }
@@ -566,6 +576,23 @@ pub enum Check {
         /// Lowest acceptable efficiency.
         min: f64,
     },
+    /// Resources with an incomplete create at a phase's end ≤ max.
+    Stuck {
+        /// Limit.
+        max: u64,
+        /// Resources whose create a kill interrupted do not count.
+        allow_interrupted: bool,
+    },
+    /// Ready resources whose cloud object vanished, at a phase's end ≤ max.
+    Lost {
+        /// Limit.
+        max: u64,
+    },
+    /// Growth of each sampled memory measure from the end of the warm-up to the end ≤ max %.
+    MemoryGrowth {
+        /// Limit, percent.
+        max_percent: f64,
+    },
 }
 
 /// The limit of a time-to-Ready assertion.
@@ -601,6 +628,35 @@ impl Scenario {
     #[must_use]
     pub fn place(&self, pos: Pos) -> String {
         pos.place(&self.file, &self.sets)
+    }
+
+    /// The kills during phase `index`: (kill phase index, count, window).
+    #[must_use]
+    pub fn kills_during(&self, index: usize) -> Vec<(usize, u32, Duration)> {
+        self.phases
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| match p.action {
+                Action::Kill {
+                    during,
+                    count,
+                    window,
+                } if during == index => Some((k, count, window)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Kills in the whole scenario.
+    #[must_use]
+    pub fn total_kills(&self) -> u32 {
+        self.phases
+            .iter()
+            .map(|p| match p.action {
+                Action::Kill { count, .. } => count,
+                _ => 0,
+            })
+            .sum()
     }
 
     /// A phase's index by name.

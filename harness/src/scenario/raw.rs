@@ -505,7 +505,8 @@ pub struct RawPhase {
     #[schemars(with = "Option<Vec<String>>")]
     pub groups: Option<Vec<Spanned<String>>>,
     /// hold: how long; cloudOutage, cloudLatency: how long the fault lasts (the phase then
-    /// waits for its `until`).
+    /// waits for its `until`); kill: the window, from the start of `during`, in which the
+    /// kills fall (default `1m`).
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
     pub duration: Option<Spanned<String>>,
@@ -520,6 +521,14 @@ pub struct RawPhase {
     #[serde(default)]
     #[schemars(with = "Option<u16>")]
     pub status: Option<Spanned<u16>>,
+    /// kill: the phase whose work the kills interrupt (listed before the kill phase).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub during: Option<Spanned<String>>,
+    /// kill: how many times the provider is killed (≥ 1, default 1).
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub count: Option<Spanned<u32>>,
     /// When the phase is over: `allReady`, `allHandled` (every forced re-sync seen in
     /// status), `allGone`, or `elapsed` (its duration passed). Default per action: create,
     /// update, restart, cloudOutage, cloudLatency → allReady; resync → allHandled; delete →
@@ -551,6 +560,9 @@ pub enum ActionName {
     CloudLatency,
     /// Stop the provider and start it again (empty queues, full bucket).
     Restart,
+    /// Kill the provider (no graceful shutdown) `count` times during another phase's work,
+    /// at moments drawn from the seed, and start a new one each time.
+    Kill,
     /// Delete the groups' resources.
     Delete,
 }
@@ -612,6 +624,11 @@ pub struct RawAssertion {
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub quantile: Option<Spanned<f64>>,
+    /// stuck: resources whose create a kill interrupted (the report names them) do not
+    /// count; crossplane-runtime leaves each of them stuck by design (default false).
+    #[serde(default)]
+    #[schemars(with = "Option<bool>")]
+    pub allow_interrupted: Option<Spanned<bool>>,
     /// timeToReady: allowed excess over the prediction, in percent (default 25).
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
@@ -639,4 +656,12 @@ pub enum CheckName {
     Duplicates,
     /// Physical drain limit / observed drain ≥ min.
     DrainEfficiency,
+    /// Resources left with an incomplete create (`external-create-pending` newer than
+    /// both outcomes) at the end of a phase ≤ max (default 0).
+    Stuck,
+    /// Ready resources whose cloud object is gone at the end of a phase ≤ max (default 0).
+    Lost,
+    /// Memory growth of every sampled component, from the end of the warm-up to the end,
+    /// ≤ max percent (default 5).
+    MemoryGrowth,
 }

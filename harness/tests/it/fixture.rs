@@ -163,6 +163,9 @@ pub fn smoke_observations() -> Observations {
         },
         partial: false,
         stopped: None,
+        kills: Vec::new(),
+        phase_audits: Vec::new(),
+        memory: Vec::new(),
     }
 }
 

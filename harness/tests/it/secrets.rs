@@ -78,6 +78,12 @@ impl Target for Keeping {
     async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError> {
         self.0.restart_provider(deadline).await
     }
+    async fn kill_provider(&self, deadline: Instant) -> Result<(), RunError> {
+        self.0.kill_provider(deadline).await
+    }
+    async fn revive_provider(&self) -> Result<(), RunError> {
+        self.0.revive_provider().await
+    }
     async fn stop_provider(&mut self) {
         self.0.stop_provider().await;
     }

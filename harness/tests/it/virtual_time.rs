@@ -36,6 +36,16 @@ fn without_wall_time(r: &RunResult) -> serde_json::Value {
     v["run"]["time"]["wall_s"] = serde_json::Value::Null;
     v["run"]["time"]["reconcile_cpu_measured_ms"] = serde_json::Value::Null;
     v["run"]["started_at"] = serde_json::Value::Null;
+    // The process's resident set depends on the machine, as wall time does.
+    if let Some(samples) = v["memory"].as_array_mut() {
+        for s in samples {
+            for pair in s["values"].as_array_mut().into_iter().flatten() {
+                if pair[0] == "process_rss_bytes" {
+                    pair[1] = serde_json::Value::Null;
+                }
+            }
+        }
+    }
     v
 }
 

@@ -66,6 +66,8 @@ impl Plan {
                 .max(get("ttr-p99"));
             let (expected, longest) = match &phase.action {
                 Action::Hold { duration } => (duration.as_secs_f64(), *duration),
+                // Its kills fall in the phase they interrupt; it takes no time of its own.
+                Action::Kill { .. } => (0.0, Duration::ZERO),
                 Action::CloudOutage { duration, .. } => (
                     duration.as_secs_f64() + get("recovery"),
                     (*duration + phase.timeout),

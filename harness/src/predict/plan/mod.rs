@@ -96,13 +96,14 @@ pub fn plan(s: &Scenario) -> Plan {
         }
         phases.push(pp);
     }
-    // Provider starts a run-wide window can hold: one per restart phase (rigorous, if loose
-    // when restarts are far apart).
+    // Provider starts a run-wide window can hold: one per restart phase and per kill
+    // (rigorous, if loose when restarts are far apart).
     let restarts = s
         .phases
         .iter()
         .filter(|ph| matches!(ph.action, Action::Restart))
-        .count() as u32;
+        .count() as u32
+        + s.total_kills();
     let mut run = Vec::new();
     for w in windows(s) {
         run.push(bounds::reconciles(&base, w, &Excess::default()).phase(None));
@@ -136,6 +137,12 @@ fn global_budget(p: &Params) -> Prediction {
     .meaning(Meaning::UpperBound)
     .source("[P] §2.7")
     .note("every bucket formula of this plan reads R as R_g and B as 10·σ·R; the API client's 5R and 10R keep the flag's R")
+}
+
+/// The kills that fall in the phase named `name`.
+fn kills_in(s: &Scenario, name: &str) -> u32 {
+    s.phase_index(name)
+        .map_or(0, |i| s.kills_during(i).iter().map(|(_, n, _)| n).sum())
 }
 
 fn with_id(mut p: Prediction, scope: &str, w: f64) -> Prediction {
@@ -202,7 +209,7 @@ fn phase_plan(
     }
     for w in windows(s) {
         preds.push(with_id(bounds::cloud_calls(p, w, &excess), name, w).phase(Some(name)));
-        let starts = u32::from(matches!(phase.action, Action::Restart));
+        let starts = u32::from(matches!(phase.action, Action::Restart)) + kills_in(s, name);
         preds.push(with_id(bounds::api_requests(p, w, starts), name, w).phase(Some(name)));
     }
     PhasePlan {

@@ -5,7 +5,8 @@
 //! - [`api_journal`]: mock-apiserver's journal, in process or over HTTP (API requests);
 //! - [`api_metrics`]: an API server's `/metrics` (API requests, when there is no journal);
 //! - [`provider_metrics`]: the provider's own counters;
-//! - [`watches`]: the harness's watches of the managed resources.
+//! - [`watches`]: the harness's watches of the managed resources;
+//! - [`memory`]: the components' memory, sampled in the background.
 //!
 //! [`api`] chooses the API-request source; [`poll`] reads another process in the
 //! background; [`report`] holds what the sources hand back.
@@ -14,6 +15,7 @@ pub mod api;
 pub mod api_journal;
 pub mod api_metrics;
 pub mod cloud_journal;
+pub mod memory;
 pub mod poll;
 pub mod provider_metrics;
 pub mod report;

@@ -2,10 +2,12 @@
 //! rolling its Deployment), and mock-cloud reached at a URL through its admin API.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, Patch, PatchParams};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::client::ClientBuilder;
 use kube::runtime::wait::await_condition;
 use mock_cloud::Faults;
@@ -18,7 +20,9 @@ use crate::run::clock::{Epoch, RunClock};
 use crate::run::cloud;
 use crate::run::error::RunError;
 use crate::run::own::{self, OwnRequests};
+use crate::run::remote::Remote;
 use crate::run::source::api::{ApiRequests, ApiSource};
+use crate::run::source::memory::MemoryProbe;
 use crate::run::source::provider_metrics::{ProviderMetricsSource, Tally};
 use crate::scenario::Scenario;
 
@@ -133,6 +137,7 @@ pub struct Cluster {
     api: Option<ApiRequests>,
     provider: Option<ProviderMetricsSource>,
     rolls: u32,
+    kills: AtomicU32,
     notes: Vec<String>,
 }
 
@@ -208,6 +213,64 @@ impl Cluster {
         }
         Ok(())
     }
+}
+
+/// The label selector of a Deployment's pods (`spec.selector.matchLabels`, in key order).
+fn pod_selector(d: &Deployment) -> Option<String> {
+    let labels = d.spec.as_ref()?.selector.match_labels.as_ref()?;
+    (!labels.is_empty()).then(|| {
+        labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+}
+
+/// Deletes every pod of the Deployment `namespace/name` with grace period 0; returns how
+/// many.
+async fn kill_pods(client: &kube::Client, namespace: &str, name: &str) -> Result<usize, RunError> {
+    let kube_err = |what: String| move |source| RunError::Kube { what, source };
+    let d = deployments(client, namespace)
+        .get(name)
+        .await
+        .map_err(kube_err(format!(
+            "read the provider's Deployment {namespace}/{name}"
+        )))?;
+    let Some(selector) = pod_selector(&d) else {
+        tracing::warn!(
+            namespace,
+            name,
+            "the provider's Deployment has no matchLabels: no pod to kill"
+        );
+        return Ok(0);
+    };
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let list = pods
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(kube_err(format!("list the provider's pods ({selector})")))?;
+    let now = DeleteParams {
+        grace_period_seconds: Some(0),
+        ..DeleteParams::default()
+    };
+    let mut killed = 0;
+    for pod in list.items {
+        let Some(pod_name) = pod.metadata.name else {
+            continue;
+        };
+        match pods.delete(&pod_name, &now).await {
+            Ok(_) => killed += 1,
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(source) => {
+                return Err(RunError::Kube {
+                    what: format!("delete the provider's pod {namespace}/{pod_name}"),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(killed)
 }
 
 impl Target for Cluster {
@@ -287,6 +350,7 @@ impl Target for Cluster {
             api: Some(api),
             provider: tally.map(ProviderMetricsSource::scraped),
             rolls: 1,
+            kills: AtomicU32::new(0),
             notes,
         })
     }
@@ -315,12 +379,50 @@ impl Target for Cluster {
         TargetSources {
             api: self.api.take().unwrap_or(ApiRequests::None),
             provider: self.provider.take(),
+            memory: self
+                .options
+                .provider_metrics_url
+                .as_deref()
+                .and_then(|url| Remote::for_url(url).ok())
+                .map_or(MemoryProbe::None, |(remote, path)| MemoryProbe::Scraped {
+                    remote: Box::new(remote),
+                    path,
+                }),
         }
     }
 
     async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError> {
         self.roll(deadline).await?;
         self.rolls += 1;
+        Ok(())
+    }
+
+    /// Deletes the provider's pods (the Deployment's selector) with grace period 0: the
+    /// kubelet kills the containers at once, with no SIGTERM handling, and the ReplicaSet
+    /// starts a new pod.
+    async fn kill_provider(&self, deadline: Instant) -> Result<(), RunError> {
+        let (ns, name) = &self.options.provider_deployment;
+        let kill = kill_pods(&self.client, ns, name);
+        match tokio::time::timeout_at(deadline, kill).await {
+            Ok(Ok(n)) => {
+                tracing::info!(namespace = ns, name, pods = n, "killed the provider's pods");
+                self.kills.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                tracing::warn!(
+                    namespace = ns,
+                    name,
+                    "killing the provider's pods did not finish in time"
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// The Deployment's ReplicaSet starts a new pod by itself.
+    async fn revive_provider(&self) -> Result<(), RunError> {
         Ok(())
     }
 
@@ -337,7 +439,7 @@ impl Target for Cluster {
     }
 
     fn provider_starts(&self) -> u32 {
-        self.rolls
+        self.rolls + self.kills.load(Ordering::Relaxed)
     }
 
     fn notes(&self) -> Vec<String> {
@@ -357,6 +459,73 @@ mod tests {
         );
         for bad in ["provider", "/provider", "ns/", "a/b/c"] {
             assert!(parse_deployment(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// A client whose server answers from `answer` and records each request as
+    /// `METHOD path?query body`.
+    fn recording(
+        answer: fn(&http::Method, &str) -> serde_json::Value,
+    ) -> (kube::Client, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        use http_body_util::BodyExt;
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = std::sync::Arc::clone(&seen);
+        let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+            let log = std::sync::Arc::clone(&log);
+            async move {
+                let method = req.method().clone();
+                let uri = req.uri().to_string();
+                let body = req.into_body().collect().await.expect("a body").to_bytes();
+                log.lock()
+                    .unwrap()
+                    .push(format!("{method} {uri} {}", String::from_utf8_lossy(&body)));
+                let path = uri.split('?').next().unwrap_or_default().to_owned();
+                let out = serde_json::to_vec(&answer(&method, &path)).unwrap();
+                Ok::<_, std::convert::Infallible>(
+                    http::Response::builder()
+                        .header("content-type", "application/json")
+                        .body(kube::client::Body::from(out))
+                        .unwrap(),
+                )
+            }
+        });
+        (kube::Client::new(service, "default"), seen)
+    }
+
+    #[tokio::test]
+    async fn a_kill_deletes_each_provider_pod_with_grace_period_zero() {
+        let (client, seen) = recording(|method, path| match (method.as_str(), path) {
+            ("GET", "/apis/apps/v1/namespaces/ns/deployments/provider") => json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "provider", "namespace": "ns"},
+                "spec": {"selector": {"matchLabels": {"app": "provider", "tier": "x"}}, "template": {}}
+            }),
+            ("GET", "/api/v1/namespaces/ns/pods") => json!({
+                "apiVersion": "v1", "kind": "PodList", "metadata": {},
+                "items": [{"metadata": {"name": "provider-a"}}, {"metadata": {"name": "provider-b"}}]
+            }),
+            ("DELETE", p) => json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": p.rsplit('/').next().unwrap()}
+            }),
+            other => panic!("unexpected request {other:?}"),
+        });
+        assert_eq!(kill_pods(&client, "ns", "provider").await.unwrap(), 2);
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 4, "{seen:#?}");
+        assert!(
+            seen[1].starts_with(
+                "GET /api/v1/namespaces/ns/pods?&labelSelector=app%3Dprovider%2Ctier%3Dx"
+            ),
+            "{}",
+            seen[1]
+        );
+        for (line, pod) in seen[2..].iter().zip(["provider-a", "provider-b"]) {
+            let (head, body) = line.split_once(' ').unwrap().1.split_once(' ').unwrap();
+            assert_eq!(head, format!("/api/v1/namespaces/ns/pods/{pod}?"));
+            let body: serde_json::Value = serde_json::from_str(body).unwrap();
+            assert_eq!(body["gracePeriodSeconds"], 0, "{line}");
+            assert!(line.starts_with("DELETE "), "{line}");
         }
     }
 

@@ -1,7 +1,8 @@
 //! The embedded target: mock-cloud, mock-apiserver (with the provider's CRDs) and the
 //! provider, all in this process, over in-memory tower Services (no sockets).
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mock_apiserver::ApiServer;
@@ -16,10 +17,13 @@ use super::{CallsPage, CloudControl, CloudError, Target, TargetInfo, TargetSourc
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::cloud;
 use crate::run::error::RunError;
+use crate::run::objects::kind_info;
 use crate::run::own::{self, OwnRequests};
 use crate::run::source::api::ApiRequests;
 use crate::run::source::api_journal::InProcess;
+use crate::run::source::memory::MemoryProbe;
 use crate::run::source::provider_metrics::ProviderMetricsSource;
+use crate::scenario::Kind;
 use crate::scenario::Scenario;
 
 /// API-server requests kept for the measurements; a run that makes more is reported as
@@ -97,8 +101,8 @@ pub struct Embedded {
     stamps: provider::reconciler::meta::Clock,
     /// The provider's simulated CPU time per reconcile: the scenario's in virtual time.
     reconcile_cost: Duration,
-    provider: Option<RunningProvider>,
-    starts: u32,
+    provider: Mutex<Option<RunningProvider>>,
+    starts: AtomicU32,
 }
 
 impl Embedded {
@@ -110,7 +114,8 @@ impl Embedded {
 
     /// Starts a provider with the scenario's settings (the metrics and the stamp clock carry
     /// over; each start draws from its own seed, derived from the scenario's).
-    fn start_provider(&mut self) {
+    fn start_provider(&self) {
+        let start = self.starts.fetch_add(1, Ordering::Relaxed);
         let cloud = CloudClient::new(self.cloud.cloud.clone(), CLOUD_URL);
         let options = ProviderOptions::from_service(
             self.settings.clone(),
@@ -119,15 +124,18 @@ impl Embedded {
             Arc::clone(&self.metrics),
         )
         .shutdown_timeout(PROVIDER_STOP_TIMEOUT)
-        .seed(provider_seed(self.seed, self.starts))
+        .seed(provider_seed(self.seed, start))
         .clock(self.stamps)
         .reconcile_cost(self.reconcile_cost);
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(Provider::new(options).run(async move {
             let _ = stopped.await;
         }));
-        self.provider = Some(RunningProvider { stop, task });
-        self.starts += 1;
+        *self.running() = Some(RunningProvider { stop, task });
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, Option<RunningProvider>> {
+        self.provider.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -170,7 +178,7 @@ impl Target for Embedded {
             .layer(own::layer(OwnRequests::default()))
             .service(apiserver.service());
         let client = kube::Client::new(service, "default");
-        let mut target = Embedded {
+        let target = Embedded {
             clock,
             apiserver,
             api_epoch,
@@ -184,8 +192,8 @@ impl Target for Embedded {
             seed: s.seed,
             stamps,
             reconcile_cost: s.simulated_reconcile_cpu(),
-            provider: None,
-            starts: 0,
+            provider: Mutex::new(None),
+            starts: AtomicU32::new(0),
         };
         target.start_provider();
         Ok(target)
@@ -215,6 +223,17 @@ impl Target for Embedded {
         TargetSources {
             api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), self.api_epoch)),
             provider: Some(ProviderMetricsSource::InProcess(Arc::clone(&self.metrics))),
+            memory: MemoryProbe::InProcess {
+                cloud: self.cloud.cloud.clone(),
+                apiserver: self.apiserver.clone(),
+                kinds: [Kind::Bucket, Kind::Database, Kind::Record]
+                    .into_iter()
+                    .map(|k| {
+                        let r = kind_info(k).resource;
+                        (r.group, r.version, r.plural)
+                    })
+                    .collect(),
+            },
         }
     }
 
@@ -224,9 +243,33 @@ impl Target for Embedded {
         Ok(())
     }
 
+    /// Aborts the provider's task at once: its future is dropped where it stands, which
+    /// aborts its workers, watches and event writer (an in-flight reconcile stops between two
+    /// requests, a queued event is never written).
+    async fn kill_provider(&self, _deadline: Instant) -> Result<(), RunError> {
+        let running = self.running().take();
+        if let Some(p) = running {
+            p.task.abort();
+            match p.task.await {
+                Err(e) if e.is_cancelled() => {}
+                Err(e) => tracing::error!(error = %e, "the provider task failed"),
+                Ok(Err(e)) => tracing::error!(error = %e, "the provider failed"),
+                Ok(Ok(_)) => tracing::warn!("the provider had stopped before it was killed"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a new provider on the same API server and cloud, as a restarted pod would.
+    async fn revive_provider(&self) -> Result<(), RunError> {
+        self.start_provider();
+        Ok(())
+    }
+
     /// Stops the in-process provider (in-flight reconciles get [`PROVIDER_STOP_TIMEOUT`]).
     async fn stop_provider(&mut self) {
-        if let Some(p) = self.provider.take() {
+        let running = self.running().take();
+        if let Some(p) = running {
             let _ = p.stop.send(());
             match p.task.await {
                 Ok(Ok(summary)) if !summary.drained => {
@@ -244,7 +287,7 @@ impl Target for Embedded {
     }
 
     fn provider_starts(&self) -> u32 {
-        self.starts
+        self.starts.load(Ordering::Relaxed)
     }
 
     fn notes(&self) -> Vec<String> {

@@ -74,6 +74,8 @@ pub struct FakeTarget {
     cloud: FakeCloud,
     /// The instants `restart_provider` was called at, and the deadlines it got.
     pub restarts: Vec<(Instant, Instant)>,
+    /// The instants `kill_provider` was called at.
+    pub kills: Mutex<Vec<Instant>>,
 }
 
 impl Target for FakeTarget {
@@ -98,6 +100,7 @@ impl Target for FakeTarget {
                 calls: Arc::default(),
             },
             restarts: Vec::new(),
+            kills: Mutex::default(),
         })
     }
 
@@ -125,11 +128,24 @@ impl Target for FakeTarget {
         TargetSources {
             api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), Epoch::RUN)),
             provider: None,
+            memory: crate::run::source::memory::MemoryProbe::None,
         }
     }
 
     async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError> {
         self.restarts.push((Instant::now(), deadline));
+        Ok(())
+    }
+
+    async fn kill_provider(&self, _deadline: Instant) -> Result<(), RunError> {
+        self.kills
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Instant::now());
+        Ok(())
+    }
+
+    async fn revive_provider(&self) -> Result<(), RunError> {
         Ok(())
     }
 
@@ -140,7 +156,8 @@ impl Target for FakeTarget {
     }
 
     fn provider_starts(&self) -> u32 {
-        1 + self.restarts.len() as u32
+        let kills = self.kills.lock().unwrap_or_else(|e| e.into_inner()).len();
+        1 + (self.restarts.len() + kills) as u32
     }
 
     fn notes(&self) -> Vec<String> {

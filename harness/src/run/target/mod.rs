@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::clock::{Epoch, RunClock};
 use super::error::RunError;
 use super::source::api::ApiRequests;
+use super::source::memory::MemoryProbe;
 use super::source::provider_metrics::ProviderMetricsSource;
 use crate::scenario::Scenario;
 
@@ -77,6 +78,8 @@ pub struct TargetSources {
     pub api: ApiRequests,
     /// The provider's own metrics, when they can be read.
     pub provider: Option<ProviderMetricsSource>,
+    /// What memory can be sampled.
+    pub memory: MemoryProbe,
 }
 
 /// Where a run happens: the API server and its client, the cloud, the provider.
@@ -118,6 +121,15 @@ pub trait Target: Sized {
 
     /// Restarts the provider, waiting at most until `deadline` for it to be back.
     async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError>;
+
+    /// Kills the provider with no graceful shutdown (embedded: its tasks aborted; cluster:
+    /// its pods deleted with grace period 0) and lets a new one start; waits at most until
+    /// `deadline` for the kill to be accepted, not for the new provider.
+    async fn kill_provider(&self, deadline: Instant) -> Result<(), RunError>;
+
+    /// After [`Target::kill_provider`]: a new provider starts (embedded: in this process,
+    /// on the same API server and cloud; cluster: the ReplicaSet does it by itself).
+    async fn revive_provider(&self) -> Result<(), RunError>;
 
     /// Stops the provider if the run owns it (in-flight work gets its shutdown timeout).
     async fn stop_provider(&mut self);

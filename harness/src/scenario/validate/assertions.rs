@@ -11,6 +11,9 @@ use crate::scenario::raw::{CheckName, RawAssertion};
 
 const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
 
+/// A `memoryGrowth` check's limit when it gives no `max`, in percent.
+const DEFAULT_MEMORY_GROWTH_PERCENT: f64 = 5.0;
+
 fn check_str(k: CheckName) -> &'static str {
     match k {
         CheckName::CloudCalls => "cloudCalls",
@@ -21,6 +24,9 @@ fn check_str(k: CheckName) -> &'static str {
         CheckName::Orphans => "orphans",
         CheckName::Duplicates => "duplicates",
         CheckName::DrainEfficiency => "drainEfficiency",
+        CheckName::Stuck => "stuck",
+        CheckName::Lost => "lost",
+        CheckName::MemoryGrowth => "memoryGrowth",
     }
 }
 
@@ -49,6 +55,8 @@ fn assertion(
         CheckName::TimeToReady => &["phase", "quantile", "tolerancePercent", "maxDuration"],
         CheckName::Orphans | CheckName::Duplicates => &["max"],
         CheckName::DrainEfficiency => &["phase", "min"],
+        CheckName::Stuck => &["phase", "max", "allowInterrupted"],
+        CheckName::Lost | CheckName::MemoryGrowth => &["phase", "max"],
     };
     let present = [
         ("phase", a.phase.as_ref().map(pos)),
@@ -59,6 +67,7 @@ fn assertion(
         ("min", a.min.as_ref().map(pos)),
         ("quantile", a.quantile.as_ref().map(pos)),
         ("tolerancePercent", a.tolerance_percent.as_ref().map(pos)),
+        ("allowInterrupted", a.allow_interrupted.as_ref().map(pos)),
     ];
     for (field, at) in present {
         if let Some(at) = at
@@ -86,6 +95,43 @@ fn assertion(
         None => None,
     };
     let phase_action = phase.map(|i| &phases[i].action);
+    if let (Some(p), Some(Action::Kill { .. })) = (&a.phase, phase_action) {
+        c.err(
+            pos(p),
+            format!(
+                "phase {:?} is a kill phase, expected the phase its kills interrupt",
+                p.value
+            ),
+        );
+        return None;
+    }
+    let budget = matches!(
+        k,
+        CheckName::CloudCalls
+            | CheckName::ApiRequests
+            | CheckName::SteadyRate
+            | CheckName::TimeToReady
+            | CheckName::DrainEfficiency
+    );
+    let killed = |i: usize| {
+        phases
+            .iter()
+            .any(|p| matches!(p.action, Action::Kill { during, .. } if during == i))
+    };
+    let has_kills = match phase {
+        Some(i) => killed(i),
+        None => (0..phases.len()).any(killed),
+    };
+    if budget && has_kills {
+        c.err(
+            pos(&a.check),
+            format!(
+                "a {} check cannot cover a phase with kills: each kill starts a provider with a full bucket and an empty cache, which the budget does not predict; expected `phase` naming a phase without kills",
+                check_str(k)
+            ),
+        );
+        return None;
+    }
     let need_phase = |c: &mut Checker, what: &str, ok: bool| -> bool {
         if !ok {
             c.err(
@@ -126,6 +172,14 @@ fn assertion(
         CheckName::Throttles => Check::Throttles { max: count },
         CheckName::Orphans => Check::Orphans { max: count },
         CheckName::Duplicates => Check::Duplicates { max: count },
+        CheckName::Stuck => Check::Stuck {
+            max: count,
+            allow_interrupted: a.allow_interrupted.as_ref().is_some_and(|b| b.value),
+        },
+        CheckName::Lost => Check::Lost { max: count },
+        CheckName::MemoryGrowth => Check::MemoryGrowth {
+            max_percent: max.unwrap_or(DEFAULT_MEMORY_GROWTH_PERCENT),
+        },
         CheckName::TimeToReady => {
             if !need_phase(
                 c,

@@ -15,6 +15,9 @@ use crate::scenario::raw::{ActionName, RawPhase, Until};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The window a kill phase's kills fall in when it gives no `duration`.
+pub const DEFAULT_KILL_WINDOW: Duration = Duration::from_secs(60);
+
 /// Which optional phase fields an action takes.
 fn allowed(action: ActionName) -> &'static [&'static str] {
     match action {
@@ -24,6 +27,7 @@ fn allowed(action: ActionName) -> &'static [&'static str] {
         ActionName::CloudOutage => &["duration", "status"],
         ActionName::CloudLatency => &["duration", "latency"],
         ActionName::Restart => &[],
+        ActionName::Kill => &["during", "count", "duration"],
     }
 }
 
@@ -36,6 +40,7 @@ fn action_str(a: ActionName) -> &'static str {
         ActionName::CloudOutage => "cloudOutage",
         ActionName::CloudLatency => "cloudLatency",
         ActionName::Restart => "restart",
+        ActionName::Kill => "kill",
         ActionName::Delete => "delete",
     }
 }
@@ -54,12 +59,15 @@ pub(super) fn phases(
     }
     let mut names = BTreeSet::new();
     raw.iter()
-        .filter_map(|p| phase(c, p, groups, &mut names))
+        .enumerate()
+        .filter_map(|(i, p)| phase(c, raw, i, p, groups, &mut names))
         .collect()
 }
 
 fn phase(
     c: &mut Checker,
+    all: &[RawPhase],
+    index: usize,
     p: &RawPhase,
     groups: &[ResourceGroup],
     names: &mut BTreeSet<String>,
@@ -68,13 +76,15 @@ fn phase(
     c.unique(names, &p.name, "phase");
     let a = p.action.value;
     let ok = allowed(a);
-    let present: [(&str, Option<Pos>); 6] = [
+    let present: [(&str, Option<Pos>); 8] = [
         ("rate", p.rate.as_ref().map(pos)),
         ("groups", p.groups.as_ref().and_then(|g| g.first()).map(pos)),
         ("duration", p.duration.as_ref().map(pos)),
         ("spec", p.spec.as_ref().map(pos)),
         ("latency", p.latency.as_ref().map(|_| pos(&p.action))),
         ("status", p.status.as_ref().map(pos)),
+        ("during", p.during.as_ref().map(pos)),
+        ("count", p.count.as_ref().map(pos)),
     ];
     for (field, at) in present {
         if let Some(at) = at
@@ -180,8 +190,16 @@ fn phase(
             }
         },
         ActionName::Restart => Action::Restart,
+        ActionName::Kill => kill(c, all, index, p, duration)?,
     };
     let until = match &p.until {
+        Some(u) if a == ActionName::Kill => {
+            c.err(
+                pos(u),
+                "a kill phase has no `until`: the phase it interrupts waits for its own after the last kill",
+            );
+            u.value
+        }
         Some(u) => {
             if u.value == Until::Elapsed && duration.is_none() {
                 c.err(
@@ -198,7 +216,7 @@ fn phase(
             u.value
         }
         None => match a {
-            ActionName::Hold => Until::Elapsed,
+            ActionName::Hold | ActionName::Kill => Until::Elapsed,
             ActionName::Resync => Until::AllHandled,
             ActionName::Delete => Until::AllGone,
             _ => Until::AllReady,
@@ -206,6 +224,7 @@ fn phase(
     };
     let timeout = c.opt_duration(p.timeout.as_ref(), "timeout", DEFAULT_TIMEOUT);
     if let (Some(d), Some(t)) = (duration, &p.timeout)
+        && a != ActionName::Kill
         && d > timeout
     {
         c.err(
@@ -218,5 +237,61 @@ fn phase(
         action,
         until,
         timeout,
+    })
+}
+
+/// A kill phase: the phase it interrupts (listed before it, not a kill phase), how many
+/// kills (≥ 1, default 1) and their window (default [`DEFAULT_KILL_WINDOW`]).
+fn kill(
+    c: &mut Checker,
+    all: &[RawPhase],
+    index: usize,
+    p: &RawPhase,
+    window: Option<Duration>,
+) -> Option<Action> {
+    let count = match &p.count {
+        Some(n) if n.value == 0 => {
+            c.err(pos(n), "count is 0, expected at least one kill");
+            None
+        }
+        Some(n) => Some(n.value),
+        None => Some(1),
+    };
+    let Some(during) = &p.during else {
+        c.err(
+            pos(&p.action),
+            "a kill phase needs `during`: the phase whose work it interrupts",
+        );
+        return None;
+    };
+    let Some(target) = all.iter().position(|q| q.name.value == during.value) else {
+        c.unknown(during, "phase", all.iter().map(|q| q.name.value.as_str()));
+        return None;
+    };
+    if target >= index {
+        c.err(
+            pos(during),
+            format!(
+                "phase {:?} is not listed before this kill phase, expected an earlier phase",
+                during.value
+            ),
+        );
+        return None;
+    }
+    if all[target].action.value == ActionName::Kill {
+        c.err(
+            pos(during),
+            format!(
+                "phase {:?} is a kill phase, expected a phase that does work",
+                during.value
+            ),
+        );
+        return None;
+    }
+    Some(Action::Kill {
+        during: target,
+        // A count of 0 was reported; the phase is still checked.
+        count: count.unwrap_or(1),
+        window: window.unwrap_or(DEFAULT_KILL_WINDOW),
     })
 }

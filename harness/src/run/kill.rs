@@ -1,0 +1,131 @@
+//! The kill phase: when the kills fall (drawn from the scenario's seed), and the kills
+//! themselves, each followed by a look at the creates it interrupted before a new provider
+//! starts.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::clock::RunClock;
+use super::error::RunError;
+use super::observe::custom_resources;
+use super::target::Target;
+use crate::result::Kill;
+use crate::scenario::Scenario;
+
+/// The kills during phase `index`, as (kill phase index, offset from the phase's start),
+/// earliest first. Each kill phase draws `count` offsets uniformly in its window from a
+/// generator seeded by the scenario's seed and the kill phase's index, so a seed gives the
+/// same moments in every run.
+#[must_use]
+pub fn schedule(s: &Scenario, index: usize) -> Vec<(usize, Duration)> {
+    let mut out = Vec::new();
+    for (k, count, window) in s.kills_during(index) {
+        let mut draws = SplitMix64(s.seed ^ (k as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
+        for _ in 0..count {
+            out.push((k, window.mul_f64(draws.unit())));
+        }
+    }
+    out.sort_by_key(|(_, at)| *at);
+    out
+}
+
+/// SplitMix64: a small, well-mixed generator for a handful of draws.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// What a kill loop needs besides the target.
+pub struct KillContext<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// The harness's client (to read the interrupted creates).
+    pub client: &'a kube::Client,
+    /// The run's clock.
+    pub clock: RunClock,
+    /// The phase the kills interrupt.
+    pub during: &'a str,
+}
+
+/// Kills the provider at `start + offset` for each entry of `plan` (skipping those past
+/// `deadline`). After each kill, before a new provider starts, it lists the managed
+/// resources whose create is incomplete: the ones the kill caught between
+/// `external-create-pending` and its outcome, less those an earlier kill (in `earlier`)
+/// already caught and that still carry the same stamp.
+///
+/// # Errors
+/// The target could not kill or start the provider.
+pub async fn kill_loop<T: Target>(
+    target: &T,
+    cx: &KillContext<'_>,
+    plan: &[(usize, Duration)],
+    start: Instant,
+    deadline: Instant,
+    earlier: &[Kill],
+) -> Result<Vec<Kill>, RunError> {
+    let mut known: BTreeSet<String> = earlier
+        .iter()
+        .flat_map(|k| k.interrupted_creates.iter().cloned())
+        .collect();
+    let mut kills = Vec::with_capacity(plan.len());
+    for &(k, offset) in plan {
+        let at = start + offset;
+        if at >= deadline {
+            tracing::warn!(
+                phase = cx.during,
+                "a kill falls past the phase's timeout: skipped"
+            );
+            continue;
+        }
+        tokio::time::sleep_until(at).await;
+        let at_us = cx.clock.now().0;
+        target.kill_provider(deadline).await?;
+        let incomplete: BTreeSet<String> = custom_resources(cx.client, cx.scenario)
+            .await
+            .into_iter()
+            .filter(|r| r.create_incomplete)
+            .map(|r| format!("{}/{}", r.kind, r.name))
+            .collect();
+        let interrupted_creates = incomplete.difference(&known).cloned().collect();
+        known = incomplete;
+        target.revive_provider().await?;
+        tracing::info!(phase = cx.during, at_us, "killed the provider");
+        kills.push(Kill {
+            kill_phase: cx.scenario.phases[k].name.clone(),
+            during: cx.during.to_owned(),
+            at_us,
+            interrupted_creates,
+        });
+    }
+    Ok(kills)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_are_uniform_in_the_unit_interval_and_repeat_for_a_seed() {
+        let mut a = SplitMix64(7);
+        let mut b = SplitMix64(7);
+        let xs: Vec<f64> = (0..1000).map(|_| a.unit()).collect();
+        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
+        let mean = xs.iter().sum::<f64>() / 1000.0;
+        assert!((mean - 0.5).abs() < 0.05, "mean {mean}");
+        assert_eq!(xs[..3], (0..3).map(|_| b.unit()).collect::<Vec<_>>()[..]);
+    }
+}
