@@ -26,12 +26,16 @@
 # with a regression test, and its input checked in under fuzz/regressions/TARGET/, which
 # the fuzz crate's tests replay on every `cargo test`.
 #
+# The build profile is release, or FUZZ_PROFILE's (ci/check.sh uses fuzz-ci: opt-level 1,
+# a quicker build for a short run).
+#
 # Exit codes: 0 no crash, 1 a target crashed, 2 bad arguments or a failed build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
 OUT=target/fuzz
+PROFILE=${FUZZ_PROFILE:-release}
 FLAGS=(
   -Cpasses=sancov-module
   -Cllvm-args=-sanitizer-coverage-level=4
@@ -63,13 +67,13 @@ usage() {
 build() {
   local bins=()
   for t in "$@"; do bins+=(--bin "$t"); done
-  echo "==> building ${*} (release, sancov instrumentation, stable rustc)"
-  RUSTFLAGS="${FLAGS[*]}" cargo build --release --locked -p fuzz --features libfuzzer \
+  echo "==> building ${*} (profile $PROFILE, sancov instrumentation, stable rustc)"
+  RUSTFLAGS="${FLAGS[*]}" cargo build --profile "$PROFILE" --locked -p fuzz --features libfuzzer \
     --target "$TRIPLE" --target-dir "$OUT" "${bins[@]}" || die "the build failed"
 }
 
 binary() {
-  echo "$OUT/$TRIPLE/release/$1"
+  echo "$OUT/$TRIPLE/$PROFILE/$1"
 }
 
 # Copies the target's seeds from the tests into its working corpus.
