@@ -243,6 +243,15 @@ struct OutcomeLabel {
     outcome: String,
 }
 
+/// The process's resident set in bytes (`VmRSS` of `/proc/self/status`), as Prometheus's
+/// process collector reports it; `None` where `/proc` has no such line.
+fn resident_bytes() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
+}
+
 fn family<L: EncodeLabelSet, M: EncodeMetric>(
     encoder: &mut DescriptorEncoder<'_>,
     name: &str,
@@ -409,6 +418,16 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
             )?;
         }
 
+        if let Some(bytes) = resident_bytes() {
+            let metric = encoder.encode_descriptor(
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes.",
+                None,
+                MetricType::Gauge,
+            )?;
+            ConstGauge::new(bytes).encode(metric)?;
+        }
+
         if let Some(events) = &state.events {
             let samples: Vec<_> = [
                 ("queued", events.queued()),
@@ -442,6 +461,19 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
 mod tests {
     use super::*;
     use clap::Parser;
+
+    #[test]
+    fn the_resident_set_is_exported_as_prometheus_names_it() {
+        let text = ProviderMetrics::new().encode().unwrap();
+        if cfg!(target_os = "linux") {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("process_resident_memory_bytes "))
+                .expect(&text);
+            let bytes: f64 = line.split(' ').nth(1).unwrap().parse().unwrap();
+            assert!(bytes > 1e6, "{line}");
+        }
+    }
 
     #[test]
     fn the_flags_of_todays_providers_reach_the_settings_metric() {

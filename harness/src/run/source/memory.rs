@@ -3,9 +3,9 @@
 //! Embedded, the provider, the mocks and the harness share this process: the one true
 //! memory figure is its resident set (`VmRSS` of `/proc/self/status`), beside cheap
 //! per-component measures (the cloud's objects and journal bytes, the API server's
-//! managed objects and journal entries). In a cluster, each component's
-//! `process_resident_memory_bytes` where it is exported (the provider's, at
-//! `--provider-metrics-url`).
+//! managed objects and journal entries). In a cluster, the provider's
+//! `process_resident_memory_bytes` at `--provider-metrics-url` (the mocks export no memory
+//! metric).
 
 use std::time::Duration;
 
