@@ -52,8 +52,8 @@ cargo run --locked -p harness -- run scenarios/hour-virtual.yaml --out target/ho
 
 fuzz_seconds=${FUZZ_SECONDS:-20}
 if [[ $fuzz_seconds -gt 0 ]]; then
-  step "ci/fuzz.sh all $fuzz_seconds (every fuzz target, ${fuzz_seconds}s each, after an instrumented build, profile fuzz-ci)"
-  FUZZ_PROFILE=${FUZZ_PROFILE:-fuzz-ci} bash ci/fuzz.sh all "$fuzz_seconds"
+  step "ci/fuzz.sh all $fuzz_seconds (every fuzz target, ${fuzz_seconds}s each, after an instrumented release build)"
+  bash ci/fuzz.sh all "$fuzz_seconds"
 fi
 
 step "all checks passed"
