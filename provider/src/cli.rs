@@ -9,6 +9,9 @@ use clap::{Args, Parser, Subcommand};
 use limiter::crossplane::{JitterSizing, RateLimitModel, Settings, SettingsError};
 use limiter::go::GoDuration;
 
+#[cfg(feature = "aws")]
+use crate::aws::connect::{CredentialCache, RetryMode};
+
 /// A Crossplane-style provider for the mock cloud: reconciles Bucket, Database and Record
 /// resources (group mockcloud.example.org) against the cloud's API, rate limited like a
 /// provider built on crossplane-runtime.
@@ -75,7 +78,8 @@ pub struct RunArgs {
     /// One global bucket per scope (R/s, burst 10R each), as crossplane-runtime v2 providers
     /// run: cluster-scoped controllers share one, namespaced (`*.m.*`) controllers the other,
     /// so a provider with both scopes reaches 2R/s with burst 20R. Off: one shared bucket.
-    /// This provider's kinds are all namespaced, so it uses one of the two.
+    /// The mock-cloud kinds are namespaced; with the aws feature, the cluster-scoped AWS
+    /// Bucket uses the other bucket.
     #[arg(long, env = "PROVIDER_SCOPED_BUCKETS", num_args = 0..=1, default_value_t = false,
           default_missing_value = "true", action = clap::ArgAction::Set, value_name = "BOOL")]
     pub scoped_buckets: bool,
@@ -113,6 +117,34 @@ pub struct RunArgs {
     /// After SIGTERM, how long in-flight reconciles may take to finish (Go duration).
     #[arg(long, env = "PROVIDER_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub shutdown_timeout: Duration,
+    /// The AWS SDK's own retries of the AWS kinds' calls: standard (3 attempts with
+    /// exponential backoff and jitter, and a retry quota of 500 tokens per client that a
+    /// throttled retry spends 5 of, a timeout 10: an empty quota stops retrying), adaptive
+    /// (standard plus a client-side send rate that slows down at the first throttle) or off
+    /// (1 attempt: every throttle fails the reconcile, which the per-item backoff retries).
+    #[cfg(feature = "aws")]
+    #[arg(long, env = "PROVIDER_AWS_RETRY_MODE", default_value = "standard",
+          value_name = "MODE", value_parser = parse_choice::<RetryMode>)]
+    pub aws_retry_mode: RetryMode,
+    /// What the AWS kinds' Connect keeps between reconciles: none (every Connect calls STS
+    /// and builds new SDK clients, as upjet's AWS providers did before
+    /// provider-upjet-aws#1235), irsa (the web identity exchange is kept until 5 minutes
+    /// before it expires, as #1235 does) or all (the final credentials, account ID and
+    /// clients, per ProviderConfig, region and Secret content, as #997 asks: no STS call
+    /// after the first Connect until the credentials near expiry).
+    #[cfg(feature = "aws")]
+    #[arg(long, env = "PROVIDER_CREDENTIAL_CACHE", default_value = "none",
+          value_name = "POLICY", value_parser = parse_choice::<CredentialCache>)]
+    pub credential_cache: CredentialCache,
+}
+
+#[cfg(feature = "aws")]
+fn parse_choice<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr<Err = crate::aws::connect::UnknownChoice>,
+{
+    s.parse()
+        .map_err(|e: crate::aws::connect::UnknownChoice| e.to_string())
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -142,6 +174,9 @@ pub struct RunConfig {
     pub metrics_addr: Option<SocketAddr>,
     /// Shutdown bound.
     pub shutdown_timeout: Duration,
+    /// The AWS flavour's client options.
+    #[cfg(feature = "aws")]
+    pub aws: crate::aws::AwsOptions,
 }
 
 /// Flags that cannot run.
@@ -200,6 +235,12 @@ impl RunArgs {
             secret_namespace: self.secret_namespace.clone(),
             metrics_addr,
             shutdown_timeout: self.shutdown_timeout,
+            #[cfg(feature = "aws")]
+            aws: crate::aws::AwsOptions {
+                retry_mode: self.aws_retry_mode,
+                credential_cache: self.credential_cache,
+                http: None,
+            },
         })
     }
 }
@@ -320,6 +361,38 @@ mod tests {
         assert!(matches!(err, Err(FlagError::BadCloudEndpoint(_))));
         assert!(Cli::try_parse_from(["provider", "--rate-limit-model", "fast"]).is_err());
         assert!(Cli::try_parse_from(["provider", "--poll-interval", "soon"]).is_err());
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn the_aws_flags_pick_the_sdks_retry_mode_and_the_credential_cache() {
+        let config = parse(&["--cloud-endpoint", "http://x:1"])
+            .run
+            .validate()
+            .unwrap();
+        assert_eq!(config.aws.retry_mode, RetryMode::Standard);
+        assert_eq!(config.aws.credential_cache, CredentialCache::None);
+        let config = parse(&[
+            "--cloud-endpoint",
+            "http://x:1",
+            "--aws-retry-mode",
+            "adaptive",
+            "--credential-cache",
+            "irsa",
+        ])
+        .run
+        .validate()
+        .unwrap();
+        assert_eq!(config.aws.retry_mode, RetryMode::Adaptive);
+        assert_eq!(config.aws.credential_cache, CredentialCache::Irsa);
+        let err = Cli::try_parse_from(["provider", "--aws-retry-mode", "legacy"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown value \"legacy\" (expected one of standard, adaptive, off)"),
+            "{err}"
+        );
+        assert!(Cli::try_parse_from(["provider", "--credential-cache", "some"]).is_err());
     }
 
     #[test]

@@ -110,6 +110,8 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
         seed: None,
         clock: None,
         reconcile_cost: std::time::Duration::ZERO,
+        #[cfg(feature = "aws")]
+        aws: config.aws,
     };
     let summary = Provider::new(options)
         .run(terminated())

@@ -10,19 +10,18 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::runtime::reflector;
 use limiter::controller::{Controller, Request};
-use limiter::crossplane::{ProviderRuntime, Scope, Settings};
-use limiter::workqueue::QueueMetrics;
+use limiter::crossplane::{ProviderRuntime, Settings};
 use tokio::task::JoinSet;
 use tower::{BoxError, Service};
 
 use crate::cloud::CloudClient;
-use crate::crd::{Bucket, Database, Managed, ProviderConfig, Record};
+use crate::crd::{Bucket, Database, ProviderConfig, Record};
 use crate::events::EventSink;
 use crate::kube_client::{KubeStackLayer, limited_client};
 use crate::metrics::{Controllers, ProviderMetrics, RuntimeState};
 use crate::reconciler::meta::Clock;
-use crate::reconciler::{Context, Draws, ManagedReconciler};
-use crate::watch::{feed_queue, reflect_only};
+use crate::reconciler::{CloudConnecter, Context, Draws};
+use crate::watch::reflect_only;
 
 /// How long in-flight reconciles get to finish after shutdown starts, by default.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -55,6 +54,9 @@ pub struct ProviderOptions {
     /// on a paused clock, where work takes no time, a reconcile then lasts as long as in
     /// real time. Zero (the default) adds nothing.
     pub reconcile_cost: Duration,
+    /// The AWS flavour's clients: SDK retry mode, credential cache, HTTP client and time.
+    #[cfg(feature = "aws")]
+    pub aws: crate::aws::AwsOptions,
 }
 
 impl std::fmt::Debug for ProviderOptions {
@@ -105,6 +107,8 @@ impl ProviderOptions {
             seed: None,
             clock: None,
             reconcile_cost: Duration::ZERO,
+            #[cfg(feature = "aws")]
+            aws: crate::aws::AwsOptions::default(),
         }
     }
 
@@ -147,6 +151,14 @@ impl ProviderOptions {
     #[must_use]
     pub fn reconcile_cost(mut self, cost: Duration) -> Self {
         self.reconcile_cost = cost;
+        self
+    }
+
+    /// The AWS flavour's client options.
+    #[cfg(feature = "aws")]
+    #[must_use]
+    pub fn aws(mut self, aws: crate::aws::AwsOptions) -> Self {
+        self.aws = aws;
         self
     }
 }
@@ -272,11 +284,16 @@ impl Provider {
         };
         watches.spawn(reflect_only(secret_api, secret_writer, "Secret"));
 
+        #[cfg(feature = "aws")]
+        let aws_caches = crate::aws::controllers::Caches::watch(&client, &mut watches);
+
         // Connect reads these caches: fill them before the first reconcile.
         tokio::pin!(shutdown);
         let caches_ready = async {
             let _ = provider_configs.wait_until_ready().await;
             let _ = secrets.wait_until_ready().await;
+            #[cfg(feature = "aws")]
+            aws_caches.wait_until_ready().await;
         };
         tokio::select! {
             () = caches_ready => {}
@@ -288,10 +305,7 @@ impl Provider {
 
         let ctx = Arc::new(Context {
             client: client.clone(),
-            cloud: options.cloud.clone(),
             settings: options.settings.clone(),
-            provider_configs,
-            secrets,
             events: events.clone(),
             clock,
             draws: Arc::new(options.seed.map_or_else(Draws::from_os, Draws::seeded)),
@@ -303,30 +317,24 @@ impl Provider {
         on_kill.controllers = Some(Arc::clone(&controllers));
         let mut queues = Vec::new();
         let namespace = options.namespace.as_deref();
-        start_kind::<Bucket>(
-            &runtime,
-            &ctx,
+        let cloud = Arc::new(CloudConnecter::new(
+            options.cloud.clone(),
+            provider_configs,
+            secrets.clone(),
+        ));
+        let mut kinds = crate::kinds::Kinds {
+            runtime: &runtime,
+            ctx: &ctx,
             namespace,
-            &controllers,
-            &mut queues,
-            &mut watches,
-        );
-        start_kind::<Database>(
-            &runtime,
-            &ctx,
-            namespace,
-            &controllers,
-            &mut queues,
-            &mut watches,
-        );
-        start_kind::<Record>(
-            &runtime,
-            &ctx,
-            namespace,
-            &controllers,
-            &mut queues,
-            &mut watches,
-        );
+            controllers: &controllers,
+            queues: &mut queues,
+            watches: &mut watches,
+        };
+        kinds.start::<Bucket>(cloud.clone());
+        kinds.start::<Database>(cloud.clone());
+        kinds.start::<Record>(cloud);
+        #[cfg(feature = "aws")]
+        crate::aws::controllers::start(&mut kinds, aws_caches, secrets, &options.aws);
         drop(ctx);
         options.metrics.set_runtime(RuntimeState {
             controllers: Arc::clone(&controllers),
@@ -361,47 +369,4 @@ impl Provider {
         tracing::info!(drained, "provider stopped");
         Ok(RunSummary { drained })
     }
-}
-
-fn start_kind<K: Managed>(
-    runtime: &ProviderRuntime,
-    ctx: &Arc<Context>,
-    namespace: Option<&str>,
-    controllers: &Controllers,
-    queues: &mut Vec<(String, Arc<QueueMetrics<Request>>)>,
-    watches: &mut JoinSet<()>,
-) {
-    let kind = K::kind(&());
-    let name = format!("managed/{}.{}", kind.to_lowercase(), K::group(&()));
-    let (store, writer) = reflector::store::<K>();
-    let reconciler = ManagedReconciler::<K>::new(Arc::clone(ctx), store);
-    let queue_metrics = Arc::new(QueueMetrics::default());
-    // Every Managed kind is namespaced (its Resource scope says so), so with scoped buckets
-    // they share the namespaced scope's bucket.
-    let controller = runtime.controller_in(
-        Scope::Namespaced,
-        &name,
-        Arc::new(reconciler),
-        Arc::clone(&queue_metrics),
-    );
-    let api = match namespace {
-        Some(ns) => Api::<K>::namespaced(ctx.client.clone(), ns),
-        None => Api::<K>::all(ctx.client.clone()),
-    };
-    let kind_label: &'static str = match K::COLLECTION {
-        "buckets" => "Bucket",
-        "databases" => "Database",
-        _ => "Record",
-    };
-    watches.spawn(feed_queue(
-        api,
-        writer,
-        controller.queue().clone(),
-        kind_label,
-    ));
-    queues.push((name, queue_metrics));
-    controllers
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(controller);
 }

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
 use kube::{Resource, ResourceExt};
 use provider::crd::{
-    Bucket, Database, Managed, ProviderConfig, ProviderConfigSpec, ProviderCredentials, Record,
+    Bucket, CloudKind, Database, ProviderConfig, ProviderConfigSpec, ProviderCredentials, Record,
     SecretKeySelector,
 };
 use serde_json::json;
@@ -32,7 +32,7 @@ pub struct KindInfo {
     pub collection: &'static str,
 }
 
-fn info_of<K: Managed>() -> KindInfo {
+fn info_of<K: CloudKind>() -> KindInfo {
     KindInfo {
         name: match K::kind(&()) {
             std::borrow::Cow::Borrowed(name) => name,

@@ -14,14 +14,18 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::str::FromStr;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use aws_credential_types::Credentials;
+use aws_sdk_s3::config::retry::{ClientRateLimiter, RetryPartition, TokenBucket};
 use aws_sdk_sts::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_smithy_async::time::{SharedTimeSource, TimeSource};
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use aws_smithy_types::retry::RetryConfig;
 use k8s_openapi::api::core::v1::Secret;
 use tokio::time::Instant;
+
+use crate::reconciler::meta::Clock;
 
 use super::config::{
     ConfigError, CredentialsSource, ProviderConfigSpec, SecretKeySelector, StaticKeys,
@@ -221,6 +225,8 @@ pub struct Connector {
     retry: RetryMode,
     cache: CredentialCache,
     http: SharedHttpClient,
+    time: Option<SharedTimeSource>,
+    partitions: Partitions,
     web_identity: Mutex<HashMap<u64, Expiring<Credentials>>>,
     clients: Mutex<HashMap<u64, Expiring<Clients>>>,
 }
@@ -248,7 +254,7 @@ fn secret_key(secret: &Secret, key: &str) -> Option<String> {
 
 fn read_key(
     sel: &SecretKeySelector,
-    secrets: &dyn Fn(&str, &str) -> Option<Secret>,
+    secrets: &(dyn Fn(&str, &str) -> Option<Secret> + Sync),
 ) -> Result<String, ConfigError> {
     let secret = secrets(&sel.namespace, &sel.name).ok_or_else(|| ConfigError::MissingSecret {
         namespace: sel.namespace.clone(),
@@ -285,9 +291,41 @@ impl Connector {
             retry,
             cache,
             http: aws_smithy_http_client::Builder::new().build_http(),
+            time: None,
+            // Without a clock, the SDK's own default time source (the system's).
+            partitions: Partitions::new(
+                aws_smithy_async::time::SystemTimeSource::new()
+                    .now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs_f64(),
+            ),
             web_identity: Mutex::new(HashMap::new()),
             clients: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same, with the SDK clients on `http` (an in-process transport, for example).
+    #[must_use]
+    pub fn with_http_client(mut self, http: SharedHttpClient) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// The same, with the SDK clients signing (and pacing) on `clock`'s time rather than the
+    /// system's: the provider's one clock, which follows tokio's, so that a run on paused
+    /// time signs with the time the in-process cloud checks.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        let time = ClockTime(clock);
+        let now = time
+            .now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
+        self.partitions = Partitions::new(now);
+        self.time = Some(SharedTimeSource::new(time));
+        self
     }
 
     /// The retry mode.
@@ -315,7 +353,7 @@ impl Connector {
         config_name: &str,
         spec: &ProviderConfigSpec,
         region: &str,
-        secrets: &dyn Fn(&str, &str) -> Option<Secret>,
+        secrets: &(dyn Fn(&str, &str) -> Option<Secret> + Sync),
     ) -> Result<Clients, ConnectError> {
         spec.validate()?;
         if !spec.skip_region_validation {
@@ -482,7 +520,9 @@ impl Connector {
             .endpoint_url(url)
             .region(aws_sdk_sts::config::Region::new(region.to_owned()))
             .retry_config(self.retry.retry_config())
+            .retry_partition(self.partitions.sts.clone())
             .http_client(self.http.clone());
+        b.set_time_source(self.time.clone());
         if let Some(c) = creds {
             b = b.credentials_provider(c);
         }
@@ -505,7 +545,9 @@ impl Connector {
                 .credentials_provider(creds.clone())
                 .force_path_style(spec.s3_use_path_style)
                 .retry_config(retry.clone())
+                .retry_partition(self.partitions.s3.clone())
                 .http_client(self.http.clone());
+            b.set_time_source(self.time.clone());
             if let Some(u) = spec.endpoint_for("s3")? {
                 b = b.endpoint_url(u);
             }
@@ -517,7 +559,9 @@ impl Connector {
                 .region(aws_sdk_ec2::config::Region::new(region.to_owned()))
                 .credentials_provider(creds.clone())
                 .retry_config(retry.clone())
+                .retry_partition(self.partitions.ec2.clone())
                 .http_client(self.http.clone());
+            b.set_time_source(self.time.clone());
             if let Some(u) = spec.endpoint_for("ec2")? {
                 b = b.endpoint_url(u);
             }
@@ -529,7 +573,9 @@ impl Connector {
                 .region(aws_sdk_dynamodb::config::Region::new(region.to_owned()))
                 .credentials_provider(creds)
                 .retry_config(retry)
+                .retry_partition(self.partitions.dynamodb.clone())
                 .http_client(self.http.clone());
+            b.set_time_source(self.time.clone());
             if let Some(u) = spec.endpoint_for("dynamodb")? {
                 b = b.endpoint_url(u);
             }
@@ -543,6 +589,59 @@ impl Connector {
             account_id,
             region: region.to_owned(),
         })
+    }
+}
+
+/// The SDK's retry partitions of one provider process, one per service: each holds the retry
+/// quota (the SDK's default token bucket: 500 tokens, 5 per retry after a throttle or
+/// transient error, 10 after a timeout, 1 back per first-attempt success) and, in adaptive
+/// mode, the client-side rate limiter that every client of the service shares.
+///
+/// The SDK keeps its default partitions in process-wide statics, shared by every client of a
+/// service; a [`Connector`] is one provider, so its own partitions are the same thing, and
+/// two providers in one process (the tests, the harness's restarts) do not share quotas.
+#[derive(Clone, Debug)]
+struct Partitions {
+    s3: RetryPartition,
+    sts: RetryPartition,
+    ec2: RetryPartition,
+    dynamodb: RetryPartition,
+}
+
+impl Partitions {
+    fn new(seconds_since_unix_epoch: f64) -> Self {
+        let partition = |service: &'static str| {
+            RetryPartition::custom(service)
+                .token_bucket(TokenBucket::default())
+                .client_rate_limiter(ClientRateLimiter::new(seconds_since_unix_epoch))
+                .build()
+        };
+        Partitions {
+            s3: partition("s3"),
+            sts: partition("sts"),
+            ec2: partition("ec2"),
+            dynamodb: partition("dynamodb"),
+        }
+    }
+}
+
+/// The provider's clock as the SDK's time source.
+struct ClockTime(Clock);
+
+impl std::fmt::Debug for ClockTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClockTime")
+    }
+}
+
+impl TimeSource for ClockTime {
+    fn now(&self) -> SystemTime {
+        let t = self.0.precise_now();
+        let since_epoch = Duration::new(
+            u64::try_from(t.as_second()).unwrap_or(0),
+            u32::try_from(t.subsec_nanosecond()).unwrap_or(0),
+        );
+        SystemTime::UNIX_EPOCH + since_epoch
     }
 }
 

@@ -102,13 +102,14 @@ pub struct AtProvider {
     pub generation: Option<u64>,
 }
 
+// `A` is the kind's `atProvider`: [`AtProvider`] for the mock-cloud kinds.
 /// The status of every managed resource: `ManagedResourceStatus` plus `atProvider`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ManagedStatus {
+pub struct ManagedStatus<A = AtProvider> {
     /// The cloud's view of the resource.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_provider: Option<AtProvider>,
+    pub at_provider: Option<A>,
     /// `Ready` and `Synced`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
@@ -117,7 +118,17 @@ pub struct ManagedStatus {
     pub last_handled_reconcile_at: Option<String>,
 }
 
-impl ManagedStatus {
+impl<A> Default for ManagedStatus<A> {
+    fn default() -> Self {
+        ManagedStatus {
+            at_provider: None,
+            conditions: Vec::new(),
+            last_handled_reconcile_at: None,
+        }
+    }
+}
+
+impl<A> ManagedStatus<A> {
     /// The condition of a type, if set.
     #[must_use]
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
@@ -174,7 +185,7 @@ mod tests {
 
     #[test]
     fn an_equivalent_condition_keeps_its_transition_time() {
-        let mut status = ManagedStatus::default();
+        let mut status = ManagedStatus::<AtProvider>::default();
         status.set_condition(condition("True", Some(1), "t1"));
         status.set_condition(condition("True", Some(1), "t2"));
         assert_eq!(status.conditions[0].last_transition_time, "t1");

@@ -39,7 +39,14 @@ impl<K: Managed> ReadYourWrites<K> {
     /// The freshest copy of `namespace/name`, or `None` if the cache has no such object.
     pub fn get(&self, namespace: &str, name: &str) -> Option<K> {
         let key = (namespace.to_owned(), name.to_owned());
-        let cached = self.store.get(&ObjectRef::new(name).within(namespace));
+        let reference = ObjectRef::new(name);
+        // Cluster-scoped objects have no namespace (their requests carry an empty one).
+        let reference = if namespace.is_empty() {
+            reference
+        } else {
+            reference.within(namespace)
+        };
+        let cached = self.store.get(&reference);
         let mut written = self.written();
         let Some(cached) = cached else {
             written.remove(&key);

@@ -1,12 +1,14 @@
 //! Connect and the four external calls: crossplane-runtime's `ExternalConnecter` and
 //! `ExternalClient`, for the mock cloud.
 
+use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::reflector::{ObjectRef, Store};
+use limiter::crossplane::FailureBackoff;
 
 use super::conditions;
 use crate::cloud::{AccountClient, CloudClient, CloudError};
-use crate::crd::{AtProvider, Condition, Managed, ProviderConfig, SpecError};
+use crate::crd::{AtProvider, CloudKind, Condition, Managed, ProviderConfig, SpecError};
 
 /// Why Connect failed (path P7: `connect failed: …`).
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +50,7 @@ pub enum ExternalError {
 /// What Observe found (crossplane-runtime's `ExternalObservation`, plus the conditions and
 /// `atProvider` it sets on the resource).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Observation {
+pub struct Observation<A = AtProvider> {
     /// The cloud resource exists.
     pub exists: bool,
     /// Its spec matches `spec.forProvider` (always true while it is provisioning).
@@ -56,7 +58,156 @@ pub struct Observation {
     /// `Ready` as Observe sees it.
     pub ready: Option<Condition>,
     /// The cloud's view.
-    pub at_provider: Option<AtProvider>,
+    pub at_provider: Option<A>,
+}
+
+impl<A> Observation<A> {
+    /// The resource does not exist.
+    #[must_use]
+    pub fn absent() -> Self {
+        Observation {
+            exists: false,
+            up_to_date: false,
+            ready: None,
+            at_provider: None,
+        }
+    }
+}
+
+/// An external call's failure, as the reconciler reports it: the condition message and
+/// event are its [`error_chain`](super::conditions::error_chain). Each flavour's calls fail
+/// with their own error type ([`ConnectError`], [`ExternalError`], the AWS flavour's).
+pub type ExternalFailure = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// crossplane-runtime's `ExternalConnecter`: builds the client of one reconcile.
+pub trait Connecter<K: Managed>: Send + Sync + 'static {
+    /// Connect for `mr` (path P7).
+    fn connect<'a>(
+        &'a self,
+        mr: &'a K,
+    ) -> BoxFuture<'a, Result<Box<dyn ExternalClient<K>>, ExternalFailure>>;
+
+    /// The failure backoff that wins over the controller's for `mr` (an AWS ProviderConfig's
+    /// `reconciliationPolicy`), if any.
+    fn failure_backoff(&self, mr: &K) -> Option<FailureBackoff> {
+        let _ = mr;
+        None
+    }
+}
+
+/// crossplane-runtime's `ExternalClient`: the four calls of one connected reconcile.
+pub trait ExternalClient<K: Managed>: Send + Sync {
+    /// Observe the resource named `external_name`.
+    fn observe<'a>(
+        &'a self,
+        mr: &'a K,
+        external_name: &'a str,
+    ) -> BoxFuture<'a, Result<Observation<K::AtProvider>, ExternalFailure>>;
+
+    /// Create it; returns the external name when the cloud assigned it (kinds with
+    /// [`Managed::NAME_AS_EXTERNAL_NAME`] false).
+    fn create<'a>(
+        &'a self,
+        mr: &'a K,
+        external_name: &'a str,
+        idempotency_key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, ExternalFailure>>;
+
+    /// Update it to `spec.forProvider`; `observed` is what this reconcile's Observe found.
+    fn update<'a>(
+        &'a self,
+        mr: &'a K,
+        external_name: &'a str,
+        observed: Option<&'a K::AtProvider>,
+    ) -> BoxFuture<'a, Result<(), ExternalFailure>>;
+
+    /// Delete it; already gone counts as deleted.
+    fn delete<'a>(
+        &'a self,
+        mr: &'a K,
+        external_name: &'a str,
+    ) -> BoxFuture<'a, Result<(), ExternalFailure>>;
+}
+
+/// The mock-cloud kinds' [`Connecter`]: the ProviderConfig and its Secret from the caches.
+pub struct CloudConnecter {
+    cloud: CloudClient,
+    provider_configs: Store<ProviderConfig>,
+    secrets: Store<Secret>,
+}
+
+impl CloudConnecter {
+    /// Connects through `cloud` with the cached ProviderConfigs and Secrets.
+    #[must_use]
+    pub fn new(
+        cloud: CloudClient,
+        provider_configs: Store<ProviderConfig>,
+        secrets: Store<Secret>,
+    ) -> Self {
+        CloudConnecter {
+            cloud,
+            provider_configs,
+            secrets,
+        }
+    }
+}
+
+impl<K: CloudKind> Connecter<K> for CloudConnecter {
+    fn connect<'a>(
+        &'a self,
+        mr: &'a K,
+    ) -> BoxFuture<'a, Result<Box<dyn ExternalClient<K>>, ExternalFailure>> {
+        let connected = connect(
+            &self.cloud,
+            &self.provider_configs,
+            &self.secrets,
+            mr.provider_config_name(),
+        );
+        Box::pin(std::future::ready(
+            connected
+                .map(|e| Box::new(e) as Box<dyn ExternalClient<K>>)
+                .map_err(Into::into),
+        ))
+    }
+}
+
+impl<K: CloudKind> ExternalClient<K> for External {
+    fn observe<'a>(
+        &'a self,
+        mr: &'a K,
+        external_name: &'a str,
+    ) -> BoxFuture<'a, Result<Observation, ExternalFailure>> {
+        Box::pin(async move { Ok(External::observe(self, mr, external_name).await?) })
+    }
+
+    fn create<'a>(
+        &'a self,
+        mr: &'a K,
+        external_name: &'a str,
+        idempotency_key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, ExternalFailure>> {
+        Box::pin(async move {
+            External::create(self, mr, external_name, idempotency_key).await?;
+            Ok(None)
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        mr: &'a K,
+        external_name: &'a str,
+        _observed: Option<&'a AtProvider>,
+    ) -> BoxFuture<'a, Result<(), ExternalFailure>> {
+        Box::pin(async move { Ok(External::update(self, mr, external_name).await?) })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        _mr: &'a K,
+        external_name: &'a str,
+    ) -> BoxFuture<'a, Result<(), ExternalFailure>> {
+        Box::pin(async move { Ok(External::delete::<K>(self, external_name).await?) })
+    }
 }
 
 /// A connected client for one resource's account.
@@ -114,18 +265,13 @@ impl External {
     ///
     /// # Errors
     /// Any cloud error but 404.
-    pub async fn observe<K: Managed>(
+    pub async fn observe<K: CloudKind>(
         &self,
         mr: &K,
         external_name: &str,
     ) -> Result<Observation, CloudError> {
         let Some(found) = self.client.get(K::COLLECTION, external_name).await? else {
-            return Ok(Observation {
-                exists: false,
-                up_to_date: false,
-                ready: None,
-                at_provider: None,
-            });
+            return Ok(Observation::absent());
         };
         let (ready, up_to_date) = match found.state.as_str() {
             "available" => (
@@ -151,7 +297,7 @@ impl External {
     ///
     /// # Errors
     /// An invalid spec or a cloud error.
-    pub async fn create<K: Managed>(
+    pub async fn create<K: CloudKind>(
         &self,
         mr: &K,
         external_name: &str,
@@ -168,7 +314,7 @@ impl External {
     ///
     /// # Errors
     /// An invalid spec or a cloud error.
-    pub async fn update<K: Managed>(
+    pub async fn update<K: CloudKind>(
         &self,
         mr: &K,
         external_name: &str,
@@ -184,7 +330,7 @@ impl External {
     ///
     /// # Errors
     /// A cloud error.
-    pub async fn delete<K: Managed>(&self, external_name: &str) -> Result<(), CloudError> {
+    pub async fn delete<K: CloudKind>(&self, external_name: &str) -> Result<(), CloudError> {
         self.client.delete(K::COLLECTION, external_name).await
     }
 }

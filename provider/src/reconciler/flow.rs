@@ -12,7 +12,7 @@ use limiter::crossplane::{
 
 use super::ManagedReconciler;
 use super::conditions::{self as c, error_chain};
-use super::external::{External, connect};
+use super::external::{ExternalClient, Observation};
 use super::meta::{
     CREATION_GRACE, CreateStamps, external_name, has_finalizer, has_other_finalizers,
     idempotency_key,
@@ -72,7 +72,7 @@ impl<K: Managed> ManagedReconciler<K> {
         }
 
         // P4: initialize the external name.
-        if external_name(&pass.mr).is_none() {
+        if K::NAME_AS_EXTERNAL_NAME && external_name(&pass.mr).is_none() {
             let name = pass.mr.name_any();
             pass.mr
                 .annotations_mut()
@@ -101,15 +101,10 @@ impl<K: Managed> ManagedReconciler<K> {
         }
 
         // P7: connect.
-        let external = match connect(
-            &self.ctx.cloud,
-            &self.ctx.provider_configs,
-            &self.ctx.secrets,
-            pass.mr.provider_config_name(),
-        ) {
+        let external = match self.connecter.connect(&pass.mr).await {
             Ok(external) => external,
             Err(error) => {
-                let message = format!("connect failed: {}", error_chain(&error));
+                let message = format!("connect failed: {}", error_chain(&*error));
                 events.warning(&pass.mr, "CannotConnectToProvider", message.clone());
                 return pass
                     .finish(&[c::reconcile_error(message)], Action::requeue())
@@ -117,11 +112,17 @@ impl<K: Managed> ManagedReconciler<K> {
             }
         };
 
-        // P8: observe.
-        let observation = match external.observe(&pass.mr, &name).await {
+        // P8: observe. A kind whose cloud assigns the name has nothing to observe before its
+        // Create (upjet: an empty external name is a resource that does not exist).
+        let observed = if name.is_empty() {
+            Ok(Observation::absent())
+        } else {
+            external.observe(&pass.mr, &name).await
+        };
+        let observation = match observed {
             Ok(observation) => observation,
             Err(error) => {
-                let message = format!("observe failed: {}", error_chain(&error));
+                let message = format!("observe failed: {}", error_chain(&*error));
                 events.warning(&pass.mr, "CannotObserveExternalResource", message.clone());
                 return pass
                     .finish(&[c::reconcile_error(message)], Action::requeue())
@@ -130,6 +131,7 @@ impl<K: Managed> ManagedReconciler<K> {
         };
         let exists = observation.exists;
         let up_to_date = observation.up_to_date;
+        let at_provider = observation.at_provider.clone();
         pass.observed = Some(observation);
 
         // P10: creation grace (also while deleting).
@@ -166,8 +168,8 @@ impl<K: Managed> ManagedReconciler<K> {
 
         if !up_to_date {
             // P20: update.
-            if let Err(error) = external.update(&pass.mr, &name).await {
-                let message = format!("update failed: {}", error_chain(&error));
+            if let Err(error) = external.update(&pass.mr, &name, at_provider.as_ref()).await {
+                let message = format!("update failed: {}", error_chain(&*error));
                 events.warning(&pass.mr, "CannotUpdateExternalResource", message.clone());
                 return pass
                     .finish(&[c::reconcile_error(message)], Action::requeue())
@@ -189,7 +191,7 @@ impl<K: Managed> ManagedReconciler<K> {
     async fn delete(
         &self,
         mut pass: Pass<K>,
-        external: External,
+        external: Box<dyn ExternalClient<K>>,
         name: String,
         exists: bool,
     ) -> ReconcileResult {
@@ -198,7 +200,7 @@ impl<K: Managed> ManagedReconciler<K> {
             return Ok(Action::requeue());
         }
         if exists {
-            return match external.delete::<K>(&name).await {
+            return match external.delete(&pass.mr, &name).await {
                 Ok(()) => {
                     events.normal(
                         &pass.mr,
@@ -209,7 +211,7 @@ impl<K: Managed> ManagedReconciler<K> {
                         .await
                 }
                 Err(error) => {
-                    let message = format!("delete failed: {}", error_chain(&error));
+                    let message = format!("delete failed: {}", error_chain(&*error));
                     events.warning(&pass.mr, "CannotDeleteExternalResource", message.clone());
                     pass.finish(
                         &[c::deleting(), c::reconcile_error(message)],
@@ -241,7 +243,12 @@ impl<K: Managed> ManagedReconciler<K> {
     }
 
     /// P16: create, bracketed by the pending and succeeded/failed stamps.
-    async fn create(&self, mut pass: Pass<K>, external: External, name: String) -> ReconcileResult {
+    async fn create(
+        &self,
+        mut pass: Pass<K>,
+        external: Box<dyn ExternalClient<K>>,
+        name: String,
+    ) -> ReconcileResult {
         let events = self.ctx.events.clone();
         let key = idempotency_key(&pass.mr);
         pass.mr
@@ -250,22 +257,18 @@ impl<K: Managed> ManagedReconciler<K> {
         if let Err(error) = pass.put().await {
             return create_write_failed(pass, &events, &error).await;
         }
-        if let Err(error) = external.create(&pass.mr, &name, &key).await {
-            let stamp = [(CREATE_FAILED_ANNOTATION, self.ctx.clock.stamp())];
-            if let Err(update) = pass.put_critical(&stamp).await {
-                let message = format!("cannot update managed resource: {}", error_chain(&update));
-                events.warning(&pass.mr, "CannotUpdateManagedResource", message);
+        let created = match external.create(&pass.mr, &name, &key).await {
+            Ok(created) => created,
+            Err(error) => {
+                return self.create_failed(pass, &*error).await;
             }
-            let message = format!("create failed: {}", error_chain(&error));
-            events.warning(&pass.mr, "CannotCreateExternalResource", message.clone());
-            return pass
-                .finish(
-                    &[c::creating(), c::reconcile_error(message)],
-                    Action::requeue(),
-                )
-                .await;
+        };
+        // A name the cloud assigned is written with the succeeded stamp, as upjet's
+        // critical annotation update does.
+        let mut stamp = vec![(CREATE_SUCCEEDED_ANNOTATION, self.ctx.clock.stamp())];
+        if let Some(assigned) = created {
+            stamp.push((EXTERNAL_NAME_ANNOTATION, assigned));
         }
-        let stamp = [(CREATE_SUCCEEDED_ANNOTATION, self.ctx.clock.stamp())];
         if let Err(error) = pass.put_critical(&stamp).await {
             return create_write_failed(pass, &events, &error).await;
         }
@@ -278,6 +281,29 @@ impl<K: Managed> ManagedReconciler<K> {
         pass.observed = None;
         pass.finish(&[c::creating(), c::reconcile_success()], Action::requeue())
             .await
+    }
+
+    /// P16's failure: the failed stamp, a warning and a rate-limited requeue.
+    async fn create_failed(
+        &self,
+        mut pass: Pass<K>,
+        error: &(dyn std::error::Error + Send + Sync + 'static),
+    ) -> ReconcileResult {
+        let events = self.ctx.events.clone();
+        {
+            let stamp = [(CREATE_FAILED_ANNOTATION, self.ctx.clock.stamp())];
+            if let Err(update) = pass.put_critical(&stamp).await {
+                let message = format!("cannot update managed resource: {}", error_chain(&update));
+                events.warning(&pass.mr, "CannotUpdateManagedResource", message);
+            }
+        }
+        let message = format!("create failed: {}", error_chain(error));
+        events.warning(&pass.mr, "CannotCreateExternalResource", message.clone());
+        pass.finish(
+            &[c::creating(), c::reconcile_error(message)],
+            Action::requeue(),
+        )
+        .await
     }
 
     /// The requeue after a successful reconcile: the resource's own interval (annotation

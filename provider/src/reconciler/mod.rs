@@ -20,18 +20,23 @@ mod pass;
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Secret;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use kube::runtime::reflector::Store;
-use limiter::controller::{BoxFuture, ReconcileResult, Reconciler, Request};
-use limiter::crossplane::Settings;
+use limiter::controller::{Action, BoxFuture, ReconcileResult, Reconciler, Request};
+use limiter::crossplane::{FailureBackoff, Settings};
+use limiter::workqueue::{ItemExponential, RateLimiter};
 use tracing::Instrument;
 
 pub use cache::ReadYourWrites;
 pub use draws::Draws;
-pub use external::{ConnectError, ExternalError, Observation};
+pub use external::{
+    CloudConnecter, ConnectError, Connecter, ExternalClient, ExternalError, ExternalFailure,
+    Observation,
+};
 
-use crate::cloud::CloudClient;
-use crate::crd::{Managed, ProviderConfig};
+use crate::crd::Managed;
 use crate::events::EventSink;
 use crate::metrics::Reconciles;
 use meta::Clock;
@@ -41,14 +46,8 @@ use meta::Clock;
 pub struct Context {
     /// The (rate-limited) Kubernetes client for writes.
     pub client: kube::Client,
-    /// The cloud client.
-    pub cloud: CloudClient,
     /// The rate-limit and poll settings.
     pub settings: Settings,
-    /// Cached ProviderConfigs.
-    pub provider_configs: Store<ProviderConfig>,
-    /// Cached Secrets (credentials).
-    pub secrets: Store<Secret>,
     /// The event writer.
     pub events: EventSink,
     /// Wall time on tokio's clock.
@@ -69,25 +68,53 @@ pub struct ManagedReconciler<K: Managed> {
     kind: &'static str,
     ctx: Arc<Context>,
     cache: Arc<ReadYourWrites<K>>,
+    connecter: Arc<dyn Connecter<K>>,
+    /// Per-item failure backoffs of the resources whose ProviderConfig sets its own
+    /// ([`Connecter::failure_backoff`]), one per distinct policy.
+    overrides: Mutex<HashMap<FailureBackoff, ItemExponential<Request>>>,
 }
 
 impl<K: Managed> ManagedReconciler<K> {
-    /// A reconciler reading `store`.
-    pub fn new(ctx: Arc<Context>, store: Store<K>) -> Self {
+    /// A reconciler reading `store`, connecting through `connecter`.
+    pub fn new(ctx: Arc<Context>, store: Store<K>, connecter: Arc<dyn Connecter<K>>) -> Self {
         ManagedReconciler {
-            kind: kind_name::<K>(),
+            kind: K::LABEL,
             ctx,
             cache: Arc::new(ReadYourWrites::new(store)),
+            connecter,
+            overrides: Mutex::new(HashMap::new()),
         }
     }
-}
 
-fn kind_name<K: Managed>() -> &'static str {
-    match K::COLLECTION {
-        "buckets" => "Bucket",
-        "databases" => "Database",
-        "records" => "Record",
-        _ => "Unknown",
+    /// A ProviderConfig's failure backoff wins over the controller's: a rate-limited requeue
+    /// of a resource whose ProviderConfig sets one becomes a requeue after that backoff's
+    /// next delay (per item: `base·2^failures` up to `max`, as the controller's own limiter
+    /// computes it), and any other outcome forgets the item's failures.
+    fn apply_backoff(
+        &self,
+        request: &Request,
+        backoff: Option<FailureBackoff>,
+        result: ReconcileResult,
+    ) -> ReconcileResult {
+        let mut overrides = self.overrides.lock().unwrap_or_else(|e| e.into_inner());
+        match (&result, backoff) {
+            (Ok(action), Some(b)) if action.requeue && action.requeue_after.is_none() => {
+                let limiter = overrides
+                    .entry(b)
+                    .or_insert_with(|| ItemExponential::new(b.base, b.max));
+                let delay = limiter.when(request).to_std();
+                let mut next = Action::requeue_after(delay);
+                next.priority = action.priority;
+                Ok(next)
+            }
+            (Ok(_), _) => {
+                for limiter in overrides.values() {
+                    limiter.forget(request);
+                }
+                result
+            }
+            (Err(_), _) => result,
+        }
     }
 }
 
@@ -99,7 +126,12 @@ impl<K: Managed> Reconciler<Request> for ManagedReconciler<K> {
                 if !self.ctx.reconcile_cost.is_zero() {
                     tokio::time::sleep(self.ctx.reconcile_cost).await;
                 }
+                let backoff = self
+                    .cache
+                    .get(&request.namespace, &request.name)
+                    .and_then(|mr| self.connecter.failure_backoff(&mr));
                 let (result, cpu) = cpu::timed(self.run(&request)).await;
+                let result = self.apply_backoff(&request, backoff, result);
                 self.ctx.reconcile_cpu.observe(cpu.as_secs_f64());
                 let label = match &result {
                     Ok(a) if a.requeue_after.is_some() => "requeue_after",

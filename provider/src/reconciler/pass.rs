@@ -32,13 +32,13 @@ pub struct Pass<K: Managed> {
     /// A new `reconcile-requested-at` token, recorded by the next status write.
     pub(super) token: Option<String>,
     /// What Observe found, applied to the status at the next status write.
-    pub(super) observed: Option<Observation>,
+    pub(super) observed: Option<Observation<K::AtProvider>>,
 }
 
 impl<K: Managed> Pass<K> {
     fn api(&self) -> Api<K> {
         let namespace = self.mr.namespace().unwrap_or_default();
-        Api::namespaced(self.ctx.client.clone(), &namespace)
+        K::api(self.ctx.client.clone(), &namespace)
     }
 
     /// PUT the whole object and adopt the answer.

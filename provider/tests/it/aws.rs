@@ -14,6 +14,25 @@ use provider::aws::config::ProviderConfigSpec;
 use provider::aws::connect::{Clients, ConnectError, Connector, CredentialCache, RetryMode};
 use tokio::sync::oneshot;
 
+/// Terraform's read of a bucket (an Observe of one that exists), as the journal shows it.
+pub const BUCKET_READ: [&str; 15] = [
+    "HeadBucket",
+    "GetBucketPolicy",
+    "GetBucketAcl",
+    "GetBucketCors",
+    "GetBucketWebsite",
+    "GetBucketVersioning",
+    "GetBucketAccelerateConfiguration",
+    "GetBucketRequestPayment",
+    "GetBucketLogging",
+    "GetBucketLifecycleConfiguration",
+    "GetBucketReplication",
+    "GetBucketEncryption",
+    "GetObjectLockConfiguration",
+    "GetBucketLocation",
+    "GetBucketTagging",
+];
+
 struct Served {
     url: String,
     cloud: MockCloud,
@@ -225,23 +244,7 @@ async fn a_bucket_goes_through_create_observe_update_and_delete_with_the_documen
         .expect("exists");
     assert_eq!(
         ops_since(&served.cloud.calls(), start),
-        [
-            "HeadBucket",
-            "GetBucketPolicy",
-            "GetBucketAcl",
-            "GetBucketCors",
-            "GetBucketWebsite",
-            "GetBucketVersioning",
-            "GetBucketAccelerateConfiguration",
-            "GetBucketRequestPayment",
-            "GetBucketLogging",
-            "GetBucketLifecycleConfiguration",
-            "GetBucketReplication",
-            "GetBucketEncryption",
-            "GetObjectLockConfiguration",
-            "GetBucketLocation",
-            "GetBucketTagging"
-        ],
+        BUCKET_READ,
         "Terraform's read"
     );
     assert!(seen.up_to_date(&params), "{seen:#?}");

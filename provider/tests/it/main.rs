@@ -4,6 +4,8 @@
 mod annotations;
 #[cfg(feature = "aws")]
 mod aws;
+#[cfg(feature = "aws")]
+mod aws_kinds;
 mod cloud_client;
 mod crds;
 mod failures;

@@ -75,6 +75,8 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
         seed: None,
         clock: None,
         reconcile_cost: Duration::ZERO,
+        #[cfg(feature = "aws")]
+        aws: provider::aws::AwsOptions::default(),
     };
     let metrics_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let metrics_addr = metrics_listener.local_addr().unwrap();

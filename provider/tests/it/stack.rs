@@ -96,7 +96,7 @@ impl Stack {
     }
 
     pub fn api<K: Managed>(&self) -> Api<K> {
-        Api::namespaced(self.client.clone(), NS)
+        K::api(self.client.clone(), NS)
     }
 
     pub async fn create<K: Managed>(&self, obj: &K) -> K {
