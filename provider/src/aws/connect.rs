@@ -14,12 +14,12 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::str::FromStr;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use aws_credential_types::Credentials;
 use aws_sdk_s3::config::retry::{ClientRateLimiter, RetryPartition, TokenBucket};
 use aws_sdk_sts::error::{DisplayErrorContext, ProvideErrorMetadata};
-use aws_smithy_async::time::{SharedTimeSource, TimeSource};
+use aws_smithy_async::time::SharedTimeSource;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use aws_smithy_types::retry::RetryConfig;
 use k8s_openapi::api::core::v1::Secret;
@@ -31,6 +31,7 @@ use super::config::{
     ConfigError, CredentialsSource, ProviderConfigSpec, SecretKeySelector, StaticKeys,
     check_region, parse_credentials_file,
 };
+use super::time::ClockTime;
 
 /// How long assumed-role credentials are asked for (STS's default).
 pub const SESSION_DURATION: Duration = Duration::from_secs(3600);
@@ -287,19 +288,16 @@ impl Connector {
     /// A connector with the SDK's `retry` mode and the `cache` policy, over plain http.
     #[must_use]
     pub fn new(retry: RetryMode, cache: CredentialCache) -> Self {
+        Connector::unclocked(retry, cache).with_clock(Clock::new())
+    }
+
+    fn unclocked(retry: RetryMode, cache: CredentialCache) -> Self {
         Connector {
             retry,
             cache,
             http: aws_smithy_http_client::Builder::new().build_http(),
             time: None,
-            // Without a clock, the SDK's own default time source (the system's).
-            partitions: Partitions::new(
-                aws_smithy_async::time::SystemTimeSource::new()
-                    .now()
-                    .duration_since(SystemTime::UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_secs_f64(),
-            ),
+            partitions: Partitions::new(0.0),
             web_identity: Mutex::new(HashMap::new()),
             clients: Mutex::new(HashMap::new()),
         }
@@ -317,13 +315,8 @@ impl Connector {
     /// time signs with the time the in-process cloud checks.
     #[must_use]
     pub fn with_clock(mut self, clock: Clock) -> Self {
-        let time = ClockTime(clock);
-        let now = time
-            .now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs_f64();
-        self.partitions = Partitions::new(now);
+        let time = ClockTime::new(clock);
+        self.partitions = Partitions::new(time.seconds_since_epoch());
         self.time = Some(SharedTimeSource::new(time));
         self
     }
@@ -622,26 +615,6 @@ impl Partitions {
             ec2: partition("ec2"),
             dynamodb: partition("dynamodb"),
         }
-    }
-}
-
-/// The provider's clock as the SDK's time source.
-struct ClockTime(Clock);
-
-impl std::fmt::Debug for ClockTime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ClockTime")
-    }
-}
-
-impl TimeSource for ClockTime {
-    fn now(&self) -> SystemTime {
-        let t = self.0.precise_now();
-        let since_epoch = Duration::new(
-            u64::try_from(t.as_second()).unwrap_or(0),
-            u32::try_from(t.subsec_nanosecond()).unwrap_or(0),
-        );
-        SystemTime::UNIX_EPOCH + since_epoch
     }
 }
 

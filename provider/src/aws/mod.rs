@@ -29,6 +29,7 @@ pub mod connect;
 pub mod controllers;
 pub mod kinds;
 pub mod table;
+pub mod time;
 pub mod transport;
 pub mod vpc;
 

@@ -29,10 +29,12 @@ const NS: &str = "default";
 const SECRET_NS: &str = "default";
 
 struct AwsStack {
-    _api: ApiServer,
+    api: ApiServer,
     cloud: MockCloud,
     client: kube::Client,
     metrics: Arc<ProviderMetrics>,
+    settings: Settings,
+    retry_mode: RetryMode,
     running: Option<(oneshot::Sender<()>, JoinHandle<RunSummary>)>,
 }
 
@@ -78,26 +80,35 @@ impl AwsStack {
             .await
             .unwrap();
         let stack = AwsStack {
-            _api: api.clone(),
+            api,
             cloud,
             client,
             metrics: Arc::new(ProviderMetrics::new()),
+            settings,
+            retry_mode,
             running: None,
         };
         stack.cluster_config("default", &config_yaml(extra)).await;
         let mut stack = stack;
+        stack.launch();
+        stack
+    }
+
+    /// Starts a provider (with new metrics) against the stack.
+    fn launch(&mut self) {
+        self.metrics = Arc::new(ProviderMetrics::new());
         let options = ProviderOptions::from_service(
-            settings,
-            api.service(),
-            CloudClient::new(stack.cloud.clone(), "http://mock-cloud"),
-            Arc::clone(&stack.metrics),
+            self.settings.clone(),
+            self.api.service(),
+            CloudClient::new(self.cloud.clone(), "http://mock-cloud"),
+            Arc::clone(&self.metrics),
         )
         .shutdown_timeout(Duration::from_secs(2))
         .seed(7)
         .aws(AwsOptions {
-            retry_mode,
+            retry_mode: self.retry_mode,
             credential_cache: CredentialCache::None,
-            http: Some(provider::aws::transport::in_process(stack.cloud.clone())),
+            http: Some(provider::aws::transport::in_process(self.cloud.clone())),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -108,8 +119,7 @@ impl AwsStack {
                 .await
                 .unwrap()
         });
-        stack.running = Some((stop, task));
-        stack
+        self.running = Some((stop, task));
     }
 
     /// [`AwsStack::start`] with the test settings, an unlimited cloud and standard retries.
@@ -691,4 +701,65 @@ async fn a_provider_configs_reconciliation_policy_backoff_wins_over_the_flags() 
     )
     .await;
     assert_eq!((flags, policy), (7, 3));
+}
+
+/// Reconciles per second, from 5 s to 10 s after a provider restart, of a backlog of 200
+/// cluster-scoped Buckets and 200 VPCs that are ready: every one is observed once, with one
+/// status write. The bursts come first (with two buckets, their 2 × 100 tokens outrun the
+/// API client's QPS 5R with burst 10R: 50/s for 4 s), then R/s per global bucket.
+async fn backlog_rate(scoped_buckets: bool) -> f64 {
+    let settings = settings().scoped_buckets(scoped_buckets);
+    let mut stack = AwsStack::start(
+        settings,
+        mock_cloud::Config::default(),
+        RetryMode::Standard,
+        NO_STS,
+    )
+    .await;
+    let buckets = Api::<ClusterBucket>::all(stack.client.clone());
+    for i in 0..200 {
+        let b: ClusterBucket = serde_saphyr::from_str(&format!(
+            "apiVersion: s3.aws.loadtest.dev/v1beta1\nkind: Bucket\nmetadata: {{name: b-{i}}}\n\
+             spec: {{forProvider: {{region: us-east-1}}}}\n"
+        ))
+        .unwrap();
+        buckets.create(&PostParams::default(), &b).await.unwrap();
+        stack
+            .create::<Vpc>(&format!(
+                "apiVersion: ec2.aws.m.loadtest.dev/v1beta1\nkind: VPC\nmetadata: {{name: v-{i}, namespace: default}}\n\
+                 spec: {{forProvider: {{region: us-east-1, cidrBlock: 10.0.0.0/16}}}}\n"
+            ))
+            .await;
+    }
+    let all_ready = eventually(Duration::from_secs(600), Duration::from_secs(1), || async {
+        let b = buckets.list(&ListParams::default()).await.unwrap().items;
+        let v = Api::<Vpc>::namespaced(stack.client.clone(), NS)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items;
+        b.iter().all(is_ready) && v.iter().all(is_ready)
+    })
+    .await;
+    assert!(all_ready, "the 400 resources became ready");
+    assert!(stack.stop().await.drained);
+    stack.launch();
+    let total = |s: &AwsStack| {
+        s.metrics.reconciles().total("Bucket.s3.aws.loadtest.dev")
+            + s.metrics.reconciles().total("VPC.ec2.aws.m.loadtest.dev")
+    };
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let before = total(&stack);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let rate = (total(&stack) - before) as f64 / 5.0;
+    assert!(stack.stop().await.drained);
+    rate
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn two_scopes_at_r_10_drain_at_20_per_second_with_scoped_buckets_and_10_without() {
+    let scoped = backlog_rate(true).await;
+    let shared = backlog_rate(false).await;
+    assert!((19.0..=21.0).contains(&scoped), "scoped: {scoped}/s");
+    assert!((9.5..=10.5).contains(&shared), "shared: {shared}/s");
 }
