@@ -118,8 +118,9 @@ pub struct RunArgs {
     #[arg(long, env = "PROVIDER_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub shutdown_timeout: Duration,
     /// The AWS SDK's own retries of the AWS kinds' calls: standard (3 attempts with
-    /// exponential backoff and jitter, and a retry quota of 500 tokens per client that a
-    /// throttled retry spends 5 of, a timeout 10: an empty quota stops retrying), adaptive
+    /// exponential backoff and jitter, and a retry quota of 500 tokens per AWS service, shared
+    /// by the provider's clients of it, that a throttled retry spends 5 of, a timeout 10: an
+    /// empty quota stops retrying), adaptive
     /// (standard plus a client-side send rate that slows down at the first throttle) or off
     /// (1 attempt: every throttle fails the reconcile, which the per-item backoff retries).
     #[cfg(feature = "aws")]
