@@ -236,6 +236,15 @@ impl MockCloud {
         faults.decide(class, at)
     }
 
+    /// The per-resource rules in force and their seed, if there are any.
+    pub(crate) fn resource_rules(&self) -> Option<(Arc<[crate::config::ResourceFault]>, u64)> {
+        if !self.inner.faults_active.load(Ordering::Acquire) {
+            return None;
+        }
+        let (rules, seed) = lock(&self.inner.faults).resource_rules();
+        (!rules.is_empty()).then_some((rules, seed))
+    }
+
     pub(crate) fn decide_operation_faults(
         &self,
         op: crate::service::Operation,

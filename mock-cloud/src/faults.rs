@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::config::{Faults, Latency, OperationFaults};
+use crate::config::{Faults, Latency, OperationFaults, ResourceFault};
 use crate::model::Class;
 use crate::service::Operation;
 
@@ -21,13 +21,15 @@ pub(crate) struct FaultDecision {
 #[derive(Debug)]
 pub(crate) struct FaultState {
     faults: Faults,
+    rules: std::sync::Arc<[ResourceFault]>,
     rng: SplitMix64,
 }
 
 impl FaultState {
     pub fn new(faults: Faults) -> FaultState {
         let rng = SplitMix64(faults.seed);
-        FaultState { faults, rng }
+        let rules = faults.resources.clone().into();
+        FaultState { faults, rules, rng }
     }
 
     pub fn faults(&self) -> &Faults {
@@ -36,6 +38,11 @@ impl FaultState {
 
     pub fn is_empty(&self) -> bool {
         self.faults.is_empty()
+    }
+
+    /// The per-resource rules and the seed that picks their shares.
+    pub fn resource_rules(&self) -> (std::sync::Arc<[ResourceFault]>, u64) {
+        (self.rules.clone(), self.faults.seed)
     }
 
     /// Draws the faults of a request of `class` arriving at `at` (time since start).
@@ -114,6 +121,17 @@ impl FaultState {
             }
         }
     }
+}
+
+/// A number in `[0, 1)` fixed by the seed and the name alone: which share a resource falls
+/// in (FNV-1a of the name, mixed with the seed by one SplitMix64 step).
+pub(crate) fn share_unit(seed: u64, name: &str) -> f64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    SplitMix64(seed ^ hash).unit()
 }
 
 /// SplitMix64 (Steele, Lea and Flood, 2014): a tiny, well-studied seeded generator, enough

@@ -76,6 +76,7 @@ mod http;
 mod journal;
 mod model;
 mod quota;
+mod resource_faults;
 mod serve;
 mod service;
 mod store;
@@ -92,8 +93,9 @@ pub use clock::TokioClock;
 pub use cloud::MockCloud;
 pub use config::{
     AccessKey, AccountConfig, AwsIdentity, AwsSettings, ClassQuota, Config, ConfigError,
-    DEFAULT_ACCOUNT_ID, DEFAULT_JOURNAL_CAP, ErrorRate, Faults, Flavor, Latency, OperationFaults,
-    Outage, Per, Quotas, Rate, ServiceQuotas,
+    DEFAULT_ACCOUNT_ID, DEFAULT_JOURNAL_CAP, ErrorRate, Faults, Flavor, LastingError, Latency,
+    OperationFaults, Outage, Per, Quotas, Rate, ResourceEffect, ResourceFault, ResourceSelector,
+    ServiceQuotas,
 };
 pub use http::{BoxError, MAX_BODY, ResponseBody, Switchable};
 pub use journal::{Call, JournalStats};

@@ -217,6 +217,22 @@ impl Store {
         Ok(Created::New(resource))
     }
 
+    /// Keeps a resource `creating` until `until` (a slow create), if it exists.
+    pub fn hold_creating(
+        &mut self,
+        account: &str,
+        collection: Collection,
+        name: &str,
+        until: Duration,
+    ) {
+        if let Some(stored) = self
+            .shelf(account, collection)
+            .and_then(|shelf| shelf.resources.get_mut(name))
+        {
+            stored.ready_at = stored.ready_at.max(until);
+        }
+    }
+
     /// Calls `f` with the resource, borrowed.
     pub fn read<R>(
         &mut self,

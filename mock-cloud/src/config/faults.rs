@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::ResourceFault;
 use crate::model::Class;
 use crate::service::Service;
 
@@ -70,6 +71,8 @@ pub struct Faults {
     /// Faults of AWS services, per operation name; the key `*` covers every operation of
     /// the service that has no entry of its own.
     pub services: BTreeMap<Service, BTreeMap<String, OperationFaults>>,
+    /// Per-resource rules (generic API), in order.
+    pub resources: Vec<ResourceFault>,
 }
 
 /// The faults of one AWS operation (or of every operation of a service, under `*`).
@@ -178,5 +181,13 @@ impl Faults {
             && self.errors.is_empty()
             && self.outages.is_empty()
             && self.services.is_empty()
+            && self.resources.is_empty()
+    }
+
+    /// Adds a per-resource rule.
+    #[must_use]
+    pub fn with_resource_fault(mut self, fault: ResourceFault) -> Faults {
+        self.resources.push(fault);
+        self
     }
 }

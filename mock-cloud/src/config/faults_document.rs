@@ -7,7 +7,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::parts::{ByClass, millis};
-use super::{ConfigError, ErrorRate, Faults, Latency, OperationFaults, Outage};
+use super::{
+    ConfigError, ErrorRate, Faults, LastingError, Latency, OperationFaults, Outage, ResourceEffect,
+    ResourceFault, ResourceSelector,
+};
+use crate::model::{Action, Collection};
 use crate::service::Service;
 
 /// Faults as written: the `faults` block of a config document and the body of
@@ -16,7 +20,11 @@ use crate::service::Service;
 /// `seed`; `latency` and `errors` per class (`read`, `list`, `mutate`, `delete`) of the
 /// generic API; a list of `outages` (every service); `services`: per AWS service, per
 /// operation name (or `*`), its `latency`, `errors`, `outages` and the error `code` they
-/// answer. Unknown keys are errors. Latency is in whole milliseconds
+/// answer; `resources`: per-resource rules of the generic API, each a selector
+/// (`collection`, `name` with `*` wildcards, `tag: {key, value}` on `spec.tags`, `percent`
+/// of the matching names, seeded) and one effect: `error` (`AccessDenied`, `Conflict` or
+/// `Validation`, with an optional `code` and `actions`), `not_found_after_create_s`,
+/// `drift: {field}` or `slow_create_s`. Unknown keys are errors. Latency is in whole milliseconds
 /// (`{"fixed_ms": 20}`, `{"uniform_ms": {"min": 10, "max": 30}}`,
 /// `{"lognormal_ms": {"median": 20, "sigma": 0.5}}`); outage windows in seconds since the
 /// cloud started (`start_s`, `end_s`). `FaultsDocument::from(&faults)` writes faults
@@ -47,6 +55,8 @@ pub struct FaultsDocument {
     outages: Vec<OutageDoc>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     services: BTreeMap<Service, BTreeMap<String, OperationFaultsDoc>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    resources: Vec<ResourceFaultDoc>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -88,6 +98,141 @@ struct OutageDoc {
     end_s: f64,
     #[serde(default = "default_fault_status")]
     status: u16,
+}
+
+/// One per-resource rule as written: a selector (`collection`, `name`, `tag`, `percent`)
+/// and exactly one effect (`error`, `not_found_after_create_s`, `drift`, `slow_create_s`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResourceFaultDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    collection: Option<Collection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tag: Option<TagDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    actions: Option<Vec<Action>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_found_after_create_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    drift: Option<DriftDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slow_create_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TagDoc {
+    key: String,
+    value: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DriftDoc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    field: Option<String>,
+}
+
+impl ResourceFaultDoc {
+    fn fault(&self, at: &str) -> Result<ResourceFault, String> {
+        let seconds = |s: f64, key: &str| {
+            Duration::try_from_secs_f64(s)
+                .map_err(|_| format!("{at}.{key} must be a number of seconds >= 0"))
+        };
+        let mut effects = Vec::new();
+        if let Some(name) = &self.error {
+            let error = LastingError::parse(name).ok_or_else(|| {
+                let known: Vec<_> = LastingError::ALL.iter().map(|e| e.as_str()).collect();
+                format!(
+                    "{at}.error: unknown error {name:?}, expected one of {}",
+                    known.join(", ")
+                )
+            })?;
+            effects.push(ResourceEffect::Error {
+                error,
+                code: self.code.clone(),
+                actions: self.actions.clone(),
+            });
+        } else if self.code.is_some() || self.actions.is_some() {
+            return Err(format!("{at}: `code` and `actions` go with `error`"));
+        }
+        if let Some(s) = self.not_found_after_create_s {
+            let duration = seconds(s, "not_found_after_create_s")?;
+            effects.push(ResourceEffect::NotFoundAfterCreate { duration });
+        }
+        if let Some(drift) = &self.drift {
+            effects.push(ResourceEffect::Drift {
+                field: drift.field.clone(),
+            });
+        }
+        if let Some(s) = self.slow_create_s {
+            let duration = seconds(s, "slow_create_s")?;
+            effects.push(ResourceEffect::SlowCreate { duration });
+        }
+        let effect = match effects.len() {
+            1 => effects.remove(0),
+            0 => {
+                return Err(format!(
+                    "{at}: no effect, expected one of `error`, `not_found_after_create_s`, `drift`, `slow_create_s`"
+                ));
+            }
+            _ => return Err(format!("{at}: more than one effect, expected one per rule")),
+        };
+        Ok(ResourceFault {
+            select: ResourceSelector {
+                collection: self.collection,
+                name: self.name.clone(),
+                tag: self.tag.as_ref().map(|t| (t.key.clone(), t.value.clone())),
+                percent: self.percent,
+            },
+            effect,
+        })
+    }
+
+    fn of(fault: &ResourceFault) -> ResourceFaultDoc {
+        let select = &fault.select;
+        let mut doc = ResourceFaultDoc {
+            collection: select.collection,
+            name: select.name.clone(),
+            tag: select.tag.as_ref().map(|(key, value)| TagDoc {
+                key: key.clone(),
+                value: value.clone(),
+            }),
+            percent: select.percent,
+            ..ResourceFaultDoc::default()
+        };
+        match &fault.effect {
+            ResourceEffect::Error {
+                error,
+                code,
+                actions,
+            } => {
+                doc.error = Some(error.as_str().to_owned());
+                doc.code.clone_from(code);
+                doc.actions.clone_from(actions);
+            }
+            ResourceEffect::NotFoundAfterCreate { duration } => {
+                doc.not_found_after_create_s = Some(duration.as_secs_f64());
+            }
+            ResourceEffect::Drift { field } => {
+                doc.drift = Some(DriftDoc {
+                    field: field.clone(),
+                });
+            }
+            ResourceEffect::SlowCreate { duration } => {
+                doc.slow_create_s = Some(duration.as_secs_f64());
+            }
+        }
+        doc
+    }
 }
 
 fn default_fault_status() -> u16 {
@@ -136,6 +281,11 @@ impl FaultsDocument {
         }
         for (i, doc) in self.outages.iter().enumerate() {
             faults.outages.push(doc.outage(&format!("outages[{i}]"))?);
+        }
+        for (i, doc) in self.resources.iter().enumerate() {
+            faults
+                .resources
+                .push(doc.fault(&format!("resources[{i}]"))?);
         }
         super::validate_faults(&faults)?;
         Ok(faults)
@@ -227,6 +377,7 @@ impl From<&Faults> for FaultsDocument {
             errors: ByClass::from_map(&faults.errors, errors),
             outages: faults.outages.iter().map(OutageDoc::of).collect(),
             services,
+            resources: faults.resources.iter().map(ResourceFaultDoc::of).collect(),
         }
     }
 }

@@ -10,6 +10,7 @@ mod faults_document;
 mod load;
 mod parts;
 mod quotas;
+mod resource_faults;
 mod service_quotas;
 
 use std::collections::HashSet;
@@ -23,6 +24,7 @@ pub use document::ConfigDocument;
 pub use faults::{ErrorRate, Faults, Latency, OperationFaults, Outage};
 pub use faults_document::FaultsDocument;
 pub use quotas::{Quotas, Rate};
+pub use resource_faults::{LastingError, ResourceEffect, ResourceFault, ResourceSelector};
 pub use service_quotas::{ClassQuota, Per, ServiceQuotas};
 
 use crate::service::Service;
@@ -295,6 +297,25 @@ pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
     }
     for (class, latency) in &faults.latency {
         check_latency(&format!("latency.{class}"), Some(latency))?;
+    }
+    for (i, rule) in faults.resources.iter().enumerate() {
+        if let Some(p) = rule.select.percent
+            && !(0.0..=100.0).contains(&p)
+        {
+            return Err(format!("resources[{i}].percent must be within 0 and 100"));
+        }
+        if rule.select.name.as_deref() == Some("") {
+            return Err(format!("resources[{i}].name must not be empty"));
+        }
+        if let ResourceEffect::Error {
+            code: Some(code), ..
+        } = &rule.effect
+            && (code.is_empty() || !code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.'))
+        {
+            return Err(format!(
+                "resources[{i}].code must be letters, digits and dots"
+            ));
+        }
     }
     for (i, outage) in faults.outages.iter().enumerate() {
         if outage.start >= outage.end {

@@ -20,6 +20,7 @@ use crate::cloud::MockCloud;
 use crate::journal::{FAULT, QUOTA_EXCEEDED, Record, SHADOW_THROTTLED, THROTTLED};
 use crate::model::{Action, Collection, State};
 use crate::quota::Verdict;
+use crate::resource_faults::{self, ResourceVerdict, Subject};
 use crate::store::{Created, Deleted, StoreError};
 
 /// The most bytes a request body may have.
@@ -155,11 +156,61 @@ impl MockCloud {
             return respond::error(status, "InjectedFault", "the cloud is failing on purpose");
         }
 
-        let mut response = self.operate(request, action, body, outcome);
+        let verdict = self.resource_verdict(request, action, body);
+        if let Some((status, code)) = &verdict.error {
+            outcome.flags |= FAULT;
+            let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::FORBIDDEN);
+            return respond::error(status, code, "the cloud refuses this resource on purpose");
+        }
+        let mut response = self.operate(request, action, body, outcome, &verdict);
         if let Some(budget) = budget {
             respond::add_budget(&mut response, budget);
         }
         response
+    }
+
+    /// The per-resource faults of the request (none for a list or an unreadable create).
+    fn resource_verdict(
+        &self,
+        request: &ApiRequest<'_>,
+        action: Action,
+        body: &Bytes,
+    ) -> ResourceVerdict {
+        let Some((rules, seed)) = self.resource_rules() else {
+            return ResourceVerdict::default();
+        };
+        let parsed = (action == Action::Create)
+            .then(|| parse_create(request.collection, body).ok())
+            .flatten();
+        let Some(name) = request
+            .name
+            .or(parsed.as_ref().map(|(name, _)| name.as_str()))
+        else {
+            return ResourceVerdict::default();
+        };
+        let stored = if resource_faults::needs_spec(&rules) && parsed.is_none() {
+            let mut store = crate::cloud::lock(&self.inner.store);
+            store
+                .read(
+                    request.account,
+                    request.collection,
+                    name,
+                    self.elapsed(),
+                    |r| serde_json::to_value(r).ok(),
+                )
+                .ok()
+                .flatten()
+                .and_then(|mut r| r.get_mut("spec").map(serde_json::Value::take))
+        } else {
+            None
+        };
+        let spec = parsed.as_ref().map(|(_, spec)| spec).or(stored.as_ref());
+        let subject = Subject {
+            collection: request.collection,
+            name,
+            action,
+        };
+        resource_faults::decide(&rules, seed, &subject, spec)
     }
 
     fn authenticate(&self, headers: &HeaderMap) -> Option<&str> {
@@ -174,15 +225,19 @@ impl MockCloud {
         action: Action,
         body: &Bytes,
         outcome: &mut Outcome<'_>,
+        verdict: &ResourceVerdict,
     ) -> Response<ResponseBody> {
         let now = self.elapsed();
         let (account, collection) = (request.account, request.collection);
         let name = request.name.unwrap_or_default();
         let mut store = crate::cloud::lock(&self.inner.store);
         let result = match action {
-            Action::Get => store.read(account, collection, name, now, |r| {
+            Action::Get if verdict.is_empty() => store.read(account, collection, name, now, |r| {
                 respond::json(StatusCode::OK, &r)
             }),
+            Action::Get => store
+                .read(account, collection, name, now, |r| serde_json::to_value(r))
+                .and_then(|read| faulted_read(read, verdict, now)),
             Action::Update => {
                 let spec = match parse_update(body) {
                     Ok(spec) => spec,
@@ -216,6 +271,14 @@ impl MockCloud {
                     .copied();
                 store
                     .create(account, collection, &name, spec, key, limit, now)
+                    .map(|created| match (created, verdict.slow_create) {
+                        (Created::New(mut r), Some(hold)) if !hold.is_zero() => {
+                            store.hold_creating(account, collection, &name, now + hold);
+                            r.state = State::Creating;
+                            Created::New(r)
+                        }
+                        (created, _) => created,
+                    })
                     .map(created_response)
             }
             Action::List => {
@@ -263,6 +326,41 @@ impl MockCloud {
             }
         }
     }
+}
+
+/// A read of a resource that per-resource faults touch: NotFound inside its window after the
+/// create, and the drifted field.
+fn faulted_read(
+    read: Result<serde_json::Value, serde_json::Error>,
+    verdict: &ResourceVerdict,
+    now: std::time::Duration,
+) -> Result<Response<ResponseBody>, StoreError> {
+    let mut value = match read {
+        Ok(value) => value,
+        Err(err) => {
+            return Ok(respond::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                &err.to_string(),
+            ));
+        }
+    };
+    if let Some(window) = verdict.not_found_after_create {
+        let created = value
+            .get("created_at_us")
+            .and_then(serde_json::Value::as_u64)
+            .map(std::time::Duration::from_micros)
+            .unwrap_or_default();
+        if now < created + window {
+            return Err(StoreError::NotFound);
+        }
+    }
+    if let Some(field) = &verdict.drift
+        && let Some(spec) = value.get_mut("spec")
+    {
+        resource_faults::drift(spec, field.as_deref());
+    }
+    Ok(respond::json(StatusCode::OK, &value))
 }
 
 fn created_response(created: Created) -> Response<ResponseBody> {

@@ -237,6 +237,46 @@ fn latency() -> impl Strategy<Value = Latency> {
     ]
 }
 
+fn resource_fault() -> impl Strategy<Value = mock_cloud::ResourceFault> {
+    use mock_cloud::{Action, Collection, LastingError, ResourceEffect, ResourceSelector};
+    let select = (
+        prop::option::of(prop::sample::select(Collection::ALL.to_vec())),
+        prop::option::of(prop::sample::select(vec!["b*", "*-1", "db"])),
+        prop::option::of(prop::sample::select(vec![("team", "red"), ("env", "x")])),
+        prop::option::of(0.0..=100.0f64),
+    )
+        .prop_map(|(collection, name, tag, percent)| ResourceSelector {
+            collection,
+            name: name.map(str::to_owned),
+            tag: tag.map(|(k, v)| (k.to_owned(), v.to_owned())),
+            percent,
+        });
+    let seconds = || (0u64..1 << 40).prop_map(Duration::from_nanos);
+    let effect = prop_oneof![
+        (
+            prop::sample::select(LastingError::ALL.to_vec()),
+            prop::option::of(prop::sample::select(vec!["BucketAlreadyExists"])),
+            prop::option::of(prop::collection::vec(
+                prop::sample::select(Action::ALL.to_vec()),
+                0..3
+            )),
+        )
+            .prop_map(|(error, code, actions)| ResourceEffect::Error {
+                error,
+                code: code.map(str::to_owned),
+                actions,
+            }),
+        seconds().prop_map(|duration| ResourceEffect::NotFoundAfterCreate { duration }),
+        prop::option::of(prop::sample::select(vec!["versioning"])).prop_map(|field| {
+            ResourceEffect::Drift {
+                field: field.map(str::to_owned),
+            }
+        }),
+        seconds().prop_map(|duration| ResourceEffect::SlowCreate { duration }),
+    ];
+    (select, effect).prop_map(|(select, effect)| mock_cloud::ResourceFault { select, effect })
+}
+
 fn faults() -> impl Strategy<Value = Faults> {
     let class = || prop::sample::select(Class::ALL.to_vec());
     let status = || prop::sample::select(vec![500u16, 503]);
@@ -276,12 +316,14 @@ fn faults() -> impl Strategy<Value = Faults> {
         prop::collection::btree_map(class(), errors, 0..=4),
         prop::collection::vec(outage, 0..4),
         prop::collection::btree_map(operation, op_faults, 0..=3),
+        prop::collection::vec(resource_fault(), 0..3),
     )
-        .prop_map(|(seed, latency, errors, outages, s3)| Faults {
+        .prop_map(|(seed, latency, errors, outages, s3, resources)| Faults {
             latency,
             errors,
             outages,
             seed,
+            resources,
             services: if s3.is_empty() {
                 Default::default()
             } else {

@@ -16,6 +16,7 @@ mod faults;
 mod isolation;
 mod journal;
 mod quotas;
+mod resource_faults;
 mod resources;
 mod secrets;
 mod socket;
