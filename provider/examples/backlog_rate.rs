@@ -65,6 +65,7 @@ async fn measure(n: usize, rate: u32, model: RateLimitModel) -> anyhow::Result<(
                 storage_class: None,
             },
             provider_config_ref: ProviderConfigReference::default(),
+            management_policies: None,
         };
         buckets
             .create(

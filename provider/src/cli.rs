@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use limiter::crossplane::{JitterSizing, RateLimitModel, Settings, SettingsError};
+use limiter::crossplane::{
+    ErrorRequeue, JitterSizing, ObserveOnlyAbsent, RateLimitModel, Settings, SettingsError,
+};
 use limiter::go::GoDuration;
 
 #[cfg(feature = "aws")]
@@ -92,6 +94,17 @@ pub struct RunArgs {
     /// for controller-runtime); upjet's maxDelay.
     #[arg(long, env = "PROVIDER_BACKOFF_MAX", value_parser = parse_duration)]
     pub backoff_max: Option<Duration>,
+    /// How a failed reconcile requeues: backoff (crossplane-runtime: the per-item failure
+    /// backoff) or immediate (broken on purpose, as upjet#592 reported: requeue after 1ms,
+    /// which resets the backoff, so a failing resource loops as fast as the global bucket
+    /// allows; for showing that the harness's hotLoops assertion catches it).
+    #[arg(long, env = "PROVIDER_ERROR_REQUEUE", default_value = "backoff")]
+    pub error_requeue: ErrorRequeue,
+    /// How an observe-only resource (managementPolicies: [Observe]) whose cloud resource is
+    /// absent requeues: poll (crossplane-runtime v2.4.0, #1088: after the poll interval) or
+    /// backoff (before #1088: on the failure backoff).
+    #[arg(long, env = "PROVIDER_OBSERVE_ONLY_ABSENT", default_value = "poll")]
+    pub observe_only_absent: ObserveOnlyAbsent,
     /// Base URL of the cloud API, such as http://127.0.0.1:8081.
     #[arg(long, env = "PROVIDER_CLOUD_ENDPOINT", value_name = "URL")]
     pub cloud_endpoint: Option<String>,
@@ -211,7 +224,9 @@ impl RunArgs {
             .min_poll_interval(self.min_poll_interval)
             .scoped_buckets(self.scoped_buckets)
             .backoff_base(self.backoff_base)
-            .backoff_max(self.backoff_max);
+            .backoff_max(self.backoff_max)
+            .error_requeue(self.error_requeue)
+            .observe_only_absent(self.observe_only_absent);
         settings.validate()?;
         let cloud_endpoint = self
             .cloud_endpoint

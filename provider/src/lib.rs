@@ -60,9 +60,13 @@
 //!   applied at the status write rather than lost with the working copy (pitfall 9); this
 //!   changes no call counts.
 //! - **observedGeneration on every condition**, Ready included.
-//! - **No ProviderConfigUsage objects, no management policies, no deletion policy, no
-//!   connection secrets, no references**: the mock cloud has none of these, and they would
-//!   only add API writes (1 PCU POST per resource).
+//! - **No ProviderConfigUsage objects, no deletion policy, no connection secrets, no
+//!   references**: the mock cloud has none of these, and they would only add API writes (1
+//!   PCU POST per resource).
+//! - **Management policies without validation** (path P2): `spec.managementPolicies` is
+//!   honoured (`[]` pauses, `[Observe]` only observes, P9 and P19 as upstream), but a
+//!   combination crossplane-runtime refuses is not refused here. P9's requeue is v2.4.0's
+//!   (after P) unless `--observe-only-absent backoff` asks for the pre-#1088 one.
 //! - **Events** go through kube's `Recorder` (`events.k8s.io/v1`, series PATCHes for repeats)
 //!   from a background task, with no per-object spam filter; client-go writes core/v1
 //!   Events with a 25-burst spam filter.

@@ -92,6 +92,8 @@ struct SettingsLabels {
     scoped_buckets: String,
     backoff_base: String,
     backoff_max: String,
+    error_requeue: String,
+    observe_only_absent: String,
 }
 
 impl SettingsLabels {
@@ -107,6 +109,8 @@ impl SettingsLabels {
             scoped_buckets: s.scoped_buckets.to_string(),
             backoff_base: go(s.failure_backoff().base),
             backoff_max: go(s.failure_backoff().max),
+            error_requeue: s.error_requeue.to_string(),
+            observe_only_absent: s.observe_only_absent.to_string(),
         }
     }
 }
@@ -499,7 +503,7 @@ mod tests {
         let want = "provider_settings{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",\
             poll_interval=\"1m0s\",poll_jitter_percent=\"5\",poll_jitter_sizing=\"poll-interval\",\
             min_poll_interval=\"0s\",scoped_buckets=\"true\",backoff_base=\"2s\",\
-            backoff_max=\"5m0s\"} 1";
+            backoff_max=\"5m0s\",error_requeue=\"backoff\",observe_only_absent=\"poll\"} 1";
         assert!(text.contains(want), "{text}");
     }
 }

@@ -202,6 +202,7 @@ mod tests {
                     storage_class: None,
                 },
                 provider_config_ref: ProviderConfigReference::default(),
+                management_policies: None,
             },
         );
         b.metadata.namespace = Some("default".into());

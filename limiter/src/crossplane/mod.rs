@@ -42,6 +42,7 @@
 //! assert_eq!(upjet.global_budget(1), Some((100.0, 1000)));
 //! ```
 
+mod error_paths;
 mod middleware;
 mod poll;
 mod request;
@@ -52,6 +53,7 @@ use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use error_paths::{ErrorRequeue, ObserveOnlyAbsent, UnknownMode};
 pub use middleware::{GlobalRateLimited, MiddlewareStats};
 pub use poll::{
     EffectivePoll, Jitter, POLL_INTERVAL_ANNOTATION, PollAnnotationError, effective_poll_interval,
@@ -272,6 +274,11 @@ pub struct Settings {
     pub backoff_base: Option<Duration>,
     /// `--backoff-max`: cap of the per-item failure delay; `None` keeps the model's.
     pub backoff_max: Option<Duration>,
+    /// `--error-requeue` (default backoff): how a failed reconcile requeues.
+    pub error_requeue: ErrorRequeue,
+    /// `--observe-only-absent` (default poll, crossplane-runtime v2.4.0): how an observe-only
+    /// resource whose cloud resource is absent requeues.
+    pub observe_only_absent: ObserveOnlyAbsent,
 }
 
 impl Default for Settings {
@@ -317,7 +324,23 @@ impl Settings {
             scoped_buckets: false,
             backoff_base: None,
             backoff_max: None,
+            error_requeue: ErrorRequeue::Backoff,
+            observe_only_absent: ObserveOnlyAbsent::Poll,
         }
+    }
+
+    /// With an error requeue mode.
+    #[must_use]
+    pub fn error_requeue(mut self, mode: ErrorRequeue) -> Self {
+        self.error_requeue = mode;
+        self
+    }
+
+    /// With an observe-only absent requeue mode.
+    #[must_use]
+    pub fn observe_only_absent(mut self, mode: ObserveOnlyAbsent) -> Self {
+        self.observe_only_absent = mode;
+        self
     }
 
     /// With a jitter sizing.

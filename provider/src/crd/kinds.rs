@@ -72,6 +72,11 @@ pub struct BucketSpec {
     /// The ProviderConfig with the account and credentials.
     #[serde(default)]
     pub provider_config_ref: ProviderConfigReference,
+    /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
+    /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
+    /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub management_policies: Option<Vec<String>>,
 }
 
 /// `Bucket.spec.forProvider`.
@@ -128,6 +133,11 @@ pub struct DatabaseSpec {
     /// The ProviderConfig with the account and credentials.
     #[serde(default)]
     pub provider_config_ref: ProviderConfigReference,
+    /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
+    /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
+    /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub management_policies: Option<Vec<String>>,
 }
 
 /// `Database.spec.forProvider`.
@@ -176,6 +186,11 @@ pub struct RecordSpec {
     /// The ProviderConfig with the account and credentials.
     #[serde(default)]
     pub provider_config_ref: ProviderConfigReference,
+    /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
+    /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
+    /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub management_policies: Option<Vec<String>>,
 }
 
 /// `Record.spec.forProvider`.

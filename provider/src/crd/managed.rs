@@ -41,6 +41,11 @@ pub trait Managed:
 
     /// The status, created empty if missing.
     fn managed_status_mut(&mut self) -> &mut ManagedStatus<Self::AtProvider>;
+
+    /// `spec.managementPolicies`; `None` (the default) allows everything.
+    fn management_policies(&self) -> Option<&[String]> {
+        None
+    }
 }
 
 /// A mock-cloud kind: a [`Managed`] kind kept in a mock-cloud collection through its JSON
@@ -76,6 +81,10 @@ macro_rules! managed {
 
             fn managed_status_mut(&mut self) -> &mut ManagedStatus {
                 self.status.get_or_insert_with(ManagedStatus::default)
+            }
+
+            fn management_policies(&self) -> Option<&[String]> {
+                self.spec.management_policies.as_deref()
             }
         }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use kube::ResourceExt;
 use limiter::controller::{Action, ReconcileResult, Request};
 use limiter::crossplane::{
-    POLL_INTERVAL_ANNOTATION, RECONCILE_REQUESTED_AT_ANNOTATION, jittered,
-    pending_reconcile_request,
+    ErrorRequeue, ObserveOnlyAbsent, POLL_INTERVAL_ANNOTATION, RECONCILE_REQUESTED_AT_ANNOTATION,
+    jittered, pending_reconcile_request,
 };
 
 use super::ManagedReconciler;
@@ -18,6 +18,7 @@ use super::meta::{
     idempotency_key,
 };
 use super::pass::{Pass, is_conflict};
+use super::policies::Policies;
 use crate::crd::{
     CREATE_FAILED_ANNOTATION, CREATE_PENDING_ANNOTATION, CREATE_SUCCEEDED_ANNOTATION,
     EXTERNAL_NAME_ANNOTATION, FINALIZER, Managed, PAUSED_ANNOTATION,
@@ -48,13 +49,16 @@ impl<K: Managed> ManagedReconciler<K> {
         };
         let events = self.ctx.events.clone();
 
-        // P1: paused.
+        let policies = Policies::of(pass.mr.management_policies());
+
+        // P1: paused (by annotation, or by an empty list of management policies).
         if pass
             .mr
             .annotations()
             .get(PAUSED_ANNOTATION)
             .map(String::as_str)
             == Some("true")
+            || policies.paused()
         {
             events.normal(
                 &pass.mr,
@@ -69,6 +73,11 @@ impl<K: Managed> ManagedReconciler<K> {
                 "ReconcileRequestHandled",
                 format!("Handled reconcile request {token:?}"),
             );
+        }
+
+        // P3: being deleted, and the policies do not allow Delete: orphan the cloud resource.
+        if pass.mr.meta().deletion_timestamp.is_some() && !policies.should_delete() {
+            return self.orphan(pass).await;
         }
 
         // P4: initialize the external name.
@@ -87,7 +96,7 @@ impl<K: Managed> ManagedReconciler<K> {
                 );
                 events.warning(&pass.mr, "CannotInitializeManagedResource", message.clone());
                 return pass
-                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .finish(&[c::reconcile_error(message)], self.on_error())
                     .await;
             }
         }
@@ -107,7 +116,7 @@ impl<K: Managed> ManagedReconciler<K> {
                 let message = format!("connect failed: {}", error_chain(&*error));
                 events.warning(&pass.mr, "CannotConnectToProvider", message.clone());
                 return pass
-                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .finish(&[c::reconcile_error(message)], self.on_error())
                     .await;
             }
         };
@@ -125,7 +134,7 @@ impl<K: Managed> ManagedReconciler<K> {
                 let message = format!("observe failed: {}", error_chain(&*error));
                 events.warning(&pass.mr, "CannotObserveExternalResource", message.clone());
                 return pass
-                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .finish(&[c::reconcile_error(message)], self.on_error())
                     .await;
             }
         };
@@ -133,6 +142,17 @@ impl<K: Managed> ManagedReconciler<K> {
         let up_to_date = observation.up_to_date;
         let at_provider = observation.at_provider.clone();
         pass.observed = Some(observation);
+
+        // P9: observe-only and the cloud resource is absent.
+        if !exists && policies.observe_only() {
+            let message = "observe failed: external resource does not exist".to_owned();
+            events.warning(&pass.mr, "CannotObserveExternalResource", message.clone());
+            let action = match self.ctx.settings.observe_only_absent {
+                ObserveOnlyAbsent::Poll => Action::requeue_after(self.poll_after(&pass.mr)),
+                ObserveOnlyAbsent::Backoff => self.on_error(),
+            };
+            return pass.finish(&[c::reconcile_error(message)], action).await;
+        }
 
         // P10: creation grace (also while deleting).
         if !exists && stamps.succeeded_within(self.ctx.clock.now(), CREATION_GRACE) {
@@ -148,6 +168,14 @@ impl<K: Managed> ManagedReconciler<K> {
             return self.delete(pass, external, name, exists).await;
         }
 
+        // Observe-only and present: nothing to write to the cloud, poll later.
+        if policies.observe_only() {
+            let poll = self.poll_after(&pass.mr);
+            return pass
+                .finish(&[c::reconcile_success()], Action::requeue_after(poll))
+                .await;
+        }
+
         // P15: finalizer.
         if !has_finalizer(&pass.mr) {
             pass.mr.finalizers_mut().push(FINALIZER.to_owned());
@@ -157,13 +185,21 @@ impl<K: Managed> ManagedReconciler<K> {
                 }
                 let message = format!("cannot add finalizer: {}", error_chain(&error));
                 return pass
-                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .finish(&[c::reconcile_error(message)], self.on_error())
                     .await;
             }
         }
 
-        if !exists {
+        if !exists && policies.should_create() {
             return self.create(pass, external, name).await;
+        }
+
+        // P19: not up to date (or absent) and the policies allow no Update (or Create).
+        if !exists || (!up_to_date && !policies.should_update()) {
+            let poll = self.poll_after(&pass.mr);
+            return pass
+                .finish(&[c::reconcile_success()], Action::requeue_after(poll))
+                .await;
         }
 
         if !up_to_date {
@@ -172,7 +208,7 @@ impl<K: Managed> ManagedReconciler<K> {
                 let message = format!("update failed: {}", error_chain(&*error));
                 events.warning(&pass.mr, "CannotUpdateExternalResource", message.clone());
                 return pass
-                    .finish(&[c::reconcile_error(message)], Action::requeue())
+                    .finish(&[c::reconcile_error(message)], self.on_error())
                     .await;
             }
             events.normal(
@@ -185,6 +221,37 @@ impl<K: Managed> ManagedReconciler<K> {
         let poll = self.poll_after(&pass.mr);
         pass.finish(&[c::reconcile_success()], Action::requeue_after(poll))
             .await
+    }
+
+    /// The requeue of a failed reconcile: the per-item backoff, or at once in the
+    /// deliberately broken `immediate` mode.
+    fn on_error(&self) -> Action {
+        match self.ctx.settings.error_requeue {
+            ErrorRequeue::Backoff => Action::requeue(),
+            ErrorRequeue::Immediate => Action::requeue_after(ErrorRequeue::IMMEDIATE),
+        }
+    }
+
+    /// P3: being deleted without a Delete policy: remove the finalizer, leave the cloud
+    /// resource, no Connect and no Observe.
+    async fn orphan(&self, mut pass: Pass<K>) -> ReconcileResult {
+        if !has_finalizer(&pass.mr) {
+            return Ok(Action::done());
+        }
+        pass.mr.finalizers_mut().retain(|f| f != FINALIZER);
+        match pass.put().await {
+            Ok(()) => Ok(Action::done()),
+            Err(error) if is_conflict(&error) => Ok(Action::requeue()),
+            Err(error) => {
+                pass.mr.finalizers_mut().push(FINALIZER.to_owned());
+                let message = format!("cannot remove finalizer: {}", error_chain(&error));
+                pass.finish(
+                    &[c::deleting(), c::reconcile_error(message)],
+                    self.on_error(),
+                )
+                .await
+            }
+        }
     }
 
     /// P11–P13: the object is being deleted.
@@ -215,7 +282,7 @@ impl<K: Managed> ManagedReconciler<K> {
                     events.warning(&pass.mr, "CannotDeleteExternalResource", message.clone());
                     pass.finish(
                         &[c::deleting(), c::reconcile_error(message)],
-                        Action::requeue(),
+                        self.on_error(),
                     )
                     .await
                 }
@@ -235,7 +302,7 @@ impl<K: Managed> ManagedReconciler<K> {
                 let message = format!("cannot remove finalizer: {}", error_chain(&error));
                 pass.finish(
                     &[c::deleting(), c::reconcile_error(message)],
-                    Action::requeue(),
+                    self.on_error(),
                 )
                 .await
             }
@@ -255,7 +322,7 @@ impl<K: Managed> ManagedReconciler<K> {
             .annotations_mut()
             .insert(CREATE_PENDING_ANNOTATION.to_owned(), self.ctx.clock.stamp());
         if let Err(error) = pass.put().await {
-            return create_write_failed(pass, &events, &error).await;
+            return create_write_failed(pass, &events, &error, self.on_error()).await;
         }
         let created = match external.create(&pass.mr, &name, &key).await {
             Ok(created) => created,
@@ -270,7 +337,7 @@ impl<K: Managed> ManagedReconciler<K> {
             stamp.push((EXTERNAL_NAME_ANNOTATION, assigned));
         }
         if let Err(error) = pass.put_critical(&stamp).await {
-            return create_write_failed(pass, &events, &error).await;
+            return create_write_failed(pass, &events, &error, self.on_error()).await;
         }
         events.normal(
             &pass.mr,
@@ -301,7 +368,7 @@ impl<K: Managed> ManagedReconciler<K> {
         events.warning(&pass.mr, "CannotCreateExternalResource", message.clone());
         pass.finish(
             &[c::creating(), c::reconcile_error(message)],
-            Action::requeue(),
+            self.on_error(),
         )
         .await
     }
@@ -338,15 +405,13 @@ async fn create_write_failed<K: Managed>(
     mut pass: Pass<K>,
     events: &EventSink,
     error: &kube::Error,
+    on_error: Action,
 ) -> ReconcileResult {
     if is_conflict(error) {
         return Ok(Action::requeue());
     }
     let message = format!("cannot update managed resource: {}", error_chain(error));
     events.warning(&pass.mr, "CannotUpdateManagedResource", message.clone());
-    pass.finish(
-        &[c::creating(), c::reconcile_error(message)],
-        Action::requeue(),
-    )
-    .await
+    pass.finish(&[c::creating(), c::reconcile_error(message)], on_error)
+        .await
 }

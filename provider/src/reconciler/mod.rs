@@ -17,6 +17,7 @@ mod external;
 mod flow;
 pub mod meta;
 mod pass;
+mod policies;
 
 use std::sync::Arc;
 

@@ -8,6 +8,7 @@ mod aws;
 mod aws_kinds;
 mod cloud_client;
 mod crds;
+mod error_paths;
 mod failures;
 mod lifecycle;
 mod sockets;

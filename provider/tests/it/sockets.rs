@@ -137,7 +137,7 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
         "workqueue_depth{name=\"managed/bucket.mockcloud.example.org\"}",
         "limiter_reservations_total",
         "limiter_early_runs_total",
-        "provider_settings{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",poll_interval=\"1s\",poll_jitter_percent=\"10\",poll_jitter_sizing=\"per-resource\",min_poll_interval=\"1s\",scoped_buckets=\"false\",backoff_base=\"1s\",backoff_max=\"1m0s\"} 1",
+        "provider_settings{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",poll_interval=\"1s\",poll_jitter_percent=\"10\",poll_jitter_sizing=\"per-resource\",min_poll_interval=\"1s\",scoped_buckets=\"false\",backoff_base=\"1s\",backoff_max=\"1m0s\",error_requeue=\"backoff\",observe_only_absent=\"poll\"} 1",
     ] {
         assert!(text.contains(name), "/metrics lacks {name}:\n{text}");
     }

@@ -252,6 +252,7 @@ pub fn bucket(name: &str) -> Bucket {
                 storage_class: None,
             },
             provider_config_ref: ProviderConfigReference::default(),
+            management_policies: None,
         },
     )
 }
@@ -266,6 +267,7 @@ pub fn database(name: &str) -> Database {
                 size_gb: 10,
             },
             provider_config_ref: ProviderConfigReference::default(),
+            management_policies: None,
         },
     )
 }
@@ -280,6 +282,7 @@ pub fn record(name: &str, type_: &str) -> Record {
                 ttl: Some(300),
             },
             provider_config_ref: ProviderConfigReference::default(),
+            management_policies: None,
         },
     )
 }

@@ -69,6 +69,11 @@ pub fn provider_flags(settings: &limiter::crossplane::Settings) -> Vec<(&'static
         ("scoped-buckets", settings.scoped_buckets.to_string()),
         ("backoff-base", go(settings.failure_backoff().base)),
         ("backoff-max", go(settings.failure_backoff().max)),
+        ("error-requeue", settings.error_requeue.to_string()),
+        (
+            "observe-only-absent",
+            settings.observe_only_absent.to_string(),
+        ),
     ]
 }
 
