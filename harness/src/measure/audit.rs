@@ -37,6 +37,9 @@ pub struct CustomResource {
     /// `ExternalCreateIncomplete`.
     #[serde(default)]
     pub create_incomplete: bool,
+    /// Its Synced condition's message when Synced is False (why it fails), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 /// What the audit found.
@@ -135,6 +138,7 @@ mod tests {
             ready: false,
             deleting: false,
             create_incomplete: false,
+            condition: None,
         }
     }
 

@@ -4,12 +4,14 @@
 
 mod audit;
 mod memory;
+mod per_resource;
 mod poll;
 mod ttr;
 mod window;
 
 pub use audit::{Audit, CloudResource, CustomResource, audit};
 pub use memory::{Growth, MemorySample, growth, retained_by_design};
+pub use per_resource::{NamedCall, ResourceCalls, hot_loops, per_resource};
 pub use poll::{ObserveSeries, PollStats, realised_intervals};
 pub use ttr::{Latencies, LatencySummary};
 pub use window::{WindowMax, bin_counts, window_us, windowed_max, within};

@@ -29,6 +29,7 @@ pub fn html(r: &RunResult) -> String {
     assertions(&mut o, r);
     listing(&mut o, "Kills", &super::chaos::kill_lines(r));
     listing(&mut o, "Memory", &super::chaos::memory_lines(r));
+    offenders(&mut o, r);
     charts(&mut o, r);
     phases(&mut o, r);
     predictions(&mut o, r);
@@ -307,6 +308,24 @@ fn assertions(o: &mut String, r: &RunResult) {
                 .as_ref()
                 .map(|n| format!("<br><i>{}</i>", esc(n)))
                 .unwrap_or_default()
+        );
+    }
+    o.push_str("</table>");
+}
+
+fn offenders(o: &mut String, r: &RunResult) {
+    if r.offenders.is_empty() {
+        return;
+    }
+    o.push_str("<h2>Top offenders</h2><p class=\"sub\">The resources with the most cloud calls over the run, their share of all calls, and why: the message of their Synced=False condition, else the fault the scenario gave them (docs/budget.md §9).</p><table><tr><th>resource</th><th>calls</th><th>share of all calls</th><th>reason</th></tr>");
+    for f in &r.offenders {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{:.1} %</td><td>{}</td></tr>",
+            esc(&f.name),
+            f.calls,
+            f.share * 100.0,
+            esc(&f.reason)
         );
     }
     o.push_str("</table>");

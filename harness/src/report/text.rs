@@ -59,6 +59,48 @@ fn cmp(v: &Verdict) -> &'static str {
     if v.upper { "≤" } else { "≥" }
 }
 
+/// The top offenders: the resources with the most cloud calls, their share and why.
+fn offenders(out: &mut String, r: &RunResult) {
+    for c in &r.share_costs {
+        let _ = writeln!(
+            out,
+            "error path {} [{}]: {} resources, {} calls per resource-hour observed, {} predicted at the cap ({} in the first hour)",
+            c.share,
+            c.phase,
+            c.resources,
+            fmt_num(c.observed_per_hour),
+            fmt_num(c.predicted_per_hour),
+            fmt_num(c.predicted_first_hour)
+        );
+    }
+    if r.offenders.is_empty() {
+        return;
+    }
+    let w = r
+        .offenders
+        .iter()
+        .map(|o| o.name.chars().count())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let _ = writeln!(out, "top offenders (cloud calls over the run):");
+    let _ = writeln!(
+        out,
+        "  {:<w$}  {:>8}  {:>7}  reason",
+        "resource", "calls", "share"
+    );
+    for o in &r.offenders {
+        let _ = writeln!(
+            out,
+            "  {:<w$}  {:>8}  {:>6.1}%  {}",
+            o.name,
+            o.calls,
+            o.share * 100.0,
+            o.reason
+        );
+    }
+}
+
 /// The assertion table: verdict, name, observed against limit, predicted, margin; then the
 /// formula and inputs indented below each row.
 #[must_use]
@@ -100,6 +142,7 @@ pub fn assertion_table(r: &RunResult) -> String {
             let _ = writeln!(out, "            note: {n}");
         }
     }
+    offenders(&mut out, r);
     let failed = r.verdicts.iter().filter(|v| !v.pass).count();
     for l in super::chaos::kill_lines(r)
         .iter()

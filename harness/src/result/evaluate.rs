@@ -6,6 +6,7 @@ use limiter::go::GoDuration;
 
 use super::audit_verdict::audit_verdict;
 use super::echo;
+use super::error_paths;
 use super::info::scenario_info;
 use super::memory_verdict::memory_verdict;
 use super::model::{
@@ -99,6 +100,8 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
         phase_audits: obs.phase_audits.clone(),
         memory: obs.memory.clone(),
         poll,
+        offenders: error_paths::offenders(s, obs),
+        share_costs: error_paths::share_costs(s, plan, obs),
         predictions: plan.all().cloned().collect(),
         verdicts: Vec::new(),
         provider: obs.provider_metrics.as_ref().map(|m| ProviderCheck {
@@ -344,6 +347,9 @@ fn check_name(c: &Check) -> &'static str {
         Check::Stuck { .. } => "stuck",
         Check::Lost { .. } => "lost",
         Check::MemoryGrowth { .. } => "memoryGrowth",
+        Check::PerResourceCalls { .. } => "perResourceCalls",
+        Check::HotLoops { .. } => "hotLoops",
+        Check::PollPeriod { .. } => "pollPeriod",
     }
 }
 
@@ -440,6 +446,34 @@ fn verdict(
             v
         }
         Check::TimeToReady { quantile, limit } => ttr_verdict(s, plan, res, a, *quantile, *limit),
+        Check::PerResourceCalls { window, max } => error_paths::per_resource_calls(
+            s,
+            plan,
+            obs,
+            a,
+            (range, phase.as_deref()),
+            (window.as_secs_f64(), *max),
+        ),
+        Check::HotLoops {
+            window,
+            factor,
+            max,
+        } => error_paths::hot_loops_verdict(
+            s,
+            plan,
+            obs,
+            a,
+            (range, phase.as_deref()),
+            (window.as_secs_f64(), *factor, *max),
+        ),
+        Check::PollPeriod { tolerance_percent } => error_paths::poll_period_verdict(
+            s,
+            plan,
+            obs,
+            a,
+            (range, phase.as_deref().unwrap_or_default()),
+            *tolerance_percent,
+        ),
         Check::Orphans { .. }
         | Check::Duplicates { .. }
         | Check::Stuck { .. }

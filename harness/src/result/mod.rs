@@ -3,6 +3,7 @@
 
 mod audit_verdict;
 mod echo;
+pub mod error_paths;
 mod evaluate;
 pub mod float;
 mod info;

@@ -399,6 +399,12 @@ pub struct RunResult {
     pub memory: Vec<crate::measure::MemorySample>,
     /// Realised poll intervals.
     pub poll: Vec<PollStats>,
+    /// The resources with the most cloud calls, and why (docs/budget.md §9).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offenders: Vec<super::error_paths::Offender>,
+    /// What each faulted share cost per resource-hour in each hold, against its prediction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub share_costs: Vec<super::error_paths::ShareCost>,
     /// Every prediction of the plan.
     pub predictions: Vec<Prediction>,
     /// Every assertion's verdict.

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use mock_cloud::{AccountConfig, Config, ErrorRate, Faults, Quotas, Rate};
 
+use super::objects::kind_info;
 use crate::scenario::{ActionClass, Latency, Scenario};
 
 /// A scenario quota mock-cloud cannot enforce.
@@ -106,6 +107,7 @@ pub fn config(s: &Scenario) -> Result<Config, QuotaError> {
             );
         }
     }
+    faults.resources = resource_faults(s);
     let p = &s.cloud.provisioning;
     Ok(Config {
         accounts,
@@ -114,6 +116,29 @@ pub fn config(s: &Scenario) -> Result<Config, QuotaError> {
         faults,
         ..Config::default()
     })
+}
+
+/// mock-cloud's per-resource rules for the groups' fault shares: one rule per faulted
+/// resource, selecting it by collection and exact name.
+#[must_use]
+pub fn resource_faults(s: &Scenario) -> Vec<mock_cloud::ResourceFault> {
+    let mut rules = Vec::new();
+    for group in &s.groups {
+        let collection = mock_cloud::Collection::parse(kind_info(group.kind).collection);
+        for share in &group.faults {
+            for index in share.start..share.end {
+                rules.push(mock_cloud::ResourceFault {
+                    select: mock_cloud::ResourceSelector {
+                        collection,
+                        name: Some(group.resource_name(index, &s.name)),
+                        ..mock_cloud::ResourceSelector::default()
+                    },
+                    effect: share.fault.effect(),
+                });
+            }
+        }
+    }
+    rules
 }
 
 #[cfg(test)]

@@ -328,12 +328,20 @@ impl<'s> Driver<'s> {
             .iter()
             .copied()
             .filter(|k| match until {
-                Until::AllReady | Until::AllHandled => self.is_live(k),
-                Until::AllGone => self
-                    .log
-                    .records
-                    .get(k)
-                    .is_some_and(|r| r.deleted_us.is_some()),
+                Until::AllReady | Until::AllHandled => {
+                    self.is_live(k) && !self.scenario.groups[k.0].never_ready(k.1)
+                }
+                // A resource whose Observe fails for good keeps its finalizer: stuck by
+                // design, not waited for.
+                Until::AllGone => {
+                    self.log
+                        .records
+                        .get(k)
+                        .is_some_and(|r| r.deleted_us.is_some())
+                        && !self.scenario.groups[k.0]
+                            .fault(k.1)
+                            .is_some_and(crate::scenario::GroupFault::never_ready)
+                }
                 Until::Elapsed => true,
             })
             .collect();

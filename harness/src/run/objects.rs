@@ -105,6 +105,9 @@ pub fn managed_resource(s: &Scenario, group: &ResourceGroup, index: u32) -> Dyna
             "providerConfigRef": {"name": group.account},
         }
     });
+    if let Some(policies) = &group.management_policies {
+        obj.data["spec"]["managementPolicies"] = json!(policies);
+    }
     obj
 }
 

@@ -85,6 +85,22 @@ pub async fn inventory(cloud: &impl CloudControl) -> Vec<CloudResource> {
     }
 }
 
+/// The message of a Synced=False condition (or its reason without one), if any.
+fn failing_condition(data: &serde_json::Value) -> Option<String> {
+    let conditions = data.get("status")?.get("conditions")?.as_array()?;
+    let synced = conditions
+        .iter()
+        .find(|c| c.get("type").and_then(serde_json::Value::as_str) == Some("Synced"))?;
+    if synced.get("status").and_then(serde_json::Value::as_str) != Some("False") {
+        return None;
+    }
+    synced
+        .get("message")
+        .or_else(|| synced.get("reason"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+}
+
 /// The managed resources left in the run's namespace at the end.
 pub async fn custom_resources(client: &kube::Client, s: &Scenario) -> Vec<CustomResource> {
     let ns = namespace(s);
@@ -127,6 +143,7 @@ fn custom_resource(kind: &str, o: DynamicObject) -> CustomResource {
         ready,
         deleting: o.metadata.deletion_timestamp.is_some(),
         create_incomplete: CreateStamps::of(&annotations).incomplete(),
+        condition: failing_condition(&o.data),
     }
 }
 

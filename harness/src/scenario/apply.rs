@@ -46,6 +46,8 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         "provider.scopedBuckets" => p.scoped_buckets = Some(value(set, index)?),
         "provider.backoffBase" => p.backoff_base = Some(value(set, index)?),
         "provider.backoffMax" => p.backoff_max = Some(value(set, index)?),
+        "provider.errorRequeue" => p.error_requeue = Some(value(set, index)?),
+        "provider.observeOnlyAbsent" => p.observe_only_absent = Some(value(set, index)?),
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
         "time" => raw.time = Some(value(set, index)?),
         path if path.starts_with("phases.") => {

@@ -4,6 +4,7 @@
 
 mod apply;
 mod error;
+mod faults;
 mod model;
 pub mod raw;
 mod set;
@@ -11,6 +12,7 @@ mod template;
 mod validate;
 
 pub use error::{Pos, Problem, ScenarioError};
+pub use faults::{FaultShare, GroupFault};
 pub use model::{
     Account, Action, ActionClass, AnnotationShare, ApiCosts, Assertion, Check, Classes, Cloud,
     ErrorFault, Latency, Phase, PredictionInputs, Provisioning, Quota, ResourceGroup, Scenario,

@@ -6,6 +6,7 @@ use std::time::Duration;
 use limiter::crossplane::Settings;
 
 use super::error::{Pos, Problem};
+use super::faults::{FaultShare, GroupFault};
 use super::raw::{Kind, Target, TimeMode, Until};
 use super::template::{Template, Vars, render_json};
 
@@ -316,6 +317,10 @@ pub struct ResourceGroup {
     pub spec: serde_json::Value,
     /// Annotation shares, as disjoint index ranges.
     pub annotations: Vec<AnnotationShare>,
+    /// Per-resource cloud faults, as disjoint index ranges from the top index down.
+    pub faults: Vec<FaultShare>,
+    /// `spec.managementPolicies` of every resource, if set.
+    pub management_policies: Option<Vec<String>>,
 }
 
 /// Annotations for the resources with index in `start..end`.
@@ -348,6 +353,28 @@ impl ResourceGroup {
     #[must_use]
     pub fn resource_spec(&self, index: u32, scenario: &str) -> serde_json::Value {
         render_json(&self.spec, self.vars(index, scenario))
+    }
+
+    /// The cloud fault of resource `index`, if any.
+    #[must_use]
+    pub fn fault(&self, index: u32) -> Option<&GroupFault> {
+        self.faults
+            .iter()
+            .find(|s| (s.start..s.end).contains(&index))
+            .map(|s| &s.fault)
+    }
+
+    /// Whether the group only observes (`managementPolicies: [Observe]`).
+    #[must_use]
+    pub fn observe_only(&self) -> bool {
+        super::faults::observe_only(self.management_policies.as_deref())
+    }
+
+    /// Whether resource `index` can never become Ready: a lasting error, or observe-only
+    /// (the harness creates nothing in the cloud for it).
+    #[must_use]
+    pub fn never_ready(&self, index: u32) -> bool {
+        self.observe_only() || self.fault(index).is_some_and(GroupFault::never_ready)
     }
 
     /// The annotations of resource `index`.
@@ -592,6 +619,27 @@ pub enum Check {
     MemoryGrowth {
         /// Limit, percent.
         max_percent: f64,
+    },
+    /// The most calls of one resource in a window ≤ the prediction (or `max`).
+    PerResourceCalls {
+        /// W.
+        window: Duration,
+        /// Explicit limit.
+        max: Option<f64>,
+    },
+    /// Resources looping hot in a window ≤ max.
+    HotLoops {
+        /// W.
+        window: Duration,
+        /// Calls above this many times what the interval allows count as hot.
+        factor: f64,
+        /// Resources allowed to loop hot.
+        max: u64,
+    },
+    /// The healthy resources' realised poll period within tolerance of the prediction.
+    PollPeriod {
+        /// Percent.
+        tolerance_percent: f64,
     },
 }
 

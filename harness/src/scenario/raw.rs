@@ -151,6 +151,37 @@ pub struct RawProvider {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub backoff_max: Option<Spanned<String>>,
+    /// `--error-requeue`: `backoff` (crossplane-runtime, the default) or `immediate`, a
+    /// deliberately broken provider that requeues every failure at once (upjet#592), for
+    /// showing that `hotLoops` catches it.
+    #[serde(default)]
+    #[schemars(with = "Option<ErrorRequeueName>")]
+    pub error_requeue: Option<Spanned<ErrorRequeueName>>,
+    /// `--observe-only-absent`: how an observe-only resource whose cloud resource is absent
+    /// requeues: `poll` (crossplane-runtime v2.4.0, #1088; the default) or `backoff` (before).
+    #[serde(default)]
+    #[schemars(with = "Option<ObserveOnlyAbsentName>")]
+    pub observe_only_absent: Option<Spanned<ObserveOnlyAbsentName>>,
+}
+
+/// How a failed reconcile requeues (`limiter::crossplane::ErrorRequeue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorRequeueName {
+    /// On the per-item failure backoff.
+    Backoff,
+    /// At once (broken on purpose).
+    Immediate,
+}
+
+/// How an observe-only absent resource requeues (`limiter::crossplane::ObserveOnlyAbsent`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObserveOnlyAbsentName {
+    /// After the poll interval (v2.4.0).
+    Poll,
+    /// On the failure backoff (before #1088).
+    Backoff,
 }
 
 /// What the poll jitter's percentage is a share of (`limiter::crossplane::JitterSizing`).
@@ -437,6 +468,92 @@ pub struct RawGroup {
     /// order (the first share gets the lowest indexes) and may not add up past 100 %.
     #[serde(default)]
     pub annotations: Vec<RawAnnotationShare>,
+    /// Per-resource cloud faults for shares of the group: each share is a consecutive
+    /// index range counted down from the group's highest index, in list order (then
+    /// `drift`'s share below them); together they may not pass 100 %.
+    #[serde(default)]
+    pub faults: Vec<RawFaultShare>,
+    /// A share of the group whose cloud resource drifts on every read (one field differs
+    /// from the desired value), so every reconcile updates it.
+    #[serde(default)]
+    pub drift: Option<RawDriftShare>,
+    /// `spec.managementPolicies` of every resource of the group (crossplane's; `[Observe]`
+    /// observes only: the harness then creates nothing in the cloud for them).
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<PolicyName>>")]
+    pub management_policies: Option<Spanned<Vec<PolicyName>>>,
+}
+
+/// A share of a group with a per-resource cloud fault: exactly one of `error`,
+/// `notFoundAfterCreate`, `slowCreate`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawFaultShare {
+    /// Share of the group, in percent (0 < percent ≤ 100); rounded to whole resources.
+    #[schemars(with = "f64")]
+    pub percent: Spanned<f64>,
+    /// A lasting error: every Observe (and Create, Update, Delete) of AccessDenied fails
+    /// with 403; Conflict fails creates with 409; Validation fails creates and updates
+    /// with 400.
+    #[serde(default)]
+    #[schemars(with = "Option<ErrorName>")]
+    pub error: Option<Spanned<ErrorName>>,
+    /// The error code the cloud answers (default: the error's own, such as
+    /// `AccessDenied`); for example `BucketAlreadyExists`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub code: Option<Spanned<String>>,
+    /// Reads answer 404 for this long after the create (eventual consistency).
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub not_found_after_create: Option<Spanned<String>>,
+    /// The create leaves the resource `creating` for this long.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub slow_create: Option<Spanned<String>>,
+}
+
+/// A share of a group whose cloud resource never converges.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawDriftShare {
+    /// Share of the group, in percent (0 < percent ≤ 100); rounded to whole resources.
+    #[schemars(with = "f64")]
+    pub percent: Spanned<f64>,
+    /// The top-level `spec.forProvider` field the cloud reports differently (default: an
+    /// extra field `drift`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub field: Option<Spanned<String>>,
+}
+
+/// A lasting cloud error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+pub enum ErrorName {
+    /// 403: a missing permission; every action fails.
+    AccessDenied,
+    /// 409: the name is taken elsewhere; creates fail.
+    Conflict,
+    /// 400: the cloud refuses the spec; creates and updates fail.
+    Validation,
+}
+
+/// A crossplane management policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+pub enum PolicyName {
+    /// Every action.
+    #[serde(rename = "*")]
+    All,
+    /// Observe the cloud resource.
+    Observe,
+    /// Create it.
+    Create,
+    /// Update it.
+    Update,
+    /// Delete it.
+    Delete,
+    /// Late-initialize the spec from it.
+    LateInitialize,
 }
 
 /// Resource kinds the provider manages.
@@ -629,10 +746,16 @@ pub struct RawAssertion {
     #[serde(default)]
     #[schemars(with = "Option<bool>")]
     pub allow_interrupted: Option<Spanned<bool>>,
-    /// timeToReady: allowed excess over the prediction, in percent (default 25).
+    /// timeToReady: allowed excess over the prediction, in percent (default 25);
+    /// pollPeriod: allowed deviation, in percent (default 20).
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub tolerance_percent: Option<Spanned<f64>>,
+    /// hotLoops: how many times what a resource's interval allows counts as a hot loop
+    /// (default 3).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub factor: Option<Spanned<f64>>,
 }
 
 /// Assertion checks.
@@ -664,4 +787,13 @@ pub enum CheckName {
     /// Memory growth of every sampled component, from the end of the warm-up to the end,
     /// ≤ max percent (default 5).
     MemoryGrowth,
+    /// The most calls any one resource makes in a window ≤ the error-path prediction
+    /// (docs/budget.md §9.4) or `max`.
+    PerResourceCalls,
+    /// Resources whose calls in some window pass `factor` × what their interval allows
+    /// (§9.4) ≤ max (default 0); the verdict names them.
+    HotLoops,
+    /// The healthy resources' realised poll period within `tolerancePercent` (default 20)
+    /// of the predicted one (P, stretched by failing resources, §9.2).
+    PollPeriod,
 }

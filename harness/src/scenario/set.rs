@@ -8,6 +8,8 @@
 //! | `provider.maxReconcileRate`, `provider.pollJitterPercent` | an integer |
 //! | `provider.rateLimitModel` | `crossplane`, `in-queue`, `controller-runtime`, `concurrency-only` |
 //! | `provider.pollInterval`, `provider.minPollInterval` | a Go duration (`30s`, `1m30s`) |
+//! | `provider.errorRequeue` | `backoff` or `immediate` |
+//! | `provider.observeOnlyAbsent` | `poll` or `backoff` |
 //! | `resources.NAME.count` | an integer, for the group named NAME |
 //! | `phases.NAME.duration`, `phases.NAME.timeout` | a Go duration, for the phase named NAME (`duration` where the action has one: hold, cloudOutage, cloudLatency) |
 //! | `seed` | an integer |
@@ -30,6 +32,8 @@ pub const SETTABLE: &[&str] = &[
     "provider.scopedBuckets",
     "provider.backoffBase",
     "provider.backoffMax",
+    "provider.errorRequeue",
+    "provider.observeOnlyAbsent",
     "resources.NAME.count",
     "phases.NAME.duration",
     "phases.NAME.timeout",

@@ -109,3 +109,23 @@ fn the_settings_of_todays_providers_are_checked_at_their_values() {
 t.yaml:3:63: minPollInterval \"-1s\" is negative, expected a duration ≥ 0";
     assert_eq!(e, want);
 }
+
+#[test]
+fn fault_shares_are_checked_where_written() {
+    let e = err(
+        "resources:\n  - name: b\n    kind: Bucket\n    count: 10\n    faults:\n      - {percent: 60, error: AccessDenied, slowCreate: 1m}\n      - {percent: 30, error: Forbidden}\n      - {percent: 30, notFoundAfterCreate: 10s}\n    drift: {percent: 50}\nphases:\n  - {name: c, action: create}\n",
+    );
+    assert!(e.starts_with("t.yaml:9:"), "{e}");
+    assert!(
+        e.contains(
+            "unknown variant `Forbidden`, expected one of AccessDenied, Conflict, Validation"
+        ),
+        "{e}"
+    );
+    let e = err(
+        "resources:\n  - name: b\n    kind: Bucket\n    count: 10\n    faults:\n      - {percent: 60, error: AccessDenied, slowCreate: 1m}\n      - {percent: 30, notFoundAfterCreate: 10s}\n    drift: {percent: 80}\nphases:\n  - {name: c, action: create}\n",
+    );
+    let want = "t.yaml:8:19: a fault share names more than one fault, expected one of error, notFoundAfterCreate, slowCreate\n\
+t.yaml:10:22: fault and drift shares add up to 110%, expected at most 100%";
+    assert_eq!(e, want);
+}

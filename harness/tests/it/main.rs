@@ -5,6 +5,7 @@ mod clock;
 mod cluster;
 mod compare;
 mod docs;
+mod error_paths;
 mod errors;
 mod fixture;
 mod kill;

@@ -119,7 +119,7 @@ fn the_commented_reference_in_the_readme_validates() {
         .expect("a yaml block");
     let s = harness::scenario::parse(block, "README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.phases.len(), 8);
-    assert_eq!(s.assertions.len(), 12);
+    assert_eq!(s.assertions.len(), 15);
 }
 
 /// The "about" column of scenarios/README.md's table: (file, duration as printed).

@@ -186,6 +186,20 @@ fn phase_plan(
             *since_wave = out.wave;
         }
     }
+    if let Action::Hold { .. } = &phase.action {
+        let faulted: f64 = crate::predict::error_paths::faulted_shares(s, p, alive)
+            .iter()
+            .map(|f| f.n)
+            .sum();
+        crate::predict::error_paths::predictions(
+            s,
+            p,
+            name,
+            alive,
+            (population - faulted).max(0.0),
+            &mut preds,
+        );
+    }
     match &phase.action {
         Action::Hold { duration } => hold::hold_predictions(
             s,

@@ -10,6 +10,9 @@ use crate::scenario::model::{Action, Assertion, Check, Cloud, Phase, TtrLimit};
 use crate::scenario::raw::{CheckName, RawAssertion};
 
 const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
+/// The default window of the per-resource checks: long enough for the backoff to reach its
+/// cap and for several polls.
+const PER_RESOURCE_WINDOW: Duration = Duration::from_secs(600);
 
 /// A `memoryGrowth` check's limit when it gives no `max`, in percent.
 const DEFAULT_MEMORY_GROWTH_PERCENT: f64 = 5.0;
@@ -27,6 +30,9 @@ fn check_str(k: CheckName) -> &'static str {
         CheckName::Stuck => "stuck",
         CheckName::Lost => "lost",
         CheckName::MemoryGrowth => "memoryGrowth",
+        CheckName::PerResourceCalls => "perResourceCalls",
+        CheckName::HotLoops => "hotLoops",
+        CheckName::PollPeriod => "pollPeriod",
     }
 }
 
@@ -57,6 +63,9 @@ fn assertion(
         CheckName::DrainEfficiency => &["phase", "min"],
         CheckName::Stuck => &["phase", "max", "allowInterrupted"],
         CheckName::Lost | CheckName::MemoryGrowth => &["phase", "max"],
+        CheckName::PerResourceCalls => &["phase", "window", "max"],
+        CheckName::HotLoops => &["phase", "window", "factor", "max"],
+        CheckName::PollPeriod => &["phase", "tolerancePercent"],
     };
     let present = [
         ("phase", a.phase.as_ref().map(pos)),
@@ -68,6 +77,7 @@ fn assertion(
         ("quantile", a.quantile.as_ref().map(pos)),
         ("tolerancePercent", a.tolerance_percent.as_ref().map(pos)),
         ("allowInterrupted", a.allow_interrupted.as_ref().map(pos)),
+        ("factor", a.factor.as_ref().map(pos)),
     ];
     for (field, at) in present {
         if let Some(at) = at
@@ -150,7 +160,11 @@ fn assertion(
             cloud.accounts.iter().map(|a| a.name.as_str()),
         );
     }
-    let window = c.opt_duration(a.window.as_ref(), "window", DEFAULT_WINDOW);
+    let default_window = match k {
+        CheckName::PerResourceCalls | CheckName::HotLoops => PER_RESOURCE_WINDOW,
+        _ => DEFAULT_WINDOW,
+    };
+    let window = c.opt_duration(a.window.as_ref(), "window", default_window);
     let max = a
         .max
         .as_ref()
@@ -203,6 +217,30 @@ fn assertion(
             };
             Check::TimeToReady { quantile, limit }
         }
+        CheckName::PerResourceCalls => Check::PerResourceCalls { window, max },
+        CheckName::HotLoops => {
+            let factor = a.factor.as_ref().map_or(Some(3.0), |f| {
+                c.range(f, "factor", 0.0, true, f64::INFINITY)
+            })?;
+            Check::HotLoops {
+                window,
+                factor,
+                max: count,
+            }
+        }
+        CheckName::PollPeriod => {
+            if !need_phase(
+                c,
+                "a hold phase",
+                matches!(phase_action, Some(Action::Hold { .. })),
+            ) {
+                return None;
+            }
+            let tolerance_percent = a.tolerance_percent.as_ref().map_or(Some(20.0), |t| {
+                c.range(t, "tolerancePercent", 0.0, true, f64::INFINITY)
+            })?;
+            Check::PollPeriod { tolerance_percent }
+        }
         CheckName::DrainEfficiency => {
             let backlog = matches!(
                 phase_action,
@@ -251,7 +289,9 @@ fn default_name(k: CheckName, check: &Check, phase: Option<&str>, account: Optio
     match check {
         Check::CloudCalls { window, .. }
         | Check::ApiRequests { window, .. }
-        | Check::SteadyRate { window, .. } => {
+        | Check::SteadyRate { window, .. }
+        | Check::PerResourceCalls { window, .. }
+        | Check::HotLoops { window, .. } => {
             n.push_str(&format!(" per {}", GoDuration::from_std(*window)));
         }
         Check::TimeToReady { quantile, .. } => n.push_str(&format!(" p{}", quantile * 100.0)),

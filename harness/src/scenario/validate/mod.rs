@@ -6,6 +6,7 @@
 mod assertions;
 mod checker;
 mod cloud;
+mod faults;
 mod phases;
 mod provider;
 mod resources;

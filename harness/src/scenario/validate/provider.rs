@@ -3,12 +3,17 @@
 
 use std::num::NonZeroU32;
 
-use limiter::crossplane::{JitterSizing, RateLimitModel, Settings};
+use limiter::crossplane::{
+    ErrorRequeue, JitterSizing, ObserveOnlyAbsent, RateLimitModel, Settings,
+};
 
 use super::checker::Checker;
 use super::pos;
 use crate::scenario::model::{ApiCosts, PredictionInputs};
-use crate::scenario::raw::{JitterSizingName, ModelName, RawPrediction, RawProvider};
+use crate::scenario::raw::{
+    ErrorRequeueName, JitterSizingName, ModelName, ObserveOnlyAbsentName, RawPrediction,
+    RawProvider,
+};
 
 pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
     let mut s = Settings::default();
@@ -57,6 +62,18 @@ pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
     }
     if let Some(b) = &raw.scoped_buckets {
         s.scoped_buckets = b.value;
+    }
+    if let Some(m) = &raw.error_requeue {
+        s.error_requeue = match m.value {
+            ErrorRequeueName::Backoff => ErrorRequeue::Backoff,
+            ErrorRequeueName::Immediate => ErrorRequeue::Immediate,
+        };
+    }
+    if let Some(m) = &raw.observe_only_absent {
+        s.observe_only_absent = match m.value {
+            ObserveOnlyAbsentName::Poll => ObserveOnlyAbsent::Poll,
+            ObserveOnlyAbsentName::Backoff => ObserveOnlyAbsent::Backoff,
+        };
     }
     if let Some(b) = &raw.backoff_base {
         s.backoff_base = c.positive_duration(b, "backoffBase");

@@ -131,6 +131,8 @@ fn group(
         });
         next = end;
     }
+    let faults = super::faults::shares(c, g);
+    let management_policies = super::faults::policies(c, g);
     Some(ResourceGroup {
         name: g.name.value.clone(),
         kind: g.kind.value,
@@ -139,6 +141,8 @@ fn group(
         name_pattern: name_pattern?,
         spec,
         annotations,
+        faults,
+        management_policies,
     })
 }
 

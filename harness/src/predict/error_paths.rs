@@ -1,0 +1,269 @@
+//! Error paths and hot loops (docs/budget.md §9): what a share of resources with a lasting
+//! fault, drift or an observe-only absent cloud resource costs, how much of the global
+//! budget it takes from the healthy resources, and how far their poll period stretches.
+
+use limiter::crossplane::{ErrorRequeue, ObserveOnlyAbsent};
+
+use super::formula::Prediction;
+use super::params::Params;
+use crate::scenario::{GroupFault, Scenario};
+
+const HOUR: f64 = 3600.0;
+
+/// Attempts of a resource failing from time 0 on the per-item backoff (base `b`, cap `m`)
+/// that start in `[0, t]`: the schedule 0, b, 3b, 7b, … (t_k = b·(2^k − 1)) while the delay
+/// b·2^(k−1) is below the cap, then one every m (§9.1).
+#[must_use]
+pub fn backoff_attempts(t: f64, b: f64, m: f64) -> f64 {
+    if t < 0.0 {
+        return 0.0;
+    }
+    let mut at = 0.0;
+    let mut delay = b;
+    let mut n = 0.0;
+    while at <= t {
+        n += 1.0;
+        if delay >= m {
+            return n + ((t - at) / m).floor();
+        }
+        at += delay;
+        delay *= 2.0;
+    }
+    n
+}
+
+/// Cloud calls of one failed attempt: Observe, plus the Create that fails for a conflict
+/// or a validation error (the resource is absent, so every attempt tries to create it).
+#[must_use]
+pub fn calls_per_attempt(fault: &GroupFault) -> f64 {
+    match fault {
+        GroupFault::Error { error, .. } => match error {
+            mock_cloud::LastingError::AccessDenied => 1.0,
+            mock_cloud::LastingError::Conflict | mock_cloud::LastingError::Validation => 2.0,
+        },
+        _ => 1.0,
+    }
+}
+
+/// One share of resources on an error path or a drift loop, as the plan sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultedShare {
+    /// `group/label`.
+    pub id: String,
+    /// Resources in the share.
+    pub n: f64,
+    /// Cloud calls per reconcile.
+    pub calls_per_reconcile: f64,
+    /// Reconciles per resource-hour in steady state (after the ramp).
+    pub reconciles_per_hour: f64,
+    /// Reconciles per resource in the first hour of failing (with the ramp).
+    pub first_hour_reconciles: f64,
+    /// On the failure backoff (error paths) rather than the poll (drift, observe-only).
+    pub backoff: bool,
+}
+
+impl FaultedShare {
+    /// Calls per resource-hour in steady state.
+    #[must_use]
+    pub fn calls_per_hour(&self) -> f64 {
+        self.calls_per_reconcile * self.reconciles_per_hour
+    }
+}
+
+/// Every faulted share of the groups `alive` marks, with its cost per resource (§9.1–§9.3).
+/// `p_eff` is the healthy resources' effective poll period.
+#[must_use]
+pub fn faulted_shares(s: &Scenario, p: &Params, alive: &[bool]) -> Vec<FaultedShare> {
+    let (b, m) = p.backoff;
+    let ramp = backoff_attempts(HOUR, b, m);
+    let poll = s.settings.poll_interval.as_secs_f64();
+    let mut out = Vec::new();
+    for (g, group) in s.groups.iter().enumerate() {
+        if !alive.get(g).copied().unwrap_or(false) {
+            continue;
+        }
+        if group.observe_only() {
+            let backoff = s.settings.observe_only_absent == ObserveOnlyAbsent::Backoff;
+            out.push(FaultedShare {
+                id: format!("{}/observe-only-absent", group.name),
+                n: f64::from(group.count),
+                calls_per_reconcile: 1.0,
+                reconciles_per_hour: if backoff { HOUR / m } else { HOUR / poll },
+                first_hour_reconciles: if backoff { ramp } else { HOUR / poll + 1.0 },
+                backoff,
+            });
+            continue;
+        }
+        for share in &group.faults {
+            let id = format!("{}/{}", group.name, share.fault.label());
+            let n = f64::from(share.len());
+            match &share.fault {
+                GroupFault::Error { .. } => out.push(FaultedShare {
+                    id,
+                    n,
+                    calls_per_reconcile: calls_per_attempt(&share.fault),
+                    reconciles_per_hour: HOUR / m,
+                    first_hour_reconciles: ramp,
+                    backoff: true,
+                }),
+                GroupFault::Drift { .. } => out.push(FaultedShare {
+                    id,
+                    n,
+                    calls_per_reconcile: 2.0,
+                    reconciles_per_hour: HOUR / poll,
+                    first_hour_reconciles: HOUR / poll + 1.0,
+                    backoff: false,
+                }),
+                GroupFault::NotFoundAfterCreate(_) | GroupFault::SlowCreate(_) => {}
+            }
+        }
+    }
+    out
+}
+
+/// The error-path predictions of a hold of `duration` seconds (§9): per faulted share, calls
+/// per resource-hour (steady and first hour); the failing resources' share of the global
+/// budget; the healthy resources' stretched poll period; and the per-resource window limit
+/// `perResourceCalls` and `hotLoops` read.
+pub fn predictions(
+    s: &Scenario,
+    p: &Params,
+    phase: &str,
+    alive: &[bool],
+    healthy: f64,
+    out: &mut Vec<Prediction>,
+) {
+    let shares = faulted_shares(s, p, alive);
+    let (b, m) = p.backoff;
+    let poll = s.settings.poll_interval.as_secs_f64();
+    let immediate = s.settings.error_requeue == ErrorRequeue::Immediate;
+    let healthy_demand = healthy / poll;
+    let mut failing_rate = 0.0;
+    for sh in &shares {
+        let rate = if sh.backoff && immediate {
+            // The broken mode: whatever the bucket leaves, shared by the failing resources.
+            let failing: f64 = shares.iter().filter(|x| x.backoff).map(|x| x.n).sum();
+            ((p.r - healthy_demand).max(0.0) / failing.max(1.0)) * HOUR
+        } else {
+            sh.reconciles_per_hour
+        };
+        failing_rate += sh.n * rate / HOUR;
+        let formula = if sh.backoff && immediate {
+            "c_f·3600·(R − N_h/P)/n_f per resource-hour: requeued at once, the failing resources take what the bucket leaves"
+        } else if sh.backoff {
+            "c_f·3600/d_max per resource-hour at the cap; first hour c_f·A(3600) with A(t) the attempts of the ramp 0, b, 3b, 7b, … then every d_max"
+        } else {
+            "c_f·3600/P per resource-hour: one reconcile per poll, Observe + Update (drift) or Observe (observe-only)"
+        };
+        out.push(
+            Prediction::new(
+                format!("{phase}/error-paths/{}/calls-per-hour", sh.id),
+                format!("cloud calls per resource-hour of {}", sh.id),
+                sh.calls_per_reconcile * rate,
+                "calls",
+            )
+            .formula(formula)
+            .input("c_f", sh.calls_per_reconcile)
+            .input("n_f", sh.n)
+            .input("b", b)
+            .input("d_max", m)
+            .input("P", poll)
+            .input("A(3600)", sh.first_hour_reconciles)
+            .phase(Some(phase))
+            .source(if sh.backoff {
+                "[D][S] §9.1"
+            } else {
+                "[D] §9.3"
+            }),
+        );
+    }
+    if shares.is_empty() {
+        return;
+    }
+    let share_of_budget = failing_rate / p.r;
+    out.push(
+        Prediction::new(
+            format!("{phase}/error-paths/budget-share"),
+            "share of the global reconcile budget the faulted resources take",
+            share_of_budget,
+            "",
+        )
+        .formula("Σ n_f·λ_f / R")
+        .input("Σ n_f·λ_f", failing_rate)
+        .input("R", p.r)
+        .phase(Some(phase))
+        .source("[D] §9.2"),
+    );
+    let left = (p.r - failing_rate).max(1e-9);
+    let stretched = poll.max(healthy / left);
+    out.push(
+        Prediction::new(
+            format!("{phase}/error-paths/healthy-poll-period"),
+            "the healthy resources' effective poll period",
+            stretched,
+            "s",
+        )
+        .formula("max(P, N_h/(R − Σ n_f·λ_f))")
+        .input("P", poll)
+        .input("N_h", healthy)
+        .input("R", p.r)
+        .input("Σ n_f·λ_f", failing_rate)
+        .phase(Some(phase))
+        .source("[A] §9.2"),
+    );
+}
+
+/// The most calls one resource may make in a closed window of `w` seconds without looping
+/// hot (§9.4): c_max·(⌊w/g⌋ + 1), where g = min(P − j, d_max) is the shortest gap between
+/// two reconciles the provider's rules allow a resource in steady state.
+#[must_use]
+pub fn allowed_in_window(s: &Scenario, p: &Params, w: f64) -> (f64, f64) {
+    let poll = s.settings.poll_interval.as_secs_f64();
+    let gap = (poll - p.jitter_of(poll)).min(p.backoff.1).max(1e-3);
+    (p.c_max * ((w / gap).floor() + 1.0), gap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_backoff_makes_65_attempts_in_the_first_hour_and_60_after() {
+        // 0, 1, 3, 7, 15, 31, 63 s, then every 60 s: 7 + ⌊(3600 − 63)/60⌋ = 65.
+        assert_eq!(backoff_attempts(3600.0, 1.0, 60.0), 65.0);
+        assert_eq!(backoff_attempts(63.0, 1.0, 60.0), 7.0);
+        assert_eq!(backoff_attempts(62.9, 1.0, 60.0), 6.0);
+        assert_eq!(
+            backoff_attempts(7200.0, 1.0, 60.0) - backoff_attempts(3600.0, 1.0, 60.0),
+            60.0
+        );
+        // base 2 s, cap 30 s: 0, 2, 6, 14, 30, then every 30 s.
+        assert_eq!(backoff_attempts(300.0, 2.0, 30.0), 14.0);
+    }
+
+    /// A discrete simulation of one resource on controller-runtime's per-item rate limiter
+    /// (delay base·2^(k−1), capped, k counting failures since the last success).
+    fn simulate(t_end: f64, base: f64, max: f64) -> f64 {
+        let (mut now, mut failures, mut attempts) = (0.0f64, 0u32, 0.0);
+        while now <= t_end {
+            attempts += 1.0;
+            failures += 1;
+            let delay = (base * 2f64.powi(failures as i32 - 1)).min(max);
+            now += delay;
+        }
+        attempts
+    }
+
+    #[test]
+    fn the_ramp_formula_agrees_with_a_simulation_of_the_per_item_limiter() {
+        for (b, m) in [(1.0, 60.0), (2.0, 30.0), (0.005, 1000.0), (5.0, 300.0)] {
+            for t in [0.0, 10.0, 100.0, 3599.0, 3600.0, 86_400.0] {
+                assert_eq!(
+                    backoff_attempts(t, b, m),
+                    simulate(t, b, m),
+                    "b={b} m={m} t={t}"
+                );
+            }
+        }
+    }
+}

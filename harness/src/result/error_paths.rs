@@ -1,0 +1,358 @@
+//! Error paths in a run's result: the top offenders (who made the calls, and why), and the
+//! verdicts of `perResourceCalls`, `hotLoops` and `pollPeriod` (docs/budget.md §9).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{Outcome, Verdict};
+use super::observe::{CallAction, Observations};
+use crate::measure::{NamedCall, ResourceCalls, hot_loops, per_resource};
+use crate::predict::error_paths::{allowed_in_window, backoff_attempts, faulted_shares};
+use crate::predict::{Plan, fmt_num};
+use crate::scenario::{Assertion, Scenario};
+
+/// How many offenders the report lists.
+pub const TOP_OFFENDERS: usize = 10;
+
+/// One of the resources that made the most cloud calls.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Offender {
+    /// The resource's cloud name.
+    pub name: String,
+    /// Its cloud calls over the run.
+    pub calls: u64,
+    /// Its share of all cloud calls (0–1).
+    #[serde(with = "crate::result::float")]
+    pub share: f64,
+    /// Why: its Synced condition's message when it is not synced, else the fault the
+    /// scenario gave it, else empty.
+    pub reason: String,
+}
+
+fn named(obs: &Observations) -> impl Iterator<Item = NamedCall<'_>> {
+    obs.cloud_calls.iter().map(|c| NamedCall {
+        name: c.name.as_str(),
+        at_us: c.at_us,
+        observe: c.action == CallAction::Get && !c.throttled,
+    })
+}
+
+/// The scenario's fault label of each faulted resource, by cloud name.
+fn planned_faults(s: &Scenario) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for g in &s.groups {
+        for i in 0..g.count {
+            let label = if g.observe_only() {
+                Some("observe-only".to_owned())
+            } else {
+                g.fault(i).map(|f| f.label().to_owned())
+            };
+            if let Some(label) = label {
+                out.insert(g.resource_name(i, &s.name), label);
+            }
+        }
+    }
+    out
+}
+
+/// The resources with the most cloud calls, most first; empty when none of them has a
+/// reason (no failing condition, no planned fault).
+#[must_use]
+pub fn offenders(s: &Scenario, obs: &Observations) -> Vec<Offender> {
+    let total = obs.cloud_calls.len().max(1) as f64;
+    let planned = planned_faults(s);
+    let conditions: BTreeMap<&str, &str> = obs
+        .custom_resources
+        .iter()
+        .filter_map(|cr| {
+            let name = cr.external_name.as_deref().unwrap_or(&cr.name);
+            cr.condition.as_deref().map(|c| (name, c))
+        })
+        .collect();
+    let top: Vec<Offender> = per_resource(named(obs), 0, u64::MAX, 1)
+        .into_iter()
+        .take(TOP_OFFENDERS)
+        .map(|r| Offender {
+            share: r.calls as f64 / total,
+            reason: conditions
+                .get(r.name.as_str())
+                .map(|c| (*c).to_owned())
+                .or_else(|| planned.get(&r.name).map(|l| format!("fault: {l}")))
+                .unwrap_or_default(),
+            calls: r.calls,
+            name: r.name,
+        })
+        .collect();
+    // Only a run with a resource on an error path has offenders worth a table.
+    if top.iter().any(|o| !o.reason.is_empty()) {
+        top
+    } else {
+        Vec::new()
+    }
+}
+
+/// What one faulted share cost in a hold, against its prediction (§9.1–§9.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShareCost {
+    /// The hold.
+    pub phase: String,
+    /// `group/fault`.
+    pub share: String,
+    /// Resources in the share.
+    pub resources: u64,
+    /// Observed cloud calls per resource-hour in the hold.
+    #[serde(with = "crate::result::float")]
+    pub observed_per_hour: f64,
+    /// Predicted calls per resource-hour once the backoff is at its cap (or per poll).
+    #[serde(with = "crate::result::float")]
+    pub predicted_per_hour: f64,
+    /// Predicted calls in a resource's first hour of failing (with the ramp).
+    #[serde(with = "crate::result::float")]
+    pub predicted_first_hour: f64,
+}
+
+/// The cost of every faulted share in every hold phase.
+#[must_use]
+pub fn share_costs(s: &Scenario, plan: &Plan, obs: &Observations) -> Vec<ShareCost> {
+    let mut out = Vec::new();
+    for span in &obs.phases {
+        let hours = (span.end_us.saturating_sub(span.start_us)) as f64 / 3.6e9;
+        if hours <= 0.0 {
+            continue;
+        }
+        let prefix = format!("{}/error-paths/", span.name);
+        for pred in plan
+            .all()
+            .filter(|p| p.id.starts_with(&prefix) && p.id.ends_with("/calls-per-hour"))
+        {
+            let share = pred.id[prefix.len()..pred.id.len() - "/calls-per-hour".len()].to_owned();
+            let names = share_names(s, &share);
+            let calls = obs
+                .cloud_calls
+                .iter()
+                .filter(|c| c.at_us >= span.start_us && c.at_us < span.end_us)
+                .filter(|c| names.contains(&c.name))
+                .count() as f64;
+            let n = names.len().max(1) as f64;
+            out.push(ShareCost {
+                phase: span.name.clone(),
+                share,
+                resources: names.len() as u64,
+                observed_per_hour: calls / n / hours,
+                predicted_per_hour: pred.value,
+                predicted_first_hour: pred.get("c_f").unwrap_or(1.0)
+                    * pred.get("A(3600)").unwrap_or(f64::NAN),
+            });
+        }
+    }
+    out
+}
+
+/// The cloud names of the resources of a share id (`group/label`).
+fn share_names(s: &Scenario, share: &str) -> std::collections::BTreeSet<String> {
+    let (group, label) = share.split_once('/').unwrap_or((share, ""));
+    let Some(g) = s.groups.iter().find(|g| g.name == group) else {
+        return Default::default();
+    };
+    (0..g.count)
+        .filter(|&i| {
+            if label == "observe-only-absent" {
+                g.observe_only()
+            } else {
+                g.fault(i).is_some_and(|f| f.label() == label)
+            }
+        })
+        .map(|i| g.resource_name(i, &s.name))
+        .collect()
+}
+
+fn verdict(a: &Assertion, check: &str, formula: String, limit: f64, observed: f64) -> Verdict {
+    Verdict {
+        name: a.name.clone(),
+        check: check.to_owned(),
+        phase: None,
+        formula,
+        inputs: String::new(),
+        predicted: limit,
+        limit,
+        observed,
+        upper: true,
+        margin: limit - observed,
+        pass: observed <= limit,
+        outcome: Outcome::default(),
+        note: None,
+        calls_window_s: None,
+    }
+}
+
+fn params<'a>(plan: &'a Plan, phase: Option<&str>) -> Option<&'a crate::predict::Params> {
+    match phase {
+        Some(p) => plan.phases.iter().find(|x| x.name == p).map(|x| &x.params),
+        None => plan.phases.first().map(|x| &x.params),
+    }
+}
+
+fn measured(obs: &Observations, range: (u64, u64), w: f64) -> Vec<ResourceCalls> {
+    per_resource(named(obs), range.0, range.1, (w * 1e6) as u64)
+}
+
+/// `perResourceCalls`: the busiest window of any one resource against the most a resource
+/// of the scenario may make in it (§9.4): the healthy limit, the drift limit, and c·A(W) of
+/// each failing share (the ramp is the densest part of the backoff).
+#[must_use]
+pub fn per_resource_calls(
+    s: &Scenario,
+    plan: &Plan,
+    obs: &Observations,
+    a: &Assertion,
+    (range, phase): ((u64, u64), Option<&str>),
+    (w, max): (f64, Option<f64>),
+) -> Verdict {
+    let found = measured(obs, range, w);
+    let observed = found.first().map_or(0.0, |_| {
+        found.iter().map(|r| r.busiest_window).max().unwrap_or(0) as f64
+    });
+    let Some(p) = params(plan, phase) else {
+        return verdict(a, "perResourceCalls", "no plan".into(), f64::NAN, observed);
+    };
+    let (healthy, gap) = allowed_in_window(s, p, w);
+    let all = vec![true; s.groups.len()];
+    let (b, m) = p.backoff;
+    let failing = faulted_shares(s, p, &all)
+        .iter()
+        .filter(|f| f.backoff)
+        .map(|f| f.calls_per_reconcile * backoff_attempts(w, b, m))
+        .fold(0.0, f64::max);
+    let predicted = healthy.max(failing);
+    let mut v = verdict(
+        a,
+        "perResourceCalls",
+        "max(c_max·(⌊W/g⌋ + 1), c_f·A(W)) with g = min(P − j, d_max) (§9.4)".into(),
+        max.unwrap_or(predicted),
+        observed,
+    );
+    v.predicted = predicted;
+    v.inputs = format!(
+        "W={}, g={}, c_max={}, b={}, d_max={}",
+        fmt_num(w),
+        fmt_num(gap),
+        fmt_num(p.c_max),
+        fmt_num(b),
+        fmt_num(m)
+    );
+    if let Some(top) = found.first() {
+        v.note = Some(format!(
+            "busiest: {} with {} calls in {} s",
+            top.name,
+            top.busiest_window,
+            fmt_num(w)
+        ));
+    }
+    v
+}
+
+/// `hotLoops`: resources whose busiest window holds more than `factor` times what their
+/// interval allows (§9.4); the verdict names them.
+#[must_use]
+pub fn hot_loops_verdict(
+    s: &Scenario,
+    plan: &Plan,
+    obs: &Observations,
+    a: &Assertion,
+    (range, phase): ((u64, u64), Option<&str>),
+    (w, factor, max): (f64, f64, u64),
+) -> Verdict {
+    let found = measured(obs, range, w);
+    let (allowed, gap) =
+        params(plan, phase).map_or((f64::NAN, f64::NAN), |p| allowed_in_window(s, p, w));
+    let limit = factor * allowed;
+    let hot = hot_loops(&found, limit);
+    let mut v = verdict(
+        a,
+        "hotLoops",
+        "resources with calls in some W > k·c_max·(⌊W/g⌋ + 1), g = min(P − j, d_max) (§9.4)".into(),
+        max as f64,
+        hot.len() as f64,
+    );
+    v.predicted = 0.0;
+    v.inputs = format!(
+        "W={}, k={}, g={}, per-resource limit={}",
+        fmt_num(w),
+        fmt_num(factor),
+        fmt_num(gap),
+        fmt_num(limit)
+    );
+    if !hot.is_empty() {
+        let names: Vec<String> = hot
+            .iter()
+            .take(10)
+            .map(|r| format!("{} ({} calls)", r.name, r.busiest_window))
+            .collect();
+        let more = hot.len().saturating_sub(10);
+        v.note = Some(format!(
+            "hot: {}{}",
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    v
+}
+
+/// `pollPeriod`: the healthy resources' mean realised period between Observes in the hold
+/// against the predicted one (§9.2), within `tolerance` percent.
+#[must_use]
+pub fn poll_period_verdict(
+    s: &Scenario,
+    plan: &Plan,
+    obs: &Observations,
+    a: &Assertion,
+    (range, phase): ((u64, u64), &str),
+    tolerance: f64,
+) -> Verdict {
+    let planned = planned_faults(s);
+    let found = measured(obs, range, 1.0);
+    let healthy: Vec<f64> = found
+        .iter()
+        .filter(|r| !planned.contains_key(&r.name) && r.mean_period_s.is_finite())
+        .map(|r| r.mean_period_s)
+        .collect();
+    let observed = if healthy.is_empty() {
+        f64::NAN
+    } else {
+        healthy.iter().sum::<f64>() / healthy.len() as f64
+    };
+    let poll = s.settings.poll_interval.as_secs_f64();
+    let l = params(plan, Some(phase)).map_or(0.0, |p| p.l);
+    let predicted = plan
+        .find(&format!("{phase}/error-paths/healthy-poll-period"))
+        .map_or(poll, |p| p.value)
+        + l;
+    let deviation = (observed - predicted).abs() / predicted * 100.0;
+    Verdict {
+        name: a.name.clone(),
+        check: "pollPeriod".into(),
+        phase: None,
+        formula: "|mean period − (max(P, N_h/(R − Σ n_f·λ_f)) + L̄)| / predicted ≤ tolerance (§9.2)"
+            .into(),
+        inputs: format!(
+            "P={}, L̄={}, healthy resources={}",
+            fmt_num(poll),
+            fmt_num(l),
+            healthy.len()
+        ),
+        predicted,
+        limit: tolerance,
+        observed,
+        upper: true,
+        margin: tolerance - deviation,
+        pass: deviation <= tolerance,
+        outcome: Outcome::default(),
+        note: Some(format!("deviation {} %", fmt_num(deviation))),
+        calls_window_s: None,
+    }
+}

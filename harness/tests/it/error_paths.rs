@@ -1,0 +1,165 @@
+//! The error-path scenarios on the embedded stack in virtual time: each passes with its
+//! predictions, each fails as designed when its per-resource budget is cut, and `hotLoops`
+//! catches a provider that requeues errors at once and names the resources.
+
+use std::path::PathBuf;
+
+use harness::result::RunResult;
+use harness::run::{self, Progress, run_embedded};
+use harness::scenario::{self, Assertion, Check, Scenario};
+use limiter::crossplane::{ErrorRequeue, ObserveOnlyAbsent};
+
+fn load(name: &str) -> Scenario {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(name);
+    scenario::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn run(s: &Scenario) -> RunResult {
+    let runtime = run::time::runtime(s.time).expect("a runtime");
+    let output = runtime
+        .block_on(run_embedded(s, &Progress::quiet(), std::future::pending()))
+        .expect("the stack starts");
+    assert!(output.interrupted.is_none());
+    output.result
+}
+
+/// Adds a `perResourceCalls` assertion over the whole hold whose limit is half what the
+/// plan predicts the faulted share costs per resource in it: the budget cut.
+fn with_cut_budget(mut s: Scenario) -> Scenario {
+    let hold = s
+        .phases
+        .iter()
+        .position(|p| p.name == "hold")
+        .expect("a hold phase");
+    let scenario::Action::Hold { duration } = s.phases[hold].action else {
+        panic!("hold is a hold");
+    };
+    let plan = harness::predict::plan(&s);
+    let per_hour = plan
+        .all()
+        .find(|p| p.id.starts_with("hold/error-paths/") && p.id.ends_with("/calls-per-hour"))
+        .expect("a faulted share")
+        .value;
+    s.assertions.push(Assertion {
+        name: "cut budget".into(),
+        check: Check::PerResourceCalls {
+            window: duration,
+            max: Some(per_hour * duration.as_secs_f64() / 3600.0 / 2.0),
+        },
+        phase: Some(hold),
+        account: None,
+        pos: s.assertions[0].pos,
+    });
+    s
+}
+
+fn failed(r: &RunResult) -> Vec<String> {
+    r.verdicts
+        .iter()
+        .filter(|v| !v.pass)
+        .map(|v| {
+            format!(
+                "{}: observed {} limit {} ({:?})",
+                v.name, v.observed, v.limit, v.note
+            )
+        })
+        .collect()
+}
+
+/// Runs `name` with a cut budget: every assertion of the file passes, the cut one fails.
+fn passes_then_fails_when_cut(name: &str) -> RunResult {
+    let r = run(&with_cut_budget(load(name)));
+    let (cut, own): (Vec<_>, Vec<_>) = r.verdicts.iter().partition(|v| v.name == "cut budget");
+    let own_failed: Vec<_> = own.iter().filter(|v| !v.pass).collect();
+    assert!(own_failed.is_empty(), "{name}: {:?}", failed(&r));
+    assert!(!cut[0].pass, "{name}: the cut budget held: {:?}", cut[0]);
+    for c in &r.share_costs {
+        eprintln!(
+            "{name}: {} [{}] {} resources: observed {:.1} calls per resource-hour, predicted {:.1} at the cap, {:.1} in the first hour",
+            c.share,
+            c.phase,
+            c.resources,
+            c.observed_per_hour,
+            c.predicted_per_hour,
+            c.predicted_first_hour
+        );
+    }
+    r
+}
+
+#[test]
+fn permanent_errors_pass_with_their_predictions_and_fail_when_the_budget_is_cut() {
+    let r = passes_then_fails_when_cut("permanent-errors.yaml");
+    let cost = &r.share_costs[0];
+    assert_eq!(
+        (cost.share.as_str(), cost.resources),
+        ("bucket/AccessDenied", 10)
+    );
+    // Failing since their create, the buckets are past most of the ramp in the hold: between
+    // the cap's 60 and the first hour's 65 calls per resource-hour.
+    assert!((58.0..=66.0).contains(&cost.observed_per_hour), "{cost:?}");
+    assert_eq!(cost.predicted_per_hour, 60.0);
+    assert_eq!(cost.predicted_first_hour, 65.0);
+    let top = &r.offenders[0];
+    assert!(top.reason.contains("403"), "{top:?}");
+    assert!(
+        r.offenders[..10].iter().all(|o| o.calls > 50),
+        "{:?}",
+        r.offenders
+    );
+}
+
+#[test]
+fn hot_loops_catches_a_provider_that_requeues_errors_at_once_and_names_the_resources() {
+    let mut s = load("permanent-errors.yaml");
+    s.settings = s.settings.clone().error_requeue(ErrorRequeue::Immediate);
+    let r = run(&s);
+    let hot = r
+        .verdicts
+        .iter()
+        .find(|v| v.check == "hotLoops")
+        .expect("a hotLoops verdict");
+    assert!(!hot.pass, "{hot:?}");
+    assert_eq!(hot.observed, 10.0, "{hot:?}");
+    let note = hot.note.as_deref().unwrap_or_default();
+    let failing = &s.groups[0];
+    for share in &failing.faults {
+        for i in share.start..share.end {
+            let name = failing.resource_name(i, &s.name);
+            assert!(note.contains(&name), "{name} not named in {note}");
+        }
+    }
+}
+
+#[test]
+fn a_drift_loop_updates_every_poll_and_fails_when_the_budget_is_cut() {
+    let r = passes_then_fails_when_cut("drift-loop.yaml");
+    let cost = &r.share_costs[0];
+    assert_eq!((cost.share.as_str(), cost.resources), ("bucket/drift", 4));
+    assert_eq!(cost.predicted_per_hour, 120.0);
+    assert!(
+        (100.0..=130.0).contains(&cost.observed_per_hour),
+        "{cost:?}"
+    );
+}
+
+#[test]
+fn observe_only_absent_resources_poll_since_1088_and_backed_off_before() {
+    let r = passes_then_fails_when_cut("observe-only-absent.yaml");
+    let cost = &r.share_costs[0];
+    assert_eq!(cost.share, "observed/observe-only-absent");
+    assert_eq!(cost.predicted_per_hour, 6.0);
+    assert!((5.0..=8.0).contains(&cost.observed_per_hour), "{cost:?}");
+
+    let mut s = load("observe-only-absent.yaml");
+    s.settings = s
+        .settings
+        .clone()
+        .observe_only_absent(ObserveOnlyAbsent::Backoff);
+    let before = run(&s);
+    let cost = &before.share_costs[0];
+    assert_eq!((cost.resources, cost.predicted_per_hour), (5, 60.0));
+    assert!((58.0..=66.0).contains(&cost.observed_per_hour), "{cost:?}");
+}
