@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::model::{Outcome, Verdict};
+use super::model::{Offender, Outcome, ShareCost, Verdict};
 use super::observe::{CallAction, Observations};
 use crate::measure::{NamedCall, ResourceCalls, hot_loops, per_resource};
 use crate::predict::error_paths::{allowed_in_window, backoff_attempts, faulted_shares};
@@ -14,21 +12,6 @@ use crate::scenario::{Assertion, Scenario};
 
 /// How many offenders the report lists.
 pub const TOP_OFFENDERS: usize = 10;
-
-/// One of the resources that made the most cloud calls.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Offender {
-    /// The resource's cloud name.
-    pub name: String,
-    /// Its cloud calls over the run.
-    pub calls: u64,
-    /// Its share of all cloud calls (0–1).
-    #[serde(with = "crate::result::float")]
-    pub share: f64,
-    /// Why: its Synced condition's message when it is not synced, else the fault the
-    /// scenario gave it, else empty.
-    pub reason: String,
-}
 
 fn named(obs: &Observations) -> impl Iterator<Item = NamedCall<'_>> {
     obs.cloud_calls.iter().map(|c| NamedCall {
@@ -90,26 +73,6 @@ pub fn offenders(s: &Scenario, obs: &Observations) -> Vec<Offender> {
     } else {
         Vec::new()
     }
-}
-
-/// What one faulted share cost in a hold, against its prediction (§9.1–§9.3).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ShareCost {
-    /// The hold.
-    pub phase: String,
-    /// `group/fault`.
-    pub share: String,
-    /// Resources in the share.
-    pub resources: u64,
-    /// Observed cloud calls per resource-hour in the hold.
-    #[serde(with = "crate::result::float")]
-    pub observed_per_hour: f64,
-    /// Predicted calls per resource-hour once the backoff is at its cap (or per poll).
-    #[serde(with = "crate::result::float")]
-    pub predicted_per_hour: f64,
-    /// Predicted calls in a resource's first hour of failing (with the ramp).
-    #[serde(with = "crate::result::float")]
-    pub predicted_first_hour: f64,
 }
 
 /// The cost of every faulted share in every hold phase.

@@ -401,10 +401,10 @@ pub struct RunResult {
     pub poll: Vec<PollStats>,
     /// The resources with the most cloud calls, and why (docs/budget.md §9).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub offenders: Vec<super::error_paths::Offender>,
+    pub offenders: Vec<Offender>,
     /// What each faulted share cost per resource-hour in each hold, against its prediction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub share_costs: Vec<super::error_paths::ShareCost>,
+    pub share_costs: Vec<ShareCost>,
     /// Every prediction of the plan.
     pub predictions: Vec<Prediction>,
     /// Every assertion's verdict.
@@ -477,4 +477,39 @@ impl RunResult {
     pub fn throttles(&self) -> u64 {
         self.phases.iter().map(|p| p.throttles).sum()
     }
+}
+
+/// One of the resources that made the most cloud calls.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Offender {
+    /// The resource's cloud name.
+    pub name: String,
+    /// Its cloud calls over the run.
+    pub calls: u64,
+    /// Its share of all cloud calls (0–1).
+    #[serde(with = "crate::result::float")]
+    pub share: f64,
+    /// Why: its Synced condition's message when it is not synced, else the fault the
+    /// scenario gave it, else empty.
+    pub reason: String,
+}
+
+/// What one faulted share cost in a hold, against its prediction (§9.1–§9.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShareCost {
+    /// The hold.
+    pub phase: String,
+    /// `group/fault`.
+    pub share: String,
+    /// Resources in the share.
+    pub resources: u64,
+    /// Observed cloud calls per resource-hour in the hold.
+    #[serde(with = "crate::result::float")]
+    pub observed_per_hour: f64,
+    /// Predicted calls per resource-hour once the backoff is at its cap (or per poll).
+    #[serde(with = "crate::result::float")]
+    pub predicted_per_hour: f64,
+    /// Predicted calls in a resource's first hour of failing (with the ramp).
+    #[serde(with = "crate::result::float")]
+    pub predicted_first_hour: f64,
 }

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use mock_cloud::{AccountConfig, Config, ErrorRate, Faults, Quotas, Rate};
 
-use super::objects::kind_info;
 use crate::scenario::{ActionClass, Latency, Scenario};
 
 /// A scenario quota mock-cloud cannot enforce.
@@ -124,7 +123,7 @@ pub fn config(s: &Scenario) -> Result<Config, QuotaError> {
 pub fn resource_faults(s: &Scenario) -> Vec<mock_cloud::ResourceFault> {
     let mut rules = Vec::new();
     for group in &s.groups {
-        let collection = mock_cloud::Collection::parse(kind_info(group.kind).collection);
+        let collection = mock_cloud::Collection::parse(group.kind.collection());
         for share in &group.faults {
             for index in share.start..share.end {
                 rules.push(mock_cloud::ResourceFault {

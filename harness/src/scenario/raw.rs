@@ -580,6 +580,17 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The mock-cloud collection the provider's controller of this kind calls.
+    #[must_use]
+    pub fn collection(self) -> &'static str {
+        use provider::crd::Managed;
+        match self {
+            Kind::Bucket => provider::crd::Bucket::COLLECTION,
+            Kind::Database => provider::crd::Database::COLLECTION,
+            Kind::Record => provider::crd::Record::COLLECTION,
+        }
+    }
+
     /// The kind's scope, which picks its global bucket when the provider runs one per scope
     /// (`scopedBuckets`). The sample provider's kinds are all namespaced.
     #[must_use]

@@ -115,6 +115,12 @@ fn permanent_errors_pass_with_their_predictions_and_fail_when_the_budget_is_cut(
 fn hot_loops_catches_a_provider_that_requeues_errors_at_once_and_names_the_resources() {
     let mut s = load("permanent-errors.yaml");
     s.settings = s.settings.clone().error_requeue(ErrorRequeue::Immediate);
+    // Ten minutes of the loop are enough for the 10-minute window (and keep the test short).
+    for p in &mut s.phases {
+        if let scenario::Action::Hold { duration } = &mut p.action {
+            *duration = std::time::Duration::from_secs(600);
+        }
+    }
     let r = run(&s);
     let hot = r
         .verdicts
