@@ -100,7 +100,7 @@ pub struct RunArgs {
     /// allows; for showing that the harness's hotLoops assertion catches it).
     #[arg(long, env = "PROVIDER_ERROR_REQUEUE", default_value = "backoff")]
     pub error_requeue: ErrorRequeue,
-    /// How an observe-only resource (managementPolicies: [Observe]) whose cloud resource is
+    /// How an observe-only resource (`managementPolicies: [Observe]`) whose cloud resource is
     /// absent requeues: poll (crossplane-runtime v2.4.0, #1088: after the poll interval) or
     /// backoff (before #1088: on the failure backoff).
     #[arg(long, env = "PROVIDER_OBSERVE_ONLY_ABSENT", default_value = "poll")]

@@ -86,7 +86,7 @@ pub fn hot_loops(resources: &[ResourceCalls], limit: f64) -> Vec<&ResourceCalls>
         .iter()
         .filter(|r| r.busiest_window as f64 > limit)
         .collect();
-    hot.sort_by(|a, b| b.busiest_window.cmp(&a.busiest_window));
+    hot.sort_by_key(|r| std::cmp::Reverse(r.busiest_window));
     hot
 }
 
