@@ -583,7 +583,7 @@ impl Kind {
     /// The mock-cloud collection the provider's controller of this kind calls.
     #[must_use]
     pub fn collection(self) -> &'static str {
-        use provider::crd::Managed;
+        use provider::crd::CloudKind;
         match self {
             Kind::Bucket => provider::crd::Bucket::COLLECTION,
             Kind::Database => provider::crd::Database::COLLECTION,
