@@ -99,7 +99,8 @@ pub struct Summary {
     /// Calls, throttles and errors per service and operation.
     #[serde(default)]
     pub operations: Vec<OperationCount>,
-    /// Requests per second since start (seconds with no request included, as zeros).
+    /// Requests per second since start, in order: only the seconds that had a request (a
+    /// second with none is absent, so a long idle stretch costs nothing).
     pub timeline: Vec<Second>,
     /// Rate-quota violations per account and bucket.
     pub violations: Vec<Violations>,
@@ -138,24 +139,47 @@ impl Aggregates {
         op[3] += u64::from(record.status >= 400 && !throttled);
         op[4] += u64::from(record.flags & FAULT != 0);
         let second = record.at.as_secs();
-        let index = usize::try_from(second).unwrap_or(usize::MAX);
-        if index >= self.timeline.len() && index < (1 << 24) {
-            let start = self.timeline.len() as u64;
-            self.timeline.extend((start..=second).map(|second| Second {
-                second,
-                ..Second::default()
-            }));
-        }
-        if let Some(slot) = self.timeline.get_mut(index) {
-            slot.requests += 1;
-            slot.throttled += u64::from(throttled);
-            slot.shadow_throttled += u64::from(shadow);
-        }
+        let slot = self.second_mut(second);
+        slot.requests += 1;
+        slot.throttled += u64::from(throttled);
+        slot.shadow_throttled += u64::from(shadow);
         if let Some(layer) = layer {
             let v = self.violations.entry((account, layer)).or_default();
             v.0 += u64::from(throttled);
             v.1 += u64::from(shadow);
         }
+    }
+
+    /// The timeline's slot for `second`, added where it belongs if the second had no
+    /// request yet. Requests come in time order almost always (a push or the last slot);
+    /// a late one is placed by binary search.
+    fn second_mut(&mut self, second: u64) -> &mut Second {
+        let at = match self.timeline.last() {
+            Some(last) if last.second == second => self.timeline.len() - 1,
+            Some(last) if last.second > second => {
+                match self.timeline.binary_search_by_key(&second, |s| s.second) {
+                    Ok(at) => at,
+                    Err(at) => {
+                        self.timeline.insert(
+                            at,
+                            Second {
+                                second,
+                                ..Second::default()
+                            },
+                        );
+                        at
+                    }
+                }
+            }
+            _ => {
+                self.timeline.push(Second {
+                    second,
+                    ..Second::default()
+                });
+                self.timeline.len() - 1
+            }
+        };
+        &mut self.timeline[at]
     }
 
     /// The summary, with account names resolved by `name`.
@@ -237,4 +261,40 @@ fn generic_action(operation: Option<Operation>) -> Option<Action> {
     (operation.service() == Service::Generic)
         .then(|| Action::ALL.get(usize::from(operation.index())).copied())
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn record(at: Duration) -> Record<'static> {
+        Record {
+            at,
+            latency: Duration::ZERO,
+            account: "acme",
+            action: None,
+            collection: None,
+            operation: None,
+            name: "a",
+            status: 200,
+            flags: 0,
+        }
+    }
+
+    #[test]
+    fn the_timeline_keeps_only_seconds_with_requests_in_order_even_a_late_one() {
+        let mut aggregates = Aggregates::default();
+        let week = 7 * 24 * 3600;
+        for at in [0, 0, 5, week, 3, week, 5] {
+            aggregates.add(&record(Duration::from_millis(at * 1000 + 250)), 0, None);
+        }
+        let seconds: Vec<(u64, u64)> = aggregates
+            .timeline
+            .iter()
+            .map(|s| (s.second, s.requests))
+            .collect();
+        assert_eq!(seconds, [(0, 2), (3, 1), (5, 2), (week, 2)]);
+    }
 }

@@ -170,13 +170,19 @@ async fn the_summary_counts_per_account_action_status_and_second() {
     assert_eq!(count("acme", "get", 200), Some(2));
     assert_eq!(count("acme", "create", 201), Some(1));
     assert_eq!(count("other", "get", 404), Some(1));
-    let timeline: Vec<u64> = summary["timeline"]
+    let timeline: Vec<(u64, u64)> = summary["timeline"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["requests"].as_u64().unwrap())
+        .map(|s| {
+            (
+                s["second"].as_u64().unwrap(),
+                s["requests"].as_u64().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(timeline, [2, 0, 2]);
+    // Second 1 had no request: it is absent.
+    assert_eq!(timeline, [(0, 2), (2, 2)]);
 }
 
 #[tokio::test(start_paused = true)]
