@@ -18,7 +18,7 @@ use super::cloud;
 use super::error::RunError;
 use super::kill::{self, KillContext};
 use super::objects::{self, Seeded, kind_info, kind_of_collection};
-use super::observe::{custom_resources, inventory};
+use super::present::{custom_resources, inventory};
 use super::progress::{PhaseBar, Progress};
 use super::source::watches::{Key, SeenMap, Watches};
 use super::target::{CloudControl, Target};

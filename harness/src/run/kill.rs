@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::clock::RunClock;
 use super::error::RunError;
-use super::observe::custom_resources;
+use super::present::custom_resources;
 use super::target::Target;
 use crate::result::Kill;
 use crate::scenario::Scenario;

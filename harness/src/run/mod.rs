@@ -25,6 +25,7 @@ pub mod kill;
 pub mod objects;
 pub mod observe;
 pub mod own;
+pub mod present;
 pub mod progress;
 pub mod prometheus;
 pub mod remote;
@@ -147,8 +148,8 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     let cloud = cloud_journal.finish(target.cloud()).await;
     let api = sources.api.finish().await;
     let seen = watches.lock().clone();
-    let inventory = observe::inventory(target.cloud()).await;
-    let custom_resources = observe::custom_resources(&client, scenario).await;
+    let inventory = present::inventory(target.cloud()).await;
+    let custom_resources = present::custom_resources(&client, scenario).await;
     let provider = match sources.provider {
         Some(p) => p.finish().await,
         None => source::ProviderReport::default(),

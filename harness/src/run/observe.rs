@@ -1,24 +1,19 @@
 //! Observations from what the driver did and what the sources report: the one place that
 //! joins them. Inventory and the custom resources at the end are read here too, through
-//! the target.
+//! the target (`present`).
 
 use std::time::Duration;
 
-use kube::api::{Api, DynamicObject, ListParams};
-use provider::crd::EXTERNAL_NAME_ANNOTATION;
-use provider::reconciler::meta::CreateStamps;
-
 use super::clock::{Micros, RunClock};
 use super::driver::Log;
-use super::objects::{kind_info, kind_of_collection, namespace, scenario_kinds};
 use super::source::watches::SeenMap;
 use super::source::{ApiReport, CloudReport, ProviderReport};
-use super::target::{CloudControl, TargetInfo};
+use super::target::TargetInfo;
 use crate::measure::{CloudResource, CustomResource};
 use crate::result::{
     CloudCall, Dropped, Observations, ResourceTimes, RunInfo, Signal, StopCause, Stopped, TimeInfo,
 };
-use crate::scenario::{Scenario, TimeMode};
+use crate::scenario::TimeMode;
 
 /// What every source reported at the end of a run.
 pub struct Reports {
@@ -64,87 +59,6 @@ fn resources(log: &Log, seen: &SeenMap) -> Vec<ResourceTimes> {
             }
         })
         .collect()
-}
-
-/// The cloud's live resources at the end.
-pub async fn inventory(cloud: &impl CloudControl) -> Vec<CloudResource> {
-    match cloud.inventory().await {
-        Ok(items) => items
-            .into_iter()
-            .map(|r| CloudResource {
-                account: r.account,
-                kind: kind_of_collection(r.collection).unwrap_or("?").to_owned(),
-                name: r.name,
-                owner: None,
-            })
-            .collect(),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot read the cloud's inventory");
-            Vec::new()
-        }
-    }
-}
-
-/// The message of a Synced=False condition (or its reason without one), if any.
-fn failing_condition(data: &serde_json::Value) -> Option<String> {
-    let conditions = data.get("status")?.get("conditions")?.as_array()?;
-    let synced = conditions
-        .iter()
-        .find(|c| c.get("type").and_then(serde_json::Value::as_str) == Some("Synced"))?;
-    if synced.get("status").and_then(serde_json::Value::as_str) != Some("False") {
-        return None;
-    }
-    synced
-        .get("message")
-        .or_else(|| synced.get("reason"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_owned)
-}
-
-/// The managed resources left in the run's namespace at the end.
-pub async fn custom_resources(client: &kube::Client, s: &Scenario) -> Vec<CustomResource> {
-    let ns = namespace(s);
-    let mut out = Vec::new();
-    for kind in scenario_kinds(s).into_iter().map(kind_info) {
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &kind.resource);
-        match api.list(&ListParams::default()).await {
-            Ok(list) => out.extend(
-                list.items
-                    .into_iter()
-                    .map(|o| custom_resource(kind.name, o)),
-            ),
-            Err(e) => {
-                tracing::warn!(error = %e, kind = kind.name, "cannot list custom resources for the audit");
-            }
-        }
-    }
-    out
-}
-
-/// What the audit needs of one managed resource: its external name, whether it is Ready
-/// and being deleted, and whether its create is incomplete (crossplane-runtime's
-/// `ExternalCreateIncomplete`, read with the provider's own code).
-fn custom_resource(kind: &str, o: DynamicObject) -> CustomResource {
-    let annotations = o.metadata.annotations.unwrap_or_default();
-    let ready = o
-        .data
-        .pointer("/status/conditions")
-        .and_then(serde_json::Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(serde_json::Value::as_str) == Some("Ready")
-                    && c.get("status").and_then(serde_json::Value::as_str) == Some("True")
-            })
-        });
-    CustomResource {
-        kind: kind.to_owned(),
-        external_name: annotations.get(EXTERNAL_NAME_ANNOTATION).cloned(),
-        name: o.metadata.name.unwrap_or_default(),
-        ready,
-        deleting: o.metadata.deletion_timestamp.is_some(),
-        create_incomplete: CreateStamps::of(&annotations).incomplete(),
-        condition: failing_condition(&o.data),
-    }
 }
 
 /// Moves cloud calls dated before the first phase to its start when they are that early
