@@ -3,11 +3,13 @@
 # journal on) and of moto's server (PyPI moto[server], ThreadedMotoServer), measured side
 # by side in one run by the project's load generator (examples/loadgen.rs, one client
 # thread, closed loop on keep-alive connections): rounds alternate between the two, then
-# the medians and their ratio are printed. Not wrk: it cannot read an answer to HEAD that
-# has no Content-Length, and mock-cloud's HeadBucket answers carry none (as in S3's
+# the medians and their ratios are printed. Each server runs in its own process pinned to
+# one core, the load generator on another, and every run also reports requests per server
+# CPU-second (see bench-lib.sh for the method). Not wrk: it cannot read an answer to HEAD
+# that has no Content-Length, and mock-cloud's HeadBucket answers carry none (as in S3's
 # documented examples).
 #
-# Usage: mock-cloud/bench-aws.sh [rounds] [seconds-per-target] [connections]
+# Usage: mock-cloud/bench-aws.sh [rounds] [seconds-per-target] [connections]  (default 5 5 32)
 # Needs python3. moto[server] is installed into a venv outside the repository, $MOTO_VENV
 # (default: ~/.cache/mock-cloud-bench/venv).
 #
@@ -16,10 +18,13 @@
 # mock-cloud verifies in full. S3's read quota (5,500/s per bucket by default) is raised
 # for the bucket so that the bench measures the request path; the quota is still checked.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-rounds="${1:-3}"
+script="$(realpath "$0")"
+cd "$(dirname "$script")/.."
+rounds="${1:-5}"
 seconds="${2:-5}"
 connections="${3:-32}"
+bench_args=("$@")
+source mock-cloud/bench-lib.sh
 venv="${MOTO_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/mock-cloud-bench/venv}"
 if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c 'import moto.server, boto3' 2>/dev/null; then
   echo "installing moto[server] into $venv" >&2
@@ -38,7 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cat >"$work/config.yaml" <<'EOF'
+cat >"$work/config.yaml" <<'YAML'
 accounts:
   - name: default
     tokens: [default]
@@ -50,11 +55,11 @@ accounts:
         s3:
           classes:
             read: { burst: 1000000000, per_second: 1000000000, per: resource }
-EOF
-"$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
+YAML
+"${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
   >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
 pids+=($!)
-"$py" mock-cloud/bench_aws.py moto >"$work/moto.out" 2>"$work/moto.err" &
+"${pin_server[@]}" "$py" mock-cloud/bench_aws.py moto >"$work/moto.out" 2>"$work/moto.err" &
 pids+=($!)
 for _ in $(seq 100); do
   grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^moto ' "$work/moto.out" && break
@@ -71,31 +76,43 @@ for url in "${urls[@]}"; do
 done
 
 names=(mock-cloud moto)
-declare -A results
+declare -A rps per_cpu
+echo "loadgen --method HEAD, 1 client thread, $connections connections, ${seconds} s, $rounds rounds, $pinning, $priority"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-6s %-11s %10s %9s %18s %12s %13s\n' round server 'req/s' 'p99 ms' 'req/server-CPU-s' 'server CPU' 'loadgen CPU'
 for round in $(seq "$rounds"); do
   for i in 0 1; do
-    out="$("$target_dir/release/examples/loadgen" --method HEAD --token '' --client-threads 1 \
-      --seconds "$seconds" --connections "$connections" --target "${urls[$i]}")"
-    read -r rps p99 errors < <(awk '{
+    out="$(measure "${pids[$i]}" "$target_dir/release/examples/loadgen" --method HEAD --token '' \
+      --client-threads 1 --seconds "$seconds" --connections "$connections" --target "${urls[$i]}")"
+    read -r r p99 errors cpu_s client_s wall_s < <(awk '{
       for (i = 1; i <= NF; i++) {
         if ($i == "req/s") r = $(i - 1)
         if ($i == "p99") p = $(i + 1)
         if ($i == "non-2xx)") e = $(i - 1)
       }
-    } END { print r, p, e }' <<<"$out")
+    }
+    $1 == "server_cpu_s" { s = $2; c = $4; w = $6 }
+    END { print r, p, e, s, c, w }' <<<"$out")
     if [[ "$errors" != 0 ]]; then
       echo "${names[$i]}: $errors answers were not 2xx: $out" >&2
       exit 1
     fi
-    results[${names[$i]}]+="$rps "
-    printf 'round %d  %-10s %10.0f req/s  p99 %s ms\n' "$round" "${names[$i]}" "$rps" "$p99"
+    per="$(awk -v r="$r" -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print (s > 0) ? r * w / s : 0 }')"
+    rps[${names[$i]}]+="$r "
+    per_cpu[${names[$i]}]+="$per "
+    printf '%-6s %-11s %10.0f %9s %18.0f %11.0f%% %12.0f%%\n' "$round" "${names[$i]}" "$r" "$p99" "$per" \
+      "$(awk -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')" \
+      "$(awk -v s="$client_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')"
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-mock_median="$(median <<<"${results[mock-cloud]}")"
-moto_median="$(median <<<"${results[moto]}")"
-printf 'median over %d rounds (loadgen, 1 client thread, %d connections, %d s, HeadBucket):\n' "$rounds" "$connections" "$seconds"
-printf '  mock-cloud %10.0f req/s\n  moto       %10.0f req/s\n  ratio      %10.1fx\n' \
-  "$mock_median" "$moto_median" "$(awk -v a="$mock_median" -v b="$moto_median" 'BEGIN { print a / b }')"
+m_rps="$(median <<<"${rps[mock-cloud]}")"
+o_rps="$(median <<<"${rps[moto]}")"
+m_cpu="$(median <<<"${per_cpu[mock-cloud]}")"
+o_cpu="$(median <<<"${per_cpu[moto]}")"
+printf 'medians over %d rounds (HeadBucket): %12s %18s\n' "$rounds" 'req/s' 'req/server-CPU-s'
+printf '  mock-cloud                       %12.0f %18.0f\n' "$m_rps" "$m_cpu"
+printf '  moto                             %12.0f %18.0f\n' "$o_rps" "$o_cpu"
+printf '  ratio                            %11.1fx %17.1fx\n' \
+  "$(awk -v a="$m_rps" -v b="$o_rps" 'BEGIN { print (b > 0) ? a / b : 0 }')" \
+  "$(awk -v a="$m_cpu" -v b="$o_cpu" 'BEGIN { print (b > 0) ? a / b : 0 }')"

@@ -1,25 +1,103 @@
 #!/usr/bin/env bash
-# Loopback GET throughput of mock-cloud (quotas and journal on) and of a wiremock stub,
-# measured by wrk from a separate process, in one run.
-# Usage: mock-cloud/bench.sh [seconds-per-target] [connections]
-# Needs wrk (Debian: apt-get install wrk). Without it, use the built-in Rust client:
+# Loopback GET throughput of mock-cloud (its release binary: bearer token checked, read
+# quota checked, journal on) and of a wiremock 0.6 stub answering the same GET (same path,
+# same header match, a JSON body of the same shape), side by side in one run: wrk (one
+# thread, keep-alive connections) loads each in turn, alternating for several rounds, and
+# the medians and their ratios are printed. Each server runs in its own process pinned to
+# one core, wrk on another, and every run also reports requests per server CPU-second (see
+# bench-lib.sh for the method).
+#
+# Usage: mock-cloud/bench.sh [rounds] [seconds-per-target] [connections]
+# Needs wrk (Debian: apt-get install wrk). Without it, the built-in Rust client measures
+# the same pair of servers in one process (not pinned, no CPU accounting):
 #   cargo run --release -p mock-cloud --example loadgen
 set -euo pipefail
-cd "$(dirname "$0")/.."
-seconds="${1:-5}"
-connections="${2:-32}"
+script="$(realpath "$0")"
+cd "$(dirname "$script")/.."
+rounds="${1:-5}"
+seconds="${2:-5}"
+connections="${3:-32}"
 command -v wrk >/dev/null || { echo "wrk not found (apt-get install wrk)" >&2; exit 2; }
-cargo build --release -q -p mock-cloud --example loadgen
+bench_args=("$@")
+source mock-cloud/bench-lib.sh
+
+cargo build --release -q -p mock-cloud --bin mock-cloud --example loadgen
 target_dir="${CARGO_TARGET_DIR:-target}"
-out="$(mktemp)"
-"$target_dir/release/examples/loadgen" --serve $((2 * seconds + 10)) >"$out" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; rm -f "$out"' EXIT
-for _ in $(seq 50); do grep -q '^wiremock ' "$out" && break; sleep 0.1; done
-for name in mock-cloud wiremock; do
-  url="$(awk -v n="$name" '$1 == n { print $2 }' "$out")"
-  echo "== $name ($url), wrk -t1 -c$connections -d${seconds}s"
-  wrk -t1 -c"$connections" -d"${seconds}s" --latency -H 'Authorization: Bearer default' "$url" \
-    | grep -E 'Requests/sec|Latency|99%|50%|Non-2xx'
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The read quota is raised far above the load, so every GET runs the whole path, the quota
+# check included, and succeeds.
+cat >"$work/config.yaml" <<'EOF'
+accounts:
+  - name: default
+    tokens: [default]
+    quotas:
+      classes:
+        read: { burst: 1000000000, per_second: 1000000000 }
+EOF
+serve_for=$((2 * rounds * (seconds + 2) + 60))
+"${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
+  >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
+pids+=($!)
+# loadgen --serve runs both stubs of its pair; only its wiremock is loaded here, and its
+# mock-cloud stub, idle, takes no CPU, so this process's CPU time is wiremock's.
+"${pin_server[@]}" "$target_dir/release/examples/loadgen" --serve "$serve_for" \
+  >"$work/wiremock.out" 2>"$work/wiremock.err" &
+pids+=($!)
+for _ in $(seq 100); do
+  grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^wiremock ' "$work/wiremock.out" && break
+  sleep 0.1
 done
-kill -INT "$server" 2>/dev/null || true
+mock_base="$(awk '/listening on/ { print $NF }' "$work/mock-cloud.out")"
+wiremock_url="$(awk '$1 == "wiremock" { print $2 }' "$work/wiremock.out")"
+[[ -n "$mock_base" && -n "$wiremock_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
+curl -sf -o /dev/null -H 'Authorization: Bearer default' -H 'Content-Type: application/json' \
+  -d '{"name":"b1","spec":{"region":"eu"}}' "$mock_base/v1/accounts/default/buckets"
+urls=("$mock_base/v1/accounts/default/buckets/b1" "$wiremock_url")
+for url in "${urls[@]}"; do
+  curl -sf -o /dev/null -H 'Authorization: Bearer default' "$url" || { echo "GET $url failed" >&2; exit 2; }
+done
+
+names=(mock-cloud wiremock)
+declare -A rps per_cpu
+echo "wrk -t1 -c$connections -d${seconds}s, $rounds rounds, $pinning, $priority"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-6s %-11s %10s %9s %18s %12s %11s\n' round server 'req/s' p99 'req/server-CPU-s' 'server CPU' 'wrk CPU'
+for round in $(seq "$rounds"); do
+  for i in 0 1; do
+    out="$(measure "${pids[$i]}" wrk -t1 -c"$connections" -d"${seconds}s" --latency \
+      -H 'Authorization: Bearer default' "${urls[$i]}")"
+    if grep -q 'Non-2xx' <<<"$out"; then
+      echo "${names[$i]} answered non-2xx: $out" >&2
+      exit 1
+    fi
+    read -r r p99 cpu_s client_s wall_s < <(awk '
+      $1 == "Requests/sec:" { r = $2 }
+      $1 == "99%" { p = $2 }
+      $1 == "server_cpu_s" { s = $2; c = $4; w = $6 }
+      END { print r, p, s, c, w }' <<<"$out")
+    per="$(awk -v r="$r" -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print (s > 0) ? r * w / s : 0 }')"
+    rps[${names[$i]}]+="$r "
+    per_cpu[${names[$i]}]+="$per "
+    printf '%-6s %-11s %10.0f %9s %18.0f %11.0f%% %10.0f%%\n' "$round" "${names[$i]}" "$r" "$p99" "$per" \
+      "$(awk -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')" \
+      "$(awk -v s="$client_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')"
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+m_rps="$(median <<<"${rps[mock-cloud]}")"
+w_rps="$(median <<<"${rps[wiremock]}")"
+m_cpu="$(median <<<"${per_cpu[mock-cloud]}")"
+w_cpu="$(median <<<"${per_cpu[wiremock]}")"
+printf 'medians over %d rounds:   %12s %18s\n' "$rounds" 'req/s' 'req/server-CPU-s'
+printf '  mock-cloud            %12.0f %18.0f\n' "$m_rps" "$m_cpu"
+printf '  wiremock              %12.0f %18.0f\n' "$w_rps" "$w_cpu"
+printf '  ratio                 %11.2fx %17.2fx\n' \
+  "$(awk -v a="$m_rps" -v b="$w_rps" 'BEGIN { print (b > 0) ? a / b : 0 }')" \
+  "$(awk -v a="$m_cpu" -v b="$w_cpu" 'BEGIN { print (b > 0) ? a / b : 0 }')"

@@ -1,0 +1,74 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # pinning, priority and pin_server are read by the scripts
+# Helpers shared by bench.sh and bench-aws.sh (sourced, not run). The script that sources
+# them sets `script` (its own absolute path) and `bench_args` (its arguments) first.
+#
+# The method: each server runs in a process of its own, pinned to one core
+# ($BENCH_SERVER_CPU, default 0); the load generator is pinned to another
+# ($BENCH_CLIENT_CPU, default 1), so both servers get the same core budget (one core) and
+# never compete with the load generator for it. Around every measured run the server's CPU
+# time (user + system, all its threads, from /proc/PID/stat) is read, so each run reports
+# requests per server CPU-second beside requests per second: what one request costs the
+# server, which other work on the machine disturbs far less than throughput. The load
+# generator's own CPU share is printed too: near 100 % it, not the server, sets the pace.
+# BENCH_PIN=0 turns pinning off (the kernel then spreads everything over all cores).
+#
+# Priority: Linux schedules each session (autogroup) as one entity, so on a machine busy
+# with other work (builds) a benchmark's server and client got about a twentieth of a core
+# each and measured the scheduler, not the server. The script therefore runs itself in a
+# session of its own and, where allowed (root, or CAP_SYS_NICE), raises that session's
+# priority to nice -10 for the length of the run. BENCH_PRIORITY=0 leaves it alone. Run
+# from a terminal, Ctrl-C then no longer reaches the run, which ends by itself.
+
+if [[ -z "${BENCH_IN_SESSION:-}" && "${BENCH_PRIORITY:-1}" != 0 && -e /proc/self/autogroup ]] \
+  && command -v setsid >/dev/null; then
+  export BENCH_IN_SESSION=1
+  # shellcheck disable=SC2154 # set by the sourcing script
+  exec setsid --wait bash "$script" "${bench_args[@]}"
+fi
+priority="normal priority"
+if [[ "${BENCH_PRIORITY:-1}" != 0 ]] && { echo -10 >/proc/self/autogroup; } 2>/dev/null; then
+  priority="session at nice -10"
+fi
+
+server_cpu="${BENCH_SERVER_CPU:-0}"
+client_cpu="${BENCH_CLIENT_CPU:-1}"
+if [[ "${BENCH_PIN:-1}" != 0 && "$(nproc)" -ge 2 ]] && command -v taskset >/dev/null; then
+  pin_server=(taskset -c "$server_cpu")
+  pin_client=(taskset -c "$client_cpu")
+  pinning="server on CPU $server_cpu, load generator on CPU $client_cpu"
+else
+  pin_server=()
+  pin_client=()
+  pinning="not pinned"
+fi
+ticks_per_second="$(getconf CLK_TCK)"
+
+# CPU time of process $1 so far, in clock ticks (user + system, every thread).
+cpu_ticks() {
+  # Fields 14 and 15 of /proc/PID/stat, counted after the command name, which may hold spaces.
+  sed -E 's/^.*\) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+# Runs "$@" (the load generator, pinned) while reading the CPU time of server $1; prints the
+# generator's output, then a line "server_cpu_s SECONDS client_cpu_s SECONDS wall_s SECONDS".
+measure() {
+  local server=$1
+  shift
+  local before after started ended out times
+  times="$(mktemp)"
+  before="$(cpu_ticks "$server")"
+  started="$(date +%s.%N)"
+  out="$(/usr/bin/time -f '%U %S' -o "$times" "${pin_client[@]}" "$@")"
+  ended="$(date +%s.%N)"
+  after="$(cpu_ticks "$server")"
+  printf '%s\n' "$out"
+  awk -v b="$before" -v a="$after" -v t="$ticks_per_second" -v s="$started" -v e="$ended" \
+    '{ printf "server_cpu_s %.2f client_cpu_s %.2f wall_s %.2f\n", (a - b) / t, $1 + $2, e - s }' "$times"
+  rm -f "$times"
+}
+
+# The median of the numbers on standard input (one or more per line).
+median() {
+  tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
