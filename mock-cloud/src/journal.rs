@@ -57,8 +57,13 @@ pub struct Call {
     pub shadow_throttled: bool,
     /// Refused by a count quota.
     pub quota_exceeded: bool,
-    /// Failed by an injected fault (error rate or outage).
+    /// Failed by an injected fault (error rate, outage or a per-resource error).
     pub fault: bool,
+    /// The retry hint an error answer carried, in milliseconds (0: none): `x-amz-retry-after`
+    /// where sent, else `Retry-After` in whole seconds. A client that honours hints makes no
+    /// request for the resource before `at_us + latency_us + retry_after_ms·1000`.
+    #[serde(default)]
+    pub retry_after_ms: u32,
 }
 
 /// Flags of an entry.
@@ -78,6 +83,7 @@ pub(crate) struct Entry {
     latency_us: u32,
     account: u32,
     name: u32,
+    retry_after_ms: u32,
     status: u16,
     action: u8,
     collection: u8,
@@ -98,6 +104,26 @@ pub(crate) struct Record<'a> {
     pub name: &'a str,
     pub status: u16,
     pub flags: u8,
+    /// [`Call::retry_after_ms`].
+    pub retry_after_ms: u32,
+}
+
+/// The retry hint of an answer, in milliseconds, as [`Call::retry_after_ms`] keeps it: only
+/// error answers (a 201's `Retry-After` on a `creating` resource says when to look again,
+/// not how long to wait); `x-amz-retry-after` (ms) before `Retry-After` (whole seconds).
+pub(crate) fn retry_hint_ms(status: u16, headers: &http::HeaderMap) -> u32 {
+    if status < 400 {
+        return 0;
+    }
+    let number = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    number("x-amz-retry-after")
+        .or_else(|| number("retry-after").map(|s| s.saturating_mul(1000)))
+        .map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX))
 }
 
 /// Distinct strings, numbered from 0 (the empty string).
@@ -205,6 +231,7 @@ impl Journal {
             latency_us: u32::try_from(record.latency.as_micros()).unwrap_or(u32::MAX),
             account,
             name: self.interner.intern(record.name),
+            retry_after_ms: record.retry_after_ms,
             status: record.status,
             action: record.action.map_or(NO_ACTION, |a| a.index() as u8),
             collection: record.collection.map_or(NO_COLLECTION, |c| c.index() as u8),
@@ -256,6 +283,7 @@ impl Journal {
             shadow_throttled: e.flags & SHADOW_THROTTLED != 0,
             quota_exceeded: e.flags & QUOTA_EXCEEDED != 0,
             fault: e.flags & FAULT != 0,
+            retry_after_ms: e.retry_after_ms,
         }
     }
 
@@ -296,6 +324,7 @@ mod tests {
             name,
             status: 200,
             flags: SHADOW_THROTTLED,
+            retry_after_ms: 0,
         }
     }
 
@@ -331,6 +360,23 @@ mod tests {
         assert!(calls[0].shadow_throttled && !calls[0].throttled);
         assert_eq!(journal.since(1, 1)[0].name, "b");
         assert!(journal.since(2, 10).is_empty());
+    }
+
+    #[test]
+    fn only_an_error_answers_retry_hint_is_kept_and_amz_milliseconds_come_first() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert("retry-after", http::HeaderValue::from_static("2"));
+        assert_eq!(retry_hint_ms(429, &headers), 2000);
+        assert_eq!(retry_hint_ms(201, &headers), 0);
+        headers.insert("x-amz-retry-after", http::HeaderValue::from_static("1500"));
+        assert_eq!(retry_hint_ms(400, &headers), 1500);
+        assert_eq!(retry_hint_ms(503, &http::HeaderMap::new()), 0);
+        let mut journal = Journal::new(4);
+        journal.push(&Record {
+            retry_after_ms: 1500,
+            ..record("a")
+        });
+        assert_eq!(journal.since(0, 1)[0].retry_after_ms, 1500);
     }
 
     #[test]

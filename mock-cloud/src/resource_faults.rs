@@ -22,12 +22,17 @@ use crate::model::{Action, Collection};
 pub(crate) struct ResourceVerdict {
     /// A lasting error to answer with: status and code.
     pub error: Option<(u16, String)>,
+    /// The same error as its rule gave it: which error, and the rule's code if it names one
+    /// (the AWS front ends answer with their own codes).
+    pub lasting: Option<(LastingError, Option<String>)>,
     /// Reads answer 404 until this long after the create.
     pub not_found_after_create: Option<Duration>,
     /// Reads report this spec field drifted (`Some(None)`: the extra field `drift`).
     pub drift: Option<Option<String>>,
     /// A create stays `creating` this long.
     pub slow_create: Option<Duration>,
+    /// A lasting error's answer carries this retry hint.
+    pub retry_after: Option<Duration>,
 }
 
 impl ResourceVerdict {
@@ -38,7 +43,8 @@ impl ResourceVerdict {
 
 /// The request as the rules see it.
 pub(crate) struct Subject<'a> {
-    pub collection: Collection,
+    /// The generic API's collection; `None` on the AWS front ends.
+    pub collection: Option<Collection>,
     pub name: &'a str,
     pub action: Action,
 }
@@ -73,6 +79,7 @@ pub(crate) fn decide(
                     .contains(&subject.action);
                 if fails && verdict.error.is_none() {
                     verdict.error = Some(error_of(*error, code.as_deref()));
+                    verdict.lasting = Some((*error, code.clone()));
                 }
             }
             ResourceEffect::NotFoundAfterCreate { duration } => {
@@ -83,6 +90,9 @@ pub(crate) fn decide(
             }
             ResourceEffect::SlowCreate { duration } => {
                 verdict.slow_create.get_or_insert(*duration);
+            }
+            ResourceEffect::RetryAfter { after } => {
+                verdict.retry_after.get_or_insert(*after);
             }
         }
     }
@@ -102,7 +112,10 @@ fn selects(
     subject: &Subject<'_>,
     spec: Option<&Value>,
 ) -> bool {
-    if select.collection.is_some_and(|c| c != subject.collection) {
+    if select
+        .collection
+        .is_some_and(|c| Some(c) != subject.collection)
+    {
         return false;
     }
     if !select.name_matches(subject.name) {
@@ -155,7 +168,7 @@ mod tests {
 
     fn get(name: &str) -> Subject<'_> {
         Subject {
-            collection: Collection::Buckets,
+            collection: Some(Collection::Buckets),
             name,
             action: Action::Get,
         }
@@ -235,6 +248,33 @@ mod tests {
         );
         assert!(decide(&rules, 0, &get("db-1"), Some(&blue)).is_empty());
         assert!(decide(&rules, 0, &get("x-1"), Some(&red)).is_empty());
+    }
+
+    #[test]
+    fn a_retry_hint_rides_on_the_error_of_another_rule() {
+        let rules = [
+            rule(
+                ResourceSelector::default(),
+                ResourceEffect::Error {
+                    error: LastingError::AccessDenied,
+                    code: None,
+                    actions: None,
+                },
+            ),
+            rule(
+                ResourceSelector {
+                    name: Some("b-*".into()),
+                    ..ResourceSelector::default()
+                },
+                ResourceEffect::RetryAfter {
+                    after: Duration::from_secs(30),
+                },
+            ),
+        ];
+        let hinted = decide(&rules, 0, &get("b-1"), None);
+        assert_eq!(hinted.error, Some((403, "AccessDenied".into())));
+        assert_eq!(hinted.retry_after, Some(Duration::from_secs(30)));
+        assert_eq!(decide(&rules, 0, &get("c-1"), None).retry_after, None);
     }
 
     #[test]

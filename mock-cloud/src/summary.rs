@@ -280,6 +280,7 @@ mod tests {
             name: "a",
             status: 200,
             flags: 0,
+            retry_after_ms: 0,
         }
     }
 

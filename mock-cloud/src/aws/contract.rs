@@ -81,6 +81,9 @@ pub(crate) struct Ctx<'a> {
     pub caller: &'a Caller,
     /// The cloud's wall-clock time: its epoch plus its clock.
     pub now: Timestamp,
+    /// The per-resource drift of the resource the request names: `Some(field)` (a tag
+    /// key; `None` for the extra tag `drift`) when its tags read drifted.
+    pub drift: Option<Option<String>>,
 }
 
 impl Ctx<'_> {

@@ -37,6 +37,9 @@ pub(crate) struct AwsError {
     pub fields: Vec<(&'static str, String)>,
     /// For a throttle: the wait, sent as `x-amz-retry-after` (milliseconds) when enabled.
     pub retry_after: Option<Duration>,
+    /// A per-resource retry hint: always sent, as `Retry-After` (whole seconds, rounded up)
+    /// and `x-amz-retry-after` (milliseconds).
+    pub hint: Option<Duration>,
 }
 
 impl AwsError {
@@ -51,6 +54,7 @@ impl AwsError {
             message: message.into(),
             fields: Vec::new(),
             retry_after: None,
+            hint: None,
         }
     }
 
@@ -274,6 +278,14 @@ pub(crate) fn error(
     if retry_after_header && let Some(wait) = err.retry_after {
         let millis = u64::try_from(wait.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX);
         headers.insert("x-amz-retry-after", HeaderValue::from(millis));
+    }
+    if let Some(hint) = err.hint {
+        let millis = u64::try_from(hint.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX);
+        headers.insert("x-amz-retry-after", HeaderValue::from(millis));
+        headers.insert(
+            http::header::RETRY_AFTER,
+            HeaderValue::from(crate::quota::retry_after_secs(hint)),
+        );
     }
     response
 }

@@ -61,6 +61,7 @@ mod dynamodb;
 mod ec2;
 pub(crate) mod envelope;
 pub(crate) mod params;
+mod resource_faults;
 pub(crate) mod route;
 mod s3;
 pub(crate) mod sigv4;
@@ -108,6 +109,26 @@ fn dispatch_handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBo
             "NotFound",
             "unknown path",
         )),
+    }
+}
+
+impl MockCloud {
+    /// The per-resource faults of the AWS resource `name` for `action`
+    /// ([`resource_faults`]: no collection, no tags).
+    fn aws_resource_verdict(
+        &self,
+        name: &str,
+        action: crate::model::Action,
+    ) -> crate::resource_faults::ResourceVerdict {
+        let Some((rules, seed)) = self.resource_rules() else {
+            return crate::resource_faults::ResourceVerdict::default();
+        };
+        let subject = crate::resource_faults::Subject {
+            collection: None,
+            name,
+            action,
+        };
+        crate::resource_faults::decide(&rules, seed, &subject, None)
     }
 }
 
@@ -173,6 +194,10 @@ impl MockCloud {
             name: &outcome.name,
             status: response.status().as_u16(),
             flags: outcome.flags,
+            retry_after_ms: crate::journal::retry_hint_ms(
+                response.status().as_u16(),
+                response.headers(),
+            ),
         };
         let seq = self.record(&record, outcome.layer);
         tracing::trace!(seq, status = record.status, service = %service, operation = outcome.op.map_or("", Operation::name), "aws call");
@@ -271,12 +296,30 @@ impl MockCloud {
             return Err(protocol.fault(status, faults.code.as_deref()));
         }
 
+        let verdict = match resource_faults::subject(&request, &routed) {
+            Some((name, action)) => {
+                let verdict = self.aws_resource_verdict(&name, action);
+                if let Some((error, code)) = &verdict.lasting {
+                    outcome.flags |= FAULT;
+                    return Err(resource_faults::lasting_error(
+                        service,
+                        *error,
+                        code.as_deref(),
+                        &name,
+                        verdict.retry_after,
+                    ));
+                }
+                verdict
+            }
+            None => crate::resource_faults::ResourceVerdict::default(),
+        };
         let ctx = Ctx {
             cloud: self,
             request: &request,
             reply: *reply,
             caller: &caller,
             now,
+            drift: verdict.drift,
         };
         let response = dispatch_handle(&ctx, &routed);
         if let (Ok(_), None) = (&response, &caller) {

@@ -101,7 +101,8 @@ struct OutageDoc {
 }
 
 /// One per-resource rule as written: a selector (`collection`, `name`, `tag`, `percent`)
-/// and exactly one effect (`error`, `not_found_after_create_s`, `drift`, `slow_create_s`).
+/// and exactly one effect (`error`, `not_found_after_create_s`, `drift`, `slow_create_s`,
+/// `retry_after_s`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ResourceFaultDoc {
@@ -125,6 +126,8 @@ struct ResourceFaultDoc {
     drift: Option<DriftDoc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     slow_create_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -177,11 +180,15 @@ impl ResourceFaultDoc {
             let duration = seconds(s, "slow_create_s")?;
             effects.push(ResourceEffect::SlowCreate { duration });
         }
+        if let Some(s) = self.retry_after_s {
+            let after = seconds(s, "retry_after_s")?;
+            effects.push(ResourceEffect::RetryAfter { after });
+        }
         let effect = match effects.len() {
             1 => effects.remove(0),
             0 => {
                 return Err(format!(
-                    "{at}: no effect, expected one of `error`, `not_found_after_create_s`, `drift`, `slow_create_s`"
+                    "{at}: no effect, expected one of `error`, `not_found_after_create_s`, `drift`, `slow_create_s`, `retry_after_s`"
                 ));
             }
             _ => return Err(format!("{at}: more than one effect, expected one per rule")),
@@ -229,6 +236,9 @@ impl ResourceFaultDoc {
             }
             ResourceEffect::SlowCreate { duration } => {
                 doc.slow_create_s = Some(duration.as_secs_f64());
+            }
+            ResourceEffect::RetryAfter { after } => {
+                doc.retry_after_s = Some(after.as_secs_f64());
             }
         }
         doc

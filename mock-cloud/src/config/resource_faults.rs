@@ -116,6 +116,14 @@ pub enum ResourceEffect {
         /// How long it stays `creating`.
         duration: Duration,
     },
+    /// The resource's lasting-error answers (another rule's [`ResourceEffect::Error`])
+    /// carry a retry hint: `Retry-After` in whole seconds (rounded up) and, on the AWS
+    /// front ends, `x-amz-retry-after` in milliseconds. A client that honours hints makes
+    /// no request for the resource before it has passed.
+    RetryAfter {
+        /// The wait the hint asks for.
+        after: Duration,
+    },
 }
 
 /// One per-resource fault rule.

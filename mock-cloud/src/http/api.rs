@@ -72,6 +72,10 @@ impl MockCloud {
             name: &outcome.name,
             status: response.status().as_u16(),
             flags: outcome.flags,
+            retry_after_ms: crate::journal::retry_hint_ms(
+                response.status().as_u16(),
+                response.headers(),
+            ),
         };
         let seq = self.record(&record, outcome.layer);
         tracing::trace!(
@@ -160,7 +164,15 @@ impl MockCloud {
         if let Some((status, code)) = &verdict.error {
             outcome.flags |= FAULT;
             let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::FORBIDDEN);
-            return respond::error(status, code, "the cloud refuses this resource on purpose");
+            let mut response =
+                respond::error(status, code, "the cloud refuses this resource on purpose");
+            if let Some(after) = verdict.retry_after {
+                response.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(crate::quota::retry_after_secs(after)),
+                );
+            }
+            return response;
         }
         let mut response = self.operate(request, action, body, outcome, &verdict);
         if let Some(budget) = budget {
@@ -206,7 +218,7 @@ impl MockCloud {
         };
         let spec = parsed.as_ref().map(|(_, spec)| spec).or(stored.as_ref());
         let subject = Subject {
-            collection: request.collection,
+            collection: Some(request.collection),
             name,
             action,
         };

@@ -166,6 +166,7 @@ impl MockCloud {
             name,
             status: response.status().as_u16(),
             flags: 0,
+            retry_after_ms: 0,
         };
         self.record(&record, None);
     }

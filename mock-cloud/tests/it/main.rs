@@ -5,6 +5,7 @@ mod admin;
 mod aws_auth;
 mod aws_dynamodb;
 mod aws_ec2;
+mod aws_resource_faults;
 mod aws_s3;
 mod aws_sts;
 mod aws_support;

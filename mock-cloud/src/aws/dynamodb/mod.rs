@@ -150,8 +150,11 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
             let key = arn_key(ctx, caller, arn)?;
             let mut store = lock(&ctx.state().dynamodb);
             let (table, _) = store.get(&key, ctx.now).ok_or_else(|| arn_not_found(arn))?;
-            let tags: Vec<Value> = table
-                .tags
+            let mut read = std::borrow::Cow::Borrowed(&table.tags);
+            if let Some(field) = &ctx.drift {
+                super::resource_faults::drift_tags(read.to_mut(), field.as_deref());
+            }
+            let tags: Vec<Value> = read
                 .iter()
                 .map(|(k, v)| json!({"Key": k, "Value": v}))
                 .collect();

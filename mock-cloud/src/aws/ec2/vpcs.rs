@@ -197,7 +197,15 @@ pub(crate) fn describe(
     let (vpcs, next) = wire::page(selected, params.get("NextToken"), max)?;
     let mut inner = String::from("    <vpcSet>");
     for vpc in vpcs {
-        inner.push_str(&format!("<item>{}</item>", wire::vpc(vpc, "available")));
+        let item = match &ctx.drift {
+            Some(field) => {
+                let mut drifted = vpc.clone();
+                super::super::resource_faults::drift_tags(&mut drifted.tags, field.as_deref());
+                wire::vpc(&drifted, "available")
+            }
+            None => wire::vpc(vpc, "available"),
+        };
+        inner.push_str(&format!("<item>{item}</item>"));
     }
     inner.push_str("</vpcSet>\n");
     inner.push_str(&wire::next_token(next.as_deref()));

@@ -111,11 +111,24 @@ pub(crate) fn handle(
     }
     let bucket = owned(store, caller, name)?;
     match op {
-        Op::GetBucketTagging => get(
-            ctx,
-            bucket.tagging.as_ref(),
-            not_configured("NoSuchTagSet", "The TagSet does not exist", name),
-        ),
+        Op::GetBucketTagging => match (&ctx.drift, &bucket.tagging) {
+            (Some(field), tagging) => {
+                let empty = super::super::xml::Element {
+                    name: "Tagging".to_owned(),
+                    text: String::new(),
+                    children: Vec::new(),
+                };
+                let tagging = tagging.as_ref().unwrap_or(&empty);
+                let drifted =
+                    super::super::resource_faults::drift_tagging(tagging, field.as_deref());
+                Ok(document(ctx, &drifted))
+            }
+            (None, tagging) => get(
+                ctx,
+                tagging.as_ref(),
+                not_configured("NoSuchTagSet", "The TagSet does not exist", name),
+            ),
+        },
         Op::GetBucketVersioning => Ok(match &bucket.versioning {
             Some(v) => document(ctx, v),
             None => empty_document(ctx, "VersioningConfiguration"),

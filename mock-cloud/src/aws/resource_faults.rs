@@ -1,0 +1,291 @@
+//! Per-resource faults on the AWS front ends: the rules of the generic API
+//! ([`crate::ResourceFault`]), applied to the resource an operation names, answered with
+//! each service's own error codes.
+//!
+//! # Semantics
+//! The resource of an operation is its bucket (S3, an object operation's too), its table
+//! (DynamoDB, by `TableName` or the table of `ResourceArn`) or its VPC (EC2: the `VpcId` of
+//! DeleteVpc and ModifyVpcAttribute, `ResourceId.1` of CreateTags and DeleteTags, the one
+//! `VpcId.1` of a DescribeVpcs that names exactly one). An operation that names none
+//! (ListBuckets, ListTables, CreateVpc, whose VPC has no ID before it exists, a
+//! DescribeVpcs by filter, every STS call) is never faulted per resource. Rules select by
+//! name pattern and share as on the generic API; a rule with a `collection` selects only the
+//! generic API's resources, and one with a `tag` selects none here.
+//!
+//! Operations count as the generic actions: create (CreateBucket, CreateTable), get
+//! (HeadBucket, GetBucket\*, GetObject, HeadObject, DescribeTable, ListTagsOfResource,
+//! DescribeVpcs, DescribeTags), update (PutBucket\*, DeleteBucket\<subresource\>,
+//! PutObject, DeleteObject, TagResource, UntagResource, ModifyVpcAttribute, CreateTags,
+//! DeleteTags) and delete (DeleteBucket, DeleteTable, DeleteVpc).
+//!
+//! A lasting error answers as the service does (codes from botocore's service models and
+//! the services' error references; a rule's `code` replaces the code, not the status):
+//!
+//! | error | S3 | DynamoDB | EC2 |
+//! |---|---|---|---|
+//! | AccessDenied | 403 `AccessDenied` | 400 `AccessDeniedException` | 403 `UnauthorizedOperation` |
+//! | Conflict | 409 `BucketAlreadyExists` | 400 `ResourceInUseException` | 400 `DependencyViolation` |
+//! | Validation | 400 `InvalidArgument` | 400 `ValidationException` | 400 `InvalidParameterValue` |
+//!
+//! A retry hint rides on the error as `Retry-After` (whole seconds, rounded up) and
+//! `x-amz-retry-after` (milliseconds), whatever `aws.retry_after_header` says (that
+//! setting is for throttles).
+//!
+//! Drift changes the tags a read reports (GetBucketTagging, ListTagsOfResource,
+//! DescribeVpcs), since tags are what the AWS kinds compare: the drift field is a tag key
+//! whose value reads `<value>-drifted` (`drifted` if the tag is absent); without a field, an
+//! extra tag `drift=drifted`. NotFound after a create and a slow create are not applied on
+//! the AWS front ends.
+
+use std::collections::BTreeMap;
+
+use http::StatusCode;
+
+use super::contract::{AwsRequest, Routed};
+use super::envelope::AwsError;
+use super::xml::Element;
+use crate::config::LastingError;
+use crate::model::Action;
+use crate::service::{DynamoDbOperation, Ec2Operation, S3Operation, Service};
+
+/// The resource an operation names and the action it counts as; `None`: not faulted per
+/// resource.
+pub(crate) fn subject(request: &AwsRequest<'_>, routed: &Routed) -> Option<(String, Action)> {
+    let (name, action) = match request.service {
+        Service::S3 => {
+            let op = S3Operation::of(routed.op)?;
+            let bucket = routed.name.split('/').next().unwrap_or_default();
+            (bucket.to_owned(), s3_action(op)?)
+        }
+        Service::DynamoDb => {
+            let op = DynamoDbOperation::of(routed.op)?;
+            (routed.resource.clone(), dynamodb_action(op)?)
+        }
+        Service::Ec2 => {
+            let op = Ec2Operation::of(routed.op)?;
+            let name = if op == Ec2Operation::DescribeVpcs {
+                one_vpc(request)?
+            } else {
+                routed.name.clone()
+            };
+            (name, ec2_action(op)?)
+        }
+        Service::Sts | Service::Generic => return None,
+    };
+    (!name.is_empty()).then_some((name, action))
+}
+
+fn s3_action(op: S3Operation) -> Option<Action> {
+    use S3Operation as Op;
+    Some(match op {
+        Op::ListBuckets => return None,
+        Op::CreateBucket => Action::Create,
+        Op::DeleteBucket => Action::Delete,
+        Op::HeadBucket | Op::GetObject | Op::HeadObject => Action::Get,
+        Op::PutObject | Op::DeleteObject => Action::Update,
+        op if op.name().starts_with("Get") => Action::Get,
+        _ => Action::Update,
+    })
+}
+
+fn dynamodb_action(op: DynamoDbOperation) -> Option<Action> {
+    use DynamoDbOperation as Op;
+    Some(match op {
+        Op::ListTables => return None,
+        Op::CreateTable => Action::Create,
+        Op::DescribeTable | Op::ListTagsOfResource => Action::Get,
+        Op::TagResource | Op::UntagResource => Action::Update,
+        Op::DeleteTable => Action::Delete,
+    })
+}
+
+fn ec2_action(op: Ec2Operation) -> Option<Action> {
+    use Ec2Operation as Op;
+    Some(match op {
+        Op::CreateVpc => return None,
+        Op::DescribeVpcs | Op::DescribeTags => Action::Get,
+        Op::ModifyVpcAttribute | Op::CreateTags | Op::DeleteTags => Action::Update,
+        Op::DeleteVpc => Action::Delete,
+    })
+}
+
+/// The VPC a DescribeVpcs names when it names exactly one (`VpcId.1` and no `VpcId.2`), in
+/// its query or its form body.
+fn one_vpc(request: &AwsRequest<'_>) -> Option<String> {
+    let body = form_urlencoded::parse(&request.body);
+    let query = request.query.iter().map(|(k, v)| {
+        (
+            std::borrow::Cow::from(k.as_str()),
+            std::borrow::Cow::from(v.as_str()),
+        )
+    });
+    let ids: Vec<_> = query
+        .chain(body)
+        .filter(|(k, _)| k.starts_with("VpcId."))
+        .map(|(_, v)| v.into_owned())
+        .collect();
+    match ids.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// The answer of a lasting error on `service` for the resource `name`, with the rule's
+/// `code` if it names one and the retry hint if there is one.
+pub(crate) fn lasting_error(
+    service: Service,
+    error: LastingError,
+    code: Option<&str>,
+    name: &str,
+    hint: Option<std::time::Duration>,
+) -> AwsError {
+    use LastingError as E;
+    let (status, default, message) = match (service, error) {
+        (Service::S3, E::AccessDenied) => (StatusCode::FORBIDDEN, "AccessDenied", "Access Denied".to_owned()),
+        (Service::S3, E::Conflict) => (
+            StatusCode::CONFLICT,
+            "BucketAlreadyExists",
+            "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.".to_owned(),
+        ),
+        (Service::S3, E::Validation) => (StatusCode::BAD_REQUEST, "InvalidArgument", "Invalid Argument".to_owned()),
+        (Service::Ec2, E::AccessDenied) => (
+            StatusCode::FORBIDDEN,
+            "UnauthorizedOperation",
+            "You are not authorized to perform this operation.".to_owned(),
+        ),
+        (Service::Ec2, E::Conflict) => (
+            StatusCode::BAD_REQUEST,
+            "DependencyViolation",
+            format!("The vpc '{name}' has dependencies and cannot be deleted."),
+        ),
+        (Service::Ec2, E::Validation) => (
+            StatusCode::BAD_REQUEST,
+            "InvalidParameterValue",
+            "The cloud refuses a parameter of this resource on purpose.".to_owned(),
+        ),
+        (_, E::AccessDenied) => (
+            StatusCode::BAD_REQUEST,
+            "AccessDeniedException",
+            format!("User is not authorized to perform this operation on resource: {name}"),
+        ),
+        (_, E::Conflict) => (
+            StatusCode::BAD_REQUEST,
+            "ResourceInUseException",
+            format!("Table already exists: {name}"),
+        ),
+        (_, E::Validation) => (
+            StatusCode::BAD_REQUEST,
+            "ValidationException",
+            "The cloud refuses a parameter of this resource on purpose.".to_owned(),
+        ),
+    };
+    let mut err = AwsError::new(status, code.unwrap_or(default).to_owned(), message);
+    if service == Service::S3 && error == E::Conflict {
+        err = err.with_field("BucketName", name);
+    }
+    err.hint = hint;
+    err
+}
+
+/// `tags` as a drifted read reports them.
+pub(crate) fn drift_tags(tags: &mut BTreeMap<String, String>, field: Option<&str>) {
+    let key = field.unwrap_or("drift");
+    let drifted = tags
+        .get(key)
+        .map_or_else(|| "drifted".to_owned(), |v| format!("{v}-drifted"));
+    tags.insert(key.to_owned(), drifted);
+}
+
+/// An S3 `<Tagging>` document as a drifted read reports it (a `<TagSet>` is added if it
+/// has none).
+pub(crate) fn drift_tagging(tagging: &Element, field: Option<&str>) -> Element {
+    let mut out = tagging.clone();
+    let set = match out.children.iter().position(|c| c.name == "TagSet") {
+        Some(i) => &mut out.children[i],
+        None => {
+            out.children.push(element("TagSet", "", Vec::new()));
+            out.children
+                .last_mut()
+                .unwrap_or_else(|| unreachable!("just pushed"))
+        }
+    };
+    let mut tags: BTreeMap<String, String> = set
+        .all("Tag")
+        .map(|t| {
+            (
+                t.text_of("Key").unwrap_or_default().to_owned(),
+                t.text_of("Value").unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    drift_tags(&mut tags, field);
+    set.children = tags
+        .into_iter()
+        .map(|(k, v)| {
+            element(
+                "Tag",
+                "",
+                vec![
+                    element("Key", &k, Vec::new()),
+                    element("Value", &v, Vec::new()),
+                ],
+            )
+        })
+        .collect();
+    out
+}
+
+fn element(name: &str, text: &str, children: Vec<Element>) -> Element {
+    Element {
+        name: name.to_owned(),
+        text: text.to_owned(),
+        children,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_count_as_the_generic_actions() {
+        assert_eq!(s3_action(S3Operation::CreateBucket), Some(Action::Create));
+        assert_eq!(s3_action(S3Operation::GetBucketTagging), Some(Action::Get));
+        assert_eq!(
+            s3_action(S3Operation::PutBucketTagging),
+            Some(Action::Update)
+        );
+        assert_eq!(
+            s3_action(S3Operation::DeleteBucketTagging),
+            Some(Action::Update)
+        );
+        assert_eq!(s3_action(S3Operation::DeleteBucket), Some(Action::Delete));
+        assert_eq!(s3_action(S3Operation::ListBuckets), None);
+        assert_eq!(
+            dynamodb_action(DynamoDbOperation::ListTagsOfResource),
+            Some(Action::Get)
+        );
+        assert_eq!(ec2_action(Ec2Operation::CreateTags), Some(Action::Update));
+        assert_eq!(ec2_action(Ec2Operation::CreateVpc), None);
+    }
+
+    #[test]
+    fn a_drifted_tag_set_always_differs_from_the_one_written() {
+        let mut tags = BTreeMap::from([("team".to_owned(), "red".to_owned())]);
+        drift_tags(&mut tags, Some("team"));
+        assert_eq!(tags["team"], "red-drifted");
+        drift_tags(&mut tags, None);
+        assert_eq!(tags["drift"], "drifted");
+        let doc = super::super::xml::parse(
+            b"<Tagging><TagSet><Tag><Key>a</Key><Value>1</Value></Tag></TagSet></Tagging>",
+        )
+        .unwrap();
+        let drifted = drift_tagging(&doc, Some("a"));
+        let set = drifted.child("TagSet").unwrap();
+        let values: Vec<_> = set
+            .all("Tag")
+            .map(|t| t.text_of("Value").unwrap())
+            .collect();
+        assert_eq!(values, ["1-drifted"]);
+    }
+}
