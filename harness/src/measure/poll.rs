@@ -35,6 +35,14 @@ pub struct PollStats {
     pub max_s: f64,
     /// Resources whose median gap is below half the expected interval (hot loops).
     pub hot: Vec<String>,
+    /// Standard deviation of the gaps (s).
+    #[serde(default)]
+    pub stddev_s: f64,
+    /// The realised jitter: the half-width j of a uniform P ± j with the gaps' spread,
+    /// √3 × their standard deviation (s). Against the settings' jitter, "was my jitter
+    /// honoured"; latency and queueing widen it a little.
+    #[serde(default)]
+    pub jitter_s: f64,
 }
 
 /// Groups resources by expected interval and summarises their gaps.
@@ -75,6 +83,9 @@ pub fn realised_intervals(series: &[ObserveSeries<'_>]) -> Vec<PollStats> {
             st.mean_s = gaps.iter().sum::<f64>() / gaps.len() as f64;
             st.min_s = gaps[0];
             st.max_s = gaps[gaps.len() - 1];
+            let var = gaps.iter().map(|g| (g - st.mean_s).powi(2)).sum::<f64>() / gaps.len() as f64;
+            st.stddev_s = var.sqrt();
+            st.jitter_s = 3f64.sqrt() * st.stddev_s;
             st
         })
         .collect()
@@ -111,5 +122,25 @@ mod tests {
         assert_eq!(s[1].resources, 2);
         assert_eq!(s[1].hot, vec!["hot".to_owned()]);
         assert_eq!((s[1].min_s, s[1].max_s), (1.0, 61.0));
+    }
+
+    #[test]
+    fn the_realised_jitter_of_uniform_gaps_is_their_half_width() {
+        // Gaps 54, 55, …, 66 s: P = 60 s ± 6 s on a grid; σ² = (13² − 1)/12 = 14, so
+        // √3·σ = √42 ≈ 6.48 (the grid's half-width plus half a step).
+        let mut t = 0u64;
+        let times: Vec<u64> = std::iter::once(0)
+            .chain((54..=66).map(|g| {
+                t += g * 1_000_000;
+                t
+            }))
+            .collect();
+        let s = realised_intervals(&[ObserveSeries {
+            name: "a",
+            expected_s: 60.0,
+            times_us: &times,
+        }]);
+        assert!((s[0].stddev_s - 14f64.sqrt()).abs() < 1e-9, "{:?}", s[0]);
+        assert!((s[0].jitter_s - 42f64.sqrt()).abs() < 1e-9, "{:?}", s[0]);
     }
 }

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::escape::xml_escape as esc;
+use super::strip::{Boundary, StripRow, strip_chart};
 use super::svg::{Marker, PeakRow, PhaseBand, Series, histogram, peaks_chart, time_chart};
 use crate::predict::fmt_num;
 use crate::result::{Outcome, RunResult, RunTarget};
@@ -329,6 +330,39 @@ fn offenders(o: &mut String, r: &RunResult) {
         );
     }
     o.push_str("</table>");
+    if r.offenders.iter().all(|f| f.calls_per_bin.is_empty()) {
+        return;
+    }
+    let bin_s = r.offenders.first().map_or(1.0, |f| f.bin_s);
+    let _ = write!(
+        o,
+        "<h2>Calls per resource over time</h2><p class=\"sub\">One strip per top offender, one cell per {} s: the darker, the more cloud calls it made then (every strip on the same scale). A resource on a lasting error or a hot loop is a dark strip from its start; a healthy one is pale dots a poll apart. Dashed: where each phase starts.</p>",
+        fmt_num(bin_s)
+    );
+    let rows: Vec<StripRow<'_>> = r
+        .offenders
+        .iter()
+        .map(|f| StripRow {
+            label: &f.name,
+            calls: f.calls,
+            share: f.share,
+            values: &f.calls_per_bin,
+        })
+        .collect();
+    let starts: Vec<Boundary<'_>> = r
+        .phases
+        .iter()
+        .map(|p| Boundary {
+            label: &p.name,
+            at: p.start_s,
+        })
+        .collect();
+    o.push_str(&strip_chart(
+        "cloud calls per resource",
+        bin_s,
+        &rows,
+        &starts,
+    ));
 }
 
 fn phases(o: &mut String, r: &RunResult) {

@@ -5,6 +5,7 @@ mod chaos;
 mod escape;
 mod html;
 mod junit;
+mod strip;
 mod svg;
 mod text;
 

@@ -7,13 +7,13 @@ use std::fmt::Write as _;
 use super::escape::xml_escape;
 use crate::predict::fmt_num;
 
-const W: f64 = 1100.0;
+pub(super) const W: f64 = 1100.0;
 const H: f64 = 300.0;
-const LEFT: f64 = 60.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 24.0;
+pub(super) const LEFT: f64 = 60.0;
+pub(super) const RIGHT: f64 = 20.0;
+pub(super) const TOP: f64 = 24.0;
 const BOTTOM: f64 = 36.0;
-const LIMIT: &str = "#b22222";
+pub(super) const LIMIT: &str = "#b22222";
 const EXPECTED: &str = "#2e8b57";
 /// An assertion's own limit where it is tighter than the bound.
 const ASSERTED: &str = "#000000";
@@ -72,7 +72,7 @@ fn tick_step(span: f64, max_ticks: f64) -> f64 {
 }
 
 /// A round step for a time axis in seconds (1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min…).
-fn time_step(span: f64) -> f64 {
+pub(super) fn time_step(span: f64) -> f64 {
     const STEPS: [f64; 17] = [
         0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0,
         3600.0, 7200.0,
@@ -83,7 +83,7 @@ fn time_step(span: f64) -> f64 {
         .unwrap_or(14_400.0)
 }
 
-fn time_label(t: f64) -> String {
+pub(super) fn time_label(t: f64) -> String {
     if t >= 120.0 && (t % 60.0).abs() < 1e-9 {
         format!("{}m", fmt_num(t / 60.0))
     } else {
@@ -91,7 +91,7 @@ fn time_label(t: f64) -> String {
     }
 }
 
-fn open(o: &mut String, title: &str, h: f64) {
+pub(super) fn open(o: &mut String, title: &str, h: f64) {
     let _ = write!(
         o,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" height=\"{h}\" role=\"img\" aria-label=\"{}\">",

@@ -176,6 +176,7 @@ mod tests {
                 200
             },
             throttled: false,
+            retry_not_before_us: None,
         }
     }
 

@@ -21,18 +21,32 @@ fn named(obs: &Observations) -> impl Iterator<Item = NamedCall<'_>> {
     })
 }
 
-/// The scenario's fault label of each faulted resource, by cloud name.
+/// The scenario as each phase saw it: one scenario when no phase changes the faults.
+fn every_phase(s: &Scenario) -> Vec<std::borrow::Cow<'_, Scenario>> {
+    if s.changes_faults() {
+        (0..s.phases.len())
+            .map(|i| std::borrow::Cow::Owned(s.during(i)))
+            .collect()
+    } else {
+        vec![std::borrow::Cow::Borrowed(s)]
+    }
+}
+
+/// The scenario's fault label of each resource faulted at some time of the run (the latest
+/// one of a resource whose fault a `cloudFault` phase changed), by cloud name.
 fn planned_faults(s: &Scenario) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for g in &s.groups {
-        for i in 0..g.count {
-            let label = if g.observe_only() {
-                Some("observe-only".to_owned())
-            } else {
-                g.fault(i).map(|f| f.label().to_owned())
-            };
-            if let Some(label) = label {
-                out.insert(g.resource_name(i, &s.name), label);
+    for seen in every_phase(s) {
+        for g in &seen.groups {
+            for i in 0..g.count {
+                let label = if g.observe_only() {
+                    Some("observe-only".to_owned())
+                } else {
+                    g.fault(i).map(|f| f.label().to_owned())
+                };
+                if let Some(label) = label {
+                    out.insert(g.resource_name(i, &s.name), label);
+                }
             }
         }
     }
@@ -53,10 +67,21 @@ pub fn offenders(s: &Scenario, obs: &Observations) -> Vec<Offender> {
             cr.condition.as_deref().map(|c| (name, c))
         })
         .collect();
-    let top: Vec<Offender> = per_resource(named(obs), 0, u64::MAX, 1)
+    let end_us = obs
+        .phases
+        .iter()
+        .map(|p| p.end_us)
+        .chain(obs.cloud_calls.last().map(|c| c.at_us + 1))
+        .max()
+        .unwrap_or(0);
+    let bin_us = strip_bin_us(end_us);
+    let bins = usize::try_from(end_us.div_ceil(bin_us)).unwrap_or(0).max(1);
+    let mut top: Vec<Offender> = per_resource(named(obs), 0, u64::MAX, 1)
         .into_iter()
         .take(TOP_OFFENDERS)
         .map(|r| Offender {
+            bin_s: bin_us as f64 / 1e6,
+            calls_per_bin: vec![0; bins],
             share: r.calls as f64 / total,
             reason: conditions
                 .get(r.name.as_str())
@@ -67,12 +92,46 @@ pub fn offenders(s: &Scenario, obs: &Observations) -> Vec<Offender> {
             name: r.name,
         })
         .collect();
+    let row: BTreeMap<&str, usize> = top
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.name.as_str(), i))
+        .collect();
+    let cells: Vec<(usize, usize)> = obs
+        .cloud_calls
+        .iter()
+        .filter_map(|c| {
+            let i = *row.get(c.name.as_str())?;
+            let b = usize::try_from(c.at_us / bin_us).ok()?.min(bins - 1);
+            Some((i, b))
+        })
+        .collect();
+    for (i, b) in cells {
+        top[i].calls_per_bin[b] += 1;
+    }
     // Only a run with a resource on an error path has offenders worth a table.
     if top.iter().any(|o| !o.reason.is_empty()) {
         top
     } else {
         Vec::new()
     }
+}
+
+/// The most bins an offender's strip has.
+pub const STRIP_BINS: u64 = 120;
+
+/// The bin of the offenders' strips for a run of `end_us`: the least round width (1 s,
+/// 2 s, 5 s, … 1 h, 2 h, …) that cuts it into at most [`STRIP_BINS`] bins.
+fn strip_bin_us(end_us: u64) -> u64 {
+    const STEPS_S: [u64; 18] = [
+        1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14_400, 21_600, 43_200,
+        86_400,
+    ];
+    STEPS_S
+        .into_iter()
+        .map(|s| s * 1_000_000)
+        .find(|&b| end_us.div_ceil(b) <= STRIP_BINS)
+        .unwrap_or_else(|| end_us.div_ceil(STRIP_BINS).max(1))
 }
 
 /// The cost of every faulted share in every hold phase.
@@ -90,7 +149,10 @@ pub fn share_costs(s: &Scenario, plan: &Plan, obs: &Observations) -> Vec<ShareCo
             .filter(|p| p.id.starts_with(&prefix) && p.id.ends_with("/calls-per-hour"))
         {
             let share = pred.id[prefix.len()..pred.id.len() - "/calls-per-hour".len()].to_owned();
-            let names = share_names(s, &share);
+            let names = match s.phase_index(&span.name) {
+                Some(i) if s.changes_faults() => share_names(&s.during(i), &share),
+                _ => share_names(s, &share),
+            };
             let calls = obs
                 .cloud_calls
                 .iter()
@@ -182,8 +244,13 @@ pub fn per_resource_calls(
     let (healthy, gap) = allowed_in_window(s, p, w);
     let all = vec![true; s.groups.len()];
     let (b, m) = p.backoff;
-    let failing = faulted_shares(s, p, &all)
+    let seen = match phase.and_then(|name| s.phase_index(name)) {
+        Some(i) if s.changes_faults() => vec![std::borrow::Cow::Owned(s.during(i))],
+        _ => every_phase(s),
+    };
+    let failing = seen
         .iter()
+        .flat_map(|seen| faulted_shares(seen, p, &all))
         .filter(|f| f.backoff)
         .map(|f| f.calls_per_reconcile * backoff_attempts(w, b, m))
         .fold(0.0, f64::max);

@@ -350,6 +350,7 @@ fn check_name(c: &Check) -> &'static str {
         Check::PerResourceCalls { .. } => "perResourceCalls",
         Check::HotLoops { .. } => "hotLoops",
         Check::PollPeriod { .. } => "pollPeriod",
+        Check::RetryAfterHonoured { .. } => "retryAfterHonoured",
     }
 }
 
@@ -466,6 +467,7 @@ fn verdict(
             (range, phase.as_deref()),
             (window.as_secs_f64(), *factor, *max),
         ),
+        Check::RetryAfterHonoured { max } => super::retry_after::verdict(obs, a, range, *max),
         Check::PollPeriod { tolerance_percent } => error_paths::poll_period_verdict(
             s,
             plan,

@@ -492,6 +492,12 @@ pub struct Offender {
     /// Why: its Synced condition's message when it is not synced, else the fault the
     /// scenario gave it, else empty.
     pub reason: String,
+    /// The width of a bin of `calls_per_bin` (s).
+    #[serde(default)]
+    pub bin_s: f64,
+    /// Its cloud calls per bin from the run's start: the report's strip chart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls_per_bin: Vec<u32>,
 }
 
 /// What one faulted share cost in a hold, against its prediction (§9.1–§9.3).

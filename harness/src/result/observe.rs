@@ -51,6 +51,11 @@ pub struct CloudCall {
     pub status: u16,
     /// Rejected by a quota (429).
     pub throttled: bool,
+    /// The error answer's retry hint, as the run time (µs) before which a client that
+    /// honours it makes no call for the resource: the answer's time (arrival plus latency)
+    /// plus the hint. `None`: no hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_not_before_us: Option<u64>,
 }
 
 /// One request at the API server.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mock_cloud::{AccountConfig, Config, ErrorRate, Faults, Quotas, Rate};
 
-use crate::scenario::{ActionClass, Latency, Scenario};
+use crate::scenario::{ActionClass, FaultShare, Latency, Scenario};
 
 /// A scenario quota mock-cloud cannot enforce.
 #[derive(Debug, PartialEq, thiserror::Error)]
@@ -118,22 +118,38 @@ pub fn config(s: &Scenario) -> Result<Config, QuotaError> {
 }
 
 /// mock-cloud's per-resource rules for the groups' fault shares: one rule per faulted
-/// resource, selecting it by collection and exact name.
+/// resource and effect (a lasting error with a retry hint has two), selecting it by
+/// collection and exact name.
 #[must_use]
 pub fn resource_faults(s: &Scenario) -> Vec<mock_cloud::ResourceFault> {
+    let own: Vec<Vec<FaultShare>> = s.groups.iter().map(|g| g.faults.clone()).collect();
+    resource_faults_of(s, &own)
+}
+
+/// mock-cloud's per-resource rules for `faults`, the fault shares of each group in force
+/// (the groups' own, or as a `cloudFault` phase changed them).
+#[must_use]
+pub fn resource_faults_of(
+    s: &Scenario,
+    faults: &[Vec<FaultShare>],
+) -> Vec<mock_cloud::ResourceFault> {
     let mut rules = Vec::new();
-    for group in &s.groups {
+    for (group, shares) in s.groups.iter().zip(faults) {
         let collection = mock_cloud::Collection::parse(group.kind.collection());
-        for share in &group.faults {
+        for share in shares {
+            let effects = share.fault.effects();
             for index in share.start..share.end {
-                rules.push(mock_cloud::ResourceFault {
-                    select: mock_cloud::ResourceSelector {
-                        collection,
-                        name: Some(group.resource_name(index, &s.name)),
-                        ..mock_cloud::ResourceSelector::default()
-                    },
-                    effect: share.fault.effect(),
-                });
+                let name = group.resource_name(index, &s.name);
+                for effect in &effects {
+                    rules.push(mock_cloud::ResourceFault {
+                        select: mock_cloud::ResourceSelector {
+                            collection,
+                            name: Some(name.clone()),
+                            ..mock_cloud::ResourceSelector::default()
+                        },
+                        effect: effect.clone(),
+                    });
+                }
             }
         }
     }

@@ -24,7 +24,7 @@ use super::source::watches::{Key, SeenMap, Watches};
 use super::target::{CloudControl, Target};
 use crate::measure::audit;
 use crate::result::{Kill, PhaseAudit, PhaseSpan};
-use crate::scenario::{Action, ActionClass, Phase, Scenario, Until};
+use crate::scenario::{Action, ActionClass, FaultShare, GroupFault, Phase, Scenario, Until};
 
 /// Writes in flight at once, whatever the rate.
 const MAX_IN_FLIGHT: usize = 64;
@@ -82,6 +82,8 @@ pub struct Driver<'s> {
     log: Log,
     /// Reconcile-request tokens expected per resource (resync phases).
     requested: BTreeMap<Key, String>,
+    /// The fault shares of each group in force in the current phase.
+    in_force: Vec<Vec<FaultShare>>,
 }
 
 /// Sets the cloud's faults; a failure is logged (the run goes on, and the cloud's journal
@@ -103,6 +105,7 @@ impl<'s> Driver<'s> {
             clock,
             log: Log::default(),
             requested: BTreeMap::new(),
+            in_force: scenario.groups.iter().map(|g| g.faults.clone()).collect(),
         }
     }
 
@@ -129,6 +132,19 @@ impl<'s> Driver<'s> {
             .iter()
             .flat_map(|&g| (0..self.scenario.groups[g].count).map(move |i| (g, i)))
             .collect()
+    }
+
+    /// Whether resource `k` has a lasting error in force now.
+    fn fails_for_good(&self, (g, i): (usize, u32)) -> bool {
+        self.in_force[g]
+            .iter()
+            .find(|s| (s.start..s.end).contains(&i))
+            .is_some_and(|s| GroupFault::never_ready(&s.fault))
+    }
+
+    /// Whether resource `k` cannot become Ready with the faults in force now.
+    fn never_ready(&self, k: (usize, u32)) -> bool {
+        self.scenario.groups[k.0].observe_only() || self.fails_for_good(k)
     }
 
     /// Created (successfully) and not deleted.
@@ -169,6 +185,7 @@ impl<'s> Driver<'s> {
         progress: &Progress,
     ) -> Result<bool, RunError> {
         let start_us = self.now_us();
+        self.in_force = self.scenario.faults_during(index);
         let deadline = Instant::now() + phase.timeout;
         let targets = self.targets(phase.action.groups());
         let bar = progress.phase(index, &phase.name, phase.action.name(), targets.len());
@@ -295,6 +312,19 @@ impl<'s> Driver<'s> {
                 let targets = self.targets(Some(groups));
                 self.delete(&targets, *rate).await;
             }
+            Action::CloudFault { duration, .. } => {
+                let before = cloud.faults();
+                let mut faults = before.clone();
+                faults.resources = cloud::resource_faults_of(self.scenario, &self.in_force);
+                set_faults(cloud, faults).await;
+                if let Some(d) = duration {
+                    tokio::time::sleep(*d).await;
+                    // Only the per-resource rules go back: other faults may have changed.
+                    let mut back = cloud.faults();
+                    back.resources = before.resources;
+                    set_faults(cloud, back).await;
+                }
+            }
             Action::Restart | Action::Kill { .. } => {
                 unreachable!("restarts and kills are driven by run_phase")
             }
@@ -328,9 +358,7 @@ impl<'s> Driver<'s> {
             .iter()
             .copied()
             .filter(|k| match until {
-                Until::AllReady | Until::AllHandled => {
-                    self.is_live(k) && !self.scenario.groups[k.0].never_ready(k.1)
-                }
+                Until::AllReady | Until::AllHandled => self.is_live(k) && !self.never_ready(*k),
                 // A resource whose Observe fails for good keeps its finalizer: stuck by
                 // design, not waited for.
                 Until::AllGone => {
@@ -338,9 +366,7 @@ impl<'s> Driver<'s> {
                         .records
                         .get(k)
                         .is_some_and(|r| r.deleted_us.is_some())
-                        && !self.scenario.groups[k.0]
-                            .fault(k.1)
-                            .is_some_and(crate::scenario::GroupFault::never_ready)
+                        && !self.fails_for_good(*k)
                 }
                 Until::Elapsed => true,
             })

@@ -146,6 +146,51 @@ async fn a_latency_change_with_a_duration_is_undone_after_it() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_cloud_fault_replaces_the_per_resource_rules_and_gives_the_old_ones_back_after_its_duration()
+ {
+    let s = scenario(
+        "  - {name: break, action: cloudFault, faults: [{percent: 40, error: AccessDenied}], duration: 3s}
+  - {name: heal, action: cloudFault, faults: []}
+  - {name: drift, action: cloudFault, drift: {percent: 20, field: versioning}}
+",
+    );
+    let mut rig = rig(&s).await;
+    let log = drive(&s, &mut rig).await;
+    let changes = rig.target.cloud().changes.lock().unwrap().clone();
+    let names = |f: &mock_cloud::Faults| -> Vec<(String, mock_cloud::ResourceEffect)> {
+        f.resources
+            .iter()
+            .map(|r| (r.select.name.clone().unwrap(), r.effect.clone()))
+            .collect()
+    };
+    let denied = mock_cloud::ResourceEffect::Error {
+        error: mock_cloud::LastingError::AccessDenied,
+        code: None,
+        actions: None,
+    };
+    // 40 % of 5 from the top index down: b-4 and b-3, for 3 s, then none again.
+    assert_eq!(changes.len(), 4, "{changes:?}");
+    assert_eq!(
+        names(&changes[0].1),
+        [("b-3".into(), denied.clone()), ("b-4".into(), denied)]
+    );
+    assert_eq!(changes[1].0 - changes[0].0, Duration::from_secs(3));
+    assert!(changes[1].1.resources.is_empty(), "the rules before it");
+    assert!(changes[2].1.resources.is_empty(), "cleared");
+    assert_eq!(
+        names(&changes[3].1),
+        [(
+            "b-4".into(),
+            mock_cloud::ResourceEffect::Drift {
+                field: Some("versioning".into())
+            }
+        )]
+    );
+    assert_eq!(log.spans[0].end_us - log.spans[0].start_us, 3_000_000);
+    assert_eq!(log.spans[1].end_us, log.spans[1].start_us, "ends at once");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
     let s = scenario(
         "  - {name: create, action: create, timeout: 1s}\n  - {name: restart, action: restart, timeout: 30s}\n",
@@ -166,6 +211,7 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
         shadow_throttled: false,
         quota_exceeded: false,
         fault: false,
+        retry_after_ms: 0,
     };
     let calls = std::sync::Arc::clone(&rig.target.cloud().calls);
     let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());

@@ -193,6 +193,7 @@ mod tests {
             name: "b".into(),
             status: 200,
             throttled: false,
+            retry_not_before_us: None,
         }
     }
 

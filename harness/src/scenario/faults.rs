@@ -14,6 +14,8 @@ pub enum GroupFault {
         error: LastingError,
         /// The code it answers, if not the error's own.
         code: Option<String>,
+        /// The retry hint (`Retry-After`) its answers carry, if any.
+        retry_after: Option<Duration>,
     },
     /// Reads answer 404 for this long after the create.
     NotFoundAfterCreate(Duration),
@@ -45,12 +47,28 @@ impl GroupFault {
         matches!(self, GroupFault::Error { .. })
     }
 
-    /// mock-cloud's effect of this fault.
+    /// mock-cloud's effects of this fault: one, and a retry hint beside a lasting error
+    /// that has one.
+    #[must_use]
+    pub fn effects(&self) -> Vec<mock_cloud::ResourceEffect> {
+        match self {
+            GroupFault::Error {
+                retry_after: Some(after),
+                ..
+            } => vec![
+                self.effect(),
+                mock_cloud::ResourceEffect::RetryAfter { after: *after },
+            ],
+            _ => vec![self.effect()],
+        }
+    }
+
+    /// mock-cloud's effect of this fault (without a lasting error's retry hint).
     #[must_use]
     pub fn effect(&self) -> mock_cloud::ResourceEffect {
         use mock_cloud::ResourceEffect as E;
         match self {
-            GroupFault::Error { error, code } => E::Error {
+            GroupFault::Error { error, code, .. } => E::Error {
                 error: *error,
                 code: code.clone(),
                 actions: None,

@@ -475,6 +475,14 @@ pub enum Action {
         /// How long (None: the rest of the run).
         duration: Option<Duration>,
     },
+    /// The per-resource faults of some groups change.
+    CloudFault {
+        /// Per group acted on: its index and the fault shares it gets instead of those in
+        /// force.
+        faults: Vec<(usize, Vec<FaultShare>)>,
+        /// How long (None: the rest of the run, or until another cloudFault).
+        duration: Option<Duration>,
+    },
     /// Provider restart.
     Restart,
     /// The provider killed (no graceful shutdown) during another phase's work.
@@ -506,6 +514,7 @@ impl Action {
             Action::Update { .. } => "update",
             Action::CloudOutage { .. } => "cloudOutage",
             Action::CloudLatency { .. } => "cloudLatency",
+            Action::CloudFault { .. } => "cloudFault",
             Action::Restart => "restart",
             Action::Kill { .. } => "kill",
             Action::Delete { .. } => "delete",
@@ -636,6 +645,12 @@ pub enum Check {
         /// Resources allowed to loop hot.
         max: u64,
     },
+    /// Calls for a resource before the retry hint (`Retry-After`) of an earlier answer for
+    /// it had passed ≤ max.
+    RetryAfterHonoured {
+        /// Limit.
+        max: u64,
+    },
     /// The healthy resources' realised poll period within tolerance of the prediction.
     PollPeriod {
         /// Percent.
@@ -711,5 +726,42 @@ impl Scenario {
     #[must_use]
     pub fn phase_index(&self, name: &str) -> Option<usize> {
         self.phases.iter().position(|p| p.name == name)
+    }
+
+    /// The fault shares of every group in force during phase `index`: the groups' own, as
+    /// the `cloudFault` phases up to and including it replaced them (one with a duration
+    /// only for its own phase).
+    #[must_use]
+    pub fn faults_during(&self, index: usize) -> Vec<Vec<FaultShare>> {
+        let mut now: Vec<Vec<FaultShare>> = self.groups.iter().map(|g| g.faults.clone()).collect();
+        for (i, phase) in self.phases.iter().enumerate().take(index + 1) {
+            if let Action::CloudFault { faults, duration } = &phase.action
+                && (duration.is_none() || i == index)
+            {
+                for (g, shares) in faults {
+                    now[*g].clone_from(shares);
+                }
+            }
+        }
+        now
+    }
+
+    /// The scenario as phase `index` sees it: each group's `faults` are those in force
+    /// then ([`Scenario::faults_during`]).
+    #[must_use]
+    pub fn during(&self, index: usize) -> Scenario {
+        let mut s = self.clone();
+        for (g, shares) in s.groups.iter_mut().zip(self.faults_during(index)) {
+            g.faults = shares;
+        }
+        s
+    }
+
+    /// Whether any phase changes the per-resource faults.
+    #[must_use]
+    pub fn changes_faults(&self) -> bool {
+        self.phases
+            .iter()
+            .any(|p| matches!(p.action, Action::CloudFault { .. }))
     }
 }

@@ -503,6 +503,12 @@ pub struct RawFaultShare {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub code: Option<Spanned<String>>,
+    /// With `error`: the error's answers carry this retry hint (`Retry-After`, whole
+    /// seconds rounded up), which a provider that honours hints waits out
+    /// (`retryAfterHonoured`).
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub retry_after: Option<Spanned<String>>,
     /// Reads answer 404 for this long after the create (eventual consistency).
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
@@ -628,12 +634,13 @@ pub struct RawPhase {
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub rate: Option<Spanned<f64>>,
-    /// create, resync, update, delete: the groups acted on (default: all).
+    /// create, resync, update, delete, cloudFault: the groups acted on (default: all).
     #[serde(default)]
     #[schemars(with = "Option<Vec<String>>")]
     pub groups: Option<Vec<Spanned<String>>>,
-    /// hold: how long; cloudOutage, cloudLatency: how long the fault lasts (the phase then
-    /// waits for its `until`); kill: the window, from the start of `during`, in which the
+    /// hold: how long; cloudOutage, cloudLatency, cloudFault: how long the fault lasts (the
+    /// phase then waits for its `until`; a cloudFault's earlier faults come back after it);
+    /// kill: the window, from the start of `during`, in which the
     /// kills fall (default `1m`).
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
@@ -657,10 +664,20 @@ pub struct RawPhase {
     #[serde(default)]
     #[schemars(with = "Option<u32>")]
     pub count: Option<Spanned<u32>>,
+    /// cloudFault: the per-resource fault shares each of the phase's groups gets instead of
+    /// the ones in force (the same shares as a group's `faults`; none clears them).
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<RawFaultShare>>")]
+    pub faults: Option<Spanned<Vec<RawFaultShare>>>,
+    /// cloudFault: the drifting share each of the phase's groups gets instead of the one in
+    /// force (as a group's `drift`).
+    #[serde(default)]
+    pub drift: Option<RawDriftShare>,
     /// When the phase is over: `allReady`, `allHandled` (every forced re-sync seen in
     /// status), `allGone`, or `elapsed` (its duration passed). Default per action: create,
     /// update, restart, cloudOutage, cloudLatency → allReady; resync → allHandled; delete →
-    /// allGone; hold → elapsed.
+    /// allGone; hold, cloudFault → elapsed (a cloudFault without a duration then ends at
+    /// once).
     #[serde(default)]
     #[schemars(with = "Option<Until>")]
     pub until: Option<Spanned<Until>>,
@@ -686,6 +703,9 @@ pub enum ActionName {
     CloudOutage,
     /// Cloud latency becomes `latency` for `duration` (or for the rest of the run).
     CloudLatency,
+    /// The per-resource faults of `groups` become `faults` and `drift` for `duration` (or
+    /// for the rest of the run).
+    CloudFault,
     /// Stop the provider and start it again (empty queues, full bucket).
     Restart,
     /// Kill the provider (no graceful shutdown) `count` times during another phase's work,
@@ -807,4 +827,7 @@ pub enum CheckName {
     /// The healthy resources' realised poll period within `tolerancePercent` (default 20)
     /// of the predicted one (P, stretched by failing resources, §9.2).
     PollPeriod,
+    /// Calls for a resource made before the retry hint (`Retry-After`) an earlier error
+    /// answer for it gave had passed ≤ max (default 0); the verdict names the resources.
+    RetryAfterHonoured,
 }

@@ -129,3 +129,44 @@ fn fault_shares_are_checked_where_written() {
 t.yaml:10:22: fault and drift shares add up to 110%, expected at most 100%";
     assert_eq!(e, want);
 }
+
+#[test]
+fn a_cloud_fault_phase_is_checked_where_written() {
+    let e = err(
+        "resources:\n  - {name: b, kind: Bucket, count: 10}\n  - {name: o, kind: Bucket, count: 10, managementPolicies: [Observe]}\nphases:\n  - {name: f, action: cloudFault, groups: [b, o], faults: [{percent: 60, error: AccessDenied}, {percent: 50, slowCreate: 1m}]}\n  - {name: g, action: cloudFault, rate: 3}\n  - {name: h, action: hold, duration: 1m, drift: {percent: 5}}\n",
+    );
+    let want = "t.yaml:7:59: group \"o\" is observe-only and has no cloud resources to fault, expected `groups` without it\n\
+t.yaml:7:106: fault and drift shares add up to 110%, expected at most 100%\n\
+t.yaml:8:23: a cloudFault phase needs `faults` or `drift` (`faults: []` clears the faults of its groups)\n\
+t.yaml:8:41: `rate` does not apply to a cloudFault phase, expected only groups, duration, faults, drift\n\
+t.yaml:9:60: `drift` does not apply to a hold phase, expected only duration";
+    assert_eq!(e, want);
+}
+
+#[test]
+fn a_cloud_fault_phase_gives_each_of_its_groups_its_shares_from_the_top_index_down() {
+    let s = harness::scenario::parse(
+        &format!(
+            "{HEAD}resources:\n  - {{name: a, kind: Bucket, count: 10}}\n  - {{name: b, kind: Bucket, count: 20}}\nphases:\n  - {{name: c, action: create}}\n  - {{name: f, action: cloudFault, faults: [{{percent: 10, error: Conflict, code: BucketAlreadyExists}}], drift: {{percent: 10}}, duration: 1m}}\n  - {{name: h, action: hold, duration: 1m}}\n"
+        ),
+        "t.yaml",
+    )
+    .unwrap();
+    let during = s.faults_during(1);
+    assert_eq!(
+        during
+            .iter()
+            .map(|g| g
+                .iter()
+                .map(|f| (f.start, f.end, f.fault.label()))
+                .collect::<Vec<_>>())
+            .collect::<Vec<_>>(),
+        [
+            vec![(9, 10, "Conflict"), (8, 9, "drift")],
+            vec![(18, 20, "Conflict"), (16, 18, "drift")]
+        ]
+    );
+    // With a duration, only its own phase sees them.
+    assert!(s.faults_during(0).iter().all(Vec::is_empty));
+    assert!(s.faults_during(2).iter().all(Vec::is_empty));
+}

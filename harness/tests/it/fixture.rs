@@ -30,6 +30,7 @@ fn call(at_us: u64, action: CallAction, name: &str, throttled: bool) -> CloudCal
         name: name.into(),
         status: if throttled { 429 } else { 200 },
         throttled,
+        retry_not_before_us: None,
     }
 }
 

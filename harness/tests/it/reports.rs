@@ -204,3 +204,66 @@ fn an_explicit_cloud_calls_limit_below_the_bound_is_marked_on_the_busiest_window
     // The 1 s rows have no explicit limit, so nothing is marked on them.
     assert!(!peaks.contains("per 1 s</text>") || !peaks.contains("asserted ≤ 220"));
 }
+
+#[test]
+fn the_strip_chart_shows_which_resources_eat_the_budget_and_is_as_snapshotted() {
+    // smoke with its top 3 % denied: bucket-97 and bucket-98 retry on the backoff (1 s
+    // doubling to a 10 s cap here), bucket-99 in a hot loop of 5 calls a second.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml");
+    let text = std::fs::read_to_string(path).expect("readable").replace(
+        "    spec: {region: eu-west-1, storageClass: STANDARD}\n",
+        "    spec: {region: eu-west-1, storageClass: STANDARD}\n    faults: [{percent: 3, error: AccessDenied}]\n",
+    );
+    let s = harness::scenario::parse(&text, "smoke.yaml").expect("valid");
+    let mut obs = smoke_observations();
+    let end = obs.duration_us;
+    let denied = |at_us: u64, name: &str| harness::result::CloudCall {
+        at_us,
+        account: "default".into(),
+        action: harness::result::CallAction::Get,
+        name: name.into(),
+        status: 403,
+        throttled: false,
+        retry_not_before_us: None,
+    };
+    for name in ["bucket-97", "bucket-98"] {
+        let (mut t, mut delay) = (0u64, 1_000_000u64);
+        while t < end {
+            obs.cloud_calls.push(denied(t, name));
+            t += delay;
+            delay = (delay * 2).min(10_000_000);
+        }
+    }
+    obs.cloud_calls
+        .extend((0..end / 200_000).map(|k| denied(k * 200_000, "bucket-99")));
+    obs.cloud_calls.sort_by_key(|c| c.at_us);
+    let r = with_commit(evaluate(&s, &plan(&s), &obs));
+    let top: Vec<(&str, &str)> = r
+        .offenders
+        .iter()
+        .take(3)
+        .map(|o| (o.name.as_str(), o.reason.as_str()))
+        .collect();
+    assert_eq!(
+        top,
+        [
+            ("bucket-99", "fault: AccessDenied"),
+            ("bucket-97", "fault: AccessDenied"),
+            ("bucket-98", "fault: AccessDenied")
+        ]
+    );
+    let hot = &r.offenders[0];
+    assert_eq!(hot.bin_s, 1.0, "a run under 2 minutes has 1 s cells");
+    assert_eq!(
+        hot.calls_per_bin.iter().map(|&c| u64::from(c)).sum::<u64>(),
+        hot.calls
+    );
+    assert_eq!(hot.calls_per_bin[0], 5);
+    let page = html(&r);
+    write_for_a_look("strip-report.html", &page);
+    let strip = charts(&page)
+        .into_iter()
+        .find(|c| c.contains("cloud calls per resource"))
+        .expect("a strip chart");
+    insta::assert_snapshot!("svg_strip", strip);
+}

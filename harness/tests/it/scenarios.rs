@@ -118,8 +118,8 @@ fn the_commented_reference_in_the_readme_validates() {
         .and_then(|b| b.split("```").next())
         .expect("a yaml block");
     let s = harness::scenario::parse(block, "README.md").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.phases.len(), 8);
-    assert_eq!(s.assertions.len(), 15);
+    assert_eq!(s.phases.len(), 9);
+    assert_eq!(s.assertions.len(), 16);
 }
 
 /// The "about" column of scenarios/README.md's table: (file, duration as printed).

@@ -72,7 +72,7 @@ impl Plan {
                     duration.as_secs_f64() + get("recovery"),
                     (*duration + phase.timeout),
                 ),
-                Action::CloudLatency { duration, .. } => (
+                Action::CloudLatency { duration, .. } | Action::CloudFault { duration, .. } => (
                     duration.map_or(0.0, |d| d.as_secs_f64()),
                     duration.unwrap_or_default() + phase.timeout,
                 ),

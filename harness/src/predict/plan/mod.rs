@@ -63,7 +63,8 @@ pub fn plan(s: &Scenario) -> Plan {
     let mut phases = Vec::new();
     let mut params = base.clone();
     let mut since_wave: Option<(f64, f64)> = None; // (wave size, wave spread)
-    for phase in &s.phases {
+    let changes_faults = s.changes_faults();
+    for (index, phase) in s.phases.iter().enumerate() {
         let pre_alive = alive.clone();
         if let Action::Create { groups, .. } = &phase.action {
             groups.iter().for_each(|&g| alive[g] = true);
@@ -90,7 +91,15 @@ pub fn plan(s: &Scenario) -> Plan {
         } else {
             params.clone()
         };
-        let pp = phase_plan(s, &phase_params, phase, live, &mut since_wave);
+        // A cloudFault phase changes which resources fail from then on.
+        let during = changes_faults.then(|| s.during(index));
+        let pp = phase_plan(
+            during.as_ref().unwrap_or(s),
+            &phase_params,
+            phase,
+            live,
+            &mut since_wave,
+        );
         if let Action::Delete { groups, .. } = &phase.action {
             groups.iter().for_each(|&g| alive[g] = false);
         }

@@ -46,14 +46,18 @@ impl CloudJournal {
             .calls
             .into_iter()
             .filter_map(|c| {
+                // Before the run's start only by the epoch's error: keep it, at 0.
+                let at_us = epoch.to_run(c.at_us).map_or(0, |t| t.0);
+                let retry_not_before_us = (c.retry_after_ms > 0)
+                    .then(|| at_us + u64::from(c.latency_us) + u64::from(c.retry_after_ms) * 1000);
                 Some(CloudCall {
-                    // Before the run's start only by the epoch's error: keep it, at 0.
-                    at_us: epoch.to_run(c.at_us).map_or(0, |t| t.0),
+                    at_us,
                     account: c.account,
                     action: call_action(c.action?),
                     name: c.name,
                     status: c.status,
                     throttled: c.throttled,
+                    retry_not_before_us,
                 })
             })
             .collect();

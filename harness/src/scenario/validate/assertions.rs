@@ -33,6 +33,7 @@ fn check_str(k: CheckName) -> &'static str {
         CheckName::PerResourceCalls => "perResourceCalls",
         CheckName::HotLoops => "hotLoops",
         CheckName::PollPeriod => "pollPeriod",
+        CheckName::RetryAfterHonoured => "retryAfterHonoured",
     }
 }
 
@@ -66,6 +67,7 @@ fn assertion(
         CheckName::PerResourceCalls => &["phase", "window", "max"],
         CheckName::HotLoops => &["phase", "window", "factor", "max"],
         CheckName::PollPeriod => &["phase", "tolerancePercent"],
+        CheckName::RetryAfterHonoured => &["phase", "account", "max"],
     };
     let present = [
         ("phase", a.phase.as_ref().map(pos)),
@@ -218,6 +220,7 @@ fn assertion(
             Check::TimeToReady { quantile, limit }
         }
         CheckName::PerResourceCalls => Check::PerResourceCalls { window, max },
+        CheckName::RetryAfterHonoured => Check::RetryAfterHonoured { max: count },
         CheckName::HotLoops => {
             let factor = a.factor.as_ref().map_or(Some(3.0), |f| {
                 c.range(f, "factor", 0.0, true, f64::INFINITY)

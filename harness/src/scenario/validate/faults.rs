@@ -6,7 +6,7 @@ use mock_cloud::LastingError;
 use super::checker::Checker;
 use super::pos;
 use crate::scenario::faults::{FaultShare, GroupFault};
-use crate::scenario::raw::{ErrorName, PolicyName, RawFaultShare, RawGroup};
+use crate::scenario::raw::{ErrorName, PolicyName, RawDriftShare, RawFaultShare, RawGroup};
 
 fn lasting(e: ErrorName) -> LastingError {
     match e {
@@ -33,15 +33,28 @@ fn fault(c: &mut Checker, share: &RawFaultShare) -> Option<GroupFault> {
             }
             ok.then(|| code.value.clone())
         });
+        let retry_after = share
+            .retry_after
+            .as_ref()
+            .and_then(|d| c.positive_duration(d, "retryAfter"));
         found.push(GroupFault::Error {
             error: lasting(e.value),
             code,
+            retry_after,
         });
-    } else if let Some(code) = &share.code {
-        c.err(
-            pos(code),
-            "code goes with error, expected `error` in this share",
-        );
+    } else {
+        if let Some(code) = &share.code {
+            c.err(
+                pos(code),
+                "code goes with error, expected `error` in this share",
+            );
+        }
+        if let Some(after) = &share.retry_after {
+            c.err(
+                pos(after),
+                "retryAfter goes with error, expected `error` in this share",
+            );
+        }
     }
     if let Some(d) = &share.not_found_after_create {
         found.extend(
@@ -80,7 +93,18 @@ fn fault(c: &mut Checker, share: &RawFaultShare) -> Option<GroupFault> {
 /// The fault shares of `g`: `faults` in list order, then `drift`, each taking the next
 /// indexes down from `count`.
 pub(super) fn shares(c: &mut Checker, g: &RawGroup) -> Vec<FaultShare> {
-    let count = g.count.value;
+    shares_of(c, g.count.value, &g.faults, g.drift.as_ref())
+}
+
+/// The fault shares of a group of `count` resources (a group's own, or a `cloudFault`
+/// phase's for it): `faults` in list order, then `drift`, each taking the next indexes down
+/// from `count`.
+pub(super) fn shares_of(
+    c: &mut Checker,
+    count: u32,
+    faults: &[RawFaultShare],
+    drift: Option<&RawDriftShare>,
+) -> Vec<FaultShare> {
     let mut out = Vec::new();
     let mut total = 0.0;
     let mut top = count;
@@ -100,12 +124,12 @@ pub(super) fn shares(c: &mut Checker, g: &RawGroup) -> Vec<FaultShare> {
         out.push(FaultShare { start, end, fault });
         Some(())
     };
-    for share in &g.faults {
+    for share in faults {
         if let Some(f) = fault(c, share) {
             take(c, &share.percent, f);
         }
     }
-    if let Some(d) = &g.drift {
+    if let Some(d) = drift {
         let field = d.field.as_ref().map(|f| f.value.clone());
         take(c, &d.percent, GroupFault::Drift { field });
     }

@@ -26,6 +26,7 @@ fn allowed(action: ActionName) -> &'static [&'static str] {
         ActionName::Hold => &["duration"],
         ActionName::CloudOutage => &["duration", "status"],
         ActionName::CloudLatency => &["duration", "latency"],
+        ActionName::CloudFault => &["groups", "duration", "faults", "drift"],
         ActionName::Restart => &[],
         ActionName::Kill => &["during", "count", "duration"],
     }
@@ -39,6 +40,7 @@ fn action_str(a: ActionName) -> &'static str {
         ActionName::Update => "update",
         ActionName::CloudOutage => "cloudOutage",
         ActionName::CloudLatency => "cloudLatency",
+        ActionName::CloudFault => "cloudFault",
         ActionName::Restart => "restart",
         ActionName::Kill => "kill",
         ActionName::Delete => "delete",
@@ -76,7 +78,7 @@ fn phase(
     c.unique(names, &p.name, "phase");
     let a = p.action.value;
     let ok = allowed(a);
-    let present: [(&str, Option<Pos>); 8] = [
+    let present: [(&str, Option<Pos>); 10] = [
         ("rate", p.rate.as_ref().map(pos)),
         ("groups", p.groups.as_ref().and_then(|g| g.first()).map(pos)),
         ("duration", p.duration.as_ref().map(pos)),
@@ -85,6 +87,8 @@ fn phase(
         ("status", p.status.as_ref().map(pos)),
         ("during", p.during.as_ref().map(pos)),
         ("count", p.count.as_ref().map(pos)),
+        ("faults", p.faults.as_ref().map(pos)),
+        ("drift", p.drift.as_ref().map(|d| pos(&d.percent))),
     ];
     for (field, at) in present {
         if let Some(at) = at
@@ -189,6 +193,7 @@ fn phase(
                 return None;
             }
         },
+        ActionName::CloudFault => cloud_fault(c, p, groups, group_ids, duration)?,
         ActionName::Restart => Action::Restart,
         ActionName::Kill => kill(c, all, index, p, duration)?,
     };
@@ -201,7 +206,7 @@ fn phase(
             u.value
         }
         Some(u) => {
-            if u.value == Until::Elapsed && duration.is_none() {
+            if u.value == Until::Elapsed && duration.is_none() && a != ActionName::CloudFault {
                 c.err(
                     pos(u),
                     format!(
@@ -216,7 +221,7 @@ fn phase(
             u.value
         }
         None => match a {
-            ActionName::Hold | ActionName::Kill => Until::Elapsed,
+            ActionName::Hold | ActionName::Kill | ActionName::CloudFault => Until::Elapsed,
             ActionName::Resync => Until::AllHandled,
             ActionName::Delete => Until::AllGone,
             _ => Until::AllReady,
@@ -238,6 +243,53 @@ fn phase(
         until,
         timeout,
     })
+}
+
+/// A cloudFault phase: the shares of `faults` and `drift` for each group acted on, checked
+/// as a group's own (their percents of that group, at most 100 % together); an
+/// observe-only group has no cloud resources to fault.
+fn cloud_fault(
+    c: &mut Checker,
+    p: &RawPhase,
+    groups: &[ResourceGroup],
+    group_ids: Vec<usize>,
+    duration: Option<Duration>,
+) -> Option<Action> {
+    if p.faults.is_none() && p.drift.is_none() {
+        c.err(
+            pos(&p.action),
+            "a cloudFault phase needs `faults` or `drift` (`faults: []` clears the faults of its groups)",
+        );
+        return None;
+    }
+    let shares = p.faults.as_ref().map_or(&[][..], |f| f.value.as_slice());
+    let mut faults = Vec::with_capacity(group_ids.len());
+    for g in group_ids {
+        let group = &groups[g];
+        if group.observe_only() && (!shares.is_empty() || p.drift.is_some()) {
+            let at = p.faults.as_ref().map_or_else(|| pos(&p.action), pos);
+            c.err(
+                at,
+                format!(
+                    "group {:?} is observe-only and has no cloud resources to fault, expected `groups` without it",
+                    group.name
+                ),
+            );
+            continue;
+        }
+        // The shares' problems do not depend on the group: report them once.
+        let mut scratch = Checker::default();
+        let checker = if faults.is_empty() {
+            &mut *c
+        } else {
+            &mut scratch
+        };
+        faults.push((
+            g,
+            super::faults::shares_of(checker, group.count, shares, p.drift.as_ref()),
+        ));
+    }
+    Some(Action::CloudFault { faults, duration })
 }
 
 /// A kill phase: the phase it interrupts (listed before it, not a kill phase), how many
