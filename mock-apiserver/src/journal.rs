@@ -53,6 +53,15 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Heap bytes of the entry's strings.
+    fn text_bytes(&self) -> usize {
+        self.group.capacity()
+            + self.resource.capacity()
+            + self.namespace.capacity()
+            + self.name.capacity()
+            + self.user_agent.capacity()
+    }
+
     /// Arrival as a duration since the server's epoch.
     pub fn at(&self) -> Duration {
         Duration::from_micros(self.at_us)
@@ -82,6 +91,8 @@ pub(crate) fn micros(d: Duration) -> u64 {
 #[derive(Debug, Default)]
 struct Inner {
     entries: VecDeque<Entry>,
+    /// Heap bytes of the kept entries' strings (their capacities).
+    entry_text_bytes: usize,
     next_seq: u64,
     by_user_agent: BTreeMap<String, u64>,
     /// `apiserver_request_total` series: (verb, group, resource, subresource, code).
@@ -157,12 +168,23 @@ impl Journal {
         if self.capacity == 0 {
             return entry.seq;
         }
-        if inner.entries.len() >= self.capacity {
-            inner.entries.pop_front();
+        if inner.entries.len() >= self.capacity
+            && let Some(old) = inner.entries.pop_front()
+        {
+            inner.entry_text_bytes -= old.text_bytes();
         }
         let seq = entry.seq;
+        inner.entry_text_bytes += entry.text_bytes();
         inner.entries.push_back(entry);
         seq
+    }
+
+    /// Heap bytes the kept entries take: their slots (spare capacity included) and their
+    /// strings. The per-series and per-`User-Agent` counts are not included (they grow
+    /// with distinct labels, not with requests).
+    pub fn heap_bytes(&self) -> usize {
+        let inner = self.lock();
+        inner.entries.capacity() * std::mem::size_of::<Entry>() + inner.entry_text_bytes
     }
 
     /// Entries with a sequence number above `seq` (0 for all kept entries).
@@ -264,6 +286,20 @@ mod tests {
             [4, 5]
         );
         assert_eq!(journal.counts_by_user_agent()["a"], 5);
+    }
+
+    #[test]
+    fn the_heap_it_holds_follows_the_kept_entries_and_their_strings() {
+        let journal = Journal::new(2, Clock::new());
+        assert_eq!(journal.heap_bytes(), 0);
+        let slots = |j: &Journal| j.lock().entries.capacity() * std::mem::size_of::<Entry>();
+        journal.record(entry("agent"));
+        // "configmaps", "default", "agent": 10 + 7 + 5 bytes of text.
+        assert_eq!(journal.heap_bytes(), slots(&journal) + 22);
+        journal.record(entry("a"));
+        journal.record(entry("ab"));
+        // The first entry dropped: two left, with 18 and 19 bytes of text.
+        assert_eq!(journal.heap_bytes(), slots(&journal) + 37);
     }
 
     #[test]
