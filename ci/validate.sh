@@ -30,7 +30,8 @@ NS=loadtest-system
 started=$SECONDS
 skipped=()
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's line says how long validate.sh has run so far (seconds).
+step() { printf '\n==> [%ds] %s\n' $((SECONDS - started)) "$*"; }
 fail() {
   echo "validate.sh: $*" >&2
   exit 1
