@@ -13,11 +13,27 @@ pub struct MemorySample {
     pub values: Vec<(String, f64)>,
 }
 
+/// The live heap outside the journals, when the program counts its heap: the figure an
+/// embedded run's `memoryGrowth` judges for the process.
+pub const HEAP_LIVE: &str = "heap_live_bytes";
+
+/// The process's resident set.
+pub const PROCESS_RSS: &str = "process_rss_bytes";
+
 /// Whether a component holds data by design for the whole run (a journal that keeps every
 /// request for the measurements grows with the run's length, not with a leak).
 #[must_use]
 pub fn retained_by_design(component: &str) -> bool {
     component.contains("journal")
+}
+
+/// Whether a component is shown but not judged, among the `sampled` ones: the resident set
+/// when the live heap is sampled too (it holds the journals, and the pages the allocator
+/// keeps after a free, which follow the timing of frees across threads rather than what
+/// the program holds).
+#[must_use]
+pub fn shown_only(component: &str, sampled: &[&str]) -> bool {
+    component == PROCESS_RSS && sampled.contains(&HEAP_LIVE)
 }
 
 /// A component's growth between two moments.
@@ -109,6 +125,13 @@ mod tests {
         assert_eq!(g[0].peak, 130.0);
         assert!((g[1].percent - 200.0).abs() < 1e-9);
         assert!(retained_by_design(&g[1].component) && !retained_by_design(&g[0].component));
+    }
+
+    #[test]
+    fn the_resident_set_is_judged_only_when_the_live_heap_is_not_counted() {
+        assert!(!shown_only(PROCESS_RSS, &[PROCESS_RSS, "cloud_objects"]));
+        assert!(shown_only(PROCESS_RSS, &[HEAP_LIVE, PROCESS_RSS]));
+        assert!(!shown_only(HEAP_LIVE, &[HEAP_LIVE, PROCESS_RSS]));
     }
 
     #[test]

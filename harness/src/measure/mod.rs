@@ -10,7 +10,9 @@ mod ttr;
 mod window;
 
 pub use audit::{Audit, CloudResource, CustomResource, audit};
-pub use memory::{Growth, MemorySample, growth, retained_by_design};
+pub use memory::{
+    Growth, HEAP_LIVE, MemorySample, PROCESS_RSS, growth, retained_by_design, shown_only,
+};
 pub use per_resource::{NamedCall, ResourceCalls, hot_loops, per_resource};
 pub use poll::{ObserveSeries, PollStats, realised_intervals};
 pub use ttr::{Latencies, LatencySummary};

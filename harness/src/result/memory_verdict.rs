@@ -3,7 +3,7 @@
 
 use super::model::{Outcome, Verdict};
 use super::observe::Observations;
-use crate::measure::{Growth, growth, retained_by_design};
+use crate::measure::{Growth, growth, retained_by_design, shown_only};
 use crate::predict::fmt_num;
 use crate::scenario::{Assertion, Scenario};
 
@@ -45,8 +45,12 @@ pub(super) fn memory_verdict(
     max_percent: f64,
 ) -> Verdict {
     let grown = span(s, obs, a).map_or_else(Vec::new, |(from, to)| growth(&obs.memory, from, to));
-    let (asserted, by_design): (Vec<&Growth>, Vec<&Growth>) = grown
+    let sampled: Vec<&str> = grown.iter().map(|g| g.component.as_str()).collect();
+    let (shown, judged): (Vec<&Growth>, Vec<&Growth>) = grown
         .iter()
+        .partition(|g| shown_only(&g.component, &sampled));
+    let (asserted, by_design): (Vec<&Growth>, Vec<&Growth>) = judged
+        .into_iter()
         .partition(|g| !retained_by_design(&g.component));
     let observed = asserted.iter().map(|g| g.percent).fold(f64::NAN, f64::max);
     let mut note = if asserted.is_empty() {
@@ -58,6 +62,16 @@ pub(super) fn memory_verdict(
             .collect::<Vec<_>>()
             .join("; ")
     };
+    if !shown.is_empty() {
+        note.push_str(&format!(
+            "; not asserted, it holds the journals and the pages the allocator keeps: {}",
+            shown
+                .iter()
+                .map(|g| describe(g))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
     if !by_design.is_empty() {
         note.push_str(&format!(
             "; not asserted, they keep every request for the measurements: {}",

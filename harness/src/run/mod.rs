@@ -38,6 +38,7 @@ use std::time::Duration;
 
 pub use error::RunError;
 pub use progress::Progress;
+pub use source::memory::count_live_heap;
 pub use target::cluster::{Cluster, ClusterOptions};
 pub use target::embedded::Embedded;
 pub use target::{CloudControl, Target};
