@@ -38,6 +38,58 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
     all
 }
 
+/// A kind as the API server serves it: group, version, kind, plural and scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServedKind {
+    /// API group (`s3.aws.m.loadtest.dev`).
+    pub group: &'static str,
+    /// Version (`v1beta1`).
+    pub version: &'static str,
+    /// Kind (`Bucket`).
+    pub kind: &'static str,
+    /// Plural, the resource's URL segment (`buckets`).
+    pub plural: &'static str,
+    /// Namespaced (`true`) or cluster-scoped.
+    pub namespaced: bool,
+}
+
+/// The AWS flavour's kinds, in the order of `provider::aws::kinds::crds`, known also to a
+/// build without the `aws` feature, so that a tool built without it can say which feature
+/// a kind needs (a test with the feature checks them against the CRDs).
+pub const AWS_KINDS: [ServedKind; 6] = [
+    aws_kind(
+        "aws.m.loadtest.dev",
+        "ClusterProviderConfig",
+        "clusterproviderconfigs",
+        false,
+    ),
+    aws_kind(
+        "aws.m.loadtest.dev",
+        "ProviderConfig",
+        "providerconfigs",
+        true,
+    ),
+    aws_kind("s3.aws.loadtest.dev", "Bucket", "buckets", false),
+    aws_kind("s3.aws.m.loadtest.dev", "Bucket", "buckets", true),
+    aws_kind("ec2.aws.m.loadtest.dev", "VPC", "vpcs", true),
+    aws_kind("dynamodb.aws.m.loadtest.dev", "Table", "tables", true),
+];
+
+const fn aws_kind(
+    group: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+) -> ServedKind {
+    ServedKind {
+        group,
+        version: "v1beta1",
+        kind,
+        plural,
+        namespaced,
+    }
+}
+
 /// A CRD's file name in `ci/manifests/crds/`: `<group>_<plural>.yaml`, as Crossplane
 /// packages name them.
 #[must_use]
@@ -69,6 +121,25 @@ pub fn crds_yaml() -> Result<String, serde_saphyr::SerializeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn the_aws_kinds_list_names_the_aws_flavours_crds() {
+        let got: Vec<ServedKind> = crate::aws::kinds::crds()
+            .iter()
+            .map(|c| {
+                let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+                ServedKind {
+                    group: leak(&c.spec.group),
+                    version: leak(&c.spec.versions[0].name),
+                    kind: leak(&c.spec.names.kind),
+                    plural: leak(&c.spec.names.plural),
+                    namespaced: c.spec.scope == "Namespaced",
+                }
+            })
+            .collect();
+        assert_eq!(got, AWS_KINDS);
+    }
 
     #[test]
     fn the_managed_kinds_are_namespaced_with_the_four_printer_columns() {
