@@ -80,6 +80,7 @@ pub use flowcontrol::FlowControl;
 pub use journal::{Entry, JOURNAL_PATH, Journal, JournalPage, X_EPOCH};
 pub use kubeconfig::{kubeconfig, write_kubeconfig};
 pub use response::ResponseBody;
+pub use schema::{SchemaError, Structural};
 pub use serve::serve;
 pub use server::{ApiServer, Config, LoadError};
 pub use service::ApiService;
