@@ -23,8 +23,10 @@ cargo fmt --all --check
 
 # The provider's AWS flavour (feature `aws`) is checked in the same build as everything else:
 # its aws-sdk crates are the ones mock-cloud's tests build anyway, so the feature adds only the
-# provider's own `aws` module. The harness's smoke run below builds the default features.
-FEATURES=(--features provider/aws)
+# provider's own `aws` module, and the harness's `aws` (the flavour on the embedded stack: its
+# tests run a small aws-upjet scenario). The harness's smoke run below builds the default
+# features.
+FEATURES=(--features provider/aws,harness/aws)
 
 step "cargo clippy --workspace --all-targets ${FEATURES[*]} --locked -- -D warnings"
 cargo clippy --workspace --all-targets "${FEATURES[@]}" --locked -- -D warnings

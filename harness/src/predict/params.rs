@@ -41,8 +41,12 @@ pub struct Params {
     pub l_min: f64,
     /// L_max (s); also Δ.
     pub l_max: f64,
-    /// c_max.
+    /// c_max: the most cloud calls one reconcile of a kind in use makes (docs/budget.md §10;
+    /// 2 for the sample kinds).
     pub c_max: f64,
+    /// c_poll: the most cloud calls a poll (Connect + Observe) of a kind in use makes (1 for
+    /// the sample kinds).
+    pub c_poll: f64,
     /// a_r.
     pub api: ApiCosts,
     /// e_create = 1.
@@ -79,6 +83,7 @@ impl Params {
             l_min: inputs.min_reconcile.as_secs_f64(),
             l_max: inputs.max_reconcile.as_secs_f64(),
             c_max: 2.0,
+            c_poll: 1.0,
             api: inputs.api,
             self_event: inputs.self_event,
             queue: match settings.model {
@@ -202,6 +207,7 @@ pub(crate) fn test_params(model: RateLimitModel, r: f64) -> Params {
         l_min: 0.05,
         l_max: 0.05,
         c_max: 2.0,
+        c_poll: 1.0,
         api: ApiCosts::default(),
         self_event: true,
         queue: QueueKind::Priority,

@@ -12,9 +12,34 @@ use crate::scenario::{Action, Scenario};
 pub fn workload(s: &Scenario) -> Vec<String> {
     let mut lines = Vec::new();
     for g in &s.groups {
-        lines.push(format!(
-            "group {}: {} × {:?} in account {}, spec {}",
+        let mut line = format!(
+            "group {}: {} × {} in account {}, spec {}",
             g.name, g.count, g.kind, g.account, g.spec
+        );
+        if let Some(ns) = &g.namespace {
+            line.push_str(&format!(", namespace {ns}"));
+        }
+        if !g.template.is_null() {
+            line.push_str(&format!(", template {}", g.template));
+        }
+        lines.push(line);
+    }
+    for (kind, c) in &s.calls {
+        if *c != crate::scenario::Calls::SAMPLE {
+            lines.push(format!(
+                "calls of {kind}: connect {}, observe {}, create {}, update {}, delete {}",
+                c.connect, c.observe, c.create, c.update, c.delete
+            ));
+        }
+    }
+    for o in &s.objects {
+        // Kind and name only: a Secret's data stays out of the reports.
+        let name = o.body.pointer("/metadata/name").and_then(|v| v.as_str());
+        lines.push(format!(
+            "object {} {} {}",
+            o.kind.api_version(),
+            o.kind.kind,
+            name.unwrap_or_default()
         ));
     }
     for p in &s.phases {

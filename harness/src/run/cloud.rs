@@ -71,7 +71,7 @@ pub fn latency(l: &Latency) -> mock_cloud::Latency {
 /// A quota mock-cloud cannot enforce.
 pub fn config(s: &Scenario) -> Result<Config, QuotaError> {
     let mut accounts = Vec::with_capacity(s.cloud.accounts.len());
-    for account in &s.cloud.accounts {
+    for (i, account) in s.cloud.accounts.iter().enumerate() {
         let mut quotas = Quotas::unlimited();
         for c in ActionClass::ALL {
             if let Some(q) = account.quotas.get(c) {
@@ -85,11 +85,15 @@ pub fn config(s: &Scenario) -> Result<Config, QuotaError> {
                 quotas = quotas.with_class(class(c), Some(rate));
             }
         }
-        accounts.push(
-            AccountConfig::new(&account.name)
-                .with_token(cloud_token(&account.name))
-                .with_quotas(quotas),
-        );
+        let mut config = AccountConfig::new(&account.name)
+            .with_token(cloud_token(&account.name))
+            .with_quotas(quotas);
+        // The AWS front ends: the first account signs with mock-cloud's default keys
+        // (access key `default`, secret `default`, account ID 000000000000).
+        if i == 0 && s.uses_aws() {
+            config = config.with_aws(mock_cloud::AwsIdentity::default_account());
+        }
+        accounts.push(config);
     }
     let mut faults = Faults::none().with_seed(s.seed);
     for c in ActionClass::ALL {
@@ -135,7 +139,11 @@ pub fn resource_faults_of(
 ) -> Vec<mock_cloud::ResourceFault> {
     let mut rules = Vec::new();
     for (group, shares) in s.groups.iter().zip(faults) {
-        let collection = mock_cloud::Collection::parse(group.kind.collection());
+        // Groups of the AWS kinds have no collection and no fault shares (validated).
+        let collection = group
+            .kind
+            .collection()
+            .and_then(mock_cloud::Collection::parse);
         for share in shares {
             let effects = share.fault.effects();
             for index in share.start..share.end {

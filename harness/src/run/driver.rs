@@ -17,7 +17,7 @@ use super::clock::RunClock;
 use super::cloud;
 use super::error::RunError;
 use super::kill::{self, KillContext};
-use super::objects::{self, Seeded, kind_info, kind_of_collection};
+use super::objects::{self, Seeded, group_kind_info, kind_of_collection};
 use super::present::{custom_resources, inventory};
 use super::progress::{PhaseBar, Progress};
 use super::source::watches::{Key, SeenMap, Watches};
@@ -77,7 +77,6 @@ pub struct Log {
 pub struct Driver<'s> {
     scenario: &'s Scenario,
     client: kube::Client,
-    namespace: String,
     clock: RunClock,
     log: Log,
     /// Reconcile-request tokens expected per resource (resync phases).
@@ -101,7 +100,6 @@ impl<'s> Driver<'s> {
         Driver {
             scenario,
             client,
-            namespace: objects::namespace(scenario),
             clock,
             log: Log::default(),
             requested: BTreeMap::new(),
@@ -120,8 +118,7 @@ impl<'s> Driver<'s> {
     }
 
     fn api(&self, g: usize) -> Api<DynamicObject> {
-        let kind = kind_info(self.scenario.groups[g].kind);
-        Api::namespaced_with(self.client.clone(), &self.namespace, &kind.resource)
+        group_kind_info(self.scenario, &self.scenario.groups[g]).api(&self.client)
     }
 
     /// The resources of `groups` (all groups when `None`), as (group, index).
@@ -155,7 +152,7 @@ impl<'s> Driver<'s> {
     fn key(&self, g: usize, i: u32) -> Key {
         let group = &self.scenario.groups[g];
         (
-            kind_info(group.kind).name.to_owned(),
+            group.kind.to_string(),
             group.resource_name(i, &self.scenario.name),
         )
     }
@@ -606,7 +603,7 @@ impl<'s> Driver<'s> {
             self.log.records.insert(
                 (g, i),
                 Record {
-                    kind: kind_info(group.kind).name.to_owned(),
+                    kind: group.kind.to_string(),
                     name: group.resource_name(i, &s.name),
                     group: group.name.clone(),
                     created_in: phase.to_owned(),

@@ -6,6 +6,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
 use super::*;
+use crate::run::objects::kind_info;
 use crate::run::target::fake::FakeTarget;
 
 fn scenario(phases: &str) -> Scenario {
@@ -24,13 +25,11 @@ struct Rig {
 async fn rig(s: &Scenario) -> Rig {
     let target = FakeTarget::start(s, ()).await.unwrap();
     objects::seed(&target.client(), s, None).await.unwrap();
-    let kinds = vec![kind_info(crate::scenario::Kind::Bucket)];
-    let watches = Watches::start(
-        &target.client(),
+    let kinds = vec![kind_info(
+        crate::scenario::Kind::Bucket,
         &objects::namespace(s),
-        &kinds,
-        target.clock(),
-    );
+    )];
+    let watches = Watches::start(&target.client(), &kinds, target.clock());
     Rig { target, watches }
 }
 
@@ -53,7 +52,7 @@ async fn make_ready(client: kube::Client, s: &Scenario) {
     let api: Api<DynamicObject> = Api::namespaced_with(
         client,
         &objects::namespace(s),
-        &kind_info(crate::scenario::Kind::Bucket).resource,
+        &kind_info(crate::scenario::Kind::Bucket, "unused").resource,
     );
     for i in 0..s.groups[0].count {
         let name = s.groups[0].resource_name(i, &s.name);

@@ -19,6 +19,11 @@ pub enum RunError {
         "virtual time needs a single-threaded runtime, where tasks run in a fixed order, with its clock paused from the start (run::time::runtime builds one)"
     )]
     VirtualTimeRuntime,
+    /// The scenario runs the provider's AWS flavour in process, which this build lacks.
+    #[error(
+        "the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`"
+    )]
+    NeedsAwsFeature,
     /// The mock cloud rejected the scenario's cloud section.
     #[error("the mock cloud rejected the scenario's cloud settings")]
     Cloud(#[source] mock_cloud::ConfigError),

@@ -109,11 +109,8 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     let cloud_journal = CloudJournal::start();
     let client = target.client();
     let seeded = objects::seed(&client, scenario, target.secret_namespace()).await?;
-    let kinds: Vec<_> = objects::scenario_kinds(scenario)
-        .into_iter()
-        .map(objects::kind_info)
-        .collect();
-    let watches = Watches::start(&client, &objects::namespace(scenario), &kinds, clock);
+    let kinds = objects::scenario_kinds(scenario);
+    let watches = Watches::start(&client, &kinds, clock);
     let mut driver = Driver::new(scenario, client.clone(), clock);
     let mut interrupted = None;
     {
@@ -182,6 +179,8 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
             _ = driver.clean_up(&seeded, &watches, CLEANUP_TIMEOUT, progress) => {}
             _ = interrupt() => progress.line(format_args!("cleanup interrupted: what is left stays")),
         }
+    } else {
+        objects::delete_scene_objects(&client, scenario).await;
     }
     watches.finish().await;
     Ok(RunOutput {

@@ -6,7 +6,8 @@ use kube::api::{Api, DynamicObject, ListParams};
 use provider::crd::EXTERNAL_NAME_ANNOTATION;
 use provider::reconciler::meta::CreateStamps;
 
-use super::objects::{kind_info, kind_of_collection, namespace, scenario_kinds};
+use super::objects::{kind_of_collection, scenario_kinds};
+use super::source::watches::has_conditions;
 use super::target::CloudControl;
 use crate::measure::{CloudResource, CustomResource};
 use crate::scenario::Scenario;
@@ -46,17 +47,16 @@ fn failing_condition(data: &serde_json::Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The managed resources in the run's namespace now.
+/// The managed resources of the scenario's kinds (in their namespaces) now.
 pub async fn custom_resources(client: &kube::Client, s: &Scenario) -> Vec<CustomResource> {
-    let ns = namespace(s);
     let mut out = Vec::new();
-    for kind in scenario_kinds(s).into_iter().map(kind_info) {
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &kind.resource);
+    for kind in scenario_kinds(s) {
+        let api: Api<DynamicObject> = kind.api(client);
         match api.list(&ListParams::default()).await {
             Ok(list) => out.extend(
                 list.items
                     .into_iter()
-                    .map(|o| custom_resource(kind.name, o)),
+                    .map(|o| custom_resource(&kind.name, &kind.ready, o)),
             ),
             Err(e) => {
                 tracing::warn!(error = %e, kind = kind.name, "cannot list custom resources for the audit");
@@ -69,18 +69,9 @@ pub async fn custom_resources(client: &kube::Client, s: &Scenario) -> Vec<Custom
 /// What the audit needs of one managed resource: its external name, whether it is Ready
 /// and being deleted, and whether its create is incomplete (crossplane-runtime's
 /// `ExternalCreateIncomplete`, read with the provider's own code).
-fn custom_resource(kind: &str, o: DynamicObject) -> CustomResource {
+fn custom_resource(kind: &str, ready: &[(String, String)], o: DynamicObject) -> CustomResource {
     let annotations = o.metadata.annotations.unwrap_or_default();
-    let ready = o
-        .data
-        .pointer("/status/conditions")
-        .and_then(serde_json::Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(serde_json::Value::as_str) == Some("Ready")
-                    && c.get("status").and_then(serde_json::Value::as_str) == Some("True")
-            })
-        });
+    let ready = has_conditions(&o.data, ready);
     CustomResource {
         kind: kind.to_owned(),
         external_name: annotations.get(EXTERNAL_NAME_ANNOTATION).cloned(),

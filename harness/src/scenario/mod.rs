@@ -5,6 +5,7 @@
 mod apply;
 mod error;
 mod faults;
+pub mod kinds;
 mod model;
 pub mod raw;
 mod set;
@@ -13,10 +14,11 @@ mod validate;
 
 pub use error::{Pos, Problem, ScenarioError};
 pub use faults::{FaultShare, GroupFault};
+pub use kinds::{ApiKind, Catalogue, GroupKind};
 pub use model::{
-    Account, Action, ActionClass, AnnotationShare, ApiCosts, Assertion, Check, Classes, Cloud,
-    ErrorFault, Latency, Phase, PredictionInputs, Provisioning, Quota, ResourceGroup, Scenario,
-    TtrLimit,
+    Account, Action, ActionClass, AnnotationShare, ApiCosts, Assertion, AwsSettings, Calls, Check,
+    Classes, Cloud, ErrorFault, Latency, Phase, PredictionInputs, Provisioning, Quota,
+    ResourceGroup, Scenario, SceneObject, TtrLimit,
 };
 pub use raw::{Kind, Target, TimeMode, Until};
 pub use set::{SETTABLE, Set, SetSyntaxError};

@@ -7,7 +7,8 @@ use limiter::crossplane::Settings;
 
 use super::error::{Pos, Problem};
 use super::faults::{FaultShare, GroupFault};
-use super::raw::{Kind, Target, TimeMode, Until};
+use super::kinds::{ApiKind, GroupKind};
+use super::raw::{AwsRetryModeName, CredentialCacheName, Target, TimeMode, Until};
 use super::template::{Template, Vars, render_json};
 
 /// A validated scenario.
@@ -33,6 +34,12 @@ pub struct Scenario {
     pub prediction: PredictionInputs,
     /// The mock cloud.
     pub cloud: Cloud,
+    /// The AWS flavour's client settings (embedded runs).
+    pub aws: AwsSettings,
+    /// Objects created before the resources and deleted after them, in file order.
+    pub objects: Vec<SceneObject>,
+    /// Cloud calls per reconcile of each kind in the groups, by path.
+    pub calls: BTreeMap<GroupKind, Calls>,
     /// Resource groups, in file order.
     pub groups: Vec<ResourceGroup>,
     /// Phases, in order.
@@ -42,6 +49,78 @@ pub struct Scenario {
     /// Things that are allowed but probably not meant (an invalid poll-interval annotation
     /// that falls back to the default, a clamped one).
     pub warnings: Vec<Problem>,
+}
+
+impl Scenario {
+    /// Whether the scenario runs the provider's AWS flavour: its kinds, its ProviderConfigs
+    /// or its client settings.
+    #[must_use]
+    pub fn uses_aws(&self) -> bool {
+        self.aws.set
+            || self.groups.iter().any(|g| g.kind.aws())
+            || self.objects.iter().any(|o| o.kind.aws)
+    }
+}
+
+/// The provider's AWS flavour's client flags (`--aws-retry-mode`, `--credential-cache`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AwsSettings {
+    /// The SDK's retry mode.
+    pub retry_mode: AwsRetryModeName,
+    /// What survives between Connects.
+    pub credential_cache: CredentialCacheName,
+    /// Whether the scenario set either.
+    pub set: bool,
+}
+
+/// A scenario-level object (a ProviderConfig, a Secret): rendered, checked against its
+/// kind's schema, with its namespace set when namespaced.
+#[derive(Clone, Debug)]
+pub struct SceneObject {
+    /// Its kind.
+    pub kind: ApiKind,
+    /// The whole object.
+    pub body: serde_json::Value,
+}
+
+/// Cloud calls per reconcile of one kind, by path (docs/budget.md §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Calls {
+    /// Observe of an existing resource.
+    pub observe: u32,
+    /// Create.
+    pub create: u32,
+    /// Update.
+    pub update: u32,
+    /// Delete.
+    pub delete: u32,
+    /// Connect, before every Observe.
+    pub connect: u32,
+}
+
+impl Calls {
+    /// The sample provider's kinds: one Get per Observe, one call per Create, Update or
+    /// Delete (c_max = 2).
+    pub const SAMPLE: Calls = Calls {
+        observe: 1,
+        create: 1,
+        update: 1,
+        delete: 1,
+        connect: 0,
+    };
+
+    /// c_max: the most calls one reconcile makes, Connect + Observe + the largest of Create,
+    /// Update and Delete.
+    #[must_use]
+    pub fn max(&self) -> u32 {
+        self.connect + self.observe + self.create.max(self.update).max(self.delete)
+    }
+
+    /// c_poll: the calls of a poll of an up-to-date resource, Connect + Observe.
+    #[must_use]
+    pub fn poll(&self) -> u32 {
+        self.connect + self.observe
+    }
 }
 
 /// The CPU time of one reconcile of the sample provider on the embedded stack, measured in
@@ -306,7 +385,14 @@ pub struct ResourceGroup {
     /// Name.
     pub name: String,
     /// Kind.
-    pub kind: Kind,
+    pub kind: GroupKind,
+    /// Namespace of its objects when it differs from the run's (namespaced kinds only).
+    pub namespace: Option<String>,
+    /// The object beyond `spec.forProvider`: `metadata.labels`, `metadata.annotations` and
+    /// `spec` fields (placeholders allowed); `Null` when none.
+    pub template: serde_json::Value,
+    /// The conditions (type, status) a Ready resource has.
+    pub ready: Vec<(String, String)>,
     /// How many.
     pub count: u32,
     /// Cloud account.
@@ -353,6 +439,12 @@ impl ResourceGroup {
     #[must_use]
     pub fn resource_spec(&self, index: u32, scenario: &str) -> serde_json::Value {
         render_json(&self.spec, self.vars(index, scenario))
+    }
+
+    /// The template of resource `index`, rendered (`Null` when the group has none).
+    #[must_use]
+    pub fn resource_template(&self, index: u32, scenario: &str) -> serde_json::Value {
+        render_json(&self.template, self.vars(index, scenario))
     }
 
     /// The cloud fault of resource `index`, if any.

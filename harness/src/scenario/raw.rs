@@ -74,6 +74,18 @@ pub struct RawScenario {
     /// The mock cloud: accounts, quotas, latency, errors, provisioning times.
     #[serde(default)]
     pub cloud: RawCloud,
+    /// Objects the harness creates before the resources and deletes after them, in this
+    /// order (ProviderConfigs, ClusterProviderConfigs, Secrets): whole objects with
+    /// `apiVersion`, `kind` and `metadata.name`, the placeholders `{{scenario}}` in any
+    /// string. Namespaced ones default to the run's namespace, `harness-<scenario>`.
+    #[serde(default)]
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub objects: Vec<Spanned<serde_json::Value>>,
+    /// Cloud calls per reconcile, per kind and path (the budget's c, docs/budget.md §10).
+    /// Required for every kind with `apiVersion`; the short kinds default to observe 1,
+    /// create, update and delete 1 each (c_max = 2).
+    #[serde(default)]
+    pub calls: Vec<RawCalls>,
     /// Named groups of resources to create (at least one).
     pub resources: Vec<RawGroup>,
     /// What happens, in order (at least one).
@@ -157,11 +169,46 @@ pub struct RawProvider {
     #[serde(default)]
     #[schemars(with = "Option<ErrorRequeueName>")]
     pub error_requeue: Option<Spanned<ErrorRequeueName>>,
+    /// `--aws-retry-mode` of the provider's AWS flavour: the SDK's `standard` (default),
+    /// `adaptive` or `off`. Embedded runs need the harness built with feature `aws`.
+    #[serde(default)]
+    #[schemars(with = "Option<AwsRetryModeName>")]
+    pub aws_retry_mode: Option<Spanned<AwsRetryModeName>>,
+    /// `--credential-cache` of the AWS flavour: `none` (default), `irsa` or `all`.
+    #[serde(default)]
+    #[schemars(with = "Option<CredentialCacheName>")]
+    pub credential_cache: Option<Spanned<CredentialCacheName>>,
     /// `--observe-only-absent`: how an observe-only resource whose cloud resource is absent
     /// requeues: `poll` (crossplane-runtime v2.4.0, #1088; the default) or `backoff` (before).
     #[serde(default)]
     #[schemars(with = "Option<ObserveOnlyAbsentName>")]
     pub observe_only_absent: Option<Spanned<ObserveOnlyAbsentName>>,
+}
+
+/// The AWS SDK's retry mode (`provider::aws::connect::RetryMode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AwsRetryModeName {
+    /// 3 attempts, a 500-token retry quota.
+    #[default]
+    Standard,
+    /// Standard plus client-side pacing.
+    Adaptive,
+    /// One attempt.
+    Off,
+}
+
+/// What the AWS flavour keeps between Connects (`provider::aws::connect::CredentialCache`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CredentialCacheName {
+    /// Nothing: every Connect calls STS.
+    #[default]
+    None,
+    /// The web identity exchange.
+    Irsa,
+    /// Clients and credentials.
+    All,
 }
 
 /// How a failed reconcile requeues (`limiter::crossplane::ErrorRequeue`).
@@ -445,9 +492,34 @@ pub struct RawGroup {
     /// Group name, unique: 1-63 of a-z, 0-9 and `-`.
     #[schemars(with = "String")]
     pub name: Spanned<String>,
-    /// Resource kind.
-    #[schemars(with = "Kind")]
-    pub kind: Spanned<Kind>,
+    /// The kind: one of the sample provider's short kinds (`Bucket`, `Database`, `Record`)
+    /// without `apiVersion`, or with `apiVersion` any kind the API server serves (the
+    /// embedded target serves the provider's CRDs: the AWS flavour's
+    /// `s3.aws.m.loadtest.dev/v1beta1` `Bucket` and the like).
+    #[schemars(with = "String")]
+    pub kind: Spanned<String>,
+    /// `group/version` of `kind` (`s3.aws.m.loadtest.dev/v1beta1`). Plural and scope come
+    /// from the CRDs the target serves.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub api_version: Option<Spanned<String>>,
+    /// Namespace of the group's objects, for namespaced kinds with `apiVersion` (default:
+    /// the run's, `harness-<scenario>`). Cluster-scoped kinds take none.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub namespace: Option<Spanned<String>>,
+    /// The whole object beyond `spec.forProvider` (which `spec` gives), with the
+    /// placeholders in any string: `metadata.labels`, `metadata.annotations`, and `spec`
+    /// fields such as `providerConfigRef`, `managementPolicies`, `writeConnectionSecretToRef`.
+    /// The rendered object must pass the kind's schema.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub template: Option<Spanned<serde_json::Value>>,
+    /// The conditions that make a resource Ready for the harness. Default: `Ready` and
+    /// `Synced` both `True` for kinds with `apiVersion`; `Ready` `True` for the short kinds.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<RawCondition>>")]
+    pub ready: Option<Spanned<Vec<RawCondition>>>,
     /// How many (≥ 1).
     #[schemars(with = "u32", range(min = 1))]
     pub count: Spanned<u32>,
@@ -482,6 +554,48 @@ pub struct RawGroup {
     #[serde(default)]
     #[schemars(with = "Option<Vec<PolicyName>>")]
     pub management_policies: Option<Spanned<Vec<PolicyName>>>,
+}
+
+/// A status condition a Ready resource has.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCondition {
+    /// Condition type (`Ready`, `Synced`).
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Its status (default `True`).
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+/// Cloud calls per reconcile of one kind, by path (docs/budget.md §10), as the provider
+/// documents them (the AWS flavour's table is in `provider/README.md`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCalls {
+    /// The kind, as a resource group names it.
+    #[schemars(with = "String")]
+    pub kind: Spanned<String>,
+    /// Its `apiVersion` (none for the short kinds).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub api_version: Option<Spanned<String>>,
+    /// Calls of an Observe of an existing resource (a poll).
+    #[schemars(with = "u32")]
+    pub observe: Spanned<u32>,
+    /// Calls of a Create.
+    #[schemars(with = "u32")]
+    pub create: Spanned<u32>,
+    /// Calls of an Update.
+    #[schemars(with = "u32")]
+    pub update: Spanned<u32>,
+    /// Calls of a Delete.
+    #[schemars(with = "u32")]
+    pub delete: Spanned<u32>,
+    /// Calls of a Connect (STS), made by every reconcile before its Observe. Default 0.
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub connect: Option<Spanned<u32>>,
 }
 
 /// A share of a group with a per-resource cloud fault: exactly one of `error`,

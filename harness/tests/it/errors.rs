@@ -19,10 +19,12 @@ fn an_unknown_field_names_its_place_and_the_expected_fields() {
 
 #[test]
 fn an_unknown_kind_lists_the_kinds() {
-    let e = err("resources:\n  - {name: b, kind: Bukket, count: 1}\nphases: []\n");
+    let e = err(
+        "resources:\n  - {name: b, kind: Bukket, count: 1}\nphases:\n  - {name: c, action: create}\n",
+    );
     assert_eq!(
         e,
-        "t.yaml:4:21: unknown variant `Bukket`, expected one of Bucket, Database, Record"
+        "t.yaml:4:21: unknown kind \"Bukket\", expected one of Bucket, Database, Record, or an `apiVersion` with a kind the target serves"
     );
 }
 

@@ -1,5 +1,6 @@
 //! Integration tests of the harness library and binary.
 
+mod aws;
 mod cli;
 mod clock;
 mod cluster;

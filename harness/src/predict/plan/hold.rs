@@ -89,8 +89,48 @@ pub(super) fn hold_predictions(
             .phase(Some(name)),
         );
     }
+    if p.c_poll > 1.0 {
+        preds.push(
+            Prediction::new(
+                format!("{name}/call-rate"),
+                "expected cloud calls per second, at most",
+                st.rate * p.c_poll,
+                "/s",
+            )
+            .formula("c_poll · λ (every poll makes at most c_poll calls)")
+            .input("c_poll", p.c_poll)
+            .input("λ", st.rate)
+            .meaning(Meaning::Expected)
+            .source("[D] §10")
+            .phase(Some(name)),
+        );
+    }
     for w in windows(s) {
-        preds.push(steady_tolerance(p, name, w, t, alpha, cls, st, wave));
+        preds.push(if p.c_poll > 1.0 {
+            // A window of W holds the calls of the polls that start in W + Δ, each at most
+            // c_poll of them (§10).
+            let inner = steady_tolerance(p, name, w + p.l_max, t, alpha, cls, st, wave);
+            let mut out = Prediction::new(
+                format!("{name}/steady-max/{w}s"),
+                format!("windowed maximum of cloud calls per {w}s in the hold"),
+                (p.c_poll * inner.value).ceil(),
+                "calls",
+            )
+            .input("c_poll", p.c_poll)
+            .input("W", w)
+            .input("Δ", p.l_max)
+            .meaning(Meaning::Tolerance)
+            .source("[D] §10")
+            .phase(Some(name));
+            out.formula = format!("c_poll · [{}] with W → W + Δ", inner.formula);
+            out.note = Some(format!(
+                "the reconcile tolerance is {} ({}); the conditioned echo of §3.6 (b) reads one Get per poll and is not applied",
+                inner.value, inner.source
+            ));
+            out
+        } else {
+            steady_tolerance(p, name, w, t, alpha, cls, st, wave)
+        });
     }
     for account in &s.cloud.accounts {
         let Some(q) = account.quotas.read else {

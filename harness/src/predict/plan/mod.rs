@@ -17,7 +17,7 @@ use super::formula::{Meaning, Prediction};
 use super::params::Params;
 use super::steady::{self, Steady};
 use crate::scenario::{Action, Phase, Scenario};
-use scope::{classes, kinds, scopes_in_use, windows};
+use scope::{calls_in_use, classes, kinds, scopes_in_use, windows};
 
 pub use duration::ExpectedDuration;
 
@@ -58,7 +58,8 @@ pub struct Plan {
 pub fn plan(s: &Scenario) -> Plan {
     let k = kinds(s).len() as u32;
     let all = vec![true; s.groups.len()];
-    let base = Params::new(&s.settings, k, scopes_in_use(s, &all), &s.prediction);
+    let mut base = Params::new(&s.settings, k, scopes_in_use(s, &all), &s.prediction);
+    (base.c_max, base.c_poll) = calls_in_use(s, &all);
     let mut alive = vec![false; s.groups.len()];
     let mut phases = Vec::new();
     let mut params = base.clone();
@@ -86,11 +87,14 @@ pub fn plan(s: &Scenario) -> Plan {
             &alive
         };
         // With scoped buckets, the phase's resources draw on the buckets of their scopes.
-        let phase_params = if s.settings.scoped_buckets {
+        let mut phase_params = if s.settings.scoped_buckets {
             params.clone().with_scopes(scopes_in_use(s, live))
         } else {
             params.clone()
         };
+        if live.iter().any(|l| *l) {
+            (phase_params.c_max, phase_params.c_poll) = calls_in_use(s, live);
+        }
         // A cloudFault phase changes which resources fail from then on.
         let during = changes_faults.then(|| s.during(index));
         let pp = phase_plan(

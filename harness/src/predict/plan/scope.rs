@@ -4,12 +4,12 @@
 use std::collections::BTreeSet;
 
 use crate::predict::steady::PollClass;
-use crate::scenario::{Action, Check, Kind, Phase, Scenario};
+use crate::scenario::{Action, Calls, Check, GroupKind, Phase, Scenario};
 
-pub(super) fn kinds(s: &Scenario) -> Vec<Kind> {
+pub(super) fn kinds(s: &Scenario) -> Vec<GroupKind> {
     s.groups
         .iter()
-        .map(|g| g.kind)
+        .map(|g| g.kind.clone())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect()
@@ -25,6 +25,29 @@ pub(super) fn scopes_in_use(s: &Scenario, on: &[bool]) -> u32 {
         .map(|(g, _)| g.kind.scope() == limiter::crossplane::Scope::Cluster)
         .collect();
     scopes.len().max(1) as u32
+}
+
+/// (c_max, c_poll) over the kinds of the groups in `on` (docs/budget.md §10): the most
+/// calls a reconcile, and a poll, of any of them makes (the sample kinds' 2 and 1 when none
+/// is).
+pub(super) fn calls_in_use(s: &Scenario, on: &[bool]) -> (f64, f64) {
+    let used: Vec<Calls> = s
+        .groups
+        .iter()
+        .zip(on)
+        .filter(|(_, on)| **on)
+        .map(|(g, _)| s.calls.get(&g.kind).copied().unwrap_or(Calls::SAMPLE))
+        .collect();
+    if used.is_empty() {
+        return (
+            f64::from(Calls::SAMPLE.max()),
+            f64::from(Calls::SAMPLE.poll()),
+        );
+    }
+    (
+        f64::from(used.iter().map(Calls::max).max().unwrap_or(0)),
+        f64::from(used.iter().map(Calls::poll).max().unwrap_or(0)),
+    )
 }
 
 pub(super) fn classes(s: &Scenario, alive: &[bool]) -> Vec<PollClass> {

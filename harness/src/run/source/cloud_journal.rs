@@ -17,6 +17,25 @@ fn call_action(a: mock_cloud::Action) -> CallAction {
     }
 }
 
+/// An AWS operation's action (mock-cloud journals AWS calls with an operation and no
+/// action): reads (`Head*`, `Get*`, `Describe*`, STS's `AssumeRole*`) are gets, `List*`
+/// lists, `Create*` creates, `Delete*` deletes, every other write (`Put*`, `TagResource`,
+/// `CreateTags` is a create) an update.
+fn aws_action(operation: &str) -> CallAction {
+    let starts = |p: &[&str]| p.iter().any(|p| operation.starts_with(p));
+    if starts(&["Head", "Get", "Describe", "Assume"]) {
+        CallAction::Get
+    } else if starts(&["List"]) {
+        CallAction::List
+    } else if starts(&["Create"]) {
+        CallAction::Create
+    } else if starts(&["Delete"]) {
+        CallAction::Delete
+    } else {
+        CallAction::Update
+    }
+}
+
 /// The cloud's journal from the start of the run.
 pub struct CloudJournal {
     from: u64,
@@ -29,7 +48,8 @@ impl CloudJournal {
         CloudJournal { from: 0 }
     }
 
-    /// Every call since the start; calls that matched no API action are left out.
+    /// Every call since the start; calls that matched neither an API action nor an AWS
+    /// operation are left out.
     pub async fn finish(self, cloud: &impl CloudControl) -> CloudReport {
         let page = match cloud.calls_since(self.from).await {
             Ok(page) => page,
@@ -53,7 +73,11 @@ impl CloudJournal {
                 Some(CloudCall {
                     at_us,
                     account: c.account,
-                    action: call_action(c.action?),
+                    action: match (c.action, c.operation.as_str()) {
+                        (Some(a), _) => call_action(a),
+                        (None, "") => return None,
+                        (None, op) => aws_action(op),
+                    },
                     name: c.name,
                     status: c.status,
                     throttled: c.throttled,
@@ -67,5 +91,22 @@ impl CloudJournal {
             failed: false,
             epoch_uncertainty: epoch.uncertainty,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aws_operations_are_classed_by_their_verb() {
+        assert_eq!(aws_action("HeadBucket"), CallAction::Get);
+        assert_eq!(aws_action("GetBucketTagging"), CallAction::Get);
+        assert_eq!(aws_action("DescribeVpcs"), CallAction::Get);
+        assert_eq!(aws_action("AssumeRole"), CallAction::Get);
+        assert_eq!(aws_action("ListTagsOfResource"), CallAction::List);
+        assert_eq!(aws_action("CreateBucket"), CallAction::Create);
+        assert_eq!(aws_action("PutBucketVersioning"), CallAction::Update);
+        assert_eq!(aws_action("DeleteTable"), CallAction::Delete);
     }
 }

@@ -63,28 +63,47 @@ impl Changes {
     }
 }
 
-fn is_ready(obj: &DynamicObject) -> bool {
-    obj.data
+/// Whether `obj` has every condition of `ready` (type, status).
+#[must_use]
+pub fn has_conditions(obj: &serde_json::Value, ready: &[(String, String)]) -> bool {
+    let conds = obj
         .pointer("/status/conditions")
         .and_then(|c| c.as_array())
-        .is_some_and(|conds| {
-            conds.iter().any(|c| {
-                c.get("type").and_then(|t| t.as_str()) == Some("Ready")
-                    && c.get("status").and_then(|s| s.as_str()) == Some("True")
-            })
+        .map_or(&[][..], Vec::as_slice);
+    ready.iter().all(|(t, s)| {
+        conds.iter().any(|c| {
+            c.get("type").and_then(|v| v.as_str()) == Some(t.as_str())
+                && c.get("status").and_then(|v| v.as_str()) == Some(s.as_str())
         })
+    })
+}
+
+/// The short kinds' readiness: `Ready` is `True`.
+fn ready_true() -> Vec<(String, String)> {
+    vec![("Ready".to_owned(), "True".to_owned())]
 }
 
 /// Applies one watch event to `seen`: the synchronous heart of the source, tested without
 /// a server.
 pub fn apply_event(seen: &mut SeenMap, kind: &str, event: &Event<DynamicObject>, now_us: u64) {
+    apply_event_with(seen, kind, &ready_true(), event, now_us);
+}
+
+/// [`apply_event`] for a kind whose Ready objects have the conditions `ready`.
+pub fn apply_event_with(
+    seen: &mut SeenMap,
+    kind: &str,
+    ready: &[(String, String)],
+    event: &Event<DynamicObject>,
+    now_us: u64,
+) {
     match event {
         Event::Apply(obj) | Event::InitApply(obj) => {
             let Some(name) = obj.metadata.name.clone() else {
                 return;
             };
             let entry = seen.entry((kind.to_owned(), name)).or_default();
-            entry.ready = is_ready(obj);
+            entry.ready = has_conditions(&obj.data, ready);
             if entry.ready && entry.ready_us.is_none() {
                 entry.ready_us = Some(now_us);
             }
@@ -137,22 +156,17 @@ fn publish(
 }
 
 impl Watches {
-    /// Starts one watch per kind.
+    /// Starts one watch per kind (in its namespace, or cluster-wide).
     #[must_use]
-    pub fn start(
-        client: &kube::Client,
-        namespace: &str,
-        kinds: &[KindInfo],
-        clock: RunClock,
-    ) -> Self {
+    pub fn start(client: &kube::Client, kinds: &[KindInfo], clock: RunClock) -> Self {
         let seen: Arc<Mutex<SeenMap>> = Arc::default();
         let changed = Arc::new(Notify::new());
         let subscribers: Subscribers = Arc::default();
         let mut watches = JoinSet::new();
         for kind in kinds {
-            let api: Api<DynamicObject> =
-                Api::namespaced_with(client.clone(), namespace, &kind.resource);
-            let (seen, changed, kind) = (Arc::clone(&seen), Arc::clone(&changed), kind.name);
+            let api: Api<DynamicObject> = kind.api(client);
+            let (seen, changed) = (Arc::clone(&seen), Arc::clone(&changed));
+            let (kind, ready) = (kind.name.clone(), kind.ready.clone());
             let subscribers = Arc::clone(&subscribers);
             watches.spawn(async move {
                 let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
@@ -160,12 +174,12 @@ impl Watches {
                     match event {
                         Ok(event) => {
                             let mut map = seen.lock().unwrap_or_else(|e| e.into_inner());
-                            apply_event(&mut map, kind, &event, clock.now().0);
+                            apply_event_with(&mut map, &kind, &ready, &event, clock.now().0);
                             drop(map);
-                            publish(&subscribers, kind, &event);
+                            publish(&subscribers, &kind, &event);
                         }
                         Err(e) => {
-                            tracing::debug!(error = %e, kind, "watch error; the watcher retries");
+                            tracing::debug!(error = %e, kind = %kind, "watch error; the watcher retries");
                             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                         }
                     }
@@ -216,7 +230,7 @@ mod tests {
     fn bucket(ready: &str) -> DynamicObject {
         let mut obj = DynamicObject::new(
             "b-0",
-            &crate::run::objects::kind_info(crate::scenario::Kind::Bucket).resource,
+            &crate::run::objects::kind_info(crate::scenario::Kind::Bucket, "ns").resource,
         );
         obj.data =
             serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": ready}]}});

@@ -17,14 +17,13 @@ use super::{CallsPage, CloudControl, CloudError, Target, TargetInfo, TargetSourc
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::cloud;
 use crate::run::error::RunError;
-use crate::run::objects::kind_info;
+use crate::run::objects::scenario_kinds;
 use crate::run::own::{self, OwnRequests};
 use crate::run::source::api::ApiRequests;
 use crate::run::source::api_journal::InProcess;
 use crate::run::source::memory::MemoryProbe;
 use crate::run::source::provider_metrics::ProviderMetricsSource;
-use crate::scenario::Kind;
-use crate::scenario::Scenario;
+use crate::scenario::{AwsSettings, Scenario};
 
 /// API-server requests kept for the measurements; a run that makes more is reported as
 /// partial.
@@ -97,6 +96,11 @@ pub struct Embedded {
     cloud: LocalCloud,
     metrics: Arc<ProviderMetrics>,
     settings: limiter::crossplane::Settings,
+    /// The AWS flavour's client settings (used with feature `aws`).
+    #[cfg_attr(not(feature = "aws"), allow(dead_code))]
+    aws: AwsSettings,
+    /// The API resources of the scenario's kinds (the memory probe counts their objects).
+    kinds: Vec<(String, String, String)>,
     seed: u64,
     stamps: provider::reconciler::meta::Clock,
     /// The provider's simulated CPU time per reconcile: the scenario's in virtual time.
@@ -127,6 +131,8 @@ impl Embedded {
         .seed(provider_seed(self.seed, start))
         .clock(self.stamps)
         .reconcile_cost(self.reconcile_cost);
+        #[cfg(feature = "aws")]
+        let options = options.aws(aws_options(self.aws, &self.cloud.cloud));
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(Provider::new(options).run(async move {
             let _ = stopped.await;
@@ -136,6 +142,27 @@ impl Embedded {
 
     fn running(&self) -> std::sync::MutexGuard<'_, Option<RunningProvider>> {
         self.provider.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The AWS flavour's options: the scenario's flags, and the SDK clients on mock-cloud in
+/// process.
+#[cfg(feature = "aws")]
+fn aws_options(s: AwsSettings, cloud: &MockCloud) -> provider::aws::AwsOptions {
+    use crate::scenario::raw::{AwsRetryModeName, CredentialCacheName};
+    use provider::aws::connect::{CredentialCache, RetryMode};
+    provider::aws::AwsOptions {
+        retry_mode: match s.retry_mode {
+            AwsRetryModeName::Standard => RetryMode::Standard,
+            AwsRetryModeName::Adaptive => RetryMode::Adaptive,
+            AwsRetryModeName::Off => RetryMode::Off,
+        },
+        credential_cache: match s.credential_cache {
+            CredentialCacheName::None => CredentialCache::None,
+            CredentialCacheName::Irsa => CredentialCache::Irsa,
+            CredentialCacheName::All => CredentialCache::All,
+        },
+        http: Some(provider::aws::transport::in_process(cloud.clone())),
     }
 }
 
@@ -157,6 +184,9 @@ impl Target for Embedded {
     /// provider. The API server and the provider stamp objects on one time line, from the
     /// run's start in whole seconds, and draw uids and jitter from the scenario's seed.
     async fn start(s: &Scenario, (): ()) -> Result<Self, RunError> {
+        if s.uses_aws() && !cfg!(feature = "aws") {
+            return Err(RunError::NeedsAwsFeature);
+        }
         let clock = RunClock::start();
         let config = cloud::config(s).map_err(RunError::CloudQuota)?;
         let local = MockCloud::new(config).map_err(RunError::Cloud)?;
@@ -189,6 +219,13 @@ impl Target for Embedded {
             },
             metrics: Arc::new(ProviderMetrics::new()),
             settings: s.settings.clone(),
+            aws: s.aws,
+            kinds: scenario_kinds(s)
+                .into_iter()
+                .map(|k| (k.resource.group, k.resource.version, k.resource.plural))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
             seed: s.seed,
             stamps,
             reconcile_cost: s.simulated_reconcile_cpu(),
@@ -226,13 +263,7 @@ impl Target for Embedded {
             memory: MemoryProbe::InProcess {
                 cloud: self.cloud.cloud.clone(),
                 apiserver: self.apiserver.clone(),
-                kinds: [Kind::Bucket, Kind::Database, Kind::Record]
-                    .into_iter()
-                    .map(|k| {
-                        let r = kind_info(k).resource;
-                        (r.group, r.version, r.plural)
-                    })
-                    .collect(),
+                kinds: self.kinds.clone(),
             },
         }
     }

@@ -4,9 +4,12 @@
 //! One file per section of the scenario file; [`checker`] holds what they share.
 
 mod assertions;
+mod calls;
 mod checker;
 mod cloud;
 mod faults;
+mod kinds;
+mod objects;
 mod phases;
 mod provider;
 mod resources;
@@ -14,7 +17,8 @@ mod resources;
 use serde_saphyr::Spanned;
 
 use super::error::{Pos, Problem};
-use super::model::Scenario;
+use super::kinds::Catalogue;
+use super::model::{AwsSettings, Scenario};
 use super::raw::{RawScenario, Target, TimeMode};
 use super::set::Set;
 use checker::Checker;
@@ -45,7 +49,25 @@ pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, 
     let settings = provider::provider(&mut c, &raw.provider);
     let prediction = provider::prediction(&mut c, &raw.prediction);
     let cloud = cloud::cloud(&mut c, &raw.cloud);
-    let groups = resources::groups(&mut c, &raw, &cloud, &settings);
+    let catalogue = Catalogue::embedded();
+    let groups = resources::groups(&mut c, &raw, &cloud, &settings, &catalogue);
+    let objects = objects::objects(&mut c, &raw.objects, &catalogue, &raw.name.value);
+    let calls = calls::calls(&mut c, &raw.calls, &raw.resources, &groups, &catalogue);
+    let aws = AwsSettings {
+        retry_mode: raw
+            .provider
+            .aws_retry_mode
+            .as_ref()
+            .map(|v| v.value)
+            .unwrap_or_default(),
+        credential_cache: raw
+            .provider
+            .credential_cache
+            .as_ref()
+            .map(|v| v.value)
+            .unwrap_or_default(),
+        set: raw.provider.aws_retry_mode.is_some() || raw.provider.credential_cache.is_some(),
+    };
     let phases = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
     let assertions = assertions::assertions(&mut c, &raw.assertions, &phases, &cloud);
     let target = raw.target.map_or(Target::Embedded, |t| t.value);
@@ -77,6 +99,9 @@ pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, 
         settings,
         prediction,
         cloud,
+        aws,
+        objects,
+        calls,
         groups,
         phases,
         assertions,
