@@ -89,6 +89,18 @@ impl GroupKind {
         }
     }
 
+    /// Whether the cloud provisions it asynchronously for `cloud.provisioning`'s times: the
+    /// sample Database, and the AWS flavour's DynamoDB Table, which mock-cloud keeps
+    /// `CREATING` (and `DELETING`) for the same times.
+    #[must_use]
+    pub fn provisioned(&self) -> bool {
+        let table = &provider::crd::AWS_KINDS[5];
+        match self {
+            GroupKind::Short(k) => *k == Kind::Database,
+            GroupKind::Api(a) => a.aws && a.group == table.group && a.kind == table.kind,
+        }
+    }
+
     /// Whether it is one of the AWS flavour's kinds.
     #[must_use]
     pub fn aws(&self) -> bool {
@@ -247,5 +259,11 @@ mod tests {
             Ok("secrets")
         );
         assert_eq!(c.resolve("example.org/v1", "Thing").err(), Some(Unknown));
+        let table = c
+            .resolve("dynamodb.aws.m.loadtest.dev/v1beta1", "Table")
+            .expect("served");
+        assert!(GroupKind::Api(table.kind.clone()).provisioned());
+        assert!(!GroupKind::Api(vpc.kind.clone()).provisioned());
+        assert!(GroupKind::Short(Kind::Database).provisioned());
     }
 }

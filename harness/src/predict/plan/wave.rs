@@ -10,7 +10,7 @@ use crate::predict::bounds::Excess;
 use crate::predict::formula::{Meaning, Prediction};
 use crate::predict::params::Params;
 use crate::predict::steady::Steady;
-use crate::scenario::{Action, GroupKind, Kind, Phase, Scenario};
+use crate::scenario::{Action, Phase, Scenario};
 
 /// A phase's backlog, and the provisioning time of its slowest resources (0 for none).
 pub(super) fn backlog_of(
@@ -42,7 +42,7 @@ pub(super) fn backlog_of(
     let slowest = |t: std::time::Duration| {
         groups
             .iter()
-            .filter(|&&g| s.groups[g].kind == GroupKind::Short(Kind::Database))
+            .filter(|&&g| s.groups[g].kind.provisioned())
             .map(|_| t.as_secs_f64())
             .fold(0.0, f64::max)
     };
