@@ -309,14 +309,14 @@ fn without_feature_aws_an_embedded_run_of_the_aws_flavour_is_refused_naming_the_
     )
     .expect("valid in every build");
     let runtime = harness::run::time::runtime(s.time).unwrap();
-    let e = runtime
-        .block_on(harness::run::run_embedded(
-            &s,
-            &harness::run::Progress::quiet(),
-            std::future::pending(),
-        ))
-        .err()
-        .expect("refused");
+    let refused = runtime.block_on(harness::run::run_embedded(
+        &s,
+        &harness::run::Progress::quiet(),
+        std::future::pending(),
+    ));
+    let Err(e) = refused else {
+        panic!("an embedded run of the AWS flavour must be refused without feature aws");
+    };
     assert!(e.to_string().contains("--features aws"), "{e}");
 }
 
