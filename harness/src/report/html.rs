@@ -368,6 +368,9 @@ fn offenders(o: &mut String, r: &RunResult) {
 fn phases(o: &mut String, r: &RunResult) {
     if let Some(p) = &r.provider {
         o.push_str(&format!("<p class=\"sub\">{}</p>", esc(&p.summary())));
+        if let Some(line) = p.concurrency_summary() {
+            o.push_str(&format!("<p class=\"sub\">{}</p>", esc(&line)));
+        }
     }
     o.push_str("<h2>Phases</h2><table><tr><th>phase</th><th>action</th><th>start</th><th>end</th><th>done</th><th>calls by operation</th><th>throttled</th><th>API requests</th><th>peak windows</th></tr>");
     for p in &r.phases {

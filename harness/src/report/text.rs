@@ -152,6 +152,9 @@ pub fn assertion_table(r: &RunResult) -> String {
     }
     if let Some(p) = &r.provider {
         let _ = writeln!(out, "{}", p.summary());
+        if let Some(line) = p.concurrency_summary() {
+            let _ = writeln!(out, "{line}");
+        }
     }
     let _ = writeln!(
         out,

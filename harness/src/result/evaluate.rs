@@ -10,8 +10,8 @@ use super::error_paths;
 use super::info::scenario_info;
 use super::memory_verdict::memory_verdict;
 use super::model::{
-    Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, StopCause, Timeline,
-    Verdict,
+    Concurrency, Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, StopCause,
+    Timeline, Verdict,
 };
 use super::observe::{CloudCall, Observations, PhaseSpan};
 use crate::measure::{
@@ -109,6 +109,20 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
             provider_cloud_calls: m.cloud_calls,
             reservations: m.reservations,
             early_runs: m.early_runs,
+            concurrency: m
+                .busy_s
+                .iter()
+                .map(|(controller, &busy_s)| Concurrency {
+                    controller: controller.clone(),
+                    busy_s,
+                    mean_busy: if end > 0 {
+                        busy_s / (end as f64 / US)
+                    } else {
+                        0.0
+                    },
+                    workers: s.settings.workers_per_controller(),
+                })
+                .collect(),
         }),
     };
     let conditional = conditional_tolerances(s, plan, obs);

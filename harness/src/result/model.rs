@@ -416,7 +416,7 @@ pub struct RunResult {
 
 /// The provider's own metrics, cross-checked against the mock cloud's journal, and the limiter
 /// counters that attribute reconciles beyond the nominal budget (budget.md §8).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderCheck {
     /// Cloud calls the mock cloud journalled.
     pub journal_cloud_calls: u64,
@@ -426,6 +426,24 @@ pub struct ProviderCheck {
     pub reservations: u64,
     /// `limiter_early_runs_total`: flagged passes that ran before their token's time.
     pub early_runs: u64,
+    /// Each controller's realised concurrency over the run, where the provider reports
+    /// its time spent reconciling.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrency: Vec<Concurrency>,
+}
+
+/// A controller's realised concurrency: its mean number of busy workers over the run
+/// (time spent reconciling / the run's length, by Little's law), against its workers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Concurrency {
+    /// The controller (its work queue's name).
+    pub controller: String,
+    /// Time spent reconciling, seconds, summed over its workers.
+    pub busy_s: f64,
+    /// Mean busy workers over the run.
+    pub mean_busy: f64,
+    /// Its workers: R, or 1 for the `controller-runtime` model.
+    pub workers: usize,
 }
 
 impl ProviderCheck {
@@ -446,6 +464,31 @@ impl ProviderCheck {
             self.reservations,
             self.early_runs
         )
+    }
+
+    /// One line for reports on the controllers' concurrency; `None` when not reported.
+    #[must_use]
+    pub fn concurrency_summary(&self) -> Option<String> {
+        if self.concurrency.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = self
+            .concurrency
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {:.2} of {} ({:.1} %)",
+                    c.controller,
+                    c.mean_busy,
+                    c.workers,
+                    100.0 * c.mean_busy / c.workers.max(1) as f64
+                )
+            })
+            .collect();
+        Some(format!(
+            "mean busy workers per controller over the run: {}",
+            each.join(", ")
+        ))
     }
 }
 

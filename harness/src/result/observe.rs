@@ -1,6 +1,8 @@
 //! What a run observed, as plain data. The runner adapts mock-cloud's journal, the API
 //! server's journal and the watches into these types; nothing here knows where they came from.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::model::RunInfo;
@@ -106,7 +108,7 @@ pub struct ResourceTimes {
 }
 
 /// The provider's own limiter counters, to attribute an excess (budget.md §8).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderMetrics {
     /// `limiter_reservations_total`.
     pub reservations: u64,
@@ -120,6 +122,11 @@ pub struct ProviderMetrics {
     /// Their CPU time, µs (its sum).
     #[serde(default)]
     pub reconcile_cpu_us: u64,
+    /// Each controller's time spent reconciling, seconds, summed over its workers
+    /// (`workqueue_work_duration_seconds_sum` by `name`): over a span, its mean number of
+    /// busy workers (Little's law).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub busy_s: BTreeMap<String, f64>,
 }
 
 /// Everything a run observed.

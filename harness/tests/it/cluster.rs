@@ -390,6 +390,19 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
         provider_check["provider_cloud_calls"].as_u64().unwrap_or(0) > 0,
         "the provider's metrics were read across its restart: {provider_check}"
     );
+    // The buckets' controller was busy, and its realised concurrency is read from the
+    // scraped time spent reconciling, summed across the restart.
+    let buckets = provider_check["concurrency"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter().find(|c| {
+                c["controller"]
+                    .as_str()
+                    .is_some_and(|n| n.contains("bucket"))
+            })
+        })
+        .unwrap_or_else(|| panic!("the buckets' concurrency: {provider_check}"));
+    assert!(buckets["busy_s"].as_f64().unwrap_or(0.0) > 0.0, "{buckets}");
     // The run deleted what it created: the buckets (their finalizers released by the
     // provider), then the namespace, the Secret and the ProviderConfig.
     assert!(!cluster.secret_exists("mock-cloud-team-a"));

@@ -54,4 +54,18 @@ async fn a_small_scenario_runs_end_to_end_and_every_write_reaches_the_cloud_once
         .expect("embedded runs read the provider's metrics");
     assert!(check.agrees(), "{}", check.summary());
     assert!(check.journal_cloud_calls > 0);
+    // Each controller's realised concurrency, from its time spent reconciling: within its
+    // workers, and busy where there was work.
+    assert_eq!(check.concurrency.len(), 3, "{:?}", check.concurrency);
+    for c in &check.concurrency {
+        assert!(
+            c.mean_busy >= 0.0 && c.mean_busy <= c.workers as f64,
+            "{c:?}"
+        );
+    }
+    assert!(
+        check.concurrency.iter().any(|c| c.busy_s > 0.0),
+        "{:?}",
+        check.concurrency
+    );
 }

@@ -18,6 +18,8 @@ const EARLY_RUNS: &str = "limiter_early_runs_total";
 const CLOUD_CALLS: &str = "provider_cloud_requests_total";
 const RECONCILES: &str = "provider_reconcile_cpu_seconds_count";
 const RECONCILE_CPU: &str = "provider_reconcile_cpu_seconds_sum";
+/// Time spent reconciling, per controller (`name`), as client-go's workqueue metrics give it.
+const WORK_DURATION: &str = "workqueue_work_duration_seconds_sum";
 const COUNTERS: [&str; 5] = [
     RESERVATIONS,
     EARLY_RUNS,
@@ -35,14 +37,22 @@ fn read(text: &str, name: &str) -> u64 {
     }
 }
 
-fn totals(get: impl Fn(&str) -> u64) -> ProviderMetrics {
+fn totals(get: impl Fn(&str) -> u64, busy_s: BTreeMap<String, f64>) -> ProviderMetrics {
     ProviderMetrics {
         reservations: get(RESERVATIONS),
         early_runs: get(EARLY_RUNS),
         cloud_calls: get(CLOUD_CALLS),
         reconciles: get(RECONCILES),
         reconcile_cpu_us: get(RECONCILE_CPU),
+        busy_s,
     }
+}
+
+/// Each controller's time spent reconciling in `text`, seconds.
+fn busy(text: &str) -> BTreeMap<String, f64> {
+    samples(text, WORK_DURATION)
+        .filter_map(|(labels, v)| Some((label_value(labels, "name")?.to_owned(), v)))
+        .collect()
 }
 
 /// The provider's flags for `settings`, as (flag, value) pairs; the same names label the
@@ -107,10 +117,27 @@ pub fn check_settings(
     }
 }
 
+/// Adds what each controller's time spent reconciling grew by since `last` to `total`; a
+/// sum that went down belongs to a new pod, and counts from zero.
+fn add_busy(
+    last: &mut BTreeMap<String, f64>,
+    total: &mut BTreeMap<String, f64>,
+    scraped: BTreeMap<String, f64>,
+) {
+    for (controller, now) in scraped {
+        let before = last.get(&controller).copied().unwrap_or(0.0);
+        let grew = if now >= before { now - before } else { now };
+        *total.entry(controller.clone()).or_default() += grew;
+        last.insert(controller, now);
+    }
+}
+
 #[derive(Default)]
 struct TallyState {
     last: BTreeMap<&'static str, u64>,
     total: BTreeMap<&'static str, u64>,
+    busy_last: BTreeMap<String, f64>,
+    busy_total: BTreeMap<String, f64>,
     failures: u64,
 }
 
@@ -150,6 +177,7 @@ impl Tally {
         for c in COUNTERS {
             s.last.insert(c, read(&text, c));
         }
+        s.busy_last = busy(&text);
         drop(s);
         Ok((tally, checked))
     }
@@ -169,6 +197,12 @@ impl Tally {
             *s.total.entry(c).or_default() += grew;
             s.last.insert(c, now);
         }
+        let TallyState {
+            busy_last,
+            busy_total,
+            ..
+        } = &mut *s;
+        add_busy(busy_last, busy_total, busy(&text));
     }
 
     fn report(&self) -> ProviderReport {
@@ -182,7 +216,10 @@ impl Tally {
             Vec::new()
         };
         ProviderReport {
-            metrics: Some(totals(|c| s.total.get(c).copied().unwrap_or(0))),
+            metrics: Some(totals(
+                |c| s.total.get(c).copied().unwrap_or(0),
+                s.busy_total.clone(),
+            )),
             notes,
         }
     }
@@ -222,7 +259,10 @@ impl ProviderMetricsSource {
     pub async fn finish(self) -> ProviderReport {
         match self {
             ProviderMetricsSource::InProcess(metrics) => ProviderReport {
-                metrics: metrics.encode().ok().map(|text| totals(|c| read(&text, c))),
+                metrics: metrics
+                    .encode()
+                    .ok()
+                    .map(|text| totals(|c| read(&text, c), busy(&text))),
                 notes: Vec::new(),
             },
             ProviderMetricsSource::Scraped { tally, task } => {
@@ -237,6 +277,28 @@ impl ProviderMetricsSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_spent_reconciling_is_read_per_controller_and_summed_across_pods() {
+        let text = "# TYPE workqueue_work_duration_seconds_sum gauge\n\
+                    workqueue_work_duration_seconds_sum{name=\"buckets\"} 2.5\n\
+                    workqueue_work_duration_seconds_sum{name=\"records\"} 1\n\
+                    workqueue_work_duration_seconds_count{name=\"buckets\"} 7\n";
+        let scraped = busy(text);
+        assert_eq!(
+            scraped
+                .iter()
+                .map(|(k, v)| (k.as_str(), *v))
+                .collect::<Vec<_>>(),
+            [("buckets", 2.5), ("records", 1.0)]
+        );
+        let (mut last, mut total) = (scraped, BTreeMap::new());
+        add_busy(&mut last, &mut total, busy(&text.replace("2.5", "4")));
+        // A new pod: its sum starts again from zero.
+        add_busy(&mut last, &mut total, busy(&text.replace("2.5", "0.5")));
+        assert_eq!(total["buckets"], 1.5 + 0.5);
+        assert_eq!(total["records"], 0.0);
+    }
 
     #[test]
     fn the_providers_settings_are_checked_flag_by_flag() {
