@@ -437,3 +437,48 @@ fn a_cluster_run_reads_api_requests_from_the_servers_metrics_and_keep_leaves_the
         "--keep left the Secret"
     );
 }
+
+#[test]
+fn a_cluster_run_budgets_a_share_of_denied_buckets_and_clears_their_faults_at_run_time() {
+    let mut cluster = Cluster::start("cluster-errors");
+    // 2 of 20 buckets denied (the top indices), as permanent-errors.yaml marks its share;
+    // the faults reach the separate mock-cloud over its admin API, then a cloudFault phase
+    // clears them there.
+    let scenario = "\
+apiVersion: harness/v1
+name: cluster-errors
+description: the error paths in cluster mode, with a share of denied buckets
+provider: {maxReconcileRate: 10, rateLimitModel: crossplane, pollInterval: 5s}
+resources:
+  - {name: bucket, kind: Bucket, count: 20, faults: [{percent: 10, error: AccessDenied}]}
+phases:
+  - {name: create, action: create, rate: 40, timeout: 60s}
+  - {name: hold, action: hold, duration: 20s}
+  - {name: fix, action: cloudFault, faults: []}
+assertions:
+  - {check: perResourceCalls, phase: hold, window: 10s}
+  - {check: hotLoops, phase: hold, window: 10s}
+  - {check: throttles}
+  - {check: duplicates}
+";
+    let result = cluster.run(scenario, &[]);
+    for v in result["verdicts"].as_array().unwrap() {
+        assert_eq!(v["pass"], true, "{v}");
+    }
+    // The denied share is measured apart: its two buckets, their calls in the hold (on
+    // the backoff's first steps, so far above the hourly figure at the cap), against the
+    // prediction. With the provider polling every 5 s the denied buckets call no more than
+    // the healthy ones, so there are no offenders to name.
+    let costs = result["share_costs"].as_array().unwrap();
+    assert_eq!(costs.len(), 1, "{costs:?}");
+    assert_eq!(costs[0]["share"], "bucket/AccessDenied");
+    assert_eq!(costs[0]["resources"], 2);
+    assert!(costs[0]["observed_per_hour"].as_f64().unwrap() > 0.0);
+    let phases: Vec<&str> = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["create", "hold", "fix"]);
+}
