@@ -26,7 +26,7 @@ cargo fmt --all --check
 # provider's own `aws` module, and the harness's `aws` (the flavour on the embedded stack: its
 # tests run a small aws-upjet scenario). The harness's smoke run below builds the default
 # features.
-FEATURES=(--features provider/aws,harness/aws)
+FEATURES=(--features "provider/aws,harness/aws")
 
 step "cargo clippy --workspace --all-targets ${FEATURES[*]} --locked -- -D warnings"
 cargo clippy --workspace --all-targets "${FEATURES[@]}" --locked -- -D warnings
