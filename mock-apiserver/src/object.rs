@@ -3,11 +3,12 @@
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-/// One stored object: its JSON (as served) and the fields that selectors and the
-/// finalizer logic need without parsing.
+/// One stored object: its JSON (as served), the parsed value it was serialized from, and
+/// the fields that selectors and the finalizer logic need.
 ///
 /// Keeping the serialized form makes lists and watch fan-out a matter of copying
-/// bytes, and keeps a small object well under a kilobyte.
+/// bytes; keeping the value beside it spares every write the parse of the object it
+/// changes (a `Value` round-trips through serde_json exactly, so the two always agree).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredObject {
     /// `metadata.namespace`, empty for cluster-scoped objects.
@@ -20,11 +21,18 @@ pub struct StoredObject {
     pub labels: Box<[(Box<str>, Box<str>)]>,
     /// The object as served, compact JSON.
     pub json: Bytes,
+    /// The object `json` was serialized from.
+    value: std::sync::Arc<Value>,
 }
 
 impl StoredObject {
     /// Serializes `value` (which must already carry its resourceVersion).
     pub fn from_value(value: &Value, resource_version: u64) -> Self {
+        Self::from_owned(value.clone(), resource_version)
+    }
+
+    /// Serializes `value` (which must already carry its resourceVersion) and keeps it.
+    pub fn from_owned(value: Value, resource_version: u64) -> Self {
         let meta = &value["metadata"];
         let mut labels: Vec<(Box<str>, Box<str>)> = meta["labels"]
             .as_object()
@@ -40,13 +48,19 @@ impl StoredObject {
             name: meta["name"].as_str().unwrap_or_default().into(),
             resource_version,
             labels: labels.into_boxed_slice(),
-            json: Bytes::from(serde_json::to_vec(value).unwrap_or_default()),
+            json: Bytes::from(serde_json::to_vec(&value).unwrap_or_default()),
+            value: std::sync::Arc::new(value),
         }
     }
 
-    /// Parses the stored JSON back into a value.
+    /// The object as a value (what parsing `json` gives), borrowed.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The object as an owned value (what parsing `json` gives).
     pub fn to_value(&self) -> Value {
-        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+        Value::clone(&self.value)
     }
 
     /// The value of label `key`.
@@ -169,6 +183,16 @@ mod tests {
         assert_eq!(stored.label("b"), Some("2"));
         assert_eq!(stored.label("c"), None);
         assert_eq!(stored.to_value(), value);
+    }
+
+    #[test]
+    fn the_kept_value_is_what_parsing_the_served_json_gives() {
+        let value = json!({"metadata": {"name": "a", "resourceVersion": "3"},
+            "spec": {"f": 1.5, "big": 18_446_744_073_709_551_615_u64, "neg": -2, "e": 1e300,
+                     "s": "é\"\n", "l": [null, true, {}]}});
+        let stored = StoredObject::from_value(&value, 3);
+        let parsed: Value = serde_json::from_slice(&stored.json).expect("valid JSON");
+        assert_eq!(stored.value(), &parsed);
     }
 
     #[test]

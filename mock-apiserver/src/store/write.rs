@@ -187,8 +187,8 @@ impl Store {
             object::metadata_mut(&mut body).insert("name".into(), json!(name));
             return self.create_locked(&mut inner, kind, namespace, body, options);
         };
-        let old_value = old.to_value();
-        let mut new = change(Some(&old_value))?;
+        let old_value = old.value();
+        let mut new = change(Some(old_value))?;
         if !new.is_object() {
             return Err(ApiError::bad_request("the object must be a JSON object"));
         }
@@ -262,7 +262,7 @@ impl Store {
             Some(schema) => {
                 schema
                     .0
-                    .admit(kind, &mut new, Some(&old_value), options.field_validation)?
+                    .admit(kind, &mut new, Some(old_value), options.field_validation)?
             }
             None => Vec::new(),
         };
@@ -271,7 +271,7 @@ impl Store {
         object::normalize(&mut new);
         let deleting = old_meta.get("deletionTimestamp").is_some();
         if deleting {
-            let before = object::finalizers(&old_value);
+            let before = object::finalizers(old_value);
             if object::finalizers(&new).iter().any(|f| !before.contains(f)) {
                 return Err(invalid(
                     kind,
@@ -281,20 +281,20 @@ impl Store {
                 ));
             }
         }
-        if new == old_value {
+        if new == *old_value {
             return Ok(Written {
-                object: old,
+                object: old.clone(),
                 created: false,
                 warnings,
             });
         }
-        if object::spec_differs(&old_value, &new) {
+        if object::spec_differs(old_value, &new) {
             let generation = old_meta["generation"].as_i64().unwrap_or(0) + 1;
             object::metadata_mut(&mut new).insert("generation".into(), json!(generation));
         }
         if options.dry_run {
             return Ok(Written {
-                object: Arc::new(StoredObject::from_value(&new, old.resource_version)),
+                object: Arc::new(StoredObject::from_owned(new, old.resource_version)),
                 created: false,
                 warnings,
             });
@@ -302,13 +302,14 @@ impl Store {
         let rv = inner.resource_version + 1;
         inner.resource_version = rv;
         object::metadata_mut(&mut new).insert("resourceVersion".into(), json!(rv.to_string()));
-        let stored = Arc::new(StoredObject::from_value(&new, rv));
+        let stored = Arc::new(StoredObject::from_owned(new, rv));
+        let new = stored.value();
         let location = gc::location(kind, namespace, name);
-        let removed = deleting && object::finalizers(&new).is_empty();
+        let removed = deleting && object::finalizers(new).is_empty();
         if removed {
-            inner.unindex(&location, &old_value);
+            inner.unindex(&location, old_value);
         } else {
-            inner.index(kind, &location, Some(&old_value), &new);
+            inner.index(kind, &location, Some(old_value), new);
         }
         let resource = self.resource_mut(&mut inner, &storage);
         if removed {
@@ -317,7 +318,7 @@ impl Store {
                 resource,
                 Event::Change(EventType::Deleted, stored.clone(), None),
             );
-            self.collect(&mut inner, &new);
+            self.collect(&mut inner, new);
         } else {
             resource
                 .objects
@@ -438,7 +439,7 @@ impl Store {
         let stored = Arc::new(StoredObject::from_value(&value, rv));
         let location = gc::location(kind, namespace, name);
         if has_finalizers {
-            inner.index(kind, &location, Some(&old.to_value()), &value);
+            inner.index(kind, &location, Some(old.value()), &value);
         } else {
             inner.unindex(&location, &value);
         }
@@ -511,8 +512,8 @@ impl Store {
         for stored in resource.objects.values_mut() {
             let mut value = stored.to_value();
             change(&mut value);
-            if value != stored.to_value() {
-                *stored = Arc::new(StoredObject::from_value(&value, stored.resource_version));
+            if value != *stored.value() {
+                *stored = Arc::new(StoredObject::from_owned(value, stored.resource_version));
             }
         }
     }
@@ -522,10 +523,7 @@ impl Store {
         let mut inner = self.lock();
         if let Some(resource) = inner.resources.remove(storage_key) {
             for (key, stored) in &resource.objects {
-                inner.unindex(
-                    &(storage_key.to_owned(), key.to_string()),
-                    &stored.to_value(),
-                );
+                inner.unindex(&(storage_key.to_owned(), key.to_string()), stored.value());
             }
             let _ = resource.sender.send(Event::Expired);
         }
