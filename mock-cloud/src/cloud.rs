@@ -185,6 +185,16 @@ impl MockCloud {
         lock(&self.inner.store).inventory(now)
     }
 
+    /// How many resources [`MockCloud::inventory`] would list, without copying them.
+    pub fn resource_count(&self) -> usize {
+        let now = self.elapsed();
+        lock(&self.inner.store)
+            .counts(now)
+            .iter()
+            .map(|(_, _, n)| n)
+            .sum()
+    }
+
     /// The faults in force.
     pub fn faults(&self) -> Faults {
         lock(&self.inner.faults).faults().clone()

@@ -488,6 +488,7 @@ async fn what_the_admin_api_writes_reads_back_as_the_cloud_s_own_values() {
 
     let inventory: Inventory = serde_json::from_str(&text(&cloud, INVENTORY_PATH).await).unwrap();
     assert_eq!(inventory.resources, cloud.inventory());
+    assert_eq!(cloud.resource_count(), inventory.resources.len());
     assert_eq!(inventory.resources[0].spec["size"], 2.5);
 }
 

@@ -97,7 +97,7 @@ impl MemoryProbe {
                 if let Some(rss) = resident_bytes() {
                     v.push((PROCESS_RSS.to_owned(), rss));
                 }
-                v.push(("cloud_objects".to_owned(), cloud.inventory().len() as f64));
+                v.push(("cloud_objects".to_owned(), cloud.resource_count() as f64));
                 v.push(("cloud_journal_bytes".to_owned(), cloud_journal));
                 let managed: usize = kinds
                     .iter()
