@@ -94,8 +94,8 @@ pub use cloud::MockCloud;
 pub use config::{
     AccessKey, AccountConfig, AwsIdentity, AwsSettings, ClassQuota, Config, ConfigError,
     DEFAULT_ACCOUNT_ID, DEFAULT_JOURNAL_CAP, ErrorRate, Faults, Flavor, LastingError, Latency,
-    OperationFaults, Outage, Per, Quotas, Rate, ResourceEffect, ResourceFault, ResourceSelector,
-    ServiceQuotas,
+    OperationFaults, Outage, Per, Quotas, Rate, ResourceEffect, ResourceFault, ResourceKind,
+    ResourceSelector, ServiceQuotas,
 };
 pub use http::{BoxError, MAX_BODY, ResponseBody, Switchable};
 pub use journal::{Call, JournalStats};

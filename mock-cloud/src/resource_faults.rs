@@ -2,8 +2,9 @@
 //! what they do to it.
 //!
 //! # Semantics
-//! A rule selects a resource when every part of its selector holds: collection, name
-//! pattern, tag (`spec.tags.<key>`), and share. The share is decided by a hash of the
+//! A rule selects a resource when every part of its selector holds: collection (a generic
+//! collection or an AWS front end's kind), name pattern, tag (`spec.tags.<key>`; an AWS
+//! resource's tags are read as `{"tags": {…}}`), and share. The share is decided by a hash of the
 //! fault seed and the resource's name alone, so a resource is in or out for the whole run
 //! and the same resources are chosen for a seed. When several rules of one effect select
 //! the resource, the first one in the list applies. Effects of different kinds combine
@@ -13,9 +14,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::{LastingError, ResourceEffect, ResourceFault, ResourceSelector};
+use crate::config::{LastingError, ResourceEffect, ResourceFault, ResourceKind, ResourceSelector};
 use crate::faults::share_unit;
-use crate::model::{Action, Collection};
+use crate::model::Action;
 
 /// What the per-resource rules decided for one request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -43,8 +44,8 @@ impl ResourceVerdict {
 
 /// The request as the rules see it.
 pub(crate) struct Subject<'a> {
-    /// The generic API's collection; `None` on the AWS front ends.
-    pub collection: Option<Collection>,
+    /// The generic API's collection, or the AWS front end's kind.
+    pub kind: ResourceKind,
     pub name: &'a str,
     pub action: Action,
 }
@@ -112,10 +113,7 @@ fn selects(
     subject: &Subject<'_>,
     spec: Option<&Value>,
 ) -> bool {
-    if select
-        .collection
-        .is_some_and(|c| Some(c) != subject.collection)
-    {
+    if select.collection.is_some_and(|c| c != subject.kind) {
         return false;
     }
     if !select.name_matches(subject.name) {
@@ -168,7 +166,7 @@ mod tests {
 
     fn get(name: &str) -> Subject<'_> {
         Subject {
-            collection: Some(Collection::Buckets),
+            kind: ResourceKind::Collection(crate::model::Collection::Buckets),
             name,
             action: Action::Get,
         }

@@ -151,7 +151,7 @@ pub fn resource_faults_of(
                 for effect in &effects {
                     rules.push(mock_cloud::ResourceFault {
                         select: mock_cloud::ResourceSelector {
-                            collection,
+                            collection: collection.map(mock_cloud::ResourceKind::from),
                             name: Some(name.clone()),
                             ..mock_cloud::ResourceSelector::default()
                         },

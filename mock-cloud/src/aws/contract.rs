@@ -84,6 +84,11 @@ pub(crate) struct Ctx<'a> {
     /// The per-resource drift of the resource the request names: `Some(field)` (a tag
     /// key; `None` for the extra tag `drift`) when its tags read drifted.
     pub drift: Option<Option<String>>,
+    /// The per-resource slow create of the resource a create makes: how long it stays in
+    /// its service's creating state.
+    pub slow_create: Option<std::time::Duration>,
+    /// EC2's CreateVpc: the ID reserved for the new VPC while per-resource rules are read.
+    pub new_id: Option<String>,
 }
 
 impl Ctx<'_> {

@@ -112,23 +112,84 @@ fn dispatch_handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<ResponseBo
     }
 }
 
+/// What a service tells the per-resource rules of the resource `name` (see
+/// [`resource_faults::Facts`]).
+fn dispatch_facts(
+    ctx: &Ctx<'_>,
+    routed: &Routed,
+    name: &str,
+    action: crate::model::Action,
+    tags: bool,
+) -> resource_faults::Facts {
+    match ctx.request.service {
+        Service::S3 => s3::facts(ctx, routed, name, action, tags),
+        Service::DynamoDb => dynamodb::facts(ctx, routed, name, action, tags),
+        Service::Ec2 => ec2::facts(ctx, routed, name, action, tags),
+        Service::Sts | Service::Generic => resource_faults::Facts::default(),
+    }
+}
+
 impl MockCloud {
-    /// The per-resource faults of the AWS resource `name` for `action`
-    /// ([`resource_faults`]: no collection, no tags).
-    fn aws_resource_verdict(
+    /// The per-resource faults of the resource the request names: a lasting error or a
+    /// read inside NotFound-after-create's window as the answer, otherwise what the
+    /// handler applies (drift, a slow create, EC2's reserved VPC ID) set in `ctx`. An
+    /// answer comes with whether the journal marks it as a fault (a lasting error).
+    fn aws_resource_faults(
         &self,
-        name: &str,
-        action: crate::model::Action,
-    ) -> crate::resource_faults::ResourceVerdict {
+        ctx: &mut Ctx<'_>,
+        routed: &Routed,
+    ) -> Result<(), (AwsError, bool)> {
         let Some((rules, seed)) = self.resource_rules() else {
-            return crate::resource_faults::ResourceVerdict::default();
+            return Ok(());
         };
+        let service = ctx.request.service;
+        let (Some(kind), Some((name, action))) = (
+            resource_faults::kind(service),
+            resource_faults::subject(ctx.request, routed),
+        ) else {
+            return Ok(());
+        };
+        let tags = crate::resource_faults::needs_spec(&rules);
+        let facts = dispatch_facts(ctx, routed, &name, action, tags);
+        let name = facts.new_id.clone().unwrap_or(name);
+        if name.is_empty() {
+            return Ok(());
+        }
+        let spec = facts.tags.as_ref().map(resource_faults::tags_as_spec);
         let subject = crate::resource_faults::Subject {
-            collection: None,
-            name,
+            kind,
+            name: &name,
             action,
         };
-        crate::resource_faults::decide(&rules, seed, &subject, None)
+        let verdict = crate::resource_faults::decide(&rules, seed, &subject, spec.as_ref());
+        if let Some((error, code)) = &verdict.lasting
+            && resource_faults::applies(service, *error, action)
+        {
+            let err = resource_faults::lasting_error(
+                service,
+                *error,
+                code.as_deref(),
+                &name,
+                verdict.retry_after,
+            );
+            return Err((err, true));
+        }
+        if let (Some(window), Some(created), Some(not_found)) = (
+            verdict.not_found_after_create,
+            facts.created,
+            facts.not_found,
+        ) && action == crate::model::Action::Get
+        {
+            let window =
+                jiff::SignedDuration::try_from(window).unwrap_or(jiff::SignedDuration::MAX);
+            if ctx.now < created.saturating_add(window).unwrap_or(Timestamp::MAX) {
+                return Err((not_found, false));
+            }
+        }
+        ctx.drift = verdict.drift;
+        ctx.slow_create = verdict.slow_create;
+        ctx.new_id = facts.new_id;
+        Ok(())
     }
 }
 
@@ -296,31 +357,22 @@ impl MockCloud {
             return Err(protocol.fault(status, faults.code.as_deref()));
         }
 
-        let verdict = match resource_faults::subject(&request, &routed) {
-            Some((name, action)) => {
-                let verdict = self.aws_resource_verdict(&name, action);
-                if let Some((error, code)) = &verdict.lasting {
-                    outcome.flags |= FAULT;
-                    return Err(resource_faults::lasting_error(
-                        service,
-                        *error,
-                        code.as_deref(),
-                        &name,
-                        verdict.retry_after,
-                    ));
-                }
-                verdict
-            }
-            None => crate::resource_faults::ResourceVerdict::default(),
-        };
-        let ctx = Ctx {
+        let mut ctx = Ctx {
             cloud: self,
             request: &request,
             reply: *reply,
             caller: &caller,
             now,
-            drift: verdict.drift,
+            drift: None,
+            slow_create: None,
+            new_id: None,
         };
+        if let Err((err, faulted)) = self.aws_resource_faults(&mut ctx, &routed) {
+            if faulted {
+                outcome.flags |= FAULT;
+            }
+            return Err(err);
+        }
         let response = dispatch_handle(&ctx, &routed);
         if let (Ok(_), None) = (&response, &caller) {
             // An anonymous call (web identity) acts as the account of the role it assumed.

@@ -1,22 +1,32 @@
 //! Per-resource faults on the AWS front ends: the rules of the generic API
-//! ([`crate::ResourceFault`]), applied to the resource an operation names, answered with
-//! each service's own error codes.
+//! ([`crate::ResourceFault`], decided by [`crate::resource_faults::decide`]), applied to the
+//! resource an operation names, answered with each service's own codes and states.
 //!
 //! # Semantics
 //! The resource of an operation is its bucket (S3, an object operation's too), its table
 //! (DynamoDB, by `TableName` or the table of `ResourceArn`) or its VPC (EC2: the `VpcId` of
 //! DeleteVpc and ModifyVpcAttribute, `ResourceId.1` of CreateTags and DeleteTags, the one
-//! `VpcId.1` of a DescribeVpcs that names exactly one). An operation that names none
-//! (ListBuckets, ListTables, CreateVpc, whose VPC has no ID before it exists, a
-//! DescribeVpcs by filter, every STS call) is never faulted per resource. Rules select by
-//! name pattern and share as on the generic API; a rule with a `collection` selects only the
-//! generic API's resources, and one with a `tag` selects none here.
+//! `VpcId.1` of a DescribeVpcs that names exactly one, and for CreateVpc the ID the new VPC
+//! gets, reserved before the rules are read). An operation that names none (ListBuckets,
+//! ListTables, a DescribeVpcs by filter or of several VPCs, DescribeTags, every STS call)
+//! is never faulted per resource.
 //!
-//! Operations count as the generic actions: create (CreateBucket, CreateTable), get
-//! (HeadBucket, GetBucket\*, GetObject, HeadObject, DescribeTable, ListTagsOfResource,
-//! DescribeVpcs, DescribeTags), update (PutBucket\*, DeleteBucket\<subresource\>,
-//! PutObject, DeleteObject, TagResource, UntagResource, ModifyVpcAttribute, CreateTags,
-//! DeleteTags) and delete (DeleteBucket, DeleteTable, DeleteVpc).
+//! Rules select as on the generic API:
+//! - `collection`: `s3/buckets`, `dynamodb/tables`, `ec2/vpcs` select that front end's
+//!   resources; a generic collection (`buckets`, `databases`, `records`) selects none here.
+//! - `name` (the bucket, the table name, the VPC ID) and `percent` (a hash of the seed and
+//!   that name).
+//! - `tag`: the resource's tags, read as the generic API reads `spec.tags`. A create is
+//!   selected by the tags it asks for (S3's `CreateBucketConfiguration` `<Tags>`,
+//!   DynamoDB's `Tags`, EC2's `TagSpecifications` of type `vpc`); any other operation by
+//!   the tags stored when it arrives (after PutBucketTagging, TagResource, CreateTags and
+//!   their deletes), as an update on the generic API is selected by the spec it replaces.
+//!
+//! Operations count as the generic actions: create (CreateBucket, CreateTable, CreateVpc),
+//! get (HeadBucket, GetBucket\*, GetObject, HeadObject, DescribeTable, ListTagsOfResource,
+//! DescribeVpcs), update (PutBucket\*, DeleteBucket\<subresource\>, PutObject,
+//! DeleteObject, TagResource, UntagResource, ModifyVpcAttribute, CreateTags, DeleteTags) and
+//! delete (DeleteBucket, DeleteTable, DeleteVpc).
 //!
 //! A lasting error answers as the service does (codes from botocore's service models and
 //! the services' error references; a rule's `code` replaces the code, not the status):
@@ -27,29 +37,77 @@
 //! | Conflict | 409 `BucketAlreadyExists` | 400 `ResourceInUseException` | 400 `DependencyViolation` |
 //! | Validation | 400 `InvalidArgument` | 400 `ValidationException` | 400 `InvalidParameterValue` |
 //!
+//! EC2's VPCs have no unique name to conflict over and CreateVpc has no conflict error, so
+//! a Conflict never fails CreateVpc (with `actions: [delete]` it fails DeleteVpc, as
+//! `DependencyViolation` does).
+//!
 //! A retry hint rides on the error as `Retry-After` (whole seconds, rounded up) and
 //! `x-amz-retry-after` (milliseconds), whatever `aws.retry_after_header` says (that
 //! setting is for throttles).
 //!
+//! NotFound after a create: a read (a get above) of a resource younger than the rule's
+//! duration answers the service's own not-found, as a read of a missing resource does: S3
+//! 404 `NoSuchBucket` (HeadBucket and HeadObject: the status alone, no body), DynamoDB 400
+//! `ResourceNotFoundException` (DescribeTable: "Table: … not found"; ListTagsOfResource:
+//! "ResourceArn: … not found"), EC2 400 `InvalidVpcID.NotFound`. The age is counted from the
+//! resource's creation on the cloud's clock; updates and deletes are not affected, as on the
+//! generic API, and the journal does not mark these answers as faults (the generic API's
+//! 404s are not marked either).
+//!
+//! A slow create keeps the resource in its service's creating state for the rule's
+//! duration: a DynamoDB table `CREATING` (the longer of it and
+//! `provisioning.database_create_ms`; tagging or deleting it meanwhile is
+//! `ResourceInUseException`), an EC2 VPC `pending` in DescribeVpcs (and its `state`
+//! filter). S3 has no creating state: a bucket exists once CreateBucket answers, and S3
+//! reports no state to wait on, so a slow create selects no bucket (and a rule naming
+//! `collection: s3/buckets` is refused when the faults are set). A bucket that reads as
+//! absent for a while is NotFound after a create.
+//!
 //! Drift changes the tags a read reports (GetBucketTagging, ListTagsOfResource,
 //! DescribeVpcs), since tags are what the AWS kinds compare: the drift field is a tag key
 //! whose value reads `<value>-drifted` (`drifted` if the tag is absent); without a field, an
-//! extra tag `drift=drifted`. NotFound after a create and a slow create are not applied on
-//! the AWS front ends.
+//! extra tag `drift=drifted`.
 
 use std::collections::BTreeMap;
 
 use http::StatusCode;
+use jiff::Timestamp;
 
 use super::contract::{AwsRequest, Routed};
 use super::envelope::AwsError;
 use super::xml::Element;
-use crate::config::LastingError;
+use crate::config::{LastingError, ResourceKind};
 use crate::model::Action;
 use crate::service::{DynamoDbOperation, Ec2Operation, S3Operation, Service};
 
+/// What a service tells the per-resource rules of the resource an operation names.
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
+    /// Its tags, when a rule selects by tag: a create's as it asks for them, otherwise
+    /// those stored (`None`: the resource does not exist).
+    pub tags: Option<BTreeMap<String, String>>,
+    /// When it was created, if it exists.
+    pub created: Option<Timestamp>,
+    /// The service's not-found answer to this operation, for a read of a resource that
+    /// exists.
+    pub not_found: Option<AwsError>,
+    /// EC2's CreateVpc: the ID reserved for the new VPC (the name the rules select).
+    pub new_id: Option<String>,
+}
+
+/// The kind a service's resources have in rules' `collection`.
+pub(crate) fn kind(service: Service) -> Option<ResourceKind> {
+    match service {
+        Service::S3 => Some(ResourceKind::S3Buckets),
+        Service::DynamoDb => Some(ResourceKind::DynamoDbTables),
+        Service::Ec2 => Some(ResourceKind::Ec2Vpcs),
+        Service::Sts | Service::Generic => None,
+    }
+}
+
 /// The resource an operation names and the action it counts as; `None`: not faulted per
-/// resource.
+/// resource. The name is empty for CreateVpc, whose VPC has no ID yet (its [`Facts`]
+/// reserve one).
 pub(crate) fn subject(request: &AwsRequest<'_>, routed: &Routed) -> Option<(String, Action)> {
     let (name, action) = match request.service {
         Service::S3 => {
@@ -63,16 +121,27 @@ pub(crate) fn subject(request: &AwsRequest<'_>, routed: &Routed) -> Option<(Stri
         }
         Service::Ec2 => {
             let op = Ec2Operation::of(routed.op)?;
-            let name = if op == Ec2Operation::DescribeVpcs {
-                one_vpc(request)?
-            } else {
-                routed.name.clone()
+            let name = match op {
+                Ec2Operation::DescribeVpcs => one_vpc(request)?,
+                Ec2Operation::CreateVpc => return Some((String::new(), Action::Create)),
+                _ => routed.name.clone(),
             };
             (name, ec2_action(op)?)
         }
         Service::Sts | Service::Generic => return None,
     };
     (!name.is_empty()).then_some((name, action))
+}
+
+/// Whether a lasting error applies on `service` to `action`: every one does, except a
+/// Conflict on EC2's CreateVpc (VPCs have no unique name to conflict over).
+pub(crate) fn applies(service: Service, error: LastingError, action: Action) -> bool {
+    !(service == Service::Ec2 && error == LastingError::Conflict && action == Action::Create)
+}
+
+/// Tags as `{"tags": {…}}`, the shape the rules' tag selector reads.
+pub(crate) fn tags_as_spec(tags: &BTreeMap<String, String>) -> serde_json::Value {
+    serde_json::json!({ "tags": tags })
 }
 
 fn s3_action(op: S3Operation) -> Option<Action> {
@@ -102,7 +171,7 @@ fn dynamodb_action(op: DynamoDbOperation) -> Option<Action> {
 fn ec2_action(op: Ec2Operation) -> Option<Action> {
     use Ec2Operation as Op;
     Some(match op {
-        Op::CreateVpc => return None,
+        Op::CreateVpc => Action::Create,
         Op::DescribeVpcs | Op::DescribeTags => Action::Get,
         Op::ModifyVpcAttribute | Op::CreateTags | Op::DeleteTags => Action::Update,
         Op::DeleteVpc => Action::Delete,
@@ -187,6 +256,19 @@ pub(crate) fn lasting_error(
     err
 }
 
+/// The `<Tag><Key/><Value/></Tag>`s of an S3 `<TagSet>` (or CreateBucket's `<Tags>`).
+pub(crate) fn tag_set(set: Option<&Element>) -> BTreeMap<String, String> {
+    set.into_iter()
+        .flat_map(|set| set.all("Tag"))
+        .map(|t| {
+            (
+                t.text_of("Key").unwrap_or_default().to_owned(),
+                t.text_of("Value").unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// `tags` as a drifted read reports them.
 pub(crate) fn drift_tags(tags: &mut BTreeMap<String, String>, field: Option<&str>) {
     let key = field.unwrap_or("drift");
@@ -209,15 +291,7 @@ pub(crate) fn drift_tagging(tagging: &Element, field: Option<&str>) -> Element {
                 .unwrap_or_else(|| unreachable!("just pushed"))
         }
     };
-    let mut tags: BTreeMap<String, String> = set
-        .all("Tag")
-        .map(|t| {
-            (
-                t.text_of("Key").unwrap_or_default().to_owned(),
-                t.text_of("Value").unwrap_or_default().to_owned(),
-            )
-        })
-        .collect();
+    let mut tags = tag_set(Some(set));
     drift_tags(&mut tags, field);
     set.children = tags
         .into_iter()
@@ -266,7 +340,18 @@ mod tests {
             Some(Action::Get)
         );
         assert_eq!(ec2_action(Ec2Operation::CreateTags), Some(Action::Update));
-        assert_eq!(ec2_action(Ec2Operation::CreateVpc), None);
+        assert_eq!(ec2_action(Ec2Operation::CreateVpc), Some(Action::Create));
+        assert!(!applies(
+            Service::Ec2,
+            LastingError::Conflict,
+            Action::Create
+        ));
+        assert!(applies(
+            Service::Ec2,
+            LastingError::Conflict,
+            Action::Delete
+        ));
+        assert!(applies(Service::S3, LastingError::Conflict, Action::Create));
     }
 
     #[test]

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use super::parts::{ByClass, millis};
 use super::{
     ConfigError, ErrorRate, Faults, LastingError, Latency, OperationFaults, Outage, ResourceEffect,
-    ResourceFault, ResourceSelector,
+    ResourceFault, ResourceKind, ResourceSelector,
 };
-use crate::model::{Action, Collection};
+use crate::model::Action;
 use crate::service::Service;
 
 /// Faults as written: the `faults` block of a config document and the body of
@@ -107,7 +107,7 @@ struct OutageDoc {
 #[serde(deny_unknown_fields)]
 struct ResourceFaultDoc {
     #[serde(skip_serializing_if = "Option::is_none")]
-    collection: Option<Collection>,
+    collection: Option<ResourceKind>,
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

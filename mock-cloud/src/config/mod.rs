@@ -24,7 +24,9 @@ pub use document::ConfigDocument;
 pub use faults::{ErrorRate, Faults, Latency, OperationFaults, Outage};
 pub use faults_document::FaultsDocument;
 pub use quotas::{Quotas, Rate};
-pub use resource_faults::{LastingError, ResourceEffect, ResourceFault, ResourceSelector};
+pub use resource_faults::{
+    LastingError, ResourceEffect, ResourceFault, ResourceKind, ResourceSelector,
+};
 pub use service_quotas::{ClassQuota, Per, ServiceQuotas};
 
 use crate::service::Service;
@@ -306,6 +308,13 @@ pub(crate) fn validate_faults(faults: &Faults) -> Result<(), String> {
         }
         if rule.select.name.as_deref() == Some("") {
             return Err(format!("resources[{i}].name must not be empty"));
+        }
+        if rule.select.collection == Some(ResourceKind::S3Buckets)
+            && matches!(rule.effect, ResourceEffect::SlowCreate { .. })
+        {
+            return Err(format!(
+                "resources[{i}]: slow_create_s cannot select s3/buckets: S3 has no creating state (a bucket exists once CreateBucket answers); use not_found_after_create_s for a bucket that reads as absent after its create"
+            ));
         }
         if let ResourceEffect::Error {
             code: Some(code), ..

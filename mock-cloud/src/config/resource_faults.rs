@@ -2,20 +2,105 @@
 //! and what the cloud then does to them (a lasting error, NotFound after a create, drift
 //! that never converges, a create that stays `creating`).
 
+use std::fmt;
 use std::time::Duration;
 
 use crate::model::{Action, Collection};
 
+/// The kind of resource a rule's `collection` names: a collection of the generic API, or
+/// the resource of an AWS front end (`s3/buckets`, `dynamodb/tables`, `ec2/vpcs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ResourceKind {
+    /// A collection of the generic API (`buckets`, `databases`, `records`).
+    Collection(Collection),
+    /// S3's buckets (an object operation counts as its bucket's).
+    S3Buckets,
+    /// DynamoDB's tables.
+    DynamoDbTables,
+    /// EC2's VPCs.
+    Ec2Vpcs,
+}
+
+impl ResourceKind {
+    /// The AWS front ends' kinds, in a stable order.
+    pub const AWS: [ResourceKind; 3] = [
+        ResourceKind::S3Buckets,
+        ResourceKind::DynamoDbTables,
+        ResourceKind::Ec2Vpcs,
+    ];
+
+    /// The name in the config: the collection's, or `<service>/<resources>`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceKind::Collection(c) => c.as_str(),
+            ResourceKind::S3Buckets => "s3/buckets",
+            ResourceKind::DynamoDbTables => "dynamodb/tables",
+            ResourceKind::Ec2Vpcs => "ec2/vpcs",
+        }
+    }
+
+    /// Parses a name of [`ResourceKind::as_str`].
+    pub fn parse(s: &str) -> Option<ResourceKind> {
+        Collection::parse(s)
+            .map(ResourceKind::Collection)
+            .or_else(|| ResourceKind::AWS.into_iter().find(|k| k.as_str() == s))
+    }
+
+    /// Every name [`ResourceKind::parse`] reads.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Collection::ALL
+            .into_iter()
+            .map(ResourceKind::Collection)
+            .chain(ResourceKind::AWS)
+            .map(ResourceKind::as_str)
+    }
+}
+
+impl From<Collection> for ResourceKind {
+    fn from(c: Collection) -> ResourceKind {
+        ResourceKind::Collection(c)
+    }
+}
+
+impl fmt::Display for ResourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for ResourceKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ResourceKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ResourceKind, D::Error> {
+        let name = String::deserialize(d)?;
+        ResourceKind::parse(&name).ok_or_else(|| {
+            let known: Vec<&str> = ResourceKind::names().collect();
+            serde::de::Error::custom(format!(
+                "unknown collection {name:?}, expected one of {}",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
 /// Which resources a [`ResourceFault`] applies to. Every part that is set must hold.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceSelector {
-    /// Only resources of this collection.
-    pub collection: Option<Collection>,
+    /// Only resources of this kind: a generic collection, or an AWS front end's buckets,
+    /// tables or VPCs.
+    pub collection: Option<ResourceKind>,
     /// A name pattern: `*` matches any run of characters (`bench-*`, `*-7`, `db-?` is
     /// literal); `None` matches every name.
     pub name: Option<String>,
     /// A tag `(key, value)`: the resource's `spec.tags.<key>` must be the string `value`
     /// (as written in the create; for a resource that does not exist yet, its create body).
+    /// On the AWS front ends, the resource's tags: those of its create request (S3's
+    /// `CreateBucketConfiguration` `Tags`, DynamoDB's `Tags`, EC2's `TagSpecifications`),
+    /// then as its tagging calls change them.
     pub tag: Option<(String, String)>,
     /// A share in percent (0 to 100) of the resources the other parts match, chosen by a
     /// hash of the fault seed and the name: the same names for a seed, whatever the order
@@ -111,7 +196,9 @@ pub enum ResourceEffect {
         /// The top-level spec field that drifts.
         field: Option<String>,
     },
-    /// A create leaves the resource `creating` for `duration` (whatever its collection).
+    /// A create leaves the resource `creating` for `duration` (whatever its collection; on
+    /// AWS a DynamoDB table `CREATING`, an EC2 VPC `pending`; S3 has no creating state, so
+    /// it selects no S3 bucket, and a rule with `collection: s3/buckets` is refused).
     SlowCreate {
         /// How long it stays `creating`.
         duration: Duration,

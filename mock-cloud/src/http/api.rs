@@ -218,7 +218,7 @@ impl MockCloud {
         };
         let spec = parsed.as_ref().map(|(_, spec)| spec).or(stored.as_ref());
         let subject = Subject {
-            collection: Some(request.collection),
+            kind: request.collection.into(),
             name,
             action,
         };

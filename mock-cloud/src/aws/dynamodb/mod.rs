@@ -173,6 +173,68 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
     ))
 }
 
+/// What per-resource faults need of the table `name` (see
+/// [`super::resource_faults::Facts`]): a create's requested `Tags`; an existing table's
+/// tags, creation time and `ResourceNotFoundException` for a read. A `TableName` or
+/// `ResourceArn` of another account or region names none of the caller's tables.
+pub(crate) fn facts(
+    ctx: &Ctx<'_>,
+    routed: &Routed,
+    name: &str,
+    action: crate::model::Action,
+    tags: bool,
+) -> super::resource_faults::Facts {
+    use super::resource_faults::Facts;
+    let Some(caller) = ctx.caller.as_deref() else {
+        return Facts::default();
+    };
+    let Ok(body) = json::object(&ctx.request.body) else {
+        return Facts::default();
+    };
+    if action == crate::model::Action::Create {
+        let requested = || {
+            let mut v = Violations::default();
+            let tags = spec::tags(&body, "Tags", "tags", &mut v).ok().flatten();
+            tags.unwrap_or_default().into_iter().collect()
+        };
+        return Facts {
+            tags: tags.then(requested),
+            ..Facts::default()
+        };
+    }
+    let named = ["TableName", "ResourceArn"]
+        .into_iter()
+        .find_map(|k| body.get(k).and_then(Value::as_str))
+        .unwrap_or_default();
+    let key = if named.starts_with("arn:") {
+        match arn_key(ctx, caller, named) {
+            Ok(key) => key,
+            Err(_) => return Facts::default(),
+        }
+    } else {
+        (
+            caller.account.clone(),
+            ctx.request.region.clone(),
+            name.to_owned(),
+        )
+    };
+    let mut store = lock(&ctx.state().dynamodb);
+    let Some((table, _)) = store.get(&key, ctx.now) else {
+        return Facts::default();
+    };
+    let not_found = match DynamoDbOperation::of(routed.op) {
+        Some(DynamoDbOperation::DescribeTable) => Some(not_found(&key)),
+        Some(DynamoDbOperation::ListTagsOfResource) => Some(arn_not_found(named)),
+        _ => None,
+    };
+    Facts {
+        tags: tags.then(|| table.tags.clone()),
+        created: Some(table.created),
+        not_found: not_found.filter(|_| action == crate::model::Action::Get),
+        new_id: None,
+    }
+}
+
 fn create_table(
     ctx: &Ctx<'_>,
     caller: &Principal,
@@ -201,7 +263,13 @@ fn create_table(
         kms_key_arn,
         arn,
         created,
-        active_at: after(created, config.database_create),
+        // A per-resource slow create holds it CREATING longer, never shorter.
+        active_at: after(
+            created,
+            config
+                .database_create
+                .max(ctx.slow_create.unwrap_or_default()),
+        ),
         gone_at: None,
         tags: spec.tags.iter().cloned().collect(),
         spec,

@@ -8,7 +8,8 @@
 //!   exists, and nothing depends on a VPC, so a delete always succeeds.
 //! - CreateVpc needs an IPv4 `CidrBlock` of /16 to /28 (`InvalidVpc.Range` otherwise;
 //!   a malformed block or one with host bits set is `InvalidParameterValue`). Its answer
-//!   says `pending`; describes say `available`. IPAM pools and IPv6 blocks are not
+//!   says `pending`; describes say `available` (or `pending` while a per-resource slow
+//!   create holds it). IPAM pools and IPv6 blocks are not
 //!   modelled: asking for one is `UnsupportedOperation`, never silently ignored.
 //! - DescribeVpcs takes `VpcId.N` (any unknown ID: `InvalidVpcID.NotFound` naming them
 //!   all) and the filters of the model (`vpc-id`, `cidr`, `state`, `owner-id`,
@@ -106,6 +107,54 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
         Op::CreateTags => tags::create(ctx, &params, &mut store, caller),
         Op::DeleteTags => tags::delete(ctx, &params, &mut store, caller),
         Op::DescribeTags => tags::describe(ctx, &params, &mut store, caller),
+    }
+}
+
+/// What per-resource faults need of the VPC `id` (see
+/// [`super::resource_faults::Facts`]): for CreateVpc, the ID the new VPC gets (reserved
+/// now, so the rules read the name it will have) and the tags of its `vpc`
+/// `TagSpecifications`; for an existing VPC, its tags, creation time and
+/// `InvalidVpcID.NotFound` for a read.
+pub(crate) fn facts(
+    ctx: &Ctx<'_>,
+    _routed: &Routed,
+    id: &str,
+    action: crate::model::Action,
+    tags: bool,
+) -> super::resource_faults::Facts {
+    use super::resource_faults::Facts;
+    let Some(caller) = ctx.caller.as_deref() else {
+        return Facts::default();
+    };
+    let region = ctx.request.region.as_str();
+    let mut store = lock(&ctx.state().ec2);
+    if action == crate::model::Action::Create {
+        let requested = || {
+            let mut out = BTreeMap::new();
+            for spec in parameters(ctx.request).tag_specifications() {
+                if spec.resource_type.as_deref() == Some("vpc") {
+                    for tag in &spec.tags {
+                        let key = tag.key.clone().unwrap_or_default();
+                        out.insert(key, tag.value.clone().unwrap_or_default());
+                    }
+                }
+            }
+            out
+        };
+        return Facts {
+            tags: tags.then(requested),
+            new_id: Some(store.new_id("vpc", &caller.account, region)),
+            ..Facts::default()
+        };
+    }
+    let Some(vpc) = store.region(&caller.account, region).vpcs.get(id) else {
+        return Facts::default();
+    };
+    Facts {
+        tags: tags.then(|| vpc.tags.clone()),
+        created: Some(vpc.created),
+        not_found: (action == crate::model::Action::Get).then(|| vpcs::not_found(&[id])),
+        new_id: None,
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use jiff::Timestamp;
+
 /// One VPC.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Vpc {
@@ -18,6 +20,22 @@ pub(crate) struct Vpc {
     pub dns_hostnames: bool,
     pub network_address_usage_metrics: bool,
     pub tags: BTreeMap<String, String>,
+    /// When it was created, on the cloud's wall clock.
+    pub created: Timestamp,
+    /// When it turns from `pending` to `available` (its create time, unless a
+    /// per-resource slow create holds it `pending`).
+    pub available_at: Timestamp,
+}
+
+impl Vpc {
+    /// Its state at `now`: `pending` until it is available.
+    pub fn state(&self, now: Timestamp) -> &'static str {
+        if now < self.available_at {
+            "pending"
+        } else {
+            "available"
+        }
+    }
 }
 
 /// The VPCs of one account in one region, by ID (the order EC2's pages follow here).

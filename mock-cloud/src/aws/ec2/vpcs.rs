@@ -31,7 +31,7 @@ const VPC_FILTERS: [&str; 14] = [
 ];
 
 /// `InvalidVpcID.NotFound` for one or more IDs, worded as EC2 words it.
-fn not_found(ids: &[&str]) -> AwsError {
+pub(crate) fn not_found(ids: &[&str]) -> AwsError {
     let message = match ids {
         [one] => format!("The vpc ID '{one}' does not exist"),
         many => format!("The vpc IDs '{}' do not exist", many.join(", ")),
@@ -134,7 +134,10 @@ pub(crate) fn create(
     }
     dry_run(params)?;
     let region = ctx.request.region.as_str();
-    let id = store.new_id("vpc", &caller.account, region);
+    let id = match &ctx.new_id {
+        Some(id) => id.clone(),
+        None => store.new_id("vpc", &caller.account, region),
+    };
     let association_id = store.new_id("vpc-cidr-assoc", &caller.account, region);
     let place = store.region(&caller.account, region);
     let vpc = Vpc {
@@ -148,14 +151,21 @@ pub(crate) fn create(
         dns_hostnames: false,
         network_address_usage_metrics: false,
         tags,
+        created: ctx.now,
+        available_at: {
+            let hold = ctx.slow_create.unwrap_or_default();
+            let hold = jiff::SignedDuration::try_from(hold).unwrap_or(jiff::SignedDuration::MAX);
+            ctx.now.saturating_add(hold).unwrap_or(ctx.now)
+        },
     };
-    // EC2 answers a new VPC as `pending`; here it is `available` from the next call on.
+    // EC2 answers a new VPC as `pending`; here it is `available` from the next call on,
+    // unless a per-resource slow create holds it `pending`.
     let inner = format!("    <vpc>{}</vpc>\n", wire::vpc(&vpc, "pending"));
     place.vpcs.insert(id, vpc);
     Ok(wire::answer(ctx, "CreateVpc", &inner))
 }
 
-fn matches(f: &Filter, vpc: &Vpc) -> bool {
+fn matches(f: &Filter, vpc: &Vpc, now: jiff::Timestamp) -> bool {
     match f.name.as_str() {
         "cidr" | "cidr-block-association.cidr-block" => f.matches(&vpc.cidr),
         "cidr-block-association.association-id" => f.matches(&vpc.association_id),
@@ -163,7 +173,7 @@ fn matches(f: &Filter, vpc: &Vpc) -> bool {
         "dhcp-options-id" => f.matches(&vpc.dhcp_options_id),
         "is-default" => f.matches("false"),
         "owner-id" => f.matches(&vpc.owner_id),
-        "state" => f.matches("available"),
+        "state" => f.matches(vpc.state(now)),
         "tag-key" => f.matches_any(vpc.tags.keys().map(String::as_str)),
         "vpc-id" => f.matches(&vpc.id),
         name => match name.strip_prefix("tag:") {
@@ -191,7 +201,7 @@ pub(crate) fn describe(
         .vpcs
         .values()
         .filter(|vpc| ids.is_empty() || ids.contains(&vpc.id.as_str()))
-        .filter(|vpc| filters.iter().all(|f| matches(f, vpc)))
+        .filter(|vpc| filters.iter().all(|f| matches(f, vpc, ctx.now)))
         .map(|vpc| (vpc.id.clone(), vpc))
         .collect();
     let (vpcs, next) = wire::page(selected, params.get("NextToken"), max)?;
@@ -201,9 +211,9 @@ pub(crate) fn describe(
             Some(field) => {
                 let mut drifted = vpc.clone();
                 super::super::resource_faults::drift_tags(&mut drifted.tags, field.as_deref());
-                wire::vpc(&drifted, "available")
+                wire::vpc(&drifted, vpc.state(ctx.now))
             }
-            None => wire::vpc(vpc, "available"),
+            None => wire::vpc(vpc, vpc.state(ctx.now)),
         };
         inner.push_str(&format!("<item>{item}</item>"));
     }

@@ -147,14 +147,15 @@ pub(crate) fn create(
         .with_field("BucketName", name));
     }
     let region = ctx.request.region.as_str();
-    let constraint = if ctx.request.body.iter().all(u8::is_ascii_whitespace) {
-        None
-    } else {
-        let root = xml::parse(&ctx.request.body).map_err(|_| malformed_xml())?;
-        if root.name != "CreateBucketConfiguration" {
-            return Err(malformed_xml());
+    let (constraint, tags) = match configuration(&ctx.request.body)? {
+        None => (None, None),
+        Some(root) => {
+            let tags = root.child("Tags").cloned();
+            if let Some(tags) = &tags {
+                super::schema::check_tags(tags)?;
+            }
+            (root.text_of("LocationConstraint").map(str::to_owned), tags)
         }
-        root.text_of("LocationConstraint").map(str::to_owned)
     };
     match (region, constraint.as_deref()) {
         (US_EAST_1, None) => {}
@@ -225,6 +226,15 @@ pub(crate) fn create(
             }
             bucket.ownership = Some(ownership(value));
         }
+        // Tags given to the create are the bucket's tag set (GetBucketTagging reads them).
+        bucket.tagging = tags.map(|tags| xml::Element {
+            name: "Tagging".to_owned(),
+            text: String::new(),
+            children: vec![xml::Element {
+                name: "TagSet".to_owned(),
+                ..tags
+            }],
+        });
         store.buckets.insert(name.to_owned(), bucket);
     }
     let mut response = empty(ctx, StatusCode::OK);
@@ -234,6 +244,26 @@ pub(crate) fn create(
             .insert(http::header::LOCATION, location);
     }
     Ok(response)
+}
+
+/// CreateBucket's `<CreateBucketConfiguration>`, if the body has one.
+fn configuration(body: &[u8]) -> Result<Option<xml::Element>, AwsError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let root = xml::parse(body).map_err(|_| malformed_xml())?;
+    if root.name != "CreateBucketConfiguration" {
+        return Err(malformed_xml());
+    }
+    Ok(Some(root))
+}
+
+/// The tags a CreateBucket asks for (none if its body cannot be read: the create then
+/// fails on it).
+pub(crate) fn create_tags(body: &[u8]) -> std::collections::BTreeMap<String, String> {
+    let tags = configuration(body).ok().flatten();
+    let tags = tags.as_ref().and_then(|root| root.child("Tags"));
+    super::super::resource_faults::tag_set(tags)
 }
 
 pub(crate) fn head(

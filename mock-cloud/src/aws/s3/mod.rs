@@ -256,6 +256,38 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
     }
 }
 
+/// What per-resource faults need of the bucket `name` (see
+/// [`super::resource_faults::Facts`]): a create's requested tags; an existing bucket's
+/// tags, creation time and `NoSuchBucket` for a read.
+pub(crate) fn facts(
+    ctx: &Ctx<'_>,
+    _routed: &Routed,
+    name: &str,
+    action: crate::model::Action,
+    tags: bool,
+) -> super::resource_faults::Facts {
+    use super::resource_faults::{Facts, tag_set};
+    if action == crate::model::Action::Create {
+        return Facts {
+            tags: tags.then(|| buckets::create_tags(&ctx.request.body)),
+            ..Facts::default()
+        };
+    }
+    let store = lock(&ctx.state().s3);
+    let Some(bucket) = store.buckets.get(name) else {
+        return Facts::default();
+    };
+    Facts {
+        tags: tags.then(|| {
+            let set = bucket.tagging.as_ref().and_then(|t| t.child("TagSet"));
+            tag_set(set)
+        }),
+        created: Some(bucket.created),
+        not_found: (action == crate::model::Action::Get).then(|| no_such_bucket(name)),
+        new_id: None,
+    }
+}
+
 /// An XML answer: `200` with `application/xml`.
 pub(crate) fn xml(ctx: &Ctx<'_>, status: StatusCode, body: String) -> Response<ResponseBody> {
     envelope::respond(&ctx.reply, status, "application/xml", body)

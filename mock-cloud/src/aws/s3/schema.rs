@@ -34,6 +34,13 @@ fn invalid_tag(message: &str) -> AwsError {
 pub(crate) fn tagging(body: &[u8]) -> Result<Element, AwsError> {
     let root = document(body, "Tagging")?;
     let set = root.child("TagSet").ok_or_else(malformed_xml)?;
+    check_tags(set)?;
+    Ok(root)
+}
+
+/// Checks the `<Tag>`s of a `<TagSet>` (or of CreateBucket's `<Tags>`): keys unique, 1 to
+/// 128 characters, values at most 256, no `aws:` prefix, at most 50.
+pub(crate) fn check_tags(set: &Element) -> Result<(), AwsError> {
     let mut keys = std::collections::HashSet::new();
     for tag in &set.children {
         if tag.name != "Tag" {
@@ -66,7 +73,7 @@ pub(crate) fn tagging(body: &[u8]) -> Result<Element, AwsError> {
             "Bucket tag count cannot be greater than 50",
         ));
     }
-    Ok(root)
+    Ok(())
 }
 
 /// `<VersioningConfiguration><Status>Enabled|Suspended</Status><MfaDelete/>`.
