@@ -52,7 +52,9 @@ pub enum Command {
         /// records every override. Paths: provider.maxReconcileRate, provider.rateLimitModel,
         /// provider.pollInterval, provider.pollJitterPercent, provider.minPollInterval,
         /// provider.pollJitterSizing, provider.scopedBuckets, provider.backoffBase,
-        /// provider.backoffMax, resources.NAME.count, phases.NAME.duration, phases.NAME.timeout, seed.
+        /// provider.backoffMax, provider.errorRequeue, provider.observeOnlyAbsent,
+        /// resources.NAME.count, phases.NAME.duration, phases.NAME.timeout,
+        /// assertions.CHECK.window (every assertion of that check), seed, time.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<scenario::Set>,
         /// Run in virtual time: the embedded stack on tokio's paused clock, which jumps to

@@ -50,6 +50,40 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         "provider.observeOnlyAbsent" => p.observe_only_absent = Some(value(set, index)?),
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
         "time" => raw.time = Some(value(set, index)?),
+        path if path.starts_with("assertions.") => {
+            let check = path
+                .strip_prefix("assertions.")
+                .and_then(|rest| rest.strip_suffix(".window"))
+                .unwrap_or_default();
+            let named = |a: &&mut super::raw::RawAssertion| {
+                serde_json::to_value(a.check.value)
+                    .ok()
+                    .as_ref()
+                    .and_then(|v| v.as_str())
+                    == Some(check)
+            };
+            let mut found = false;
+            for a in raw.assertions.iter_mut().filter(named) {
+                a.window = Some(value(set, index)?);
+                found = true;
+            }
+            if !found {
+                let mut checks: Vec<String> = raw
+                    .assertions
+                    .iter()
+                    .filter_map(|a| serde_json::to_value(a.check.value).ok())
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect();
+                checks.dedup();
+                return Err(Problem::new(
+                    Pos::of(&location(index)),
+                    format!(
+                        "no assertion checks {check:?}, expected assertions.CHECK.window with CHECK one of {}",
+                        checks.join(", ")
+                    ),
+                ));
+            }
+        }
         path if path.starts_with("phases.") => {
             let (name, field) = path
                 .strip_prefix("phases.")
@@ -163,6 +197,41 @@ mod tests {
         assert_eq!(s.groups[0].count, 7);
         assert_eq!(s.seed, 42);
         assert_eq!(s.sets.len(), 7);
+    }
+
+    #[test]
+    fn an_assertions_window_can_be_set_by_its_check() {
+        let file = format!(
+            "{TINY}assertions:\n  - {{check: cloudCalls, window: 10m}}\n  - {{check: cloudCalls, window: 1h}}\n  - {{check: throttles}}\n"
+        );
+        let s = parse_with(
+            &file,
+            "tiny.yaml",
+            &sets(&["assertions.cloudCalls.window=20s"]),
+        )
+        .unwrap();
+        let windows: Vec<_> = s
+            .assertions
+            .iter()
+            .filter_map(|a| match a.check {
+                crate::scenario::Check::CloudCalls { window, .. } => Some(window),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(windows, [std::time::Duration::from_secs(20); 2]);
+        let err = match parse_with(
+            &file,
+            "tiny.yaml",
+            &sets(&["assertions.hotLoops.window=20s"]),
+        ) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("no hotLoops assertion to set"),
+        };
+        assert!(
+            err.contains("no assertion checks \"hotLoops\"")
+                && err.contains("cloudCalls, throttles"),
+            "{err}"
+        );
     }
 
     #[test]

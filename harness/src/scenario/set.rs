@@ -12,6 +12,7 @@
 //! | `provider.observeOnlyAbsent` | `poll` or `backoff` |
 //! | `resources.NAME.count` | an integer, for the group named NAME |
 //! | `phases.NAME.duration`, `phases.NAME.timeout` | a Go duration, for the phase named NAME (`duration` where the action has one: hold, cloudOutage, cloudLatency) |
+//! | `assertions.CHECK.window` | a Go duration, the window of every assertion whose check is CHECK (`perResourceCalls`, `hotLoops`, `cloudCalls`, …): a scenario shortened with `phases.NAME.duration` keeps windows that fit in it |
 //! | `seed` | an integer |
 //! | `time` | `real` or `virtual` |
 //!
@@ -37,6 +38,7 @@ pub const SETTABLE: &[&str] = &[
     "resources.NAME.count",
     "phases.NAME.duration",
     "phases.NAME.timeout",
+    "assertions.CHECK.window",
     "seed",
     "time",
 ];

@@ -115,6 +115,20 @@ struct Provider {
     metrics_port: u16,
     logs: PathBuf,
     starts: u32,
+    /// Its settings' flags (`--poll-interval=5s`, …): what the Deployment would pass.
+    flags: Vec<String>,
+}
+
+/// The flags of the provider that `ci/manifests` would deploy for the settings
+/// `--max-reconcile-rate=10 --rate-limit-model=crossplane --poll-interval=5s`.
+fn default_flags() -> Vec<String> {
+    [
+        "--max-reconcile-rate=10",
+        "--rate-limit-model=crossplane",
+        "--poll-interval=5s",
+    ]
+    .map(str::to_owned)
+    .to_vec()
 }
 
 impl Provider {
@@ -130,8 +144,7 @@ impl Provider {
                     &format!("127.0.0.1:{}", self.metrics_port),
                 ])
                 .args(["--shutdown-timeout", "5s"])
-                .args(["--max-reconcile-rate=10", "--rate-limit-model=crossplane"])
-                .args(["--poll-interval=5s"]),
+                .args(&self.flags),
             &self.logs.join(format!("provider-{}.log", self.starts)),
         );
         wait_for("the provider", Duration::from_secs(30), || {
@@ -178,6 +191,11 @@ fn deployments(client: &kube::Client) -> Api<DynamicObject> {
 
 impl Cluster {
     fn start(name: &str) -> Cluster {
+        Cluster::start_with(name, default_flags())
+    }
+
+    /// The stack with a provider started with `flags`.
+    fn start_with(name: &str, flags: Vec<String>) -> Cluster {
         let bin = binaries();
         let dir = std::env::temp_dir().join(format!("harness-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -251,6 +269,7 @@ impl Cluster {
             metrics_port,
             logs: dir.clone(),
             starts: 0,
+            flags,
         };
         let running = provider.start();
         Cluster {
@@ -481,4 +500,96 @@ assertions:
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(phases, ["create", "hold", "fix"]);
+}
+
+/// The cluster runs of the shipped error-path scenarios, shortened to seconds of real time:
+/// 20 buckets (or 20 beside the observed 5), polled every 5 s, held 30 s, with the
+/// per-resource windows that fit in the hold (10 s) and, for perResourceCalls, the whole
+/// hold.
+const SHORTEN: [&str; 6] = [
+    "time=real",
+    "provider.pollInterval=5s",
+    "phases.hold.duration=30s",
+    "phases.create.timeout=60s",
+    "assertions.perResourceCalls.window=30s",
+    "assertions.hotLoops.window=10s",
+];
+
+/// Runs the shipped scenario `file` with `sets` in cluster mode against a provider started
+/// with the flags of its settings (as a Deployment made for it would); returns result.json
+/// and the seconds the run took.
+fn run_shipped(file: &str, sets: &[&str]) -> (serde_json::Value, f64) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(file);
+    let parsed: Vec<harness::scenario::Set> = sets.iter().map(|s| s.parse().unwrap()).collect();
+    let s = harness::scenario::load_with(&path, &parsed).unwrap_or_else(|e| panic!("{e}"));
+    let flags = harness::run::source::provider_metrics::provider_flags(&s.settings)
+        .into_iter()
+        .map(|(flag, value)| format!("--{flag}={value}"))
+        .collect();
+    let mut cluster = Cluster::start_with(&s.name, flags);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut extra = Vec::new();
+    for set in sets {
+        extra.push("--set");
+        extra.push(set);
+    }
+    let started = Instant::now();
+    let result = cluster.run(&text, &extra);
+    let took = started.elapsed().as_secs_f64();
+    eprintln!("{file} in cluster mode: {took:.1} s");
+    let failed: Vec<String> = result["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["pass"] != true)
+        .map(|v| v.to_string())
+        .collect();
+    assert!(failed.is_empty(), "{file}: {failed:#?}");
+    (result, took)
+}
+
+fn share_cost<'a>(result: &'a serde_json::Value, share: &str) -> &'a serde_json::Value {
+    result["share_costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["share"] == share)
+        .unwrap_or_else(|| panic!("no share {share}: {}", result["share_costs"]))
+}
+
+#[test]
+fn permanent_errors_yaml_passes_in_cluster_mode_shortened_to_seconds() {
+    let mut sets = SHORTEN.to_vec();
+    sets.push("resources.bucket.count=20");
+    let (result, _) = run_shipped("permanent-errors.yaml", &sets);
+    // 5 % of 20: one denied bucket, on the backoff's first steps in the hold.
+    let cost = share_cost(&result, "bucket/AccessDenied");
+    assert_eq!(cost["resources"], 1, "{cost}");
+    assert!(cost["observed_per_hour"].as_f64().unwrap() > 0.0, "{cost}");
+}
+
+#[test]
+fn drift_loop_yaml_passes_in_cluster_mode_shortened_to_seconds() {
+    let mut sets = SHORTEN.to_vec();
+    // 2 % of 50: one drifting bucket, updated on every poll.
+    sets.push("resources.bucket.count=50");
+    let (result, _) = run_shipped("drift-loop.yaml", &sets);
+    let cost = share_cost(&result, "bucket/drift");
+    assert_eq!(cost["resources"], 1, "{cost}");
+    assert!(
+        calls(&result, "hold", "update") >= 4,
+        "an update every poll"
+    );
+}
+
+#[test]
+fn observe_only_absent_yaml_passes_in_cluster_mode_shortened_to_seconds() {
+    let mut sets = SHORTEN.to_vec();
+    sets.push("resources.managed.count=15");
+    let (result, _) = run_shipped("observe-only-absent.yaml", &sets);
+    let cost = share_cost(&result, "observed/observe-only-absent");
+    assert_eq!(cost["resources"], 5, "{cost}");
+    assert!(cost["observed_per_hour"].as_f64().unwrap() > 0.0, "{cost}");
 }
