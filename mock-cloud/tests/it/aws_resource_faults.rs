@@ -376,7 +376,7 @@ async fn s3_reads_answer_no_such_bucket_right_after_the_create_and_the_sdk_does_
             ("CreateBucket", 200, false),
             ("HeadBucket", 404, false),
             ("GetBucketVersioning", 404, false),
-            ("PutBucketTagging", 200, false),
+            ("PutBucketTagging", 204, false),
         ],
         "one attempt each: the SDK classifies the 404s as not retryable"
     );
@@ -459,9 +459,8 @@ async fn dynamodb_answers_resource_not_found_after_create_table_and_holds_a_slow
         .into_service_error();
     assert!(e.is_resource_in_use_exception(), "{e:?}");
     // Each error once: none is retried by the SDK's standard mode.
-    let statuses: Vec<(&str, u16)> = served
-        .cloud
-        .calls()
+    let calls = served.cloud.calls();
+    let statuses: Vec<(&str, u16)> = calls
         .iter()
         .map(|c| (c.operation.as_str(), c.status))
         .collect();
@@ -584,9 +583,8 @@ async fn ec2_selects_vpcs_by_their_create_tags_holds_slow_ones_pending_and_hides
         e.message(),
         Some(format!("The vpc ID '{young}' does not exist").as_str())
     );
-    let statuses: Vec<(&str, u16, bool)> = served
-        .cloud
-        .calls()
+    let calls = served.cloud.calls();
+    let statuses: Vec<(&str, u16, bool)> = calls
         .iter()
         .map(|c| (c.operation.as_str(), c.status, c.fault))
         .collect();
@@ -611,7 +609,8 @@ async fn ec2_selects_vpcs_by_their_create_tags_holds_slow_ones_pending_and_hides
         .await
         .unwrap();
     let states: Vec<_> = both.vpcs().iter().map(|v| v.state().cloned()).collect();
-    assert_eq!(states, [Some(aws_sdk_ec2::types::VpcState::Available); 2]);
+    let available = Some(aws_sdk_ec2::types::VpcState::Available);
+    assert_eq!(states, [available.clone(), available]);
     ec2.describe_vpcs().vpc_ids(&young).send().await.unwrap();
 }
 
