@@ -4,6 +4,7 @@
 //! listen address that cannot be bound.
 
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,6 +32,12 @@ struct Args {
     /// Check the config file and exit without serving.
     #[arg(long)]
     check: bool,
+    /// Threads that serve requests. Default: one per CPU this process may run on (its CPU
+    /// affinity, as set by taskset or a container's cpuset). With 1, one thread does
+    /// everything (accepting, reading, answering): no wakeups between threads, the
+    /// cheapest per request; with more, requests spread over that many threads.
+    #[arg(long, value_name = "N")]
+    threads: Option<NonZeroUsize>,
 }
 
 fn main() -> ExitCode {
@@ -61,7 +68,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         println!("config ok: {} account(s)", config.accounts.len());
         return Ok(());
     }
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the tokio runtime")?;
+    let runtime = runtime(args.threads).context("cannot start the tokio runtime")?;
     runtime.block_on(async {
         let cloud = mock_cloud::MockCloud::new(config)?;
         let listener = tokio::net::TcpListener::bind(args.listen)
@@ -71,6 +78,25 @@ fn run(args: Args) -> anyhow::Result<()> {
         mock_cloud::serve(listener, cloud, shutdown_signal()).await;
         anyhow::Ok(())
     })
+}
+
+/// The runtime that serves: tokio's current-thread runtime for one thread (the accept loop
+/// and every connection on the thread that calls `block_on`), its multi-thread runtime
+/// with `threads` workers otherwise. `None`: one thread per CPU the process may use.
+fn runtime(threads: Option<NonZeroUsize>) -> std::io::Result<tokio::runtime::Runtime> {
+    let threads = threads
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get);
+    if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+    }
 }
 
 /// Completes on SIGINT or SIGTERM.
