@@ -25,8 +25,9 @@ cargo fmt --all --check
 # its aws-sdk crates are the ones mock-cloud's tests build anyway, so the feature adds only the
 # provider's own `aws` module, and the harness's `aws` (the flavour on the embedded stack: its
 # tests run a small aws-upjet scenario). The harness's smoke run below builds the default
-# features.
-FEATURES=(--features "provider/aws,harness/aws")
+# features. mock-cloud's `loadgen` (the benchmarks' load generator) adds one small binary
+# whose only extra dependency, wiremock, mock-cloud's tests build anyway.
+FEATURES=(--features "provider/aws,harness/aws,mock-cloud/loadgen")
 
 step "cargo clippy --workspace --all-targets ${FEATURES[*]} --locked -- -D warnings"
 cargo clippy --workspace --all-targets "${FEATURES[@]}" --locked -- -D warnings

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # S3 HeadBucket throughput of mock-cloud (release binary: SigV4 verified, quotas checked,
 # journal on) and of moto's server (PyPI moto[server], ThreadedMotoServer), measured side
-# by side in one run by the project's load generator (examples/loadgen.rs, one client
+# by side in one run by the project's load generator (src/bin/loadgen.rs, one client
 # thread, closed loop on keep-alive connections): rounds alternate between the two, then
 # the medians and their ratios are printed. Each server runs in its own process pinned to
 # one core, the load generator on another, and every run also reports requests per server
@@ -33,7 +33,7 @@ if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c 'import moto.server,
 fi
 py="$venv/bin/python"
 
-cargo build --release -q -p mock-cloud --bin mock-cloud --example loadgen
+cargo build --release -q -p mock-cloud --features loadgen --bin mock-cloud --bin loadgen
 target_dir="${CARGO_TARGET_DIR:-target}"
 work="$(mktemp -d)"
 pids=()
@@ -82,7 +82,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %-11s %10s %9s %18s %12s %13s\n' round server 'req/s' 'p99 ms' 'req/server-CPU-s' 'server CPU' 'loadgen CPU'
 for round in $(seq "$rounds"); do
   for i in 0 1; do
-    out="$(measure "${pids[$i]}" "$target_dir/release/examples/loadgen" --method HEAD --token '' \
+    out="$(measure "${pids[$i]}" "$target_dir/release/loadgen" --method HEAD --token '' \
       --client-threads 1 --seconds "$seconds" --connections "$connections" --target "${urls[$i]}")"
     read -r r p99 errors cpu_s client_s wall_s < <(awk '{
       for (i = 1; i <= NF; i++) {

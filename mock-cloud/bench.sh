@@ -10,7 +10,7 @@
 # Usage: mock-cloud/bench.sh [rounds] [seconds-per-target] [connections]
 # Needs wrk (Debian: apt-get install wrk). Without it, the built-in Rust client measures
 # the same pair of servers in one process (not pinned, no CPU accounting):
-#   cargo run --release -p mock-cloud --example loadgen
+#   cargo run --release -p mock-cloud --features loadgen --bin loadgen
 set -euo pipefail
 script="$(realpath "$0")"
 cd "$(dirname "$script")/.."
@@ -21,7 +21,7 @@ command -v wrk >/dev/null || { echo "wrk not found (apt-get install wrk)" >&2; e
 bench_args=("$@")
 source mock-cloud/bench-lib.sh
 
-cargo build --release -q -p mock-cloud --bin mock-cloud --example loadgen
+cargo build --release -q -p mock-cloud --features loadgen --bin mock-cloud --bin loadgen
 target_dir="${CARGO_TARGET_DIR:-target}"
 work="$(mktemp -d)"
 pids=()
@@ -47,7 +47,7 @@ serve_for=$((2 * rounds * (seconds + 2) + 60))
 pids+=($!)
 # loadgen --serve runs both stubs of its pair; only its wiremock is loaded here, and its
 # mock-cloud stub, idle, takes no CPU, so this process's CPU time is wiremock's.
-"${pin_server[@]}" "$target_dir/release/examples/loadgen" --serve "$serve_for" \
+"${pin_server[@]}" "$target_dir/release/loadgen" --serve "$serve_for" \
   >"$work/wiremock.out" 2>"$work/wiremock.err" &
 pids+=($!)
 for _ in $(seq 100); do

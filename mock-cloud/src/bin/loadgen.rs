@@ -2,11 +2,15 @@
 //! serving an equivalent stub, in the same run, or of any server given with `--target`.
 //!
 //! ```text
-//! cargo run --release -p mock-cloud --example loadgen -- --seconds 5 --connections 32
-//! cargo run --release -p mock-cloud --example loadgen -- --target http://127.0.0.1:8080/v1/accounts/default/buckets/b1
-//! cargo run --release -p mock-cloud --example loadgen -- --method HEAD --token '' --target 'PRESIGNED-URL'
+//! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --seconds 5 --connections 32
+//! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --target http://127.0.0.1:8080/v1/accounts/default/buckets/b1
+//! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --method HEAD --token '' --target 'PRESIGNED-URL'
 //! mock-cloud/bench.sh   # the same pair of servers measured by wrk from another process
 //! ```
+//!
+//! Built only with the feature `loadgen` (which brings wiremock): it needs none of the AWS
+//! SDKs that mock-cloud's tests use. The in-process cost of a SigV4-verified HeadBucket is
+//! timed by the criterion bench instead (`cargo bench -p mock-cloud --bench request_path`).
 //!
 //! The servers run on their own runtime (mock-cloud: `--server-threads`, default 2; wiremock: its own
 //! single thread, by design), the load generator on another; each target gets a short
@@ -137,11 +141,6 @@ fn main() -> anyhow::Result<()> {
         "in-process handle(): {:.0} ns per GET (one thread, no socket)",
         in_process.as_nanos() as f64
     );
-    let head_bucket = servers.block_on(head_bucket_cost(100_000))?;
-    println!(
-        "in-process handle(): {:.0} ns per S3 HeadBucket, SigV4 verified (one thread, no socket)",
-        head_bucket.as_nanos() as f64
-    );
     println!(
         "loopback GET {PATH}, {} connections, {} s each, client threads {}",
         args.connections, args.seconds, args.client_threads
@@ -216,75 +215,6 @@ async fn in_process_cost(cloud: &MockCloud, n: u32) -> anyhow::Result<Duration> 
         anyhow::ensure!(
             response.status() == 200,
             "in-process GET got {}",
-            response.status()
-        );
-    }
-    Ok(started.elapsed() / n)
-}
-
-/// The mean time of one S3 HeadBucket through [`MockCloud::handle`], signed with the AWS
-/// SDK's own SigV4 signer and verified in full, quotas checked (S3's read class raised
-/// above the load) and the journal on; without sockets.
-async fn head_bucket_cost(n: u32) -> anyhow::Result<Duration> {
-    use aws_sigv4::http_request::{
-        PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings,
-        UriPathNormalizationMode, sign,
-    };
-    use mock_cloud::{AwsIdentity, ClassQuota, Per, Service, ServiceQuotas};
-    let s3 = ServiceQuotas::new().with_class(
-        "read",
-        Some(ClassQuota::new(Rate::new(u32::MAX, 1e9), Per::Resource)),
-    );
-    let config = Config::empty().with_account(
-        AccountConfig::new("default")
-            .with_aws(AwsIdentity::default_account())
-            .with_quotas(Quotas::unlimited().with_service(Service::S3, Some(s3))),
-    );
-    let cloud = MockCloud::new(config)?;
-    let identity =
-        aws_credential_types::Credentials::new("default", "default", None, None, "loadgen").into();
-    let signed = |method: &str| -> anyhow::Result<Request<http_body_util::Full<Bytes>>> {
-        let mut settings = SigningSettings::default();
-        settings.percent_encoding_mode = PercentEncodingMode::Single;
-        settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
-        settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
-        let params = aws_sigv4::sign::v4::SigningParams::builder()
-            .identity(&identity)
-            .region("us-east-1")
-            .name("s3")
-            .time(std::time::SystemTime::now())
-            .settings(settings)
-            .build()?
-            .into();
-        let headers = [("host", "loadgen")];
-        let signable = SignableRequest::new(
-            method,
-            "http://loadgen/bench",
-            headers.into_iter(),
-            SignableBody::Bytes(b""),
-        )?;
-        let (instructions, _) = sign(signable, &params)?.into_parts();
-        let mut request = Request::builder()
-            .method(method)
-            .uri("/bench")
-            .header("host", "loadgen")
-            .body(http_body_util::Full::new(Bytes::new()))?;
-        instructions.apply_to_request_http1x(&mut request);
-        Ok(request)
-    };
-    let created = cloud.handle(signed("PUT")?).await;
-    anyhow::ensure!(
-        created.status() == 200,
-        "CreateBucket got {}",
-        created.status()
-    );
-    let head = signed("HEAD")?;
-    let started = Instant::now();
-    for _ in 0..n {
-        let response = cloud.handle(head.clone()).await;
-        anyhow::ensure!(
-            response.status() == 200,
-            "HeadBucket got {}",
             response.status()
         );
     }
