@@ -22,7 +22,7 @@ pub(crate) struct AwsRequest<'a> {
     pub raw_path: &'a str,
     pub raw_query: Option<&'a str>,
     /// The query's pairs, decoded.
-    pub query: Vec<(String, String)>,
+    pub query: super::params::Borrowed<'a>,
     pub headers: &'a HeaderMap,
     /// The request's authority (the `Host` header, or the URI's).
     pub authority: Option<&'a str>,

@@ -282,7 +282,7 @@ impl MockCloud {
         };
         let raw_query = parts.uri.query();
         let query = raw_query
-            .map(|q| params::pairs(q.as_bytes()))
+            .map(|q| params::borrowed_pairs(q.as_bytes()))
             .unwrap_or_default();
         let region = sigv4::read(&parts.headers, &query)
             .map_or_else(|_| "us-east-1".to_owned(), |s| s.region.to_owned());

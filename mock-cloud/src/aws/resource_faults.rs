@@ -182,12 +182,7 @@ fn ec2_action(op: Ec2Operation) -> Option<Action> {
 /// its query or its form body.
 fn one_vpc(request: &AwsRequest<'_>) -> Option<String> {
     let body = form_urlencoded::parse(&request.body);
-    let query = request.query.iter().map(|(k, v)| {
-        (
-            std::borrow::Cow::from(k.as_str()),
-            std::borrow::Cow::from(v.as_str()),
-        )
-    });
+    let query = request.query.iter().cloned();
     let ids: Vec<_> = query
         .chain(body)
         .filter(|(k, _)| k.starts_with("VpcId."))

@@ -13,6 +13,8 @@
 //! Everything here is a pure function of its inputs; `aws/auth.rs` decides what a failed
 //! check answers.
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
 use ring::{digest, hmac};
 
@@ -107,10 +109,10 @@ fn query_value<'a>(query: &'a str, key: &str) -> Option<&'a str> {
 /// query (`decoded_query` holds the query's parameters, decoded).
 pub(crate) fn read<'a>(
     headers: &'a HeaderMap,
-    decoded_query: &'a [(String, String)],
+    decoded_query: &'a [(Cow<'a, str>, Cow<'a, str>)],
 ) -> Result<Signed<'a>, Unreadable> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let raw_query = decoded_query.iter().map(|(k, _)| k.as_str());
+    let raw_query = decoded_query.iter().map(|(k, _)| k.as_ref());
     let v2_query = raw_query.clone().any(|k| k == "AWSAccessKeyId")
         && raw_query.clone().any(|k| k == "Signature");
     if let Some(value) = headers.get(http::header::AUTHORIZATION) {
@@ -127,7 +129,7 @@ pub(crate) fn read<'a>(
         decoded_query
             .iter()
             .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
     };
     let Some(algorithm) = param("X-Amz-Algorithm") else {
         return Err(if v2_query {
@@ -219,8 +221,22 @@ fn credential_parts(credential: &str) -> Result<Signed<'_>, Unreadable> {
             "Credential should be scoped to a valid region, not {credential:?}"
         )));
     };
-    let parts: Vec<&str> = scope.split('/').collect();
-    let [date, region, service, "aws4_request"] = parts[..] else {
+    let mut parts = scope.split('/');
+    let parts = [
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ];
+    let [
+        Some(date),
+        Some(region),
+        Some(service),
+        Some("aws4_request"),
+        None,
+    ] = parts
+    else {
         return Err(Unreadable::Malformed(format!(
             "Credential should be scoped with a valid terminator: 'aws4_request', not {scope:?}"
         )));
@@ -304,7 +320,10 @@ pub(crate) fn canonical_request(c: &Canonical<'_>, signed_headers: &str) -> Opti
 
 /// A header value trimmed, with inner runs of spaces collapsed to one.
 fn push_trimmed(out: &mut String, value: &[u8]) {
-    let text = String::from_utf8_lossy(value);
+    let text = match std::str::from_utf8(value) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(value),
+    };
     let trimmed = text.trim();
     if !trimmed.contains(['\t', ' ']) {
         // Nothing inside to collapse (the common case): one copy.
@@ -419,11 +438,11 @@ pub(crate) fn uri_encode(out: &mut String, bytes: &[u8], encode_slash: bool) {
 
 /// Decodes `%XX` escapes (a malformed escape stays as written); `+` stays `+`. Borrows
 /// when there is nothing to decode.
-pub(crate) fn percent_decode(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+pub(crate) fn percent_decode(bytes: &[u8]) -> Cow<'_, [u8]> {
     if !bytes.contains(&b'%') {
-        return std::borrow::Cow::Borrowed(bytes);
+        return Cow::Borrowed(bytes);
     }
-    std::borrow::Cow::Owned(percent_encoding::percent_decode(bytes).collect())
+    Cow::Owned(percent_encoding::percent_decode(bytes).collect())
 }
 
 /// The string to sign.
@@ -643,8 +662,8 @@ mod tests {
         assert_eq!(read(&v2, &[]), Err(Unreadable::SignatureV2));
         assert!(is_signature_v2(&v2, None));
         let presigned_v2 = [
-            ("AWSAccessKeyId".to_owned(), "AKID".to_owned()),
-            ("Signature".to_owned(), "x".to_owned()),
+            (Cow::from("AWSAccessKeyId"), Cow::from("AKID")),
+            (Cow::from("Signature"), Cow::from("x")),
         ];
         assert_eq!(
             read(&HeaderMap::new(), &presigned_v2),

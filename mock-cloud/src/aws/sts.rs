@@ -32,7 +32,7 @@ fn parameters(request: &AwsRequest<'_>) -> Vec<(String, String)> {
     if request.method == Method::POST {
         params::pairs(&request.body)
     } else {
-        request.query.clone()
+        params::owned(&request.query)
     }
 }
 

@@ -54,7 +54,7 @@ fn parameters(request: &AwsRequest<'_>) -> Params {
     if request.method == Method::POST {
         Params::new(params::pairs(&request.body))
     } else {
-        Params::new(request.query.clone())
+        Params::new(params::owned(&request.query))
     }
 }
 

@@ -97,15 +97,15 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
     let sub = request
         .query
         .iter()
-        .map(|(k, _)| k.as_str())
+        .map(|(k, _)| k.as_ref())
         .find(|k| SUBRESOURCES.contains(k));
     // Parameters that do not name an operation: a presigned URL's (SigV4, or SigV2's
     // which authentication refuses), and ListBuckets' own.
     let other_query = request.query.iter().any(|(k, _)| {
-        !SUBRESOURCES.contains(&k.as_str())
+        !SUBRESOURCES.contains(&k.as_ref())
             && !k.starts_with("X-Amz-")
             && !k.starts_with("x-amz-")
-            && !matches!(k.as_str(), "AWSAccessKeyId" | "Expires" | "Signature")
+            && !matches!(k.as_ref(), "AWSAccessKeyId" | "Expires" | "Signature")
             && !is_list_buckets_param(k)
     });
     let op = match (&bucket, &key, method, sub) {
@@ -335,7 +335,7 @@ mod tests {
             raw_path: uri.path(),
             raw_query,
             query: raw_query
-                .map(|q| super::super::params::pairs(q.as_bytes()))
+                .map(|q| super::super::params::borrowed_pairs(q.as_bytes()))
                 .unwrap_or_default(),
             headers: &headers,
             authority: host,
