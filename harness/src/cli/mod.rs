@@ -34,11 +34,23 @@ pub struct Cli {
 pub enum Command {
     /// Run a scenario, measure at the source, assert, and write the reports.
     ///
-    /// Without --kubeconfig it runs on the embedded stack: mock-apiserver, mock-cloud and the
-    /// provider with the scenario's settings, in this process, on no sockets. With
-    /// --kubeconfig it runs against that cluster: the provider already deployed there (see
-    /// ci/manifests), mock-cloud reachable at --cloud-url (the harness gives it the
-    /// scenario's cloud section through its admin API, which starts it afresh).
+    /// Three targets:
+    ///
+    /// - embedded (the default): mock-apiserver, mock-cloud and this workspace's provider
+    ///   with the scenario's settings, in this process, on no sockets; the only target that
+    ///   runs in virtual time.
+    ///
+    /// - process (--process, or the scenario's `target: process`): your own provider binary.
+    ///   mock-apiserver and mock-cloud run in this process on loopback ports; the provider
+    ///   runs as a child process from the profile's `command` ({{kubeconfig}} and {{cloudUrl}}
+    ///   filled in), its logs in the output directory; restart phases send it SIGTERM and
+    ///   start it again, kill phases SIGKILL. No cluster, no Deployment.
+    ///
+    /// - cluster (--kubeconfig): the provider already deployed there (see ci/manifests),
+    ///   mock-cloud reachable at --cloud-url (the harness gives it the scenario's cloud
+    ///   section through its admin API, which starts it afresh). With a profile whose
+    ///   settings come from `flags`, the Deployment's container args are read and must agree
+    ///   with it (exit 2 naming each flag).
     Run {
         /// The scenario file.
         scenario: PathBuf,
@@ -61,14 +73,21 @@ pub enum Command {
         /// the next timer whenever every task waits, so hours pass in seconds and two runs
         /// with the same seed write the same result.json (apart from its wall-time fields).
         /// The scenario's `time: virtual` does the same; this flag wins over `time: real`.
-        /// A cluster keeps real time: not with --kubeconfig.
+        /// A cluster and a provider process keep real time: not with --kubeconfig or
+        /// --process.
         #[arg(long)]
         virtual_time: bool,
+        /// Run the process target: the scenario profile's provider `command` as a child
+        /// process against mock-apiserver and mock-cloud on loopback.
+        #[arg(long, conflicts_with = "kubeconfig")]
+        process: bool,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
-    /// Print the provider flags that match a scenario's `provider` settings, to deploy the
-    /// provider a cluster run measures (ci/kind/run.sh patches the Deployment with them).
+    /// Print the provider flags that match a scenario's settings, to deploy the provider a
+    /// cluster run measures (ci/kind/run.sh patches the Deployment with them): this
+    /// workspace's provider's flags, or with a profile whose settings come from `flags`,
+    /// the flags of that dialect (settings the dialect has no flag for are left out).
     ProviderArgs {
         /// The scenario file.
         scenario: PathBuf,
@@ -153,6 +172,15 @@ pub struct ClusterArgs {
         default_value = cluster::DEFAULT_PROVIDER_DEPLOYMENT,
         value_parser = cluster::parse_deployment)]
     provider_deployment: (String, String),
+    /// The provider's container in the Deployment, whose args are checked against the
+    /// scenario's profile [default: the first container].
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+    provider_container: Option<String>,
+    /// The ServiceAccount the provider's pods run as (the one the FlowSchema of
+    /// --api-requests-from metrics selects); the run refuses a Deployment that runs as
+    /// another.
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+    provider_service_account: Option<String>,
     /// Leave the resources, namespace, Secrets and ProviderConfigs the run created.
     #[arg(long, requires = "kubeconfig")]
     keep: bool,
@@ -167,18 +195,27 @@ pub struct ClusterArgs {
 /// Where a run happens, as the command line says.
 enum Where {
     Embedded,
+    Process,
     Cluster(run::ClusterOptions),
 }
 
 impl ClusterArgs {
-    /// Where `s` runs; `flag` says whether its virtual time came from --virtual-time.
-    fn target(self, s: &harness::scenario::Scenario, flag: bool) -> Result<Where> {
+    /// Where `s` runs; `flag` says whether its virtual time came from --virtual-time,
+    /// `process` whether --process was given.
+    fn target(self, s: &harness::scenario::Scenario, flag: bool, process: bool) -> Result<Where> {
+        let process = process || s.target == scenario::Target::Process;
         if s.time == TimeMode::Virtual {
             let asked = if flag {
                 "--virtual-time".to_owned()
             } else {
                 format!("scenario {}'s `time: virtual`", s.name)
             };
+            if process {
+                bail!(
+                    "{asked} cannot run on the process target: virtual time runs the embedded stack on a paused clock, and a provider in another process keeps real time (run in real time{}, or leave out --process to run this workspace's provider embedded)",
+                    if flag { "" } else { " with --set time=real" }
+                );
+            }
             let why = "virtual time runs the embedded stack on a paused clock, and a cluster's API server, provider and mock-cloud keep real time";
             if self.kubeconfig.is_some() {
                 bail!(
@@ -193,6 +230,21 @@ impl ClusterArgs {
                 );
             }
         }
+        if process {
+            if self.kubeconfig.is_some() {
+                bail!(
+                    "scenario {} has `target: process`: leave out --kubeconfig",
+                    s.name
+                );
+            }
+            if s.profile.as_ref().is_none_or(|p| p.process.is_none()) {
+                bail!(
+                    "the process target runs the provider from the scenario's `profile.command`, and scenario {} has none (scenarios/README.md, \"Budget your own provider\")",
+                    s.name
+                );
+            }
+            return Ok(Where::Process);
+        }
         match (self.kubeconfig, self.cloud_url) {
             (Some(kubeconfig), Some(cloud_url)) => Ok(Where::Cluster(run::ClusterOptions {
                 kubeconfig,
@@ -200,6 +252,8 @@ impl ClusterArgs {
                 cloud_url,
                 provider_metrics_url: self.provider_metrics_url,
                 provider_deployment: self.provider_deployment,
+                provider_container: self.provider_container,
+                provider_service_account: self.provider_service_account,
                 keep: self.keep,
                 api_source: self.api_requests_from,
             })),
@@ -208,6 +262,10 @@ impl ClusterArgs {
             ),
             (None, _) if s.target == scenario::Target::Cluster => bail!(
                 "scenario {} has `target: cluster`: give --kubeconfig and --cloud-url",
+                s.name
+            ),
+            (None, _) if s.profile.is_some() => bail!(
+                "scenario {} has a profile, which describes a provider the harness does not build: run it with --process (the profile's command) or --kubeconfig (the provider deployed in a cluster)",
                 s.name
             ),
             (None, _) => Ok(Where::Embedded),
@@ -250,8 +308,9 @@ impl Command {
                 out,
                 sets,
                 virtual_time,
+                process,
                 cluster,
-            } => run_cmd(&scenario, out, &sets, virtual_time, cluster),
+            } => run_cmd(&scenario, out, &sets, (virtual_time, process), cluster),
             Command::ProviderArgs {
                 scenario,
                 sets,
@@ -287,7 +346,11 @@ fn load_with(path: &Path, sets: &[scenario::Set]) -> Result<harness::scenario::S
 
 fn provider_args(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outcome> {
     let s = load_with(path, sets)?;
-    let flags: Vec<String> = provider_flags(&s.settings)
+    let written = match s.profile.as_ref().and_then(|p| p.flags) {
+        Some(dialect) => scenario::flags::write(dialect, &s.settings),
+        None => provider_flags(&s.settings),
+    };
+    let flags: Vec<String> = written
         .into_iter()
         .map(|(flag, value)| format!("--{flag}={value}"))
         .collect();
@@ -305,7 +368,7 @@ fn run_cmd(
     path: &Path,
     out: Option<PathBuf>,
     sets: &[scenario::Set],
-    virtual_time: bool,
+    (virtual_time, process): (bool, bool),
     cluster: ClusterArgs,
 ) -> Result<Outcome> {
     let _ = tracing_subscriber::fmt()
@@ -320,7 +383,7 @@ fn run_cmd(
     if virtual_time {
         s.time = TimeMode::Virtual;
     }
-    let target = cluster.target(&s, virtual_time)?;
+    let target = cluster.target(&s, virtual_time, process)?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
     warn_if_used(&out);
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -330,6 +393,7 @@ fn run_cmd(
             "the embedded stack in virtual time".to_owned()
         }
         Where::Embedded => "the embedded stack".to_owned(),
+        Where::Process => "the process target (the profile's provider on loopback)".to_owned(),
         Where::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
     };
     let plan = predict::plan(&s);
@@ -345,6 +409,10 @@ fn run_cmd(
     let output = runtime.block_on(async {
         match target {
             Where::Embedded => run::run::<run::Embedded, _>(&s, (), &progress, signals::next).await,
+            Where::Process => {
+                let options = run::ProcessOptions { out: out.clone() };
+                run::run::<run::Process, _>(&s, options, &progress, signals::next).await
+            }
             Where::Cluster(options) => {
                 run::run::<run::Cluster, _>(&s, options, &progress, signals::next).await
             }

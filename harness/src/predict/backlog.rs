@@ -66,7 +66,7 @@ pub fn last_start(p: &Params, b: &Backlog) -> f64 {
             .max(worker_drain(p, b, p.l))
             .max(api_drain(p, b)),
         RateLimitModel::ConcurrencyOnly => {
-            worker_drain(p, b, p.l).max((b.api_total() - 10.0 * p.r_flag) / (5.0 * p.r_flag))
+            worker_drain(p, b, p.l).max((b.api_total() - p.client_burst) / (p.client_qps))
         }
         RateLimitModel::ControllerRuntime => b
             .per_controller
@@ -81,7 +81,7 @@ pub fn last_start(p: &Params, b: &Backlog) -> f64 {
 /// 10R) needs to admit every request of the backlog (§4.5's API term).
 #[must_use]
 pub fn api_drain(p: &Params, b: &Backlog) -> f64 {
-    (b.api_total() - 10.0 * p.r_flag) / (5.0 * p.r_flag)
+    (b.api_total() - p.client_burst) / (p.client_qps)
 }
 
 /// When the API client has admitted the requests of the first `q·N` resources' last
@@ -91,7 +91,7 @@ pub fn api_drain(p: &Params, b: &Backlog) -> f64 {
 #[must_use]
 pub fn api_ready(p: &Params, b: &Backlog, q: f64) -> f64 {
     let n = b.n();
-    (n * b.a_first + q * n * (b.m - 1.0).max(0.0) * b.a_next - 10.0 * p.r_flag) / (5.0 * p.r_flag)
+    (n * b.a_first + q * n * (b.m - 1.0).max(0.0) * b.a_next - p.client_burst) / (p.client_qps)
         + p.l
 }
 
@@ -155,7 +155,7 @@ pub fn physical_limit(p: &Params, b: &Backlog, quotas: &[QuotaNeed]) -> (f64, Ve
     if p.has_api_limit() {
         terms.push(LimitTerm {
             name: "API client".into(),
-            seconds: (b.api_total() - 10.0 * p.r_flag) / (5.0 * p.r_flag),
+            seconds: (b.api_total() - p.client_burst) / (p.client_qps),
         });
     }
     for q in quotas {
@@ -192,7 +192,7 @@ pub fn reconciles_per_create(p: &Params, n: f64, provisioning: f64, poll: f64) -
 pub fn effective_rate(p: &Params) -> f64 {
     match p.model {
         RateLimitModel::Crossplane | RateLimitModel::InQueue => p.r,
-        RateLimitModel::ConcurrencyOnly => 5.0 * p.r_flag / f64::from(p.api.create.max(1)),
+        RateLimitModel::ConcurrencyOnly => p.client_qps / f64::from(p.api.create.max(1)),
         RateLimitModel::ControllerRuntime => f64::from(p.k) / p.l.max(1e-3),
     }
 }
@@ -233,7 +233,7 @@ pub fn ttr_quantile(p: &Params, b: &Backlog, q: f64, unloaded: f64) -> f64 {
             (((b.m - 1.0 + q) * n - p.b) / p.r + p.l).max(api_ready(p, b, q))
         }
         RateLimitModel::ConcurrencyOnly => {
-            (q * n * f64::from(p.api.create) - 10.0 * p.r_flag) / (5.0 * p.r_flag) + 1.0 + 2.0 * p.l
+            (q * n * f64::from(p.api.create) - p.client_burst) / (p.client_qps) + 1.0 + 2.0 * p.l
         }
         RateLimitModel::ControllerRuntime => b
             .per_controller

@@ -23,7 +23,7 @@ pub fn worker_cap(p: &Params, w: f64) -> f64 {
 /// Lemma 5: ⌊(10R + 5R·W)/a⌋ + W_tot.
 #[must_use]
 pub fn api_coupled(p: &Params, w: f64, a: f64) -> f64 {
-    ((10.0 * p.r_flag + 5.0 * p.r_flag * w) / a + 1e-9).floor() + p.w_tot()
+    ((p.client_burst + p.client_qps * w) / a + 1e-9).floor() + p.w_tot()
 }
 
 /// Excess over the nominal bound the scenario predicts for the `crossplane` model
@@ -145,8 +145,8 @@ pub fn api_requests(p: &Params, w: f64, starts: u32) -> Prediction {
     .meaning(Meaning::UpperBound)
     .input("R", p.r_flag)
     .input("W", w);
-    if p.has_api_limit() && starts > 0 {
-        let v = (10.0 * p.r_flag * instances + 5.0 * p.r_flag * w + 1e-9).floor() + watches;
+    let out = if p.has_api_limit() && starts > 0 {
+        let v = (p.client_burst * instances + p.client_qps * w + 1e-9).floor() + watches;
         Prediction { value: v, ..base }
             .formula("⌊10R·(1 + s) + 5R·(W + Δ_net)⌋ + (1 + s)·k·(⌊W/290s⌋ + 1)")
             .input("s", f64::from(starts))
@@ -155,7 +155,7 @@ pub fn api_requests(p: &Params, w: f64, starts: u32) -> Prediction {
             .source("[P] §2.5 (3)")
             .note("a provider restart in the window: the new process's limiter starts with a full burst and its own watches")
     } else if p.has_api_limit() {
-        let v = (10.0 * p.r_flag + 5.0 * p.r_flag * w + 1e-9).floor() + watches;
+        let v = (p.client_burst + p.client_qps * w + 1e-9).floor() + watches;
         Prediction { value: v, ..base }
             .formula("⌊10R + 5R·(W + Δ_net)⌋ + watch starts k·(⌊W/290s⌋ + 1)")
             .input("Δ_net", 0.0)
@@ -181,6 +181,17 @@ pub fn api_requests(p: &Params, w: f64, starts: u32) -> Prediction {
             .input("L_min", p.l_min)
             .source("[P] §2.3")
             .note("controller-runtime: no client limit (QPS −1); bounded only through its workers")
+    };
+    // A profile's client limits other than LimitRESTConfig's 5R and 10R: the formula names
+    // them.
+    let custom = p.client_qps != 5.0 * p.r_flag || p.client_burst != 10.0 * p.r_flag;
+    if custom && p.has_api_limit() {
+        let formula = out.formula.replace("10R", "burst").replace("5R", "QPS");
+        out.formula(formula)
+            .input("QPS", p.client_qps)
+            .input("burst", p.client_burst)
+    } else {
+        out
     }
 }
 

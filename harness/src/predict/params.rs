@@ -29,6 +29,10 @@ pub struct Params {
     /// R as `--max-reconcile-rate` gives it: the API client's QPS 5R and burst 10R scale
     /// with it whatever the buckets are (one client per process).
     pub r_flag: f64,
+    /// The API client's QPS: 5R, or what a provider profile gives.
+    pub client_qps: f64,
+    /// The API client's burst: 10R, or what a provider profile gives.
+    pub client_burst: f64,
     /// s: global buckets the phase's resources draw on (1 with one shared bucket).
     pub scopes: u32,
     /// k: controllers with work.
@@ -76,6 +80,8 @@ impl Params {
             r,
             b: 10.0 * r,
             r_flag: r,
+            client_qps: inputs.client.map_or(5.0 * r, |c| c.qps),
+            client_burst: inputs.client.map_or(10.0 * r, |c| c.burst),
             scopes: 1,
             k: k.max(1),
             w: settings.workers_per_controller() as f64,
@@ -196,6 +202,8 @@ pub(crate) fn test_params(model: RateLimitModel, r: f64) -> Params {
         r,
         b: 10.0 * r,
         r_flag: r,
+        client_qps: 5.0 * r,
+        client_burst: 10.0 * r,
         scopes: 1,
         k: 3,
         w: if model == RateLimitModel::ControllerRuntime {

@@ -106,7 +106,7 @@ pub fn steady(p: &Params, classes: &[PollClass], w: f64) -> Steady {
         .sum();
     if p.model == RateLimitModel::ConcurrencyOnly {
         // Polls wait for their status write through the API client (§2.4): ≤ 5R/a_poll.
-        let cap = 5.0 * p.r_flag / f64::from(p.api.poll.max(1));
+        let cap = p.client_qps / f64::from(p.api.poll.max(1));
         if rate > cap {
             saturated = true;
             rate = cap;

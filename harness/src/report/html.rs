@@ -90,6 +90,7 @@ fn header(o: &mut String, r: &RunResult) {
         let target = match r.run.target {
             RunTarget::Embedded => "embedded",
             RunTarget::Cluster { .. } => "cluster",
+            RunTarget::Process { .. } => "process",
         };
         let _ = write!(
             o,

@@ -28,6 +28,15 @@ pub enum RunTarget {
         /// The provider's Deployment, `namespace/name`.
         provider_deployment: String,
     },
+    /// mock-apiserver and mock-cloud on loopback, the provider a child process.
+    Process {
+        /// The provider's command line, placeholders unrendered.
+        command: String,
+        /// mock-cloud's URL.
+        cloud_url: String,
+        /// The directory of the provider's logs.
+        logs: String,
+    },
 }
 
 /// How time passed in a run.
@@ -121,6 +130,16 @@ impl RunInfo {
                     "provider deployment".to_owned(),
                     provider_deployment.clone(),
                 ),
+            ]),
+            RunTarget::Process {
+                command,
+                cloud_url,
+                logs,
+            } => rows.extend([
+                ("target".to_owned(), "process".to_owned()),
+                ("provider command".to_owned(), command.clone()),
+                ("cloud url".to_owned(), cloud_url.clone()),
+                ("provider logs".to_owned(), logs.clone()),
             ]),
         }
         rows.push((

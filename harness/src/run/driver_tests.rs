@@ -24,7 +24,9 @@ struct Rig {
 
 async fn rig(s: &Scenario) -> Rig {
     let target = FakeTarget::start(s, ()).await.unwrap();
-    objects::seed(&target.client(), s, None).await.unwrap();
+    objects::seed(&target.client(), s, None, None)
+        .await
+        .unwrap();
     let kinds = vec![kind_info(
         crate::scenario::Kind::Bucket,
         &objects::namespace(s),

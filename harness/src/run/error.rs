@@ -24,6 +24,62 @@ pub enum RunError {
         "the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`"
     )]
     NeedsAwsFeature,
+    /// The process target was asked for a scenario whose profile has no command.
+    #[error(
+        "the process target runs the provider from the profile's `command`, and the scenario has none (add `profile: {{command: [...]}}`)"
+    )]
+    NoProcessCommand,
+    /// Something the process target does on this machine failed.
+    #[error("cannot {what}")]
+    Process {
+        /// What the harness was doing.
+        what: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The provider's Deployment runs with other flags than the profile says.
+    #[error(
+        "the provider's Deployment {deployment} runs with {}; the budget is predicted from the profile, so change the profile or the Deployment",
+        .differ.iter().map(|d| format!("--{}={} (the profile says {})", d.flag, d.deployed, d.scenario)).collect::<Vec<_>>().join(", ")
+    )]
+    DeploymentArgs {
+        /// `namespace/name`.
+        deployment: String,
+        /// Each flag that differs.
+        differ: Vec<FlagDiff>,
+    },
+    /// The provider's pods run as another ServiceAccount than `--provider-service-account`.
+    #[error(
+        "the provider's Deployment {deployment} runs as ServiceAccount {have:?}, and --provider-service-account says {want:?}"
+    )]
+    ServiceAccount {
+        /// `namespace/name`.
+        deployment: String,
+        /// Its pod template's ServiceAccount.
+        have: String,
+        /// The option's.
+        want: String,
+    },
+    /// The provider's Deployment has no container of the given name.
+    #[error(
+        "the provider's Deployment {deployment} has no container {container:?} (set --provider-container)"
+    )]
+    NoContainer {
+        /// `namespace/name`.
+        deployment: String,
+        /// The container asked for.
+        container: String,
+    },
+    /// A flag of the provider's Deployment does not parse.
+    #[error("the provider's Deployment {deployment} has a flag the profile's dialect cannot read")]
+    DeploymentFlag {
+        /// `namespace/name`.
+        deployment: String,
+        /// The flag.
+        #[source]
+        source: crate::scenario::flags::BadFlag,
+    },
     /// The mock cloud rejected the scenario's cloud section.
     #[error("the mock cloud rejected the scenario's cloud settings")]
     Cloud(#[source] mock_cloud::ConfigError),

@@ -41,6 +41,7 @@ pub use progress::Progress;
 pub use source::memory::count_live_heap;
 pub use target::cluster::{Cluster, ClusterOptions};
 pub use target::embedded::Embedded;
+pub use target::process::{Process, ProcessOptions};
 pub use target::{CloudControl, Target};
 
 use crate::predict;
@@ -108,7 +109,13 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     let memory = source::memory::MemorySampler::start(sources.memory, clock);
     let cloud_journal = CloudJournal::start();
     let client = target.client();
-    let seeded = objects::seed(&client, scenario, target.secret_namespace()).await?;
+    let seeded = objects::seed(
+        &client,
+        scenario,
+        target.secret_namespace(),
+        target.cloud_url(),
+    )
+    .await?;
     let kinds = objects::scenario_kinds(scenario);
     let watches = Watches::start(&client, &kinds, clock);
     let mut driver = Driver::new(scenario, client.clone(), clock);

@@ -263,6 +263,7 @@ pub async fn seed(
     client: &kube::Client,
     s: &Scenario,
     secret_namespace: Option<&str>,
+    cloud_url: Option<&str>,
 ) -> Result<Vec<Seeded>, RunError> {
     let ns = namespace(s);
     let secret_ns = secret_namespace.unwrap_or(&ns).to_owned();
@@ -294,7 +295,13 @@ pub async fn seed(
     }
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &secret_ns);
     let configs: Api<ProviderConfig> = Api::all(client.clone());
-    for account in &s.cloud.accounts {
+    // The sample provider's kinds read their account from these; a profile's provider
+    // serves its own kinds and brings its own ProviderConfigs as scenario objects.
+    let sample = s.profile.is_none()
+        || s.groups
+            .iter()
+            .any(|g| matches!(g.kind, GroupKind::Short(_)));
+    for account in s.cloud.accounts.iter().filter(|_| sample) {
         let secret_name = format!("mock-cloud-{}", account.name);
         let secret = Secret {
             metadata: ObjectMeta {
@@ -339,7 +346,10 @@ pub async fn seed(
         );
     }
     for o in &s.objects {
-        let (resource, ns, obj) = scene_object(s, o);
+        let (resource, ns, mut obj) = scene_object(s, o);
+        if let Some(url) = cloud_url {
+            with_cloud_url(&mut obj.data, url);
+        }
         let api: Api<DynamicObject> = match &ns {
             Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
             None => Api::all_with(client.clone(), &resource),
@@ -397,5 +407,16 @@ mod tests {
             kind_of_collection(mock_cloud::Collection::Databases),
             Some("Database")
         );
+    }
+}
+
+/// Replaces `{{cloudUrl}}` in every string of `v` with `url`.
+fn with_cloud_url(v: &mut serde_json::Value, url: &str) {
+    use crate::scenario::profile::CLOUD_URL;
+    match v {
+        serde_json::Value::String(t) if t.contains(CLOUD_URL) => *t = t.replace(CLOUD_URL, url),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| with_cloud_url(i, url)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|i| with_cloud_url(i, url)),
+        _ => {}
     }
 }

@@ -167,19 +167,22 @@ impl Catalogue {
                 schema: None,
             });
         }
-        for (kind, plural) in [("Secret", "secrets"), ("ConfigMap", "configmaps")] {
-            served.push(Served {
-                kind: ApiKind {
-                    group: String::new(),
-                    version: "v1".to_owned(),
-                    kind: kind.to_owned(),
-                    plural: plural.to_owned(),
-                    namespaced: true,
-                    aws: false,
-                },
+        served.extend(builtin());
+        Catalogue { served }
+    }
+
+    /// A profile's kinds, and the built-in `v1` Secret and ConfigMap (no schemas: the
+    /// provider's CRDs are not the harness's to know).
+    #[must_use]
+    pub fn of_profile(kinds: &[ApiKind]) -> Catalogue {
+        let mut served: Vec<Served> = kinds
+            .iter()
+            .map(|k| Served {
+                kind: k.clone(),
                 schema: None,
-            });
-        }
+            })
+            .collect();
+        served.extend(builtin());
         Catalogue { served }
     }
 
@@ -207,6 +210,23 @@ impl Catalogue {
             .map(|s| format!("{} {}", s.kind.api_version(), s.kind.kind))
             .collect()
     }
+}
+
+/// The built-in kinds scenario objects may be: `v1` Secret and ConfigMap.
+fn builtin() -> impl Iterator<Item = Served> {
+    [("Secret", "secrets"), ("ConfigMap", "configmaps")]
+        .into_iter()
+        .map(|(kind, plural)| Served {
+            kind: ApiKind {
+                group: String::new(),
+                version: "v1".to_owned(),
+                kind: kind.to_owned(),
+                plural: plural.to_owned(),
+                namespaced: true,
+                aws: false,
+            },
+            schema: None,
+        })
 }
 
 fn from_crd(crd: &CustomResourceDefinition) -> Served {

@@ -5,8 +5,10 @@
 mod apply;
 mod error;
 mod faults;
+pub mod flags;
 pub mod kinds;
 mod model;
+pub mod profile;
 pub mod raw;
 mod set;
 mod template;
@@ -20,6 +22,7 @@ pub use model::{
     Classes, Cloud, ErrorFault, Latency, Phase, PredictionInputs, Provisioning, Quota,
     ResourceGroup, Scenario, SceneObject, TtrLimit,
 };
+pub use profile::Profile;
 pub use raw::{Kind, Target, TimeMode, Until};
 pub use set::{SETTABLE, Set, SetSyntaxError};
 pub use template::{Template, TemplateError, Vars};
@@ -55,7 +58,11 @@ pub fn parse_with(text: &str, file: &str, sets: &[Set]) -> Result<Scenario, Scen
     let mut raw: raw::RawScenario =
         serde_saphyr::from_str(text).map_err(|e| invalid(vec![error::from_yaml_in(&e, text)]))?;
     let unapplied = apply::apply_all(&mut raw, sets);
-    match validate::validate(raw, file, sets) {
+    let profile = match raw.profile.take() {
+        Some(p) => Some(profile_of(p, file)?),
+        None => None,
+    };
+    match validate::validate(raw, file, sets, profile) {
         Ok(s) if unapplied.is_empty() => Ok(s),
         Ok(_) => Err(invalid(unapplied)),
         Err(mut problems) => {
@@ -64,6 +71,56 @@ pub fn parse_with(text: &str, file: &str, sets: &[Set]) -> Result<Scenario, Scen
             Err(invalid(problems))
         }
     }
+}
+
+/// The validated profile of a scenario's `profile` section: inline, or read from the file
+/// it names (relative to the scenario's directory); problems name the file they are in.
+fn profile_of(
+    section: serde_saphyr::Spanned<profile::raw::RawProfile>,
+    scenario_file: &str,
+) -> Result<Profile, ScenarioError> {
+    let dir = std::path::Path::new(scenario_file)
+        .parent()
+        .unwrap_or(std::path::Path::new(""))
+        .to_path_buf();
+    let at = Pos::of(&section.referenced);
+    let invalid = |file: String, problems| ScenarioError::Invalid {
+        file,
+        sets: Vec::new(),
+        problems,
+    };
+    let Some(name) = &section.value.file else {
+        return validate::profile(&section.value, at, &dir, None)
+            .map_err(|p| invalid(scenario_file.to_owned(), p));
+    };
+    let path = dir.join(&name.value);
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|source| ScenarioError::Read {
+        file: shown.clone(),
+        source,
+    })?;
+    let raw: profile::raw::RawProfile = serde_saphyr::from_str(&text)
+        .map_err(|e| invalid(shown.clone(), vec![error::from_yaml_in(&e, &text)]))?;
+    let others = section.value.flags.is_some()
+        || section.value.args.is_some()
+        || section.value.command.is_some()
+        || !section.value.kinds.is_empty();
+    if others {
+        return Err(invalid(
+            scenario_file.to_owned(),
+            vec![Problem::new(
+                Pos::of(&name.referenced),
+                "a profile with `file` has no other field, expected the file to hold them",
+            )],
+        ));
+    }
+    let profile_dir = path.parent().unwrap_or(&dir).to_path_buf();
+    let start = Pos {
+        line: 1,
+        column: 1,
+        source: 0,
+    };
+    validate::profile(&raw, start, &profile_dir, Some(shown.clone())).map_err(|p| invalid(shown, p))
 }
 
 /// Reads and parses a scenario file.

@@ -32,6 +32,8 @@ pub struct Scenario {
     pub settings: Settings,
     /// Prediction inputs the settings do not give.
     pub prediction: PredictionInputs,
+    /// The provider profile, for a provider the harness does not control.
+    pub profile: Option<super::profile::Profile>,
     /// The mock cloud.
     pub cloud: Cloud,
     /// The AWS flavour's client settings (embedded runs).
@@ -144,6 +146,8 @@ pub struct PredictionInputs {
     pub alpha: f64,
     /// API requests per reconcile type.
     pub api: ApiCosts,
+    /// The API client's QPS and burst, when a profile gives them (default 5R and 10R).
+    pub client: Option<super::flags::ClientLimits>,
 }
 
 impl Default for PredictionInputs {
@@ -156,6 +160,7 @@ impl Default for PredictionInputs {
             self_event: true,
             alpha: 0.001,
             api: ApiCosts::default(),
+            client: None,
         }
     }
 }

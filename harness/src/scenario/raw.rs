@@ -53,8 +53,9 @@ pub struct RawScenario {
     /// Default 1.
     #[serde(default)]
     pub seed: Option<u64>,
-    /// Where it runs: `embedded` (default: the in-process stack, no cluster) or `cluster`
-    /// (a kubeconfig and a reachable mock cloud, given on the command line).
+    /// Where it runs: `embedded` (default: the in-process stack, no cluster), `cluster`
+    /// (a kubeconfig and a reachable mock cloud, given on the command line) or `process`
+    /// (the profile's provider command against mock-apiserver and mock-cloud on loopback).
     #[serde(default)]
     #[schemars(with = "Option<Target>")]
     pub target: Option<Spanned<Target>>,
@@ -68,6 +69,12 @@ pub struct RawScenario {
     /// The provider's rate-limit settings (`limiter::crossplane::Settings`).
     #[serde(default)]
     pub provider: RawProvider,
+    /// A provider the harness does not control: its settings (written out or read from its
+    /// command line), its kinds, and how the `process` target starts it. With a profile,
+    /// the `provider` section stays empty.
+    #[serde(default)]
+    #[schemars(with = "Option<crate::scenario::profile::raw::RawProfile>")]
+    pub profile: Option<Spanned<crate::scenario::profile::raw::RawProfile>>,
     /// Inputs of the budget prediction that the settings do not give.
     #[serde(default)]
     pub prediction: RawPrediction,
@@ -103,6 +110,9 @@ pub enum Target {
     Embedded,
     /// A cluster from a kubeconfig, the provider deployed there, mock-cloud at a URL.
     Cluster,
+    /// mock-apiserver and mock-cloud in the harness's process on loopback, and the
+    /// profile's provider command run as a child process.
+    Process,
 }
 
 /// How time passes in a run.

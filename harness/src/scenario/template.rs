@@ -1,4 +1,5 @@
-//! Name, annotation and spec templates: `{{index}}`, `{{group}}` and `{{scenario}}`.
+//! Name, annotation and spec templates: `{{index}}`, `{{group}}` and `{{scenario}}`, and
+//! `{{cloudUrl}}` in scenario objects (replaced when the run creates them).
 
 use std::fmt;
 
@@ -19,6 +20,9 @@ enum Piece {
     Index,
     Group,
     Scenario,
+    /// `{{cloudUrl}}`: kept as written; the run replaces it in scenario objects with
+    /// mock-cloud's URL as the provider reaches it.
+    CloudUrl,
 }
 
 /// A parsed template string.
@@ -36,7 +40,7 @@ pub enum TemplateError {
     Unclosed(String),
     /// A name that is not a placeholder.
     #[error(
-        "unknown placeholder `{{{{{0}}}}}`, expected one of {{{{index}}}}, {{{{group}}}}, {{{{scenario}}}}"
+        "unknown placeholder `{{{{{0}}}}}`, expected one of {{{{index}}}}, {{{{group}}}}, {{{{scenario}}}}, {{{{cloudUrl}}}}"
     )]
     Unknown(String),
 }
@@ -62,6 +66,7 @@ impl Template {
                 "index" => Piece::Index,
                 "group" => Piece::Group,
                 "scenario" => Piece::Scenario,
+                "cloudUrl" => Piece::CloudUrl,
                 other => return Err(TemplateError::Unknown(other.to_owned())),
             });
             rest = &after[close + 2..];
@@ -97,6 +102,7 @@ impl Template {
                 Piece::Index => out.push_str(&vars.index.to_string()),
                 Piece::Group => out.push_str(vars.group),
                 Piece::Scenario => out.push_str(vars.scenario),
+                Piece::CloudUrl => out.push_str(crate::scenario::profile::CLOUD_URL),
             }
         }
         out
@@ -164,7 +170,7 @@ mod tests {
     fn unknown_and_unclosed_placeholders_are_errors_that_say_what_was_expected() {
         assert_eq!(
             Template::parse("a-{{idx}}").unwrap_err().to_string(),
-            "unknown placeholder `{{idx}}`, expected one of {{index}}, {{group}}, {{scenario}}"
+            "unknown placeholder `{{idx}}`, expected one of {{index}}, {{group}}, {{scenario}}, {{cloudUrl}}"
         );
         assert_eq!(
             Template::parse("a-{{index").unwrap_err().to_string(),

@@ -36,7 +36,8 @@ assertions:
 
 /// The workspace's binaries, built when missing or older than the harness (which links
 /// all three crates, so a binary older than it may predate a change to its crate), as when
-/// this test runs by itself (`cargo test -p harness`).
+/// this test runs by itself (`cargo test -p harness`); the provider with its AWS flavour
+/// when this test binary has feature `aws`.
 fn binaries() -> PathBuf {
     let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
     let dir = harness.parent().expect("a directory").to_path_buf();
@@ -49,6 +50,13 @@ fn binaries() -> PathBuf {
     });
     if stale {
         let target = dir.parent().expect("the target directory");
+        // The provider's features follow this test binary's, so the process tests' AWS
+        // flavour and these agree on one binary instead of rebuilding it in turn.
+        let features: &[&str] = if cfg!(feature = "aws") {
+            &["--features", "provider/aws"]
+        } else {
+            &[]
+        };
         let status = Command::new(env!("CARGO"))
             .args([
                 "build",
@@ -59,6 +67,7 @@ fn binaries() -> PathBuf {
                 "-p",
                 "provider",
             ])
+            .args(features)
             .arg("--target-dir")
             .arg(target)
             .status()

@@ -61,7 +61,7 @@ fn templates_with_unknown_placeholders_are_rejected_where_written() {
     );
     assert_eq!(
         e,
-        "t.yaml:4:52: unknown placeholder `{{idx}}`, expected one of {{index}}, {{group}}, {{scenario}}"
+        "t.yaml:4:52: unknown placeholder `{{idx}}`, expected one of {{index}}, {{group}}, {{scenario}}, {{cloudUrl}}"
     );
 }
 

@@ -11,6 +11,7 @@ mod errors;
 mod fixture;
 mod kill;
 mod predict_json;
+mod process;
 mod reports;
 mod run;
 mod scenario_properties;

@@ -59,32 +59,7 @@ fn busy(text: &str) -> BTreeMap<String, f64> {
 /// provider's `provider_settings` metric (with `_` for `-`).
 #[must_use]
 pub fn provider_flags(settings: &limiter::crossplane::Settings) -> Vec<(&'static str, String)> {
-    let go = |d| limiter::go::GoDuration::from_std(d).to_string();
-    vec![
-        (
-            "max-reconcile-rate",
-            settings.max_reconcile_rate.to_string(),
-        ),
-        ("rate-limit-model", settings.model.to_string()),
-        ("poll-interval", go(settings.poll_interval)),
-        (
-            "poll-jitter-percent",
-            settings.poll_jitter_percent.to_string(),
-        ),
-        (
-            "poll-jitter-sizing",
-            settings.poll_jitter_sizing.to_string(),
-        ),
-        ("min-poll-interval", go(settings.min_poll_interval)),
-        ("scoped-buckets", settings.scoped_buckets.to_string()),
-        ("backoff-base", go(settings.failure_backoff().base)),
-        ("backoff-max", go(settings.failure_backoff().max)),
-        ("error-requeue", settings.error_requeue.to_string()),
-        (
-            "observe-only-absent",
-            settings.observe_only_absent.to_string(),
-        ),
-    ]
+    crate::scenario::flags::write(crate::scenario::flags::Dialect::Loadtest, settings)
 }
 
 /// Checks the provider's `provider_settings` metric against the scenario's settings.

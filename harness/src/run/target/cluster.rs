@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use super::{CallsPage, CloudControl, CloudError, Target, TargetInfo, TargetSources};
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::cloud;
-use crate::run::error::RunError;
+use crate::run::error::{FlagDiff, RunError};
 use crate::run::own::{self, OwnRequests};
 use crate::run::remote::Remote;
 use crate::run::source::api::{ApiRequests, ApiSource};
@@ -43,6 +43,12 @@ pub struct ClusterOptions {
     /// The provider's Deployment: namespace and name. Its namespace also holds the
     /// credential Secrets the harness writes.
     pub provider_deployment: (String, String),
+    /// The provider's container in the Deployment whose args are checked against a
+    /// profile (default: the first).
+    pub provider_container: Option<String>,
+    /// The ServiceAccount the provider's pods must run as (the FlowSchema that counts its
+    /// API requests selects it), checked when given.
+    pub provider_service_account: Option<String>,
     /// Leave what the run created in the cluster.
     pub keep: bool,
     /// Where API requests are read from.
@@ -273,6 +279,88 @@ async fn kill_pods(client: &kube::Client, namespace: &str, name: &str) -> Result
     Ok(killed)
 }
 
+/// Checks the provider's Deployment against the scenario's profile and the options: its
+/// ServiceAccount, when `--provider-service-account` is given, and its container's args,
+/// read in the profile's dialect, against the profile's settings.
+///
+/// # Errors
+/// Another ServiceAccount, no such container, a flag that does not parse, or flags whose
+/// values differ from the profile's (each named).
+pub fn check_deployment(
+    s: &Scenario,
+    options: &ClusterOptions,
+    d: &Deployment,
+    notes: &mut Vec<String>,
+) -> Result<(), RunError> {
+    let (ns, name) = &options.provider_deployment;
+    let deployment = format!("{ns}/{name}");
+    let pod = d.spec.as_ref().and_then(|s| s.template.spec.as_ref());
+    if let Some(want) = &options.provider_service_account {
+        let have = pod
+            .and_then(|p| p.service_account_name.clone())
+            .unwrap_or_else(|| "default".to_owned());
+        if &have != want {
+            return Err(RunError::ServiceAccount {
+                deployment,
+                have,
+                want: want.clone(),
+            });
+        }
+    }
+    let Some((dialect, profile)) = s.profile.as_ref().and_then(|p| p.flags.map(|d| (d, p))) else {
+        return Ok(());
+    };
+    let containers = pod.map(|p| p.containers.as_slice()).unwrap_or_default();
+    let container = match &options.provider_container {
+        Some(c) => containers.iter().find(|x| &x.name == c),
+        None => containers.first(),
+    };
+    let Some(container) = container else {
+        return Err(RunError::NoContainer {
+            deployment,
+            container: options.provider_container.clone().unwrap_or_default(),
+        });
+    };
+    // kingpin and clap read the whole argv after the program: the image's command beyond
+    // the program, then the args.
+    let args: Vec<String> = container
+        .command
+        .iter()
+        .flatten()
+        .skip(1)
+        .chain(container.args.iter().flatten())
+        .cloned()
+        .collect();
+    let deployed = crate::scenario::flags::read(dialect, &args).map_err(|source| {
+        RunError::DeploymentFlag {
+            deployment: deployment.clone(),
+            source,
+        }
+    })?;
+    let differ: Vec<FlagDiff> =
+        crate::scenario::flags::differ(dialect, &deployed.settings, &profile.settings)
+            .into_iter()
+            .map(|d| FlagDiff {
+                flag: d.flag,
+                deployed: d.have,
+                scenario: d.want,
+            })
+            .collect();
+    if !differ.is_empty() {
+        return Err(RunError::DeploymentArgs { deployment, differ });
+    }
+    notes.push(format!(
+        "the provider's container {} runs with the profile's settings ({dialect} flags: {})",
+        container.name,
+        crate::scenario::flags::write(dialect, &deployed.settings)
+            .into_iter()
+            .map(|(f, v)| format!("--{f}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    ));
+    Ok(())
+}
+
 impl Target for Cluster {
     type Options = ClusterOptions;
     const VIRTUAL_TIME: bool = false;
@@ -293,15 +381,17 @@ impl Target for Cluster {
                 source,
             })?;
         let (ns, name) = &options.provider_deployment;
-        deployments(&client, ns)
-            .get(name)
-            .await
-            .map_err(|source| RunError::Deployment {
-                namespace: ns.clone(),
-                name: name.clone(),
-                source,
-            })?;
+        let deployment =
+            deployments(&client, ns)
+                .get(name)
+                .await
+                .map_err(|source| RunError::Deployment {
+                    namespace: ns.clone(),
+                    name: name.clone(),
+                    source,
+                })?;
         let mut notes = Vec::new();
+        check_deployment(s, &options, &deployment, &mut notes)?;
         let tally = match &options.provider_metrics_url {
             Some(url) => {
                 let (tally, checked) = Tally::connect(url, &s.settings).await?;

@@ -47,6 +47,12 @@ pub struct LocalCloud {
 }
 
 impl LocalCloud {
+    /// `cloud`, whose time zero lies at `epoch` on the run's clock.
+    #[must_use]
+    pub fn new(cloud: MockCloud, epoch: Epoch) -> LocalCloud {
+        LocalCloud { cloud, epoch }
+    }
+
     /// The in-process mock-cloud (tests read its journal).
     #[must_use]
     pub fn mock(&self) -> &MockCloud {
@@ -246,6 +252,11 @@ impl Target for Embedded {
 
     fn cloud(&self) -> &LocalCloud {
         &self.cloud
+    }
+
+    /// The AWS flavour's in-process transport reaches mock-cloud whatever the host.
+    fn cloud_url(&self) -> Option<&str> {
+        Some(CLOUD_URL)
     }
 
     fn secret_namespace(&self) -> Option<&str> {

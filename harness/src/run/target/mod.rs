@@ -1,11 +1,13 @@
-//! Where a run happens, behind one trait: the [`embedded`] stack in this process, or a
-//! [`cluster`] reached through a kubeconfig. The driver, the sources and the observation
+//! Where a run happens, behind one trait: the [`embedded`] stack in this process, a
+//! [`cluster`] reached through a kubeconfig, or a provider [`process`] against the mock
+//! servers on loopback. The driver, the sources and the observation
 //! code are generic over [`Target`]; only the two implementations know which one they are.
 
 pub mod cluster;
 pub mod embedded;
 #[cfg(test)]
 pub(crate) mod fake;
+pub mod process;
 
 use std::time::Duration;
 
@@ -109,6 +111,12 @@ pub trait Target: Sized {
 
     /// The cloud.
     fn cloud(&self) -> &Self::Cloud;
+
+    /// mock-cloud's base URL as the provider reaches it, which replaces `{{cloudUrl}}` in
+    /// scenario objects (none: the placeholder stays as written).
+    fn cloud_url(&self) -> Option<&str> {
+        None
+    }
 
     /// The namespace of the credential Secrets the harness writes, if not the run's own.
     fn secret_namespace(&self) -> Option<&str>;

@@ -11,6 +11,7 @@ mod faults;
 mod kinds;
 mod objects;
 mod phases;
+mod profile;
 mod provider;
 mod resources;
 
@@ -21,7 +22,9 @@ use super::kinds::Catalogue;
 use super::model::{AwsSettings, Scenario};
 use super::raw::{RawScenario, Target, TimeMode};
 use super::set::Set;
+use crate::scenario::profile::Profile;
 use checker::Checker;
+pub(crate) use profile::profile;
 
 /// The format version this harness reads.
 pub const API_VERSION: &str = "harness/v1";
@@ -34,7 +37,12 @@ fn pos<T>(s: &Spanned<T>) -> Pos {
 ///
 /// # Errors
 /// Every problem found, in file order.
-pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, Vec<Problem>> {
+pub fn validate(
+    raw: RawScenario,
+    file: &str,
+    sets: &[Set],
+    profile: Option<Profile>,
+) -> Result<Scenario, Vec<Problem>> {
     let mut c = Checker::default();
     if raw.api_version.value != API_VERSION {
         c.err(
@@ -46,10 +54,23 @@ pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, 
         );
     }
     c.name(&raw.name, "scenario name");
-    let settings = provider::provider(&mut c, &raw.provider);
-    let prediction = provider::prediction(&mut c, &raw.prediction);
+    let mut settings = provider::provider(&mut c, &raw.provider);
+    let mut prediction = provider::prediction(&mut c, &raw.prediction);
     let cloud = cloud::cloud(&mut c, &raw.cloud);
-    let catalogue = Catalogue::embedded();
+    let catalogue = match &profile {
+        Some(p) => {
+            if let Some(at) = provider::first_set(&raw.provider) {
+                c.err(
+                    at,
+                    "the scenario has a profile, which gives the provider's settings, expected no `provider` section (change the profile instead)",
+                );
+            }
+            settings = p.settings.clone();
+            prediction.client = Some(p.client);
+            Catalogue::of_profile(&p.kinds)
+        }
+        None => Catalogue::embedded(),
+    };
     let groups = resources::groups(&mut c, &raw, &cloud, &settings, &catalogue);
     let objects = objects::objects(&mut c, &raw.objects, &catalogue, &raw.name.value);
     let calls = calls::calls(&mut c, &raw.calls, &raw.resources, &groups, &catalogue);
@@ -70,12 +91,26 @@ pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, 
     };
     let phases = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
     let assertions = assertions::assertions(&mut c, &raw.assertions, &phases, &cloud);
-    let target = raw.target.map_or(Target::Embedded, |t| t.value);
+    let target = raw.target.map_or(Target::Embedded, |t| {
+        if t.value == Target::Process && profile.as_ref().is_none_or(|p| p.process.is_none()) {
+            c.err(
+                pos(&t),
+                "`target: process` runs the profile's provider command, expected a `profile` with a `command`",
+            );
+        }
+        t.value
+    });
     let time = raw.time.map_or(TimeMode::Real, |t| {
         if t.value == TimeMode::Virtual && target == Target::Cluster {
             c.err(
                 pos(&t),
                 "`time: virtual` runs the embedded stack on a paused clock; a cluster's API server, provider and cloud keep real time, so `target: cluster` cannot",
+            );
+        }
+        if t.value == TimeMode::Virtual && target == Target::Process {
+            c.err(
+                pos(&t),
+                "`time: virtual` runs the embedded stack on a paused clock; the process target's provider is another process on the wall clock, so `target: process` cannot",
             );
         }
         t.value
@@ -98,6 +133,7 @@ pub fn validate(raw: RawScenario, file: &str, sets: &[Set]) -> Result<Scenario, 
         time,
         settings,
         prediction,
+        profile,
         cloud,
         aws,
         objects,

@@ -99,6 +99,28 @@ pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
     s
 }
 
+/// Where the first setting of a `provider` section is, if any is set.
+pub(super) fn first_set(raw: &RawProvider) -> Option<crate::scenario::error::Pos> {
+    let durations = [
+        &raw.poll_interval,
+        &raw.min_poll_interval,
+        &raw.backoff_base,
+        &raw.backoff_max,
+    ];
+    let mut at: Vec<crate::scenario::error::Pos> =
+        durations.into_iter().flatten().map(pos).collect();
+    at.extend(raw.max_reconcile_rate.as_ref().map(pos));
+    at.extend(raw.rate_limit_model.as_ref().map(pos));
+    at.extend(raw.poll_jitter_percent.as_ref().map(pos));
+    at.extend(raw.poll_jitter_sizing.as_ref().map(pos));
+    at.extend(raw.scoped_buckets.as_ref().map(pos));
+    at.extend(raw.error_requeue.as_ref().map(pos));
+    at.extend(raw.aws_retry_mode.as_ref().map(pos));
+    at.extend(raw.credential_cache.as_ref().map(pos));
+    at.extend(raw.observe_only_absent.as_ref().map(pos));
+    at.into_iter().min_by_key(|p| (p.source, p.line, p.column))
+}
+
 pub(super) fn prediction(c: &mut Checker, raw: &RawPrediction) -> PredictionInputs {
     let d = PredictionInputs::default();
     let mean = c.opt_duration(
@@ -150,6 +172,7 @@ pub(super) fn prediction(c: &mut Checker, raw: &RawPrediction) -> PredictionInpu
         max_reconcile: max,
         reconcile_cpu,
         self_event: raw.self_event.unwrap_or(d.self_event),
+        client: None,
         alpha,
         api: ApiCosts {
             poll: a.poll.unwrap_or(def.poll),

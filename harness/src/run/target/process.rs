@@ -1,0 +1,315 @@
+//! The process target: mock-apiserver and mock-cloud in this process, served on loopback
+//! sockets, and the provider a profile names, run as a child process from its command line
+//! (with `{{kubeconfig}}` and `{{cloudUrl}}` rendered). Its standard output and error go to
+//! `provider-N.log` in the run's output directory, one file per start.
+//!
+//! # Semantics
+//! - A restart phase sends the provider SIGTERM, waits for it to exit (at most the phase's
+//!   deadline, then SIGKILL), and starts the command again.
+//! - A kill phase sends SIGKILL at once; the revive starts the command again, as a
+//!   Deployment's ReplicaSet would start a new pod.
+//! - At the end of the run the provider gets SIGTERM and [`STOP_TIMEOUT`] to exit.
+//! - The process keeps real time: virtual time is refused.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use mock_apiserver::ApiServer;
+use mock_cloud::MockCloud;
+use tokio::net::TcpListener;
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use tower::ServiceBuilder;
+
+use super::embedded::{API_JOURNAL_CAPACITY, LocalCloud};
+use super::{Target, TargetInfo, TargetSources};
+use crate::run::clock::RunClock;
+use crate::run::cloud;
+use crate::run::error::RunError;
+use crate::run::objects::scenario_kinds;
+use crate::run::own::{self, OwnRequests};
+use crate::run::source::api::ApiRequests;
+use crate::run::source::api_journal::InProcess;
+use crate::run::source::memory::MemoryProbe;
+use crate::scenario::Scenario;
+use crate::scenario::profile::{ProcessCommand, permissive_crd};
+
+/// How long the provider gets to exit after SIGTERM at the end of a run.
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Where a process run writes the provider's logs and its kubeconfig.
+#[derive(Clone, Debug)]
+pub struct ProcessOptions {
+    /// The run's output directory.
+    pub out: PathBuf,
+}
+
+/// The servers on loopback and the provider's child process.
+pub struct Process {
+    clock: RunClock,
+    apiserver: ApiServer,
+    api_epoch: crate::run::clock::Epoch,
+    client: kube::Client,
+    cloud: LocalCloud,
+    command: ProcessCommand,
+    kubeconfig: PathBuf,
+    cloud_url: String,
+    logs: PathBuf,
+    kinds: Vec<(String, String, String)>,
+    child: Mutex<Option<Child>>,
+    starts: AtomicU32,
+    _servers: (oneshot::Sender<()>, oneshot::Sender<()>),
+}
+
+fn io_error(what: String) -> impl FnOnce(std::io::Error) -> RunError {
+    move |source| RunError::Process { what, source }
+}
+
+/// The CRDs mock-apiserver serves: the profile's files, or one permissive CRD per kind.
+fn crds(s: &Scenario, command: &ProcessCommand) -> Result<Vec<String>, RunError> {
+    if command.crds.is_empty() {
+        let kinds = s
+            .profile
+            .as_ref()
+            .map(|p| p.kinds.as_slice())
+            .unwrap_or_default();
+        return Ok(kinds
+            .iter()
+            .filter(|k| !k.group.is_empty())
+            .map(|k| permissive_crd(k).to_string())
+            .collect());
+    }
+    command
+        .crds
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f).map_err(io_error(format!("read the CRDs {}", f.display())))
+        })
+        .collect()
+}
+
+async fn bind() -> Result<(TcpListener, String), RunError> {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(io_error("bind a loopback port".to_owned()))?;
+    let addr = listener
+        .local_addr()
+        .map_err(io_error("read a loopback port".to_owned()))?;
+    Ok((listener, format!("http://{addr}")))
+}
+
+impl Process {
+    /// Starts the provider's command once more; its output goes to `provider-N.log`.
+    fn start_provider(&self) -> Result<(), RunError> {
+        let n = self.starts.fetch_add(1, Ordering::Relaxed) + 1;
+        let log = self.logs.join(format!("provider-{n}.log"));
+        let out =
+            std::fs::File::create(&log).map_err(io_error(format!("create {}", log.display())))?;
+        let err = out
+            .try_clone()
+            .map_err(io_error(format!("open {}", log.display())))?;
+        let kubeconfig = self.kubeconfig.display().to_string();
+        let render = |t: &str| ProcessCommand::render(t, &kubeconfig, &self.cloud_url);
+        let mut cmd = Command::new(&self.command.program);
+        cmd.args(self.command.args.iter().map(|a| render(a)))
+            .envs(self.command.env.iter().map(|(k, v)| (k, render(v))))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .kill_on_drop(true);
+        let child = cmd.spawn().map_err(io_error(format!(
+            "start the provider {}",
+            self.command.program.display()
+        )))?;
+        tracing::info!(pid = child.id(), log = %log.display(), "started the provider");
+        *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
+        Ok(())
+    }
+
+    fn take_child(&self) -> Option<Child> {
+        self.child.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// Sends SIGTERM to `child` and waits for it until `deadline`, then kills it.
+async fn terminate(mut child: Child, deadline: Instant) {
+    if let Some(pid) = child.id() {
+        // std and tokio send only SIGKILL; kill(1) sends SIGTERM without unsafe code.
+        let _ = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .await;
+    }
+    match tokio::time::timeout_at(deadline, child.wait()).await {
+        Ok(Ok(status)) => tracing::info!(%status, "the provider exited"),
+        Ok(Err(e)) => tracing::warn!(error = %e, "cannot wait for the provider"),
+        Err(_) => {
+            tracing::warn!("the provider did not exit after SIGTERM in time: killing it");
+            let _ = child.kill().await;
+        }
+    }
+}
+
+impl Target for Process {
+    type Options = ProcessOptions;
+    const VIRTUAL_TIME: bool = false;
+    type Cloud = LocalCloud;
+
+    /// Starts the clock, mock-cloud and mock-apiserver (with the profile's CRDs) on loopback
+    /// ports, writes the kubeconfig into the output directory, then starts the provider.
+    async fn start(s: &Scenario, options: ProcessOptions) -> Result<Self, RunError> {
+        let command = s
+            .profile
+            .as_ref()
+            .and_then(|p| p.process.clone())
+            .ok_or(RunError::NoProcessCommand)?;
+        std::fs::create_dir_all(&options.out)
+            .map_err(io_error(format!("create {}", options.out.display())))?;
+        let clock = RunClock::start();
+        let config = cloud::config(s).map_err(RunError::CloudQuota)?;
+        let local = MockCloud::new(config).map_err(RunError::Cloud)?;
+        let cloud_epoch = clock.epoch_at(Instant::now(), Duration::ZERO);
+        let apiserver = ApiServer::new(
+            mock_apiserver::Config::default()
+                .with_journal_capacity(API_JOURNAL_CAPACITY)
+                .with_seed(s.seed)
+                .with_epoch(clock.wall_start_second())
+                .with_deployment_rollouts(Duration::from_secs(1)),
+        );
+        let api_epoch = clock.epoch_at(apiserver.started_at(), Duration::ZERO);
+        for text in crds(s, &command)? {
+            apiserver.load_crd_yaml(&text).map_err(RunError::CrdsLoad)?;
+        }
+        let (api_listener, api_url) = bind().await?;
+        let (cloud_listener, cloud_url) = bind().await?;
+        let (stop_api, api_stopped) = oneshot::channel::<()>();
+        let (stop_cloud, cloud_stopped) = oneshot::channel::<()>();
+        tokio::spawn(mock_apiserver::serve(
+            api_listener,
+            apiserver.clone(),
+            async {
+                let _ = api_stopped.await;
+            },
+        ));
+        tokio::spawn(mock_cloud::serve(cloud_listener, local.clone(), async {
+            let _ = cloud_stopped.await;
+        }));
+        let kubeconfig = options.out.join("kubeconfig");
+        mock_apiserver::write_kubeconfig(&kubeconfig, &api_url)
+            .map_err(io_error(format!("write {}", kubeconfig.display())))?;
+        let kubeconfig = std::path::absolute(&kubeconfig).unwrap_or(kubeconfig);
+        let service = ServiceBuilder::new()
+            .layer(own::layer(OwnRequests::default()))
+            .service(apiserver.service());
+        let target = Process {
+            clock,
+            api_epoch,
+            client: kube::Client::new(service, "default"),
+            cloud: LocalCloud::new(local, cloud_epoch),
+            apiserver,
+            command,
+            kubeconfig,
+            cloud_url,
+            logs: options.out,
+            kinds: scenario_kinds(s)
+                .into_iter()
+                .map(|k| (k.resource.group, k.resource.version, k.resource.plural))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            child: Mutex::new(None),
+            starts: AtomicU32::new(0),
+            _servers: (stop_api, stop_cloud),
+        };
+        target.start_provider()?;
+        Ok(target)
+    }
+
+    fn clock(&self) -> RunClock {
+        self.clock
+    }
+
+    fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    fn cloud(&self) -> &LocalCloud {
+        &self.cloud
+    }
+
+    fn cloud_url(&self) -> Option<&str> {
+        Some(&self.cloud_url)
+    }
+
+    fn secret_namespace(&self) -> Option<&str> {
+        None
+    }
+
+    fn cleans_up(&self) -> bool {
+        false
+    }
+
+    fn take_sources(&mut self) -> TargetSources {
+        TargetSources {
+            api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), self.api_epoch)),
+            provider: None,
+            memory: MemoryProbe::InProcess {
+                cloud: self.cloud.mock().clone(),
+                apiserver: self.apiserver.clone(),
+                kinds: self.kinds.clone(),
+            },
+        }
+    }
+
+    async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError> {
+        if let Some(child) = self.take_child() {
+            terminate(child, deadline).await;
+        }
+        self.start_provider()
+    }
+
+    /// SIGKILL, and waits for the exit.
+    async fn kill_provider(&self, _deadline: Instant) -> Result<(), RunError> {
+        if let Some(mut child) = self.take_child() {
+            let _ = child.kill().await;
+        }
+        Ok(())
+    }
+
+    async fn revive_provider(&self) -> Result<(), RunError> {
+        self.start_provider()
+    }
+
+    async fn stop_provider(&mut self) {
+        if let Some(child) = self.take_child() {
+            terminate(child, Instant::now() + STOP_TIMEOUT).await;
+        }
+    }
+
+    fn info(&self) -> TargetInfo {
+        TargetInfo::Process {
+            command: std::iter::once(self.command.program.display().to_string())
+                .chain(self.command.args.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" "),
+            cloud_url: self.cloud_url.clone(),
+            logs: self.logs.display().to_string(),
+        }
+    }
+
+    fn provider_starts(&self) -> u32 {
+        self.starts.load(Ordering::Relaxed)
+    }
+
+    fn notes(&self) -> Vec<String> {
+        vec![format!(
+            "the provider ran as a child process ({}); its logs are provider-N.log in {}, one per start; its own metrics were not read",
+            self.command.program.display(),
+            self.logs.display()
+        )]
+    }
+}

@@ -1,0 +1,540 @@
+//! Provider command lines and the budget's settings: the flag names that crossplane-runtime
+//! providers (provider-template's `cmd/provider/main.go`), upjet providers
+//! (provider-upjet-aws's) and our own provider use, read into [`Settings`] and written back.
+//!
+//! # Semantics
+//! A [`Dialect`] names a family of mains. Each has flags for some settings, a default for
+//! each of them (the value when the flag is absent), and fixed values for the settings it
+//! has no flag for:
+//!
+//! | dialect | flags read | fixed |
+//! |---|---|---|
+//! | `crossplane-runtime` | `--max-reconcile-rate` (10), `--poll` (1m) | model `crossplane`, no jitter, no annotation floor, one bucket, backoff 1s…60s |
+//! | `upjet` | `--max-reconcile-rate` (10), `--poll` (10m), `--poll-jitter` (absolute; default 5 % of `--poll`) | model `crossplane`, no annotation floor, one bucket per scope, backoff 1s…60s |
+//! | `loadtest` | every flag of `provider --help` that sets a budget input | — |
+//!
+//! Every dialect's API client has QPS 5R and burst 10R (crossplane-runtime's
+//! `LimitRESTConfig`). Flags are read as Go's kingpin and Rust's clap accept them:
+//! `--name=value`, `--name value`, and for booleans `--name`, `--no-name` or
+//! `--name=true|false`. Flags that change no budget input (`--sync`, `--leader-election`,
+//! `--debug`, `--kubeconfig`, …) and flags the dialect does not know are skipped.
+
+use std::fmt;
+use std::num::NonZeroU32;
+use std::str::FromStr;
+use std::time::Duration;
+
+use limiter::crossplane::{JitterSizing, RateLimitModel, Settings};
+use limiter::go::GoDuration;
+
+/// A family of provider mains, by the flags they take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dialect {
+    /// crossplane provider-template's main: `--max-reconcile-rate`, `--poll`, `--sync`,
+    /// `--leader-election`.
+    CrossplaneRuntime,
+    /// provider-upjet-aws's mains: as crossplane-runtime with `--poll` 10m, `--poll-jitter`
+    /// and one global bucket per scope.
+    Upjet,
+    /// This workspace's provider (`provider --help`).
+    Loadtest,
+}
+
+impl Dialect {
+    /// Its name in a profile.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::CrossplaneRuntime => "crossplane-runtime",
+            Dialect::Upjet => "upjet",
+            Dialect::Loadtest => "loadtest",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The API client's token bucket: QPS and burst (client-go's `rest.Config`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClientLimits {
+    /// Requests per second.
+    pub qps: f64,
+    /// Burst.
+    pub burst: f64,
+}
+
+impl ClientLimits {
+    /// crossplane-runtime's `LimitRESTConfig(cfg, R)`: QPS 5R, burst 10R.
+    #[must_use]
+    pub fn limit_rest_config(r: NonZeroU32) -> ClientLimits {
+        let r = f64::from(r.get());
+        ClientLimits {
+            qps: 5.0 * r,
+            burst: 10.0 * r,
+        }
+    }
+}
+
+/// The settings a command line gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlagSettings {
+    /// The rate-limit settings.
+    pub settings: Settings,
+    /// The API client's limits.
+    pub client: ClientLimits,
+}
+
+/// A flag's value that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{flag}={value:?}: {reason}")]
+pub struct BadFlag {
+    /// The flag, with its dashes.
+    pub flag: String,
+    /// Its value.
+    pub value: String,
+    /// What was expected.
+    pub reason: String,
+}
+
+/// What a known flag sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sets {
+    Rate,
+    Model,
+    Poll,
+    JitterPercent,
+    JitterSizing,
+    /// An absolute jitter (upjet's `--poll-jitter`).
+    JitterDuration,
+    MinPoll,
+    ScopedBuckets,
+    BackoffBase,
+    BackoffMax,
+    ErrorRequeue,
+    ObserveOnlyAbsent,
+    /// Nothing the budget reads; `true` when it takes a value.
+    Nothing(bool),
+}
+
+/// A dialect's flags: long name, short name, what it sets.
+fn table(d: Dialect) -> &'static [(&'static str, Option<char>, Sets)] {
+    use Sets::*;
+    match d {
+        Dialect::CrossplaneRuntime => &[
+            ("max-reconcile-rate", None, Rate),
+            ("poll", None, Poll),
+            ("sync", Some('s'), Nothing(true)),
+            ("leader-election", Some('l'), Nothing(false)),
+            ("debug", Some('d'), Nothing(false)),
+        ],
+        Dialect::Upjet => &[
+            ("max-reconcile-rate", None, Rate),
+            ("poll", None, Poll),
+            ("poll-jitter", None, JitterDuration),
+            ("sync", Some('s'), Nothing(true)),
+            ("poll-state-metric", None, Nothing(true)),
+            ("leader-election", Some('l'), Nothing(false)),
+            ("debug", Some('d'), Nothing(false)),
+            ("provider-ttl", None, Nothing(true)),
+            ("namespace", None, Nothing(true)),
+            ("enable-external-secret-stores", None, Nothing(false)),
+            ("enable-management-policies", None, Nothing(false)),
+            ("terraform-version", None, Nothing(true)),
+            ("terraform-provider-source", None, Nothing(true)),
+            ("terraform-provider-version", None, Nothing(true)),
+            ("terraform-native-provider-path", None, Nothing(true)),
+        ],
+        Dialect::Loadtest => &[
+            ("max-reconcile-rate", None, Rate),
+            ("rate-limit-model", None, Model),
+            ("poll-interval", None, Poll),
+            ("poll-jitter-percent", None, JitterPercent),
+            ("poll-jitter-sizing", None, JitterSizing),
+            ("min-poll-interval", None, MinPoll),
+            ("scoped-buckets", None, ScopedBuckets),
+            ("backoff-base", None, BackoffBase),
+            ("backoff-max", None, BackoffMax),
+            ("error-requeue", None, ErrorRequeue),
+            ("observe-only-absent", None, ObserveOnlyAbsent),
+            ("cloud-endpoint", None, Nothing(true)),
+            ("cloud-timeout", None, Nothing(true)),
+            ("kubeconfig", None, Nothing(true)),
+            ("namespace", None, Nothing(true)),
+            ("secret-namespace", None, Nothing(true)),
+            ("metrics-addr", None, Nothing(true)),
+            ("shutdown-timeout", None, Nothing(true)),
+            ("aws-retry-mode", None, Nothing(true)),
+            ("credential-cache", None, Nothing(true)),
+        ],
+    }
+}
+
+/// What a dialect's provider runs with when no flag is given.
+#[must_use]
+pub fn defaults(d: Dialect) -> Settings {
+    let ten = NonZeroU32::new(10).expect("10 is not zero");
+    match d {
+        Dialect::Loadtest => Settings::default(),
+        Dialect::CrossplaneRuntime => {
+            let mut s = Settings::new(ten);
+            s.model = RateLimitModel::Crossplane;
+            s.poll_interval = Duration::from_secs(60);
+            s.poll_jitter_percent = 0;
+            s.poll_jitter_sizing = JitterSizing::PollInterval;
+            s.min_poll_interval = Duration::ZERO;
+            s.scoped_buckets = false;
+            s
+        }
+        Dialect::Upjet => {
+            let mut s = Settings::new(ten);
+            s.model = RateLimitModel::Crossplane;
+            s.poll_interval = Duration::from_secs(600);
+            s.poll_jitter_percent = 5;
+            s.poll_jitter_sizing = JitterSizing::PollInterval;
+            s.min_poll_interval = Duration::ZERO;
+            s.scoped_buckets = true;
+            s
+        }
+    }
+}
+
+fn duration(flag: &str, value: &str) -> Result<Duration, BadFlag> {
+    let bad = |reason: String| BadFlag {
+        flag: format!("--{flag}"),
+        value: value.to_owned(),
+        reason,
+    };
+    match GoDuration::parse(value.trim()) {
+        Ok(d) if d < GoDuration::ZERO => Err(bad("expected a duration ≥ 0".to_owned())),
+        Ok(d) => Ok(d.to_std()),
+        Err(e) => Err(bad(format!(
+            "{e}, expected a Go duration such as 30s or 10m"
+        ))),
+    }
+}
+
+fn parsed<T: FromStr>(flag: &str, value: &str, expected: &str) -> Result<T, BadFlag>
+where
+    T::Err: fmt::Display,
+{
+    value.parse().map_err(|e: T::Err| BadFlag {
+        flag: format!("--{flag}"),
+        value: value.to_owned(),
+        reason: format!("{e}, expected {expected}"),
+    })
+}
+
+/// One flag occurrence on a command line: its table entry and its value (`None` for a
+/// boolean given without one).
+struct Occurrence {
+    name: &'static str,
+    sets: Sets,
+    value: Option<String>,
+}
+
+/// The known flags of `args`, in order.
+fn occurrences(d: Dialect, args: &[String]) -> Vec<Occurrence> {
+    let flags = table(d);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        let (name, inline) = if let Some(long) = arg.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((n, v)) => (n.to_owned(), Some(v.to_owned())),
+                None => (long.to_owned(), None),
+            }
+        } else if let Some(short) = arg.strip_prefix('-')
+            && let Some(c) = short.chars().next()
+            && short.len() == c.len_utf8()
+        {
+            match flags.iter().find(|f| f.1 == Some(c)) {
+                Some(f) => (f.0.to_owned(), None),
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        let (negated, base) = match name.strip_prefix("no-") {
+            Some(b) if flags.iter().any(|f| f.0 == b) => (true, b.to_owned()),
+            _ => (false, name.clone()),
+        };
+        let Some(&(long, _, sets)) = flags.iter().find(|f| f.0 == base) else {
+            continue;
+        };
+        let boolean = matches!(sets, Sets::ScopedBuckets | Sets::Nothing(false));
+        let value = if negated {
+            Some("false".to_owned())
+        } else if inline.is_some() {
+            inline
+        } else if boolean {
+            match args.get(i).map(String::as_str) {
+                Some(v @ ("true" | "false")) => {
+                    i += 1;
+                    Some(v.to_owned())
+                }
+                _ => None,
+            }
+        } else {
+            let v = args.get(i).cloned();
+            i += 1;
+            v
+        };
+        out.push(Occurrence {
+            name: long,
+            sets,
+            value,
+        });
+    }
+    out
+}
+
+/// The settings a provider of dialect `d` runs with when started with `args` (the program
+/// name left out): each flag's last value, the dialect's default for an absent flag, its
+/// fixed values for the rest.
+///
+/// # Errors
+/// The first flag whose value does not parse or cannot run.
+pub fn read(d: Dialect, args: &[String]) -> Result<FlagSettings, BadFlag> {
+    let mut s = defaults(d);
+    let mut jitter_duration = None;
+    for o in occurrences(d, args) {
+        let flag = o.name;
+        let value = o.value.unwrap_or_else(|| match o.sets {
+            Sets::ScopedBuckets | Sets::Nothing(false) => "true".to_owned(),
+            _ => String::new(),
+        });
+        let v = value.as_str();
+        match o.sets {
+            Sets::Rate => {
+                let r: u32 = parsed(flag, v, "an integer ≥ 1")?;
+                s.max_reconcile_rate = NonZeroU32::new(r).ok_or_else(|| BadFlag {
+                    flag: format!("--{flag}"),
+                    value: value.clone(),
+                    reason: "expected an integer ≥ 1".to_owned(),
+                })?;
+            }
+            Sets::Model => s.model = parsed(flag, v, "a rate-limit model")?,
+            Sets::Poll => {
+                let p = duration(flag, v)?;
+                if p.is_zero() {
+                    return Err(BadFlag {
+                        flag: format!("--{flag}"),
+                        value,
+                        reason: "expected a poll interval > 0".to_owned(),
+                    });
+                }
+                s.poll_interval = p;
+            }
+            Sets::JitterPercent => {
+                let j: u32 = parsed(flag, v, "a whole percentage below 100")?;
+                if j >= 100 {
+                    return Err(BadFlag {
+                        flag: format!("--{flag}"),
+                        value,
+                        reason: "expected a whole percentage below 100".to_owned(),
+                    });
+                }
+                s.poll_jitter_percent = j;
+            }
+            Sets::JitterSizing => s.poll_jitter_sizing = parsed(flag, v, "a jitter sizing")?,
+            Sets::JitterDuration => jitter_duration = Some((duration(flag, v)?, value.clone())),
+            Sets::MinPoll => s.min_poll_interval = duration(flag, v)?,
+            Sets::ScopedBuckets => s.scoped_buckets = parsed(flag, v, "true or false")?,
+            Sets::BackoffBase => s.backoff_base = Some(duration(flag, v)?),
+            Sets::BackoffMax => s.backoff_max = Some(duration(flag, v)?),
+            Sets::ErrorRequeue => s.error_requeue = parsed(flag, v, "backoff or immediate")?,
+            Sets::ObserveOnlyAbsent => {
+                s.observe_only_absent = parsed(flag, v, "poll or backoff")?;
+            }
+            Sets::Nothing(_) => {}
+        }
+    }
+    if let Some((j, value)) = jitter_duration {
+        s.poll_jitter_sizing = JitterSizing::PollInterval;
+        s.poll_jitter_percent = whole_percent(j, s.poll_interval).ok_or_else(|| BadFlag {
+            flag: "--poll-jitter".to_owned(),
+            value,
+            reason: format!(
+                "expected a whole percentage below 100 of --poll ({}): the budget sizes jitter in percent",
+                GoDuration::from_std(s.poll_interval)
+            ),
+        })?;
+    }
+    let client = ClientLimits::limit_rest_config(s.max_reconcile_rate);
+    Ok(FlagSettings {
+        settings: s,
+        client,
+    })
+}
+
+/// `j` as a whole percentage (below 100) of `poll`, if it is one.
+fn whole_percent(j: Duration, poll: Duration) -> Option<u32> {
+    let (j, p) = (j.as_nanos(), poll.as_nanos());
+    (p > 0 && (j * 100) % p == 0 && j * 100 / p < 100).then(|| (j * 100 / p) as u32)
+}
+
+/// The flags of dialect `d` that give `s`, as (flag, value) pairs, in the dialect's order:
+/// what to start its provider with. Settings the dialect has no flag for are left out.
+#[must_use]
+pub fn write(d: Dialect, s: &Settings) -> Vec<(&'static str, String)> {
+    let go = |d| GoDuration::from_std(d).to_string();
+    table(d)
+        .iter()
+        .filter_map(|&(name, _, sets)| {
+            let v = match sets {
+                Sets::Rate => s.max_reconcile_rate.to_string(),
+                Sets::Model => s.model.to_string(),
+                Sets::Poll => go(s.poll_interval),
+                Sets::JitterPercent => s.poll_jitter_percent.to_string(),
+                Sets::JitterSizing => s.poll_jitter_sizing.to_string(),
+                Sets::JitterDuration => go(s.poll_interval * s.poll_jitter_percent / 100),
+                Sets::MinPoll => go(s.min_poll_interval),
+                Sets::ScopedBuckets => s.scoped_buckets.to_string(),
+                Sets::BackoffBase => go(s.failure_backoff().base),
+                Sets::BackoffMax => go(s.failure_backoff().max),
+                Sets::ErrorRequeue => s.error_requeue.to_string(),
+                Sets::ObserveOnlyAbsent => s.observe_only_absent.to_string(),
+                Sets::Nothing(_) => return None,
+            };
+            Some((name, v))
+        })
+        .collect()
+}
+
+/// One flag whose value differs between two command lines' settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Differ {
+    /// The flag, without dashes.
+    pub flag: &'static str,
+    /// The value one side runs with.
+    pub have: String,
+    /// The value the other side wants.
+    pub want: String,
+}
+
+/// The flags of dialect `d` on which `have` and `want` differ.
+#[must_use]
+pub fn differ(d: Dialect, have: &Settings, want: &Settings) -> Vec<Differ> {
+    write(d, have)
+        .into_iter()
+        .zip(write(d, want))
+        .filter(|((_, h), (_, w))| h != w)
+        .map(|((flag, have), (_, want))| Differ { flag, have, want })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn upjet_flags_read_as_kingpin_reads_them_with_their_defaults() {
+        let got = read(
+            Dialect::Upjet,
+            &args(&[
+                "--debug",
+                "--max-reconcile-rate",
+                "5",
+                "-s",
+                "1h",
+                "--poll=5m",
+                "--terraform-version=1.5",
+            ]),
+        )
+        .unwrap();
+        let s = &got.settings;
+        assert_eq!(s.max_reconcile_rate.get(), 5);
+        assert_eq!(s.poll_interval, Duration::from_secs(300));
+        assert_eq!(
+            s.poll_jitter_percent, 5,
+            "the default jitter, 5 % of --poll"
+        );
+        assert!(s.scoped_buckets);
+        assert_eq!(s.min_poll_interval, Duration::ZERO);
+        assert_eq!(
+            got.client,
+            ClientLimits {
+                qps: 25.0,
+                burst: 50.0
+            }
+        );
+    }
+
+    #[test]
+    fn an_absolute_jitter_must_be_a_whole_percent_of_the_poll() {
+        let s = read(Dialect::Upjet, &args(&["--poll=10m", "--poll-jitter=1m"])).unwrap();
+        assert_eq!(s.settings.poll_jitter_percent, 10);
+        let e = read(Dialect::Upjet, &args(&["--poll=10m", "--poll-jitter=45s"])).unwrap_err();
+        assert_eq!(e.flag, "--poll-jitter");
+    }
+
+    #[test]
+    fn crossplane_runtime_defaults_are_provider_templates() {
+        let s = read(Dialect::CrossplaneRuntime, &[]).unwrap().settings;
+        assert_eq!(
+            (
+                s.max_reconcile_rate.get(),
+                s.poll_interval,
+                s.poll_jitter_percent,
+                s.scoped_buckets
+            ),
+            (10, Duration::from_secs(60), 0, false)
+        );
+    }
+
+    #[test]
+    fn our_providers_flags_round_trip_through_write_and_read() {
+        let mut s = Settings::new(NonZeroU32::new(7).unwrap());
+        s.poll_interval = Duration::from_secs(20);
+        s.scoped_buckets = true;
+        s.backoff_base = Some(Duration::from_millis(500));
+        let line: Vec<String> = write(Dialect::Loadtest, &s)
+            .into_iter()
+            .map(|(f, v)| format!("--{f}={v}"))
+            .collect();
+        let back = read(Dialect::Loadtest, &line).unwrap().settings;
+        assert!(differ(Dialect::Loadtest, &back, &s).is_empty(), "{line:?}");
+        let d = read(
+            Dialect::Loadtest,
+            &args(&[
+                "--max-reconcile-rate",
+                "3",
+                "--scoped-buckets",
+                "--kubeconfig",
+                "k",
+            ]),
+        )
+        .unwrap()
+        .settings;
+        assert!(d.scoped_buckets);
+        let diffs = differ(Dialect::Loadtest, &d, &s);
+        assert_eq!(diffs[0].flag, "max-reconcile-rate");
+        assert_eq!((diffs[0].have.as_str(), diffs[0].want.as_str()), ("3", "7"));
+    }
+
+    #[test]
+    fn a_bad_value_names_its_flag_and_what_was_expected() {
+        let e = read(
+            Dialect::CrossplaneRuntime,
+            &args(&["--max-reconcile-rate=0"]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--max-reconcile-rate=\"0\": expected an integer ≥ 1"
+        );
+        let e = read(Dialect::CrossplaneRuntime, &args(&["--poll", "soon"])).unwrap_err();
+        assert!(e.to_string().starts_with("--poll=\"soon\""), "{e}");
+    }
+}

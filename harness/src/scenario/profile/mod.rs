@@ -1,0 +1,88 @@
+//! The provider profile: what the budget needs to know about a provider the harness does
+//! not control. [`raw`] is the format; the validated [`Profile`] reaches the prediction
+//! (its settings replace the scenario's `provider` section), the scenario's kinds (its
+//! [`Catalogue`](super::Catalogue)), the cluster target (which checks the Deployment's
+//! args against it) and the `process` target (which starts the provider from its command).
+
+pub mod raw;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use limiter::crossplane::Settings;
+
+use super::flags::{ClientLimits, Dialect};
+use super::kinds::ApiKind;
+
+/// A validated provider profile.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// The file it was read from (none when inline in the scenario).
+    pub file: Option<String>,
+    /// The family of the provider's flags, when its settings come from a command line.
+    pub flags: Option<Dialect>,
+    /// The rate-limit settings.
+    pub settings: Settings,
+    /// The API client's QPS and burst.
+    pub client: ClientLimits,
+    /// Every kind the scenario may name.
+    pub kinds: Vec<ApiKind>,
+    /// How the `process` target starts the provider.
+    pub process: Option<ProcessCommand>,
+}
+
+/// The provider's command line for the `process` target, placeholders unrendered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessCommand {
+    /// The program (resolved against the profile's directory when it names a file there).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment variables.
+    pub env: BTreeMap<String, String>,
+    /// CRD files mock-apiserver serves (none: one permissive CRD per profile kind).
+    pub crds: Vec<PathBuf>,
+}
+
+/// The placeholder of the kubeconfig file in a profile's command line.
+pub const KUBECONFIG: &str = "{{kubeconfig}}";
+/// The placeholder of mock-cloud's base URL in a profile's command line and in scenario
+/// objects.
+pub const CLOUD_URL: &str = "{{cloudUrl}}";
+
+impl ProcessCommand {
+    /// `text` with the placeholders replaced.
+    #[must_use]
+    pub fn render(text: &str, kubeconfig: &str, cloud_url: &str) -> String {
+        text.replace(KUBECONFIG, kubeconfig)
+            .replace(CLOUD_URL, cloud_url)
+    }
+}
+
+/// A permissive CustomResourceDefinition for `kind`: its schema keeps every field, with the
+/// status subresource, as a provider's CRD serves for the harness's purposes.
+#[must_use]
+pub fn permissive_crd(kind: &ApiKind) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{}.{}", kind.plural, kind.group)},
+        "spec": {
+            "group": kind.group,
+            "names": {
+                "kind": kind.kind,
+                "plural": kind.plural,
+                "singular": kind.kind.to_lowercase(),
+                "listKind": format!("{}List", kind.kind),
+            },
+            "scope": if kind.namespaced { "Namespaced" } else { "Cluster" },
+            "versions": [{
+                "name": kind.version,
+                "served": true,
+                "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "subresources": {"status": {}},
+            }],
+        },
+    })
+}

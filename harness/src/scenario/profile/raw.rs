@@ -1,0 +1,142 @@
+//! The provider profile as written: in a scenario's `profile:` section, or in a file that
+//! section names (`profile: {file: PATH}`, relative to the scenario). Unknown fields are
+//! rejected.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::scenario::flags::Dialect;
+use crate::scenario::raw::{DurationText, JitterSizingName, ModelName};
+
+/// What the budget needs to know about a provider the harness does not control: its
+/// rate-limit settings (written out, or read from its command line), the kinds it serves,
+/// and for the `process` target how to start it.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawProfile {
+    /// A file holding the profile (the same fields as this section), relative to the
+    /// scenario's directory. With `file`, the section has no other field.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub file: Option<Spanned<String>>,
+    /// The family of the provider's flags: `crossplane-runtime` (provider-template's main),
+    /// `upjet` (provider-upjet-aws's mains) or `loadtest` (this workspace's provider). With
+    /// it, the settings come from `args` (or `command`), each flag's default applying when
+    /// it is absent; `settings` may then only agree with them, or give what the flags
+    /// cannot.
+    #[serde(default)]
+    #[schemars(with = "Option<Dialect>")]
+    pub flags: Option<Spanned<Dialect>>,
+    /// The provider's arguments (its Deployment's container `args`). Default: `command`
+    /// without its program.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub args: Option<Spanned<Vec<String>>>,
+    /// The `process` target: the provider's command line, program first, with the
+    /// placeholders `{{kubeconfig}}` (a kubeconfig file for the harness's mock-apiserver)
+    /// and `{{cloudUrl}}` (mock-cloud's base URL). A relative program path is taken from
+    /// the profile's directory when it names a file there, else from `PATH`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub command: Option<Spanned<Vec<String>>>,
+    /// The `process` target: environment variables of the provider, with the same
+    /// placeholders.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The `process` target: files of CustomResourceDefinitions (YAML, several documents
+    /// allowed) that mock-apiserver serves, relative to the profile's directory. Default:
+    /// one CRD per kind of `kinds`, with a schema that keeps every field.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub crds: Vec<Spanned<String>>,
+    /// The rate-limit settings. Without `flags`, every one is required.
+    #[serde(default)]
+    pub settings: RawProfileSettings,
+    /// Every kind the scenario names (managed kinds, ProviderConfigs), with its plural and
+    /// scope.
+    #[serde(default)]
+    pub kinds: Vec<RawProfileKind>,
+}
+
+/// A profile's rate-limit settings (budget.md §0), each as the provider's flags would give
+/// it.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawProfileSettings {
+    /// R, `--max-reconcile-rate` (≥ 1).
+    #[serde(default)]
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_reconcile_rate: Option<Spanned<u32>>,
+    /// The rate-limit model (`crossplane` for crossplane-runtime and upjet providers).
+    #[serde(default)]
+    #[schemars(with = "Option<ModelName>")]
+    pub rate_limit_model: Option<Spanned<ModelName>>,
+    /// P, the poll interval (`--poll`), a Go duration > 0.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub poll_interval: Option<Spanned<String>>,
+    /// Poll jitter, in percent (below 100) of what `pollJitterSizing` names; 0 for none.
+    #[serde(default)]
+    #[schemars(with = "Option<u32>", range(max = 99))]
+    pub poll_jitter_percent: Option<Spanned<u32>>,
+    /// `per-resource` or `poll-interval` (one absolute jitter for every resource, as
+    /// `WithPollJitterHook(j)` gives it).
+    #[serde(default)]
+    #[schemars(with = "Option<JitterSizingName>")]
+    pub poll_jitter_sizing: Option<Spanned<JitterSizingName>>,
+    /// The floor of the `crossplane.io/poll-interval` annotation (`0s`: none).
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub min_poll_interval: Option<Spanned<String>>,
+    /// One global bucket per scope (crossplane-runtime v2 providers) instead of one.
+    #[serde(default)]
+    #[schemars(with = "Option<bool>")]
+    pub scoped_buckets: Option<Spanned<bool>>,
+    /// The per-item failure backoff's first delay, a Go duration > 0.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub backoff_base: Option<Spanned<String>>,
+    /// The failure backoff's cap, ≥ `backoffBase`.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub backoff_max: Option<Spanned<String>>,
+    /// The API client's QPS (`LimitRESTConfig`: 5R).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub client_qps: Option<Spanned<f64>>,
+    /// The API client's burst (`LimitRESTConfig`: 10R).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub client_burst: Option<Spanned<f64>>,
+}
+
+/// A kind the provider serves.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawProfileKind {
+    /// `group/version`.
+    #[schemars(with = "String")]
+    pub api_version: Spanned<String>,
+    /// The kind.
+    #[schemars(with = "String")]
+    pub kind: Spanned<String>,
+    /// Its plural (default: the kind in lower case with an `s`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub plural: Option<Spanned<String>>,
+    /// `Cluster` or `Namespaced`.
+    #[schemars(with = "ScopeName")]
+    pub scope: Spanned<ScopeName>,
+}
+
+/// A kind's scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum ScopeName {
+    /// Cluster-scoped.
+    Cluster,
+    /// Namespaced.
+    Namespaced,
+}

@@ -1,0 +1,278 @@
+//! The `profile` section (or the file it names): settings written out or read from the
+//! provider's command line, its kinds, its `process` command.
+
+use std::num::NonZeroU32;
+use std::path::Path;
+
+use limiter::crossplane::{JitterSizing, RateLimitModel, Settings};
+
+use super::checker::Checker;
+use super::pos;
+use crate::scenario::error::{Pos, Problem};
+use crate::scenario::flags::{self, ClientLimits, FlagSettings};
+use crate::scenario::kinds::ApiKind;
+use crate::scenario::profile::raw::{RawProfile, RawProfileSettings, ScopeName};
+use crate::scenario::profile::{ProcessCommand, Profile};
+use crate::scenario::raw::{JitterSizingName, ModelName};
+
+/// Validates a profile. `at` is where a missing setting is reported (the section, or the
+/// start of the profile's file); `dir` is the directory its relative paths start from.
+///
+/// # Errors
+/// Every problem found, in file order.
+pub(crate) fn profile(
+    raw: &RawProfile,
+    at: Pos,
+    dir: &Path,
+    file: Option<String>,
+) -> Result<Profile, Vec<Problem>> {
+    let mut c = Checker::default();
+    if let Some(f) = &raw.file {
+        c.err(
+            pos(f),
+            "a profile file cannot name another profile file, expected the profile's own fields",
+        );
+    }
+    let command = raw.command.as_ref().and_then(|cmd| {
+        if cmd.value.is_empty() || cmd.value[0].trim().is_empty() {
+            c.err(
+                pos(cmd),
+                "command is empty, expected the provider's program and its arguments",
+            );
+            return None;
+        }
+        Some(cmd)
+    });
+    let from_flags = raw.flags.as_ref().and_then(|d| {
+        let (args, place): (&[String], Pos) = match (&raw.args, command) {
+            (Some(a), _) => (&a.value, pos(a)),
+            (None, Some(cmd)) => (&cmd.value[1..], pos(cmd)),
+            (None, None) => {
+                c.err(
+                    pos(d),
+                    "flags needs the provider's command line, expected `args` or `command`",
+                );
+                return None;
+            }
+        };
+        match flags::read(d.value, args) {
+            Ok(fs) => Some((d.value, fs, place)),
+            Err(e) => {
+                c.err(place, format!("{e} (read as {} flags)", d.value));
+                None
+            }
+        }
+    });
+    if raw.args.is_some()
+        && raw.flags.is_none()
+        && let Some(a) = &raw.args
+    {
+        c.err(
+            pos(a),
+            "args without flags cannot be read, expected `flags: crossplane-runtime`, `upjet` or `loadtest`",
+        );
+    }
+    let has_flags = raw.flags.is_some();
+    let (settings, client) = settings(&mut c, &raw.settings, from_flags.as_ref(), has_flags, at);
+    let kinds = raw
+        .kinds
+        .iter()
+        .filter_map(|k| {
+            let av = &k.api_version.value;
+            let (group, version) = av.rsplit_once('/').unwrap_or(("", av.as_str()));
+            if version.is_empty() || av.matches('/').count() > 1 {
+                c.err(
+                    pos(&k.api_version),
+                    format!("apiVersion {av:?} is not GROUP/VERSION, expected such as s3.aws.upbound.io/v1beta1"),
+                );
+                return None;
+            }
+            if k.kind.value.is_empty() {
+                c.err(pos(&k.kind), "kind is empty, expected a kind such as Bucket");
+                return None;
+            }
+            let plural = k
+                .plural
+                .as_ref()
+                .map_or_else(|| format!("{}s", k.kind.value.to_lowercase()), |p| p.value.clone());
+            Some(ApiKind {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                kind: k.kind.value.clone(),
+                plural,
+                namespaced: k.scope.value == ScopeName::Namespaced,
+                aws: false,
+            })
+        })
+        .collect();
+    let process = command.map(|cmd| {
+        let first = Path::new(&cmd.value[0]);
+        let local = dir.join(first);
+        let program = if first.is_relative() && first.components().count() > 1 || local.is_file() {
+            local
+        } else {
+            first.to_path_buf()
+        };
+        ProcessCommand {
+            program,
+            args: cmd.value[1..].to_vec(),
+            env: raw.env.clone(),
+            crds: raw.crds.iter().map(|f| dir.join(&f.value)).collect(),
+        }
+    });
+    if process.is_none() {
+        if let Some(f) = raw.crds.first() {
+            c.err(
+                pos(f),
+                "crds are for the process target, expected a `command` beside them",
+            );
+        }
+    }
+    let Checker { mut problems, .. } = c;
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| (p.pos.line, p.pos.column));
+        return Err(problems);
+    }
+    Ok(Profile {
+        file,
+        flags: from_flags.map(|(d, ..)| d),
+        settings,
+        client,
+        kinds,
+        process,
+    })
+}
+
+/// The settings: each written-out value, else the command line's; without a command line,
+/// every one is required. A written-out value that a flag of the command line gives
+/// otherwise is a problem naming the flag.
+fn settings(
+    c: &mut Checker,
+    raw: &RawProfileSettings,
+    from_flags: Option<&(flags::Dialect, FlagSettings, Pos)>,
+    has_flags: bool,
+    at: Pos,
+) -> (Settings, ClientLimits) {
+    let base = from_flags.map(|(_, fs, _)| fs.clone());
+    let mut missing = Vec::new();
+    // With `flags` the command line gives every setting (its problem, if it cannot be
+    // read, is reported there).
+    let mut need = |name: &'static str, given: bool| {
+        if !given && !has_flags {
+            missing.push(name);
+        }
+    };
+    need("maxReconcileRate", raw.max_reconcile_rate.is_some());
+    need("rateLimitModel", raw.rate_limit_model.is_some());
+    need("pollInterval", raw.poll_interval.is_some());
+    need("pollJitterPercent", raw.poll_jitter_percent.is_some());
+    need("pollJitterSizing", raw.poll_jitter_sizing.is_some());
+    need("minPollInterval", raw.min_poll_interval.is_some());
+    need("scopedBuckets", raw.scoped_buckets.is_some());
+    need("backoffBase", raw.backoff_base.is_some());
+    need("backoffMax", raw.backoff_max.is_some());
+    need("clientQps", raw.client_qps.is_some());
+    need("clientBurst", raw.client_burst.is_some());
+    if !missing.is_empty() {
+        c.err(
+            at,
+            format!(
+                "the profile gives no {}, expected every setting the budget needs in `settings`, or `flags` with the provider's command line",
+                missing.join(", ")
+            ),
+        );
+    }
+    let mut s = base
+        .as_ref()
+        .map_or_else(Settings::default, |b| b.settings.clone());
+    if let Some(r) = &raw.max_reconcile_rate {
+        match NonZeroU32::new(r.value) {
+            Some(v) => s.max_reconcile_rate = v,
+            None => c.err(pos(r), "maxReconcileRate is 0, expected an integer ≥ 1"),
+        }
+    }
+    if let Some(m) = &raw.rate_limit_model {
+        s.model = match m.value {
+            ModelName::Crossplane => RateLimitModel::Crossplane,
+            ModelName::InQueue => RateLimitModel::InQueue,
+            ModelName::ControllerRuntime => RateLimitModel::ControllerRuntime,
+            ModelName::ConcurrencyOnly => RateLimitModel::ConcurrencyOnly,
+        };
+    }
+    if let Some(p) = &raw.poll_interval
+        && let Some(d) = c.positive_duration(p, "pollInterval")
+    {
+        s.poll_interval = d;
+    }
+    if let Some(j) = &raw.poll_jitter_percent {
+        if j.value >= 100 {
+            c.err(
+                pos(j),
+                format!(
+                    "pollJitterPercent {} is too large, expected 0 to 99",
+                    j.value
+                ),
+            );
+        } else {
+            s.poll_jitter_percent = j.value;
+        }
+    }
+    if let Some(j) = &raw.poll_jitter_sizing {
+        s.poll_jitter_sizing = match j.value {
+            JitterSizingName::PerResource => JitterSizing::PerResource,
+            JitterSizingName::PollInterval => JitterSizing::PollInterval,
+        };
+    }
+    if let Some(m) = &raw.min_poll_interval
+        && let Some(d) = c.duration(m, "minPollInterval")
+    {
+        s.min_poll_interval = d;
+    }
+    if let Some(b) = &raw.scoped_buckets {
+        s.scoped_buckets = b.value;
+    }
+    if let Some(b) = &raw.backoff_base {
+        s.backoff_base = c.positive_duration(b, "backoffBase").or(s.backoff_base);
+    }
+    if let Some(m) = &raw.backoff_max {
+        s.backoff_max = c.positive_duration(m, "backoffMax").or(s.backoff_max);
+    }
+    let backoff = s.failure_backoff();
+    if backoff.max < backoff.base
+        && let Some(at) = raw.backoff_max.as_ref().or(raw.backoff_base.as_ref())
+    {
+        c.err(
+            pos(at),
+            "backoffMax is below backoffBase, expected backoffBase ≤ backoffMax",
+        );
+    }
+    let derived = ClientLimits::limit_rest_config(s.max_reconcile_rate);
+    let mut client = derived;
+    for (v, name, slot) in [
+        (&raw.client_qps, "clientQps", &mut client.qps),
+        (&raw.client_burst, "clientBurst", &mut client.burst),
+    ] {
+        if let Some(v) = v {
+            if v.value.is_finite() && v.value > 0.0 {
+                *slot = v.value;
+            } else {
+                c.err(
+                    pos(v),
+                    format!("{name} {} is not a number > 0, expected one", v.value),
+                );
+            }
+        }
+    }
+    if let Some((d, fs, place)) = from_flags {
+        for diff in flags::differ(*d, &fs.settings, &s) {
+            c.err(
+                *place,
+                format!(
+                    "the command line's --{}={} disagrees with the profile's settings ({}), expected them to agree",
+                    diff.flag, diff.have, diff.want
+                ),
+            );
+        }
+    }
+    (s, client)
+}

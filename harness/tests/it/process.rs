@@ -1,0 +1,360 @@
+//! Provider profiles and the `process` target: a profile's settings, written out or read
+//! from the provider's command line, with errors that say where and what was expected; and
+//! this workspace's provider run as a foreign provider through `harness run --process`
+//! (the generic flavour, and with feature `aws` the AWS flavour): the scenario names its
+//! kinds only by `apiVersion` and `kind`, the profile's settings come from the command line
+//! the test starts it with, a restart phase stops and starts the process, and the budgets
+//! hold.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use harness::predict::plan;
+use harness::scenario::{load, parse};
+
+const HEAD: &str = "apiVersion: harness/v1\nname: t\n";
+const BODY: &str = "resources:
+  - {name: b, apiVersion: example.org/v1, kind: Widget, count: 2}
+calls:
+  - {apiVersion: example.org/v1, kind: Widget, observe: 3, create: 1, update: 1, delete: 1}
+phases:
+  - {name: c, action: create}
+";
+
+fn err(text: &str) -> String {
+    parse(text, "t.yaml")
+        .expect_err("must not validate")
+        .to_string()
+}
+
+#[test]
+fn a_profile_without_a_command_line_must_give_every_setting_the_budget_needs() {
+    let e = err(&format!(
+        "{HEAD}profile:\n  settings: {{maxReconcileRate: 5, pollInterval: 5m}}\n  kinds: [{{apiVersion: example.org/v1, kind: Widget, scope: Cluster}}]\n{BODY}"
+    ));
+    assert_eq!(
+        e,
+        "t.yaml:4:3: the profile gives no rateLimitModel, pollJitterPercent, pollJitterSizing, minPollInterval, scopedBuckets, backoffBase, backoffMax, clientQps, clientBurst, expected every setting the budget needs in `settings`, or `flags` with the provider's command line"
+    );
+}
+
+#[test]
+fn a_profiles_unknown_field_and_a_bad_flag_are_placed_and_explained() {
+    let e = err(&format!(
+        "{HEAD}profile:\n  flags: upjet\n  args: [--poll=10m]\n  colour: red\n{BODY}"
+    ));
+    assert!(e.starts_with("t.yaml:6:3: unknown field `colour`"), "{e}");
+    let e = err(&format!(
+        "{HEAD}profile:\n  flags: upjet\n  args: [--poll=10m, --poll-jitter=45s]\n  kinds: [{{apiVersion: example.org/v1, kind: Widget, scope: Cluster}}]\n{BODY}"
+    ));
+    assert!(
+        e.starts_with("t.yaml:5:9: --poll-jitter=\"45s\": expected a whole percentage below 100 of --poll (10m0s)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn settings_read_from_an_upjet_command_line_feed_the_prediction_and_must_agree_with_written_ones() {
+    let text = format!(
+        "{HEAD}profile:\n  flags: upjet\n  command: [provider, --max-reconcile-rate=3, --poll, 5m, --sync=1h, -d]\n  kinds: [{{apiVersion: example.org/v1, kind: Widget, scope: Cluster}}]\n{BODY}"
+    );
+    let s = parse(&text, "t.yaml").expect("valid");
+    assert_eq!(s.settings.max_reconcile_rate.get(), 3);
+    assert_eq!(s.settings.poll_interval.as_secs(), 300);
+    assert!(s.settings.scoped_buckets, "upjet runs one bucket per scope");
+    let client = s.prediction.client.expect("the profile's client limits");
+    assert_eq!((client.qps, client.burst), (15.0, 30.0));
+    let plan = plan(&s);
+    let rs: Vec<f64> = plan
+        .all()
+        .flat_map(|p| p.inputs.iter().filter(|i| i.name == "R").map(|i| i.value))
+        .collect();
+    assert!(!rs.is_empty(), "the prediction reads R");
+    assert!(
+        rs.iter().all(|&r| r == 3.0),
+        "R from the command line: {rs:?}"
+    );
+    let e = err(&text.replace("  kinds:", "  settings: {maxReconcileRate: 4}\n  kinds:"));
+    assert!(
+        e.starts_with("t.yaml:5:12: the command line's --max-reconcile-rate=3 disagrees with the profile's settings (4)"),
+        "{e}"
+    );
+    let e = err(&text.replace("profile:", "provider: {maxReconcileRate: 4}\nprofile:"));
+    assert!(
+        e.contains("the scenario has a profile, which gives the provider's settings"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_profile_file_is_read_beside_the_scenario_and_its_problems_name_it() {
+    let dir = std::env::temp_dir().join(format!("harness-profile-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("profiles")).unwrap();
+    let scenario = dir.join("s.yaml");
+    std::fs::write(
+        &scenario,
+        format!("{HEAD}profile: {{file: profiles/p.yaml}}\n{BODY}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("profiles/p.yaml"),
+        "flags: crossplane-runtime\nargs: [--max-reconcile-rate=2]\nkinds:\n  - {apiVersion: example.org/v1, kind: Widget, scope: Namespaced}\n",
+    )
+    .unwrap();
+    let s = load(&scenario).expect("valid");
+    assert_eq!(s.settings.max_reconcile_rate.get(), 2);
+    assert_eq!(
+        s.settings.poll_jitter_percent, 0,
+        "provider-template has no jitter"
+    );
+    std::fs::write(
+        dir.join("profiles/p.yaml"),
+        "flags: crossplane-runtime\nkinds: []\n",
+    )
+    .unwrap();
+    let e = load(&scenario).expect_err("no command line").to_string();
+    let file = dir.join("profiles/p.yaml").display().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{file}:1:8: flags needs the provider's command line, expected `args` or `command`"
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn virtual_time_is_refused_for_the_process_target_with_the_reason() {
+    let dir = std::env::temp_dir().join(format!("harness-process-vt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "{HEAD}profile:\n  flags: loadtest\n  command: [provider, --poll-interval=5s]\n  kinds: [{{apiVersion: example.org/v1, kind: Widget, scope: Cluster}}]\n{BODY}"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(&path)
+        .args(["--process", "--virtual-time"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--virtual-time cannot run on the process target"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The provider binary, built (cargo does nothing when it is fresh) with the features this
+/// test binary has, copied into `dir` (so a rebuild by another test cannot change it under
+/// a restart).
+fn provider_copy(dir: &Path) -> PathBuf {
+    let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    let bins = harness.parent().expect("a directory");
+    let features: &[&str] = if cfg!(feature = "aws") {
+        &["--features", "provider/aws"]
+    } else {
+        &[]
+    };
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "-p", "provider"])
+        .args(features)
+        .arg("--target-dir")
+        .arg(bins.parent().expect("the target directory"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "cannot build the provider");
+    let bin = bins.join("provider");
+    let copy = dir.join("provider");
+    std::fs::copy(&bin, &copy).expect("copy the provider binary");
+    copy
+}
+
+/// Runs `harness run --process` on `scenario` (written into `dir` beside `profile`);
+/// returns result.json.
+fn run_process(dir: &Path, scenario: &str, profile: &str) -> serde_json::Value {
+    std::fs::write(dir.join("profile.yaml"), profile).unwrap();
+    let path = dir.join("scenario.yaml");
+    std::fs::write(&path, scenario).unwrap();
+    let out = dir.join("out");
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(&path)
+        .arg("--process")
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("harness runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let logs = std::fs::read_to_string(out.join("provider-1.log")).unwrap_or_default();
+    assert!(
+        output.status.success(),
+        "exit {}\n{}\n{}\nprovider-1.log (tail):\n{}",
+        output.status,
+        text(&output.stdout),
+        text(&output.stderr),
+        logs.lines().rev().take(30).collect::<Vec<_>>().join("\n")
+    );
+    serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap()
+}
+
+fn check_process_result(result: &serde_json::Value, dir: &Path) {
+    let run = &result["run"];
+    assert_eq!(run["target"]["kind"], "process", "{run}");
+    assert_eq!(
+        run["provider_starts"], 2,
+        "the restart phase started it again: {run}"
+    );
+    for n in [1, 2] {
+        let log = dir.join(format!("out/provider-{n}.log"));
+        assert!(
+            std::fs::metadata(&log).is_ok_and(|m| m.len() > 0),
+            "{} holds the provider's output",
+            log.display()
+        );
+    }
+    let failed: Vec<_> = result["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["pass"] != true)
+        .collect();
+    assert!(failed.is_empty(), "every budget holds: {failed:#?}");
+    assert!(result["verdicts"].as_array().unwrap().len() >= 4);
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("harness-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_generic_provider_runs_as_a_foreign_process_and_its_budgets_hold() {
+    let dir = temp("process-generic");
+    let provider = provider_copy(&dir);
+    std::fs::write(dir.join("crds.yaml"), provider::crd::crds_yaml().unwrap()).unwrap();
+    let profile = format!(
+        "flags: loadtest
+command:
+  - {}
+  - --kubeconfig={{{{kubeconfig}}}}
+  - --cloud-endpoint={{{{cloudUrl}}}}
+  - --metrics-addr=127.0.0.1:0
+  - --shutdown-timeout=5s
+  - --max-reconcile-rate=10
+  - --rate-limit-model=crossplane
+  - --poll-interval=5s
+crds: [crds.yaml]
+kinds:
+  - {{apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, scope: Namespaced}}
+",
+        provider.display()
+    );
+    let scenario = "apiVersion: harness/v1
+name: process-generic
+target: process
+profile: {file: profile.yaml}
+resources:
+  - {name: bucket, apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, count: 20, spec: {region: eu-west-1}}
+phases:
+  - {name: create, action: create, rate: 40, timeout: 60s}
+  - {name: hold, action: hold, duration: 3s}
+  - {name: restart, action: restart, timeout: 60s}
+assertions:
+  - {check: cloudCalls, window: 1s}
+  - {check: apiRequests, window: 1s}
+  - {check: throttles}
+  - {check: orphans}
+  - {check: duplicates}
+";
+    let result = run_process(&dir, scenario, &profile);
+    check_process_result(&result, &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(feature = "aws")]
+#[test]
+fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets_hold() {
+    let dir = temp("process-aws");
+    let provider = provider_copy(&dir);
+    std::fs::write(dir.join("crds.yaml"), provider::crd::crds_yaml().unwrap()).unwrap();
+    let profile = format!(
+        "flags: loadtest
+command:
+  - {}
+  - --kubeconfig={{{{kubeconfig}}}}
+  - --metrics-addr=127.0.0.1:0
+  - --shutdown-timeout=5s
+  - --max-reconcile-rate=5
+  - --poll-interval=10s
+  - --poll-jitter-percent=5
+  - --poll-jitter-sizing=poll-interval
+  - --min-poll-interval=0s
+  - --scoped-buckets
+  - --credential-cache=none
+crds: [crds.yaml]
+kinds:
+  - {{apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, scope: Namespaced}}
+  - {{apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, scope: Namespaced}}
+  - {{apiVersion: aws.m.loadtest.dev/v1beta1, kind: ClusterProviderConfig, scope: Cluster}}
+",
+        provider.display()
+    );
+    let scenario = r#"apiVersion: harness/v1
+name: process-aws
+target: process
+profile: {file: profile.yaml}
+calls:
+  - {apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, connect: 1, observe: 15, create: 2, update: 1, delete: 1}
+  - {apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, connect: 1, observe: 1, create: 1, update: 2, delete: 1}
+objects:
+  - apiVersion: v1
+    kind: Secret
+    metadata: {name: aws-creds}
+    stringData:
+      credentials: "[default]\naws_access_key_id = default\naws_secret_access_key = default\n"
+  - apiVersion: aws.m.loadtest.dev/v1beta1
+    kind: ClusterProviderConfig
+    metadata: {name: default}
+    spec:
+      credentials:
+        source: Secret
+        secretRef: {namespace: "harness-{{scenario}}", name: aws-creds, key: credentials}
+      endpoint:
+        services: [s3, sts, ec2]
+        hostnameImmutable: true
+        url: {type: Static, static: "{{cloudUrl}}"}
+      s3_use_path_style: true
+resources:
+  - name: bucket
+    apiVersion: s3.aws.m.loadtest.dev/v1beta1
+    kind: Bucket
+    count: 10
+    namePattern: "{{scenario}}-{{index}}"
+    spec: {region: eu-west-1, tags: {team: load}}
+  - name: vpc
+    apiVersion: ec2.aws.m.loadtest.dev/v1beta1
+    kind: VPC
+    count: 10
+    spec: {region: eu-west-1, cidrBlock: 10.0.0.0/16, tags: {team: load}}
+phases:
+  - {name: create, action: create, rate: 20, timeout: 90s}
+  - {name: hold, action: hold, duration: 12s}
+  - {name: restart, action: restart, timeout: 90s}
+assertions:
+  - {check: cloudCalls, window: 1s}
+  - {check: cloudCalls, window: 10s}
+  - {check: apiRequests, window: 10s}
+  - {check: throttles}
+  - {check: orphans}
+"#;
+    let result = run_process(&dir, scenario, &profile);
+    check_process_result(&result, &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
