@@ -4,7 +4,7 @@
 
 use limiter::crossplane::{ErrorRequeue, ObserveOnlyAbsent};
 
-use super::formula::Prediction;
+use super::formula::{Prediction, fmt_num};
 use super::params::Params;
 use crate::scenario::{GroupFault, Scenario};
 
@@ -50,6 +50,8 @@ pub fn calls_per_attempt(fault: &GroupFault) -> f64 {
 pub struct FaultedShare {
     /// `group/label`.
     pub id: String,
+    /// The group's index in the scenario.
+    pub group: usize,
     /// Resources in the share.
     pub n: f64,
     /// Cloud calls per reconcile.
@@ -86,6 +88,7 @@ pub fn faulted_shares(s: &Scenario, p: &Params, alive: &[bool]) -> Vec<FaultedSh
             let backoff = s.settings.observe_only_absent == ObserveOnlyAbsent::Backoff;
             out.push(FaultedShare {
                 id: format!("{}/observe-only-absent", group.name),
+                group: g,
                 n: f64::from(group.count),
                 calls_per_reconcile: 1.0,
                 reconciles_per_hour: if backoff { HOUR / m } else { HOUR / poll },
@@ -100,6 +103,7 @@ pub fn faulted_shares(s: &Scenario, p: &Params, alive: &[bool]) -> Vec<FaultedSh
             match &share.fault {
                 GroupFault::Error { .. } => out.push(FaultedShare {
                     id,
+                    group: g,
                     n,
                     calls_per_reconcile: calls_per_attempt(&share.fault),
                     reconciles_per_hour: HOUR / m,
@@ -108,6 +112,7 @@ pub fn faulted_shares(s: &Scenario, p: &Params, alive: &[bool]) -> Vec<FaultedSh
                 }),
                 GroupFault::Drift { .. } => out.push(FaultedShare {
                     id,
+                    group: g,
                     n,
                     calls_per_reconcile: 2.0,
                     reconciles_per_hour: HOUR / poll,
@@ -211,6 +216,85 @@ pub fn predictions(
         .phase(Some(phase))
         .source("[A] §9.2"),
     );
+}
+
+/// What the faulted shares add to the busiest window of a hold's cloud calls (§9.6).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WindowExcess {
+    /// Calls the faulted shares may make in any closed window of W beyond one call per poll
+    /// of a resource polled at P: a backoff share's c_f·A(W) each (it is not polled), a drift
+    /// share's Update each poll.
+    pub calls: f64,
+    /// The part of `calls` beyond one call per reconcile: what a bound that counts reconciles
+    /// (the saturated bucket's ⌊B + R·W⌋) misses.
+    pub extra_calls: f64,
+    /// Resources per group on the failure backoff: out of the poll population.
+    pub off_poll: Vec<(usize, f64)>,
+    /// Σ n_f/d_max: reconciles per second the backoff shares take from the global budget.
+    pub failing_rate: f64,
+    /// Errors requeued at once (`errorRequeue: immediate`): the failing resources take all
+    /// the bucket leaves, so the window is the bucket's.
+    pub takes_bucket: bool,
+    /// How `calls` was reached, for the prediction's formula.
+    pub terms: Vec<String>,
+}
+
+/// The excess of the faulted shares alive in a hold over windows of `w` seconds (§9.6).
+#[must_use]
+pub fn window_excess(s: &Scenario, p: &Params, alive: &[bool], w: f64) -> WindowExcess {
+    let (b, m) = p.backoff;
+    let poll = s.settings.poll_interval.as_secs_f64();
+    let polls = (w / (poll - p.jitter_of(poll)).max(1e-3)).floor() + 1.0;
+    let attempts = backoff_attempts(w, b, m);
+    let immediate = s.settings.error_requeue == ErrorRequeue::Immediate;
+    let mut out = WindowExcess::default();
+    for sh in faulted_shares(s, p, alive) {
+        let c = sh.calls_per_reconcile;
+        if sh.backoff {
+            out.off_poll.push((sh.group, sh.n));
+            out.failing_rate += sh.n / m;
+            out.takes_bucket |= immediate;
+            out.calls += sh.n * c * attempts;
+            out.extra_calls += sh.n * (c - 1.0) * attempts;
+            out.terms.push(format!(
+                "{}: {}·{}·A({w})",
+                sh.id,
+                fmt_num(sh.n),
+                fmt_num(c)
+            ));
+        } else if c > 1.0 {
+            out.calls += sh.n * (c - 1.0) * polls;
+            out.extra_calls += sh.n * (c - 1.0) * polls;
+            out.terms.push(format!(
+                "{}: {}·{}·(⌊W/(P − j)⌋ + 1)",
+                sh.id,
+                fmt_num(sh.n),
+                fmt_num(c - 1.0)
+            ));
+        }
+    }
+    out
+}
+
+/// The cloud names of the resources on the failure backoff in `s` (a lasting error, or an
+/// observe-only resource with the pre-#1088 requeue): they are not polled (§9.6).
+#[must_use]
+pub fn off_poll_names(s: &Scenario) -> std::collections::BTreeSet<String> {
+    let backoff = s.settings.observe_only_absent == ObserveOnlyAbsent::Backoff;
+    let mut out = std::collections::BTreeSet::new();
+    for g in &s.groups {
+        for i in 0..g.count {
+            let off = if g.observe_only() {
+                backoff
+            } else {
+                matches!(g.fault(i), Some(GroupFault::Error { .. }))
+            };
+            if off {
+                out.insert(g.resource_name(i, &s.name));
+            }
+        }
+    }
+    out
 }
 
 /// The most calls one resource may make in a closed window of `w` seconds without looping

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::observe::{CallAction, Observations};
 use crate::predict::conditional::{Hold, Renewal, conditional_bound};
+use crate::predict::error_paths;
 use crate::predict::{Meaning, Plan, Prediction, fmt_num};
 use crate::scenario::Scenario;
 
@@ -78,10 +79,22 @@ fn build(
         }
     }
     let jitter = s.settings.jitter();
+    // The faults in force in the hold: its resources on the failure backoff are not polled;
+    // their calls are added apart (§9.6).
+    let seen = match s.phases.iter().position(|p| p.name == phase) {
+        Some(i) if s.changes_faults() => std::borrow::Cow::Owned(s.during(i)),
+        _ => std::borrow::Cow::Borrowed(s),
+    };
+    let off_poll = error_paths::off_poll_names(&seen);
     let resources: Vec<Renewal> = obs
         .resources
         .iter()
         .filter(|r| r.created_us <= start && r.deleted_us.is_none_or(|d| d > start))
+        .filter(|r| {
+            r.external_name
+                .as_deref()
+                .is_none_or(|n| !off_poll.contains(n))
+        })
         .map(|r| {
             let seen = r
                 .external_name
@@ -109,6 +122,8 @@ fn build(
         l_max: p.l_max,
     };
     let b = conditional_bound(&resources, &hold).map_err(|e| e.to_string())?;
+    let all = vec![true; seen.groups.len()];
+    let failing = error_paths::window_excess(&seen, p, &all, w);
     let mut note = format!(
         "conditioned on the observed last polls; the unconditional echo tolerance is {} ({})",
         fmt_num(echo.value),
@@ -128,10 +143,17 @@ fn build(
             fmt_num(p.r)
         ));
     }
+    if !failing.terms.is_empty() {
+        note.push_str(&format!(
+            "; the faulted shares add {} calls: {} (§9.6)",
+            fmt_num(failing.calls),
+            failing.terms.join(" + ")
+        ));
+    }
     Ok(Prediction::new(
         id(phase, w),
         format!("windowed maximum of cloud calls per {w}s in the hold, conditioned on each resource's last poll"),
-        b.k as f64,
+        (b.k as f64 + failing.calls).ceil(),
         "calls",
     )
     .formula("least k with Σ_g exp(−x_g²/(2(v_g + x_g/3))) ≤ α, x_g = k − m_g; m_g and v_g = Σ_i p_ig(1 − p_ig) over grid windows of W + δ, from each resource's next polls after its last call e_i: uniform on [e_i + L + P_i − j_i, e_i + L + P_i + j_i), then renewing (one Observe GET per poll)")

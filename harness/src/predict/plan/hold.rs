@@ -5,6 +5,7 @@ use limiter::crossplane::RateLimitModel;
 
 use super::scope::windows;
 use crate::predict::bounds;
+use crate::predict::error_paths::{self, WindowExcess};
 use crate::predict::formula::{Meaning, Prediction};
 use crate::predict::params::Params;
 use crate::predict::quota;
@@ -16,6 +17,7 @@ use crate::scenario::Scenario;
 pub(super) fn hold_predictions(
     s: &Scenario,
     p: &Params,
+    alive: &[bool],
     name: &str,
     t: f64,
     cls: &[PollClass],
@@ -106,7 +108,7 @@ pub(super) fn hold_predictions(
         );
     }
     for w in windows(s) {
-        preds.push(if p.c_poll > 1.0 {
+        let poll_calls = if p.c_poll > 1.0 {
             // A window of W holds the calls of the polls that start in W + Δ, each at most
             // c_poll of them (§10).
             let inner = steady_tolerance(p, name, w + p.l_max, t, alpha, cls, st, wave);
@@ -130,7 +132,9 @@ pub(super) fn hold_predictions(
             out
         } else {
             steady_tolerance(p, name, w, t, alpha, cls, st, wave)
-        });
+        };
+        let failing = error_paths::window_excess(s, p, alive, w);
+        preds.push(with_failing(p, poll_calls, &failing, w));
     }
     for account in &s.cloud.accounts {
         let Some(q) = account.quotas.read else {
@@ -170,6 +174,43 @@ pub(super) fn hold_predictions(
             .account(Some(&account.name)),
         );
     }
+}
+
+/// The windowed maximum of a hold's cloud calls with its faulted shares (§9.6): the polled
+/// resources' tolerance plus what the shares on the backoff and the drifting ones may add.
+/// A bound that counts reconciles through the bucket already holds the failing ones: only
+/// their calls beyond one per reconcile are added.
+fn with_failing(p: &Params, polls: Prediction, f: &WindowExcess, w: f64) -> Prediction {
+    if f.terms.is_empty() && !f.takes_bucket {
+        return polls;
+    }
+    let mut out = polls;
+    let by_bucket = f.takes_bucket || out.formula.contains("⌊B + R·W⌋");
+    if f.takes_bucket && !out.formula.contains("⌊B + R·W⌋") {
+        // Errors requeued at once take what the bucket leaves: all reconciles are paced by it.
+        out.value = p.c_poll.max(1.0) * bounds::bucket_window(p.b, p.r, w);
+        out.formula = "c_poll·⌊B + R·W⌋ (errors requeued at once take the bucket)".to_owned();
+        out.inputs.clear();
+        out.note = None;
+        out.source = "[A][S] §3.3".to_owned();
+        out = out.input("B", p.b).input("R", p.r).input("W", w);
+    }
+    let add = if by_bucket { f.extra_calls } else { f.calls };
+    out.value = (out.value + add).ceil();
+    out.formula = format!(
+        "{} + Σ faulted ({})",
+        out.formula,
+        if by_bucket {
+            "calls beyond one per reconcile".to_owned()
+        } else {
+            f.terms.join(" + ")
+        }
+    );
+    out = out
+        .input("faulted calls", add)
+        .input("Σ n_f/d_max", f.failing_rate);
+    out.source = format!("{} §9.6", out.source);
+    out
 }
 
 /// The tolerance for the windowed maximum of cloud calls in a hold of `t` seconds.

@@ -13,6 +13,7 @@ mod wave;
 
 use super::backlog::Backlog;
 use super::bounds::{self, Excess};
+use super::error_paths;
 use super::formula::{Meaning, Prediction};
 use super::params::Params;
 use super::steady::{self, Steady};
@@ -171,9 +172,23 @@ fn phase_plan(
     since_wave: &mut Option<(f64, f64)>,
 ) -> PhasePlan {
     let name = phase.name.as_str();
-    let cls = classes(s, alive);
+    let cls = classes(s, alive, &[]);
     let population: f64 = cls.iter().map(|c| c.count).sum();
-    let st = steady::steady(p, &cls, 10.0);
+    // In a hold, the resources on the failure backoff are not polled, and what they take
+    // from the bucket is not the healthy ones' (§9.2, §9.6).
+    let hold = matches!(phase.action, Action::Hold { .. });
+    let failing = hold.then(|| error_paths::window_excess(s, p, alive, 10.0));
+    let (poll_cls, healthy_p) = match &failing {
+        Some(f) if !f.off_poll.is_empty() => {
+            let mut h = p.clone();
+            if p.has_bucket() && !f.takes_bucket {
+                h.r = (p.r - f.failing_rate).max(1e-9);
+            }
+            (classes(s, alive, &f.off_poll), h)
+        }
+        _ => (cls.clone(), p.clone()),
+    };
+    let st = steady::steady(&healthy_p, &poll_cls, 10.0);
     let mu = if st.rate > 0.0 {
         population / st.demand.max(1e-12)
     } else {
@@ -200,11 +215,11 @@ fn phase_plan(
         }
     }
     if let Action::Hold { .. } = &phase.action {
-        let faulted: f64 = crate::predict::error_paths::faulted_shares(s, p, alive)
+        let faulted: f64 = error_paths::faulted_shares(s, p, alive)
             .iter()
             .map(|f| f.n)
             .sum();
-        crate::predict::error_paths::predictions(
+        error_paths::predictions(
             s,
             p,
             name,
@@ -217,9 +232,10 @@ fn phase_plan(
         Action::Hold { duration } => hold::hold_predictions(
             s,
             p,
+            alive,
             name,
             duration.as_secs_f64(),
-            &cls,
+            &poll_cls,
             &st,
             since_wave.take(),
             &mut preds,
@@ -332,5 +348,45 @@ mod tests {
         assert!(demand(&none) > 150.0, "{}", demand(&none));
         assert!(none.phases[1].steady.saturated);
         assert!((none.phases[1].steady.rate - 10.0).abs() < 1e-9);
+    }
+
+    /// docs/budget.md §9.6: the hold's windowed maximum is the polled buckets' tolerance plus
+    /// the failing share's n_f·c_f·A(W), with the failing buckets out of the poll population.
+    #[test]
+    fn a_failing_share_adds_its_backoff_attempts_to_the_holds_windowed_maximum() {
+        let yaml = |faults: &str| {
+            format!(
+                "apiVersion: harness/v1\nname: t\nprovider: {{maxReconcileRate: 50, pollInterval: 20m}}\nresources:\n  - {{name: bucket, kind: Bucket, count: 1000{faults}}}\nphases:\n  - {{name: create, action: create, rate: 50}}\n  - {{name: hold, action: hold, duration: 168h}}\nassertions:\n  - {{check: steadyRate, phase: hold, window: 20m}}\n"
+            )
+        };
+        let failing = plan(
+            &parse(
+                &yaml(", faults: [{percent: 2, error: AccessDenied}]"),
+                "t.yaml",
+            )
+            .expect("valid"),
+        );
+        let healthy = plan(&parse(&yaml(""), "t.yaml").expect("valid"));
+        let max = |p: &Plan| p.find("hold/steady-max/1200s").expect("planned").clone();
+        let (f, h) = (max(&failing), max(&healthy));
+        assert!(f.formula.contains("20·1·A(1200)"), "{}", f.formula);
+        let added = f
+            .inputs
+            .iter()
+            .find(|i| i.name == "faulted calls")
+            .expect("input")
+            .value;
+        assert_eq!(added, 500.0);
+        // 980 buckets polled instead of 1,000: the polled part is below the healthy run's.
+        assert!(
+            f.value - added < h.value,
+            "{} − {added} against {}",
+            f.value,
+            h.value
+        );
+        assert!(
+            h.value < 1489.0 && f.value >= 1489.0,
+            "observed 1,489 in a week's run"
+        );
     }
 }

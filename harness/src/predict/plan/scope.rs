@@ -50,18 +50,30 @@ pub(super) fn calls_in_use(s: &Scenario, on: &[bool]) -> (f64, f64) {
     )
 }
 
-pub(super) fn classes(s: &Scenario, alive: &[bool]) -> Vec<PollClass> {
+/// The poll classes of the groups `alive` marks, less `off_poll` resources per group (those
+/// on the failure backoff, §9.6), taken from the group's classes in proportion.
+pub(super) fn classes(s: &Scenario, alive: &[bool], off_poll: &[(usize, f64)]) -> Vec<PollClass> {
     let ks = kinds(s);
     let mut out = Vec::new();
-    for (g, on) in s.groups.iter().zip(alive) {
+    for (i, (g, on)) in s.groups.iter().zip(alive).enumerate() {
         if !on {
             continue;
         }
+        let off: f64 = off_poll
+            .iter()
+            .filter(|(x, _)| *x == i)
+            .map(|(_, n)| n)
+            .sum();
+        let keep = if g.count == 0 {
+            0.0
+        } else {
+            (1.0 - off / f64::from(g.count)).max(0.0)
+        };
         let controller = ks.iter().position(|k| *k == g.kind).unwrap_or(0);
         for (interval, count) in g.poll_intervals(&s.settings, &s.name) {
             out.push(PollClass {
                 interval: interval.as_secs_f64(),
-                count: f64::from(count),
+                count: f64::from(count) * keep,
                 controller,
             });
         }
