@@ -392,6 +392,17 @@ pub async fn delete_scene_objects(client: &kube::Client, s: &Scenario) {
     }
 }
 
+/// Replaces `{{cloudUrl}}` in every string of `v` with `url`.
+fn with_cloud_url(v: &mut serde_json::Value, url: &str) {
+    use crate::scenario::profile::CLOUD_URL;
+    match v {
+        serde_json::Value::String(t) if t.contains(CLOUD_URL) => *t = t.replace(CLOUD_URL, url),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| with_cloud_url(i, url)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|i| with_cloud_url(i, url)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,16 +418,5 @@ mod tests {
             kind_of_collection(mock_cloud::Collection::Databases),
             Some("Database")
         );
-    }
-}
-
-/// Replaces `{{cloudUrl}}` in every string of `v` with `url`.
-fn with_cloud_url(v: &mut serde_json::Value, url: &str) {
-    use crate::scenario::profile::CLOUD_URL;
-    match v {
-        serde_json::Value::String(t) if t.contains(CLOUD_URL) => *t = t.replace(CLOUD_URL, url),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| with_cloud_url(i, url)),
-        serde_json::Value::Object(map) => map.values_mut().for_each(|i| with_cloud_url(i, url)),
-        _ => {}
     }
 }

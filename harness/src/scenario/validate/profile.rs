@@ -120,13 +120,13 @@ pub(crate) fn profile(
             crds: raw.crds.iter().map(|f| dir.join(&f.value)).collect(),
         }
     });
-    if process.is_none() {
-        if let Some(f) = raw.crds.first() {
-            c.err(
-                pos(f),
-                "crds are for the process target, expected a `command` beside them",
-            );
-        }
+    if process.is_none()
+        && let Some(f) = raw.crds.first()
+    {
+        c.err(
+            pos(f),
+            "crds are for the process target, expected a `command` beside them",
+        );
     }
     let Checker { mut problems, .. } = c;
     if !problems.is_empty() {
