@@ -30,6 +30,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// Parsed once per process: the size of `Run`'s options costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario, measure at the source, assert, and write the reports.
