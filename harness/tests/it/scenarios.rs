@@ -112,8 +112,10 @@ fn the_commented_reference_in_the_readme_validates() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/README.md"),
     )
     .expect("README exists");
+    // The reference is the block that starts at the beginning of a line (the step-by-step
+    // guide's profile example above it is indented).
     let block = readme
-        .split("```yaml\n")
+        .split("\n```yaml\n")
         .nth(1)
         .and_then(|b| b.split("```").next())
         .expect("a yaml block");
