@@ -13,6 +13,7 @@ pub mod raw;
 mod set;
 mod template;
 mod validate;
+mod words;
 
 pub use error::{Pos, Problem, ScenarioError};
 pub use faults::{FaultShare, GroupFault};

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::scenario::flags::Dialect;
-use crate::scenario::raw::{DurationText, JitterSizingName, ModelName};
+use crate::scenario::words::{DurationText, JitterSizingName, ModelName};
 
 /// What the budget needs to know about a provider the harness does not control: its
 /// rate-limit settings (written out, or read from its command line), the kinds it serves,
