@@ -536,6 +536,42 @@ mod tests {
     }
 
     #[test]
+    fn a_status_write_that_repeats_the_stored_status_is_a_no_op_whatever_else_its_body_says() {
+        let (store, _, kind) = setup();
+        let mut body = cm("a");
+        body["status"] = json!({"phase": "Ready"});
+        store
+            .create(&kind, "default", body, WriteOptions::default())
+            .unwrap();
+        let rv = store.resource_version();
+        let mut watch = store.watch(&kind, Some(rv));
+        let status_write = |status: Value| {
+            store.update(
+                &kind,
+                "default",
+                "a",
+                Subresource::Status,
+                WriteOptions::default(),
+                move |old| {
+                    let mut v = old.unwrap().clone();
+                    v["data"]["k"] = json!("ignored by a status write");
+                    v["status"] = status;
+                    Ok(v)
+                },
+            )
+        };
+        let same = status_write(json!({"phase": "Ready"})).unwrap();
+        assert_eq!(same.object.resource_version, rv);
+        assert_eq!(same.object.to_value()["data"]["k"], "v");
+        assert!(watch.receiver.try_recv().is_err());
+        let changed = status_write(json!({"phase": "Failed"})).unwrap();
+        assert_eq!(changed.object.resource_version, rv + 1);
+        let value = changed.object.to_value();
+        assert_eq!(value["status"]["phase"], "Failed");
+        assert_eq!(value["data"]["k"], "v", "a status write keeps the rest");
+    }
+
+    #[test]
     fn generation_moves_only_on_spec_changes() {
         let (store, _, kind) = setup();
         store

@@ -220,6 +220,17 @@ impl Store {
                 new["metadata"]["name"].as_str().unwrap_or_default()
             )));
         }
+        // A status write that repeats the stored status changes nothing: the stored object
+        // has passed admission and normalisation already, so the full path below would
+        // rebuild it byte for byte and find a no-op. A controller's steady polls write their
+        // unchanged status every time; answering them here spares a copy of the object.
+        if subresource == Subresource::Status && new.get("status") == old_value.get("status") {
+            return Ok(Written {
+                object: old.clone(),
+                created: false,
+                warnings: Vec::new(),
+            });
+        }
         match subresource {
             Subresource::Status => {
                 let status = new.as_object_mut().and_then(|o| o.remove("status"));
