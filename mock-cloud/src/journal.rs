@@ -45,7 +45,9 @@ pub struct Call {
     pub operation: String,
     /// The resource name (empty for creates without a valid body and for lists; the bucket
     /// of an S3 bucket operation, `bucket/key` of an object operation; the role ARN of an
-    /// STS AssumeRole; the VPC of an EC2 VPC operation, the first resource of a tag call).
+    /// STS AssumeRole; the table of a DynamoDB operation, also when the request names its
+    /// ARN; the VPC of an EC2 VPC operation (a DescribeVpcs of one `VpcId`, and
+    /// CreateVpc by the ID its VPC gets), the first resource of a tag call).
     pub name: String,
     /// The response status.
     pub status: u16,

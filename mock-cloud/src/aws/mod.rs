@@ -373,6 +373,12 @@ impl MockCloud {
             }
             return Err(err);
         }
+        if ctx.new_id.is_none() && service == Service::Ec2 {
+            ctx.new_id = ec2::reserve_id(&ctx, &routed);
+        }
+        if let Some(id) = &ctx.new_id {
+            outcome.name.clone_from(id);
+        }
         let response = dispatch_handle(&ctx, &routed);
         if let (Ok(_), None) = (&response, &caller) {
             // An anonymous call (web identity) acts as the account of the role it assumed.

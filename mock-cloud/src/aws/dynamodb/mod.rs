@@ -84,11 +84,13 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
         | DynamoDbOperation::ListTagsOfResource => 0,
         _ => 1,
     };
+    // The journal names the table, whether the request named it or its ARN, so that one
+    // table's calls read as one resource's.
     Ok(Routed {
         op: Operation::from(op),
         class,
         resource: resource.to_owned(),
-        name: named.to_owned(),
+        name: resource.to_owned(),
         anonymous: false,
     })
 }

@@ -79,8 +79,12 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
     let name = match op {
         Ec2Operation::DeleteVpc | Ec2Operation::ModifyVpcAttribute => params.get("VpcId"),
         Ec2Operation::CreateTags | Ec2Operation::DeleteTags => params.get("ResourceId.1"),
-        // A new VPC's ID is not known before it is made.
-        Ec2Operation::CreateVpc | Ec2Operation::DescribeVpcs | Ec2Operation::DescribeTags => None,
+        // A read of one VPC by its ID names it (a provider's Observe).
+        Ec2Operation::DescribeVpcs => params
+            .get("VpcId.1")
+            .filter(|_| params.get("VpcId.2").is_none()),
+        // A new VPC's ID is reserved later ([`reserve_id`]).
+        Ec2Operation::CreateVpc | Ec2Operation::DescribeTags => None,
     };
     Ok(Routed {
         op: Operation::from(op),
@@ -108,6 +112,14 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
         Op::DeleteTags => tags::delete(ctx, &params, &mut store, caller),
         Op::DescribeTags => tags::describe(ctx, &params, &mut store, caller),
     }
+}
+
+/// The ID a CreateVpc's new VPC gets, reserved before the call is handled so the journal
+/// names the call by it (`None` for every other call, and for an unauthenticated one).
+pub(crate) fn reserve_id(ctx: &Ctx<'_>, routed: &Routed) -> Option<String> {
+    let caller = ctx.caller.as_deref()?;
+    (Ec2Operation::of(routed.op) == Some(Ec2Operation::CreateVpc))
+        .then(|| lock(&ctx.state().ec2).new_id("vpc", &caller.account, ctx.request.region.as_str()))
 }
 
 /// What per-resource faults need of the VPC `id` (see
