@@ -1,9 +1,10 @@
 //! Measurement primitives the run feeds: exact windowed maxima, latency histograms,
-//! realised poll intervals, the audit (orphans, duplicates, stuck and lost resources) and
+//! realised poll intervals, calls per reconcile by kind and path, the audit (orphans, duplicates, stuck and lost resources) and
 //! memory growth.
 
 mod audit;
 mod memory;
+pub mod per_reconcile;
 mod per_resource;
 mod poll;
 mod ttr;

@@ -191,6 +191,7 @@ mod tests {
             at_us,
             account: "default".into(),
             action,
+            op: "generic:get".into(),
             name: name.into(),
             status: if action == CallAction::Create {
                 201

@@ -124,6 +124,7 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
                 })
                 .collect(),
         }),
+        calls_per_reconcile: super::per_reconcile::calls_per_reconcile(s, obs),
     };
     let conditional = conditional_tolerances(s, plan, obs);
     result.predictions.extend(

@@ -11,7 +11,9 @@ mod kills;
 mod memory_verdict;
 mod model;
 mod observe;
+pub mod per_reconcile;
 pub mod retry_after;
+mod shared_str;
 
 pub use evaluate::evaluate;
 pub use info::{scenario_info, workload};
@@ -23,4 +25,5 @@ pub use model::{
 };
 pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,
+    object_key,
 };

@@ -431,6 +431,10 @@ pub struct RunResult {
     /// The provider's own counters next to the ground truth, when they were read.
     #[serde(default)]
     pub provider: Option<ProviderCheck>,
+    /// Cloud calls per reconcile by kind, path and operation, when the API server's journal
+    /// dated the provider's status writes (`crate::measure::per_reconcile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls_per_reconcile: Option<crate::measure::per_reconcile::PerReconcile>,
 }
 
 /// The provider's own metrics, cross-checked against the mock cloud's journal, and the limiter

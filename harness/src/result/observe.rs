@@ -2,6 +2,7 @@
 //! server's journal and the watches into these types; nothing here knows where they came from.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +48,11 @@ pub struct CloudCall {
     pub account: String,
     /// Operation.
     pub action: CallAction,
+    /// The operation as the cloud's journal names it, `service:Operation`
+    /// (`s3:HeadBucket`, `sts:AssumeRole`; the generic API's `generic:get`, …). Shared
+    /// between the calls of one operation.
+    #[serde(default, with = "super::shared_str")]
+    pub op: Arc<str>,
     /// The resource's cloud name.
     pub name: String,
     /// Status returned.
@@ -69,6 +75,22 @@ pub struct ApiRequest {
     pub verb: String,
     /// Made by the provider (not by the harness).
     pub from_provider: bool,
+    /// For the provider's writes (update, patch) of a custom resource's status: the object,
+    /// as [`object_key`] names it; `None` for every other request and where the API server
+    /// does not say (metrics). A managed reconciler ends each reconcile with such a write,
+    /// which is how calls are told apart by reconcile ([`crate::measure::per_reconcile`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "super::shared_str::option"
+    )]
+    pub object: Option<Arc<str>>,
+}
+
+/// The key of an object in [`ApiRequest::object`]: `plural.group/name`.
+#[must_use]
+pub fn object_key(plural: &str, group: &str, name: &str) -> String {
+    format!("{plural}.{group}/{name}")
 }
 
 /// A phase as it ran.

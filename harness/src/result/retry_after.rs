@@ -135,6 +135,7 @@ mod tests {
             at_us,
             account: "default".into(),
             action: CallAction::Get,
+            op: "generic:get".into(),
             name: name.into(),
             status: if hint_s.is_some() { 403 } else { 200 },
             throttled: false,

@@ -190,6 +190,7 @@ mod tests {
             at_us,
             account: "a".into(),
             action: CallAction::Get,
+            op: "generic:get".into(),
             name: "b".into(),
             status: 200,
             throttled: false,

@@ -27,6 +27,7 @@ fn call(at_us: u64, action: CallAction, name: &str, throttled: bool) -> CloudCal
         at_us,
         account: "default".into(),
         action,
+        op: "generic:get".into(),
         name: name.into(),
         status: if throttled { 429 } else { 200 },
         throttled,
@@ -55,6 +56,7 @@ pub fn smoke_observations() -> Observations {
                 at_us: start + k * 2_000,
                 verb: "patch".into(),
                 from_provider: true,
+                object: None,
             });
         }
         ready_at.push(observe + 10_000);
@@ -85,6 +87,7 @@ pub fn smoke_observations() -> Observations {
                 at_us: t,
                 verb: "update".into(),
                 from_provider: true,
+                object: None,
             });
         }
     }
@@ -102,6 +105,7 @@ pub fn smoke_observations() -> Observations {
             at_us: t + 1_000,
             verb: "update".into(),
             from_provider: true,
+            object: None,
         });
     }
     let resync_end = resync_start + 9 * S;

@@ -221,6 +221,7 @@ fn the_strip_chart_shows_which_resources_eat_the_budget_and_is_as_snapshotted() 
         at_us,
         account: "default".into(),
         action: harness::result::CallAction::Get,
+        op: "generic:get".into(),
         name: name.into(),
         status: 403,
         throttled: false,

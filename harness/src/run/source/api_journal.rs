@@ -1,13 +1,42 @@
 //! API requests from mock-apiserver's journal: in this process (read once at the end), or
 //! over HTTP (`/mock/v1/requests?since=SEQ`, polled), both exact.
 
-use mock_apiserver::{ApiServer, JOURNAL_PATH, JournalPage};
+use mock_apiserver::{ApiServer, Entry, JOURNAL_PATH, JournalPage, Verb};
 
+use super::intern::Interner;
 use super::report::{ApiMeasure, ApiReport};
-use crate::result::ApiRequest;
+use crate::result::{ApiRequest, object_key};
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::error::ApiReadError;
 use crate::run::own::HARNESS_USER_AGENT;
+
+/// A journal entry as an [`ApiRequest`] at `at_us` on the run's clock: the provider's status
+/// writes of a custom resource (built-in kinds are in `*.k8s.io` groups or in one without a
+/// dot) name the object.
+fn request(entry: &Entry, at_us: u64, objects: &mut Interner) -> ApiRequest {
+    let from_provider = entry.user_agent != HARNESS_USER_AGENT;
+    let write = matches!(entry.verb, Verb::Update | Verb::Patch);
+    let object = entry
+        .resource
+        .strip_suffix("/status")
+        .filter(|_| from_provider && write && custom(&entry.group) && !entry.name.is_empty())
+        .map(|plural| {
+            objects.get(format_args!(
+                "{}",
+                object_key(plural, &entry.group, &entry.name)
+            ))
+        });
+    ApiRequest {
+        at_us,
+        verb: entry.verb.as_str().to_owned(),
+        from_provider,
+        object,
+    }
+}
+
+fn custom(group: &str) -> bool {
+    group.contains('.') && group != "k8s.io" && !group.ends_with(".k8s.io")
+}
 
 /// The journal of an in-process mock-apiserver.
 pub struct InProcess {
@@ -27,15 +56,12 @@ impl InProcess {
     pub fn finish(self) -> ApiReport {
         let entries = self.apiserver.journal().since(0);
         let dropped = entries.first().map_or(0, |e| e.seq.saturating_sub(1));
+        let mut objects = Interner::default();
         let requests = entries
             .into_iter()
             .filter_map(|entry| {
                 let at = self.epoch.to_run(entry.at_us)?;
-                Some(ApiRequest {
-                    at_us: at.0,
-                    verb: entry.verb.as_str().to_owned(),
-                    from_provider: entry.user_agent != HARNESS_USER_AGENT,
-                })
+                Some(request(&entry, at.0, &mut objects))
             })
             .collect();
         ApiReport {
@@ -62,6 +88,7 @@ pub struct Http {
     client: kube::Client,
     clock: RunClock,
     cursor: u64,
+    objects: Interner,
 }
 
 impl Http {
@@ -76,6 +103,7 @@ impl Http {
             client,
             clock,
             cursor: doc.last_seq,
+            objects: Interner::default(),
         })
     }
 
@@ -98,13 +126,7 @@ impl Http {
         let requests = doc
             .entries
             .iter()
-            .filter_map(|e| {
-                Some(ApiRequest {
-                    at_us: epoch.to_run(e.at_us)?.0,
-                    verb: e.verb.as_str().to_owned(),
-                    from_provider: e.user_agent != HARNESS_USER_AGENT,
-                })
-            })
+            .filter_map(|e| Some(request(e, epoch.to_run(e.at_us)?.0, &mut self.objects)))
             .collect();
         self.cursor = doc.last_seq.max(self.cursor);
         Ok((requests, missed))

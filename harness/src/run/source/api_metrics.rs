@@ -102,6 +102,7 @@ impl RequestTotals {
                 at_us,
                 verb: verb.clone(),
                 from_provider: true,
+                object: None,
             }));
         }
         self.last = totals;
@@ -145,6 +146,7 @@ impl FlowSchema {
                 at_us,
                 verb: "all".to_owned(),
                 from_provider: true,
+                object: None,
             })
             .collect())
     }

@@ -2,6 +2,7 @@
 //! the end, through the target's cloud control, and placed on the run's clock by the
 //! cloud's epoch.
 
+use super::intern::Interner;
 use crate::result::{CallAction, CloudCall};
 use crate::run::target::CloudControl;
 
@@ -62,6 +63,7 @@ impl CloudJournal {
             }
         };
         let epoch = cloud.epoch();
+        let mut ops = Interner::default();
         let calls = page
             .calls
             .into_iter()
@@ -78,6 +80,7 @@ impl CloudJournal {
                         (None, "") => return None,
                         (None, op) => aws_action(op),
                     },
+                    op: ops.get(format_args!("{}:{}", c.service, c.operation)),
                     name: c.name,
                     status: c.status,
                     throttled: c.throttled,

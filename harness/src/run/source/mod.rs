@@ -15,6 +15,7 @@ pub mod api;
 pub mod api_journal;
 pub mod api_metrics;
 pub mod cloud_journal;
+mod intern;
 pub mod memory;
 pub mod poll;
 pub mod provider_metrics;

@@ -1,0 +1,590 @@
+//! Cloud calls per reconcile, by kind, path and operation: the calibration of a provider the
+//! harness did not write.
+//!
+//! # Semantics
+//! A managed reconciler (crossplane-runtime's, and so every upjet provider's) ends each
+//! reconcile by writing the resource's status, also when nothing changed; the API server's
+//! journal dates those writes. A resource's reconcile `k` holds the calls made after its
+//! status write `k − 1` and up to its status write `k`; a resource that is gone ends its last
+//! reconcile when it went (its finalizer's removal writes no status).
+//!
+//! - A call is **named** when the journal names the resource's cloud name (a bucket, a
+//!   table, a VPC ID): it goes to that resource's reconcile that contains it.
+//! - Any other call (STS's Connect, made before the Observe) goes to the **next reconcile to
+//!   start** after it: the one whose first named call (or, without one, its end) comes next.
+//!   This is exact when reconciles do not overlap in time (a calibration's small sample,
+//!   created slowly); reconciles that overlap others are counted, so a reader knows.
+//! - Calls after a resource's last status write belong to a reconcile that had not ended
+//!   when the run stopped: they are not counted.
+//!
+//! Each reconcile's calls split into **connect** (the services that authenticate, STS by
+//! default) and the rest, which make its **path**, decided in the resource's order:
+//!
+//! | path | reconcile |
+//! |---|---|
+//! | `create` | the first with a write (any operation that is not a read), before deletion |
+//! | `update` | a later one with a write, before deletion |
+//! | `firstObserve` | the first without a write |
+//! | `observe` | a later one without a write, before deletion |
+//! | `delete` | one with a write that ended after the harness deleted the resource |
+//! | `deleting` | one without a write that ended after the harness deleted the resource |
+//!
+//! A read is an operation named `Get…`, `Head…`, `Describe…` or `List…` (the generic API's
+//! `get` and `list`); every other operation writes. A reconcile without a single call is
+//! counted apart (`empty`): it made no call whatever its path.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A cloud call as attribution needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'a> {
+    /// Arrival, µs.
+    pub at_us: u64,
+    /// The resource's cloud name as the journal gives it (may be empty).
+    pub name: &'a str,
+    /// `service:Operation`.
+    pub op: &'a str,
+}
+
+/// A resource whose reconciles are counted.
+#[derive(Clone, Debug)]
+pub struct Resource<'a> {
+    /// Its kind, as reports name it.
+    pub kind: &'a str,
+    /// Its cloud name, when known.
+    pub cloud_name: Option<&'a str>,
+    /// The ends of its reconciles, µs: its status writes, and when it was gone.
+    pub ends: Vec<u64>,
+    /// When the harness deleted it, µs.
+    pub deleted_us: Option<u64>,
+}
+
+/// A reconcile path (see the module's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Path {
+    /// The first reconcile that writes.
+    Create,
+    /// The first reconcile that does not write.
+    FirstObserve,
+    /// A later reconcile that does not write.
+    Observe,
+    /// A later reconcile that writes.
+    Update,
+    /// A reconcile that writes after the deletion request.
+    Delete,
+    /// A reconcile that does not write after the deletion request.
+    Deleting,
+}
+
+impl Path {
+    /// Every path, in report order.
+    pub const ALL: [Path; 6] = [
+        Path::Create,
+        Path::FirstObserve,
+        Path::Observe,
+        Path::Update,
+        Path::Delete,
+        Path::Deleting,
+    ];
+
+    /// Its name in files (`firstObserve`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Path::Create => "create",
+            Path::FirstObserve => "firstObserve",
+            Path::Observe => "observe",
+            Path::Update => "update",
+            Path::Delete => "delete",
+            Path::Deleting => "deleting",
+        }
+    }
+
+    /// Its name in prose (`first observe`).
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            Path::Create => "create",
+            Path::FirstObserve => "first observe",
+            Path::Observe => "steady observe",
+            Path::Update => "update",
+            Path::Delete => "delete",
+            Path::Deleting => "observe while deleting",
+        }
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Calls per reconcile over a set of reconciles.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallStats {
+    /// Reconciles counted (the sample size).
+    pub reconciles: u64,
+    /// Mean calls per reconcile.
+    #[serde(with = "crate::result::float")]
+    pub mean: f64,
+    /// Fewest.
+    pub min: u64,
+    /// Most.
+    pub max: u64,
+    /// Standard deviation (population).
+    #[serde(with = "crate::result::float")]
+    pub sd: f64,
+    /// The most writes (operations that are not reads) of one reconcile.
+    pub writes_max: u64,
+    /// Mean calls per reconcile by operation (`service:Operation`).
+    pub operations: BTreeMap<String, f64>,
+    /// The most calls of each operation in one reconcile.
+    #[serde(default)]
+    pub operations_max: BTreeMap<String, u64>,
+}
+
+impl CallStats {
+    fn of(reconciles: &[Vec<&str>], is_write: impl Fn(&str) -> bool) -> CallStats {
+        let n = reconciles.len() as u64;
+        if n == 0 {
+            return CallStats::default();
+        }
+        let counts: Vec<u64> = reconciles.iter().map(|r| r.len() as u64).collect();
+        let mean = counts.iter().sum::<u64>() as f64 / n as f64;
+        let var = counts
+            .iter()
+            .map(|&c| (c as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n as f64;
+        let mut operations: BTreeMap<String, f64> = BTreeMap::new();
+        let mut operations_max: BTreeMap<String, u64> = BTreeMap::new();
+        for r in reconciles {
+            let mut here: BTreeMap<&str, u64> = BTreeMap::new();
+            for op in r {
+                *here.entry(op).or_default() += 1;
+            }
+            for (op, count) in here {
+                *operations.entry(op.to_owned()).or_default() += count as f64;
+                let most = operations_max.entry(op.to_owned()).or_default();
+                *most = (*most).max(count);
+            }
+        }
+        operations.values_mut().for_each(|v| *v /= n as f64);
+        CallStats {
+            reconciles: n,
+            mean,
+            min: counts.iter().copied().min().unwrap_or(0),
+            max: counts.iter().copied().max().unwrap_or(0),
+            sd: var.sqrt(),
+            writes_max: reconciles
+                .iter()
+                .map(|r| r.iter().filter(|op| is_write(op)).count() as u64)
+                .max()
+                .unwrap_or(0),
+            operations,
+            operations_max,
+        }
+    }
+
+    /// `13 calls: s3:GetBucketAcl 1, …` (or `13.4 calls (12–15)` when they vary).
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let n = |v: f64| {
+            if (v - v.round()).abs() < 0.005 {
+                format!("{}", v.round())
+            } else {
+                format!("{v:.2}")
+            }
+        };
+        let count = if self.min == self.max {
+            format!("{} call{}", self.max, if self.max == 1 { "" } else { "s" })
+        } else {
+            format!("{} calls ({}–{})", n(self.mean), self.min, self.max)
+        };
+        if self.operations.is_empty() {
+            return count;
+        }
+        let ops: Vec<String> = self
+            .operations
+            .iter()
+            .map(|(op, v)| {
+                format!(
+                    "{} {}",
+                    op.split_once(':').map_or(op.as_str(), |o| o.1),
+                    n(*v)
+                )
+            })
+            .collect();
+        format!("{count}: {}", ops.join(", "))
+    }
+}
+
+/// One kind's calls per reconcile.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindCalls {
+    /// The kind.
+    pub kind: String,
+    /// Resources of the kind whose reconciles were counted.
+    pub resources: u64,
+    /// Per path, the calls that are not connect's.
+    pub paths: BTreeMap<Path, CallStats>,
+    /// Connect's calls, over every reconcile of the kind.
+    pub connect: CallStats,
+    /// Reconciles without a call.
+    pub empty: u64,
+    /// Reconciles whose span (first call to end) overlapped another reconcile's: their
+    /// unnamed calls may be someone else's.
+    pub overlapped: u64,
+}
+
+impl KindCalls {
+    /// The stats of `path`, if any reconcile took it.
+    #[must_use]
+    pub fn path(&self, path: Path) -> Option<&CallStats> {
+        self.paths.get(&path).filter(|s| s.reconciles > 0)
+    }
+}
+
+/// Calls per reconcile of a run, by kind.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerReconcile {
+    /// Per kind, in the order of their first resource.
+    pub kinds: Vec<KindCalls>,
+    /// Calls counted in a reconcile.
+    pub attributed: u64,
+    /// Calls after their reconcile's last status write (it had not ended).
+    pub open: u64,
+    /// Calls no reconcile took: made after every reconcile had ended, or naming a resource
+    /// the run did not count.
+    pub unattributed: u64,
+}
+
+/// One kind's reconciles while they are gathered: each a list of operations.
+#[derive(Default)]
+struct Grouped<'a> {
+    paths: BTreeMap<Path, Vec<Vec<&'a str>>>,
+    connect: Vec<Vec<&'a str>>,
+    resources: u64,
+    empty: u64,
+    overlapped: u64,
+}
+
+/// Whether `op` (`service:Operation`) reads (see the module's rule).
+#[must_use]
+pub fn is_read(op: &str) -> bool {
+    let operation = op.split_once(':').map_or(op, |(_, o)| o);
+    ["Get", "Head", "Describe", "List", "get", "list"]
+        .iter()
+        .any(|p| operation.starts_with(p))
+}
+
+/// Attributes `calls` to the reconciles of `resources`; `connect` names the services whose
+/// calls are Connect's (`sts`).
+#[must_use]
+pub fn per_reconcile(
+    calls: &[Call<'_>],
+    resources: &[Resource<'_>],
+    connect: &[&str],
+) -> PerReconcile {
+    let by_name: HashMap<&str, usize> = resources
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((r.cloud_name.filter(|n| !n.is_empty())?, i)))
+        .collect();
+    let ends: Vec<Vec<u64>> = resources
+        .iter()
+        .map(|r| {
+            let mut e = r.ends.clone();
+            e.sort_unstable();
+            e.dedup();
+            e
+        })
+        .collect();
+    // The reconcile of resource r that contains t: the first end at or after t.
+    let slot = |r: usize, t: u64| ends[r].partition_point(|&e| e < t);
+    // Where a reconcile starts, for unnamed calls: its first named call, or its end when it
+    // has none.
+    let mut starts: Vec<Vec<Option<u64>>> = ends.iter().map(|e| vec![None; e.len()]).collect();
+    for c in calls {
+        if let Some(&r) = by_name.get(c.name) {
+            let k = slot(r, c.at_us);
+            if let Some(first) = starts[r].get_mut(k) {
+                *first = Some(first.map_or(c.at_us, |f| f.min(c.at_us)));
+            }
+        }
+    }
+    let mut events: Vec<(u64, usize, usize)> = Vec::new();
+    for (r, e) in ends.iter().enumerate() {
+        events.extend(
+            e.iter()
+                .enumerate()
+                .map(|(k, &end)| (starts[r][k].unwrap_or(end), r, k)),
+        );
+    }
+    events.sort_unstable();
+    let mut held: Vec<Vec<Vec<&str>>> = ends.iter().map(|e| vec![Vec::new(); e.len()]).collect();
+    let mut first_call: Vec<Vec<Option<u64>>> = ends.iter().map(|e| vec![None; e.len()]).collect();
+    let (mut attributed, mut open, mut unattributed) = (0u64, 0u64, 0u64);
+    for c in calls {
+        let (r, k) = match by_name.get(c.name) {
+            Some(&r) => (r, slot(r, c.at_us)),
+            None => {
+                let next = events.partition_point(|e| e.0 < c.at_us);
+                match events.get(next) {
+                    Some(&(_, r, k)) => (r, k),
+                    None => {
+                        unattributed += 1;
+                        continue;
+                    }
+                }
+            }
+        };
+        if k >= ends[r].len() {
+            open += 1;
+            continue;
+        }
+        held[r][k].push(c.op);
+        let first = &mut first_call[r][k];
+        *first = Some(first.map_or(c.at_us, |f| f.min(c.at_us)));
+        attributed += 1;
+    }
+    let overlapped = overlaps(&ends, &first_call);
+    let mut kinds: Vec<KindCalls> = Vec::new();
+    let mut grouped: Vec<Grouped<'_>> = Vec::new();
+    let is_connect = |op: &str| {
+        connect
+            .iter()
+            .any(|s| op.split_once(':').is_some_and(|(svc, _)| svc == *s))
+    };
+    for (r, res) in resources.iter().enumerate() {
+        let at = match kinds.iter().position(|k| k.kind == res.kind) {
+            Some(i) => i,
+            None => {
+                kinds.push(KindCalls {
+                    kind: res.kind.to_owned(),
+                    ..KindCalls::default()
+                });
+                grouped.push(Default::default());
+                kinds.len() - 1
+            }
+        };
+        let g = &mut grouped[at];
+        g.resources += 1;
+        let (mut wrote, mut observed) = (false, false);
+        for (k, ops) in held[r].iter().enumerate() {
+            if ops.is_empty() {
+                g.empty += 1;
+                continue;
+            }
+            g.overlapped += u64::from(overlapped[r][k]);
+            let (conn, rest): (Vec<&str>, Vec<&str>) = ops.iter().partition(|op| is_connect(op));
+            g.connect.push(conn);
+            let writes = rest.iter().any(|op| !is_read(op));
+            let deleting = res.deleted_us.is_some_and(|d| ends[r][k] > d);
+            let path = match (deleting, writes) {
+                (true, true) => Path::Delete,
+                (true, false) => Path::Deleting,
+                (false, true) if !wrote => Path::Create,
+                (false, true) => Path::Update,
+                (false, false) if !observed => Path::FirstObserve,
+                (false, false) => Path::Observe,
+            };
+            wrote |= writes;
+            observed |= !writes;
+            g.paths.entry(path).or_default().push(rest);
+        }
+    }
+    let is_write = |op: &str| !is_read(op);
+    for (kind, g) in kinds.iter_mut().zip(grouped) {
+        kind.resources = g.resources;
+        kind.empty = g.empty;
+        kind.overlapped = g.overlapped;
+        kind.connect = CallStats::of(&g.connect, is_write);
+        kind.paths = g
+            .paths
+            .into_iter()
+            .map(|(p, rs)| (p, CallStats::of(&rs, is_write)))
+            .collect();
+    }
+    PerReconcile {
+        kinds,
+        attributed,
+        open,
+        unattributed,
+    }
+}
+
+/// For each reconcile, whether its span (first call to end) overlaps another's.
+fn overlaps(ends: &[Vec<u64>], first: &[Vec<Option<u64>>]) -> Vec<Vec<bool>> {
+    let mut spans: Vec<(u64, u64, usize, usize)> = Vec::new();
+    for (r, e) in ends.iter().enumerate() {
+        for (k, &end) in e.iter().enumerate() {
+            if let Some(start) = first[r][k] {
+                spans.push((start, end, r, k));
+            }
+        }
+    }
+    spans.sort_unstable();
+    let mut out: Vec<Vec<bool>> = ends.iter().map(|e| vec![false; e.len()]).collect();
+    // The span that reaches furthest among those started so far.
+    let mut reach: Option<(u64, usize, usize)> = None;
+    for &(start, end, r, k) in &spans {
+        if let Some((far, fr, fk)) = reach
+            && start < far
+        {
+            out[r][k] = true;
+            out[fr][fk] = true;
+        }
+        if reach.is_none_or(|(far, _, _)| end > far) {
+            reach = Some((end, r, k));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(at_us: u64, name: &'static str, op: &'static str) -> Call<'static> {
+        Call { at_us, name, op }
+    }
+
+    fn bucket(name: &'static str, ends: &[u64], deleted_us: Option<u64>) -> Resource<'static> {
+        Resource {
+            kind: "Bucket",
+            cloud_name: Some(name),
+            ends: ends.to_vec(),
+            deleted_us,
+        }
+    }
+
+    #[test]
+    fn each_reconcile_is_the_calls_up_to_its_status_write_and_paths_follow_the_resources_order() {
+        let calls = [
+            // create: connect, observe absent, create and tag
+            call(10, "", "sts:GetCallerIdentity"),
+            call(11, "a", "s3:HeadBucket"),
+            call(12, "a", "s3:CreateBucket"),
+            call(13, "a", "s3:PutBucketTagging"),
+            // first observe
+            call(110, "", "sts:GetCallerIdentity"),
+            call(111, "a", "s3:HeadBucket"),
+            call(112, "a", "s3:GetBucketTagging"),
+            // steady observe, twice
+            call(210, "", "sts:GetCallerIdentity"),
+            call(211, "a", "s3:HeadBucket"),
+            call(212, "a", "s3:GetBucketTagging"),
+            call(310, "", "sts:GetCallerIdentity"),
+            call(311, "a", "s3:HeadBucket"),
+            call(312, "a", "s3:GetBucketTagging"),
+            // update
+            call(410, "", "sts:GetCallerIdentity"),
+            call(411, "a", "s3:HeadBucket"),
+            call(412, "a", "s3:GetBucketTagging"),
+            call(413, "a", "s3:PutBucketTagging"),
+            // delete, then the observe that finds it gone
+            call(510, "", "sts:GetCallerIdentity"),
+            call(511, "a", "s3:HeadBucket"),
+            call(512, "a", "s3:GetBucketTagging"),
+            call(513, "a", "s3:DeleteBucket"),
+            call(610, "", "sts:GetCallerIdentity"),
+            call(611, "a", "s3:HeadBucket"),
+            // after the last end: not counted
+            call(900, "a", "s3:HeadBucket"),
+        ];
+        let out = per_reconcile(
+            &calls,
+            &[bucket("a", &[20, 120, 220, 320, 420, 520, 620], Some(500))],
+            &["sts"],
+        );
+        assert_eq!((out.attributed, out.open, out.unattributed), (23, 1, 0));
+        let b = &out.kinds[0];
+        let path = |p| b.path(p).expect("taken");
+        assert_eq!(
+            path(Path::Create).describe(),
+            "3 calls: CreateBucket 1, HeadBucket 1, PutBucketTagging 1"
+        );
+        assert_eq!(path(Path::Create).writes_max, 2);
+        assert_eq!(path(Path::FirstObserve).max, 2);
+        assert_eq!(path(Path::Observe).reconciles, 2);
+        assert_eq!(path(Path::Update).writes_max, 1);
+        assert_eq!(path(Path::Delete).writes_max, 1);
+        assert_eq!(path(Path::Deleting).max, 1);
+        assert_eq!(b.connect.reconciles, 7);
+        assert_eq!(b.connect.describe(), "1 call: GetCallerIdentity 1");
+        assert_eq!((b.empty, b.overlapped), (0, 0));
+    }
+
+    #[test]
+    fn an_unnamed_call_goes_to_the_reconcile_of_the_next_event_and_overlaps_are_counted() {
+        let calls = [
+            // a: connect, an unnamed create (the cloud assigns the ID), then its status write
+            call(10, "", "sts:AssumeRole"),
+            call(12, "", "ec2:CreateVpc"),
+            // b's reconcile starts while a's runs
+            call(14, "b", "ec2:DescribeVpcs"),
+            call(30, "", "sts:AssumeRole"),
+        ];
+        let vpc = |name, ends: &[u64]| Resource {
+            kind: "VPC",
+            cloud_name: Some(name),
+            ends: ends.to_vec(),
+            deleted_us: None,
+        };
+        let out = per_reconcile(&calls, &[vpc("vpc-a", &[13]), vpc("b", &[20])], &["sts"]);
+        let k = &out.kinds[0];
+        assert_eq!(k.path(Path::Create).expect("a's").max, 1, "{k:?}");
+        assert_eq!(k.path(Path::FirstObserve).expect("b's").max, 1);
+        assert_eq!(k.connect.max, 1);
+        assert_eq!(out.unattributed, 1, "nothing follows the last call");
+        assert_eq!(k.overlapped, 0, "a's span is 10–13, b's 14–20");
+        // Spans 10–15 and 11–20 overlap.
+        let calls = [
+            call(10, "vpc-a", "ec2:DescribeVpcs"),
+            call(11, "b", "ec2:DescribeVpcs"),
+        ];
+        let out = per_reconcile(&calls, &[vpc("vpc-a", &[15]), vpc("b", &[20])], &["sts"]);
+        assert_eq!(out.kinds[0].overlapped, 2);
+    }
+
+    #[test]
+    fn a_reconcile_without_calls_is_empty_and_takes_no_path() {
+        let out = per_reconcile(
+            &[call(5, "a", "generic:get")],
+            &[bucket("a", &[1, 10], None)],
+            &[],
+        );
+        let b = &out.kinds[0];
+        assert_eq!(b.empty, 1);
+        assert_eq!(b.path(Path::FirstObserve).expect("one").reconciles, 1);
+    }
+
+    #[test]
+    fn reads_are_gets_heads_describes_and_lists() {
+        for op in [
+            "s3:HeadBucket",
+            "s3:GetBucketAcl",
+            "ec2:DescribeVpcs",
+            "dynamodb:ListTagsOfResource",
+            "generic:get",
+            "generic:list",
+        ] {
+            assert!(is_read(op), "{op}");
+        }
+        for op in [
+            "s3:PutBucketTagging",
+            "ec2:CreateTags",
+            "dynamodb:TagResource",
+            "generic:update",
+            "s3:DeleteBucket",
+        ] {
+            assert!(!is_read(op), "{op}");
+        }
+    }
+}
