@@ -13,6 +13,7 @@
 //! assert_eq!(scenario.settings.rate(), 10);
 //! ```
 
+pub mod calibrate;
 pub mod compare;
 pub mod measure;
 pub mod predict;

@@ -12,6 +12,7 @@ use harness::run::target::cluster;
 use harness::scenario::{self, ScenarioError, TimeMode};
 use harness::{compare, predict, report, run};
 
+mod calibrate;
 mod git;
 mod signals;
 
@@ -81,6 +82,46 @@ pub enum Command {
         virtual_time: bool,
         /// Run the process target: the scenario profile's provider `command` as a child
         /// process against mock-apiserver and mock-cloud on loopback.
+        #[arg(long, conflicts_with = "kubeconfig")]
+        process: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    },
+    /// Measure a provider's cloud calls per reconcile, by kind, path and operation, on a
+    /// small sample of a scenario, and write them as a calibration file that a profile
+    /// names (`calibration: FILE`) so the budget uses them.
+    ///
+    /// The sample: each group cut to --sample resources without its faults, created at
+    /// --rate per second (so that reconciles do not overlap), held for --polls polls of the
+    /// longest poll interval, updated as the scenario's update phases update them, and
+    /// deleted. Each reconcile is told apart by the provider's status write that ends it
+    /// (mock-apiserver's journal dates them: the embedded stack, --process, or a cluster
+    /// whose API server is a mock-apiserver); its calls are split into Connect's (STS) and
+    /// its path: create, first observe, steady observe, update, delete. The reports go to
+    /// --out beside calibration.yaml; docs/budget.md §10 says how the budget uses it.
+    Calibrate {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// Where to write calibration.yaml and the run's reports [default:
+        /// out/SCENARIO-NAME-calibration].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Override a value of the scenario, as for `run` (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<scenario::Set>,
+        /// Resources per group in the sample (a group with fewer keeps its count).
+        #[arg(long, default_value_t = 5, value_name = "N")]
+        sample: u32,
+        /// Polls each resource is held for.
+        #[arg(long, default_value_t = 3, value_name = "K")]
+        polls: u32,
+        /// Resources created, updated and deleted per second.
+        #[arg(long, default_value_t = 1.0, value_name = "PER_SECOND")]
+        rate: f64,
+        /// Run the sample in virtual time (embedded stack only), as `run --virtual-time`.
+        #[arg(long)]
+        virtual_time: bool,
+        /// Run the sample on the process target, as `run --process`.
         #[arg(long, conflicts_with = "kubeconfig")]
         process: bool,
         #[command(flatten)]
@@ -313,6 +354,29 @@ impl Command {
                 process,
                 cluster,
             } => run_cmd(&scenario, out, &sets, (virtual_time, process), cluster),
+            Command::Calibrate {
+                scenario,
+                out,
+                sets,
+                sample,
+                polls,
+                rate,
+                virtual_time,
+                process,
+                cluster,
+            } => calibrate::calibrate_cmd(calibrate::CalibrateArgs {
+                scenario,
+                out,
+                sets,
+                sample: harness::calibrate::SampleOptions {
+                    per_group: sample,
+                    polls,
+                    rate,
+                },
+                virtual_time,
+                process,
+                cluster,
+            }),
             Command::ProviderArgs {
                 scenario,
                 sets,
@@ -366,13 +430,8 @@ fn provider_args(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outc
     Ok(Outcome::Pass)
 }
 
-fn run_cmd(
-    path: &Path,
-    out: Option<PathBuf>,
-    sets: &[scenario::Set],
-    (virtual_time, process): (bool, bool),
-    cluster: ClusterArgs,
-) -> Result<Outcome> {
+/// Installs the tracing subscriber for a run (`RUST_LOG`, default `warn`).
+fn init_tracing() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -381,14 +440,41 @@ fn run_cmd(
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+fn run_cmd(
+    path: &Path,
+    out: Option<PathBuf>,
+    sets: &[scenario::Set],
+    (virtual_time, process): (bool, bool),
+    cluster: ClusterArgs,
+) -> Result<Outcome> {
+    init_tracing();
     let mut s = load_with(path, sets)?;
     if virtual_time {
         s.time = TimeMode::Virtual;
     }
     let target = cluster.target(&s, virtual_time, process)?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
-    warn_if_used(&out);
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let (r, interrupted) = execute(&s, target, &out)?;
+    print!("{}", report::assertion_table(&r));
+    println!("reports: {}", out.display());
+    Ok(match interrupted {
+        Some(signal) => Outcome::Interrupted(signal),
+        None if r.passed() => Outcome::Pass,
+        None => Outcome::Fail,
+    })
+}
+
+/// Runs `s` on `target` and writes result.json, junit.xml and report.html into `out`; the
+/// result, and the signal that interrupted the run if one did.
+fn execute(
+    s: &harness::scenario::Scenario,
+    target: Where,
+    out: &Path,
+) -> Result<(RunResult, Option<Signal>)> {
+    warn_if_used(out);
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let progress = run::Progress::auto().virtual_time(s.time == TimeMode::Virtual);
     let on = match &target {
         Where::Embedded if s.time == TimeMode::Virtual => {
@@ -398,40 +484,36 @@ fn run_cmd(
         Where::Process => "the process target (the profile's provider on loopback)".to_owned(),
         Where::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
     };
-    let plan = predict::plan(&s);
+    let plan = predict::plan(s);
     progress.line(format_args!(
         "running {} ({} resources, {} phases, about {}) on {on}; reports go to {}",
         s.name,
         s.total_resources(),
         s.phases.len(),
-        report::human_duration(plan.expected_duration(&s).total),
+        report::human_duration(plan.expected_duration(s).total),
         out.display()
     ));
     let runtime = run::time::runtime(s.time).context("cannot start the async runtime")?;
     let output = runtime.block_on(async {
         match target {
-            Where::Embedded => run::run::<run::Embedded, _>(&s, (), &progress, signals::next).await,
+            Where::Embedded => run::run::<run::Embedded, _>(s, (), &progress, signals::next).await,
             Where::Process => {
-                let options = run::ProcessOptions { out: out.clone() };
-                run::run::<run::Process, _>(&s, options, &progress, signals::next).await
+                let options = run::ProcessOptions {
+                    out: out.to_path_buf(),
+                };
+                run::run::<run::Process, _>(s, options, &progress, signals::next).await
             }
             Where::Cluster(options) => {
-                run::run::<run::Cluster, _>(&s, options, &progress, signals::next).await
+                run::run::<run::Cluster, _>(s, options, &progress, signals::next).await
             }
         }
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     let mut r = output.result;
     r.run.commit = git::commit();
-    write(&out, "result.json", serde_json::to_string_pretty(&r)?)?;
-    write_reports(&out, &r)?;
-    print!("{}", report::assertion_table(&r));
-    println!("reports: {}", out.display());
-    Ok(match output.interrupted {
-        Some(signal) => Outcome::Interrupted(signal),
-        None if r.passed() => Outcome::Pass,
-        None => Outcome::Fail,
-    })
+    write(out, "result.json", serde_json::to_string_pretty(&r)?)?;
+    write_reports(out, &r)?;
+    Ok((r, output.interrupted))
 }
 
 fn write(dir: &Path, name: &str, text: String) -> Result<()> {

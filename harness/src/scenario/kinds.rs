@@ -101,6 +101,15 @@ impl GroupKind {
         }
     }
 
+    /// Its plural and API group, as the API server's paths name them.
+    #[must_use]
+    pub fn plural_and_group(&self) -> (String, &str) {
+        match self {
+            GroupKind::Short(k) => (format!("{k:?}s").to_lowercase(), provider::crd::GROUP),
+            GroupKind::Api(a) => (a.plural.clone(), a.group.as_str()),
+        }
+    }
+
     /// Whether it is one of the AWS flavour's kinds.
     #[must_use]
     pub fn aws(&self) -> bool {

@@ -19,11 +19,12 @@ pub use error::{Pos, Problem, ScenarioError};
 pub use faults::{FaultShare, GroupFault};
 pub use kinds::{ApiKind, Catalogue, GroupKind};
 pub use model::{
-    Account, Action, ActionClass, AnnotationShare, ApiCosts, Assertion, AwsSettings, Calls, Check,
-    Classes, Cloud, ErrorFault, Latency, Phase, PredictionInputs, Provisioning, Quota,
-    ResourceGroup, Scenario, SceneObject, TtrLimit,
+    Account, Action, ActionClass, AnnotationShare, ApiCosts, Assertion, AwsSettings, CALL_PATHS,
+    CallDetail, Calls, Check, Classes, Cloud, ErrorFault, Latency, Measured, Phase,
+    PredictionInputs, Provisioning, Quota, ResourceGroup, Scenario, SceneObject, TtrLimit,
+    op_matches,
 };
-pub use profile::Profile;
+pub use profile::{Calibrated, Profile};
 pub use raw::{Kind, Target, TimeMode, Until};
 pub use set::{SETTABLE, Set, SetSyntaxError};
 pub use template::{Template, TemplateError, Vars};
@@ -91,8 +92,12 @@ fn profile_of(
         problems,
     };
     let Some(name) = &section.value.file else {
-        return validate::profile(&section.value, at, &dir, None)
-            .map_err(|p| invalid(scenario_file.to_owned(), p));
+        let mut profile = validate::profile(&section.value, at, &dir, None)
+            .map_err(|p| invalid(scenario_file.to_owned(), p))?;
+        if let Some(c) = &section.value.calibration {
+            profile.calibration = calibration_of(&dir.join(&c.value))?;
+        }
+        return Ok(profile);
     };
     let path = dir.join(&name.value);
     let shown = path.display().to_string();
@@ -121,7 +126,29 @@ fn profile_of(
         column: 1,
         source: 0,
     };
-    validate::profile(&raw, start, &profile_dir, Some(shown.clone())).map_err(|p| invalid(shown, p))
+    let mut profile = validate::profile(&raw, start, &profile_dir, Some(shown.clone()))
+        .map_err(|p| invalid(shown, p))?;
+    if let Some(c) = &raw.calibration {
+        profile.calibration = calibration_of(&profile_dir.join(&c.value))?;
+    }
+    Ok(profile)
+}
+
+/// The kinds of a calibration file; problems name the file.
+fn calibration_of(path: &std::path::Path) -> Result<Vec<profile::Calibrated>, ScenarioError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        file: shown.clone(),
+        source,
+    })?;
+    let invalid = |problems| ScenarioError::Invalid {
+        file: shown.clone(),
+        sets: Vec::new(),
+        problems,
+    };
+    let raw: profile::raw::RawCalibration =
+        serde_saphyr::from_str(&text).map_err(|e| invalid(vec![error::from_yaml_in(&e, &text)]))?;
+    validate::calibration(&raw.calls, &shown).map_err(invalid)
 }
 
 /// Reads and parses a scenario file.

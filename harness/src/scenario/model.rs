@@ -42,6 +42,9 @@ pub struct Scenario {
     pub objects: Vec<SceneObject>,
     /// Cloud calls per reconcile of each kind in the groups, by path.
     pub calls: BTreeMap<GroupKind, Calls>,
+    /// What the `calls` entries (or the profile's calibration) say beyond the figures: calls
+    /// by operation and the measured samples, per kind that has them.
+    pub call_detail: BTreeMap<GroupKind, CallDetail>,
     /// Resource groups, in file order.
     pub groups: Vec<ResourceGroup>,
     /// Phases, in order.
@@ -123,6 +126,86 @@ impl Calls {
     pub fn poll(&self) -> u32 {
         self.connect + self.observe
     }
+}
+
+/// The path names of a `calls` entry's `operations` and `measured`: Connect's calls, then
+/// the reconcile paths of `crate::measure::per_reconcile::Path`.
+pub const CALL_PATHS: [&str; 7] = [
+    "connect",
+    "create",
+    "firstObserve",
+    "observe",
+    "update",
+    "delete",
+    "deleting",
+];
+
+/// One kind's calls beyond the figures of [`Calls`]: by operation, and as measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CallDetail {
+    /// Per path of [`CALL_PATHS`]: the most calls of each `service:Operation` one reconcile
+    /// of the path makes.
+    pub operations: BTreeMap<String, BTreeMap<String, f64>>,
+    /// Per path of [`CALL_PATHS`]: the sample a calibration measured.
+    pub measured: BTreeMap<String, Measured>,
+    /// Where the figures come from: `calls` of the scenario, or the calibration file.
+    pub source: String,
+}
+
+impl CallDetail {
+    /// The most calls of `op` (`service:Operation`, or `service:` for every operation of a
+    /// service) one reconcile makes: Connect's plus the largest of any path's.
+    #[must_use]
+    pub fn per_reconcile_max(&self, op: &str) -> f64 {
+        let of = |path: &str| {
+            self.operations.get(path).map_or(0.0, |ops| {
+                ops.iter()
+                    .filter(|(o, _)| op_matches(op, o))
+                    .map(|(_, v)| *v)
+                    .sum::<f64>()
+            })
+        };
+        of("connect") + CALL_PATHS[1..].iter().map(|p| of(p)).fold(0.0, f64::max)
+    }
+
+    /// Every operation named in `operations`, sorted.
+    #[must_use]
+    pub fn operation_names(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self
+            .operations
+            .values()
+            .flat_map(|ops| ops.keys().map(String::as_str))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+}
+
+/// Whether `op` (`service:Operation`) is `selector`: the same operation, or an operation of
+/// the service `selector` names as `service:` or `service`.
+#[must_use]
+pub fn op_matches(selector: &str, op: &str) -> bool {
+    match selector.split_once(':') {
+        Some((service, "")) => op.split_once(':').is_some_and(|(s, _)| s == service),
+        Some(_) => selector == op,
+        None => op.split_once(':').is_some_and(|(s, _)| s == selector),
+    }
+}
+
+/// Calls per reconcile of one path as a calibration measured them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Measured {
+    /// Reconciles in the sample.
+    pub reconciles: u64,
+    /// Mean calls per reconcile.
+    pub mean: f64,
+    /// Fewest.
+    pub min: u64,
+    /// Most.
+    pub max: u64,
+    /// Standard deviation.
+    pub sd: f64,
 }
 
 /// The CPU time of one reconcile of the sample provider on the embedded stack, measured in

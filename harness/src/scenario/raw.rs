@@ -559,6 +559,34 @@ pub struct RawCalls {
     #[serde(default)]
     #[schemars(with = "Option<u32>")]
     pub connect: Option<Spanned<u32>>,
+    /// The most calls of each operation (`service:Operation`, such as
+    /// `s3:GetBucketTagging`) one reconcile makes, per path (`connect`, `create`,
+    /// `firstObserve`, `observe`, `update`, `delete`, `deleting`), as `harness calibrate`
+    /// writes them: they give the budget per operation and per service.
+    #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, BTreeMap<String, f64>>>")]
+    pub operations: Option<Spanned<BTreeMap<String, BTreeMap<String, f64>>>>,
+    /// What a calibration measured per path (the same path names), the sample behind each
+    /// figure: `callsPerReconcile` checks a run against it.
+    #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, RawMeasured>>")]
+    pub measured: Option<Spanned<BTreeMap<String, RawMeasured>>>,
+}
+
+/// Calls per reconcile of one path as a calibration measured them (connect's calls apart).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawMeasured {
+    /// Reconciles in the sample.
+    pub reconciles: u64,
+    /// Mean calls per reconcile.
+    pub mean: f64,
+    /// Fewest.
+    pub min: u64,
+    /// Most.
+    pub max: u64,
+    /// Standard deviation.
+    pub sd: f64,
 }
 
 /// A share of a group with a per-resource cloud fault: exactly one of `error`,

@@ -29,6 +29,36 @@ pub struct Profile {
     pub kinds: Vec<ApiKind>,
     /// How the `process` target starts the provider.
     pub process: Option<ProcessCommand>,
+    /// The kinds' calls per reconcile from the calibration file the profile names
+    /// (`calibration`), which `harness calibrate` writes.
+    pub calibration: Vec<Calibrated>,
+}
+
+/// One kind's calls per reconcile from a calibration file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Calibrated {
+    /// Its `apiVersion` (none for the sample provider's short kinds).
+    pub api_version: Option<String>,
+    /// Its kind.
+    pub kind: String,
+    /// The figures per path.
+    pub calls: crate::scenario::model::Calls,
+    /// Calls by operation and the measured samples.
+    pub detail: crate::scenario::model::CallDetail,
+}
+
+impl Calibrated {
+    /// Whether this entry is of `kind`.
+    #[must_use]
+    pub fn describes(&self, kind: &super::kinds::GroupKind) -> bool {
+        match (kind, &self.api_version) {
+            (super::kinds::GroupKind::Api(a), Some(v)) => {
+                *v == a.api_version() && self.kind == a.kind
+            }
+            (super::kinds::GroupKind::Short(k), None) => format!("{k:?}") == self.kind,
+            _ => false,
+        }
+    }
 }
 
 /// The provider's command line for the `process` target, placeholders unrendered.

@@ -23,6 +23,7 @@ use super::model::{AwsSettings, Scenario};
 use super::raw::{RawScenario, Target, TimeMode};
 use super::set::Set;
 use crate::scenario::profile::Profile;
+pub(crate) use calls::calibration;
 use checker::Checker;
 pub(crate) use profile::profile;
 
@@ -73,7 +74,14 @@ pub fn validate(
     };
     let groups = resources::groups(&mut c, &raw, &cloud, &settings, &catalogue);
     let objects = objects::objects(&mut c, &raw.objects, &catalogue, &raw.name.value);
-    let calls = calls::calls(&mut c, &raw.calls, &raw.resources, &groups, &catalogue);
+    let calibrated = profile.as_ref().map_or(&[][..], |p| &p.calibration[..]);
+    let (calls, call_detail) = calls::calls(
+        &mut c,
+        &raw.calls,
+        (&raw.resources, &groups),
+        &catalogue,
+        calibrated,
+    );
     let aws = AwsSettings {
         retry_mode: raw
             .provider
@@ -138,6 +146,7 @@ pub fn validate(
         aws,
         objects,
         calls,
+        call_detail,
         groups,
         phases,
         assertions,

@@ -140,6 +140,7 @@ pub(crate) fn profile(
         client,
         kinds,
         process,
+        calibration: Vec::new(),
     })
 }
 
