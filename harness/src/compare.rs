@@ -1,6 +1,6 @@
-//! A/B comparison of two results: calls per phase and operation, peak windowed rates,
-//! time-to-Ready quantiles, throttles and API requests; a regression is a rise past a
-//! threshold.
+//! A/B comparison of two results: calls per phase by action and by operation, calls per
+//! reconcile by kind, path and operation, peak windowed rates, time-to-Ready quantiles,
+//! throttles and API requests; a regression is a rise past a threshold.
 //!
 //! # Semantics
 //! A comparison is only as good as its two runs, so [`compare`] first says whether they can
@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use crate::measure::per_reconcile::Path;
 use crate::predict::fmt_num;
 use crate::result::RunResult;
 
@@ -208,6 +209,126 @@ fn metrics(r: &RunResult, ops: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<
     m
 }
 
+/// Calls by operation per phase, both runs' operations in each (0 when one made none), for
+/// the phases where both runs counted operations (results before they did have none).
+fn operation_metrics(old: &RunResult, new: &RunResult) -> [BTreeMap<String, f64>; 2] {
+    let mut out = [BTreeMap::new(), BTreeMap::new()];
+    for po in &old.phases {
+        let Some(pn) = new.phases.iter().find(|p| p.name == po.name) else {
+            continue;
+        };
+        if po.operations.is_empty() || pn.operations.is_empty() {
+            continue;
+        }
+        let ops: BTreeSet<&String> = po.operations.keys().chain(pn.operations.keys()).collect();
+        for op in ops {
+            let key = format!("calls {} {op}", po.name);
+            for (m, p) in out.iter_mut().zip([po, pn]) {
+                m.insert(
+                    key.clone(),
+                    p.operations.get(op).copied().unwrap_or(0) as f64,
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Mean calls per reconcile per kind and path, and by operation within each path, for the
+/// (kind, path) pairs both runs took; Connect's per reconcile over the provider.
+fn per_reconcile_metrics(old: &RunResult, new: &RunResult) -> [BTreeMap<String, f64>; 2] {
+    let mut out = [BTreeMap::new(), BTreeMap::new()];
+    let (Some(a), Some(b)) = (&old.calls_per_reconcile, &new.calls_per_reconcile) else {
+        return out;
+    };
+    for ka in &a.kinds {
+        let Some(kb) = b.kinds.iter().find(|k| k.kind == ka.kind) else {
+            continue;
+        };
+        for path in Path::ALL {
+            let (Some(sa), Some(sb)) = (ka.path(path), kb.path(path)) else {
+                continue;
+            };
+            let base = format!("per reconcile {} {}", ka.kind, path.as_str());
+            out[0].insert(base.clone(), sa.mean);
+            out[1].insert(base.clone(), sb.mean);
+            let ops: BTreeSet<&String> = sa.operations.keys().chain(sb.operations.keys()).collect();
+            for op in ops {
+                let key = format!("{base} {op}");
+                out[0].insert(key.clone(), sa.operations.get(op).copied().unwrap_or(0.0));
+                out[1].insert(key, sb.operations.get(op).copied().unwrap_or(0.0));
+            }
+        }
+    }
+    for (m, per) in out.iter_mut().zip([a, b]) {
+        if per.reconciles > 0 {
+            m.insert(
+                "per reconcile connect".to_owned(),
+                per.connect_calls as f64 / per.reconciles as f64,
+            );
+        }
+    }
+    if !(out[0].contains_key("per reconcile connect")
+        && out[1].contains_key("per reconcile connect"))
+    {
+        out[0].remove("per reconcile connect");
+        out[1].remove("per reconcile connect");
+    }
+    out
+}
+
+/// What changed in calls per reconcile, a line per (kind, path) whose mean moved by at
+/// least 0.05 calls, with the operations that moved: `Bucket.… observe: 15 → 19 calls per
+/// reconcile (+4: s3:GetBucketX +4)`.
+#[must_use]
+pub fn per_reconcile_changes(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &c.rows {
+        let Some(rest) = r.metric.strip_prefix("per reconcile ") else {
+            continue;
+        };
+        let (Some(o), Some(n)) = (r.old, r.new) else {
+            continue;
+        };
+        let is_path = rest == "connect"
+            || Path::ALL
+                .iter()
+                .any(|p| rest.ends_with(&format!(" {}", p.as_str())));
+        if !is_path || (n - o).abs() < 0.05 {
+            continue;
+        }
+        let ops: Vec<String> = c
+            .rows
+            .iter()
+            .filter_map(|x| {
+                let op = x.metric.strip_prefix(&format!("{} ", r.metric))?;
+                let d = x.new? - x.old?;
+                (d.abs() >= 0.05).then(|| {
+                    format!(
+                        "{op} {}{}",
+                        if d > 0.0 { "+" } else { "" },
+                        fmt_num((d * 100.0).round() / 100.0)
+                    )
+                })
+            })
+            .collect();
+        let d = n - o;
+        out.push(format!(
+            "{rest}: {} → {} calls per reconcile ({}{}{})",
+            fmt_num((o * 100.0).round() / 100.0),
+            fmt_num((n * 100.0).round() / 100.0),
+            if d > 0.0 { "+" } else { "" },
+            fmt_num((d * 100.0).round() / 100.0),
+            if ops.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", ops.join(", "))
+            }
+        ));
+    }
+    out
+}
+
 fn partial_reason(r: &RunResult) -> Option<String> {
     match &r.stopped {
         Some(s) => Some(s.headline()),
@@ -246,7 +367,11 @@ pub fn compare(old: &RunResult, new: &RunResult, max_regression_pct: f64) -> Com
     let mut rows = Vec::new();
     if same_workload {
         let ops = ops(old, new);
-        let (a, b) = (metrics(old, &ops), metrics(new, &ops));
+        let (mut a, mut b) = (metrics(old, &ops), metrics(new, &ops));
+        for [x, y] in [operation_metrics(old, new), per_reconcile_metrics(old, new)] {
+            a.extend(x);
+            b.extend(y);
+        }
         let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
         let mut missing = Vec::new();
         for k in keys {
@@ -337,6 +462,14 @@ pub fn render(c: &Comparison) -> String {
                 if r.regression { "  REGRESSION" } else { "" }
             );
         }
+    }
+    let changes = per_reconcile_changes(c);
+    if !changes.is_empty() {
+        let _ = writeln!(o, "\ncalls per reconcile that changed:");
+        for l in changes {
+            let _ = writeln!(o, "  {l}");
+        }
+        o.push('\n');
     }
     let n = c.regressions().count();
     if c.comparable() {

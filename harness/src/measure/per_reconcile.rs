@@ -18,7 +18,8 @@
 //!   when the run stopped: they are not counted.
 //!
 //! Each reconcile's calls split into **connect** (the services that authenticate, STS by
-//! default) and the rest, which make its **path**, decided in the resource's order:
+//! default; measured over the reconciles that overlap no other, since those calls name no
+//! resource) and the rest, which make its **path**, decided in the resource's order:
 //!
 //! | path | reconcile |
 //! |---|---|
@@ -233,7 +234,9 @@ pub struct KindCalls {
     pub resources: u64,
     /// Per path, the calls that are not connect's.
     pub paths: BTreeMap<Path, CallStats>,
-    /// Connect's calls, over every reconcile of the kind.
+    /// Connect's calls, over the reconciles of the kind that overlapped no other (all of
+    /// them when every one did): Connect's calls name no resource, so only a reconcile
+    /// alone in time says whose they are.
     pub connect: CallStats,
     /// Reconciles without a call.
     pub empty: u64,
@@ -255,6 +258,13 @@ impl KindCalls {
 pub struct PerReconcile {
     /// Per kind, in the order of their first resource.
     pub kinds: Vec<KindCalls>,
+    /// Reconciles with at least one call, every kind.
+    #[serde(default)]
+    pub reconciles: u64,
+    /// Connect's calls among them: Connect's calls per reconcile over the whole provider
+    /// are `connect_calls / reconciles`, exact however reconciles overlap.
+    #[serde(default)]
+    pub connect_calls: u64,
     /// Calls counted in a reconcile.
     pub attributed: u64,
     /// Calls after their reconcile's last status write (it had not ended).
@@ -269,6 +279,7 @@ pub struct PerReconcile {
 struct Grouped<'a> {
     paths: BTreeMap<Path, Vec<Vec<&'a str>>>,
     connect: Vec<Vec<&'a str>>,
+    connect_overlapped: Vec<Vec<&'a str>>,
     resources: u64,
     empty: u64,
     overlapped: u64,
@@ -355,6 +366,7 @@ pub fn per_reconcile(
     }
     let overlapped = overlaps(&ends, &first_call);
     let mut kinds: Vec<KindCalls> = Vec::new();
+    let mut connect_calls = 0u64;
     let mut grouped: Vec<Grouped<'_>> = Vec::new();
     let is_connect = |op: &str| {
         connect
@@ -383,7 +395,12 @@ pub fn per_reconcile(
             }
             g.overlapped += u64::from(overlapped[r][k]);
             let (conn, rest): (Vec<&str>, Vec<&str>) = ops.iter().partition(|op| is_connect(op));
-            g.connect.push(conn);
+            connect_calls += conn.len() as u64;
+            if overlapped[r][k] {
+                g.connect_overlapped.push(conn);
+            } else {
+                g.connect.push(conn);
+            }
             let writes = rest.iter().any(|op| !is_read(op));
             let deleting = res.deleted_us.is_some_and(|d| ends[r][k] > d);
             let path = match (deleting, writes) {
@@ -404,15 +421,28 @@ pub fn per_reconcile(
         kind.resources = g.resources;
         kind.empty = g.empty;
         kind.overlapped = g.overlapped;
-        kind.connect = CallStats::of(&g.connect, is_write);
+        // Connect's calls name no resource: only reconciles alone in time say whose they
+        // are, so they alone measure it (all of them when none was alone).
+        let connect = if g.connect.is_empty() {
+            &g.connect_overlapped
+        } else {
+            &g.connect
+        };
+        kind.connect = CallStats::of(connect, is_write);
         kind.paths = g
             .paths
             .into_iter()
             .map(|(p, rs)| (p, CallStats::of(&rs, is_write)))
             .collect();
     }
+    let reconciles = kinds
+        .iter()
+        .map(|k| k.paths.values().map(|p| p.reconciles).sum::<u64>())
+        .sum();
     PerReconcile {
         kinds,
+        reconciles,
+        connect_calls,
         attributed,
         open,
         unattributed,

@@ -101,20 +101,41 @@ pub fn reconciles(p: &Params, w: f64, excess: &Excess) -> Prediction {
 /// (Lemma 4; §2.6).
 #[must_use]
 pub fn cloud_calls(p: &Params, w: f64, excess: &Excess) -> Prediction {
-    let d = p.delta();
+    calls_of(p, w, excess, p.c_max, "c_max", "cloud-calls", "cloud calls")
+}
+
+/// Calls of one operation or service in any window of W seconds: `c` (its most calls per
+/// reconcile, `symbol`) times the reconcile bound over W + Δ (§10.2), with the SDK's
+/// attempts a and their spread (a − 1)·b_max where the cloud may throttle (§10.3).
+#[must_use]
+pub fn calls_of(
+    p: &Params,
+    w: f64,
+    excess: &Excess,
+    c: f64,
+    symbol: &str,
+    id: &str,
+    what: &str,
+) -> Prediction {
+    let d = p.delta() + p.retry_spread();
     let inner = reconciles(p, w + d, excess);
-    let value = p.c_max * inner.value;
-    let mut out = Prediction::new(
-        "cloud-calls",
-        format!("cloud calls in any {w}s window"),
-        value,
-        "calls",
-    )
-    .meaning(Meaning::UpperBound)
-    .input("c_max", p.c_max)
-    .input("Δ", d)
-    .source(&inner.source);
-    out.formula = format!("c_max · [{}] with W → W + Δ", inner.formula);
+    let value = p.attempts * c * inner.value;
+    let mut out = Prediction::new(id, format!("{what} in any {w}s window"), value, "calls")
+        .meaning(Meaning::UpperBound)
+        .input(symbol, c)
+        .input("Δ", p.delta())
+        .source(&inner.source);
+    out.formula = if p.attempts > 1.0 {
+        out = out
+            .input("a", p.attempts)
+            .input("b_max", super::params::SDK_MAX_BACKOFF_S);
+        format!(
+            "a · {symbol} · [{}] with W → W + Δ + (a − 1)·b_max (§10.3)",
+            inner.formula
+        )
+    } else {
+        format!("{symbol} · [{}] with W → W + Δ", inner.formula)
+    };
     for i in inner.inputs {
         out = out.input(&i.name, if i.name == "W" { w } else { i.value });
     }

@@ -65,7 +65,13 @@ pub struct Params {
     /// Per-item failure backoff (base, max) in seconds: `--backoff-base`/`--backoff-max` or
     /// the model's 1 s … 60 s.
     pub backoff: (f64, f64),
+    /// a: attempts of each cloud call (the SDK's retries) where the cloud may throttle or
+    /// fail calls, else 1 (§10.3).
+    pub attempts: f64,
 }
+
+/// b_max: the longest an AWS SDK waits before a retry (standard and adaptive modes), s.
+pub const SDK_MAX_BACKOFF_S: f64 = 20.0;
 
 impl Params {
     /// From the provider's settings, `k` controllers with work, `scopes` scopes with work
@@ -99,6 +105,7 @@ impl Params {
             jitter_share: f64::from(settings.poll_jitter_percent) / 100.0,
             jitter: settings.jitter(),
             backoff: (backoff.base.as_secs_f64(), backoff.max.as_secs_f64()),
+            attempts: 1.0,
         };
         if settings.scoped_buckets {
             p = p.with_scopes(scopes);
@@ -186,6 +193,12 @@ impl Params {
         self.model != RateLimitModel::ControllerRuntime
     }
 
+    /// The time a reconcile's retried calls spread beyond Δ: (a − 1)·b_max (§10.3).
+    #[must_use]
+    pub fn retry_spread(&self) -> f64 {
+        (self.attempts - 1.0).max(0.0) * SDK_MAX_BACKOFF_S
+    }
+
     /// Δ: spread from a reconcile's start to its calls (≤ L_max, Lemma 4).
     #[must_use]
     pub fn delta(&self) -> f64 {
@@ -222,6 +235,7 @@ pub(crate) fn test_params(model: RateLimitModel, r: f64) -> Params {
         jitter_share: 0.1,
         jitter: Jitter::Proportional(10),
         backoff: (1.0, 60.0),
+        attempts: 1.0,
     }
 }
 

@@ -5,6 +5,7 @@ mod chaos;
 mod escape;
 mod html;
 mod junit;
+pub mod per_reconcile;
 mod strip;
 mod svg;
 mod text;

@@ -143,6 +143,9 @@ pub fn assertion_table(r: &RunResult) -> String {
         }
     }
     offenders(&mut out, r);
+    for l in super::per_reconcile::lines(r) {
+        let _ = writeln!(out, "{l}");
+    }
     let failed = r.verdicts.iter().filter(|v| !v.pass).count();
     for l in super::chaos::kill_lines(r)
         .iter()

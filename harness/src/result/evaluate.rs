@@ -248,6 +248,7 @@ fn phase_result(
     expected_length: f64,
 ) -> PhaseResult {
     let mut calls = BTreeMap::new();
+    let mut operations: BTreeMap<String, u64> = BTreeMap::new();
     let mut throttles = 0;
     for c in obs
         .cloud_calls
@@ -255,6 +256,14 @@ fn phase_result(
         .filter(|c| c.at_us >= span.start_us && c.at_us < span.end_us)
     {
         *calls.entry(c.action.as_str().to_owned()).or_insert(0) += 1;
+        if !c.op.is_empty() {
+            match operations.get_mut(&*c.op) {
+                Some(n) => *n += 1,
+                None => {
+                    operations.insert(c.op.to_string(), 1);
+                }
+            }
+        }
         throttles += u64::from(c.throttled);
     }
     let inside = within(all, span.start_us, span.end_us);
@@ -298,6 +307,7 @@ fn phase_result(
         end_s: span.end_us as f64 / US,
         completed: span.completed,
         calls,
+        operations,
         throttles,
         api_requests: within(api, span.start_us, span.end_us).len() as u64,
         peaks,
@@ -366,6 +376,8 @@ fn check_name(c: &Check) -> &'static str {
         Check::HotLoops { .. } => "hotLoops",
         Check::PollPeriod { .. } => "pollPeriod",
         Check::RetryAfterHonoured { .. } => "retryAfterHonoured",
+        Check::OperationCalls { .. } => "operationCalls",
+        Check::CallsPerReconcile { .. } => "callsPerReconcile",
     }
 }
 
@@ -400,6 +412,43 @@ fn verdict(
                 None => run_bound(plan, &key),
             };
             upper(a, pred.as_ref(), *max, observed)
+        }
+        Check::OperationCalls {
+            operation,
+            window,
+            max,
+        } => {
+            let w = window.as_secs_f64();
+            let times = call_times(
+                obs.cloud_calls
+                    .iter()
+                    .filter(|c| crate::scenario::op_matches(operation, &c.op)),
+            );
+            let observed =
+                windowed_max(within(&times, range.0, range.1), window_us(*window)).count as f64;
+            let key = format!("op/{operation}/{w}s");
+            let pred = match &phase {
+                Some(p) => plan.find(&format!("{p}/{key}")).cloned(),
+                None => run_bound(plan, &key).or_else(|| plan.find(&format!("run/{key}")).cloned()),
+            };
+            let mut v = upper(a, pred.as_ref(), *max, observed);
+            if pred.is_none() && max.is_none() {
+                v.pass = false;
+                v.note = Some(format!(
+                    "no bound for {operation}: every kind in use needs its calls by operation (a profile `calibration`, or `operations` in `calls`), or give `max`"
+                ));
+            }
+            v
+        }
+        Check::CallsPerReconcile { kind, path, extra } => {
+            let base = upper(a, None, None, 0.0);
+            super::calls_verdict::verdict(
+                s,
+                res,
+                a,
+                (kind.as_deref(), path.as_deref(), *extra),
+                base,
+            )
         }
         Check::ApiRequests { window, max } => {
             let w = window.as_secs_f64();

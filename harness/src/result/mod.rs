@@ -2,6 +2,7 @@
 //! versioned [`RunResult`] that [`evaluate`] makes from it and every report reads.
 
 mod audit_verdict;
+mod calls_verdict;
 mod echo;
 pub mod error_paths;
 mod evaluate;

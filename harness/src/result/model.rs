@@ -225,8 +225,11 @@ pub struct PhaseResult {
     pub end_s: f64,
     /// `until` met in time.
     pub completed: bool,
-    /// Cloud calls by operation.
+    /// Cloud calls by action (create, get, update, delete, list).
     pub calls: BTreeMap<String, u64>,
+    /// Cloud calls by the journal's operation (`s3:HeadBucket`, `generic:get`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub operations: BTreeMap<String, u64>,
     /// Throttled calls.
     pub throttles: u64,
     /// Provider API requests.

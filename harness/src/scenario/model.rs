@@ -57,6 +57,24 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Whether the cloud may answer a call with a throttle or a server error, which an SDK
+    /// retries: an account has a quota, the cloud injects errors, or a phase is an outage.
+    #[must_use]
+    pub fn retries_possible(&self) -> bool {
+        let classes =
+            |c: &Classes<ErrorFault>| ActionClass::ALL.iter().any(|&a| c.get(a).is_some());
+        classes(&self.cloud.errors)
+            || self.cloud.accounts.iter().any(|a| {
+                ActionClass::ALL
+                    .iter()
+                    .any(|&class| a.quotas.get(class).is_some())
+            })
+            || self
+                .phases
+                .iter()
+                .any(|p| matches!(p.action, Action::CloudOutage { .. }))
+    }
+
     /// Whether the scenario runs the provider's AWS flavour: its kinds, its ProviderConfigs
     /// or its client settings.
     #[must_use]
@@ -231,6 +249,8 @@ pub struct PredictionInputs {
     pub api: ApiCosts,
     /// The API client's QPS and burst, when a profile gives them (default 5R and 10R).
     pub client: Option<super::flags::ClientLimits>,
+    /// a: attempts the cloud SDK makes of one call when the cloud throttles or fails it.
+    pub sdk_attempts: u32,
 }
 
 impl Default for PredictionInputs {
@@ -244,6 +264,7 @@ impl Default for PredictionInputs {
             alpha: 0.001,
             api: ApiCosts::default(),
             client: None,
+            sdk_attempts: 1,
         }
     }
 }
@@ -835,6 +856,24 @@ pub enum Check {
     PollPeriod {
         /// Percent.
         tolerance_percent: f64,
+    },
+    /// Windowed maximum of one operation's (or service's) calls ≤ its bound (or `max`).
+    OperationCalls {
+        /// `service:Operation`, or a service.
+        operation: String,
+        /// W.
+        window: Duration,
+        /// Explicit limit.
+        max: Option<f64>,
+    },
+    /// Mean calls per reconcile per kind and path ≤ the calibration's most, plus `extra`.
+    CallsPerReconcile {
+        /// Only this kind (as reports name it).
+        kind: Option<String>,
+        /// Only this path.
+        path: Option<String>,
+        /// Calls allowed above the calibration.
+        extra: f64,
     },
 }
 

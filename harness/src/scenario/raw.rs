@@ -245,6 +245,14 @@ pub struct RawPrediction {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub reconcile_cpu: Option<Spanned<String>>,
+    /// a: attempts a cloud SDK makes of one call (the first and its retries) when the cloud
+    /// throttles or fails it: 3 for the AWS SDKs' standard and adaptive retry modes. Enters
+    /// the cloud-call bounds of a scenario whose cloud may answer with a throttle or a
+    /// server error (quotas, injected errors, outages; docs/budget.md §10.3). Default: 3
+    /// for the provider's AWS flavour (1 with `provider.awsRetryMode: off`), else 1.
+    #[serde(default)]
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub sdk_attempts: Option<Spanned<u32>>,
     /// Whether a create's annotation write comes back as a watch event that passes the
     /// provider's filter (e_create = 1). Default true.
     #[serde(default)]
@@ -892,6 +900,20 @@ pub struct RawAssertion {
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub factor: Option<Spanned<f64>>,
+    /// operationCalls: the operation (`s3:GetBucketTagging`) or service (`s3`) counted.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub operation: Option<Spanned<String>>,
+    /// callsPerReconcile: only this kind (as reports name it, `Bucket.s3.aws.m.loadtest.dev`;
+    /// default every kind with a calibration).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub kind: Option<Spanned<String>>,
+    /// callsPerReconcile: only this path (`connect`, `create`, `firstObserve`, `observe`,
+    /// `update`, `delete`, `deleting`; default every path the calibration measured).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub path: Option<Spanned<String>>,
 }
 
 /// Assertion checks.
@@ -935,4 +957,11 @@ pub enum CheckName {
     /// Calls for a resource made before the retry hint (`Retry-After`) an earlier error
     /// answer for it gave had passed ≤ max (default 0); the verdict names the resources.
     RetryAfterHonoured,
+    /// Exact windowed maximum of the calls of one `operation` (or service) ≤ its bound per
+    /// operation (docs/budget.md §10.2; needs calls by operation: a calibration) or `max`.
+    OperationCalls,
+    /// Each kind's mean calls per reconcile, per path, in this run ≤ the most one reconcile
+    /// made in the calibration, plus `max` calls (default 0): a provider that makes more
+    /// calls per reconcile than it was calibrated with fails.
+    CallsPerReconcile,
 }

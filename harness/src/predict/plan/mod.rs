@@ -8,6 +8,7 @@ mod accounts;
 mod duration;
 mod faults;
 mod hold;
+mod operations;
 mod scope;
 mod wave;
 
@@ -61,6 +62,9 @@ pub fn plan(s: &Scenario) -> Plan {
     let all = vec![true; s.groups.len()];
     let mut base = Params::new(&s.settings, k, scopes_in_use(s, &all), &s.prediction);
     (base.c_max, base.c_poll) = calls_in_use(s, &all);
+    if s.retries_possible() {
+        base.attempts = f64::from(s.prediction.sdk_attempts.max(1));
+    }
     let mut alive = vec![false; s.groups.len()];
     let mut phases = Vec::new();
     let mut params = base.clone();
@@ -119,9 +123,20 @@ pub fn plan(s: &Scenario) -> Plan {
         .count() as u32
         + s.total_kills();
     let mut run = Vec::new();
+    let selectors = operations::selectors(s);
     for w in windows(s) {
         run.push(bounds::reconciles(&base, w, &Excess::default()).phase(None));
         run.push(with_id(bounds::api_requests(&base, w, restarts), "run", w));
+        // Services in every window; operations (many) in the 10 s one, and where asserted.
+        for sel in selectors
+            .iter()
+            .filter(|sel| !sel.contains(':') || w == 10.0)
+        {
+            if let Some(c) = operations::c_of(s, &all, sel) {
+                let b = operations::bound(&base, w, &Excess::default(), sel, c);
+                run.push(with_id(b, "run", w));
+            }
+        }
     }
     for r in &mut run {
         if r.id == "reconciles" {
@@ -151,6 +166,23 @@ fn global_budget(p: &Params) -> Prediction {
     .meaning(Meaning::UpperBound)
     .source("[P] §2.7")
     .note("every bucket formula of this plan reads R as R_g and B as 10·σ·R; the API client's 5R and 10R keep the flag's R")
+}
+
+/// The (operation, window) pairs of the `operationCalls` assertions.
+fn asserted_operations(s: &Scenario) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for a in &s.assertions {
+        if let crate::scenario::Check::OperationCalls {
+            operation, window, ..
+        } = &a.check
+        {
+            let pair = (operation.clone(), window.as_secs_f64());
+            if !out.contains(&pair) {
+                out.push(pair);
+            }
+        }
+    }
+    out
 }
 
 /// The kills that fall in the phase named `name`.
@@ -249,6 +281,12 @@ fn phase_plan(
             }
         }
         _ => {}
+    }
+    for (sel, w) in asserted_operations(s) {
+        if let Some(c) = operations::c_of(s, alive, &sel) {
+            let b = operations::bound(p, w, &excess, &sel, c);
+            preds.push(with_id(b, name, w).phase(Some(name)));
+        }
     }
     for w in windows(s) {
         preds.push(with_id(bounds::cloud_calls(p, w, &excess), name, w).phase(Some(name)));

@@ -34,6 +34,8 @@ fn check_str(k: CheckName) -> &'static str {
         CheckName::HotLoops => "hotLoops",
         CheckName::PollPeriod => "pollPeriod",
         CheckName::RetryAfterHonoured => "retryAfterHonoured",
+        CheckName::OperationCalls => "operationCalls",
+        CheckName::CallsPerReconcile => "callsPerReconcile",
     }
 }
 
@@ -68,6 +70,8 @@ fn assertion(
         CheckName::HotLoops => &["phase", "window", "factor", "max"],
         CheckName::PollPeriod => &["phase", "tolerancePercent"],
         CheckName::RetryAfterHonoured => &["phase", "account", "max"],
+        CheckName::OperationCalls => &["phase", "operation", "window", "max"],
+        CheckName::CallsPerReconcile => &["kind", "path", "max"],
     };
     let present = [
         ("phase", a.phase.as_ref().map(pos)),
@@ -80,6 +84,9 @@ fn assertion(
         ("tolerancePercent", a.tolerance_percent.as_ref().map(pos)),
         ("allowInterrupted", a.allow_interrupted.as_ref().map(pos)),
         ("factor", a.factor.as_ref().map(pos)),
+        ("operation", a.operation.as_ref().map(pos)),
+        ("kind", a.kind.as_ref().map(pos)),
+        ("path", a.path.as_ref().map(pos)),
     ];
     for (field, at) in present {
         if let Some(at) = at
@@ -184,6 +191,48 @@ fn assertion(
                 return None;
             }
             Check::SteadyRate { window, max }
+        }
+        CheckName::OperationCalls => {
+            let Some(op) = &a.operation else {
+                c.err(
+                    pos(&a.check),
+                    "an operationCalls check needs `operation`: an operation (s3:GetBucketTagging) or a service (s3)",
+                );
+                return None;
+            };
+            let v = op.value.trim();
+            if v.is_empty() || v.starts_with(':') || v.matches(':').count() > 1 {
+                c.err(
+                    pos(op),
+                    format!("operation {:?} is not service:Operation or a service, expected such as s3:GetBucketTagging or s3", op.value),
+                );
+                return None;
+            }
+            Check::OperationCalls {
+                operation: v.trim_end_matches(':').to_owned(),
+                window,
+                max,
+            }
+        }
+        CheckName::CallsPerReconcile => {
+            if let Some(p) = &a.path
+                && !crate::scenario::model::CALL_PATHS.contains(&p.value.as_str())
+            {
+                c.err(
+                    pos(p),
+                    format!(
+                        "unknown path {:?}, expected one of {}",
+                        p.value,
+                        crate::scenario::model::CALL_PATHS.join(", ")
+                    ),
+                );
+                return None;
+            }
+            Check::CallsPerReconcile {
+                kind: a.kind.as_ref().map(|k| k.value.clone()),
+                path: a.path.as_ref().map(|p| p.value.clone()),
+                extra: max.unwrap_or(0.0),
+            }
         }
         CheckName::Throttles => Check::Throttles { max: count },
         CheckName::Orphans => Check::Orphans { max: count },
@@ -298,6 +347,17 @@ fn default_name(k: CheckName, check: &Check, phase: Option<&str>, account: Optio
             n.push_str(&format!(" per {}", GoDuration::from_std(*window)));
         }
         Check::TimeToReady { quantile, .. } => n.push_str(&format!(" p{}", quantile * 100.0)),
+        Check::OperationCalls {
+            operation, window, ..
+        } => n.push_str(&format!(
+            " {operation} per {}",
+            GoDuration::from_std(*window)
+        )),
+        Check::CallsPerReconcile { kind, path, .. } => {
+            for part in [kind, path].into_iter().flatten() {
+                n.push_str(&format!(" {part}"));
+            }
+        }
         _ => {}
     }
     if let Some(p) = phase {

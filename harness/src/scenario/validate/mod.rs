@@ -19,8 +19,8 @@ use serde_saphyr::Spanned;
 
 use super::error::{Pos, Problem};
 use super::kinds::Catalogue;
-use super::model::{AwsSettings, Scenario};
-use super::raw::{RawScenario, Target, TimeMode};
+use super::model::{AwsSettings, Check, Scenario};
+use super::raw::{AwsRetryModeName, RawScenario, Target, TimeMode};
 use super::set::Set;
 use crate::scenario::profile::Profile;
 pub(crate) use calls::calibration;
@@ -82,7 +82,7 @@ pub fn validate(
         &catalogue,
         calibrated,
     );
-    let aws = AwsSettings {
+    let aws_settings = AwsSettings {
         retry_mode: raw
             .provider
             .aws_retry_mode
@@ -97,8 +97,26 @@ pub fn validate(
             .unwrap_or_default(),
         set: raw.provider.aws_retry_mode.is_some() || raw.provider.credential_cache.is_some(),
     };
+    let aws = aws_settings;
+    if prediction.sdk_attempts == 0 {
+        let aws = groups.iter().any(|g| g.kind.aws()) && profile.is_none();
+        prediction.sdk_attempts = match aws.then_some(aws_settings.retry_mode) {
+            Some(AwsRetryModeName::Standard | AwsRetryModeName::Adaptive) => 3,
+            _ => 1,
+        };
+    }
     let phases = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
     let assertions = assertions::assertions(&mut c, &raw.assertions, &phases, &cloud);
+    for a in &assertions {
+        if matches!(a.check, Check::CallsPerReconcile { .. })
+            && call_detail.values().all(|d| d.measured.is_empty())
+        {
+            c.err(
+                a.pos,
+                "callsPerReconcile compares a run with a calibration, and no kind has one: name a calibration file in the profile (`calibration`, which `harness calibrate` writes), or give `measured` in `calls`",
+            );
+        }
+    }
     let target = raw.target.map_or(Target::Embedded, |t| {
         if t.value == Target::Process && profile.as_ref().is_none_or(|p| p.process.is_none()) {
             c.err(

@@ -173,6 +173,15 @@ pub(super) fn prediction(c: &mut Checker, raw: &RawPrediction) -> PredictionInpu
         reconcile_cpu,
         self_event: raw.self_event.unwrap_or(d.self_event),
         client: None,
+        sdk_attempts: raw.sdk_attempts.as_ref().map_or(0, |a| {
+            if a.value == 0 {
+                c.err(
+                    pos(a),
+                    "sdkAttempts is 0, expected at least 1 (the first attempt)",
+                );
+            }
+            a.value
+        }),
         alpha,
         api: ApiCosts {
             poll: a.poll.unwrap_or(def.poll),
