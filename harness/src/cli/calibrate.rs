@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use harness::calibrate::{CalibrationMeta, SampleOptions, calibration_yaml, sample, summary};
 use harness::scenario::{self, TimeMode};
 
-use super::{ClusterArgs, Outcome, Where, execute, init_tracing, load_with, write};
+use super::{ClusterArgs, Outcome, Where, execute, init_tracing, write};
 
 /// The options of `harness calibrate`.
 pub struct CalibrateArgs {
@@ -38,7 +38,7 @@ pub fn calibrate_cmd(a: CalibrateArgs) -> Result<Outcome> {
             a.sample.rate
         );
     }
-    let mut s = load_with(&a.scenario, &a.sets)?;
+    let mut s = scenario::load_for_calibration(&a.scenario, &a.sets)?;
     if a.virtual_time {
         s.time = TimeMode::Virtual;
     }

@@ -29,6 +29,7 @@ pub use raw::{Kind, Target, TimeMode, Until};
 pub use set::{SETTABLE, Set, SetSyntaxError};
 pub use template::{Template, TemplateError, Vars};
 pub use validate::API_VERSION;
+pub use validate::Purpose;
 
 /// Parses and validates scenario text; `file` names it in errors.
 ///
@@ -52,6 +53,20 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
 /// As [`parse`]; problems of a set (a value of the wrong type, an unknown path, or a value
 /// the checks reject) are placed at `--set PATH`.
 pub fn parse_with(text: &str, file: &str, sets: &[Set]) -> Result<Scenario, ScenarioError> {
+    parse_for(text, file, sets, Purpose::Run)
+}
+
+/// [`parse_with`] for a `purpose`: to calibrate a scenario, its kinds need no calls per
+/// reconcile yet, and a profile's calibration file may not exist yet.
+///
+/// # Errors
+/// As [`parse_with`].
+pub fn parse_for(
+    text: &str,
+    file: &str,
+    sets: &[Set],
+    purpose: Purpose,
+) -> Result<Scenario, ScenarioError> {
     let invalid = |problems| ScenarioError::Invalid {
         file: file.to_owned(),
         sets: sets.to_vec(),
@@ -61,10 +76,10 @@ pub fn parse_with(text: &str, file: &str, sets: &[Set]) -> Result<Scenario, Scen
         serde_saphyr::from_str(text).map_err(|e| invalid(vec![error::from_yaml_in(&e, text)]))?;
     let unapplied = apply::apply_all(&mut raw, sets);
     let profile = match raw.profile.take() {
-        Some(p) => Some(profile_of(p, file)?),
+        Some(p) => Some(profile_of(p, file, purpose)?),
         None => None,
     };
-    match validate::validate(raw, file, sets, profile) {
+    match validate::validate(raw, file, sets, (profile, purpose)) {
         Ok(s) if unapplied.is_empty() => Ok(s),
         Ok(_) => Err(invalid(unapplied)),
         Err(mut problems) => {
@@ -80,6 +95,7 @@ pub fn parse_with(text: &str, file: &str, sets: &[Set]) -> Result<Scenario, Scen
 fn profile_of(
     section: serde_saphyr::Spanned<profile::raw::RawProfile>,
     scenario_file: &str,
+    purpose: Purpose,
 ) -> Result<Profile, ScenarioError> {
     let dir = std::path::Path::new(scenario_file)
         .parent()
@@ -95,7 +111,7 @@ fn profile_of(
         let mut profile = validate::profile(&section.value, at, &dir, None)
             .map_err(|p| invalid(scenario_file.to_owned(), p))?;
         if let Some(c) = &section.value.calibration {
-            profile.calibration = calibration_of(&dir.join(&c.value))?;
+            profile.calibration = calibration_of(&dir.join(&c.value), purpose)?;
         }
         return Ok(profile);
     };
@@ -129,18 +145,30 @@ fn profile_of(
     let mut profile = validate::profile(&raw, start, &profile_dir, Some(shown.clone()))
         .map_err(|p| invalid(shown, p))?;
     if let Some(c) = &raw.calibration {
-        profile.calibration = calibration_of(&profile_dir.join(&c.value))?;
+        profile.calibration = calibration_of(&profile_dir.join(&c.value), purpose)?;
     }
     Ok(profile)
 }
 
-/// The kinds of a calibration file; problems name the file.
-fn calibration_of(path: &std::path::Path) -> Result<Vec<profile::Calibrated>, ScenarioError> {
+/// The kinds of a calibration file; problems name the file. To calibrate, a file that
+/// does not exist yet is none.
+fn calibration_of(
+    path: &std::path::Path,
+    purpose: Purpose,
+) -> Result<Vec<profile::Calibrated>, ScenarioError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
-        file: shown.clone(),
-        source,
-    })?;
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if purpose == Purpose::Calibrate && e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Vec::new());
+        }
+        Err(source) => {
+            return Err(ScenarioError::Read {
+                file: shown,
+                source,
+            });
+        }
+    };
     let invalid = |problems| ScenarioError::Invalid {
         file: shown.clone(),
         sets: Vec::new(),
@@ -157,6 +185,22 @@ fn calibration_of(path: &std::path::Path) -> Result<Vec<profile::Calibrated>, Sc
 /// [`ScenarioError::Read`] if the file cannot be read, else as [`parse`].
 pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
     load_with(path, &[])
+}
+
+/// Reads a scenario file to calibrate it, as [`parse_for`] with [`Purpose::Calibrate`].
+///
+/// # Errors
+/// As [`load_with`].
+pub fn load_for_calibration(
+    path: &std::path::Path,
+    sets: &[Set],
+) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse_for(&text, &file, sets, Purpose::Calibrate)
 }
 
 /// Reads a scenario file and parses it with `--set`s, as [`parse_with`].

@@ -122,8 +122,8 @@ fn a_kind_without_calls_a_namespace_on_a_cluster_kind_and_a_bad_template_are_err
 phases:
   - {name: c, action: create}
 ");
-    let want = "t.yaml:4:70: no cloud calls per reconcile for Table.dynamodb.aws.m.loadtest.dev, expected a `calls` entry {apiVersion, kind, observe, create, update, delete, connect} (provider/README.md tables the AWS flavour's)\n\
-t.yaml:7:11: no cloud calls per reconcile for Bucket.s3.aws.loadtest.dev, expected a `calls` entry {apiVersion, kind, observe, create, update, delete, connect} (provider/README.md tables the AWS flavour's)\n\
+    let want = "t.yaml:4:70: no cloud calls per reconcile for Table.dynamodb.aws.m.loadtest.dev, expected a `calls` entry {apiVersion, kind, observe, create, update, delete, connect} (provider/README.md tables the AWS flavour's) or a profile `calibration` that has the kind (`harness calibrate` writes one)\n\
+t.yaml:7:11: no cloud calls per reconcile for Bucket.s3.aws.loadtest.dev, expected a `calls` entry {apiVersion, kind, observe, create, update, delete, connect} (provider/README.md tables the AWS flavour's) or a profile `calibration` that has the kind (`harness calibrate` writes one)\n\
 t.yaml:8:16: Bucket.s3.aws.loadtest.dev is cluster-scoped, expected no namespace\n\
 t.yaml:10:15: template.metadata.name is set by the harness or not allowed, expected only `labels` and `annotations`\n\
 t.yaml:10:15: template.status is not allowed, expected only `metadata` and `spec`";

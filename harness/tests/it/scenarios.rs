@@ -121,7 +121,7 @@ fn the_commented_reference_in_the_readme_validates() {
         .expect("a yaml block");
     let s = harness::scenario::parse(block, "README.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.phases.len(), 9);
-    assert_eq!(s.assertions.len(), 16);
+    assert_eq!(s.assertions.len(), 17);
 }
 
 /// The "about" column of scenarios/README.md's table: (file, duration as printed).

@@ -122,7 +122,7 @@ pub(super) fn calls(
     raw: &[RawCalls],
     (raw_groups, groups): (&[RawGroup], &[ResourceGroup]),
     catalogue: &Catalogue,
-    calibrated: &[Calibrated],
+    (calibrated, purpose): (&[Calibrated], super::Purpose),
 ) -> (BTreeMap<GroupKind, Calls>, BTreeMap<GroupKind, CallDetail>) {
     let mut out = BTreeMap::new();
     let mut details = BTreeMap::new();
@@ -153,6 +153,18 @@ pub(super) fn calls(
         match &g.kind {
             GroupKind::Short(_) => {
                 out.insert(g.kind.clone(), Calls::SAMPLE);
+            }
+            GroupKind::Api(_) if purpose == super::Purpose::Calibrate => {
+                out.insert(
+                    g.kind.clone(),
+                    Calls {
+                        observe: 0,
+                        create: 0,
+                        update: 0,
+                        delete: 0,
+                        connect: 0,
+                    },
+                );
             }
             GroupKind::Api(_) => {
                 if let Some(r) = raw_groups.iter().find(|r| r.name.value == g.name) {

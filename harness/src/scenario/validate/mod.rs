@@ -34,6 +34,17 @@ fn pos<T>(s: &Spanned<T>) -> Pos {
     Pos::of(&s.referenced)
 }
 
+/// What a scenario is loaded for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Purpose {
+    /// To run or predict it: every kind named by `apiVersion` needs its calls per reconcile.
+    #[default]
+    Run,
+    /// To calibrate it (`harness calibrate`), which measures the calls per reconcile: a kind
+    /// without them is a warning, and its figures are 0 until measured.
+    Calibrate,
+}
+
 /// Validates a parsed scenario. `file` names it in errors.
 ///
 /// # Errors
@@ -42,7 +53,7 @@ pub fn validate(
     raw: RawScenario,
     file: &str,
     sets: &[Set],
-    profile: Option<Profile>,
+    (profile, purpose): (Option<Profile>, Purpose),
 ) -> Result<Scenario, Vec<Problem>> {
     let mut c = Checker::default();
     if raw.api_version.value != API_VERSION {
@@ -80,7 +91,7 @@ pub fn validate(
         &raw.calls,
         (&raw.resources, &groups),
         &catalogue,
-        calibrated,
+        (calibrated, purpose),
     );
     let aws_settings = AwsSettings {
         retry_mode: raw
