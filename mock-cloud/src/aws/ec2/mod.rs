@@ -15,7 +15,8 @@
 //!   all) and the filters of the model (`vpc-id`, `cidr`, `state`, `owner-id`,
 //!   `tag:<key>`, `tag-key`, …, with `*` and `?` wildcards); an unknown filter is
 //!   `InvalidParameterValue` "The filter '…' is invalid". Filters are ANDed, a filter's
-//!   values ORed.
+//!   values ORed. The journal names the VPC of one that reads exactly one (`VpcId.1`
+//!   alone, as Terraform's read does), as per-resource faults select it.
 //! - Describe calls page as EC2 does: `MaxResults` of 5 to 1,000 (all results without
 //!   it), an opaque `NextToken` while more remain; a token that cannot be read is
 //!   `InvalidPaginationToken`.
@@ -79,8 +80,12 @@ pub(crate) fn route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
     let name = match op {
         Ec2Operation::DeleteVpc | Ec2Operation::ModifyVpcAttribute => params.get("VpcId"),
         Ec2Operation::CreateTags | Ec2Operation::DeleteTags => params.get("ResourceId.1"),
+        // A read of one VPC (Terraform's, by ID) names it; a wider one names none.
+        Ec2Operation::DescribeVpcs => params
+            .get("VpcId.1")
+            .filter(|_| params.get("VpcId.2").is_none()),
         // A new VPC's ID is not known before it is made.
-        Ec2Operation::CreateVpc | Ec2Operation::DescribeVpcs | Ec2Operation::DescribeTags => None,
+        Ec2Operation::CreateVpc | Ec2Operation::DescribeTags => None,
     };
     Ok(Routed {
         op: Operation::from(op),
