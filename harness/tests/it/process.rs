@@ -332,7 +332,6 @@ assertions:
 
 #[cfg(feature = "aws")]
 #[test]
-#[ignore = "its create phase times out (0 of 20 Ready in 90 s) through the process target: not yet traced, see the closing note of #15"]
 fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets_hold() {
     let dir = temp("process-aws");
     let provider = provider_copy(&dir);
@@ -342,6 +341,7 @@ fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets
 command:
   - {}
   - --kubeconfig={{{{kubeconfig}}}}
+  - --cloud-endpoint={{{{cloudUrl}}}}
   - --metrics-addr=127.0.0.1:0
   - --shutdown-timeout=5s
   - --max-reconcile-rate=5
