@@ -12,6 +12,8 @@ use std::process::Command;
 use harness::predict::plan;
 use harness::scenario::{load, parse};
 
+use crate::bins::binaries;
+
 const HEAD: &str = "apiVersion: harness/v1\nname: t\n";
 const BODY: &str = "resources:
   - {name: b, apiVersion: example.org/v1, kind: Widget, count: 2}
@@ -202,28 +204,11 @@ fn a_provider_that_exits_by_itself_stops_the_run_at_once_with_its_status_and_the
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The provider binary, built (cargo does nothing when it is fresh) with the features this
-/// test binary has, copied into `dir` (so a rebuild by another test cannot change it under
-/// a restart).
+/// The provider binary ([`binaries`]: cargo's own when fresh), copied into `dir` (so a
+/// rebuild by another test cannot change it under a restart).
 fn provider_copy(dir: &Path) -> PathBuf {
-    let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
-    let bins = harness.parent().expect("a directory");
-    let features: &[&str] = if cfg!(feature = "aws") {
-        &["--features", "provider/aws"]
-    } else {
-        &[]
-    };
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "-p", "provider"])
-        .args(features)
-        .arg("--target-dir")
-        .arg(bins.parent().expect("the target directory"))
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "cannot build the provider");
-    let bin = bins.join("provider");
     let copy = dir.join("provider");
-    std::fs::copy(&bin, &copy).expect("copy the provider binary");
+    std::fs::copy(binaries().join("provider"), &copy).expect("copy the provider binary");
     copy
 }
 

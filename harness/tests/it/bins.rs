@@ -1,0 +1,101 @@
+//! The workspace's binaries (mock-apiserver, mock-cloud, provider) for the tests that run
+//! them as processes (`cluster`, `process`): the ones cargo built when they are fresh, as
+//! after `cargo test --workspace`, which builds them; else one `cargo build` per test
+//! binary, the same for every caller, so no two tests rebuild them in turn with different
+//! features.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::SystemTime;
+
+/// The binaries.
+const NAMES: [&str; 3] = ["mock-apiserver", "mock-cloud", "provider"];
+
+/// The crates they are built from: their own and their path dependencies.
+const CRATES: [&str; 5] = [
+    "mock-apiserver",
+    "mock-cloud",
+    "provider",
+    "limiter",
+    "serve",
+];
+
+fn modified(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// The newest modification time of the files under `dir`.
+fn newest(dir: &Path) -> Option<SystemTime> {
+    let mut out = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let t = if path.is_dir() {
+            newest(&path)
+        } else {
+            modified(&path)
+        };
+        out = out.max(t);
+    }
+    out
+}
+
+/// When the binaries' sources last changed: the crates' `src` and manifests, the
+/// workspace's manifest and lock file.
+fn sources_changed(root: &Path) -> Option<SystemTime> {
+    let crates = CRATES.iter().flat_map(|c| {
+        let dir = root.join(c);
+        [newest(&dir.join("src")), modified(&dir.join("Cargo.toml"))]
+    });
+    crates
+        .chain([
+            modified(&root.join("Cargo.toml")),
+            modified(&root.join("Cargo.lock")),
+        ])
+        .max()
+        .flatten()
+}
+
+/// Whether the provider at `path` has the AWS flavour (its `--help` lists the flag).
+fn has_aws(path: &Path) -> bool {
+    Command::new(path)
+        .arg("--help")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--aws-retry-mode"))
+}
+
+/// The directory of the three binaries, fresh: each newer than its sources, and the
+/// provider with its AWS flavour when this test binary has feature `aws`. Otherwise they
+/// are built once for this test binary with `cargo build -p mock-apiserver -p mock-cloud
+/// -p provider` (`--features provider/aws` with feature `aws`) into the same target
+/// directory; a test that must not see them change under it copies what it runs.
+pub fn binaries() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+        let dir = harness.parent().expect("a directory").to_path_buf();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let changed = sources_changed(&root);
+        let stale = NAMES.iter().any(|n| match modified(&dir.join(n)) {
+            None => true,
+            Some(built) => changed.is_none_or(|c| built < c),
+        }) || (cfg!(feature = "aws") && !has_aws(&dir.join("provider")));
+        if stale {
+            let features: &[&str] = if cfg!(feature = "aws") {
+                &["--features", "provider/aws"]
+            } else {
+                &[]
+            };
+            let status = Command::new(env!("CARGO"))
+                .args(["build"])
+                .args(NAMES.iter().flat_map(|n| ["-p", n]))
+                .args(features)
+                .arg("--target-dir")
+                .arg(dir.parent().expect("the target directory"))
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "cannot build the stack's binaries");
+        }
+        dir
+    })
+}
