@@ -9,16 +9,11 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
-/// The binaries.
-const NAMES: [&str; 3] = ["mock-apiserver", "mock-cloud", "provider"];
-
-/// The crates they are built from: their own and their path dependencies.
-const CRATES: [&str; 5] = [
-    "mock-apiserver",
-    "mock-cloud",
-    "provider",
-    "limiter",
-    "serve",
+/// The binaries, each with the crates it is built from: its own and its path dependencies.
+const BINARIES: [(&str, &[&str]); 3] = [
+    ("mock-apiserver", &["mock-apiserver", "serve"]),
+    ("mock-cloud", &["mock-cloud", "serve"]),
+    ("provider", &["provider", "limiter", "serve"]),
 ];
 
 fn modified(p: &Path) -> Option<SystemTime> {
@@ -40,10 +35,10 @@ fn newest(dir: &Path) -> Option<SystemTime> {
     out
 }
 
-/// When the binaries' sources last changed: the crates' `src` and manifests, the
-/// workspace's manifest and lock file.
-fn sources_changed(root: &Path) -> Option<SystemTime> {
-    let crates = CRATES.iter().flat_map(|c| {
+/// When the sources of a binary built from `crates` last changed: the crates' `src` and
+/// manifests, the workspace's manifest and lock file.
+fn sources_changed(root: &Path, crates: &[&str]) -> Option<SystemTime> {
+    let crates = crates.iter().flat_map(|c| {
         let dir = root.join(c);
         [newest(&dir.join("src")), modified(&dir.join("Cargo.toml"))]
     });
@@ -75,10 +70,11 @@ pub fn binaries() -> &'static Path {
         let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
         let dir = harness.parent().expect("a directory").to_path_buf();
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let changed = sources_changed(&root);
-        let stale = NAMES.iter().any(|n| match modified(&dir.join(n)) {
-            None => true,
-            Some(built) => changed.is_none_or(|c| built < c),
+        let stale = BINARIES.iter().any(|(name, crates)| {
+            match (modified(&dir.join(name)), sources_changed(&root, crates)) {
+                (Some(built), Some(changed)) => built < changed,
+                _ => true,
+            }
         }) || (cfg!(feature = "aws") && !has_aws(&dir.join("provider")));
         if stale {
             let features: &[&str] = if cfg!(feature = "aws") {
@@ -88,7 +84,7 @@ pub fn binaries() -> &'static Path {
             };
             let status = Command::new(env!("CARGO"))
                 .args(["build"])
-                .args(NAMES.iter().flat_map(|n| ["-p", n]))
+                .args(BINARIES.iter().flat_map(|(name, _)| ["-p", name]))
                 .args(features)
                 .arg("--target-dir")
                 .arg(dir.parent().expect("the target directory"))
