@@ -59,6 +59,19 @@ fn has_aws(path: &Path) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--aws-retry-mode"))
 }
 
+/// What cargo sets for this test binary's crate (`CARGO_PKG_NAME=harness`, …), by prefix:
+/// build scripts that watch such a variable (ring's do) would run again in a build that
+/// inherits it, and again in the next `cargo test`, rebuilding everything above them twice.
+const SET_FOR_THIS_CRATE: [&str; 7] = [
+    "CARGO_PKG_",
+    "CARGO_MANIFEST_",
+    "CARGO_CRATE_",
+    "CARGO_BIN_",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_TARGET_TMPDIR",
+    "OUT_DIR",
+];
+
 /// The directory of the three binaries, fresh: each newer than its sources, and the
 /// provider with its AWS flavour when this test binary has feature `aws`. Otherwise they
 /// are built once for this test binary with `cargo build -p mock-apiserver -p mock-cloud
@@ -82,7 +95,14 @@ pub fn binaries() -> &'static Path {
             } else {
                 &[]
             };
-            let status = Command::new(env!("CARGO"))
+            let mut cargo = Command::new(env!("CARGO"));
+            for (key, _) in std::env::vars_os() {
+                let inherited = key.to_str().unwrap_or_default();
+                if SET_FOR_THIS_CRATE.iter().any(|p| inherited.starts_with(p)) {
+                    cargo.env_remove(key);
+                }
+            }
+            let status = cargo
                 .args(["build"])
                 .args(BINARIES.iter().flat_map(|(name, _)| ["-p", name]))
                 .args(features)
