@@ -621,6 +621,9 @@ fn verdict(
                 st.phase
             ),
             StopCause::TimedOut => format!("the run stopped when phase {} timed out", st.phase),
+            StopCause::ProviderExited(_) => {
+                format!("the provider exited by itself during phase {}", st.phase)
+            }
         }),
     };
     if let Some(why) = unfinished {

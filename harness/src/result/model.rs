@@ -295,6 +295,9 @@ pub enum StopCause {
     Interrupted(Signal),
     /// The phase did not reach its `until` within its timeout.
     TimedOut,
+    /// The provider exited by itself (the process target), with this exit code (none: a
+    /// signal ended it).
+    ProviderExited(Option<i32>),
 }
 
 /// Where and why a run stopped early.
@@ -307,7 +310,8 @@ pub struct Stopped {
 }
 
 impl Stopped {
-    /// `interrupted (SIGTERM) during phase create`, `phase create timed out`.
+    /// `interrupted (SIGTERM) during phase create`, `phase create timed out`, `the provider
+    /// exited with code 2 during phase create`.
     #[must_use]
     pub fn headline(&self) -> String {
         match self.cause {
@@ -315,6 +319,14 @@ impl Stopped {
                 format!("interrupted ({}) during phase {}", s.name(), self.phase)
             }
             StopCause::TimedOut => format!("stopped: phase {} timed out", self.phase),
+            StopCause::ProviderExited(Some(code)) => format!(
+                "stopped: the provider exited with code {code} during phase {}",
+                self.phase
+            ),
+            StopCause::ProviderExited(None) => format!(
+                "stopped: a signal ended the provider during phase {}",
+                self.phase
+            ),
         }
     }
 }

@@ -63,6 +63,13 @@ pub fn latency(l: &Latency) -> mock_cloud::Latency {
     }
 }
 
+/// Whether the run's cloud takes AWS requests: the provider's AWS flavour runs, or a
+/// profile's provider does, which may speak AWS whatever its kinds are named (the harness
+/// cannot tell; without keys, mock-cloud refuses every signed request as an unknown key).
+fn answers_aws(s: &Scenario) -> bool {
+    s.uses_aws() || s.profile.is_some()
+}
+
 /// The scenario's cloud: one account per scenario account with token `token-<name>`, only
 /// the scenario's quotas (everything else unlimited), its provisioning times, latency and
 /// error rates, and the scenario's seed.
@@ -90,7 +97,7 @@ pub fn config(s: &Scenario) -> Result<Config, QuotaError> {
             .with_quotas(quotas);
         // The AWS front ends: the first account signs with mock-cloud's default keys
         // (access key `default`, secret `default`, account ID 000000000000).
-        if i == 0 && s.uses_aws() {
+        if i == 0 && answers_aws(s) {
             config = config.with_aws(mock_cloud::AwsIdentity::default_account());
         }
         accounts.push(config);
@@ -195,5 +202,29 @@ mod tests {
             }
         }
         assert!(checked >= 5);
+    }
+
+    #[test]
+    fn a_profiles_provider_can_sign_aws_requests_with_the_default_keys() {
+        let s = crate::scenario::parse(
+            "apiVersion: harness/v1
+name: t
+profile:
+  flags: loadtest
+  command: [provider]
+  kinds: [{apiVersion: s3.example.org/v1, kind: Bucket, scope: Cluster}]
+resources:
+  - {name: b, apiVersion: s3.example.org/v1, kind: Bucket, count: 1}
+calls:
+  - {apiVersion: s3.example.org/v1, kind: Bucket, observe: 1, create: 1, update: 1, delete: 1}
+phases:
+  - {name: c, action: create}
+",
+            "t.yaml",
+        )
+        .expect("valid");
+        let config = config(&s).unwrap();
+        let aws = config.accounts[0].aws.as_ref().expect("AWS keys");
+        assert_eq!(aws, &mock_cloud::AwsIdentity::default_account());
     }
 }

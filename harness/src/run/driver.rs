@@ -2,7 +2,7 @@
 //! condition, and its timeout. The driver only drives; what it did is its [`Log`], which
 //! [`super::observe`] turns into observations with the sources' reports.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,10 +20,11 @@ use super::kill::{self, KillContext};
 use super::objects::{self, Seeded, group_kind_info, kind_of_collection};
 use super::present::{custom_resources, inventory};
 use super::progress::{PhaseBar, Progress};
+use super::source::cloud_journal::action_of;
 use super::source::watches::{Key, SeenMap, Watches};
 use super::target::{CloudControl, Target};
 use crate::measure::audit;
-use crate::result::{Kill, PhaseAudit, PhaseSpan};
+use crate::result::{CallAction, Kill, PhaseAudit, PhaseSpan};
 use crate::scenario::{Action, ActionClass, FaultShare, GroupFault, Phase, Scenario, Until};
 
 /// Writes in flight at once, whatever the rate.
@@ -197,7 +198,7 @@ impl<'s> Driver<'s> {
                     }
                 };
                 target.restart_provider(deadline).await?;
-                self.wait_observed(target.cloud(), from, deadline, &bar)
+                self.wait_observed(target.cloud(), watches, from, deadline, &bar)
                     .await
             }
             // Its kills ran during the phase they interrupt.
@@ -412,24 +413,40 @@ impl<'s> Driver<'s> {
         }
     }
 
-    /// After a restart: waits until the new provider has observed (a cloud GET) every live
+    /// After a restart: waits until the new provider has observed (a cloud read) every live
     /// resource, reading mock-cloud's journal from `from` on. That is when the re-list
     /// backlog has drained.
+    ///
+    /// A read of the generic API names its collection, so it observes that kind's resource
+    /// of the name; an AWS read names a bucket or a VPC and no kind, so it observes the
+    /// resources of any other kind whose external name (as the watches last saw it, else
+    /// the resource's name) it is, as `poll` matches calls to resources.
     async fn wait_observed(
         &self,
         cloud: &impl CloudControl,
+        watches: &Watches,
         from: u64,
         deadline: Instant,
         bar: &PhaseBar,
     ) -> bool {
-        let mut missing: HashSet<(String, String)> = self
-            .log
-            .records
-            .values()
-            .filter(|r| r.is_live())
-            .map(|r| (r.kind.clone(), r.name.clone()))
-            .collect();
-        let total = missing.len();
+        // (kind for the sample provider's kinds, name in the cloud) → resources waiting.
+        let mut missing: HashMap<(Option<String>, String), usize> = HashMap::new();
+        {
+            let seen = watches.lock();
+            for ((g, _), r) in self.log.records.iter().filter(|(_, r)| r.is_live()) {
+                let key = if self.scenario.groups[*g].kind.collection().is_some() {
+                    (Some(r.kind.clone()), r.name.clone())
+                } else {
+                    let external = seen
+                        .get(&(r.kind.clone(), r.name.clone()))
+                        .and_then(|s| s.external_name.clone());
+                    (None, external.unwrap_or_else(|| r.name.clone()))
+                };
+                *missing.entry(key).or_default() += 1;
+            }
+        }
+        let total: usize = missing.values().sum();
+        let mut left = total;
         bar.set_total(total);
         let mut cursor = from;
         loop {
@@ -442,14 +459,19 @@ impl<'s> Driver<'s> {
             };
             for call in calls {
                 cursor = call.seq + 1;
-                if call.action == Some(mock_cloud::Action::Get)
-                    && let Some(kind) = call.collection.and_then(kind_of_collection)
-                {
-                    missing.remove(&(kind.to_owned(), call.name));
+                if action_of(&call) != Some(CallAction::Get) {
+                    continue;
+                }
+                let kind = call
+                    .collection
+                    .and_then(kind_of_collection)
+                    .map(str::to_owned);
+                if let Some(n) = missing.remove(&(kind, call.name)) {
+                    left -= n;
                 }
             }
-            bar.set(total - missing.len());
-            if missing.is_empty() {
+            bar.set(total - left);
+            if left == 0 {
                 return true;
             }
             if Instant::now() >= deadline {

@@ -45,7 +45,7 @@ pub use target::process::{Process, ProcessOptions};
 pub use target::{CloudControl, Target};
 
 use crate::predict;
-use crate::result::{Observations, RunResult, Signal, evaluate};
+use crate::result::{Observations, RunResult, Signal, StopCause, evaluate};
 use crate::scenario::Scenario;
 use driver::Driver;
 use observe::{Reports, TargetFacts};
@@ -120,9 +120,12 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     let watches = Watches::start(&client, &kinds, clock);
     let mut driver = Driver::new(scenario, client.clone(), clock);
     let mut interrupted = None;
+    let mut stopped = None;
     {
         let stop = interrupt();
         tokio::pin!(stop);
+        let exit = target.provider_exit();
+        tokio::pin!(exit);
         for (i, phase) in scenario.phases.iter().enumerate() {
             let step = driver.run_phase(i, phase, &mut target, &watches, progress);
             tokio::select! {
@@ -137,11 +140,21 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
                 }
                 signal = &mut stop => {
                     interrupted = Some(signal);
+                    stopped = Some(StopCause::Interrupted(signal));
                     driver.record_interrupted(phase);
                     progress.line(format_args!(
                         "interrupted ({}) during phase {}: writing the partial report",
                         signal.name(),
                         phase.name
+                    ));
+                    break;
+                }
+                exit = &mut exit => {
+                    stopped = Some(StopCause::ProviderExited(exit.code));
+                    driver.record_interrupted(phase);
+                    progress.line(format_args!(
+                        "phase {}: {}\nstopping the run",
+                        phase.name, exit.message
                     ));
                     break;
                 }
@@ -178,7 +191,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         inventory,
         custom_resources,
         (&clock, clock.now()),
-        interrupted,
+        stopped,
     );
     let obs = Observations { memory, ..obs };
     if target.cleans_up() {

@@ -11,7 +11,7 @@ use super::source::{ApiReport, CloudReport, ProviderReport};
 use super::target::TargetInfo;
 use crate::measure::{CloudResource, CustomResource};
 use crate::result::{
-    CloudCall, Dropped, Observations, ResourceTimes, RunInfo, Signal, StopCause, Stopped, TimeInfo,
+    CloudCall, Dropped, Observations, ResourceTimes, RunInfo, StopCause, Stopped, TimeInfo,
 };
 use crate::scenario::TimeMode;
 
@@ -123,9 +123,10 @@ fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo
     }
 }
 
-/// Everything the run observed. `interrupted` (the signal) marks the result partial, as do
-/// a journal that could not be read or dropped entries, and a phase that did not complete;
-/// the last phase the log has is where the run stopped.
+/// Everything the run observed. `stop` (a signal, or the provider's own exit; none when the
+/// phases ran out or one timed out) marks the result partial, as do a journal that could
+/// not be read or dropped entries, and a phase that did not complete; the last phase the
+/// log has is where the run stopped.
 #[must_use]
 pub fn observations(
     log: &Log,
@@ -134,7 +135,7 @@ pub fn observations(
     inventory: Vec<CloudResource>,
     custom_resources: Vec<CustomResource>,
     (clock, duration): (&RunClock, Micros),
-    interrupted: Option<Signal>,
+    stop: Option<StopCause>,
 ) -> Observations {
     if reports.api.dropped > 0 || reports.cloud.dropped > 0 {
         tracing::warn!(
@@ -145,9 +146,9 @@ pub fn observations(
     }
     let stopped = log.spans.iter().find(|p| !p.completed).map(|p| Stopped {
         phase: p.name.clone(),
-        cause: interrupted.map_or(StopCause::TimedOut, StopCause::Interrupted),
+        cause: stop.unwrap_or(StopCause::TimedOut),
     });
-    let partial = interrupted.is_some()
+    let partial = stop.is_some()
         || reports.cloud.failed
         || reports.api.dropped > 0
         || reports.cloud.dropped > 0

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, GroupVersionKind, PostParams};
 
+use crate::bins::binaries;
+
 const SCENARIO: &str = "\
 apiVersion: harness/v1
 name: cluster-path
@@ -33,49 +35,6 @@ assertions:
   - {check: orphans}
   - {check: duplicates}
 ";
-
-/// The workspace's binaries, built when missing or older than the harness (which links
-/// all three crates, so a binary older than it may predate a change to its crate), as when
-/// this test runs by itself (`cargo test -p harness`); the provider with its AWS flavour
-/// when this test binary has feature `aws`.
-fn binaries() -> PathBuf {
-    let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
-    let dir = harness.parent().expect("a directory").to_path_buf();
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let harness_built = modified(&harness);
-    let names = ["mock-apiserver", "mock-cloud", "provider"];
-    let stale = names.iter().any(|n| match modified(&dir.join(n)) {
-        None => true,
-        Some(built) => harness_built.is_some_and(|h| built < h),
-    });
-    if stale {
-        let target = dir.parent().expect("the target directory");
-        // The provider's features follow this test binary's, so the process tests' AWS
-        // flavour and these agree on one binary instead of rebuilding it in turn.
-        let features: &[&str] = if cfg!(feature = "aws") {
-            &["--features", "provider/aws"]
-        } else {
-            &[]
-        };
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-p",
-                "mock-apiserver",
-                "-p",
-                "mock-cloud",
-                "-p",
-                "provider",
-            ])
-            .args(features)
-            .arg("--target-dir")
-            .arg(target)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "cannot build the stack's binaries");
-    }
-    dir
-}
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

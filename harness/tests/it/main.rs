@@ -1,6 +1,7 @@
 //! Integration tests of the harness library and binary.
 
 mod aws;
+mod bins;
 mod cli;
 mod clock;
 mod cluster;

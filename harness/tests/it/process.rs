@@ -12,6 +12,8 @@ use std::process::Command;
 use harness::predict::plan;
 use harness::scenario::{load, parse};
 
+use crate::bins::binaries;
+
 const HEAD: &str = "apiVersion: harness/v1\nname: t\n";
 const BODY: &str = "resources:
   - {name: b, apiVersion: example.org/v1, kind: Widget, count: 2}
@@ -150,28 +152,63 @@ fn virtual_time_is_refused_for_the_process_target_with_the_reason() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The provider binary, built (cargo does nothing when it is fresh) with the features this
-/// test binary has, copied into `dir` (so a rebuild by another test cannot change it under
-/// a restart).
+#[test]
+fn a_provider_that_exits_by_itself_stops_the_run_at_once_with_its_status_and_the_end_of_its_log() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp("process-exit");
+    let script = dir.join("provider.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho 'starting'\necho 'error: --cloud-endpoint is required' >&2\nexit 2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        dir.join("scenario.yaml"),
+        format!(
+            "{HEAD}target: process\nprofile:\n  flags: loadtest\n  command: [./provider.sh]\n  kinds: [{{apiVersion: example.org/v1, kind: Widget, scope: Cluster}}]\nresources:\n  - {{name: b, apiVersion: example.org/v1, kind: Widget, count: 2}}\ncalls:\n  - {{apiVersion: example.org/v1, kind: Widget, observe: 3, create: 1, update: 1, delete: 1}}\nphases:\n  - {{name: c, action: create, timeout: 60s}}\n"
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(dir.join("scenario.yaml"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "not the phase's timeout: {stderr}"
+    );
+    assert!(
+        stderr.contains("phase c: the provider (start 1) exited by itself with exit status: 2")
+            && stderr.contains("provider-1.log ends:\n  starting\n  error: --cloud-endpoint is required\nstopping the run"),
+        "{stderr}"
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        result["stopped"],
+        serde_json::json!({"phase": "c", "cause": {"providerExited": 2}})
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("stopped: the provider exited with code 2 during phase c"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The provider binary ([`binaries`]: cargo's own when fresh), copied into `dir` (so a
+/// rebuild by another test cannot change it under a restart).
 fn provider_copy(dir: &Path) -> PathBuf {
-    let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
-    let bins = harness.parent().expect("a directory");
-    let features: &[&str] = if cfg!(feature = "aws") {
-        &["--features", "provider/aws"]
-    } else {
-        &[]
-    };
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "-p", "provider"])
-        .args(features)
-        .arg("--target-dir")
-        .arg(bins.parent().expect("the target directory"))
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "cannot build the provider");
-    let bin = bins.join("provider");
     let copy = dir.join("provider");
-    std::fs::copy(&bin, &copy).expect("copy the provider binary");
+    std::fs::copy(binaries().join("provider"), &copy).expect("copy the provider binary");
     copy
 }
 
@@ -280,7 +317,6 @@ assertions:
 
 #[cfg(feature = "aws")]
 #[test]
-#[ignore = "its create phase times out (0 of 20 Ready in 90 s) through the process target: not yet traced, see the closing note of #15"]
 fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets_hold() {
     let dir = temp("process-aws");
     let provider = provider_copy(&dir);
@@ -290,6 +326,7 @@ fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets
 command:
   - {}
   - --kubeconfig={{{{kubeconfig}}}}
+  - --cloud-endpoint={{{{cloudUrl}}}}
   - --metrics-addr=127.0.0.1:0
   - --shutdown-timeout=5s
   - --max-reconcile-rate=5

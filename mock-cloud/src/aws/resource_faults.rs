@@ -121,8 +121,8 @@ pub(crate) fn subject(request: &AwsRequest<'_>, routed: &Routed) -> Option<(Stri
         }
         Service::Ec2 => {
             let op = Ec2Operation::of(routed.op)?;
+            // DescribeVpcs names its VPC when it reads exactly one.
             let name = match op {
-                Ec2Operation::DescribeVpcs => one_vpc(request)?,
                 Ec2Operation::CreateVpc => return Some((String::new(), Action::Create)),
                 _ => routed.name.clone(),
             };
@@ -176,22 +176,6 @@ fn ec2_action(op: Ec2Operation) -> Option<Action> {
         Op::ModifyVpcAttribute | Op::CreateTags | Op::DeleteTags => Action::Update,
         Op::DeleteVpc => Action::Delete,
     })
-}
-
-/// The VPC a DescribeVpcs names when it names exactly one (`VpcId.1` and no `VpcId.2`), in
-/// its query or its form body.
-fn one_vpc(request: &AwsRequest<'_>) -> Option<String> {
-    let body = form_urlencoded::parse(&request.body);
-    let query = request.query.iter().cloned();
-    let ids: Vec<_> = query
-        .chain(body)
-        .filter(|(k, _)| k.starts_with("VpcId."))
-        .map(|(_, v)| v.into_owned())
-        .collect();
-    match ids.as_slice() {
-        [one] => Some(one.clone()),
-        _ => None,
-    }
 }
 
 /// The answer of a lasting error on `service` for the resource `name`, with the rule's

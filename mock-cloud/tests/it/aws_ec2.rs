@@ -227,6 +227,14 @@ async fn every_ec2_operation_round_trips_through_the_real_sdk() {
         .find(|c| c.operation == "ModifyVpcAttribute")
         .unwrap();
     assert_eq!((modify.name.as_str(), modify.status), (id.as_str(), 200));
+    // A DescribeVpcs names its VPC when it reads exactly one (how a poll is matched to it).
+    let describes: Vec<&str> = calls
+        .iter()
+        .filter(|c| c.operation == "DescribeVpcs")
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(describes[0], id, "by ID: {describes:?}");
+    assert_eq!(describes[1], "", "by filter: {describes:?}");
 }
 
 #[tokio::test]

@@ -37,6 +37,16 @@ fn aws_action(operation: &str) -> CallAction {
     }
 }
 
+/// A journalled call's action: the generic API's own, or its AWS operation's; `None` for a
+/// call that matched neither.
+pub(crate) fn action_of(call: &mock_cloud::Call) -> Option<CallAction> {
+    match (call.action, call.operation.as_str()) {
+        (Some(a), _) => Some(call_action(a)),
+        (None, "") => None,
+        (None, op) => Some(aws_action(op)),
+    }
+}
+
 /// The cloud's journal from the start of the run.
 pub struct CloudJournal {
     from: u64,
@@ -68,6 +78,7 @@ impl CloudJournal {
             .calls
             .into_iter()
             .filter_map(|c| {
+                let action = action_of(&c)?;
                 // Before the run's start only by the epoch's error: keep it, at 0.
                 let at_us = epoch.to_run(c.at_us).map_or(0, |t| t.0);
                 let retry_not_before_us = (c.retry_after_ms > 0)
@@ -75,11 +86,7 @@ impl CloudJournal {
                 Some(CloudCall {
                     at_us,
                     account: c.account,
-                    action: match (c.action, c.operation.as_str()) {
-                        (Some(a), _) => call_action(a),
-                        (None, "") => return None,
-                        (None, op) => aws_action(op),
-                    },
+                    action,
                     op: ops.get(format_args!("{}:{}", c.service, c.operation)),
                     name: c.name,
                     status: c.status,

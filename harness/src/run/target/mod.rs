@@ -9,6 +9,7 @@ pub mod embedded;
 pub(crate) mod fake;
 pub mod process;
 
+use std::future::Future;
 use std::time::Duration;
 
 use mock_cloud::Faults;
@@ -71,6 +72,16 @@ pub trait CloudControl {
 
     /// Every live resource in the cloud.
     async fn inventory(&self) -> Result<Vec<mock_cloud::Resource>, CloudError>;
+}
+
+/// The provider ended by itself: bad flags, a crash; not a restart, kill or stop of the
+/// run's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderExit {
+    /// Its exit code; `None` when a signal ended it.
+    pub code: Option<i32>,
+    /// What the user reads: which start, its status, and the end of its log.
+    pub message: String,
 }
 
 /// The measurement sources a target provides beside the ones every run has (the cloud
@@ -141,6 +152,13 @@ pub trait Target: Sized {
 
     /// Stops the provider if the run owns it (in-flight work gets its shutdown timeout).
     async fn stop_provider(&mut self);
+
+    /// Completes when the provider ends by itself (see [`ProviderExit`]); never for a target
+    /// that cannot tell. The future owns what it needs, so the run awaits it beside a phase
+    /// that borrows the target.
+    fn provider_exit(&self) -> impl Future<Output = ProviderExit> + 'static {
+        std::future::pending()
+    }
 
     /// What the result says about the target.
     fn info(&self) -> TargetInfo;

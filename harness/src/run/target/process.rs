@@ -9,12 +9,15 @@
 //! - A kill phase sends SIGKILL at once; the revive starts the command again, as a
 //!   Deployment's ReplicaSet would start a new pod.
 //! - At the end of the run the provider gets SIGTERM and [`STOP_TIMEOUT`] to exit.
+//! - A provider that exits by itself (bad flags, a crash) stops the run within
+//!   [`EXIT_POLL`], with its exit status and the end of its log.
 //! - The process keeps real time: virtual time is refused.
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mock_apiserver::ApiServer;
@@ -26,7 +29,7 @@ use tokio::time::Instant;
 use tower::ServiceBuilder;
 
 use super::embedded::{API_JOURNAL_CAPACITY, LocalCloud};
-use super::{Target, TargetInfo, TargetSources};
+use super::{ProviderExit, Target, TargetInfo, TargetSources};
 use crate::run::clock::RunClock;
 use crate::run::cloud;
 use crate::run::error::RunError;
@@ -40,6 +43,12 @@ use crate::scenario::profile::{ProcessCommand, permissive_crd};
 
 /// How long the provider gets to exit after SIGTERM at the end of a run.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How often the run looks whether the provider has exited by itself.
+pub const EXIT_POLL: Duration = Duration::from_millis(100);
+
+/// How many lines of the log of a provider that exited by itself the run shows.
+const LOG_TAIL: usize = 5;
 
 /// Where a process run writes the provider's logs and its kubeconfig.
 #[derive(Clone, Debug)]
@@ -60,9 +69,42 @@ pub struct Process {
     cloud_url: String,
     logs: PathBuf,
     kinds: Vec<(String, String, String)>,
-    child: Mutex<Option<Child>>,
+    /// The running provider; shared with [`Target::provider_exit`]'s future.
+    child: Arc<Mutex<Option<Running>>>,
     starts: AtomicU32,
     _servers: (oneshot::Sender<()>, oneshot::Sender<()>),
+}
+
+/// A start of the provider.
+struct Running {
+    child: Child,
+    /// Which start (1 for the first).
+    n: u32,
+    log: PathBuf,
+    started: Instant,
+}
+
+impl Running {
+    /// What to tell the user about its exit with `status`.
+    fn exit(&self, status: std::process::ExitStatus) -> ProviderExit {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = lines[lines.len().saturating_sub(LOG_TAIL)..].join("\n  ");
+        let ends = if tail.is_empty() {
+            "is empty".to_owned()
+        } else {
+            format!("ends:\n  {tail}")
+        };
+        ProviderExit {
+            code: status.code(),
+            message: format!(
+                "the provider (start {}) exited by itself with {status} after {:.1}s; {} {ends}",
+                self.n,
+                self.started.elapsed().as_secs_f64(),
+                self.log.display()
+            ),
+        }
+    }
 }
 
 fn io_error(what: String) -> impl FnOnce(std::io::Error) -> RunError {
@@ -126,12 +168,23 @@ impl Process {
             self.command.program.display()
         )))?;
         tracing::info!(pid = child.id(), log = %log.display(), "started the provider");
-        *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
+        *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(Running {
+            child,
+            n,
+            log,
+            started: Instant::now(),
+        });
         Ok(())
     }
 
+    /// The running provider, taken out of the exit watch's sight: what the run does to it
+    /// next is no exit by itself.
     fn take_child(&self) -> Option<Child> {
-        self.child.lock().unwrap_or_else(|e| e.into_inner()).take()
+        self.child
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .map(|r| r.child)
     }
 }
 
@@ -221,7 +274,7 @@ impl Target for Process {
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect(),
-            child: Mutex::new(None),
+            child: Arc::new(Mutex::new(None)),
             starts: AtomicU32::new(0),
             _servers: (stop_api, stop_cloud),
         };
@@ -287,6 +340,23 @@ impl Target for Process {
     async fn stop_provider(&mut self) {
         if let Some(child) = self.take_child() {
             terminate(child, Instant::now() + STOP_TIMEOUT).await;
+        }
+    }
+
+    fn provider_exit(&self) -> impl Future<Output = ProviderExit> + 'static {
+        let slot = Arc::clone(&self.child);
+        async move {
+            loop {
+                {
+                    let mut running = slot.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(r) = running.as_mut()
+                        && let Ok(Some(status)) = r.child.try_wait()
+                    {
+                        return r.exit(status);
+                    }
+                }
+                tokio::time::sleep(EXIT_POLL).await;
+            }
         }
     }
 

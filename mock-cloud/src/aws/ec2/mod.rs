@@ -15,7 +15,8 @@
 //!   all) and the filters of the model (`vpc-id`, `cidr`, `state`, `owner-id`,
 //!   `tag:<key>`, `tag-key`, …, with `*` and `?` wildcards); an unknown filter is
 //!   `InvalidParameterValue` "The filter '…' is invalid". Filters are ANDed, a filter's
-//!   values ORed.
+//!   values ORed. The journal names the VPC of one that reads exactly one (`VpcId.1`
+//!   alone, as Terraform's read does), as per-resource faults select it.
 //! - Describe calls page as EC2 does: `MaxResults` of 5 to 1,000 (all results without
 //!   it), an opaque `NextToken` while more remain; a token that cannot be read is
 //!   `InvalidPaginationToken`.
