@@ -2,6 +2,7 @@
 
 mod aws;
 mod cli;
+mod client_limiters;
 mod clock;
 mod cluster;
 mod compare;
