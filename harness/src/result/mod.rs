@@ -11,6 +11,7 @@ mod kills;
 mod memory_verdict;
 mod model;
 mod observe;
+mod phase_failure;
 pub mod retry_after;
 
 pub use evaluate::evaluate;
@@ -24,3 +25,4 @@ pub use model::{
 pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,
 };
+pub use phase_failure::PhaseFailure;

@@ -11,7 +11,8 @@ use super::source::{ApiReport, CloudReport, ProviderReport};
 use super::target::TargetInfo;
 use crate::measure::{CloudResource, CustomResource};
 use crate::result::{
-    CloudCall, Dropped, Observations, ResourceTimes, RunInfo, Signal, StopCause, Stopped, TimeInfo,
+    CloudCall, Dropped, Observations, PhaseSpan, ResourceTimes, RunInfo, Signal, StopCause,
+    Stopped, TimeInfo,
 };
 use crate::scenario::TimeMode;
 
@@ -143,7 +144,9 @@ pub fn observations(
             "journal entries were dropped: the result is partial"
         );
     }
-    let stopped = log.spans.iter().find(|p| !p.completed).map(|p| Stopped {
+    // A phase that failed with a verdict did not stop the run: the run went on.
+    let stopped_at = |p: &&PhaseSpan| !p.completed && p.failure.is_none();
+    let stopped = log.spans.iter().find(stopped_at).map(|p| Stopped {
         phase: p.name.clone(),
         cause: interrupted.map_or(StopCause::TimedOut, StopCause::Interrupted),
     });
@@ -151,7 +154,7 @@ pub fn observations(
         || reports.cloud.failed
         || reports.api.dropped > 0
         || reports.cloud.dropped > 0
-        || log.spans.iter().any(|p| !p.completed);
+        || log.spans.iter().any(|p| stopped_at(&p));
     let run = run_info(target, &reports, clock);
     let mut cloud_calls = reports.cloud.calls;
     if let Some(first) = log.spans.first() {

@@ -794,6 +794,13 @@ pub struct RawPhase {
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
     pub timeout: Option<Spanned<String>>,
+    /// resync: how long after the provider has reconciled a resource it was asked to the
+    /// phase waits for the first token in `status.lastHandledReconcileAt` before it stops
+    /// with "this provider does not implement reconcile requests". Default `10s`; `0s`
+    /// waits for the timeout instead.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub handled_grace: Option<Spanned<String>>,
 }
 
 /// Phase actions.

@@ -13,6 +13,7 @@ mod fixture;
 mod kill;
 mod predict_json;
 mod process;
+mod reconcile_requests;
 mod reports;
 mod run;
 mod scenario_properties;
