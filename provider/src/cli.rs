@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use limiter::crossplane::{
-    ErrorRequeue, JitterSizing, ObserveOnlyAbsent, RateLimitModel, Settings, SettingsError,
+    ErrorRequeue, EventClient, JitterSizing, ObserveOnlyAbsent, RateLimitModel, ReconcileRequests,
+    Settings, SettingsError,
 };
 use limiter::go::GoDuration;
 
@@ -105,6 +106,21 @@ pub struct RunArgs {
     /// backoff (before #1088: on the failure backoff).
     #[arg(long, env = "PROVIDER_OBSERVE_ONLY_ABSENT", default_value = "poll")]
     pub observe_only_absent: ObserveOnlyAbsent,
+    /// Which client the event recorder writes Events with: shared (the controllers' client,
+    /// so every request of the process waits on one QPS 5R / burst 10R bucket) or separate
+    /// (a client of its own with a second bucket of the same QPS and burst, as a
+    /// controller-runtime provider's event recorder has: its API requests can then reach
+    /// twice the one bucket's bound).
+    #[arg(long, env = "PROVIDER_EVENT_CLIENT", default_value = "shared")]
+    pub event_client: EventClient,
+    /// Whether the `crossplane.io/reconcile-requested-at` annotation is tracked: honour
+    /// (crossplane-runtime with a type that implements Get/SetLastHandledReconcileAt: a
+    /// ReconcileRequestHandled event, and the token recorded in
+    /// status.lastHandledReconcileAt) or ignore (a type without them, such as
+    /// provider-template's: the annotation's change still brings one reconcile, but nothing
+    /// is recorded).
+    #[arg(long, env = "PROVIDER_RECONCILE_REQUESTS", default_value = "honour")]
+    pub reconcile_requests: ReconcileRequests,
     /// Base URL of the cloud API, such as http://127.0.0.1:8081.
     #[arg(long, env = "PROVIDER_CLOUD_ENDPOINT", value_name = "URL")]
     pub cloud_endpoint: Option<String>,
@@ -226,7 +242,9 @@ impl RunArgs {
             .backoff_base(self.backoff_base)
             .backoff_max(self.backoff_max)
             .error_requeue(self.error_requeue)
-            .observe_only_absent(self.observe_only_absent);
+            .observe_only_absent(self.observe_only_absent)
+            .event_client(self.event_client)
+            .reconcile_requests(self.reconcile_requests);
         settings.validate()?;
         let cloud_endpoint = self
             .cloud_endpoint
@@ -343,6 +361,31 @@ mod tests {
             s.jitter(),
             limiter::crossplane::Jitter::Fixed(Duration::from_secs(3))
         );
+    }
+
+    #[test]
+    fn the_event_client_and_reconcile_requests_default_to_ours_and_take_a_real_providers() {
+        let ours = parse(&["--cloud-endpoint", "http://x:1"])
+            .run
+            .validate()
+            .unwrap();
+        assert_eq!(ours.settings.event_client, EventClient::Shared);
+        assert_eq!(ours.settings.reconcile_requests, ReconcileRequests::Honour);
+        let real = parse(&[
+            "--cloud-endpoint",
+            "http://x:1",
+            "--event-client=separate",
+            "--reconcile-requests",
+            "ignore",
+        ])
+        .run
+        .validate()
+        .unwrap();
+        assert_eq!(real.settings.event_client, EventClient::Separate);
+        assert_eq!(real.settings.api_client_limiters(), 2);
+        assert_eq!(real.settings.reconcile_requests, ReconcileRequests::Ignore);
+        assert!(Cli::try_parse_from(["provider", "--event-client", "own"]).is_err());
+        assert!(Cli::try_parse_from(["provider", "--reconcile-requests", "honor"]).is_err());
     }
 
     #[test]

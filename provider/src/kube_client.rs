@@ -1,5 +1,9 @@
-//! The process's one Kubernetes client: every request goes through one client-go-style QPS
-//! limit (QPS 5R, burst 10R; none for the `controller-runtime` model) and is counted.
+//! The process's Kubernetes clients: every request goes through a client-go-style QPS limit
+//! (QPS 5R, burst 10R; none for the `controller-runtime` model) and is counted. By default
+//! one client, so one limiter, serves every request; with `--event-client=separate` the
+//! event recorder has a client of its own whose bucket has the same QPS and burst, as
+//! client-go builds one bucket per REST client of a controller-runtime provider
+//! ([`KubeClients`]).
 //!
 //! # How kube's own retry counts
 //! A client built from a kubeconfig ([`from_kubeconfig`]) keeps kube's default retry policy
@@ -17,7 +21,7 @@ use std::task::{Context, Poll};
 use http::{Request, Response};
 use kube::client::{Body, ClientBuilder};
 use limiter::client_qps::{ClientQps, ClientQpsLayer};
-use limiter::crossplane::Settings;
+use limiter::crossplane::{EventClient, Settings};
 use limiter::rate::Limit;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -46,6 +50,9 @@ pub type KubeRequests = Family<KubeRequestLabels, Counter>;
 pub struct KubeStackLayer {
     qps: ClientQpsLayer,
     requests: KubeRequests,
+    /// The limit's QPS and burst, for a second bucket of the same size.
+    limit: (f64, NonZeroU32),
+    event_client: EventClient,
 }
 
 impl KubeStackLayer {
@@ -53,17 +60,22 @@ impl KubeStackLayer {
     /// `requests`.
     #[must_use]
     pub fn new(settings: &Settings, requests: KubeRequests) -> Self {
-        let qps = match settings.api_client_limit() {
-            Some(limit) => ClientQpsLayer::new(
+        let limit = match settings.api_client_limit() {
+            Some(limit) => (
                 f64::from(limit.qps),
                 u32::try_from(limit.burst)
                     .ok()
                     .and_then(NonZeroU32::new)
                     .unwrap_or(NonZeroU32::MIN),
             ),
-            None => ClientQpsLayer::new(Limit::INF.0, NonZeroU32::MIN),
+            None => (Limit::INF.0, NonZeroU32::MIN),
         };
-        KubeStackLayer { qps, requests }
+        KubeStackLayer {
+            qps: ClientQpsLayer::new(limit.0, limit.1),
+            requests,
+            limit,
+            event_client: settings.event_client,
+        }
     }
 
     /// The QPS layer (its bucket is shared by every client built from this layer).
@@ -71,6 +83,27 @@ impl KubeStackLayer {
     pub fn qps(&self) -> &ClientQpsLayer {
         &self.qps
     }
+
+    /// The stack of the event recorder's own client when the settings ask for one
+    /// (`--event-client=separate`): the same QPS and burst on a bucket of its own, counting
+    /// into the same family. `None` when Events share this stack's bucket.
+    #[must_use]
+    pub fn event_stack(&self) -> Option<KubeStackLayer> {
+        (self.event_client == EventClient::Separate).then(|| KubeStackLayer {
+            qps: ClientQpsLayer::new(self.limit.0, self.limit.1),
+            ..self.clone()
+        })
+    }
+}
+
+/// The provider's Kubernetes clients.
+#[derive(Clone)]
+pub struct KubeClients {
+    /// The controllers' client: watches, reads and writes of every kind, and Events unless
+    /// [`KubeClients::events`] is set.
+    pub main: kube::Client,
+    /// The event recorder's own client, with its own bucket (`--event-client=separate`).
+    pub events: Option<kube::Client>,
 }
 
 impl<S> Layer<S> for KubeStackLayer
@@ -158,6 +191,39 @@ where
         .build()
 }
 
+/// The clients `layer` asks for over `service`: one, or with
+/// [`KubeStackLayer::event_stack`] a second for Events over the same transport.
+///
+/// # Panics
+/// Outside a tokio runtime (the buffers spawn their workers).
+pub fn limited_clients<S, B>(
+    service: S,
+    default_namespace: &str,
+    layer: &KubeStackLayer,
+) -> KubeClients
+where
+    S: Service<Request<Body>, Response = Response<B>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError> + Send + Sync,
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    match layer.event_stack() {
+        None => KubeClients {
+            main: limited_client(service, default_namespace, layer),
+            events: None,
+        },
+        Some(events) => {
+            // One transport, two limited stacks over it.
+            let transport = Buffer::new(service, BUFFER);
+            KubeClients {
+                main: limited_client(transport.clone(), default_namespace, layer),
+                events: Some(limited_client(transport, default_namespace, &events)),
+            }
+        }
+    }
+}
+
 /// Why no client could be built.
 #[derive(Debug, thiserror::Error)]
 pub enum KubeConfigError {
@@ -187,6 +253,40 @@ pub async fn from_kubeconfig(
     path: Option<&std::path::Path>,
     layer: &KubeStackLayer,
 ) -> Result<kube::Client, KubeConfigError> {
+    let config = config(path).await?;
+    client_of(config, layer)
+}
+
+/// The clients `layer` asks for ([`limited_clients`]), from `--kubeconfig`, in-cluster
+/// config or `KUBECONFIG` as [`from_kubeconfig`] finds it. A separate event client gets its
+/// own connections too, as a second client-go clientset would.
+///
+/// # Errors
+/// See [`KubeConfigError`].
+pub async fn clients_from_kubeconfig(
+    path: Option<&std::path::Path>,
+    layer: &KubeStackLayer,
+) -> Result<KubeClients, KubeConfigError> {
+    let config = config(path).await?;
+    let events = match layer.event_stack() {
+        Some(events) => Some(client_of(config.clone(), &events)?),
+        None => None,
+    };
+    Ok(KubeClients {
+        main: client_of(config, layer)?,
+        events,
+    })
+}
+
+fn client_of(
+    config: kube::Config,
+    layer: &KubeStackLayer,
+) -> Result<kube::Client, KubeConfigError> {
+    let builder = ClientBuilder::try_from(config).map_err(KubeConfigError::Build)?;
+    Ok(builder.with_layer(layer).build())
+}
+
+async fn config(path: Option<&std::path::Path>) -> Result<kube::Config, KubeConfigError> {
     let config = match path {
         Some(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|source| {
@@ -209,6 +309,57 @@ pub async fn from_kubeconfig(
             .await
             .map_err(KubeConfigError::Infer)?,
     };
-    let builder = ClientBuilder::try_from(config).map_err(KubeConfigError::Build)?;
-    Ok(builder.with_layer(layer).build())
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::Api;
+    use tokio::time::Instant;
+
+    use super::*;
+
+    /// Lists namespaces through `client` `n` times.
+    async fn list(client: &kube::Client, n: usize) {
+        let api: Api<Namespace> = Api::all(client.clone());
+        for _ in 0..n {
+            api.list(&Default::default()).await.unwrap();
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_separate_event_client_waits_on_a_bucket_of_its_own_beside_the_controllers_one() {
+        // R = 1: QPS 5, burst 10 per bucket.
+        let r1 = Settings::new(NonZeroU32::MIN);
+        let apiserver = mock_apiserver::ApiServer::default();
+        let shared = KubeStackLayer::new(&r1, KubeRequests::default());
+        let clients = limited_clients(apiserver.service(), "default", &shared);
+        assert!(clients.events.is_none(), "one client for every request");
+
+        let separate = r1.event_client(EventClient::Separate);
+        let requests = KubeRequests::default();
+        let layer = KubeStackLayer::new(&separate, requests.clone());
+        let clients = limited_clients(apiserver.service(), "default", &layer);
+        let events = clients.events.expect("a client for Events");
+        let start = Instant::now();
+        list(&clients.main, 10).await;
+        // The controllers' burst is spent; the event client's is whole.
+        list(&events, 10).await;
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        // Each bucket now refills at 5 per second on its own.
+        list(&events, 1).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(200));
+        list(&clients.main, 1).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(200));
+        let counted: u64 = requests
+            .get_or_create(&KubeRequestLabels {
+                verb: "GET".to_owned(),
+                code: "200".to_owned(),
+            })
+            .get();
+        assert_eq!(counted, 22, "both clients count into one family");
+    }
 }

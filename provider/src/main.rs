@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use provider::cli::{Cli, Command, RunConfig};
 use provider::crd::{crd_file_name, crd_yaml, crds, crds_yaml};
-use provider::kube_client::{KubeStackLayer, from_kubeconfig};
+use provider::kube_client::{KubeStackLayer, clients_from_kubeconfig};
 use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
 
 fn main() -> ExitCode {
@@ -76,7 +76,7 @@ fn write_crds(dir: &std::path::Path) -> anyhow::Result<()> {
 async fn run(config: RunConfig) -> Result<(), Failure> {
     let metrics = Arc::new(ProviderMetrics::new());
     let layer = KubeStackLayer::new(&config.settings, metrics.kube_requests().clone());
-    let kube = from_kubeconfig(config.kubeconfig.as_deref(), &layer)
+    let clients = clients_from_kubeconfig(config.kubeconfig.as_deref(), &layer)
         .await
         .map_err(setup)?;
     let cloud = CloudClient::http(config.cloud_endpoint.clone())
@@ -101,7 +101,8 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
     };
     let options = ProviderOptions {
         settings: config.settings,
-        kube,
+        kube: clients.main,
+        event_kube: clients.events,
         cloud,
         namespace: config.namespace,
         secret_namespace: config.secret_namespace,

@@ -94,6 +94,8 @@ struct SettingsLabels {
     backoff_max: String,
     error_requeue: String,
     observe_only_absent: String,
+    event_client: String,
+    reconcile_requests: String,
 }
 
 impl SettingsLabels {
@@ -111,6 +113,8 @@ impl SettingsLabels {
             backoff_max: go(s.failure_backoff().max),
             error_requeue: s.error_requeue.to_string(),
             observe_only_absent: s.observe_only_absent.to_string(),
+            event_client: s.event_client.to_string(),
+            reconcile_requests: s.reconcile_requests.to_string(),
         }
     }
 }
@@ -491,6 +495,8 @@ mod tests {
             "--backoff-max=5m",
             "--poll-jitter-percent=5",
             "--poll-jitter-sizing=poll-interval",
+            "--event-client=separate",
+            "--reconcile-requests=ignore",
         ])
         .unwrap();
         let config = cli.run.validate().unwrap();
@@ -503,7 +509,8 @@ mod tests {
         let want = "provider_settings{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",\
             poll_interval=\"1m0s\",poll_jitter_percent=\"5\",poll_jitter_sizing=\"poll-interval\",\
             min_poll_interval=\"0s\",scoped_buckets=\"true\",backoff_base=\"2s\",\
-            backoff_max=\"5m0s\",error_requeue=\"backoff\",observe_only_absent=\"poll\"} 1";
+            backoff_max=\"5m0s\",error_requeue=\"backoff\",observe_only_absent=\"poll\",\
+            event_client=\"separate\",reconcile_requests=\"ignore\"} 1";
         assert!(text.contains(want), "{text}");
     }
 }

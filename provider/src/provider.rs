@@ -17,7 +17,7 @@ use tower::{BoxError, Service};
 use crate::cloud::CloudClient;
 use crate::crd::{Bucket, Database, ProviderConfig, Record};
 use crate::events::EventSink;
-use crate::kube_client::{KubeStackLayer, limited_client};
+use crate::kube_client::{KubeStackLayer, limited_clients};
 use crate::metrics::{Controllers, ProviderMetrics, RuntimeState};
 use crate::reconciler::meta::Clock;
 use crate::reconciler::{CloudConnecter, Context, Draws};
@@ -33,6 +33,10 @@ pub struct ProviderOptions {
     /// The Kubernetes client, built with [`KubeStackLayer`] so that every request of the
     /// process goes through one QPS limit (see [`crate::kube_client`]).
     pub kube: kube::Client,
+    /// The event recorder's own client, with a QPS limit of its own
+    /// (`--event-client=separate`, [`crate::kube_client::KubeClients`]); `None`: Events go
+    /// through [`ProviderOptions::kube`].
+    pub event_kube: Option<kube::Client>,
     /// The cloud client.
     pub cloud: CloudClient,
     /// Watch managed resources in this namespace only (`None`: all namespaces).
@@ -75,7 +79,8 @@ impl std::fmt::Debug for ProviderOptions {
 impl ProviderOptions {
     /// Options for an in-process provider: a Kubernetes client over `kube_service` (for
     /// example `mock_apiserver::ApiServer::service()`) limited and counted as the settings
-    /// say, and `cloud` counting into `metrics`. Pass the same `metrics` to a restarted
+    /// say (with a second one for Events when they ask for a separate event client), and
+    /// `cloud` counting into `metrics`. Pass the same `metrics` to a restarted
     /// provider to keep its counters.
     ///
     /// # Panics
@@ -94,11 +99,12 @@ impl ProviderOptions {
         B::Error: Into<BoxError>,
     {
         let layer = KubeStackLayer::new(&settings, metrics.kube_requests().clone());
-        let kube = limited_client(kube_service, "default", &layer);
+        let clients = limited_clients(kube_service, "default", &layer);
         let cloud = cloud.with_requests(metrics.cloud_requests().clone());
         ProviderOptions {
             settings,
-            kube,
+            kube: clients.main,
+            event_kube: clients.events,
             cloud,
             namespace: None,
             secret_namespace: None,
@@ -263,7 +269,8 @@ impl Provider {
         let runtime = ProviderRuntime::new(options.settings.clone());
         let client = options.kube.clone();
         let clock = options.clock.unwrap_or_default();
-        let (events, event_writer) = EventSink::start(client.clone(), clock);
+        let event_client = options.event_kube.clone().unwrap_or_else(|| client.clone());
+        let (events, event_writer) = EventSink::start(event_client, clock);
         // A killed provider (this future dropped where it stands) leaves nothing running.
         let mut on_kill = KillGuard {
             controllers: None,
@@ -344,7 +351,13 @@ impl Provider {
             settings: Some(options.settings.clone()),
         });
         drop(events);
-        tracing::info!(model = %options.settings.model, rate = options.settings.rate(), "provider started");
+        tracing::info!(
+            model = %options.settings.model,
+            rate = options.settings.rate(),
+            client_limiters = if options.event_kube.is_some() { 2 } else { 1 },
+            reconcile_requests = %options.settings.reconcile_requests,
+            "provider started"
+        );
 
         shutdown.await;
         tracing::info!("shutting down: no new work, finishing in-flight reconciles");

@@ -23,7 +23,7 @@ mod signals;
     name = "harness",
     version,
     about,
-    after_help = "Exit codes: 0 pass; 1 an assertion failed, a phase timed out, or compare found a\nregression; 2 bad input or setup; 3 compare: the two results cannot be compared (NEW\npartial or failed, OLD partial, different workloads, or missing metrics); 130 interrupted\nby SIGINT (Ctrl-C), 143 by SIGTERM (CI cancelling a job): the partial report is written,\nthen what the run created is cleaned up.\n\nThe budget's formulas and symbols are explained in docs/budget.md."
+    after_help = "Exit codes: 0 pass; 1 an assertion failed, a phase timed out or failed (a resync phase\nwhose provider does not implement reconcile requests), or compare found a regression; 2 bad input or setup; 3 compare: the two results cannot be compared (NEW\npartial or failed, OLD partial, different workloads, or missing metrics); 130 interrupted\nby SIGINT (Ctrl-C), 143 by SIGTERM (CI cancelling a job): the partial report is written,\nthen what the run created is cleaned up.\n\nThe budget's formulas and symbols are explained in docs/budget.md."
 )]
 pub struct Cli {
     #[command(subcommand)]

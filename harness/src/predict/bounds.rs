@@ -150,9 +150,11 @@ pub fn watch_starts(p: &Params, w: f64) -> f64 {
 }
 
 /// API-server requests of the provider in any window of W seconds (§2.5), when `starts`
-/// provider starts (restarts) can fall inside one window. Each start brings a new limiter
-/// instance with a full burst and its own watch starts (§2.5 (3), "several limiter
-/// instances"); the old and the new instance act in turn, so the refill term 5R·W stays.
+/// provider starts (restarts) can fall inside one window. Every request passes one of the
+/// provider's client limiters (n_c buckets, b_i and q_i), so the bound sums Lemma 1 over
+/// them. Each start brings new limiter instances with full bursts and its own watch starts
+/// (§2.5 (3), "several limiter instances"); a limiter's old and new instance act in turn,
+/// so its refill term q_i·W stays.
 #[must_use]
 pub fn api_requests(p: &Params, w: f64, starts: u32) -> Prediction {
     let instances = 1.0 + f64::from(starts);
@@ -166,24 +168,7 @@ pub fn api_requests(p: &Params, w: f64, starts: u32) -> Prediction {
     .meaning(Meaning::UpperBound)
     .input("R", p.r_flag)
     .input("W", w);
-    let out = if p.has_api_limit() && starts > 0 {
-        let v = (p.client_burst * instances + p.client_qps * w + 1e-9).floor() + watches;
-        Prediction { value: v, ..base }
-            .formula("⌊10R·(1 + s) + 5R·(W + Δ_net)⌋ + (1 + s)·k·(⌊W/290s⌋ + 1)")
-            .input("s", f64::from(starts))
-            .input("Δ_net", 0.0)
-            .input("k", f64::from(p.k))
-            .source("[P] §2.5 (3)")
-            .note("a provider restart in the window: the new process's limiter starts with a full burst and its own watches")
-    } else if p.has_api_limit() {
-        let v = (p.client_burst + p.client_qps * w + 1e-9).floor() + watches;
-        Prediction { value: v, ..base }
-            .formula("⌊10R + 5R·(W + Δ_net)⌋ + watch starts k·(⌊W/290s⌋ + 1)")
-            .input("Δ_net", 0.0)
-            .input("k", f64::from(p.k))
-            .source("[P] §2.5")
-            .note("one limiter instance for every request; Δ_net = 0 on loopback")
-    } else {
+    if !p.has_api_limit() {
         let a_max = [
             p.api.create,
             p.api.update,
@@ -195,24 +180,110 @@ pub fn api_requests(p: &Params, w: f64, starts: u32) -> Prediction {
         .max()
         .unwrap_or(1);
         let v = f64::from(a_max) * worker_cap(p, w) + watches;
-        Prediction { value: v, ..base }
+        return Prediction { value: v, ..base }
             .formula("a_max · k·(⌊W/L_min⌋ + 1) + watch starts")
             .input("a_max", f64::from(a_max))
             .input("k", f64::from(p.k))
             .input("L_min", p.l_min)
             .source("[P] §2.3")
-            .note("controller-runtime: no client limit (QPS −1); bounded only through its workers")
+            .note(
+                "controller-runtime: no client limit (QPS −1); bounded only through its workers",
+            );
+    }
+    if p.client_limiters.len() > 1 {
+        return several_limiters(p, w, starts, base);
+    }
+    let (qps, burst) = p
+        .client_limiters
+        .first()
+        .map_or((p.client_qps, p.client_burst), |l| {
+            (l.limits.qps, l.limits.burst)
+        });
+    let out = if starts > 0 {
+        let v = (burst * instances + qps * w + 1e-9).floor() + watches;
+        Prediction { value: v, ..base }
+            .formula("⌊10R·(1 + s) + 5R·(W + Δ_net)⌋ + (1 + s)·k·(⌊W/290s⌋ + 1)")
+            .input("s", f64::from(starts))
+            .input("Δ_net", 0.0)
+            .input("k", f64::from(p.k))
+            .source("[P] §2.5 (3)")
+            .note("a provider restart in the window: the new process's limiter starts with a full burst and its own watches")
+    } else {
+        let v = (burst + qps * w + 1e-9).floor() + watches;
+        Prediction { value: v, ..base }
+            .formula("⌊10R + 5R·(W + Δ_net)⌋ + watch starts k·(⌊W/290s⌋ + 1)")
+            .input("Δ_net", 0.0)
+            .input("k", f64::from(p.k))
+            .source("[P] §2.5")
+            .note("one limiter instance for every request; Δ_net = 0 on loopback")
     };
     // A profile's client limits other than LimitRESTConfig's 5R and 10R: the formula names
     // them.
-    let custom = p.client_qps != 5.0 * p.r_flag || p.client_burst != 10.0 * p.r_flag;
-    if custom && p.has_api_limit() {
+    let custom = qps != 5.0 * p.r_flag || burst != 10.0 * p.r_flag;
+    if custom {
         let formula = out.formula.replace("10R", "burst").replace("5R", "QPS");
-        out.formula(formula)
-            .input("QPS", p.client_qps)
-            .input("burst", p.client_burst)
+        out.formula(formula).input("QPS", qps).input("burst", burst)
     } else {
         out
+    }
+}
+
+/// [`api_requests`] with n_c > 1 client limiters: Σ_i ⌊b_i·(1 + s) + q_i·W⌋ plus the watch
+/// starts, with the one-limiter bound of the first limiter in the note for comparison.
+fn several_limiters(p: &Params, w: f64, starts: u32, base: Prediction) -> Prediction {
+    let instances = 1.0 + f64::from(starts);
+    let watches = instances * watch_starts(p, w);
+    let each = |b: f64, q: f64| (b * instances + q * w + 1e-9).floor();
+    let sum: f64 = p
+        .client_limiters
+        .iter()
+        .map(|l| each(l.limits.burst, l.limits.qps))
+        .sum();
+    let (b_sum, q_sum) = p.client_limiters.iter().fold((0.0, 0.0), |(b, q), l| {
+        (b + l.limits.burst, q + l.limits.qps)
+    });
+    let first = &p.client_limiters[0].limits;
+    let one = each(first.burst, first.qps) + watches;
+    let limiters: Vec<String> = p
+        .client_limiters
+        .iter()
+        .map(|l| {
+            format!(
+                "{} (QPS {}, burst {})",
+                l.name,
+                super::fmt_num(l.limits.qps),
+                super::fmt_num(l.limits.burst)
+            )
+        })
+        .collect();
+    let note = format!(
+        "{} client limiters, a bucket each: {}; one limiter for every request would allow {}",
+        p.client_limiters.len(),
+        limiters.join(", "),
+        super::fmt_num(one)
+    );
+    let out = Prediction {
+        value: sum + watches,
+        ..base
+    }
+    .input("n_c", p.client_limiters.len() as f64)
+    .input("Σ b_i", b_sum)
+    .input("Σ q_i", q_sum);
+    if starts > 0 {
+        out.formula("Σ_i ⌊b_i·(1 + s) + q_i·(W + Δ_net)⌋ + (1 + s)·k·(⌊W/290s⌋ + 1)")
+            .input("s", f64::from(starts))
+            .input("Δ_net", 0.0)
+            .input("k", f64::from(p.k))
+            .source("[P] §2.5 (3)")
+            .note(format!(
+                "{note}; a provider restart in the window: the new process's limiters start with full bursts and its own watches"
+            ))
+    } else {
+        out.formula("Σ_i ⌊b_i + q_i·(W + Δ_net)⌋ + watch starts k·(⌊W/290s⌋ + 1)")
+            .input("Δ_net", 0.0)
+            .input("k", f64::from(p.k))
+            .source("[P] §2.5")
+            .note(note)
     }
 }
 
@@ -305,6 +376,42 @@ mod tests {
         let p = params(RateLimitModel::Crossplane, 10.0);
         assert_eq!(api_requests(&p, 1.0, 0).value, 150.0 + 3.0);
         assert_eq!(api_requests(&p, 300.0, 0).value, 100.0 + 15000.0 + 6.0);
+    }
+
+    #[test]
+    fn the_api_bound_sums_lemma_1_over_the_client_limiters() {
+        use crate::scenario::clients::{ClientLimiter, ClientLimits, per_rest_client};
+        let mut p = params(RateLimitModel::Crossplane, 10.0);
+        let r10 = ClientLimits {
+            qps: 50.0,
+            burst: 100.0,
+        };
+        p.client_limiters = per_rest_client(r10, false);
+        // The real provider's run: the Bucket client used 150 and Events 25 in one second,
+        // 175 against one limiter's 150 + 3; two buckets allow 300 + 3.
+        let pr = api_requests(&p, 1.0, 0);
+        assert_eq!(pr.value, 150.0 + 150.0 + 3.0);
+        assert_eq!(pr.get("n_c"), Some(2.0));
+        assert_eq!(pr.source, "[P] §2.5");
+        let note = pr.note.as_deref().unwrap();
+        assert!(
+            note.contains("manager (QPS 50, burst 100), events"),
+            "{note}"
+        );
+        assert!(note.ends_with("would allow 153"), "{note}");
+        // A limiter of its own size, and a restart: each instance's burst doubles.
+        p.client_limiters.push(ClientLimiter::new(
+            "leader-election",
+            ClientLimits {
+                qps: 2.0,
+                burst: 3.0,
+            },
+        ));
+        assert_eq!(api_requests(&p, 1.0, 0).value, 300.0 + 5.0 + 3.0);
+        assert_eq!(
+            api_requests(&p, 1.0, 1).value,
+            2.0 * 250.0 + (6.0 + 2.0) + 6.0
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use limiter::crossplane::{Jitter, RateLimitModel, Settings};
 
+use crate::scenario::clients::{self, ClientLimiter, ClientLimits};
 use crate::scenario::{ApiCosts, PredictionInputs};
 
 /// Which work queue the model runs on (budget.md §0 "Queue kind").
@@ -33,6 +34,10 @@ pub struct Params {
     pub client_qps: f64,
     /// The API client's burst: 10R, or what a provider profile gives.
     pub client_burst: f64,
+    /// The client-side limiters every API request passes one of (n_c, with b_i and q_i,
+    /// docs/budget.md §2.5): one shared (two with a separate event client) with `client_qps`
+    /// and `client_burst`; the plan puts a provider profile's in their place.
+    pub client_limiters: Vec<ClientLimiter>,
     /// s: global buckets the phase's resources draw on (1 with one shared bucket).
     pub scopes: u32,
     /// k: controllers with work.
@@ -81,13 +86,18 @@ impl Params {
     pub fn new(settings: &Settings, k: u32, scopes: u32, inputs: &PredictionInputs) -> Params {
         let r = f64::from(settings.rate());
         let backoff = settings.failure_backoff();
+        let client = inputs.client.unwrap_or(ClientLimits {
+            qps: 5.0 * r,
+            burst: 10.0 * r,
+        });
         let mut p = Params {
             model: settings.model,
             r,
             b: 10.0 * r,
             r_flag: r,
-            client_qps: inputs.client.map_or(5.0 * r, |c| c.qps),
-            client_burst: inputs.client.map_or(10.0 * r, |c| c.burst),
+            client_qps: client.qps,
+            client_burst: client.burst,
+            client_limiters: clients::of_event_client(client, settings.event_client),
             scopes: 1,
             k: k.max(1),
             w: settings.workers_per_controller() as f64,
@@ -217,6 +227,13 @@ pub(crate) fn test_params(model: RateLimitModel, r: f64) -> Params {
         r_flag: r,
         client_qps: 5.0 * r,
         client_burst: 10.0 * r,
+        client_limiters: clients::of_event_client(
+            ClientLimits {
+                qps: 5.0 * r,
+                burst: 10.0 * r,
+            },
+            limiter::crossplane::EventClient::Shared,
+        ),
         scopes: 1,
         k: 3,
         w: if model == RateLimitModel::ControllerRuntime {

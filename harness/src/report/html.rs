@@ -390,6 +390,10 @@ fn phases(o: &mut String, r: &RunResult) {
             fmt_num(p.end_s),
             match &r.stopped {
                 _ if p.completed => "yes".to_owned(),
+                _ if p.failure.is_some() => format!(
+                    "<span class=\"fail\">{}</span>",
+                    esc(&p.failure.as_ref().map(|f| f.message()).unwrap_or_default())
+                ),
                 Some(st) if st.phase == p.name =>
                     format!("<span class=\"fail\">{}</span>", esc(&st.headline())),
                 _ => "<span class=\"fail\">did not complete</span>".to_owned(),

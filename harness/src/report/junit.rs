@@ -1,6 +1,6 @@
 //! JUnit XML through quick-junit: one test suite per run; one test case per phase (an error
 //! when it did not complete, so a CI that reads the file never shows an interrupted or timed
-//! out run green) and one per assertion (a failure when it failed, an error when it is
+//! out run green; a failure when it stopped with a verdict) and one per assertion (a failure when it failed, an error when it is
 //! incomplete).
 
 use std::time::Duration;
@@ -51,8 +51,16 @@ fn phase_cases(r: &RunResult, suite: &mut TestSuite) {
     for (phase, action) in planned {
         let ran = r.phases.iter().find(|p| p.name == phase);
         let stopped_here = r.stopped.as_ref().filter(|s| s.phase == phase);
+        let failure = ran.and_then(|p| p.failure.as_ref());
         let status = match (ran, stopped_here) {
             (Some(p), _) if p.completed => TestCaseStatus::success(),
+            _ if failure.is_some() => {
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                if let Some(f) = failure {
+                    st.set_message(f.message()).set_type(f.kind());
+                }
+                st
+            }
             (_, Some(s)) => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
                 st.set_message(s.headline()).set_type("interrupted");

@@ -107,6 +107,11 @@ fn offenders(out: &mut String, r: &RunResult) {
 pub fn assertion_table(r: &RunResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", r.scenario.name, r.headline());
+    for p in &r.phases {
+        if let Some(f) = &p.failure {
+            let _ = writeln!(out, "phase {} FAILED: {}", p.name, f.message());
+        }
+    }
     let _ = writeln!(out, "{}", time_summary(r));
     let w = r
         .verdicts

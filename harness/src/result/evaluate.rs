@@ -316,6 +316,7 @@ fn phase_result(
         bound_per_s: bound,
         expected_calls_per_s: expected + backlog_rate,
         api_bound_per_s: api_bound,
+        failure: span.failure.clone(),
     }
 }
 
@@ -612,7 +613,10 @@ fn verdict(
     v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
     let unfinished = match (&phase, span) {
         (Some(p), None) => Some(format!("phase {p} never ran")),
-        (Some(p), Some(sp)) if !sp.completed => Some(format!("phase {p} did not complete")),
+        (Some(p), Some(sp)) if !sp.completed => Some(match &sp.failure {
+            Some(f) => format!("phase {p} stopped: {}", f.headline()),
+            None => format!("phase {p} did not complete"),
+        }),
         (Some(_), Some(_)) => None,
         (None, _) => obs.stopped.as_ref().map(|st| match st.cause {
             StopCause::Interrupted(sig) => format!(

@@ -51,7 +51,9 @@ pub fn workload(s: &Scenario) -> Vec<String> {
         };
         let what = match &p.action {
             Action::Create { rate, groups: gs }
-            | Action::Resync { rate, groups: gs }
+            | Action::Resync {
+                rate, groups: gs, ..
+            }
             | Action::Delete { rate, groups: gs } => {
                 format!("{} [{}] at {rate:?}/s", p.action.name(), groups(gs))
             }

@@ -13,6 +13,7 @@ mod memory_verdict;
 mod model;
 mod observe;
 pub mod per_reconcile;
+mod phase_failure;
 pub mod retry_after;
 mod shared_str;
 
@@ -28,3 +29,4 @@ pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,
     object_key,
 };
+pub use phase_failure::PhaseFailure;

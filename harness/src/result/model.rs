@@ -251,6 +251,9 @@ pub struct PhaseResult {
     /// Hard bound on the provider's API requests in any 1 s (NaN when unknown).
     #[serde(default = "super::float::nan", with = "super::float")]
     pub api_bound_per_s: f64,
+    /// Why it ended early without its `until` (the phase failed; the run went on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<super::PhaseFailure>,
 }
 
 /// Per-second series over the run.
@@ -531,10 +534,12 @@ impl ProviderCheck {
 }
 
 impl RunResult {
-    /// Every assertion passed and the run was complete.
+    /// Every assertion passed, no phase failed, and the run was complete.
     #[must_use]
     pub fn passed(&self) -> bool {
-        !self.partial && self.verdicts.iter().all(|v| v.pass)
+        !self.partial
+            && self.verdicts.iter().all(|v| v.pass)
+            && self.phases.iter().all(|p| p.failure.is_none())
     }
 
     /// A headline for the top of every report: the verdict, and where and why the run
@@ -542,13 +547,27 @@ impl RunResult {
     #[must_use]
     pub fn headline(&self) -> String {
         let failed = self.verdicts.iter().filter(|v| !v.pass).count();
+        let mut failures: Vec<String> = self
+            .phases
+            .iter()
+            .filter_map(|p| {
+                Some(format!(
+                    "phase {}: {}",
+                    p.name,
+                    p.failure.as_ref()?.headline()
+                ))
+            })
+            .collect();
+        if failed > 0 {
+            failures.push(format!(
+                "{failed} of {} assertions failed",
+                self.verdicts.len()
+            ));
+        }
         match &self.stopped {
             Some(s) => format!("PARTIAL: {}", s.headline()),
             None if self.partial => "PARTIAL: measurements were lost (see notes)".to_owned(),
-            None if failed > 0 => format!(
-                "FAIL: {failed} of {} assertions failed",
-                self.verdicts.len()
-            ),
+            None if !failures.is_empty() => format!("FAIL: {}", failures.join("; ")),
             None => format!("PASS: all {} assertions held", self.verdicts.len()),
         }
     }

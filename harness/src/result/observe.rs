@@ -104,6 +104,10 @@ pub struct PhaseSpan {
     pub end_us: u64,
     /// Whether `until` was met before the timeout.
     pub completed: bool,
+    /// Why it ended early without its `until`, when the harness could tell (the run then
+    /// went on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<super::PhaseFailure>,
 }
 
 /// One custom resource's milestones, µs since the run started.

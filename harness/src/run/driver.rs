@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use super::clock::RunClock;
 use super::cloud;
 use super::error::RunError;
+use super::handled::NotHandled;
 use super::kill::{self, KillContext};
 use super::objects::{self, Seeded, group_kind_info, kind_of_collection};
 use super::present::{custom_resources, inventory};
@@ -24,7 +25,7 @@ use super::source::cloud_journal::action_of;
 use super::source::watches::{Key, SeenMap, Watches};
 use super::target::{CloudControl, Target};
 use crate::measure::audit;
-use crate::result::{CallAction, Kill, PhaseAudit, PhaseSpan};
+use crate::result::{CallAction, Kill, PhaseAudit, PhaseFailure, PhaseSpan};
 use crate::scenario::{Action, ActionClass, FaultShare, GroupFault, Phase, Scenario, Until};
 
 /// Writes in flight at once, whatever the rate.
@@ -61,6 +62,26 @@ impl Record {
     }
 }
 
+/// How a phase ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PhaseEnd {
+    /// Its `until` was met.
+    Completed,
+    /// It stopped early with a verdict (a resync phase whose provider does not record
+    /// reconcile requests): the phase failed, and the run goes on.
+    Failed(PhaseFailure),
+    /// Its timeout passed first: the run stops.
+    TimedOut,
+}
+
+impl PhaseEnd {
+    /// Whether the run goes on to the next phase.
+    #[must_use]
+    pub fn run_goes_on(&self) -> bool {
+        !matches!(self, PhaseEnd::TimedOut)
+    }
+}
+
 /// What the driver did: every resource it wrote and every phase's span.
 #[derive(Clone, Debug, Default)]
 pub struct Log {
@@ -72,6 +93,15 @@ pub struct Log {
     pub kills: Vec<Kill>,
     /// The audit at the end of each phase that met its `until`.
     pub phase_audits: Vec<PhaseAudit>,
+}
+
+/// A met `until` or a timeout.
+fn ended(completed: bool) -> PhaseEnd {
+    if completed {
+        PhaseEnd::Completed
+    } else {
+        PhaseEnd::TimedOut
+    }
 }
 
 /// Runs phases and keeps what they did.
@@ -166,11 +196,14 @@ impl<'s> Driver<'s> {
             start_us,
             end_us: self.now_us(),
             completed: false,
+            failure: None,
         });
     }
 
     /// Runs one phase: its writes, then waits for its `until` within its timeout, and
-    /// records its span. Returns whether it completed.
+    /// records its span. Returns how it ended: a resync phase whose provider reconciles the
+    /// requested resources without recording the token stops early with a verdict
+    /// ([`super::handled`]).
     ///
     /// # Errors
     /// The provider could not be restarted; failed writes are counted, not fatal.
@@ -181,14 +214,14 @@ impl<'s> Driver<'s> {
         target: &mut T,
         watches: &Watches,
         progress: &Progress,
-    ) -> Result<bool, RunError> {
+    ) -> Result<PhaseEnd, RunError> {
         let start_us = self.now_us();
         self.in_force = self.scenario.faults_during(index);
         let deadline = Instant::now() + phase.timeout;
         let targets = self.targets(phase.action.groups());
         let bar = progress.phase(index, &phase.name, phase.action.name(), targets.len());
         let kills = kill::schedule(self.scenario, index);
-        let completed = match &phase.action {
+        let end = match &phase.action {
             Action::Restart => {
                 let from = match target.cloud().next_seq().await {
                     Ok(seq) => seq,
@@ -198,8 +231,10 @@ impl<'s> Driver<'s> {
                     }
                 };
                 target.restart_provider(deadline).await?;
-                self.wait_observed(target.cloud(), watches, from, deadline, &bar)
-                    .await
+                ended(
+                    self.wait_observed(target.cloud(), watches, from, deadline, &bar)
+                        .await,
+                )
             }
             // Its kills ran during the phase they interrupt.
             Action::Kill { .. } => {
@@ -211,11 +246,22 @@ impl<'s> Driver<'s> {
                     .count();
                 bar.set_total(n);
                 bar.set(n);
-                true
+                PhaseEnd::Completed
             }
             action if kills.is_empty() => {
                 self.act(&phase.name, action, target.cloud()).await;
-                self.wait_until(phase.until, &targets, watches, deadline, &bar)
+                let early = match action {
+                    Action::Resync {
+                        handled_grace: Some(grace),
+                        ..
+                    } if phase.until == Until::AllHandled => {
+                        self.not_handled(target.cloud(), watches, &targets, *grace)
+                            .await
+                    }
+                    _ => None,
+                };
+                let cloud = target.cloud();
+                self.wait_until(phase.until, &targets, watches, deadline, &bar, early, cloud)
                     .await
             }
             action => {
@@ -230,18 +276,20 @@ impl<'s> Driver<'s> {
                 let earlier = self.log.kills.clone();
                 let killing =
                     kill::kill_loop(target, &cx, &kills, Instant::now(), deadline, &earlier);
+                let cloud = target.cloud();
                 let work = async {
-                    self.act(&phase.name, action, target.cloud()).await;
-                    self.wait_until(phase.until, &targets, watches, deadline, &bar)
+                    self.act(&phase.name, action, cloud).await;
+                    self.wait_until(phase.until, &targets, watches, deadline, &bar, None, cloud)
                         .await
                 };
                 let (done, _) = tokio::join!(killing, work);
                 self.log.kills.extend(done?);
                 // Kills after the work was done undo it: wait for `until` again.
-                self.wait_until(phase.until, &targets, watches, deadline, &bar)
+                self.wait_until(phase.until, &targets, watches, deadline, &bar, None, cloud)
                     .await
             }
         };
+        let completed = end == PhaseEnd::Completed;
         if completed && !matches!(phase.action, Action::Kill { .. }) {
             let found = audit(
                 &inventory(target.cloud()).await,
@@ -253,14 +301,60 @@ impl<'s> Driver<'s> {
                 audit: found,
             });
         }
-        bar.finish(completed);
+        let failure = match &end {
+            PhaseEnd::Failed(f) => {
+                bar.finish_as(f.headline());
+                progress.line(format_args!(
+                    "phase {} FAILED: {}; the run goes on",
+                    phase.name,
+                    f.message()
+                ));
+                Some(f.clone())
+            }
+            _ => {
+                bar.finish(completed);
+                None
+            }
+        };
         self.log.spans.push(PhaseSpan {
             name: phase.name.clone(),
             start_us,
             end_us: self.now_us(),
             completed,
+            failure,
         });
-        Ok(completed)
+        Ok(end)
+    }
+
+    /// After a resync phase's writes to `targets`: what to watch for a provider that
+    /// reconciles the requested resources without recording the token (their cloud names,
+    /// the journal from now on). `None` when the cloud's journal cannot be read.
+    async fn not_handled(
+        &self,
+        cloud: &impl CloudControl,
+        watches: &Watches,
+        targets: &[(usize, u32)],
+        grace: Duration,
+    ) -> Option<NotHandled> {
+        let from = match cloud.next_seq().await {
+            Ok(seq) => seq,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the cloud's journal: a provider that does not record reconcile requests is found only by the phase's timeout");
+                return None;
+            }
+        };
+        let seen = watches.lock();
+        let names = targets
+            .iter()
+            .map(|&(g, i)| self.key(g, i))
+            .filter(|key| self.requested.contains_key(key))
+            .map(|key| {
+                seen.get(&key)
+                    .and_then(|s| s.external_name.clone())
+                    .unwrap_or(key.1)
+            })
+            .collect();
+        Some(NotHandled::new(names, from, grace))
     }
 
     /// The writes (or waits, or fault changes) of one action.
@@ -271,7 +365,7 @@ impl<'s> Driver<'s> {
                 self.create(phase, &targets, *rate).await;
             }
             Action::Hold { duration } => tokio::time::sleep(*duration).await,
-            Action::Resync { rate, groups } => {
+            Action::Resync { rate, groups, .. } => {
                 let token = format!("{phase}-{}", self.now_us());
                 let targets = self.targets(Some(groups));
                 self.resync(&targets, &token, *rate).await;
@@ -343,6 +437,10 @@ impl<'s> Driver<'s> {
         }
     }
 
+    /// Waits until every relevant target meets `until`, or the deadline; with `early`
+    /// (a resync phase), stops with its verdict while no requested resource has recorded
+    /// its token.
+    #[allow(clippy::too_many_arguments)]
     async fn wait_until(
         &self,
         until: Until,
@@ -350,7 +448,9 @@ impl<'s> Driver<'s> {
         watches: &Watches,
         deadline: Instant,
         bar: &PhaseBar,
-    ) -> bool {
+        mut early: Option<NotHandled>,
+        cloud: &impl CloudControl,
+    ) -> PhaseEnd {
         // Only resources that exist can become Ready; deleted ones count for AllGone.
         let relevant: Vec<(usize, u32)> = targets
             .iter()
@@ -398,10 +498,21 @@ impl<'s> Driver<'s> {
             }
             bar.set(keys.len() - pending.len());
             if pending.is_empty() {
-                return true;
+                return PhaseEnd::Completed;
+            }
+            if let Some(watch) = early.as_mut() {
+                if self.any_handled(&keys, watches) {
+                    // The provider records requests: no verdict, only the timeout.
+                    early = None;
+                } else {
+                    watch.look(cloud, Instant::now()).await;
+                    if let Some(f) = watch.verdict(Instant::now()) {
+                        return PhaseEnd::Failed(f);
+                    }
+                }
             }
             if Instant::now() >= deadline {
-                return false;
+                return PhaseEnd::TimedOut;
             }
             // Look again on a change, at most every RECOUNT.
             let next = Instant::now() + RECOUNT;
@@ -411,6 +522,16 @@ impl<'s> Driver<'s> {
                 () = tokio::time::sleep(Duration::from_millis(250)) => {}
             }
         }
+    }
+
+    /// Whether any of `keys` shows the token the driver asked it to handle.
+    fn any_handled(&self, keys: &HashSet<Key>, watches: &Watches) -> bool {
+        let seen = watches.lock();
+        keys.iter().any(|k| {
+            self.requested
+                .get(k)
+                .is_some_and(|t| seen.get(k).and_then(|s| s.handled.as_ref()) == Some(t))
+        })
     }
 
     /// After a restart: waits until the new provider has observed (a cloud read) every live

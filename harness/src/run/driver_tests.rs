@@ -38,11 +38,11 @@ async fn rig(s: &Scenario) -> Rig {
 async fn drive(s: &Scenario, rig: &mut Rig) -> Log {
     let mut driver = Driver::new(s, rig.target.client(), rig.target.clock());
     for (i, phase) in s.phases.iter().enumerate() {
-        let completed = driver
+        let end = driver
             .run_phase(i, phase, &mut rig.target, &rig.watches, &Progress::quiet())
             .await
             .unwrap();
-        if !completed {
+        if !end.run_goes_on() {
             break;
         }
     }
@@ -197,23 +197,6 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
         "  - {name: create, action: create, timeout: 1s}\n  - {name: restart, action: restart, timeout: 30s}\n",
     );
     let mut rig = rig(&s).await;
-    let cloud_get = |seq: u64, name: String| mock_cloud::Call {
-        seq,
-        at_us: 0,
-        account: "default".to_owned(),
-        action: Some(mock_cloud::Action::Get),
-        collection: Some(mock_cloud::Collection::Buckets),
-        service: "generic".to_owned(),
-        operation: "get".to_owned(),
-        name,
-        status: 200,
-        latency_us: 0,
-        throttled: false,
-        shadow_throttled: false,
-        quota_exceeded: false,
-        fault: false,
-        retry_after_ms: 0,
-    };
     let calls = std::sync::Arc::clone(&rig.target.cloud().calls);
     let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
     let progress = Progress::quiet();
@@ -236,7 +219,7 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
                 calls.lock().unwrap().push(cloud_get(u64::from(i), name));
             }
         }
-        assert!(restart.await.unwrap());
+        assert_eq!(restart.await.unwrap(), PhaseEnd::Completed);
     }
     let log = driver.log().clone();
     assert_eq!(rig.target.restarts.len(), 1);
@@ -245,4 +228,113 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
     let span = &log.spans[1];
     assert!(span.completed);
     assert!((7_000_000..=7_100_000).contains(&(span.end_us - span.start_us)));
+}
+
+/// A cloud Get of `name`, journal entry `seq`.
+fn cloud_get(seq: u64, name: String) -> mock_cloud::Call {
+    mock_cloud::Call {
+        seq,
+        at_us: 0,
+        account: "default".to_owned(),
+        action: Some(mock_cloud::Action::Get),
+        collection: Some(mock_cloud::Collection::Buckets),
+        service: "generic".to_owned(),
+        operation: "get".to_owned(),
+        name,
+        status: 200,
+        latency_us: 0,
+        throttled: false,
+        shadow_throttled: false,
+        quota_exceeded: false,
+        fault: false,
+        retry_after_ms: 0,
+    }
+}
+
+/// Plays a provider that reconciles every bucket after `after` (a cloud Get each) and,
+/// when `records`, writes the annotation's token into `status.lastHandledReconcileAt`.
+async fn reconcile_requests(
+    client: kube::Client,
+    calls: std::sync::Arc<std::sync::Mutex<Vec<mock_cloud::Call>>>,
+    s: &Scenario,
+    after: Duration,
+    records: bool,
+) {
+    tokio::time::sleep(after).await;
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client,
+        &objects::namespace(s),
+        &kind_info(crate::scenario::Kind::Bucket, "unused").resource,
+    );
+    for i in 0..s.groups[0].count {
+        let name = s.groups[0].resource_name(i, &s.name);
+        let seq = calls.lock().unwrap().len() as u64;
+        calls.lock().unwrap().push(cloud_get(seq, name.clone()));
+        if records {
+            let obj = api.get(&name).await.unwrap();
+            let token =
+                obj.metadata.annotations.unwrap()[RECONCILE_REQUESTED_AT_ANNOTATION].clone();
+            let status = json!({"status": {"lastHandledReconcileAt": token}});
+            api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// Runs the create phase (no provider: it times out, its buckets exist), then the resync
+/// phase with a provider that reconciles after 2 s and records the token or not.
+async fn resync_with(records: bool) -> (PhaseEnd, PhaseSpan) {
+    let s = scenario(
+        "  - {name: create, action: create, timeout: 1s}\n  - {name: resync, action: resync, handledGrace: 5s, timeout: 60s}\n",
+    );
+    let mut rig = rig(&s).await;
+    let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
+    let progress = Progress::quiet();
+    driver
+        .run_phase(0, &s.phases[0], &mut rig.target, &rig.watches, &progress)
+        .await
+        .unwrap();
+    let (client, calls) = (
+        rig.target.client(),
+        std::sync::Arc::clone(&rig.target.cloud().calls),
+    );
+    let end = {
+        let resync = driver.run_phase(1, &s.phases[1], &mut rig.target, &rig.watches, &progress);
+        let provider = reconcile_requests(client, calls, &s, Duration::from_secs(2), records);
+        let (end, ()) = tokio::join!(resync, provider);
+        end.unwrap()
+    };
+    (end, driver.log().spans[1].clone())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resync_whose_provider_reconciles_without_recording_the_token_fails_a_grace_after_the_first_reconcile()
+ {
+    let (end, span) = resync_with(false).await;
+    let PhaseEnd::Failed(failure) = &end else {
+        panic!("{end:?}");
+    };
+    assert!(end.run_goes_on(), "a verdict does not stop the run");
+    assert_eq!(
+        *failure,
+        PhaseFailure::ReconcileRequestsNotImplemented {
+            requested: 5,
+            reconciled: 5,
+            grace_ms: 5_000
+        }
+    );
+    assert!(!span.completed);
+    assert_eq!(span.failure.as_ref(), Some(failure));
+    // The reconciles at 2 s are seen within one look (250 ms); the grace is 5 s.
+    let took = span.end_us - span.start_us;
+    assert!((7_000_000..=7_250_000).contains(&took), "{took} µs");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resync_whose_provider_records_the_token_completes_as_before() {
+    let (end, span) = resync_with(true).await;
+    assert_eq!(end, PhaseEnd::Completed);
+    assert!(span.completed && span.failure.is_none());
+    assert!(span.end_us - span.start_us <= 2_250_000);
 }

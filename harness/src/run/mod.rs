@@ -21,6 +21,7 @@ pub mod clock;
 pub mod cloud;
 pub mod driver;
 pub mod error;
+mod handled;
 pub mod kill;
 pub mod objects;
 pub mod observe;
@@ -129,8 +130,8 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         for (i, phase) in scenario.phases.iter().enumerate() {
             let step = driver.run_phase(i, phase, &mut target, &watches, progress);
             tokio::select! {
-                completed = step => {
-                    if !completed? {
+                end = step => {
+                    if !end?.run_goes_on() {
                         progress.line(format_args!(
                             "phase {} did not reach its `until` within {:?}: stopping the run",
                             phase.name, phase.timeout

@@ -11,7 +11,8 @@ use super::source::{ApiReport, CloudReport, ProviderReport};
 use super::target::TargetInfo;
 use crate::measure::{CloudResource, CustomResource};
 use crate::result::{
-    CloudCall, Dropped, Observations, ResourceTimes, RunInfo, StopCause, Stopped, TimeInfo,
+    CloudCall, Dropped, Observations, PhaseSpan, ResourceTimes, RunInfo, StopCause, Stopped,
+    TimeInfo,
 };
 use crate::scenario::TimeMode;
 
@@ -144,7 +145,9 @@ pub fn observations(
             "journal entries were dropped: the result is partial"
         );
     }
-    let stopped = log.spans.iter().find(|p| !p.completed).map(|p| Stopped {
+    // A phase that failed with a verdict did not stop the run: the run went on.
+    let stopped_at = |p: &&PhaseSpan| !p.completed && p.failure.is_none();
+    let stopped = log.spans.iter().find(stopped_at).map(|p| Stopped {
         phase: p.name.clone(),
         cause: stop.unwrap_or(StopCause::TimedOut),
     });
@@ -152,7 +155,7 @@ pub fn observations(
         || reports.cloud.failed
         || reports.api.dropped > 0
         || reports.cloud.dropped > 0
-        || log.spans.iter().any(|p| !p.completed);
+        || log.spans.iter().any(|p| stopped_at(&p));
     let run = run_info(target, &reports, clock);
     let mut cloud_calls = reports.cloud.calls;
     if let Some(first) = log.spans.first() {

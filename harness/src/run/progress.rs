@@ -135,7 +135,11 @@ impl PhaseBar {
     }
 
     pub(crate) fn finish(&self, completed: bool) {
-        let verdict = if completed { "done" } else { "timed out" };
+        self.finish_as(if completed { "done" } else { "timed out" });
+    }
+
+    /// Ends the bar with `verdict` ("done", "timed out", or a phase's failure).
+    pub(crate) fn finish_as(&self, verdict: &'static str) {
         let (done, total) = (
             self.done.load(std::sync::atomic::Ordering::Relaxed),
             self.total.load(std::sync::atomic::Ordering::Relaxed),

@@ -48,6 +48,8 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         "provider.backoffMax" => p.backoff_max = Some(value(set, index)?),
         "provider.errorRequeue" => p.error_requeue = Some(value(set, index)?),
         "provider.observeOnlyAbsent" => p.observe_only_absent = Some(value(set, index)?),
+        "provider.eventClient" => p.event_client = Some(value(set, index)?),
+        "provider.reconcileRequests" => p.reconcile_requests = Some(value(set, index)?),
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
         "time" => raw.time = Some(value(set, index)?),
         path if path.starts_with("assertions.") => {

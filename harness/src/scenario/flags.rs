@@ -9,15 +9,18 @@
 //!
 //! | dialect | flags read | fixed |
 //! |---|---|---|
-//! | `crossplane-runtime` | `--max-reconcile-rate` (10), `--poll` (1m) | model `crossplane`, no jitter, no annotation floor, one bucket, backoff 1s…60s |
-//! | `upjet` | `--max-reconcile-rate` (10), `--poll` (10m), `--poll-jitter` (absolute; default 5 % of `--poll`) | model `crossplane`, no annotation floor, one bucket per scope, backoff 1s…60s |
-//! | `loadtest` | every flag of `provider --help` that sets a budget input | — |
+//! | `crossplane-runtime` | `--max-reconcile-rate` (10), `--poll` (1m), `--leader-election` (off) | model `crossplane`, no jitter, no annotation floor, one bucket, backoff 1s…60s, a client limiter per REST client |
+//! | `upjet` | `--max-reconcile-rate` (10), `--poll` (10m), `--poll-jitter` (absolute; default 5 % of `--poll`), `--leader-election` (off) | model `crossplane`, no annotation floor, one bucket per scope, backoff 1s…60s, a client limiter per REST client |
+//! | `loadtest` | every flag of `provider --help` that sets a budget input, and `--reconcile-requests` | — |
 //!
-//! Every dialect's API client has QPS 5R and burst 10R (crossplane-runtime's
-//! `LimitRESTConfig`). Flags are read as Go's kingpin and Rust's clap accept them:
-//! `--name=value`, `--name value`, and for booleans `--name`, `--no-name` or
-//! `--name=true|false`. Flags that change no budget input (`--sync`, `--leader-election`,
-//! `--debug`, `--kubeconfig`, …) and flags the dialect does not know are skipped.
+//! Every client limiter has QPS 5R and burst 10R (crossplane-runtime's `LimitRESTConfig`).
+//! The controller-runtime families have one per REST client ([`clients::per_rest_client`]:
+//! the manager's, the event recorder's, and leader election's when `--leader-election` is
+//! on); `loadtest` has one shared limiter, or two with `--event-client=separate`
+//! ([`clients::of_event_client`]). Flags are read as Go's kingpin and Rust's clap accept
+//! them: `--name=value`, `--name value`, and for booleans `--name`, `--no-name` or
+//! `--name=true|false`. Flags that change no budget input (`--sync`, `--debug`,
+//! `--kubeconfig`, …) and flags the dialect does not know are skipped.
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -26,6 +29,9 @@ use std::time::Duration;
 
 use limiter::crossplane::{JitterSizing, RateLimitModel, Settings};
 use limiter::go::GoDuration;
+
+pub use super::clients::ClientLimits;
+use super::clients::{self, ClientLimiter};
 
 /// A family of provider mains, by the flags they take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
@@ -59,27 +65,6 @@ impl fmt::Display for Dialect {
     }
 }
 
-/// The API client's token bucket: QPS and burst (client-go's `rest.Config`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ClientLimits {
-    /// Requests per second.
-    pub qps: f64,
-    /// Burst.
-    pub burst: f64,
-}
-
-impl ClientLimits {
-    /// crossplane-runtime's `LimitRESTConfig(cfg, R)`: QPS 5R, burst 10R.
-    #[must_use]
-    pub fn limit_rest_config(r: NonZeroU32) -> ClientLimits {
-        let r = f64::from(r.get());
-        ClientLimits {
-            qps: 5.0 * r,
-            burst: 10.0 * r,
-        }
-    }
-}
-
 /// The settings a command line gives.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlagSettings {
@@ -87,6 +72,9 @@ pub struct FlagSettings {
     pub settings: Settings,
     /// The API client's limits.
     pub client: ClientLimits,
+    /// The client-side limiters of the provider's API requests, each with `client`'s
+    /// limits.
+    pub limiters: Vec<ClientLimiter>,
 }
 
 /// A flag's value that does not parse.
@@ -117,6 +105,14 @@ enum Sets {
     BackoffMax,
     ErrorRequeue,
     ObserveOnlyAbsent,
+    /// Our provider's `--event-client`.
+    EventClient,
+    /// Our provider's `--reconcile-requests` (not a budget input: what a resync phase
+    /// can expect).
+    ReconcileRequests,
+    /// A controller-runtime main's `--leader-election`: one more REST client, so one more
+    /// client limiter.
+    LeaderElection,
     /// Nothing the budget reads; `true` when it takes a value.
     Nothing(bool),
 }
@@ -129,7 +125,7 @@ fn table(d: Dialect) -> &'static [(&'static str, Option<char>, Sets)] {
             ("max-reconcile-rate", None, Rate),
             ("poll", None, Poll),
             ("sync", Some('s'), Nothing(true)),
-            ("leader-election", Some('l'), Nothing(false)),
+            ("leader-election", Some('l'), LeaderElection),
             ("debug", Some('d'), Nothing(false)),
         ],
         Dialect::Upjet => &[
@@ -138,7 +134,7 @@ fn table(d: Dialect) -> &'static [(&'static str, Option<char>, Sets)] {
             ("poll-jitter", None, JitterDuration),
             ("sync", Some('s'), Nothing(true)),
             ("poll-state-metric", None, Nothing(true)),
-            ("leader-election", Some('l'), Nothing(false)),
+            ("leader-election", Some('l'), LeaderElection),
             ("debug", Some('d'), Nothing(false)),
             ("provider-ttl", None, Nothing(true)),
             ("namespace", None, Nothing(true)),
@@ -161,6 +157,8 @@ fn table(d: Dialect) -> &'static [(&'static str, Option<char>, Sets)] {
             ("backoff-max", None, BackoffMax),
             ("error-requeue", None, ErrorRequeue),
             ("observe-only-absent", None, ObserveOnlyAbsent),
+            ("event-client", None, EventClient),
+            ("reconcile-requests", None, ReconcileRequests),
             ("cloud-endpoint", None, Nothing(true)),
             ("cloud-timeout", None, Nothing(true)),
             ("kubeconfig", None, Nothing(true)),
@@ -268,7 +266,10 @@ fn occurrences(d: Dialect, args: &[String]) -> Vec<Occurrence> {
         let Some(&(long, _, sets)) = flags.iter().find(|f| f.0 == base) else {
             continue;
         };
-        let boolean = matches!(sets, Sets::ScopedBuckets | Sets::Nothing(false));
+        let boolean = matches!(
+            sets,
+            Sets::ScopedBuckets | Sets::LeaderElection | Sets::Nothing(false)
+        );
         let value = if negated {
             Some("false".to_owned())
         } else if inline.is_some() {
@@ -304,10 +305,11 @@ fn occurrences(d: Dialect, args: &[String]) -> Vec<Occurrence> {
 pub fn read(d: Dialect, args: &[String]) -> Result<FlagSettings, BadFlag> {
     let mut s = defaults(d);
     let mut jitter_duration = None;
+    let mut leader_election = false;
     for o in occurrences(d, args) {
         let flag = o.name;
         let value = o.value.unwrap_or_else(|| match o.sets {
-            Sets::ScopedBuckets | Sets::Nothing(false) => "true".to_owned(),
+            Sets::ScopedBuckets | Sets::LeaderElection | Sets::Nothing(false) => "true".to_owned(),
             _ => String::new(),
         });
         let v = value.as_str();
@@ -353,6 +355,11 @@ pub fn read(d: Dialect, args: &[String]) -> Result<FlagSettings, BadFlag> {
             Sets::ObserveOnlyAbsent => {
                 s.observe_only_absent = parsed(flag, v, "poll or backoff")?;
             }
+            Sets::EventClient => s.event_client = parsed(flag, v, "shared or separate")?,
+            Sets::ReconcileRequests => {
+                s.reconcile_requests = parsed(flag, v, "honour or ignore")?;
+            }
+            Sets::LeaderElection => leader_election = parsed(flag, v, "true or false")?,
             Sets::Nothing(_) => {}
         }
     }
@@ -368,9 +375,16 @@ pub fn read(d: Dialect, args: &[String]) -> Result<FlagSettings, BadFlag> {
         })?;
     }
     let client = ClientLimits::limit_rest_config(s.max_reconcile_rate);
+    let limiters = match d {
+        Dialect::Loadtest => clients::of_event_client(client, s.event_client),
+        Dialect::CrossplaneRuntime | Dialect::Upjet => {
+            clients::per_rest_client(client, leader_election)
+        }
+    };
     Ok(FlagSettings {
         settings: s,
         client,
+        limiters,
     })
 }
 
@@ -401,7 +415,10 @@ pub fn write(d: Dialect, s: &Settings) -> Vec<(&'static str, String)> {
                 Sets::BackoffMax => go(s.failure_backoff().max),
                 Sets::ErrorRequeue => s.error_requeue.to_string(),
                 Sets::ObserveOnlyAbsent => s.observe_only_absent.to_string(),
-                Sets::Nothing(_) => return None,
+                Sets::EventClient => s.event_client.to_string(),
+                Sets::ReconcileRequests => s.reconcile_requests.to_string(),
+                // Not a setting: read from the command line only.
+                Sets::LeaderElection | Sets::Nothing(_) => return None,
             };
             Some((name, v))
         })
@@ -521,6 +538,54 @@ mod tests {
         let diffs = differ(Dialect::Loadtest, &d, &s);
         assert_eq!(diffs[0].flag, "max-reconcile-rate");
         assert_eq!((diffs[0].have.as_str(), diffs[0].want.as_str()), ("3", "7"));
+    }
+
+    #[test]
+    fn each_family_derives_its_client_limiters_from_the_command_line() {
+        let names = |d, a: &[&str]| clients::names(&read(d, &args(a)).unwrap().limiters);
+        assert_eq!(names(Dialect::CrossplaneRuntime, &[]), "manager, events");
+        assert_eq!(
+            names(Dialect::CrossplaneRuntime, &["-l"]),
+            "manager, events, leader-election"
+        );
+        assert_eq!(
+            names(
+                Dialect::Upjet,
+                &["--leader-election=true", "--no-leader-election"]
+            ),
+            "manager, events"
+        );
+        assert_eq!(names(Dialect::Loadtest, &[]), "shared");
+        assert_eq!(
+            names(Dialect::Loadtest, &["--event-client", "separate"]),
+            "controllers, events"
+        );
+        let r5 = read(Dialect::Upjet, &args(&["--max-reconcile-rate=5", "-l"])).unwrap();
+        assert!(r5.limiters.iter().all(|l| l.limits == r5.client));
+    }
+
+    #[test]
+    fn our_providers_event_client_and_reconcile_requests_are_read_and_written() {
+        let s = Settings::default()
+            .event_client(limiter::crossplane::EventClient::Separate)
+            .reconcile_requests(limiter::crossplane::ReconcileRequests::Ignore);
+        let written = write(Dialect::Loadtest, &s);
+        assert!(written.contains(&("event-client", "separate".to_owned())));
+        assert!(written.contains(&("reconcile-requests", "ignore".to_owned())));
+        let line: Vec<String> = written
+            .into_iter()
+            .map(|(f, v)| format!("--{f}={v}"))
+            .collect();
+        let back = read(Dialect::Loadtest, &line).unwrap().settings;
+        assert_eq!(
+            (back.event_client, back.reconcile_requests),
+            (s.event_client, s.reconcile_requests)
+        );
+        let diffs = differ(Dialect::Loadtest, &Settings::default(), &s);
+        let flags: Vec<&str> = diffs.iter().map(|d| d.flag).collect();
+        assert_eq!(flags, ["event-client", "reconcile-requests"]);
+        let e = read(Dialect::Loadtest, &args(&["--reconcile-requests=honor"])).unwrap_err();
+        assert!(e.to_string().ends_with("expected honour or ignore"), "{e}");
     }
 
     #[test]

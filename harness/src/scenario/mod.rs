@@ -3,6 +3,7 @@
 //! carries the file, line and column and says what was expected.
 
 mod apply;
+pub mod clients;
 mod error;
 mod faults;
 pub mod flags;

@@ -652,6 +652,9 @@ pub enum Action {
         rate: Option<f64>,
         /// Groups.
         groups: Vec<usize>,
+        /// How long after the first reconcile of a requested resource the phase waits for a
+        /// recorded token before it stops with a verdict (None: until its timeout).
+        handled_grace: Option<Duration>,
     },
     /// Spec update.
     Update {

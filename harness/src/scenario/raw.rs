@@ -170,6 +170,18 @@ pub struct RawProvider {
     #[serde(default)]
     #[schemars(with = "Option<ObserveOnlyAbsentName>")]
     pub observe_only_absent: Option<Spanned<ObserveOnlyAbsentName>>,
+    /// `--event-client`: `shared` (the default: one client limiter for every request) or
+    /// `separate` (Events through a client with a bucket of its own, as a controller-runtime
+    /// provider's; the API bound sums both, docs/budget.md §2.5).
+    #[serde(default)]
+    #[schemars(with = "Option<EventClientName>")]
+    pub event_client: Option<Spanned<EventClientName>>,
+    /// `--reconcile-requests`: `honour` (the default: the token of
+    /// `crossplane.io/reconcile-requested-at` is recorded in `status.lastHandledReconcileAt`)
+    /// or `ignore` (never recorded, as for a type without Get/SetLastHandledReconcileAt).
+    #[serde(default)]
+    #[schemars(with = "Option<ReconcileRequestsName>")]
+    pub reconcile_requests: Option<Spanned<ReconcileRequestsName>>,
 }
 
 /// The AWS SDK's retry mode (`provider::aws::connect::RetryMode`).
@@ -216,6 +228,26 @@ pub enum ObserveOnlyAbsentName {
     Poll,
     /// On the failure backoff (before #1088).
     Backoff,
+}
+
+/// Which client writes Events (`limiter::crossplane::EventClient`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventClientName {
+    /// The controllers' client.
+    Shared,
+    /// A client with a bucket of its own.
+    Separate,
+}
+
+/// Whether reconcile requests are tracked (`limiter::crossplane::ReconcileRequests`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReconcileRequestsName {
+    /// Recorded in `status.lastHandledReconcileAt`.
+    Honour,
+    /// Never recorded.
+    Ignore,
 }
 
 /// Prediction inputs (docs/budget.md §0) that are properties of the provider's code and the
@@ -798,6 +830,13 @@ pub struct RawPhase {
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
     pub timeout: Option<Spanned<String>>,
+    /// resync: how long after the provider has reconciled a resource it was asked to the
+    /// phase waits for the first token in `status.lastHandledReconcileAt` before it stops
+    /// with "this provider does not implement reconcile requests". Default `10s`; `0s`
+    /// waits for the timeout instead.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub handled_grace: Option<Spanned<String>>,
 }
 
 /// Phase actions.

@@ -10,6 +10,8 @@
 //! | `provider.pollInterval`, `provider.minPollInterval` | a Go duration (`30s`, `1m30s`) |
 //! | `provider.errorRequeue` | `backoff` or `immediate` |
 //! | `provider.observeOnlyAbsent` | `poll` or `backoff` |
+//! | `provider.eventClient` | `shared` or `separate` |
+//! | `provider.reconcileRequests` | `honour` or `ignore` |
 //! | `resources.NAME.count` | an integer, for the group named NAME |
 //! | `phases.NAME.duration`, `phases.NAME.timeout` | a Go duration, for the phase named NAME (`duration` where the action has one: hold, cloudOutage, cloudLatency) |
 //! | `assertions.CHECK.window` | a Go duration, the window of every assertion whose check is CHECK (`perResourceCalls`, `hotLoops`, `cloudCalls`, …): a scenario shortened with `phases.NAME.duration` keeps windows that fit in it |
@@ -35,6 +37,8 @@ pub const SETTABLE: &[&str] = &[
     "provider.backoffMax",
     "provider.errorRequeue",
     "provider.observeOnlyAbsent",
+    "provider.eventClient",
+    "provider.reconcileRequests",
     "resources.NAME.count",
     "phases.NAME.duration",
     "phases.NAME.timeout",

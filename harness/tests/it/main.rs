@@ -3,6 +3,7 @@
 mod aws;
 mod bins;
 mod cli;
+mod client_limiters;
 mod clock;
 mod cluster;
 mod compare;
@@ -13,6 +14,7 @@ mod fixture;
 mod kill;
 mod predict_json;
 mod process;
+mod reconcile_requests;
 mod reports;
 mod run;
 mod scenario_properties;

@@ -101,6 +101,8 @@ macro_rules! named {
     };
 }
 
+pub(super) use named;
+
 named!(ErrorRequeue, "error requeue", "backoff or immediate");
 named!(
     ObserveOnlyAbsent,

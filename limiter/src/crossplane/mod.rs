@@ -24,6 +24,8 @@
 //! | annotation floor | `--min-poll-interval` | 1s | 0 (none): upjet's template never calls `WithMinPollInterval` |
 //! | failure backoff | `--backoff-base`, `--backoff-max` | the model's: 1s doubling to 60s | SAP's flags of the same names; upjet's ProviderConfig `reconciliationPolicy.exponentialFailureRateLimiter.{baseDelay,maxDelay}` |
 //! | poll jitter | `--poll-jitter-percent`, `--poll-jitter-sizing` | 10 % of each resource's own interval | upjet: `--poll-jitter-percent 5 --poll-jitter-sizing poll-interval`, one absolute `j = Duration(float64(P) * 0.05)` for every resource |
+//! | API client limiters | `--event-client` | shared: one QPS 5R / burst 10R bucket for every request | controller-runtime providers: one bucket per REST client (the manager's, the event recorder's, leader election's), each 5R/10R |
+//! | reconcile requests | `--reconcile-requests` | honour: the token is recorded in `status.lastHandledReconcileAt` | only types that implement `Get/SetLastHandledReconcileAt`; provider-template's do not |
 //!
 //! ```
 //! use std::num::NonZeroU32;
@@ -42,6 +44,7 @@
 //! assert_eq!(upjet.global_budget(1), Some((100.0, 1000)));
 //! ```
 
+mod clients;
 mod error_paths;
 mod middleware;
 mod poll;
@@ -53,13 +56,16 @@ use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use clients::EventClient;
 pub use error_paths::{ErrorRequeue, ObserveOnlyAbsent, UnknownMode};
 pub use middleware::{GlobalRateLimited, MiddlewareStats};
 pub use poll::{
     EffectivePoll, Jitter, POLL_INTERVAL_ANNOTATION, PollAnnotationError, effective_poll_interval,
     jittered,
 };
-pub use request::{RECONCILE_REQUESTED_AT_ANNOTATION, pending_reconcile_request};
+pub use request::{
+    RECONCILE_REQUESTED_AT_ANNOTATION, ReconcileRequests, pending_reconcile_request,
+};
 pub use runtime::ProviderRuntime;
 
 use crate::clock::Clock;
@@ -279,6 +285,12 @@ pub struct Settings {
     /// `--observe-only-absent` (default poll, crossplane-runtime v2.4.0): how an observe-only
     /// resource whose cloud resource is absent requeues.
     pub observe_only_absent: ObserveOnlyAbsent,
+    /// `--event-client` (default shared): whether the event recorder has a client, and a
+    /// client-side limiter, of its own.
+    pub event_client: EventClient,
+    /// `--reconcile-requests` (default honour): whether `crossplane.io/reconcile-requested-at`
+    /// is announced and recorded in `status.lastHandledReconcileAt`.
+    pub reconcile_requests: ReconcileRequests,
 }
 
 impl Default for Settings {
@@ -326,7 +338,23 @@ impl Settings {
             backoff_max: None,
             error_requeue: ErrorRequeue::Backoff,
             observe_only_absent: ObserveOnlyAbsent::Poll,
+            event_client: EventClient::Shared,
+            reconcile_requests: ReconcileRequests::Honour,
         }
+    }
+
+    /// With an event client mode.
+    #[must_use]
+    pub fn event_client(mut self, mode: EventClient) -> Self {
+        self.event_client = mode;
+        self
+    }
+
+    /// With a reconcile-request mode.
+    #[must_use]
+    pub fn reconcile_requests(mut self, mode: ReconcileRequests) -> Self {
+        self.reconcile_requests = mode;
+        self
     }
 
     /// With an error requeue mode.
@@ -436,6 +464,17 @@ impl Settings {
         match self.model {
             RateLimitModel::ControllerRuntime => None,
             _ => Some(limit_rest_config(i64::from(self.rate()))),
+        }
+    }
+
+    /// The client-side limiters of the provider's Kubernetes requests, each with
+    /// [`Settings::api_client_limit`]: one shared by every request, or two with a separate
+    /// event client; none for the `controller-runtime` model.
+    #[must_use]
+    pub fn api_client_limiters(&self) -> usize {
+        match self.api_client_limit() {
+            Some(_) => self.event_client.limiters(),
+            None => 0,
         }
     }
 
@@ -582,6 +621,16 @@ mod tests {
             assert_eq!(m.as_str().parse::<RateLimitModel>(), Ok(m));
         }
         assert!("fast".parse::<RateLimitModel>().is_err());
+    }
+
+    #[test]
+    fn a_separate_event_client_is_a_second_limiter_unless_there_is_no_client_limit() {
+        let s = Settings::default();
+        assert_eq!(s.api_client_limiters(), 1);
+        let separate = s.event_client(EventClient::Separate);
+        assert_eq!(separate.api_client_limiters(), 2);
+        let unlimited = separate.model(RateLimitModel::ControllerRuntime);
+        assert_eq!(unlimited.api_client_limiters(), 0);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use kube::ResourceExt;
 use limiter::controller::{Action, ReconcileResult, Request};
 use limiter::crossplane::{
     ErrorRequeue, ObserveOnlyAbsent, POLL_INTERVAL_ANNOTATION, RECONCILE_REQUESTED_AT_ANNOTATION,
-    jittered, pending_reconcile_request,
+    jittered,
 };
 
 use super::ManagedReconciler;
@@ -32,14 +32,20 @@ impl<K: Managed> ManagedReconciler<K> {
         let Some(mr) = self.cache.get(&request.namespace, &request.name) else {
             return Ok(Action::done());
         };
-        let token = pending_reconcile_request(
-            mr.annotations()
-                .get(RECONCILE_REQUESTED_AT_ANNOTATION)
-                .map(String::as_str),
-            mr.managed_status()
-                .and_then(|s| s.last_handled_reconcile_at.as_deref()),
-        )
-        .map(str::to_owned);
+        // A type without Get/SetLastHandledReconcileAt (`--reconcile-requests=ignore`) never
+        // has a token to handle: no event, nothing recorded.
+        let token = self
+            .ctx
+            .settings
+            .reconcile_requests
+            .pending(
+                mr.annotations()
+                    .get(RECONCILE_REQUESTED_AT_ANNOTATION)
+                    .map(String::as_str),
+                mr.managed_status()
+                    .and_then(|s| s.last_handled_reconcile_at.as_deref()),
+            )
+            .map(str::to_owned);
         let mut pass = Pass {
             ctx: Arc::clone(&self.ctx),
             cache: Arc::clone(&self.cache),

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use kube::api::{Patch, PatchParams};
-use limiter::crossplane::Settings;
+use limiter::crossplane::{ReconcileRequests, Settings};
 use mock_cloud::Action;
 use provider::crd::{Bucket, Managed};
 use serde_json::json;
@@ -148,5 +148,45 @@ async fn each_new_reconcile_request_token_triggers_one_reconcile_and_the_same_to
         .filter(|r| r == "ReconcileRequestHandled")
         .count();
     assert!(handled >= 1, "ReconcileRequestHandled was not recorded");
+    stack.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_ignored_reconcile_request_still_brings_one_reconcile_but_records_nothing() {
+    let settings = Settings::default().reconcile_requests(ReconcileRequests::Ignore);
+    let mut stack = Stack::new(settings, open_cloud()).await;
+    stack.start();
+    stack.create(&bucket("b")).await;
+    assert!(
+        eventually(
+            Duration::from_secs(10),
+            Duration::from_millis(100),
+            || async { stack.get::<Bucket>("b").await.is_some_and(|b| is_ready(&b)) }
+        )
+        .await
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = stack.calls(Action::Get, "b").len();
+    let patch = json!({"metadata": {"annotations": {REQUESTED: "t1"}}});
+    stack
+        .api::<Bucket>()
+        .patch("b", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    // The annotation's change passes the event filter, as in crossplane-runtime for a type
+    // without Get/SetLastHandledReconcileAt: one reconcile on the normal path.
+    assert_eq!(stack.calls(Action::Get, "b").len(), before + 1);
+    let status = stack.get::<Bucket>("b").await.unwrap();
+    assert_eq!(
+        status.managed_status().unwrap().last_handled_reconcile_at,
+        None
+    );
+    assert!(
+        !stack
+            .event_reasons("b")
+            .await
+            .contains(&"ReconcileRequestHandled".to_owned())
+    );
     stack.stop().await;
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::{Api, PostParams};
-use limiter::crossplane::Settings;
+use limiter::crossplane::{EventClient, Settings};
 use provider::crd::{Bucket, Database, Record};
-use provider::kube_client::{KubeStackLayer, from_kubeconfig};
+use provider::kube_client::{KubeStackLayer, clients_from_kubeconfig};
 use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -58,14 +58,22 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
     let kubeconfig = dir.join("kubeconfig");
     mock_apiserver::write_kubeconfig(&kubeconfig, &api_url).unwrap();
 
-    let settings = Settings::default().poll_interval(Duration::from_secs(1));
+    // Events through a client of their own, as a controller-runtime provider writes them.
+    let settings = Settings::default()
+        .poll_interval(Duration::from_secs(1))
+        .event_client(EventClient::Separate);
     let metrics = Arc::new(ProviderMetrics::new());
     let layer = KubeStackLayer::new(&settings, metrics.kube_requests().clone());
-    let kube = from_kubeconfig(Some(&kubeconfig), &layer).await.unwrap();
+    let clients = clients_from_kubeconfig(Some(&kubeconfig), &layer)
+        .await
+        .unwrap();
+    assert!(clients.events.is_some());
+    let kube = clients.main;
     let test_client = kube.clone();
     let options = ProviderOptions {
         settings,
         kube,
+        event_kube: clients.events,
         cloud: CloudClient::http(&cloud_url).with_requests(metrics.cloud_requests().clone()),
         namespace: Some("default".into()),
         // Credentials read from one namespace, as ci/manifests deploys the provider.
@@ -137,7 +145,7 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
         "workqueue_depth{name=\"managed/bucket.mockcloud.example.org\"}",
         "limiter_reservations_total",
         "limiter_early_runs_total",
-        "provider_settings{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",poll_interval=\"1s\",poll_jitter_percent=\"10\",poll_jitter_sizing=\"per-resource\",min_poll_interval=\"1s\",scoped_buckets=\"false\",backoff_base=\"1s\",backoff_max=\"1m0s\",error_requeue=\"backoff\",observe_only_absent=\"poll\"} 1",
+        "provider_settings{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",poll_interval=\"1s\",poll_jitter_percent=\"10\",poll_jitter_sizing=\"per-resource\",min_poll_interval=\"1s\",scoped_buckets=\"false\",backoff_base=\"1s\",backoff_max=\"1m0s\",error_requeue=\"backoff\",observe_only_absent=\"poll\",event_client=\"separate\",reconcile_requests=\"honour\"} 1",
     ] {
         assert!(text.contains(name), "/metrics lacks {name}:\n{text}");
     }

@@ -61,6 +61,9 @@ pub fn plan(s: &Scenario) -> Plan {
     let k = kinds(s).len() as u32;
     let all = vec![true; s.groups.len()];
     let mut base = Params::new(&s.settings, k, scopes_in_use(s, &all), &s.prediction);
+    if let Some(profile) = &s.profile {
+        base.client_limiters.clone_from(&profile.client_limiters);
+    }
     (base.c_max, base.c_poll) = calls_in_use(s, &all);
     if s.retries_possible() {
         base.attempts = f64::from(s.prediction.sdk_attempts.max(1));

@@ -26,6 +26,18 @@ pub struct FakeCloud {
     pub calls: Arc<Mutex<Vec<mock_cloud::Call>>>,
 }
 
+impl FakeCloud {
+    /// A cloud with no faults and no calls, on `clock`.
+    pub fn new(clock: RunClock) -> FakeCloud {
+        FakeCloud {
+            clock,
+            faults: Mutex::new(Faults::none()),
+            changes: Mutex::default(),
+            calls: Arc::default(),
+        }
+    }
+}
+
 impl CloudControl for FakeCloud {
     fn epoch(&self) -> Epoch {
         Epoch::RUN
@@ -93,12 +105,7 @@ impl Target for FakeTarget {
             clock,
             apiserver,
             client,
-            cloud: FakeCloud {
-                clock,
-                faults: Mutex::new(Faults::none()),
-                changes: Mutex::default(),
-                calls: Arc::default(),
-            },
+            cloud: FakeCloud::new(clock),
             restarts: Vec::new(),
             kills: Mutex::default(),
         })

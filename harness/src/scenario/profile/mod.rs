@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use limiter::crossplane::Settings;
 
+use super::clients::ClientLimiter;
 use super::flags::{ClientLimits, Dialect};
 use super::kinds::ApiKind;
 
@@ -25,6 +26,8 @@ pub struct Profile {
     pub settings: Settings,
     /// The API client's QPS and burst.
     pub client: ClientLimits,
+    /// The client-side limiters of its API requests (docs/budget.md §2.5).
+    pub client_limiters: Vec<ClientLimiter>,
     /// Every kind the scenario may name.
     pub kinds: Vec<ApiKind>,
     /// How the `process` target starts the provider.

@@ -140,6 +140,31 @@ pub struct RawProfileSettings {
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub client_burst: Option<Spanned<f64>>,
+    /// The client-side limiters of the provider's API requests: one per REST client with a
+    /// bucket of its own (docs/budget.md §2.5). Default: what `flags` derives
+    /// (`crossplane-runtime`, `upjet`: `manager`, `events`, and `leader-election` with
+    /// `--leader-election`; `loadtest` takes them from `--event-client` and refuses this
+    /// field); without `flags`, `manager` and `events`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<RawClientLimiter>>")]
+    pub client_limiters: Option<Spanned<Vec<RawClientLimiter>>>,
+}
+
+/// One client-side limiter: a REST client's bucket.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawClientLimiter {
+    /// The client it limits, unique: `manager`, `events`, `leader-election`, or any name.
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// Its QPS (default `clientQps`).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub qps: Option<Spanned<f64>>,
+    /// Its burst (default `clientBurst`).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub burst: Option<Spanned<f64>>,
 }
 
 /// A kind the provider serves.

@@ -15,13 +15,18 @@ use crate::scenario::raw::{ActionName, RawPhase, Until};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How long a resync phase waits for the first recorded token after the provider has
+/// reconciled a resource it asked for, by default.
+pub const DEFAULT_HANDLED_GRACE: Duration = Duration::from_secs(10);
+
 /// The window a kill phase's kills fall in when it gives no `duration`.
 pub const DEFAULT_KILL_WINDOW: Duration = Duration::from_secs(60);
 
 /// Which optional phase fields an action takes.
 fn allowed(action: ActionName) -> &'static [&'static str] {
     match action {
-        ActionName::Create | ActionName::Resync | ActionName::Delete => &["rate", "groups"],
+        ActionName::Create | ActionName::Delete => &["rate", "groups"],
+        ActionName::Resync => &["rate", "groups", "handledGrace"],
         ActionName::Update => &["rate", "groups", "spec"],
         ActionName::Hold => &["duration"],
         ActionName::CloudOutage => &["duration", "status"],
@@ -78,7 +83,7 @@ fn phase(
     c.unique(names, &p.name, "phase");
     let a = p.action.value;
     let ok = allowed(a);
-    let present: [(&str, Option<Pos>); 10] = [
+    let present: [(&str, Option<Pos>); 11] = [
         ("rate", p.rate.as_ref().map(pos)),
         ("groups", p.groups.as_ref().and_then(|g| g.first()).map(pos)),
         ("duration", p.duration.as_ref().map(pos)),
@@ -89,6 +94,7 @@ fn phase(
         ("count", p.count.as_ref().map(pos)),
         ("faults", p.faults.as_ref().map(pos)),
         ("drift", p.drift.as_ref().map(|d| pos(&d.percent))),
+        ("handledGrace", p.handled_grace.as_ref().map(pos)),
     ];
     for (field, at) in present {
         if let Some(at) = at
@@ -140,10 +146,20 @@ fn phase(
             rate,
             groups: group_ids,
         },
-        ActionName::Resync => Action::Resync {
-            rate,
-            groups: group_ids,
-        },
+        ActionName::Resync => {
+            // 0s turns the early verdict off.
+            let grace = match &p.handled_grace {
+                Some(g) => c
+                    .duration(g, "handledGrace")
+                    .unwrap_or(DEFAULT_HANDLED_GRACE),
+                None => DEFAULT_HANDLED_GRACE,
+            };
+            Action::Resync {
+                rate,
+                groups: group_ids,
+                handled_grace: (!grace.is_zero()).then_some(grace),
+            }
+        }
         ActionName::Delete => Action::Delete {
             rate,
             groups: group_ids,

@@ -8,8 +8,9 @@ use limiter::crossplane::{JitterSizing, RateLimitModel, Settings};
 
 use super::checker::Checker;
 use super::pos;
+use crate::scenario::clients::{self, ClientLimiter};
 use crate::scenario::error::{Pos, Problem};
-use crate::scenario::flags::{self, ClientLimits, FlagSettings};
+use crate::scenario::flags::{self, ClientLimits, Dialect, FlagSettings};
 use crate::scenario::kinds::ApiKind;
 use crate::scenario::profile::raw::{RawProfile, RawProfileSettings, ScopeName};
 use crate::scenario::profile::{ProcessCommand, Profile};
@@ -74,6 +75,7 @@ pub(crate) fn profile(
     }
     let has_flags = raw.flags.is_some();
     let (settings, client) = settings(&mut c, &raw.settings, from_flags.as_ref(), has_flags, at);
+    let client_limiters = client_limiters(&mut c, &raw.settings, from_flags.as_ref(), client);
     let kinds = raw
         .kinds
         .iter()
@@ -138,10 +140,88 @@ pub(crate) fn profile(
         flags: from_flags.map(|(d, ..)| d),
         settings,
         client,
+        client_limiters,
         kinds,
         process,
         calibration: Vec::new(),
     })
+}
+
+/// The client-side limiters: the profile's list (each limiter's QPS and burst defaulting to
+/// `client`), else what the command line's family derives, else a controller-runtime
+/// provider's manager and events. Our provider's family takes them from `--event-client`
+/// and refuses a list.
+fn client_limiters(
+    c: &mut Checker,
+    raw: &RawProfileSettings,
+    from_flags: Option<&(Dialect, FlagSettings, Pos)>,
+    client: ClientLimits,
+) -> Vec<ClientLimiter> {
+    let derived = || match from_flags {
+        Some((_, fs, _)) => fs
+            .limiters
+            .iter()
+            .map(|l| ClientLimiter::new(&l.name, client))
+            .collect(),
+        None => clients::per_rest_client(client, false),
+    };
+    let Some(list) = &raw.client_limiters else {
+        return derived();
+    };
+    if let Some((Dialect::Loadtest, fs, _)) = from_flags {
+        c.err(
+            pos(list),
+            format!(
+                "clientLimiters is given by the command line's --event-client={} ({}), expected no clientLimiters with `flags: loadtest`",
+                fs.settings.event_client,
+                clients::names(&fs.limiters)
+            ),
+        );
+        return derived();
+    }
+    if list.value.is_empty() {
+        c.err(
+            pos(list),
+            "clientLimiters is empty, expected at least one limiter such as {name: manager}",
+        );
+        return derived();
+    }
+    let mut names = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for l in &list.value {
+        if l.name.value.is_empty() {
+            c.err(
+                pos(&l.name),
+                "a client limiter's name is empty, expected one such as manager",
+            );
+        } else if !names.insert(l.name.value.as_str()) {
+            c.err(
+                pos(&l.name),
+                format!(
+                    "client limiter {:?} is named twice, expected each REST client once",
+                    l.name.value
+                ),
+            );
+        }
+        let mut limits = client;
+        for (v, what, slot) in [
+            (&l.qps, "qps", &mut limits.qps),
+            (&l.burst, "burst", &mut limits.burst),
+        ] {
+            if let Some(v) = v {
+                if v.value.is_finite() && v.value > 0.0 {
+                    *slot = v.value;
+                } else {
+                    c.err(
+                        pos(v),
+                        format!("{what} {} is not a number > 0, expected one", v.value),
+                    );
+                }
+            }
+        }
+        out.push(ClientLimiter::new(&l.name.value, limits));
+    }
+    out
 }
 
 /// The settings: each written-out value, else the command line's; without a command line,

@@ -4,15 +4,16 @@
 use std::num::NonZeroU32;
 
 use limiter::crossplane::{
-    ErrorRequeue, JitterSizing, ObserveOnlyAbsent, RateLimitModel, Settings,
+    ErrorRequeue, EventClient, JitterSizing, ObserveOnlyAbsent, RateLimitModel, ReconcileRequests,
+    Settings,
 };
 
 use super::checker::Checker;
 use super::pos;
 use crate::scenario::model::{ApiCosts, PredictionInputs};
 use crate::scenario::raw::{
-    ErrorRequeueName, JitterSizingName, ModelName, ObserveOnlyAbsentName, RawPrediction,
-    RawProvider,
+    ErrorRequeueName, EventClientName, JitterSizingName, ModelName, ObserveOnlyAbsentName,
+    RawPrediction, RawProvider, ReconcileRequestsName,
 };
 
 pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
@@ -75,6 +76,18 @@ pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
             ObserveOnlyAbsentName::Backoff => ObserveOnlyAbsent::Backoff,
         };
     }
+    if let Some(m) = &raw.event_client {
+        s.event_client = match m.value {
+            EventClientName::Shared => EventClient::Shared,
+            EventClientName::Separate => EventClient::Separate,
+        };
+    }
+    if let Some(m) = &raw.reconcile_requests {
+        s.reconcile_requests = match m.value {
+            ReconcileRequestsName::Honour => ReconcileRequests::Honour,
+            ReconcileRequestsName::Ignore => ReconcileRequests::Ignore,
+        };
+    }
     if let Some(b) = &raw.backoff_base {
         s.backoff_base = c.positive_duration(b, "backoffBase");
     }
@@ -118,6 +131,8 @@ pub(super) fn first_set(raw: &RawProvider) -> Option<crate::scenario::error::Pos
     at.extend(raw.aws_retry_mode.as_ref().map(pos));
     at.extend(raw.credential_cache.as_ref().map(pos));
     at.extend(raw.observe_only_absent.as_ref().map(pos));
+    at.extend(raw.event_client.as_ref().map(pos));
+    at.extend(raw.reconcile_requests.as_ref().map(pos));
     at.into_iter().min_by_key(|p| (p.source, p.line, p.column))
 }
 
