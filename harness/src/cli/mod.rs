@@ -68,8 +68,10 @@ pub enum Command {
         /// provider.pollInterval, provider.pollJitterPercent, provider.minPollInterval,
         /// provider.pollJitterSizing, provider.scopedBuckets, provider.backoffBase,
         /// provider.backoffMax, provider.errorRequeue, provider.observeOnlyAbsent,
-        /// resources.NAME.count, phases.NAME.duration, phases.NAME.timeout,
-        /// assertions.CHECK.window (every assertion of that check), seed, time.
+        /// provider.eventClient, provider.reconcileRequests, resources.NAME.count,
+        /// phases.NAME.duration, phases.NAME.timeout, assertions.CHECK.window (every
+        /// assertion of that check), profile.file (another profile file, relative to the
+        /// scenario: the same workload with another provider version), seed, time.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<scenario::Set>,
         /// Run in virtual time: the embedded stack on tokio's paused clock, which jumps to

@@ -50,6 +50,18 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         "provider.observeOnlyAbsent" => p.observe_only_absent = Some(value(set, index)?),
         "provider.eventClient" => p.event_client = Some(value(set, index)?),
         "provider.reconcileRequests" => p.reconcile_requests = Some(value(set, index)?),
+        "profile.file" => {
+            let file: Spanned<String> = value(set, index)?;
+            let at = file.referenced;
+            raw.profile = Some(Spanned::new(
+                super::profile::raw::RawProfile {
+                    file: Some(file),
+                    ..Default::default()
+                },
+                at,
+                at,
+            ));
+        }
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
         "time" => raw.time = Some(value(set, index)?),
         path if path.starts_with("assertions.") => {

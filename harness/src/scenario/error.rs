@@ -69,8 +69,10 @@ impl Problem {
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     /// The file could not be read.
-    #[error("cannot read scenario {file}")]
+    #[error("cannot read {what} {file}")]
     Read {
+        /// What the file is: `scenario`, `profile`, `calibration file`.
+        what: &'static str,
         /// The path as given.
         file: String,
         /// Why.

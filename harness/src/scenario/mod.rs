@@ -119,6 +119,7 @@ fn profile_of(
     let path = dir.join(&name.value);
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(&path).map_err(|source| ScenarioError::Read {
+        what: "profile",
         file: shown.clone(),
         source,
     })?;
@@ -165,6 +166,7 @@ fn calibration_of(
         }
         Err(source) => {
             return Err(ScenarioError::Read {
+                what: "calibration file",
                 file: shown,
                 source,
             });
@@ -198,6 +200,7 @@ pub fn load_for_calibration(
 ) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        what: "scenario",
         file: file.clone(),
         source,
     })?;
@@ -211,6 +214,7 @@ pub fn load_for_calibration(
 pub fn load_with(path: &std::path::Path, sets: &[Set]) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        what: "scenario",
         file: file.clone(),
         source,
     })?;

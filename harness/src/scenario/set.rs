@@ -43,6 +43,7 @@ pub const SETTABLE: &[&str] = &[
     "phases.NAME.duration",
     "phases.NAME.timeout",
     "assertions.CHECK.window",
+    "profile.file",
     "seed",
     "time",
 ];

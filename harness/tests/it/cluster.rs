@@ -546,8 +546,9 @@ fn drift_loop_yaml_passes_in_cluster_mode_shortened_to_seconds() {
     let (result, _) = run_shipped("drift-loop.yaml", &sets);
     let cost = share_cost(&result, "bucket/drift");
     assert_eq!(cost["resources"], 1, "{cost}");
+    // A 20 s hold of 5 s polls (± 10 % jitter, plus the reconcile) holds 3 or 4 of them.
     assert!(
-        calls(&result, "hold", "update") >= 4,
+        calls(&result, "hold", "update") >= 3,
         "an update every poll"
     );
 }
