@@ -334,7 +334,13 @@ impl Provider {
         kinds.start::<Database>(cloud.clone());
         kinds.start::<Record>(cloud);
         #[cfg(feature = "aws")]
-        crate::aws::controllers::start(&mut kinds, aws_caches, secrets, &options.aws);
+        crate::aws::controllers::start(
+            &mut kinds,
+            aws_caches,
+            secrets,
+            &options.aws,
+            options.metrics.cloud_requests().clone(),
+        );
         drop(ctx);
         options.metrics.set_runtime(RuntimeState {
             controllers: Arc::clone(&controllers),
