@@ -82,13 +82,15 @@ impl Reconciles {
     }
 }
 
-/// The running controllers of a provider, shared with the metrics collector.
+/// The running controllers of a provider.
 pub type Controllers = Arc<Mutex<Vec<Controller<Request>>>>;
 
 /// What the collector reads at each scrape; replaced when the provider (re)starts.
 #[derive(Default)]
 pub(crate) struct RuntimeState {
-    pub(crate) controllers: Controllers,
+    /// Each controller's name and counters, exported after it stops too (until the next
+    /// start replaces them), as controller-runtime's counters outlive its controllers.
+    pub(crate) controllers: Vec<(String, Arc<limiter::controller::ControllerStats>)>,
     pub(crate) queues: Vec<(String, Arc<QueueMetrics<Request>>)>,
     pub(crate) middleware: Option<Arc<MiddlewareStats>>,
     pub(crate) events: Option<Arc<EventCounters>>,
@@ -143,7 +145,8 @@ impl std::fmt::Debug for RuntimeCollector {
 }
 
 /// Every metric of a provider. Keep one across restarts of an in-process provider to keep
-/// its counters; the runtime ones (queues, controllers, limiter) restart from zero.
+/// its counters; the runtime ones (queues, controllers, limiter) restart from zero with each
+/// start, and a stopped provider's stay readable until the next start replaces them.
 pub struct ProviderMetrics {
     registry: Registry,
     reconciles: Reconciles,
@@ -395,13 +398,12 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
             &gauge(&|s| s.longest_running.as_secs_f64()),
         )?;
 
-        let controllers = state.controllers.lock().unwrap_or_else(|e| e.into_inner());
         let mut results = Vec::new();
         let (mut errors, mut terminal, mut active) = (Vec::new(), Vec::new(), Vec::new());
-        for c in controllers.iter() {
-            let s = c.stats();
+        for (name, stats) in &state.controllers {
+            let s = stats.snapshot();
             let controller = || ControllerLabel {
-                controller: c.name().to_owned(),
+                controller: name.clone(),
             };
             // controller-runtime's `result` values: a terminal error is an `error` there too.
             for (result, n) in [
@@ -411,7 +413,7 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
                 ("requeue_after", s.requeue_after),
             ] {
                 let labels = ResultLabels {
-                    controller: c.name().to_owned(),
+                    controller: name.clone(),
                     result: result.to_owned(),
                 };
                 results.push((labels, ConstCounter::new(n)));
@@ -420,7 +422,6 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
             terminal.push((controller(), ConstCounter::new(s.terminal_error)));
             active.push((controller(), ConstGauge::new(s.active_workers as i64)));
         }
-        drop(controllers);
         family(
             &mut encoder,
             "controller_runtime_reconcile",
