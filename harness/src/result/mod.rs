@@ -11,6 +11,7 @@ mod kills;
 mod memory_verdict;
 mod model;
 mod observe;
+pub mod provider_check;
 pub mod retry_after;
 
 pub use evaluate::evaluate;

@@ -431,6 +431,30 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
         })
         .unwrap_or_else(|| panic!("the buckets' concurrency: {provider_check}"));
     assert!(buckets["busy_s"].as_f64().unwrap_or(0.0) > 0.0, "{buckets}");
+    // controller-runtime's and client-go's names, scraped and summed across the restart.
+    let controller = provider_check["controllers"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["controller"] == "managed/bucket.mockcloud.example.org")
+        })
+        .unwrap_or_else(|| panic!("the buckets' controller: {provider_check}"));
+    let reconciles: u64 = controller["reconciles"]
+        .as_object()
+        .map(|r| r.values().filter_map(serde_json::Value::as_u64).sum())
+        .unwrap_or(0);
+    assert!(reconciles >= 20, "{controller}");
+    assert!(
+        controller["queue_adds"].as_u64().unwrap_or(0) >= 20,
+        "{controller}"
+    );
+    assert!(
+        provider_check["api_requests"]["provider"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "rest_client_requests_total: {provider_check}"
+    );
     // The run deleted what it created: the buckets (their finalizers released by the
     // provider), then the namespace, the Secret and the ProviderConfig.
     assert!(!cluster.secret_exists("mock-cloud-team-a"));

@@ -1,10 +1,13 @@
 //! A synthetic run of scenarios/smoke.yaml: deterministic observations shaped like a real one
 //! (a paced creation wave, polls with jitter, a re-sync wave, deletes), for the reports.
 
+use std::collections::BTreeMap;
+
 use harness::measure::{CloudResource, CustomResource};
+use harness::result::provider_check::{ControllerMetrics, RestRequests};
 use harness::result::{
-    ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ResourceTimes, RunInfo, Signal,
-    StopCause, Stopped,
+    ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,
+    RunInfo, Signal, StopCause, Stopped,
 };
 
 const S: u64 = 1_000_000;
@@ -31,6 +34,38 @@ fn call(at_us: u64, action: CallAction, name: &str, throttled: bool) -> CloudCal
         status: if throttled { 429 } else { 200 },
         throttled,
         retry_not_before_us: None,
+    }
+}
+
+/// What a provider built on controller-runtime exports of the names the harness reads: the
+/// standard ones only (no cloud-call counter, no limiter counters).
+fn standard_metrics(api_requests: u64) -> ProviderMetrics {
+    let rest = |code: &str, method: &str, count| RestRequests {
+        code: code.into(),
+        method: method.into(),
+        host: "10.96.0.1:443".into(),
+        count,
+    };
+    ProviderMetrics {
+        busy_s: BTreeMap::from([("managed/bucket.mockcloud.example.org".into(), 12.5)]),
+        controllers: vec![ControllerMetrics {
+            controller: "managed/bucket.mockcloud.example.org".into(),
+            reconciles: BTreeMap::from([
+                ("error".into(), 2),
+                ("requeue".into(), 0),
+                ("requeue_after".into(), 410),
+                ("success".into(), 100),
+            ]),
+            reconcile_errors: Some(2),
+            queue_adds: Some(530),
+            queue_depth_max: Some(48.0),
+        }],
+        rest_requests: Some(vec![
+            rest("200", "PUT", api_requests - 500 - 3),
+            rest("200", "PATCH", 500),
+            rest("409", "PUT", 3),
+        ]),
+        ..ProviderMetrics::default()
     }
 }
 
@@ -116,6 +151,7 @@ pub fn smoke_observations() -> Observations {
     let end = delete_start + 11 * S;
     calls.sort_by_key(|c| c.at_us);
     api.sort_by_key(|a| a.at_us);
+    let api_count = api.len() as u64;
     Observations {
         duration_us: end,
         phases: vec![
@@ -154,7 +190,7 @@ pub fn smoke_observations() -> Observations {
             owner: None,
         }],
         custom_resources: Vec::<CustomResource>::new(),
-        provider_metrics: None,
+        provider_metrics: Some(standard_metrics(api_count)),
         run: RunInfo {
             harness: env!("CARGO_PKG_VERSION").to_owned(),
             api_requests_measured_by:

@@ -52,8 +52,39 @@ async fn a_small_scenario_runs_end_to_end_and_every_write_reaches_the_cloud_once
         .provider
         .as_ref()
         .expect("embedded runs read the provider's metrics");
-    assert!(check.agrees(), "{}", check.summary());
+    assert_eq!(check.agrees(), Some(true), "{}", check.summary());
     assert!(check.journal_cloud_calls > 0);
+    // The names every controller-runtime provider exports, read in process after the run
+    // stopped the provider: reconciles by result, errors, work-queue adds per controller,
+    // and the provider's count of its API requests beside the API server's.
+    let buckets = check
+        .controllers
+        .iter()
+        .find(|c| c.controller == "managed/bucket.mockcloud.example.org")
+        .unwrap_or_else(|| panic!("{:#?}", check.controllers));
+    let reconciles = buckets.reconciles_total().expect("exported");
+    assert!(reconciles >= 12, "{buckets:?}");
+    assert!(
+        buckets
+            .reconciles
+            .keys()
+            .all(|r| ["success", "error", "requeue", "requeue_after"].contains(&r.as_str())),
+        "controller-runtime's result values: {buckets:?}"
+    );
+    assert_eq!(buckets.reconcile_errors, Some(0), "{buckets:?}");
+    assert!(
+        buckets.queue_adds.is_some_and(|a| a >= reconciles),
+        "{buckets:?}"
+    );
+    let api = check
+        .api_requests
+        .as_ref()
+        .expect("rest_client_requests_total");
+    assert!(
+        api.provider > 0 && api.by.iter().all(|r| r.host == "in-process"),
+        "{api:?}"
+    );
+    assert_eq!(api.provider, api.api_server, "{}", check.api_summary());
     // Each controller's realised concurrency, from its time spent reconciling: within its
     // workers, and busy where there was work.
     // The sample kinds' three controllers, and the AWS flavour's when it is built in.
