@@ -245,11 +245,12 @@ command:
   - {}
   - --kubeconfig={{{{kubeconfig}}}}
   - --cloud-endpoint={{{{cloudUrl}}}}
-  - --metrics-addr=127.0.0.1:0
+  - --metrics-addr=127.0.0.1:{{{{metricsPort}}}}
   - --shutdown-timeout=5s
   - --max-reconcile-rate=10
   - --rate-limit-model=crossplane
   - --poll-interval=5s
+metricsUrl: http://127.0.0.1:{{{{metricsPort}}}}/metrics
 crds: [crds.yaml]
 kinds:
   - {{apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, scope: Namespaced}}
@@ -275,7 +276,50 @@ assertions:
 ";
     let result = run_process(&dir, scenario, &profile);
     check_process_result(&result, &dir);
+    // Its metrics, scraped across the restart: the standard names per controller, its
+    // count of API requests, and its own cloud-call counter (the calls of its drain after
+    // the last scrape before SIGTERM are not in it).
+    let provider = &result["provider"];
+    let controller = provider["controllers"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["controller"] == "managed/bucket.mockcloud.example.org")
+        })
+        .unwrap_or_else(|| panic!("the buckets' controller: {provider}"));
+    assert!(
+        controller["queue_adds"].as_u64().unwrap_or(0) >= 20,
+        "{controller}"
+    );
+    assert!(
+        provider["api_requests"]["provider"].as_u64().unwrap_or(0) > 0,
+        "{provider}"
+    );
+    let own = provider["provider_cloud_calls"].as_u64().expect("exported");
+    let journal = provider["journal_cloud_calls"].as_u64().unwrap();
+    assert!(own > 0 && own <= journal, "{provider}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_profiles_metrics_url_must_be_http_and_beside_a_command() {
+    let kinds = "  kinds: [{apiVersion: example.org/v1, kind: Widget, scope: Cluster}]\n";
+    let e = err(&format!(
+        "{HEAD}profile:\n  flags: loadtest\n  command: [provider]\n  metricsUrl: 'https://p:{{{{metricsPort}}}}/metrics'\n{kinds}{BODY}"
+    ));
+    assert!(
+        e.starts_with(
+            "t.yaml:6:15: metricsUrl \"https://p:{{metricsPort}}/metrics\" is not an http:// URL"
+        ),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{HEAD}profile:\n  flags: loadtest\n  args: []\n  metricsUrl: http://127.0.0.1:8080/metrics\n{kinds}{BODY}"
+    ));
+    assert!(
+        e.starts_with("t.yaml:6:15: metricsUrl is for the process target"),
+        "{e}"
+    );
 }
 
 #[cfg(feature = "aws")]
@@ -290,7 +334,7 @@ fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets
 command:
   - {}
   - --kubeconfig={{{{kubeconfig}}}}
-  - --metrics-addr=127.0.0.1:0
+  - --metrics-addr=127.0.0.1:{{{{metricsPort}}}}
   - --shutdown-timeout=5s
   - --max-reconcile-rate=5
   - --poll-interval=10s
@@ -299,6 +343,7 @@ command:
   - --min-poll-interval=0s
   - --scoped-buckets
   - --credential-cache=none
+metricsUrl: http://127.0.0.1:{{{{metricsPort}}}}/metrics
 crds: [crds.yaml]
 kinds:
   - {{apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, scope: Namespaced}}

@@ -75,6 +75,8 @@ struct TallyState {
     last: Readings,
     total: Readings,
     failures: u64,
+    /// The provider is gone for good: no more scrapes.
+    closed: bool,
 }
 
 /// The provider's counters, summed over scrapes.
@@ -120,6 +122,9 @@ impl Tally {
 
     /// Scrapes once more and adds what grew.
     pub async fn scrape(&self) {
+        if self.state.lock().unwrap_or_else(|e| e.into_inner()).closed {
+            return;
+        }
         let text = self.remote.get_text(&self.path).await;
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let Ok(text) = text else {
@@ -128,6 +133,13 @@ impl Tally {
         };
         let TallyState { last, total, .. } = &mut *s;
         add(last, total, parse(&text));
+    }
+
+    /// Scrapes a last time, before the provider stops for good (a process the run owns);
+    /// later scrapes do nothing.
+    pub async fn last_scrape(&self) {
+        self.scrape().await;
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
     }
 
     fn report(&self) -> ProviderReport {
