@@ -27,6 +27,7 @@ pub fn html(r: &RunResult) -> String {
         esc(&r.scenario.name)
     );
     header(&mut o, r);
+    listing(&mut o, "Still waiting for", &super::waiting_lines(r));
     assertions(&mut o, r);
     listing(&mut o, "Kills", &super::chaos::kill_lines(r));
     listing(&mut o, "Memory", &super::chaos::memory_lines(r));

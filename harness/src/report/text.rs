@@ -129,6 +129,9 @@ fn controllers(out: &mut String, rows: &[[String; 9]]) {
 pub fn assertion_table(r: &RunResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", r.scenario.name, r.headline());
+    for (i, l) in super::waiting_lines(r).iter().enumerate() {
+        let _ = writeln!(out, "{}{l}", if i == 0 { "" } else { "  " });
+    }
     let _ = writeln!(out, "{}", time_summary(r));
     let w = r
         .verdicts

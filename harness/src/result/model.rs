@@ -301,6 +301,9 @@ pub struct Stopped {
     pub phase: String,
     /// Why.
     pub cause: StopCause,
+    /// A phase that timed out: the resources it was still waiting for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<super::waiting::Waiting>,
 }
 
 impl Stopped {

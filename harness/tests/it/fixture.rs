@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use harness::measure::{CloudResource, CustomResource};
 use harness::result::provider_check::{ControllerMetrics, RestRequests};
+use harness::result::waiting::{Condition, Pending, Waiting};
 use harness::result::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,
     RunInfo, Signal, StopCause, Stopped,
@@ -226,6 +227,63 @@ pub fn interrupted_observations() -> Observations {
     obs.stopped = Some(Stopped {
         phase: "hold".into(),
         cause: StopCause::Interrupted(Signal::Sigterm),
+        waiting: None,
+    });
+    obs
+}
+
+/// The smoke run whose create timed out: its last 12 buckets never became Ready (their
+/// ProviderConfig cannot be found; the last one was never reconciled), so hold, resync and
+/// delete never ran.
+pub fn timed_out_observations() -> Observations {
+    let mut obs = smoke_observations();
+    let end = obs.phases[0].end_us;
+    obs.phases.truncate(1);
+    obs.phases[0].completed = false;
+    obs.cloud_calls.retain(|c| c.at_us <= end);
+    obs.api_requests.retain(|a| a.at_us <= end);
+    obs.duration_us = end;
+    for (i, r) in obs.resources.iter_mut().enumerate() {
+        if i >= 88 {
+            r.ready_us = None;
+        }
+        r.deleted_us = None;
+        r.gone_us = None;
+    }
+    let condition = |kind: &str, reason: &str, message: &str| Condition {
+        kind: kind.into(),
+        status: "False".into(),
+        reason: reason.into(),
+        message: message.into(),
+    };
+    let first = (88..98)
+        .map(|i| Pending {
+            kind: "Bucket".into(),
+            name: format!("bucket-{i}"),
+            conditions: if i == 97 {
+                Vec::new()
+            } else {
+                vec![
+                    condition(
+                        "Synced",
+                        "ReconcileError",
+                        "connect failed: cannot get ProviderConfig \"team-b\": not found",
+                    ),
+                    condition("Ready", "Creating", ""),
+                ]
+            },
+        })
+        .collect();
+    obs.partial = true;
+    obs.stopped = Some(Stopped {
+        phase: "create".into(),
+        cause: StopCause::TimedOut,
+        waiting: Some(Waiting {
+            until: "Ready".into(),
+            of: 100,
+            pending: 12,
+            first,
+        }),
     });
     obs
 }

@@ -108,3 +108,59 @@ async fn a_small_scenario_runs_end_to_end_and_every_write_reaches_the_cloud_once
         check.concurrency
     );
 }
+
+/// Three buckets name a ProviderConfig that does not exist: they never become Ready.
+const MISSING_CONFIG: &str = "\
+apiVersion: harness/v1
+name: missing-config
+time: virtual
+provider: {maxReconcileRate: 5, pollInterval: 1m}
+resources:
+  - {name: bucket, kind: Bucket, count: 12, spec: {region: eu-west-1}}
+  - name: lost
+    kind: Bucket
+    count: 3
+    spec: {region: eu-west-1}
+    template: {spec: {providerConfigRef: {name: team-b}}}
+phases:
+  - {name: create, action: create, timeout: 2m}
+  - {name: hold, action: hold, duration: 1m}
+assertions:
+  - {check: orphans}
+";
+
+#[test]
+fn a_create_that_times_out_names_the_resources_not_ready_with_the_providers_words() {
+    let scenario = harness::scenario::parse(MISSING_CONFIG, "missing.yaml").expect("valid");
+    let runtime = harness::run::time::runtime(scenario.time).unwrap();
+    let output = runtime
+        .block_on(run_embedded(
+            &scenario,
+            &Progress::quiet(),
+            std::future::pending(),
+        ))
+        .expect("the stack starts");
+    let r = &output.result;
+    let stopped = r.stopped.as_ref().expect("the create timed out");
+    assert_eq!(stopped.phase, "create");
+    let waiting = stopped.waiting.as_ref().expect("what it waited for");
+    assert_eq!((waiting.pending, waiting.of), (3, 15), "{waiting:#?}");
+    assert_eq!(waiting.until, "Ready");
+    for (i, p) in waiting.first.iter().enumerate() {
+        assert_eq!(p.name, format!("lost-{i}"));
+        let synced = p
+            .conditions
+            .iter()
+            .find(|c| c.kind == "Synced")
+            .unwrap_or_else(|| panic!("{p:#?}"));
+        assert_eq!(synced.status, "False", "{p:#?}");
+        assert!(synced.message.contains("team-b"), "{p:#?}");
+    }
+    let table = harness::report::assertion_table(r);
+    assert!(
+        table.contains(
+            "phase create timed out with 3 of 15 resources not Ready yet:\n  Bucket lost-0: "
+        ),
+        "{table}"
+    );
+}
