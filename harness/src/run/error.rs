@@ -142,6 +142,9 @@ pub enum RunError {
     /// The deployed provider runs with other settings than the scenario's.
     #[error(transparent)]
     ProviderSettings(#[from] SettingsMismatch),
+    /// The API server does not serve kinds the scenario names.
+    #[error(transparent)]
+    UnservedKinds(#[from] super::discovery::UnservedKinds),
     /// `--api-requests-from journal`, and the API server has no mock journal.
     #[error("--api-requests-from journal: the API server has no mock journal at /mock/v1/requests")]
     NoApiJournal(#[source] ApiReadError),

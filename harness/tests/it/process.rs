@@ -404,3 +404,52 @@ assertions:
     check_process_result(&result, &dir);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_kind_the_api_server_does_not_serve_is_exit_2_at_its_place_before_anything_is_created() {
+    let dir = temp("process-unserved");
+    std::fs::write(dir.join("crds.yaml"), provider::crd::crds_yaml().unwrap()).unwrap();
+    // The provider's own CRDs lack the profile's Widget: only the API server can say so.
+    let profile = "flags: loadtest
+args: []
+command: [sleep, '30']
+crds: [crds.yaml]
+kinds:
+  - {apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, scope: Namespaced}
+  - {apiVersion: example.org/v1, kind: Widget, scope: Cluster}
+";
+    std::fs::write(dir.join("profile.yaml"), profile).unwrap();
+    let scenario = "apiVersion: harness/v1
+name: process-unserved
+target: process
+profile: {file: profile.yaml}
+calls:
+  - {apiVersion: example.org/v1, kind: Widget, observe: 1, create: 1, update: 1, delete: 1}
+resources:
+  - {name: bucket, apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, count: 1, spec: {region: eu-west-1}}
+  - {name: widget, apiVersion: example.org/v1, kind: Widget, count: 1}
+phases:
+  - {name: create, action: create, timeout: 10s}
+";
+    let path = dir.join("scenario.yaml");
+    std::fs::write(&path, scenario).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let want = format!(
+        "error: {}:9:54: the API server does not serve example.org/v1 Widget, and serves no kind in example.org",
+        path.display()
+    );
+    assert!(stderr.contains(&want), "{stderr}");
+    assert!(
+        !dir.join("out/result.json").exists(),
+        "nothing ran, nothing was reported"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -270,6 +270,12 @@ impl Target for Embedded {
         None
     }
 
+    /// Nothing to check: it serves the provider's CRDs, the catalogue validation resolved
+    /// the scenario's kinds against.
+    async fn check_kinds(&self, _scenario: &Scenario) -> Result<(), RunError> {
+        Ok(())
+    }
+
     fn cleans_up(&self) -> bool {
         false
     }
