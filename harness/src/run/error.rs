@@ -142,6 +142,19 @@ pub enum RunError {
     /// The deployed provider runs with other settings than the scenario's.
     #[error(transparent)]
     ProviderSettings(#[from] SettingsMismatch),
+    /// The FlowSchema that counts the provider's API requests selects other ServiceAccounts
+    /// than the provider's pods run as.
+    #[error(
+        "the FlowSchema {} selects ServiceAccount {}, and the provider's pods run as {provider}: it would count another client's requests, not the provider's; select the provider's with `harness flowschema --service-account {provider} | kubectl apply -f -`",
+        super::source::report::PROVIDER_FLOW_SCHEMA,
+        if .selects.is_empty() { "none".to_owned() } else { .selects.join(", ") }
+    )]
+    FlowSchemaSubject {
+        /// The ServiceAccounts it selects, `namespace/name`.
+        selects: Vec<String>,
+        /// The provider's, `namespace/name`.
+        provider: String,
+    },
     /// The API server does not serve kinds the scenario names.
     #[error(transparent)]
     UnservedKinds(#[from] super::discovery::UnservedKinds),

@@ -23,6 +23,7 @@ pub mod cloud;
 pub mod discovery;
 pub mod driver;
 pub mod error;
+pub mod flow_schema;
 pub mod kill;
 pub mod objects;
 pub mod observe;
