@@ -626,3 +626,40 @@ fn observe_only_absent_yaml_passes_in_cluster_mode_shortened_to_seconds() {
     assert_eq!(cost["resources"], 5, "{cost}");
     assert!(cost["observed_per_hour"].as_f64().unwrap() > 0.0, "{cost}");
 }
+
+/// The provider-upjet-aws example (`ci/examples/provider-upjet-aws`): its scenario
+/// validates, and its Deployment passes the checks a cluster run makes of it with the
+/// options its README gives (the profile's flags read from the container's args, the
+/// ServiceAccount), offline.
+#[test]
+fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_its_scenario() {
+    use harness::run::target::cluster::check_deployment;
+    use k8s_openapi::api::apps::v1::Deployment;
+
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ci/examples/provider-upjet-aws");
+    let s = harness::scenario::load(&dir.join("scenario.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(dir.join("provider-aws-s3.yaml")).unwrap();
+    let deployment: Deployment = text
+        .split("\n---\n")
+        .filter_map(|doc| serde_saphyr::from_str::<serde_json::Value>(doc).ok())
+        .find(|d| d["kind"] == "Deployment")
+        .map(|d| serde_json::from_value(d).unwrap())
+        .expect("a Deployment");
+    let options = harness::run::ClusterOptions {
+        kubeconfig: PathBuf::from("kubeconfig"),
+        context: None,
+        cloud_url: "http://127.0.0.1:18080".to_owned(),
+        provider_metrics_url: None,
+        provider_deployment: ("loadtest-system".to_owned(), "provider-aws-s3".to_owned()),
+        provider_container: Some("provider-aws-s3".to_owned()),
+        provider_service_account: Some("provider-aws-s3".to_owned()),
+        keep: false,
+        api_source: harness::run::source::ApiSource::Auto,
+    };
+    let mut notes = Vec::new();
+    check_deployment(&s, &options, &deployment, &mut notes).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        notes[0].starts_with("the provider's container provider-aws-s3 runs with the profile's settings (upjet flags:"),
+        "{notes:?}"
+    );
+}
