@@ -38,6 +38,14 @@ pub enum RunError {
         #[source]
         source: std::io::Error,
     },
+    /// The process target's provider exited before it answered at its `metricsUrl`.
+    #[error("the provider exited ({status}) before it answered at its metricsUrl; {} says why", log.display())]
+    ProviderExited {
+        /// Its exit status.
+        status: String,
+        /// Its log.
+        log: PathBuf,
+    },
     /// The provider's Deployment runs with other flags than the profile says.
     #[error(
         "the provider's Deployment {deployment} runs with {}; the budget is predicted from the profile, so change the profile or the Deployment",

@@ -334,6 +334,7 @@ fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets
 command:
   - {}
   - --kubeconfig={{{{kubeconfig}}}}
+  - --cloud-endpoint={{{{cloudUrl}}}}
   - --metrics-addr=127.0.0.1:{{{{metricsPort}}}}
   - --shutdown-timeout=5s
   - --max-reconcile-rate=5
@@ -451,5 +452,41 @@ phases:
         !dir.join("out/result.json").exists(),
         "nothing ran, nothing was reported"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_provider_that_exits_before_its_metrics_answer_is_exit_2_pointing_at_its_log() {
+    let dir = temp("process-exits");
+    let profile = "flags: loadtest
+args: []
+command: [sh, -c, 'echo \"error: --cloud-endpoint is required\" >&2; exit 3']
+metricsUrl: http://127.0.0.1:{{metricsPort}}/metrics
+kinds:
+  - {apiVersion: example.org/v1, kind: Widget, scope: Cluster}
+";
+    std::fs::write(dir.join("profile.yaml"), profile).unwrap();
+    let path = dir.join("scenario.yaml");
+    std::fs::write(
+        &path,
+        format!("apiVersion: harness/v1\nname: process-exits\ntarget: process\nprofile: {{file: profile.yaml}}\n{BODY}"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let want = format!(
+        "error: the provider exited (exit status: 3) before it answered at its metricsUrl; {} says why",
+        dir.join("out/provider-1.log").display()
+    );
+    assert!(stderr.contains(&want), "{stderr}");
+    let log = std::fs::read_to_string(dir.join("out/provider-1.log")).unwrap();
+    assert!(log.contains("--cloud-endpoint is required"), "{log}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -172,6 +172,7 @@ impl Process {
             match Tally::connect(url, &s.settings).await {
                 Ok(connected) => break connected,
                 Err(RunError::ProviderMetrics(_)) if Instant::now() < deadline => {
+                    self.check_running()?;
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 Err(e) => return Err(e),
@@ -188,6 +189,24 @@ impl Process {
         self.tally = Some(tally.clone());
         self.provider_metrics = Some(ProviderMetricsSource::scraped(tally));
         Ok(())
+    }
+
+    /// Whether the provider's process still runs.
+    ///
+    /// # Errors
+    /// [`RunError::ProviderExited`], with its exit status and the log that says why.
+    fn check_running(&self) -> Result<(), RunError> {
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(Ok(Some(status))) = child.as_mut().map(Child::try_wait) else {
+            return Ok(());
+        };
+        Err(RunError::ProviderExited {
+            status: status.to_string(),
+            log: self.logs.join(format!(
+                "provider-{}.log",
+                self.starts.load(Ordering::Relaxed)
+            )),
+        })
     }
 
     fn take_child(&self) -> Option<Child> {
