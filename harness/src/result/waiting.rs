@@ -8,6 +8,18 @@ use serde::{Deserialize, Serialize};
 /// How many resources a result lists; the others are counted.
 pub const LISTED: usize = 10;
 
+/// The most characters of a condition's message a report line shows (the result keeps it
+/// whole): an SDK error's text can run to kilobytes.
+pub const MESSAGE_CHARS: usize = 240;
+
+/// `text` cut to [`MESSAGE_CHARS`] characters, with `…` where it was cut.
+fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MESSAGE_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]).into(),
+        None => text.into(),
+    }
+}
+
 /// One condition of a resource, as its last watch event had it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Condition {
@@ -38,7 +50,7 @@ pub struct Pending {
 
 impl Pending {
     /// `Bucket b-3: Synced False (ReconcileError: cannot connect …); Ready False (Creating)`,
-    /// or `… no conditions yet`.
+    /// or `… no conditions yet`; each message cut to [`MESSAGE_CHARS`].
     #[must_use]
     pub fn line(&self) -> String {
         if self.conditions.is_empty() {
@@ -51,11 +63,12 @@ impl Pending {
             .conditions
             .iter()
             .map(|c| {
+                let message = clipped(&c.message);
                 let why = match (c.reason.is_empty(), c.message.is_empty()) {
                     (true, true) => String::new(),
                     (false, true) => format!(" ({})", c.reason),
-                    (true, false) => format!(" ({})", c.message),
-                    (false, false) => format!(" ({}: {})", c.reason, c.message),
+                    (true, false) => format!(" ({message})"),
+                    (false, false) => format!(" ({}: {message})", c.reason),
                 };
                 format!("{} {}{why}", c.kind, c.status)
             })
@@ -139,6 +152,15 @@ mod tests {
         );
         assert_eq!(lines.len(), 1 + LISTED + 1);
         assert_eq!(lines[LISTED + 1], "2 more");
+        let long = Condition {
+            message: "x".repeat(MESSAGE_CHARS + 1),
+            ..synced.clone()
+        };
+        let line = pending(1, vec![long]).line();
+        assert!(
+            line.ends_with(&format!("{}…)", "x".repeat(MESSAGE_CHARS))),
+            "{line}"
+        );
         assert_eq!(
             pending(3, Vec::new()).line(),
             "Bucket.s3.aws.upbound.io b-3: no conditions yet (no provider has written its status)"
