@@ -13,6 +13,7 @@ mod model;
 mod observe;
 pub mod provider_check;
 pub mod retry_after;
+mod standard_metrics;
 pub mod waiting;
 
 pub use evaluate::evaluate;

@@ -459,11 +459,11 @@ pub struct ProviderCheck {
     pub concurrency: Vec<Concurrency>,
     /// Each controller's controller-runtime and work-queue metrics.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub controllers: Vec<super::provider_check::ControllerMetrics>,
+    pub controllers: Vec<super::standard_metrics::ControllerMetrics>,
     /// The provider's count of its API requests (`rest_client_requests_total`) beside the
     /// API server's; `None` when it exports no such count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_requests: Option<super::provider_check::ApiRequestsCheck>,
+    pub api_requests: Option<super::standard_metrics::ApiRequestsCheck>,
 }
 
 /// A controller's realised concurrency: its mean number of busy workers over the run

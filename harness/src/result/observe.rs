@@ -135,10 +135,10 @@ pub struct ProviderMetrics {
     pub busy_s: BTreeMap<String, f64>,
     /// Each controller's `controller_runtime_*` and `workqueue_*` metrics, by controller.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub controllers: Vec<super::provider_check::ControllerMetrics>,
+    pub controllers: Vec<super::standard_metrics::ControllerMetrics>,
     /// `rest_client_requests_total` by code, method and host; `None`: not exported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rest_requests: Option<Vec<super::provider_check::RestRequests>>,
+    pub rest_requests: Option<Vec<super::standard_metrics::RestRequests>>,
 }
 
 /// Everything a run observed.

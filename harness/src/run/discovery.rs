@@ -9,56 +9,9 @@ use std::collections::BTreeMap;
 
 use kube::api::ApiResource;
 
-use super::error::RunError;
+use super::error::{RunError, Unserved, UnservedKinds};
 use super::objects::resource;
 use crate::scenario::{Pos, Scenario};
-
-/// A kind the scenario names that the API server does not serve.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unserved {
-    /// Its place in the scenario, `file:line:column`.
-    pub place: String,
-    /// `group/version`.
-    pub api_version: String,
-    /// The kind.
-    pub kind: String,
-    /// Its API group.
-    pub group: String,
-    /// What the server serves in that group, as `version Kind`.
-    pub served: Vec<String>,
-}
-
-impl std::fmt::Display for Unserved {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: the API server does not serve {} {}, ",
-            self.place, self.api_version, self.kind
-        )?;
-        if self.served.is_empty() {
-            write!(
-                f,
-                "and serves no kind in {}: expected the provider's CustomResourceDefinitions to be installed (the process target serves the profile's `crds`)",
-                self.group
-            )
-        } else {
-            write!(
-                f,
-                "expected one it serves in {}: {}",
-                self.group,
-                self.served.join(", ")
-            )
-        }
-    }
-}
-
-/// The kinds of a scenario that the API server does not serve.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}", .kinds.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
-pub struct UnservedKinds {
-    /// Each, in scenario order.
-    pub kinds: Vec<Unserved>,
-}
 
 /// Every kind a run of `s` writes, with its place: the groups', then the objects'.
 fn named_kinds(s: &Scenario) -> Vec<(ApiResource, Pos)> {
