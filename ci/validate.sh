@@ -5,9 +5,11 @@
 #   1. manifests: `kubectl kustomize ci/manifests` validated against the Kubernetes schemas
 #      of the pinned node image's version (kubernetes-validate --strict), custom resources
 #      against their CRD's schema (unknown fields are errors: the API server would prune
-#      them), and the names, ports, env and security settings the harness relies on;
-#   2. the same manifests applied with `kubectl apply --dry-run=server` to a mock-apiserver
-#      started on loopback, run.sh's args patch applied to its provider Deployment,
+#      them), and the names, ports, env and security settings the harness relies on; the
+#      same for the example overlay ci/examples/provider-upjet-aws (its ProviderConfig's
+#      fields against provider-upjet-aws's names, having no published schema);
+#   2. the same manifests (and the example's, but its ProviderConfig) applied with
+#      `kubectl apply --dry-run=server` to a mock-apiserver started on loopback, run.sh's args patch applied to its provider Deployment,
 #      ci/kind/run.sh run end to end with docker, kind, the harness and the pods stubbed
 #      (ci/kind/test-run.sh), and the two containers' command lines run as local
 #      processes: probes, a Bucket made Ready, SIGTERM, and every request the provider
@@ -217,6 +219,108 @@ if errors:
 print(f"{custom} custom resource(s) valid; contract checks passed")
 PY
 
+  # --- 1b. the example overlay of a provider we do not build ---------------------------------
+  step "kubectl kustomize ci/examples/provider-upjet-aws"
+  kubectl kustomize ci/examples/provider-upjet-aws >"$WORK/upjet.yaml"
+  echo "$(grep -c '^kind:' "$WORK/upjet.yaml") objects rendered"
+  if have kubernetes-validate "schema validation of the example"; then
+    step "kubernetes-validate --strict -k $K8S_VERSION (the example's Kubernetes kinds)"
+    if ! python3 -m kubernetes_validate --strict --quiet -k "$K8S_VERSION" "$WORK/upjet.yaml" \
+      >"$WORK/validate-upjet.txt" 2>&1; then
+      cat "$WORK/validate-upjet.txt"
+      fail "the example does not validate against Kubernetes $K8S_VERSION"
+    fi
+    # Its ProviderConfig's CRD is the provider's (no published schema): checked just below.
+    if grep -v "api version aws.upbound.io/" "$WORK/validate-upjet.txt" | grep .; then
+      fail "unexpected kubernetes-validate output for the example (above)"
+    fi
+    echo "every Kubernetes kind valid (the ProviderConfig: next check)"
+  fi
+
+  step "the example's ProviderConfig against provider-upjet-aws's field names; the names the harness is given"
+  python3 - "$WORK/upjet.yaml" <<'PY'
+import sys
+
+import yaml
+
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+errors = []
+
+
+def need(cond, what):
+    if not cond:
+        errors.append(what)
+
+
+def fields(obj, allowed, where):
+    for key in obj:
+        need(key in allowed, f"{where}.{key} is not a field of provider-upjet-aws's ProviderConfigSpec")
+
+
+# apis/v1beta1/types.go of provider-upjet-aws: ProviderConfigSpec, EndpointConfig, URLConfig.
+SPEC = {"credentials", "assumeRoleChain", "endpoint", "skip_credentials_validation",
+        "skip_region_validation", "s3_use_path_style", "skip_metadata_api_check",
+        "skip_requesting_account_id"}
+ENDPOINT = {"url", "services", "hostnameImmutable", "partitionId", "signingName",
+            "signingRegion", "signingMethod", "source"}
+URL = {"type", "static", "dynamic"}
+CREDENTIALS = {"source", "secretRef", "env", "fs", "webIdentity", "upbound"}
+
+need(not [d for d in docs if d["apiVersion"].startswith("mockcloud.example.org/")
+          or (d["kind"] == "CustomResourceDefinition" and "mockcloud" in d["metadata"]["name"])],
+     "this workspace's provider's kinds are left out")
+need(("Deployment", "provider") not in by, "this workspace's provider is left out")
+pc = by.get(("ProviderConfig", "default"), {})
+need(pc.get("apiVersion") == "aws.upbound.io/v1beta1", "ProviderConfig default of aws.upbound.io/v1beta1")
+spec = pc.get("spec", {})
+fields(spec, SPEC, "spec")
+endpoint = spec.get("endpoint", {})
+fields(endpoint, ENDPOINT, "spec.endpoint")
+fields(endpoint.get("url", {}), URL, "spec.endpoint.url")
+fields(spec.get("credentials", {}), CREDENTIALS, "spec.credentials")
+need({"s3", "sts"} <= set(endpoint.get("services", [])), "the endpoint serves s3 and sts")
+need(endpoint.get("url", {}).get("type") == "Static", "a Static endpoint URL")
+need(endpoint.get("url", {}).get("static") == "http://mock-cloud.loadtest-system:8080",
+     "the endpoint is mock-cloud's Service")
+for flag in ("s3_use_path_style", "skip_credentials_validation", "skip_region_validation",
+             "skip_metadata_api_check", "skip_requesting_account_id"):
+    need(spec.get(flag) is True, f"spec.{flag}: true")
+ref = spec.get("credentials", {}).get("secretRef", {})
+need(spec.get("credentials", {}).get("source") == "Secret", "credentials from a Secret")
+secret = by.get(("Secret", ref.get("name")), {})
+need(secret.get("metadata", {}).get("namespace") == ref.get("namespace"), "the secretRef's namespace")
+creds = secret.get("stringData", {}).get(ref.get("key"), "")
+need("aws_access_key_id = default" in creds and "aws_secret_access_key = default" in creds,
+     "mock-cloud's default keys")
+svc = by.get(("Service", "mock-cloud"), {})
+need(("http", 8080) in {(p["name"], p["port"]) for p in svc.get("spec", {}).get("ports", [])},
+     "mock-cloud's Service on 8080")
+dep = by.get(("Deployment", "provider-aws-s3"), {})
+pod = dep.get("spec", {}).get("template", {}).get("spec", {})
+need(dep.get("metadata", {}).get("namespace") == "loadtest-system", "provider-aws-s3 in loadtest-system")
+need(dep.get("spec", {}).get("strategy", {}).get("type") == "Recreate", "provider-aws-s3 Recreate")
+c = (pod.get("containers") or [{}])[0]
+need(c.get("name") == "provider-aws-s3", "container provider-aws-s3 (--provider-container)")
+need(c.get("image", "").startswith("xpkg.upbound.io/upbound/provider-aws-s3:v"), "a pinned package image")
+need(("metrics", 8080) in {(p["name"], p["containerPort"]) for p in c.get("ports", [])},
+     "controller-runtime's metrics port")
+sa = pod.get("serviceAccountName")
+need(sa == "provider-aws-s3", "serviceAccountName provider-aws-s3 (--provider-service-account)")
+fs = by.get(("FlowSchema", "loadtest-provider"), {})
+subjects = [s.get("serviceAccount") for r in fs.get("spec", {}).get("rules", []) for s in r.get("subjects", [])]
+need(subjects == [{"name": sa, "namespace": "loadtest-system"}],
+     f"the FlowSchema selects the provider's ServiceAccount: {subjects}")
+binding = by.get(("ClusterRoleBinding", "provider-aws-s3"), {})
+need({"kind": "ServiceAccount", "name": sa, "namespace": "loadtest-system"} in binding.get("subjects", []),
+     "the provider's RBAC binds its ServiceAccount")
+for e in errors:
+    print("  error:", e)
+if errors:
+    sys.exit(1)
+print("ProviderConfig fields, endpoint, credentials and the harness's names check out")
+PY
+
   # --- 2. server dry run ---------------------------------------------------------------------
   if have cargo "server dry run"; then
     step "kubectl apply --dry-run=server against mock-apiserver"
@@ -243,6 +347,24 @@ PY
     got=$(grep -c '(server dry run)$' "$WORK/dry-run.txt" || true)
     [[ $got == "$want" ]] || fail "dry run answered for $got of $want objects"
     [[ -z $(k -n "$NS" get deployments -o name) ]] || fail "the dry run stored objects"
+
+    step "kubectl apply --dry-run=server of ci/examples/provider-upjet-aws (its ProviderConfig left out: only the provider's CRDs serve it)"
+    python3 - "$WORK/upjet.yaml" "$WORK/upjet-served.yaml" <<'PY'
+import sys
+
+import yaml
+
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+served = [d for d in docs if not d["apiVersion"].startswith("aws.upbound.io/")]
+yaml.safe_dump_all(served, open(sys.argv[2], "w"), sort_keys=False)
+print(f"{len(served)} of {len(docs)} objects served by mock-apiserver")
+PY
+    k apply --dry-run=server -f "$WORK/upjet-served.yaml" 2>"$WORK/dry-run-upjet.err" |
+      tee "$WORK/dry-run-upjet.txt" ||
+      fail "the example's server dry run failed: $(cat "$WORK/dry-run-upjet.err")"
+    want=$(grep -c '^kind:' "$WORK/upjet-served.yaml")
+    got=$(grep -c '(server dry run)$' "$WORK/dry-run-upjet.txt" || true)
+    [[ $got == "$want" ]] || fail "the example's dry run answered for $got of $want objects"
 
     step "run.sh's args patch on the applied provider Deployment"
     k apply -f "$WORK/stack.yaml" >/dev/null 2>&1 || fail "kubectl apply failed"

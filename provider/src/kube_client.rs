@@ -9,9 +9,18 @@
 //! A client built from a kubeconfig ([`from_kubeconfig`]) keeps kube's default retry policy
 //! (429, 503 and 504, honouring an integer `Retry-After`, up to 15 retries). That retry sits
 //! *below* our layer: a logical request takes one token and is counted once in
-//! `provider_kube_requests_total`, however many attempts the server forced. The API server
-//! sees every attempt, so a throttling server observes more requests than 5R/s. A client
-//! built with [`limited_client`] over an in-process service has no retry at all.
+//! `provider_kube_requests_total` and in `rest_client_requests_total`, however many
+//! attempts the server forced. The API server sees every attempt, so a throttling server
+//! observes more requests than 5R/s, and more than `rest_client_requests_total` says
+//! (client-go counts each attempt there). A client built with [`limited_client`] over an
+//! in-process service has no retry at all.
+//!
+//! # client-go's name for the count
+//! `rest_client_requests_total{code, method, host}` is what client-go (through
+//! controller-runtime's registry) exports for every request, so a harness reads the same
+//! name from any provider: `method` is the HTTP method (a watch is a `GET`), `code` the
+//! status or `<error>` when no response came, `host` the API server's `host:port` (the
+//! kubeconfig's server), or `in-process` for a client over an in-process service.
 
 use std::future::Future;
 use std::num::NonZeroU32;
@@ -41,8 +50,66 @@ pub struct KubeRequestLabels {
     pub code: String,
 }
 
-/// Kubernetes requests by verb and status.
-pub type KubeRequests = Family<KubeRequestLabels, Counter>;
+/// Labels of `rest_client_requests_total`, as client-go's `RequestResult` metric has them.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RestRequestLabels {
+    /// The HTTP status, or `<error>` when no response came.
+    pub code: String,
+    /// The HTTP method (`GET` for a watch too).
+    pub method: String,
+    /// The API server's `host:port`, or `in-process`.
+    pub host: String,
+}
+
+/// The `host` label of a client over an in-process service.
+pub const IN_PROCESS_HOST: &str = "in-process";
+
+/// Kubernetes requests, counted twice over: by verb and status in our own name
+/// (`provider_kube_requests_total`), and by status, method and host in client-go's
+/// (`rest_client_requests_total`). Clones count into the same families.
+#[derive(Clone, Debug, Default)]
+pub struct KubeRequests {
+    by_verb: Family<KubeRequestLabels, Counter>,
+    rest: Family<RestRequestLabels, Counter>,
+}
+
+impl KubeRequests {
+    /// `provider_kube_requests_total`.
+    #[must_use]
+    pub fn by_verb(&self) -> &Family<KubeRequestLabels, Counter> {
+        &self.by_verb
+    }
+
+    /// `rest_client_requests_total`.
+    #[must_use]
+    pub fn rest(&self) -> &Family<RestRequestLabels, Counter> {
+        &self.rest
+    }
+
+    /// Counts one request of `method` (`watch`: its query asks for a watch) to `host` that
+    /// ended with `code` (`None`: no response).
+    fn count(&self, method: &http::Method, watch: bool, host: &str, code: Option<u16>) {
+        let verb = if watch {
+            "WATCH".to_owned()
+        } else {
+            method.as_str().to_owned()
+        };
+        let (ours, theirs) = match code {
+            Some(c) => (c.to_string(), c.to_string()),
+            None => ("error".to_owned(), "<error>".to_owned()),
+        };
+        self.by_verb
+            .get_or_create(&KubeRequestLabels { verb, code: ours })
+            .inc();
+        self.rest
+            .get_or_create(&RestRequestLabels {
+                code: theirs,
+                method: method.as_str().to_owned(),
+                host: host.to_owned(),
+            })
+            .inc();
+    }
+}
 
 /// The layer that makes a transport the provider's client stack: a buffer (so the stack is
 /// `Clone`), a request counter, and the QPS limit.
@@ -53,6 +120,7 @@ pub struct KubeStackLayer {
     /// The limit's QPS and burst, for a second bucket of the same size.
     limit: (f64, NonZeroU32),
     event_client: EventClient,
+    host: String,
 }
 
 impl KubeStackLayer {
@@ -75,7 +143,16 @@ impl KubeStackLayer {
             requests,
             limit,
             event_client: settings.event_client,
+            host: IN_PROCESS_HOST.to_owned(),
         }
+    }
+
+    /// The same, counting requests to `host` (`host:port`, the `host` label of
+    /// `rest_client_requests_total`); default [`IN_PROCESS_HOST`].
+    #[must_use]
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
     }
 
     /// The QPS layer (its bucket is shared by every client built from this layer).
@@ -119,15 +196,17 @@ where
         self.qps.layer(CountRequests {
             inner: buffered,
             requests: self.requests.clone(),
+            host: self.host.clone().into(),
         })
     }
 }
 
-/// Counts each request by verb and status.
+/// Counts each request by verb and status, and by status, method and host.
 #[derive(Clone, Debug)]
 pub struct CountRequests<S> {
     inner: S,
     requests: KubeRequests,
+    host: std::sync::Arc<str>,
 }
 
 impl<S, B> Service<Request<Body>> for CountRequests<S>
@@ -148,22 +227,13 @@ where
             .uri()
             .query()
             .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
-        let verb = if watch {
-            "WATCH".to_owned()
-        } else {
-            request.method().as_str().to_owned()
-        };
-        let requests = self.requests.clone();
+        let method = request.method().clone();
+        let (requests, host) = (self.requests.clone(), std::sync::Arc::clone(&self.host));
         let future = self.inner.call(request);
         Box::pin(async move {
             let result = future.await;
-            let code = match &result {
-                Ok(response) => response.status().as_u16().to_string(),
-                Err(_) => "error".to_owned(),
-            };
-            requests
-                .get_or_create(&KubeRequestLabels { verb, code })
-                .inc();
+            let code = result.as_ref().ok().map(|r| r.status().as_u16());
+            requests.count(&method, watch, &host, code);
             result
         })
     }
@@ -282,8 +352,12 @@ fn client_of(
     config: kube::Config,
     layer: &KubeStackLayer,
 ) -> Result<kube::Client, KubeConfigError> {
+    let host = config
+        .cluster_url
+        .authority()
+        .map_or_else(|| layer.host.clone(), ToString::to_string);
     let builder = ClientBuilder::try_from(config).map_err(KubeConfigError::Build)?;
-    Ok(builder.with_layer(layer).build())
+    Ok(builder.with_layer(&layer.clone().host(host)).build())
 }
 
 async fn config(path: Option<&std::path::Path>) -> Result<kube::Config, KubeConfigError> {
@@ -355,6 +429,7 @@ mod tests {
         list(&clients.main, 1).await;
         assert_eq!(start.elapsed(), Duration::from_millis(200));
         let counted: u64 = requests
+            .by_verb()
             .get_or_create(&KubeRequestLabels {
                 verb: "GET".to_owned(),
                 code: "200".to_owned(),

@@ -2,6 +2,22 @@
 //! duration and retries per controller, cloud requests by action and code, Kubernetes
 //! requests, events, and the limiter's `limiter_reservations_total` and
 //! `limiter_early_runs_total`.
+//!
+//! # The names every controller-runtime provider exports
+//! A harness reads any provider through the names controller-runtime and client-go give
+//! their metrics, with their label names and values; this provider exports them too:
+//! - `controller_runtime_reconcile_total{controller, result}`, `result` one of `success`,
+//!   `error`, `requeue`, `requeue_after` (a terminal error counts as `error`, as
+//!   controller-runtime counts it), every label set present from the controller's start;
+//! - `controller_runtime_reconcile_errors_total{controller}` and
+//!   `controller_runtime_terminal_reconcile_errors_total{controller}`;
+//! - `controller_runtime_active_workers{controller}`;
+//! - `workqueue_depth`, `workqueue_adds_total`, `workqueue_retries_total`,
+//!   `workqueue_work_duration_seconds_{sum,count}` and the others, by `name` and
+//!   `controller` (both the controller's name, as controller-runtime's provider sets them);
+//! - `rest_client_requests_total{code, method, host}` (see [`crate::kube_client`]).
+//!
+//! The work queue's durations are a sum, a count and a maximum rather than histograms.
 
 use std::sync::{Arc, Mutex};
 
@@ -66,13 +82,15 @@ impl Reconciles {
     }
 }
 
-/// The running controllers of a provider, shared with the metrics collector.
+/// The running controllers of a provider.
 pub type Controllers = Arc<Mutex<Vec<Controller<Request>>>>;
 
 /// What the collector reads at each scrape; replaced when the provider (re)starts.
 #[derive(Default)]
 pub(crate) struct RuntimeState {
-    pub(crate) controllers: Controllers,
+    /// Each controller's name and counters, exported after it stops too (until the next
+    /// start replaces them), as controller-runtime's counters outlive its controllers.
+    pub(crate) controllers: Vec<(String, Arc<limiter::controller::ControllerStats>)>,
     pub(crate) queues: Vec<(String, Arc<QueueMetrics<Request>>)>,
     pub(crate) middleware: Option<Arc<MiddlewareStats>>,
     pub(crate) events: Option<Arc<EventCounters>>,
@@ -131,7 +149,8 @@ impl std::fmt::Debug for RuntimeCollector {
 }
 
 /// Every metric of a provider. Keep one across restarts of an in-process provider to keep
-/// its counters; the runtime ones (queues, controllers, limiter) restart from zero.
+/// its counters; the runtime ones (queues, controllers, limiter) restart from zero with each
+/// start, and a stopped provider's stay readable until the next start replaces them.
 pub struct ProviderMetrics {
     registry: Registry,
     reconciles: Reconciles,
@@ -181,7 +200,12 @@ impl ProviderMetrics {
         registry.register(
             "provider_kube_requests",
             "Kubernetes API requests by verb and HTTP code (one per logical request)",
-            kube_requests.clone(),
+            kube_requests.by_verb().clone(),
+        );
+        registry.register(
+            "rest_client_requests",
+            "Number of HTTP requests, partitioned by status code, method, and host (one per logical request)",
+            kube_requests.rest().clone(),
         );
         let collector = RuntimeCollector::default();
         let state = Arc::clone(&collector.state);
@@ -235,9 +259,16 @@ impl ProviderMetrics {
     }
 }
 
+/// A work queue's labels: controller-runtime's provider sets both to the controller's name.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct NameLabel {
+struct QueueLabels {
     name: String,
+    controller: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ControllerLabel {
+    controller: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -280,7 +311,13 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
         let queues: Vec<_> = state
             .queues
             .iter()
-            .map(|(name, m)| (NameLabel { name: name.clone() }, m.snapshot()))
+            .map(|(name, m)| {
+                let labels = QueueLabels {
+                    name: name.clone(),
+                    controller: name.clone(),
+                };
+                (labels, m.snapshot())
+            })
             .collect();
         let gauge = |f: &dyn Fn(&limiter::workqueue::QueueMetricsSnapshot) -> f64| {
             queues
@@ -365,31 +402,57 @@ impl prometheus_client::collector::Collector for RuntimeCollector {
             &gauge(&|s| s.longest_running.as_secs_f64()),
         )?;
 
-        let controllers = state.controllers.lock().unwrap_or_else(|e| e.into_inner());
         let mut results = Vec::new();
-        for c in controllers.iter() {
-            let s = c.stats();
+        let (mut errors, mut terminal, mut active) = (Vec::new(), Vec::new(), Vec::new());
+        for (name, stats) in &state.controllers {
+            let s = stats.snapshot();
+            let controller = || ControllerLabel {
+                controller: name.clone(),
+            };
+            // controller-runtime's `result` values: a terminal error is an `error` there too.
             for (result, n) in [
                 ("success", s.success),
-                ("error", s.error),
-                ("terminal_error", s.terminal_error),
+                ("error", s.error + s.terminal_error),
                 ("requeue", s.requeue),
                 ("requeue_after", s.requeue_after),
             ] {
                 let labels = ResultLabels {
-                    controller: c.name().to_owned(),
+                    controller: name.clone(),
                     result: result.to_owned(),
                 };
                 results.push((labels, ConstCounter::new(n)));
             }
+            errors.push((controller(), ConstCounter::new(s.error + s.terminal_error)));
+            terminal.push((controller(), ConstCounter::new(s.terminal_error)));
+            active.push((controller(), ConstGauge::new(s.active_workers as i64)));
         }
-        drop(controllers);
         family(
             &mut encoder,
             "controller_runtime_reconcile",
-            "Reconciles by controller and result, as controller-runtime counts them (global-limiter throttles included, as requeue_after)",
+            "Reconciles by controller and result, as controller-runtime counts them (global-limiter throttles included, as requeue_after; terminal errors as error)",
             MetricType::Counter,
             &results,
+        )?;
+        family(
+            &mut encoder,
+            "controller_runtime_reconcile_errors",
+            "Reconciles that returned an error, terminal ones included",
+            MetricType::Counter,
+            &errors,
+        )?;
+        family(
+            &mut encoder,
+            "controller_runtime_terminal_reconcile_errors",
+            "Reconciles that returned a terminal error (not requeued)",
+            MetricType::Counter,
+            &terminal,
+        )?;
+        family(
+            &mut encoder,
+            "controller_runtime_active_workers",
+            "Workers inside a reconcile now",
+            MetricType::Gauge,
+            &active,
         )?;
 
         let (reservations, early, throttled) = state.middleware.as_ref().map_or((0, 0, 0), |m| {

@@ -216,9 +216,9 @@ pub struct Provider {
     options: ProviderOptions,
 }
 
-/// What a killed provider must not leave running: the controllers' workers (the metrics
-/// hold the controllers, so dropping the run's handle alone would not stop them) and the
-/// event writer (a spawned task, which a dropped handle would leave running).
+/// What a killed provider must not leave running: the controllers' workers (the run's
+/// shared list holds the controllers, so dropping the run's handle alone would not stop
+/// them) and the event writer (a spawned task, which a dropped handle would leave running).
 struct KillGuard {
     controllers: Option<Controllers>,
     event_writer: tokio::task::AbortHandle,
@@ -341,10 +341,22 @@ impl Provider {
         kinds.start::<Database>(cloud.clone());
         kinds.start::<Record>(cloud);
         #[cfg(feature = "aws")]
-        crate::aws::controllers::start(&mut kinds, aws_caches, secrets, &options.aws);
+        crate::aws::controllers::start(
+            &mut kinds,
+            aws_caches,
+            secrets,
+            &options.aws,
+            options.metrics.cloud_requests().clone(),
+        );
         drop(ctx);
+        let stats = controllers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|c| (c.name().to_owned(), c.stats_handle()))
+            .collect();
         options.metrics.set_runtime(RuntimeState {
-            controllers: Arc::clone(&controllers),
+            controllers: stats,
             queues,
             middleware: Some(Arc::clone(runtime.middleware_stats())),
             events: Some(Arc::clone(events.counters())),

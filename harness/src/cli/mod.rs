@@ -165,6 +165,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the FlowSchema that sets the provider's API requests apart in the API server's
+    /// metrics (what --api-requests-from metrics reads) for the ServiceAccount its pods run
+    /// as: `harness flowschema --service-account crossplane-system/provider-aws-s3 |
+    /// kubectl apply -f -`. A cluster run refuses (exit 2) a FlowSchema that selects
+    /// another ServiceAccount than the provider Deployment's pods.
+    Flowschema {
+        /// The provider's ServiceAccount.
+        #[arg(
+            long,
+            value_name = "NAMESPACE/NAME",
+            default_value = "loadtest-system/provider",
+            value_parser = cluster::parse_deployment)]
+        service_account: (String, String),
+    },
     /// Print the JSON Schema of scenario files.
     Schema,
     /// Compare two results (A/B before an upgrade): exit 1 on a regression, 3 when the two
@@ -222,8 +236,8 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     provider_container: Option<String>,
     /// The ServiceAccount the provider's pods run as (the one the FlowSchema of
-    /// --api-requests-from metrics selects); the run refuses a Deployment that runs as
-    /// another.
+    /// --api-requests-from metrics selects: `harness flowschema` prints it for any); the
+    /// run refuses a Deployment that runs as another.
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     provider_service_account: Option<String>,
     /// Leave the resources, namespace, Secrets and ProviderConfigs the run created.
@@ -390,6 +404,12 @@ impl Command {
                 sets,
                 json,
             } => predict_cmd(&scenario, &sets, json),
+            Command::Flowschema {
+                service_account: (namespace, name),
+            } => {
+                print!("{}", run::flow_schema::manifest(&namespace, &name));
+                Ok(Outcome::Pass)
+            }
             Command::Schema => {
                 println!(
                     "{}",

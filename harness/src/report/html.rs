@@ -27,6 +27,7 @@ pub fn html(r: &RunResult) -> String {
         esc(&r.scenario.name)
     );
     header(&mut o, r);
+    listing(&mut o, "Still waiting for", &super::waiting_lines(r));
     assertions(&mut o, r);
     listing(&mut o, "Kills", &super::chaos::kill_lines(r));
     listing(&mut o, "Memory", &super::chaos::memory_lines(r));
@@ -366,12 +367,34 @@ fn offenders(o: &mut String, r: &RunResult) {
     ));
 }
 
+/// The provider's controllers as a table (the standard metrics over the run).
+fn controllers(o: &mut String, rows: &[[String; 9]]) {
+    let Some((head, body)) = rows.split_first().filter(|(_, b)| !b.is_empty()) else {
+        return;
+    };
+    o.push_str("<h2>Controllers</h2><p class=\"sub\">The provider's own metrics per controller over the run, as controller-runtime and client-go export them: controller_runtime_reconcile_total by result, controller_runtime_reconcile_errors_total, workqueue_adds_total and the largest workqueue_depth read; - where the provider does not export one.</p><table><tr>");
+    for h in head {
+        let _ = write!(o, "<th>{}</th>", esc(h));
+    }
+    o.push_str("</tr>");
+    for row in body {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&row[0]));
+        for cell in &row[1..] {
+            let _ = write!(o, "<td class=\"n\">{}</td>", esc(cell));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table>");
+}
+
 fn phases(o: &mut String, r: &RunResult) {
     if let Some(p) = &r.provider {
         o.push_str(&format!("<p class=\"sub\">{}</p>", esc(&p.summary())));
+        o.push_str(&format!("<p class=\"sub\">{}</p>", esc(&p.api_summary())));
         if let Some(line) = p.concurrency_summary() {
             o.push_str(&format!("<p class=\"sub\">{}</p>", esc(&line)));
         }
+        controllers(o, &p.controller_rows());
     }
     o.push_str("<h2>Phases</h2><table><tr><th>phase</th><th>action</th><th>start</th><th>end</th><th>done</th><th>calls by operation</th><th>throttled</th><th>API requests</th><th>peak windows</th></tr>");
     for p in &r.phases {

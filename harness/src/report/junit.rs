@@ -63,7 +63,19 @@ fn phase_cases(r: &RunResult, suite: &mut TestSuite) {
             }
             (_, Some(s)) => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
-                st.set_message(s.headline()).set_type("interrupted");
+                match &s.waiting {
+                    Some(w) => st
+                        .set_message(format!(
+                            "{}: {} of {} resources not {} yet",
+                            s.headline(),
+                            w.pending,
+                            w.of,
+                            w.until
+                        ))
+                        .set_type("timed out")
+                        .set_description(super::waiting_lines(r).join("\n")),
+                    None => st.set_message(s.headline()).set_type("interrupted"),
+                };
                 st
             }
             (Some(_), None) => {

@@ -9,9 +9,11 @@ pub mod per_reconcile;
 mod strip;
 mod svg;
 mod text;
+mod waiting;
 
 pub use chaos::{kill_lines, memory_lines};
 pub use escape::xml_escape;
 pub use html::html;
 pub use junit::junit;
 pub use text::{assertion_table, human_duration, plan_listing, time_summary};
+pub use waiting::waiting_lines;

@@ -101,6 +101,28 @@ fn offenders(out: &mut String, r: &RunResult) {
     }
 }
 
+/// The provider's controllers, one row each, columns aligned (the first left, the others
+/// right); nothing when there are none.
+fn controllers(out: &mut String, rows: &[[String; 9]]) {
+    if rows.len() < 2 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "controllers (controller_runtime_reconcile_total by result, reconcile errors, work-queue adds and largest depth; - not exported):"
+    );
+    let widths: Vec<usize> = (0..9)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in rows {
+        let mut line = format!("  {:<w$}", row[0], w = widths[0]);
+        for (cell, w) in row.iter().zip(&widths).skip(1) {
+            let _ = write!(line, "  {cell:>w$}");
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
 /// The assertion table: verdict, name, observed against limit, predicted, margin; then the
 /// formula and inputs indented below each row.
 #[must_use]
@@ -111,6 +133,9 @@ pub fn assertion_table(r: &RunResult) -> String {
         if let Some(f) = &p.failure {
             let _ = writeln!(out, "phase {} FAILED: {}", p.name, f.message());
         }
+    }
+    for (i, l) in super::waiting_lines(r).iter().enumerate() {
+        let _ = writeln!(out, "{}{l}", if i == 0 { "" } else { "  " });
     }
     let _ = writeln!(out, "{}", time_summary(r));
     let w = r
@@ -160,6 +185,8 @@ pub fn assertion_table(r: &RunResult) -> String {
     }
     if let Some(p) = &r.provider {
         let _ = writeln!(out, "{}", p.summary());
+        let _ = writeln!(out, "{}", p.api_summary());
+        controllers(&mut out, &p.controller_rows());
         if let Some(line) = p.concurrency_summary() {
             let _ = writeln!(out, "{line}");
         }

@@ -10,8 +10,7 @@ use super::error_paths;
 use super::info::scenario_info;
 use super::memory_verdict::memory_verdict;
 use super::model::{
-    Concurrency, Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION, RunResult, StopCause,
-    Timeline, Verdict,
+    Outcome, Peak, PhaseResult, RESULT_VERSION, RunResult, StopCause, Timeline, Verdict,
 };
 use super::observe::{CloudCall, Observations, PhaseSpan};
 use crate::measure::{
@@ -104,26 +103,7 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
         share_costs: error_paths::share_costs(s, plan, obs),
         predictions: plan.all().cloned().collect(),
         verdicts: Vec::new(),
-        provider: obs.provider_metrics.as_ref().map(|m| ProviderCheck {
-            journal_cloud_calls: obs.cloud_calls.len() as u64,
-            provider_cloud_calls: m.cloud_calls,
-            reservations: m.reservations,
-            early_runs: m.early_runs,
-            concurrency: m
-                .busy_s
-                .iter()
-                .map(|(controller, &busy_s)| Concurrency {
-                    controller: controller.clone(),
-                    busy_s,
-                    mean_busy: if end > 0 {
-                        busy_s / (end as f64 / US)
-                    } else {
-                        0.0
-                    },
-                    workers: s.settings.workers_per_controller(),
-                })
-                .collect(),
-        }),
+        provider: super::provider_check::provider_check(s, obs, end),
         calls_per_reconcile: super::per_reconcile::calls_per_reconcile(s, obs),
     };
     let conditional = conditional_tolerances(s, plan, obs);
@@ -181,7 +161,7 @@ fn conditional_tolerances(
 /// the mechanism that takes reconciles past the nominal budget; say how many there were next
 /// to every budget verdict (budget.md §8, row 1).
 fn attribute_early_runs(s: &Scenario, result: &mut RunResult) {
-    let Some(early) = result.provider.as_ref().map(|p| p.early_runs) else {
+    let Some(early) = result.provider.as_ref().and_then(|p| p.early_runs) else {
         return;
     };
     if s.settings.model != limiter::crossplane::RateLimitModel::Crossplane || early == 0 {

@@ -14,8 +14,11 @@ mod model;
 mod observe;
 pub mod per_reconcile;
 mod phase_failure;
+pub mod provider_check;
 pub mod retry_after;
 mod shared_str;
+mod standard_metrics;
+pub mod waiting;
 
 pub use evaluate::evaluate;
 pub use info::{scenario_info, workload};

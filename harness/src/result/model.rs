@@ -310,6 +310,9 @@ pub struct Stopped {
     pub phase: String,
     /// Why.
     pub cause: StopCause,
+    /// A phase that timed out: the resources it was still waiting for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<super::waiting::Waiting>,
 }
 
 impl Stopped {
@@ -455,22 +458,34 @@ pub struct RunResult {
     pub calls_per_reconcile: Option<crate::measure::per_reconcile::PerReconcile>,
 }
 
-/// The provider's own metrics, cross-checked against the mock cloud's journal, and the limiter
-/// counters that attribute reconciles beyond the nominal budget (budget.md §8).
+/// The provider's own metrics, cross-checked against the mock cloud's journal and the API
+/// server's count, the limiter counters that attribute reconciles beyond the nominal budget
+/// (budget.md §8), and each controller's standard metrics. A counter the provider does not
+/// export is `None` (`result::provider_check`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderCheck {
     /// Cloud calls the mock cloud journalled.
     pub journal_cloud_calls: u64,
     /// Cloud calls the provider says it made (`provider_cloud_requests_total`).
-    pub provider_cloud_calls: u64,
+    #[serde(default)]
+    pub provider_cloud_calls: Option<u64>,
     /// `limiter_reservations_total`.
-    pub reservations: u64,
+    #[serde(default)]
+    pub reservations: Option<u64>,
     /// `limiter_early_runs_total`: flagged passes that ran before their token's time.
-    pub early_runs: u64,
+    #[serde(default)]
+    pub early_runs: Option<u64>,
     /// Each controller's realised concurrency over the run, where the provider reports
     /// its time spent reconciling.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub concurrency: Vec<Concurrency>,
+    /// Each controller's controller-runtime and work-queue metrics.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<super::standard_metrics::ControllerMetrics>,
+    /// The provider's count of its API requests (`rest_client_requests_total`) beside the
+    /// API server's; `None` when it exports no such count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_requests: Option<super::standard_metrics::ApiRequestsCheck>,
 }
 
 /// A controller's realised concurrency: its mean number of busy workers over the run
@@ -485,52 +500,6 @@ pub struct Concurrency {
     pub mean_busy: f64,
     /// Its workers: R, or 1 for the `controller-runtime` model.
     pub workers: usize,
-}
-
-impl ProviderCheck {
-    /// Whether the provider's count matches the journal.
-    #[must_use]
-    pub fn agrees(&self) -> bool {
-        self.journal_cloud_calls == self.provider_cloud_calls
-    }
-
-    /// One line for reports.
-    #[must_use]
-    pub fn summary(&self) -> String {
-        format!(
-            "provider's own count: {} cloud calls, journal: {} ({}); limiter: {} reservations, {} early runs",
-            self.provider_cloud_calls,
-            self.journal_cloud_calls,
-            if self.agrees() { "agree" } else { "DIFFER" },
-            self.reservations,
-            self.early_runs
-        )
-    }
-
-    /// One line for reports on the controllers' concurrency; `None` when not reported.
-    #[must_use]
-    pub fn concurrency_summary(&self) -> Option<String> {
-        if self.concurrency.is_empty() {
-            return None;
-        }
-        let each: Vec<String> = self
-            .concurrency
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {:.2} of {} ({:.1} %)",
-                    c.controller,
-                    c.mean_busy,
-                    c.workers,
-                    100.0 * c.mean_busy / c.workers.max(1) as f64
-                )
-            })
-            .collect();
-        Some(format!(
-            "mean busy workers per controller over the run: {}",
-            each.join(", ")
-        ))
-    }
 }
 
 impl RunResult {

@@ -133,15 +133,21 @@ pub struct ResourceTimes {
     pub expected_poll_s: f64,
 }
 
-/// The provider's own limiter counters, to attribute an excess (budget.md §8).
+/// The provider's own metrics over the run: controller-runtime's and client-go's, which every
+/// provider built on them exports, and this workspace's provider's extra names. `None` (or
+/// empty): the provider does not export the name.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderMetrics {
-    /// `limiter_reservations_total`.
-    pub reservations: u64,
+    /// `limiter_reservations_total` (to attribute an excess, budget.md §8).
+    #[serde(default)]
+    pub reservations: Option<u64>,
     /// `limiter_early_runs_total`.
-    pub early_runs: u64,
-    /// Cloud calls the provider says it made (cross-checked against the journal).
-    pub cloud_calls: u64,
+    #[serde(default)]
+    pub early_runs: Option<u64>,
+    /// Cloud calls the provider says it made (`provider_cloud_requests_total`,
+    /// cross-checked against the journal).
+    #[serde(default)]
+    pub cloud_calls: Option<u64>,
     /// Reconciles timed in `provider_reconcile_cpu_seconds` (its count).
     #[serde(default)]
     pub reconciles: u64,
@@ -153,6 +159,12 @@ pub struct ProviderMetrics {
     /// busy workers (Little's law).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub busy_s: BTreeMap<String, f64>,
+    /// Each controller's `controller_runtime_*` and `workqueue_*` metrics, by controller.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<super::standard_metrics::ControllerMetrics>,
+    /// `rest_client_requests_total` by code, method and host; `None`: not exported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest_requests: Option<Vec<super::standard_metrics::RestRequests>>,
 }
 
 /// Everything a run observed.

@@ -93,6 +93,19 @@ pub struct Log {
     pub kills: Vec<Kill>,
     /// The audit at the end of each phase that met its `until`.
     pub phase_audits: Vec<PhaseAudit>,
+    /// What a phase that timed out was still waiting for.
+    pub unmet: Option<Unmet>,
+}
+
+/// The resources a phase that timed out had not seen meet its `until`.
+#[derive(Clone, Debug)]
+pub struct Unmet {
+    /// What it waited for.
+    pub until: Until,
+    /// How many resources it waited for.
+    pub of: usize,
+    /// Those still pending, in the order they were created.
+    pub pending: Vec<Key>,
 }
 
 /// A met `until` or a timeout.
@@ -290,6 +303,11 @@ impl<'s> Driver<'s> {
             }
         };
         let completed = end == PhaseEnd::Completed;
+        if end == PhaseEnd::TimedOut
+            && !matches!(phase.action, Action::Restart | Action::Kill { .. })
+        {
+            self.log.unmet = Some(self.unmet(phase.until, &targets, watches));
+        }
         if completed && !matches!(phase.action, Action::Kill { .. }) {
             let found = audit(
                 &inventory(target.cloud()).await,
@@ -437,22 +455,10 @@ impl<'s> Driver<'s> {
         }
     }
 
-    /// Waits until every relevant target meets `until`, or the deadline; with `early`
-    /// (a resync phase), stops with its verdict while no requested resource has recorded
-    /// its token.
-    #[allow(clippy::too_many_arguments)]
-    async fn wait_until(
-        &self,
-        until: Until,
-        targets: &[(usize, u32)],
-        watches: &Watches,
-        deadline: Instant,
-        bar: &PhaseBar,
-        mut early: Option<NotHandled>,
-        cloud: &impl CloudControl,
-    ) -> PhaseEnd {
+    /// The resources of `targets` that a phase waits for to meet `until`.
+    fn waited_for(&self, until: Until, targets: &[(usize, u32)]) -> Vec<(usize, u32)> {
         // Only resources that exist can become Ready; deleted ones count for AllGone.
-        let relevant: Vec<(usize, u32)> = targets
+        targets
             .iter()
             .copied()
             .filter(|k| match until {
@@ -468,7 +474,39 @@ impl<'s> Driver<'s> {
                 }
                 Until::Elapsed => true,
             })
-            .collect();
+            .collect()
+    }
+
+    /// The resources of `targets` that have not met `until` in what the watches saw.
+    fn unmet(&self, until: Until, targets: &[(usize, u32)], watches: &Watches) -> Unmet {
+        let waited = self.waited_for(until, targets);
+        let seen = watches.lock();
+        Unmet {
+            until,
+            of: waited.len(),
+            pending: waited
+                .iter()
+                .map(|(g, i)| self.key(*g, *i))
+                .filter(|key| !self.meets(until, key, &seen))
+                .collect(),
+        }
+    }
+
+    /// Waits until every relevant target meets `until`, or the deadline; with `early`
+    /// (a resync phase), stops with its verdict while no requested resource has recorded
+    /// its token.
+    #[allow(clippy::too_many_arguments)]
+    async fn wait_until(
+        &self,
+        until: Until,
+        targets: &[(usize, u32)],
+        watches: &Watches,
+        deadline: Instant,
+        bar: &PhaseBar,
+        mut early: Option<NotHandled>,
+        cloud: &impl CloudControl,
+    ) -> PhaseEnd {
+        let relevant = self.waited_for(until, targets);
         bar.set_total(relevant.len());
         let keys: HashSet<Key> = relevant.iter().map(|(g, i)| self.key(*g, *i)).collect();
         // Subscribed before the first count, so that no change between the two is lost;

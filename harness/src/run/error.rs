@@ -38,6 +38,14 @@ pub enum RunError {
         #[source]
         source: std::io::Error,
     },
+    /// The process target's provider exited before it answered at its `metricsUrl`.
+    #[error("the provider exited ({status}) before it answered at its metricsUrl; {} says why", log.display())]
+    ProviderExited {
+        /// Its exit status.
+        status: String,
+        /// Its log.
+        log: PathBuf,
+    },
     /// The provider's Deployment runs with other flags than the profile says.
     #[error(
         "the provider's Deployment {deployment} runs with {}; the budget is predicted from the profile, so change the profile or the Deployment",
@@ -142,6 +150,22 @@ pub enum RunError {
     /// The deployed provider runs with other settings than the scenario's.
     #[error(transparent)]
     ProviderSettings(#[from] SettingsMismatch),
+    /// The FlowSchema that counts the provider's API requests selects other ServiceAccounts
+    /// than the provider's pods run as.
+    #[error(
+        "the FlowSchema {} selects ServiceAccount {}, and the provider's pods run as {provider}: it would count another client's requests, not the provider's; select the provider's with `harness flowschema --service-account {provider} | kubectl apply -f -`",
+        super::source::report::PROVIDER_FLOW_SCHEMA,
+        if .selects.is_empty() { "none".to_owned() } else { .selects.join(", ") }
+    )]
+    FlowSchemaSubject {
+        /// The ServiceAccounts it selects, `namespace/name`.
+        selects: Vec<String>,
+        /// The provider's, `namespace/name`.
+        provider: String,
+    },
+    /// The API server does not serve kinds the scenario names.
+    #[error(transparent)]
+    UnservedKinds(#[from] UnservedKinds),
     /// `--api-requests-from journal`, and the API server has no mock journal.
     #[error("--api-requests-from journal: the API server has no mock journal at /mock/v1/requests")]
     NoApiJournal(#[source] ApiReadError),
@@ -181,4 +205,51 @@ pub struct FlagDiff {
     pub deployed: String,
     /// What the scenario says.
     pub scenario: String,
+}
+
+/// A kind the scenario names that the API server does not serve ([`super::discovery`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unserved {
+    /// Its place in the scenario, `file:line:column`.
+    pub place: String,
+    /// `group/version`.
+    pub api_version: String,
+    /// The kind.
+    pub kind: String,
+    /// Its API group.
+    pub group: String,
+    /// What the server serves in that group, as `version Kind`.
+    pub served: Vec<String>,
+}
+
+impl std::fmt::Display for Unserved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: the API server does not serve {} {}, ",
+            self.place, self.api_version, self.kind
+        )?;
+        if self.served.is_empty() {
+            write!(
+                f,
+                "and serves no kind in {}: expected the provider's CustomResourceDefinitions to be installed (the process target serves the profile's `crds`)",
+                self.group
+            )
+        } else {
+            write!(
+                f,
+                "expected one it serves in {}: {}",
+                self.group,
+                self.served.join(", ")
+            )
+        }
+    }
+}
+
+/// The kinds of a scenario that the API server does not serve.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .kinds.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct UnservedKinds {
+    /// Each, in scenario order.
+    pub kinds: Vec<Unserved>,
 }

@@ -3,8 +3,9 @@
 //! collected at the source.
 //!
 //! Layers point one way:
-//! - [`run`] (this file): plan, start the target, start the sources, drive the phases,
-//!   finish the sources, observe, evaluate;
+//! - [`run`] (this file): plan, start the target, check it serves the scenario's kinds
+//!   ([`discovery`]), start the sources, drive the phases, finish the sources, observe,
+//!   evaluate;
 //! - [`target`]: where it runs ([`Target`], [`CloudControl`]);
 //! - [`source`]: one file per measurement source, each started and finished;
 //! - [`driver`]: the phases' writes and waits, and its [`driver::Log`]; [`kill`]: the
@@ -19,8 +20,10 @@
 
 pub mod clock;
 pub mod cloud;
+pub mod discovery;
 pub mod driver;
 pub mod error;
+pub mod flow_schema;
 mod handled;
 pub mod kill;
 pub mod objects;
@@ -105,6 +108,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     time::check(scenario.time, T::VIRTUAL_TIME)?;
     let plan = predict::plan(scenario);
     let mut target = T::start(scenario, options).await?;
+    target.check_kinds(scenario).await?;
     let clock = target.clock();
     let sources = target.take_sources();
     let memory = source::memory::MemorySampler::start(sources.memory, clock);

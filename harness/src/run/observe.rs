@@ -5,16 +5,17 @@
 use std::time::Duration;
 
 use super::clock::{Micros, RunClock};
-use super::driver::Log;
+use super::driver::{Log, Unmet};
 use super::source::watches::SeenMap;
 use super::source::{ApiReport, CloudReport, ProviderReport};
 use super::target::TargetInfo;
 use crate::measure::{CloudResource, CustomResource};
+use crate::result::waiting::{LISTED, Pending, Waiting};
 use crate::result::{
     CloudCall, Dropped, Observations, PhaseSpan, ResourceTimes, RunInfo, StopCause, Stopped,
     TimeInfo,
 };
-use crate::scenario::TimeMode;
+use crate::scenario::{TimeMode, Until};
 
 /// What every source reported at the end of a run.
 pub struct Reports {
@@ -60,6 +61,34 @@ fn resources(log: &Log, seen: &SeenMap) -> Vec<ResourceTimes> {
             }
         })
         .collect()
+}
+
+/// What a phase that timed out was waiting for, with each listed resource's last conditions.
+fn waiting(unmet: &Unmet, seen: &SeenMap) -> Waiting {
+    Waiting {
+        until: match unmet.until {
+            Until::AllReady => "Ready",
+            Until::AllHandled => "handled (their reconcile request)",
+            Until::AllGone => "gone",
+            Until::Elapsed => "done",
+        }
+        .to_owned(),
+        of: unmet.of as u64,
+        pending: unmet.pending.len() as u64,
+        first: unmet
+            .pending
+            .iter()
+            .take(LISTED)
+            .map(|key| Pending {
+                kind: key.0.clone(),
+                name: key.1.clone(),
+                conditions: seen
+                    .get(key)
+                    .map(|s| s.conditions.clone())
+                    .unwrap_or_default(),
+            })
+            .collect(),
+    }
 }
 
 /// Moves cloud calls dated before the first phase to its start when they are that early
@@ -147,9 +176,17 @@ pub fn observations(
     }
     // A phase that failed with a verdict did not stop the run: the run went on.
     let stopped_at = |p: &&PhaseSpan| !p.completed && p.failure.is_none();
-    let stopped = log.spans.iter().find(stopped_at).map(|p| Stopped {
-        phase: p.name.clone(),
-        cause: stop.unwrap_or(StopCause::TimedOut),
+    let stopped = log.spans.iter().find(stopped_at).map(|p| {
+        let cause = stop.unwrap_or(StopCause::TimedOut);
+        Stopped {
+            phase: p.name.clone(),
+            cause,
+            waiting: log
+                .unmet
+                .as_ref()
+                .filter(|_| cause == StopCause::TimedOut)
+                .map(|u| waiting(u, &reports.seen)),
+        }
     });
     let partial = stop.is_some()
         || reports.cloud.failed

@@ -15,12 +15,25 @@ pub fn samples<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = (&'a st
     })
 }
 
-/// The value of label `key` in a sample's labels (values without commas or quotes).
+/// The value of label `key` in a sample's labels, as written (an escaped `\"` or `\\`
+/// stays escaped). Values may hold commas: upjet's controllers are named
+/// `managed/s3.aws.upbound.io/v1beta1, kind=bucket`.
 #[must_use]
 pub fn label_value<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
-    labels
-        .split(',')
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix("=\"")?.strip_suffix('"'))
+    let mut rest = labels;
+    loop {
+        let (name, after) = rest.split_once("=\"")?;
+        let bytes = after.as_bytes();
+        let mut end = 0;
+        while end < bytes.len() && bytes[end] != b'"' {
+            end += if bytes[end] == b'\\' { 2 } else { 1 };
+        }
+        let value = after.get(..end)?;
+        if name.trim_start_matches(',').trim() == key {
+            return Some(value);
+        }
+        rest = after.get(end + 1..)?;
+    }
 }
 
 /// Whether a sample's labels include `key="value"`.
@@ -63,6 +76,19 @@ mod tests {
         assert_eq!(label_value(labels, "verb"), Some("LIST"));
         assert!(has_label(labels, "code", "200"));
         assert!(!has_label(labels, "code", "500"));
+        assert_eq!(label_value(labels, "erb"), None);
+    }
+
+    #[test]
+    fn a_label_value_may_hold_commas_equals_signs_and_escaped_quotes() {
+        let labels = "controller=\"managed/s3.aws.upbound.io/v1beta1, kind=bucket\",name=\"a \\\"b\\\"\",result=\"error\"";
+        assert_eq!(
+            label_value(labels, "controller"),
+            Some("managed/s3.aws.upbound.io/v1beta1, kind=bucket")
+        );
+        assert_eq!(label_value(labels, "name"), Some("a \\\"b\\\""));
+        assert_eq!(label_value(labels, "result"), Some("error"));
+        assert_eq!(label_value(labels, "kind"), None);
     }
 
     #[test]

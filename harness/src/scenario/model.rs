@@ -104,6 +104,8 @@ pub struct SceneObject {
     pub kind: ApiKind,
     /// The whole object.
     pub body: serde_json::Value,
+    /// Where it is in the scenario (a problem found at run time names it).
+    pub pos: Pos,
 }
 
 /// Cloud calls per reconcile of one kind, by path (docs/budget.md §10).
@@ -516,6 +518,8 @@ pub struct ResourceGroup {
     pub faults: Vec<FaultShare>,
     /// `spec.managementPolicies` of every resource, if set.
     pub management_policies: Option<Vec<String>>,
+    /// Where its `kind` is in the scenario (a problem found at run time names it).
+    pub pos: Pos,
 }
 
 /// Annotations for the resources with index in `start..end`.

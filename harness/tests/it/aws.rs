@@ -492,5 +492,8 @@ mod run {
         // A table's Observe of an existing table is DescribeTable + ListTagsOfResource.
         assert!(count("ListTagsOfResource") > 0);
         assert!(count("ListTagsOfResource") <= count("DescribeTable"));
+        // The provider counts its SDK's attempts as the journal does.
+        let check = r.provider.as_ref().expect("read in process");
+        assert_eq!(check.agrees(), Some(true), "{}", check.summary());
     }
 }

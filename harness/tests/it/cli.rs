@@ -139,3 +139,43 @@ fn sigterm_stops_a_run_with_a_partial_report_and_exit_143() {
         "report headline"
     );
 }
+
+#[test]
+fn the_flowschema_in_ci_manifests_is_what_harness_flowschema_prints_for_its_provider() {
+    let out = harness().arg("flowschema").output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let file = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ci/manifests/provider-flowschema.yaml"),
+    )
+    .expect("the manifest");
+    assert_eq!(
+        printed, file,
+        "regenerate it: harness flowschema > ci/manifests/provider-flowschema.yaml"
+    );
+    let out = harness()
+        .args([
+            "flowschema",
+            "--service-account",
+            "crossplane-system/provider-aws-s3",
+        ])
+        .output()
+        .expect("runs");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed.contains(
+            "            name: provider-aws-s3\n            namespace: crossplane-system\n"
+        ),
+        "{printed}"
+    );
+    let out = harness()
+        .args(["flowschema", "--service-account", "provider-aws-s3"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("expected NAMESPACE/NAME"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

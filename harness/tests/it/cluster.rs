@@ -390,6 +390,30 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
         })
         .unwrap_or_else(|| panic!("the buckets' concurrency: {provider_check}"));
     assert!(buckets["busy_s"].as_f64().unwrap_or(0.0) > 0.0, "{buckets}");
+    // controller-runtime's and client-go's names, scraped and summed across the restart.
+    let controller = provider_check["controllers"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["controller"] == "managed/bucket.mockcloud.example.org")
+        })
+        .unwrap_or_else(|| panic!("the buckets' controller: {provider_check}"));
+    let reconciles: u64 = controller["reconciles"]
+        .as_object()
+        .map(|r| r.values().filter_map(serde_json::Value::as_u64).sum())
+        .unwrap_or(0);
+    assert!(reconciles >= 20, "{controller}");
+    assert!(
+        controller["queue_adds"].as_u64().unwrap_or(0) >= 20,
+        "{controller}"
+    );
+    assert!(
+        provider_check["api_requests"]["provider"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "rest_client_requests_total: {provider_check}"
+    );
     // The run deleted what it created: the buckets (their finalizers released by the
     // provider), then the namespace, the Secret and the ProviderConfig.
     assert!(!cluster.secret_exists("mock-cloud-team-a"));
@@ -561,4 +585,41 @@ fn observe_only_absent_yaml_passes_in_cluster_mode_shortened_to_seconds() {
     let cost = share_cost(&result, "observed/observe-only-absent");
     assert_eq!(cost["resources"], 5, "{cost}");
     assert!(cost["observed_per_hour"].as_f64().unwrap() > 0.0, "{cost}");
+}
+
+/// The provider-upjet-aws example (`ci/examples/provider-upjet-aws`): its scenario
+/// validates, and its Deployment passes the checks a cluster run makes of it with the
+/// options its README gives (the profile's flags read from the container's args, the
+/// ServiceAccount), offline.
+#[test]
+fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_its_scenario() {
+    use harness::run::target::cluster::check_deployment;
+    use k8s_openapi::api::apps::v1::Deployment;
+
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ci/examples/provider-upjet-aws");
+    let s = harness::scenario::load(&dir.join("scenario.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(dir.join("provider-aws-s3.yaml")).unwrap();
+    let deployment: Deployment = text
+        .split("\n---\n")
+        .filter_map(|doc| serde_saphyr::from_str::<serde_json::Value>(doc).ok())
+        .find(|d| d["kind"] == "Deployment")
+        .map(|d| serde_json::from_value(d).unwrap())
+        .expect("a Deployment");
+    let options = harness::run::ClusterOptions {
+        kubeconfig: PathBuf::from("kubeconfig"),
+        context: None,
+        cloud_url: "http://127.0.0.1:18080".to_owned(),
+        provider_metrics_url: None,
+        provider_deployment: ("loadtest-system".to_owned(), "provider-aws-s3".to_owned()),
+        provider_container: Some("provider-aws-s3".to_owned()),
+        provider_service_account: Some("provider-aws-s3".to_owned()),
+        keep: false,
+        api_source: harness::run::source::ApiSource::Auto,
+    };
+    let mut notes = Vec::new();
+    check_deployment(&s, &options, &deployment, &mut notes).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        notes[0].starts_with("the provider's container provider-aws-s3 runs with the profile's settings (upjet flags:"),
+        "{notes:?}"
+    );
 }

@@ -1,10 +1,14 @@
 //! A synthetic run of scenarios/smoke.yaml: deterministic observations shaped like a real one
 //! (a paced creation wave, polls with jitter, a re-sync wave, deletes), for the reports.
 
+use std::collections::BTreeMap;
+
 use harness::measure::{CloudResource, CustomResource};
+use harness::result::provider_check::{ControllerMetrics, RestRequests};
+use harness::result::waiting::{Condition, Pending, Waiting};
 use harness::result::{
-    ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ResourceTimes, RunInfo, Signal,
-    StopCause, Stopped,
+    ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,
+    RunInfo, Signal, StopCause, Stopped,
 };
 
 const S: u64 = 1_000_000;
@@ -32,6 +36,38 @@ fn call(at_us: u64, action: CallAction, name: &str, throttled: bool) -> CloudCal
         status: if throttled { 429 } else { 200 },
         throttled,
         retry_not_before_us: None,
+    }
+}
+
+/// What a provider built on controller-runtime exports of the names the harness reads: the
+/// standard ones only (no cloud-call counter, no limiter counters).
+fn standard_metrics(api_requests: u64) -> ProviderMetrics {
+    let rest = |code: &str, method: &str, count| RestRequests {
+        code: code.into(),
+        method: method.into(),
+        host: "10.96.0.1:443".into(),
+        count,
+    };
+    ProviderMetrics {
+        busy_s: BTreeMap::from([("managed/bucket.mockcloud.example.org".into(), 12.5)]),
+        controllers: vec![ControllerMetrics {
+            controller: "managed/bucket.mockcloud.example.org".into(),
+            reconciles: BTreeMap::from([
+                ("error".into(), 2),
+                ("requeue".into(), 0),
+                ("requeue_after".into(), 410),
+                ("success".into(), 100),
+            ]),
+            reconcile_errors: Some(2),
+            queue_adds: Some(530),
+            queue_depth_max: Some(48.0),
+        }],
+        rest_requests: Some(vec![
+            rest("200", "PUT", api_requests - 500 - 3),
+            rest("200", "PATCH", 500),
+            rest("409", "PUT", 3),
+        ]),
+        ..ProviderMetrics::default()
     }
 }
 
@@ -120,6 +156,7 @@ pub fn smoke_observations() -> Observations {
     let end = delete_start + 11 * S;
     calls.sort_by_key(|c| c.at_us);
     api.sort_by_key(|a| a.at_us);
+    let api_count = api.len() as u64;
     Observations {
         duration_us: end,
         phases: vec![
@@ -162,7 +199,7 @@ pub fn smoke_observations() -> Observations {
             owner: None,
         }],
         custom_resources: Vec::<CustomResource>::new(),
-        provider_metrics: None,
+        provider_metrics: Some(standard_metrics(api_count)),
         run: RunInfo {
             harness: env!("CARGO_PKG_VERSION").to_owned(),
             api_requests_measured_by:
@@ -198,6 +235,63 @@ pub fn interrupted_observations() -> Observations {
     obs.stopped = Some(Stopped {
         phase: "hold".into(),
         cause: StopCause::Interrupted(Signal::Sigterm),
+        waiting: None,
+    });
+    obs
+}
+
+/// The smoke run whose create timed out: its last 12 buckets never became Ready (their
+/// ProviderConfig cannot be found; the last one was never reconciled), so hold, resync and
+/// delete never ran.
+pub fn timed_out_observations() -> Observations {
+    let mut obs = smoke_observations();
+    let end = obs.phases[0].end_us;
+    obs.phases.truncate(1);
+    obs.phases[0].completed = false;
+    obs.cloud_calls.retain(|c| c.at_us <= end);
+    obs.api_requests.retain(|a| a.at_us <= end);
+    obs.duration_us = end;
+    for (i, r) in obs.resources.iter_mut().enumerate() {
+        if i >= 88 {
+            r.ready_us = None;
+        }
+        r.deleted_us = None;
+        r.gone_us = None;
+    }
+    let condition = |kind: &str, reason: &str, message: &str| Condition {
+        kind: kind.into(),
+        status: "False".into(),
+        reason: reason.into(),
+        message: message.into(),
+    };
+    let first = (88..98)
+        .map(|i| Pending {
+            kind: "Bucket".into(),
+            name: format!("bucket-{i}"),
+            conditions: if i == 97 {
+                Vec::new()
+            } else {
+                vec![
+                    condition(
+                        "Synced",
+                        "ReconcileError",
+                        "connect failed: cannot get ProviderConfig \"team-b\": not found",
+                    ),
+                    condition("Ready", "Creating", ""),
+                ]
+            },
+        })
+        .collect();
+    obs.partial = true;
+    obs.stopped = Some(Stopped {
+        phase: "create".into(),
+        cause: StopCause::TimedOut,
+        waiting: Some(Waiting {
+            until: "Ready".into(),
+            of: 100,
+            pending: 12,
+            first,
+        }),
     });
     obs
 }

@@ -282,11 +282,12 @@ command:
   - {}
   - --kubeconfig={{{{kubeconfig}}}}
   - --cloud-endpoint={{{{cloudUrl}}}}
-  - --metrics-addr=127.0.0.1:0
+  - --metrics-addr=127.0.0.1:{{{{metricsPort}}}}
   - --shutdown-timeout=5s
   - --max-reconcile-rate=10
   - --rate-limit-model=crossplane
   - --poll-interval=5s
+metricsUrl: http://127.0.0.1:{{{{metricsPort}}}}/metrics
 crds: [crds.yaml]
 kinds:
   - {{apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, scope: Namespaced}}
@@ -312,7 +313,50 @@ assertions:
 ";
     let result = run_process(&dir, scenario, &profile);
     check_process_result(&result, &dir);
+    // Its metrics, scraped across the restart: the standard names per controller, its
+    // count of API requests, and its own cloud-call counter (the calls of its drain after
+    // the last scrape before SIGTERM are not in it).
+    let provider = &result["provider"];
+    let controller = provider["controllers"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["controller"] == "managed/bucket.mockcloud.example.org")
+        })
+        .unwrap_or_else(|| panic!("the buckets' controller: {provider}"));
+    assert!(
+        controller["queue_adds"].as_u64().unwrap_or(0) >= 20,
+        "{controller}"
+    );
+    assert!(
+        provider["api_requests"]["provider"].as_u64().unwrap_or(0) > 0,
+        "{provider}"
+    );
+    let own = provider["provider_cloud_calls"].as_u64().expect("exported");
+    let journal = provider["journal_cloud_calls"].as_u64().unwrap();
+    assert!(own > 0 && own <= journal, "{provider}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_profiles_metrics_url_must_be_http_and_beside_a_command() {
+    let kinds = "  kinds: [{apiVersion: example.org/v1, kind: Widget, scope: Cluster}]\n";
+    let e = err(&format!(
+        "{HEAD}profile:\n  flags: loadtest\n  command: [provider]\n  metricsUrl: 'https://p:{{{{metricsPort}}}}/metrics'\n{kinds}{BODY}"
+    ));
+    assert!(
+        e.starts_with(
+            "t.yaml:6:15: metricsUrl \"https://p:{{metricsPort}}/metrics\" is not an http:// URL"
+        ),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{HEAD}profile:\n  flags: loadtest\n  args: []\n  metricsUrl: http://127.0.0.1:8080/metrics\n{kinds}{BODY}"
+    ));
+    assert!(
+        e.starts_with("t.yaml:6:15: metricsUrl is for the process target"),
+        "{e}"
+    );
 }
 
 #[cfg(feature = "aws")]
@@ -327,7 +371,7 @@ command:
   - {}
   - --kubeconfig={{{{kubeconfig}}}}
   - --cloud-endpoint={{{{cloudUrl}}}}
-  - --metrics-addr=127.0.0.1:0
+  - --metrics-addr=127.0.0.1:{{{{metricsPort}}}}
   - --shutdown-timeout=5s
   - --max-reconcile-rate=5
   - --poll-interval=10s
@@ -336,6 +380,7 @@ command:
   - --min-poll-interval=0s
   - --scoped-buckets
   - --credential-cache=none
+metricsUrl: http://127.0.0.1:{{{{metricsPort}}}}/metrics
 crds: [crds.yaml]
 kinds:
   - {{apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, scope: Namespaced}}
@@ -394,5 +439,90 @@ assertions:
 "#;
     let result = run_process(&dir, scenario, &profile);
     check_process_result(&result, &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_kind_the_api_server_does_not_serve_is_exit_2_at_its_place_before_anything_is_created() {
+    let dir = temp("process-unserved");
+    std::fs::write(dir.join("crds.yaml"), provider::crd::crds_yaml().unwrap()).unwrap();
+    // The provider's own CRDs lack the profile's Widget: only the API server can say so.
+    let profile = "flags: loadtest
+args: []
+command: [sleep, '30']
+crds: [crds.yaml]
+kinds:
+  - {apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, scope: Namespaced}
+  - {apiVersion: example.org/v1, kind: Widget, scope: Cluster}
+";
+    std::fs::write(dir.join("profile.yaml"), profile).unwrap();
+    let scenario = "apiVersion: harness/v1
+name: process-unserved
+target: process
+profile: {file: profile.yaml}
+calls:
+  - {apiVersion: example.org/v1, kind: Widget, observe: 1, create: 1, update: 1, delete: 1}
+resources:
+  - {name: bucket, apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, count: 1, spec: {region: eu-west-1}}
+  - {name: widget, apiVersion: example.org/v1, kind: Widget, count: 1}
+phases:
+  - {name: create, action: create, timeout: 10s}
+";
+    let path = dir.join("scenario.yaml");
+    std::fs::write(&path, scenario).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let want = format!(
+        "error: {}:9:54: the API server does not serve example.org/v1 Widget, and serves no kind in example.org",
+        path.display()
+    );
+    assert!(stderr.contains(&want), "{stderr}");
+    assert!(
+        !dir.join("out/result.json").exists(),
+        "nothing ran, nothing was reported"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_provider_that_exits_before_its_metrics_answer_is_exit_2_pointing_at_its_log() {
+    let dir = temp("process-exits");
+    let profile = "flags: loadtest
+args: []
+command: [sh, -c, 'echo \"error: --cloud-endpoint is required\" >&2; exit 3']
+metricsUrl: http://127.0.0.1:{{metricsPort}}/metrics
+kinds:
+  - {apiVersion: example.org/v1, kind: Widget, scope: Cluster}
+";
+    std::fs::write(dir.join("profile.yaml"), profile).unwrap();
+    let path = dir.join("scenario.yaml");
+    std::fs::write(
+        &path,
+        format!("apiVersion: harness/v1\nname: process-exits\ntarget: process\nprofile: {{file: profile.yaml}}\n{BODY}"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let want = format!(
+        "error: the provider exited (exit status: 3) before it answered at its metricsUrl; {} says why",
+        dir.join("out/provider-1.log").display()
+    );
+    assert!(stderr.contains(&want), "{stderr}");
+    let log = std::fs::read_to_string(dir.join("out/provider-1.log")).unwrap();
+    assert!(log.contains("--cloud-endpoint is required"), "{log}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -13,7 +13,7 @@ use harness::report::{assertion_table, html, junit};
 use harness::result::{Outcome, RunResult, evaluate};
 use harness::scenario::load;
 
-use crate::fixture::{interrupted_observations, smoke_observations};
+use crate::fixture::{interrupted_observations, smoke_observations, timed_out_observations};
 
 fn smoke() -> harness::scenario::Scenario {
     load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml")).expect("loads")
@@ -71,6 +71,24 @@ fn the_smoke_fixture_gets_a_verdict_per_assertion_with_the_orphan_caught() {
 fn the_terminal_table_is_as_snapshotted() {
     insta::assert_snapshot!("table_smoke", assertion_table(&smoke_result()));
     insta::assert_snapshot!("table_interrupted", assertion_table(&interrupted_result()));
+}
+
+#[test]
+fn a_create_that_timed_out_names_the_resources_not_ready_yet_in_every_report() {
+    let s = smoke();
+    let r = with_commit(evaluate(&s, &plan(&s), &timed_out_observations()));
+    insta::assert_snapshot!("table_timed_out", assertion_table(&r));
+    insta::assert_snapshot!("junit_timed_out", junit(&r));
+    let page = html(&r);
+    let want = "<h2>Still waiting for</h2><ul><li>phase create timed out with 12 of 100 resources not Ready yet:</li><li>Bucket bucket-88: Synced False (ReconcileError: connect failed: cannot get ProviderConfig &quot;team-b&quot;: not found); Ready False (Creating)</li>";
+    assert!(page.contains(want), "{page}");
+    assert!(page.contains("<li>2 more</li></ul>"), "{page}");
+    let json = serde_json::to_value(&r).expect("serialises");
+    assert_eq!(json["stopped"]["waiting"]["pending"], 12);
+    assert_eq!(
+        json["stopped"]["waiting"]["first"][0]["conditions"][0]["type"],
+        "Synced"
+    );
 }
 
 #[test]

@@ -52,8 +52,39 @@ async fn a_small_scenario_runs_end_to_end_and_every_write_reaches_the_cloud_once
         .provider
         .as_ref()
         .expect("embedded runs read the provider's metrics");
-    assert!(check.agrees(), "{}", check.summary());
+    assert_eq!(check.agrees(), Some(true), "{}", check.summary());
     assert!(check.journal_cloud_calls > 0);
+    // The names every controller-runtime provider exports, read in process after the run
+    // stopped the provider: reconciles by result, errors, work-queue adds per controller,
+    // and the provider's count of its API requests beside the API server's.
+    let buckets = check
+        .controllers
+        .iter()
+        .find(|c| c.controller == "managed/bucket.mockcloud.example.org")
+        .unwrap_or_else(|| panic!("{:#?}", check.controllers));
+    let reconciles = buckets.reconciles_total().expect("exported");
+    assert!(reconciles >= 12, "{buckets:?}");
+    assert!(
+        buckets
+            .reconciles
+            .keys()
+            .all(|r| ["success", "error", "requeue", "requeue_after"].contains(&r.as_str())),
+        "controller-runtime's result values: {buckets:?}"
+    );
+    assert_eq!(buckets.reconcile_errors, Some(0), "{buckets:?}");
+    assert!(
+        buckets.queue_adds.is_some_and(|a| a >= reconciles),
+        "{buckets:?}"
+    );
+    let api = check
+        .api_requests
+        .as_ref()
+        .expect("rest_client_requests_total");
+    assert!(
+        api.provider > 0 && api.by.iter().all(|r| r.host == "in-process"),
+        "{api:?}"
+    );
+    assert_eq!(api.provider, api.api_server, "{}", check.api_summary());
     // Each controller's realised concurrency, from its time spent reconciling: within its
     // workers, and busy where there was work.
     // The sample kinds' three controllers, and the AWS flavour's when it is built in.
@@ -75,5 +106,61 @@ async fn a_small_scenario_runs_end_to_end_and_every_write_reaches_the_cloud_once
         check.concurrency.iter().any(|c| c.busy_s > 0.0),
         "{:?}",
         check.concurrency
+    );
+}
+
+/// Three buckets name a ProviderConfig that does not exist: they never become Ready.
+const MISSING_CONFIG: &str = "\
+apiVersion: harness/v1
+name: missing-config
+time: virtual
+provider: {maxReconcileRate: 5, pollInterval: 1m}
+resources:
+  - {name: bucket, kind: Bucket, count: 12, spec: {region: eu-west-1}}
+  - name: lost
+    kind: Bucket
+    count: 3
+    spec: {region: eu-west-1}
+    template: {spec: {providerConfigRef: {name: team-b}}}
+phases:
+  - {name: create, action: create, timeout: 2m}
+  - {name: hold, action: hold, duration: 1m}
+assertions:
+  - {check: orphans}
+";
+
+#[test]
+fn a_create_that_times_out_names_the_resources_not_ready_with_the_providers_words() {
+    let scenario = harness::scenario::parse(MISSING_CONFIG, "missing.yaml").expect("valid");
+    let runtime = harness::run::time::runtime(scenario.time).unwrap();
+    let output = runtime
+        .block_on(run_embedded(
+            &scenario,
+            &Progress::quiet(),
+            std::future::pending(),
+        ))
+        .expect("the stack starts");
+    let r = &output.result;
+    let stopped = r.stopped.as_ref().expect("the create timed out");
+    assert_eq!(stopped.phase, "create");
+    let waiting = stopped.waiting.as_ref().expect("what it waited for");
+    assert_eq!((waiting.pending, waiting.of), (3, 15), "{waiting:#?}");
+    assert_eq!(waiting.until, "Ready");
+    for (i, p) in waiting.first.iter().enumerate() {
+        assert_eq!(p.name, format!("lost-{i}"));
+        let synced = p
+            .conditions
+            .iter()
+            .find(|c| c.kind == "Synced")
+            .unwrap_or_else(|| panic!("{p:#?}"));
+        assert_eq!(synced.status, "False", "{p:#?}");
+        assert!(synced.message.contains("team-b"), "{p:#?}");
+    }
+    let table = harness::report::assertion_table(r);
+    assert!(
+        table.contains(
+            "phase create timed out with 3 of 15 resources not Ready yet:\n  Bucket lost-0: "
+        ),
+        "{table}"
     );
 }

@@ -159,6 +159,13 @@ impl<T: Eq + Hash + Clone + Send + Sync + std::fmt::Debug + 'static> Controller<
         self.stats.snapshot()
     }
 
+    /// The counters themselves, which outlive the controller: a metrics registry keeps
+    /// exporting them after a shutdown, as controller-runtime's global counters do.
+    #[must_use]
+    pub fn stats_handle(&self) -> Arc<ControllerStats> {
+        Arc::clone(&self.stats)
+    }
+
     /// Shuts the queue down and waits for the workers to finish their current reconciles.
     pub async fn shut_down(mut self) {
         self.queue.shut_down();

@@ -228,6 +228,7 @@ pub struct Connector {
     http: SharedHttpClient,
     time: Option<SharedTimeSource>,
     partitions: Partitions,
+    attempts: Option<super::attempts::CountAttempts>,
     web_identity: Mutex<HashMap<u64, Expiring<Credentials>>>,
     clients: Mutex<HashMap<u64, Expiring<Clients>>>,
 }
@@ -298,6 +299,7 @@ impl Connector {
             http: aws_smithy_http_client::Builder::new().build_http(),
             time: None,
             partitions: Partitions::new(0.0),
+            attempts: None,
             web_identity: Mutex::new(HashMap::new()),
             clients: Mutex::new(HashMap::new()),
         }
@@ -307,6 +309,14 @@ impl Connector {
     #[must_use]
     pub fn with_http_client(mut self, http: SharedHttpClient) -> Self {
         self.http = http;
+        self
+    }
+
+    /// The same, with every HTTP attempt of its SDK clients counted into `requests`
+    /// (`provider_cloud_requests_total`; see [`super::attempts`]).
+    #[must_use]
+    pub fn with_requests(mut self, requests: crate::cloud::CloudRequests) -> Self {
+        self.attempts = Some(super::attempts::CountAttempts::new(requests));
         self
     }
 
@@ -516,6 +526,9 @@ impl Connector {
             .retry_partition(self.partitions.sts.clone())
             .http_client(self.http.clone());
         b.set_time_source(self.time.clone());
+        if let Some(a) = &self.attempts {
+            b = b.interceptor(a.clone());
+        }
         if let Some(c) = creds {
             b = b.credentials_provider(c);
         }
@@ -541,6 +554,9 @@ impl Connector {
                 .retry_partition(self.partitions.s3.clone())
                 .http_client(self.http.clone());
             b.set_time_source(self.time.clone());
+            if let Some(a) = &self.attempts {
+                b = b.interceptor(a.clone());
+            }
             if let Some(u) = spec.endpoint_for("s3")? {
                 b = b.endpoint_url(u);
             }
@@ -555,6 +571,9 @@ impl Connector {
                 .retry_partition(self.partitions.ec2.clone())
                 .http_client(self.http.clone());
             b.set_time_source(self.time.clone());
+            if let Some(a) = &self.attempts {
+                b = b.interceptor(a.clone());
+            }
             if let Some(u) = spec.endpoint_for("ec2")? {
                 b = b.endpoint_url(u);
             }
@@ -569,6 +588,9 @@ impl Connector {
                 .retry_partition(self.partitions.dynamodb.clone())
                 .http_client(self.http.clone());
             b.set_time_source(self.time.clone());
+            if let Some(a) = &self.attempts {
+                b = b.interceptor(a.clone());
+            }
             if let Some(u) = spec.endpoint_for("dynamodb")? {
                 b = b.endpoint_url(u);
             }

@@ -440,15 +440,17 @@ impl AwsExternal for Table {
     }
 }
 
-/// Starts the four AWS controllers.
+/// Starts the four AWS controllers, their SDK calls counted into `requests`.
 pub(crate) fn start(
     kinds: &mut Kinds<'_>,
     caches: Caches,
     secrets: Store<Secret>,
     options: &AwsOptions,
+    requests: crate::cloud::CloudRequests,
 ) {
-    let mut connector =
-        Connector::new(options.retry_mode, options.credential_cache).with_clock(kinds.ctx.clock);
+    let mut connector = Connector::new(options.retry_mode, options.credential_cache)
+        .with_clock(kinds.ctx.clock)
+        .with_requests(requests);
     if let Some(http) = &options.http {
         connector = connector.with_http_client(http.clone());
     }

@@ -18,11 +18,14 @@
 //!   `--credential-cache=none|irsa|all`.
 //! - [`bucket`]: the S3 Bucket's external client: Observe is Terraform's 15-call read.
 //! - [`vpc`]: the EC2 VPC's external client; [`table`]: the DynamoDB Table's.
+//! - [`attempts`]: each HTTP attempt of the SDK clients counted in
+//!   `provider_cloud_requests_total`, by operation and status.
 //! - [`transport`]: the SDK clients on a tower `Service` in process (the harness's embedded
 //!   stack), so the AWS kinds run on tokio's paused clock too.
 //!
 //! Calls per path are in `provider/README.md`.
 
+pub mod attempts;
 pub mod bucket;
 pub mod config;
 pub mod connect;

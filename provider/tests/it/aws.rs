@@ -389,10 +389,20 @@ fn throttled_reads() -> Config {
     .expect("valid")
 }
 
+/// The sum of `provider_cloud_requests_total` over its label sets that contain `labels`.
+fn counted(text: &str, labels: &str) -> usize {
+    text.lines()
+        .filter(|l| l.starts_with("provider_cloud_requests_total{") && l.contains(labels))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<usize>().ok())
+        .sum()
+}
+
 #[tokio::test]
 async fn a_throttled_observe_shows_the_sdks_retries_in_the_journal_within_three_attempts() {
     let served = serve(throttled_reads()).await;
-    let connector = Connector::new(RetryMode::Standard, CredentialCache::All);
+    let metrics = provider::ProviderMetrics::new();
+    let connector = Connector::new(RetryMode::Standard, CredentialCache::All)
+        .with_requests(metrics.cloud_requests().clone());
     let spec = spec(
         &served.url,
         "skip_credentials_validation: true\nskip_requesting_account_id: true\n",
@@ -446,6 +456,20 @@ async fn a_throttled_observe_shows_the_sdks_retries_in_the_journal_within_three_
     if let Err(e) = outcome {
         assert_eq!(e.code.as_deref(), Some("SlowDown"), "{e}");
     }
+    // The provider's own count has every attempt the journal has, retries included, each
+    // with its status and operation.
+    let journal = served.cloud.calls();
+    let text = metrics.encode().unwrap();
+    assert_eq!(counted(&text, ""), journal.len(), "{text}");
+    assert_eq!(
+        counted(&text, "code=\"503\""),
+        journal.iter().filter(|c| c.status == 503).count(),
+        "{text}"
+    );
+    assert!(
+        text.contains("provider_cloud_requests_total{action=\"HeadBucket\",code=\""),
+        "{text}"
+    );
 
     // With retries off, each operation is tried once and the first throttle fails Observe.
     let off = Connector::new(RetryMode::Off, CredentialCache::None);

@@ -106,6 +106,17 @@ async fn two_hundred_resources_of_mixed_kinds_all_become_ready_and_the_cloud_hol
         );
     }
     stack.stop().await;
+    // The controllers are gone; their counts are not, as controller-runtime's outlive its
+    // controllers: what a harness reads at the end of a run.
+    let text = stack.metrics.encode().unwrap();
+    let reconciles: u64 = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("controller_runtime_reconcile_total{controller=\"managed/bucket.mockcloud.example.org\",")
+        })
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert!(reconciles >= 100, "{text}");
 }
 
 use kube::ResourceExt;

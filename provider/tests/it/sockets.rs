@@ -35,6 +35,7 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
         .unwrap();
     let api_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let api_url = format!("http://{}", api_listener.local_addr().unwrap());
+    let api_host = api_url.trim_start_matches("http://").to_owned();
     let api_server = tokio::spawn(mock_apiserver::serve(
         api_listener,
         api.clone(),
@@ -142,13 +143,28 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
         "provider_reconciles_total{kind=\"Bucket\",result=\"requeue_after\"}",
         "provider_cloud_requests_total{action=\"create\",code=\"201\"} 3",
         "provider_kube_requests_total{verb=\"PUT\",code=\"200\"}",
-        "workqueue_depth{name=\"managed/bucket.mockcloud.example.org\"}",
+        "workqueue_depth{name=\"managed/bucket.mockcloud.example.org\",controller=\"managed/bucket.mockcloud.example.org\"}",
+        // The names and labels of controller-runtime and client-go.
+        "workqueue_adds_total{name=\"managed/bucket.mockcloud.example.org\",controller=\"managed/bucket.mockcloud.example.org\"}",
+        "workqueue_work_duration_seconds_sum{name=\"managed/bucket.mockcloud.example.org\",",
+        "controller_runtime_reconcile_total{controller=\"managed/bucket.mockcloud.example.org\",result=\"success\"}",
+        "controller_runtime_reconcile_total{controller=\"managed/bucket.mockcloud.example.org\",result=\"requeue_after\"}",
+        "controller_runtime_reconcile_total{controller=\"managed/bucket.mockcloud.example.org\",result=\"error\"}",
+        "controller_runtime_reconcile_total{controller=\"managed/bucket.mockcloud.example.org\",result=\"requeue\"}",
+        "controller_runtime_reconcile_errors_total{controller=\"managed/bucket.mockcloud.example.org\"}",
+        "controller_runtime_terminal_reconcile_errors_total{controller=\"managed/bucket.mockcloud.example.org\"}",
+        &format!("rest_client_requests_total{{code=\"200\",method=\"GET\",host=\"{api_host}\"}}"),
+        &format!("rest_client_requests_total{{code=\"201\",method=\"POST\",host=\"{api_host}\"}}"),
         "limiter_reservations_total",
         "limiter_early_runs_total",
         "provider_settings{max_reconcile_rate=\"10\",rate_limit_model=\"crossplane\",poll_interval=\"1s\",poll_jitter_percent=\"10\",poll_jitter_sizing=\"per-resource\",min_poll_interval=\"1s\",scoped_buckets=\"false\",backoff_base=\"1s\",backoff_max=\"1m0s\",error_requeue=\"backoff\",observe_only_absent=\"poll\",event_client=\"separate\",reconcile_requests=\"honour\"} 1",
     ] {
         assert!(text.contains(name), "/metrics lacks {name}:\n{text}");
     }
+    assert!(
+        !text.contains("result=\"terminal_error\""),
+        "controller-runtime counts a terminal error as an error:\n{text}"
+    );
 
     stop_tx.send(true).unwrap();
     let summary = running.await.unwrap().unwrap();

@@ -4,7 +4,7 @@
 //! - [`cloud_journal`]: mock-cloud's journal (the cloud calls);
 //! - [`api_journal`]: mock-apiserver's journal, in process or over HTTP (API requests);
 //! - [`api_metrics`]: an API server's `/metrics` (API requests, when there is no journal);
-//! - [`provider_metrics`]: the provider's own counters;
+//! - [`provider_metrics`]: the provider's own metrics (which ones: [`provider_readings`]);
 //! - [`watches`]: the harness's watches of the managed resources;
 //! - [`memory`]: the components' memory, sampled in the background.
 //!
@@ -19,6 +19,7 @@ mod intern;
 pub mod memory;
 pub mod poll;
 pub mod provider_metrics;
+pub mod provider_readings;
 pub mod report;
 pub mod watches;
 

@@ -2,58 +2,15 @@
 //! HTTP every [`SCRAPE_INTERVAL`] and summed so that a counter reset (a new pod) loses only
 //! what the old pod counted after its last scrape.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinHandle;
 
+use super::provider_readings::{Readings, Sum, parse, sum_of};
 use super::report::{ProviderReport, SCRAPE_INTERVAL};
-use crate::result::ProviderMetrics;
 use crate::run::error::{FlagDiff, RunError, SettingsMismatch};
-use crate::run::prometheus::{counter, counter_increase, label_value, samples};
+use crate::run::prometheus::{label_value, samples};
 use crate::run::remote::Remote;
-
-const RESERVATIONS: &str = "limiter_reservations_total";
-const EARLY_RUNS: &str = "limiter_early_runs_total";
-const CLOUD_CALLS: &str = "provider_cloud_requests_total";
-const RECONCILES: &str = "provider_reconcile_cpu_seconds_count";
-const RECONCILE_CPU: &str = "provider_reconcile_cpu_seconds_sum";
-/// Time spent reconciling, per controller (`name`), as client-go's workqueue metrics give it.
-const WORK_DURATION: &str = "workqueue_work_duration_seconds_sum";
-const COUNTERS: [&str; 5] = [
-    RESERVATIONS,
-    EARLY_RUNS,
-    CLOUD_CALLS,
-    RECONCILES,
-    RECONCILE_CPU,
-];
-
-/// A counter of `text` as a whole number: the CPU time in µs, the others as they are.
-fn read(text: &str, name: &str) -> u64 {
-    if name == RECONCILE_CPU {
-        (samples(text, name).map(|(_, v)| v).sum::<f64>() * 1e6) as u64
-    } else {
-        counter(text, name)
-    }
-}
-
-fn totals(get: impl Fn(&str) -> u64, busy_s: BTreeMap<String, f64>) -> ProviderMetrics {
-    ProviderMetrics {
-        reservations: get(RESERVATIONS),
-        early_runs: get(EARLY_RUNS),
-        cloud_calls: get(CLOUD_CALLS),
-        reconciles: get(RECONCILES),
-        reconcile_cpu_us: get(RECONCILE_CPU),
-        busy_s,
-    }
-}
-
-/// Each controller's time spent reconciling in `text`, seconds.
-fn busy(text: &str) -> BTreeMap<String, f64> {
-    samples(text, WORK_DURATION)
-        .filter_map(|(labels, v)| Some((label_value(labels, "name")?.to_owned(), v)))
-        .collect()
-}
 
 /// The provider's flags for `settings`, as (flag, value) pairs; the same names label the
 /// provider's `provider_settings` metric (with `_` for `-`).
@@ -92,28 +49,34 @@ pub fn check_settings(
     }
 }
 
-/// Adds what each controller's time spent reconciling grew by since `last` to `total`; a
-/// sum that went down belongs to a new pod, and counts from zero.
-fn add_busy(
-    last: &mut BTreeMap<String, f64>,
-    total: &mut BTreeMap<String, f64>,
-    scraped: BTreeMap<String, f64>,
-) {
-    for (controller, now) in scraped {
-        let before = last.get(&controller).copied().unwrap_or(0.0);
-        let grew = if now >= before { now - before } else { now };
-        *total.entry(controller.clone()).or_default() += grew;
-        last.insert(controller, now);
+/// What a series adds to a run's sum between two reads: a counter what it grew by (a fall
+/// belongs to a new process, which counts from zero), a gauge nothing (its largest value is
+/// kept instead).
+fn growth(before: f64, now: f64) -> f64 {
+    if now >= before { now - before } else { now }
+}
+
+/// Adds a read to the run's sums: each counter's growth since `last`, each gauge's largest
+/// value; `last` becomes the read.
+fn add(last: &mut Readings, total: &mut Readings, now: Readings) {
+    for (key, &v) in &now.values {
+        let sum = total.values.entry(key.clone()).or_default();
+        match sum_of(key.0) {
+            Sum::Growth => *sum += growth(last.values.get(key).copied().unwrap_or(0.0), v),
+            Sum::Max => *sum = sum.max(v),
+        }
     }
+    total.exported.extend(now.exported.iter().copied());
+    *last = now;
 }
 
 #[derive(Default)]
 struct TallyState {
-    last: BTreeMap<&'static str, u64>,
-    total: BTreeMap<&'static str, u64>,
-    busy_last: BTreeMap<String, f64>,
-    busy_total: BTreeMap<String, f64>,
+    last: Readings,
+    total: Readings,
     failures: u64,
+    /// The provider is gone for good: no more scrapes.
+    closed: bool,
 }
 
 /// The provider's counters, summed over scrapes.
@@ -149,35 +112,34 @@ impl Tally {
             .map_err(RunError::ProviderMetrics)?;
         let checked = check_settings(&text, settings)?;
         let mut s = tally.state.lock().unwrap_or_else(|e| e.into_inner());
-        for c in COUNTERS {
-            s.last.insert(c, read(&text, c));
-        }
-        s.busy_last = busy(&text);
+        let baseline = parse(&text);
+        // Counters count from their growth after the baseline, gauges from the next read.
+        s.total.exported.clone_from(&baseline.exported);
+        s.last = baseline;
         drop(s);
         Ok((tally, checked))
     }
 
     /// Scrapes once more and adds what grew.
     pub async fn scrape(&self) {
+        if self.state.lock().unwrap_or_else(|e| e.into_inner()).closed {
+            return;
+        }
         let text = self.remote.get_text(&self.path).await;
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let Ok(text) = text else {
             s.failures += 1;
             return;
         };
-        for c in COUNTERS {
-            let now = read(&text, c);
-            let before = s.last.get(c).copied().unwrap_or(0);
-            let grew = counter_increase(before, now);
-            *s.total.entry(c).or_default() += grew;
-            s.last.insert(c, now);
-        }
-        let TallyState {
-            busy_last,
-            busy_total,
-            ..
-        } = &mut *s;
-        add_busy(busy_last, busy_total, busy(&text));
+        let TallyState { last, total, .. } = &mut *s;
+        add(last, total, parse(&text));
+    }
+
+    /// Scrapes a last time, before the provider stops for good (a process the run owns);
+    /// later scrapes do nothing.
+    pub async fn last_scrape(&self) {
+        self.scrape().await;
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
     }
 
     fn report(&self) -> ProviderReport {
@@ -191,19 +153,84 @@ impl Tally {
             Vec::new()
         };
         ProviderReport {
-            metrics: Some(totals(
-                |c| s.total.get(c).copied().unwrap_or(0),
-                s.busy_total.clone(),
-            )),
+            metrics: Some(s.total.metrics()),
             notes,
         }
     }
 }
 
+/// Whether the in-process provider's registry starts `name` from zero with each start of
+/// the provider: its runtime metrics (controllers, work queues, limiter) do; the others
+/// live across restarts.
+fn restarts_from_zero(name: &str) -> bool {
+    ["controller_runtime_", "workqueue_", "limiter_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// The in-process provider's registry, read at the end of the run. What a provider counted
+/// in metrics that start from zero with each start is carried when the next one starts
+/// (its counters add, its gauges keep their largest value).
+#[derive(Clone)]
+pub struct InProcessMetrics {
+    metrics: Arc<provider::metrics::ProviderMetrics>,
+    carried: Arc<Mutex<Readings>>,
+}
+
+impl InProcessMetrics {
+    /// Reads `metrics`, the registry every start of the provider counts into.
+    #[must_use]
+    pub fn new(metrics: Arc<provider::metrics::ProviderMetrics>) -> Self {
+        InProcessMetrics {
+            metrics,
+            carried: Arc::default(),
+        }
+    }
+
+    fn read(&self) -> Readings {
+        self.metrics
+            .encode()
+            .map(|text| parse(&text))
+            .unwrap_or_default()
+    }
+
+    /// Before a provider starts again: carries what the last one counted.
+    pub fn carry(&self) {
+        let now = self.read();
+        let mut carried = self.carried.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, v) in now.values {
+            if restarts_from_zero(key.0) {
+                let c = carried.values.entry(key.clone()).or_default();
+                match sum_of(key.0) {
+                    Sum::Growth => *c += v,
+                    Sum::Max => *c = c.max(v),
+                }
+            }
+        }
+        carried.exported.extend(now.exported);
+    }
+
+    /// The metrics over the run: the registry now plus what was carried.
+    #[must_use]
+    pub fn metrics(&self) -> crate::result::ProviderMetrics {
+        let mut total = self.read();
+        let carried = self.carried.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, &v) in &carried.values {
+            let t = total.values.entry(key.clone()).or_default();
+            match sum_of(key.0) {
+                Sum::Growth => *t += v,
+                Sum::Max => *t = t.max(v),
+            }
+        }
+        total.exported.extend(carried.exported.iter().copied());
+        total.metrics()
+    }
+}
+
 /// Where the provider's counters are read.
 pub enum ProviderMetricsSource {
-    /// The in-process provider's registry (it lives across provider restarts).
-    InProcess(Arc<provider::metrics::ProviderMetrics>),
+    /// The in-process provider's registry.
+    InProcess(InProcessMetrics),
     /// A provider's `/metrics`, scraped in the background.
     Scraped {
         /// The running sum.
@@ -234,10 +261,7 @@ impl ProviderMetricsSource {
     pub async fn finish(self) -> ProviderReport {
         match self {
             ProviderMetricsSource::InProcess(metrics) => ProviderReport {
-                metrics: metrics
-                    .encode()
-                    .ok()
-                    .map(|text| totals(|c| read(&text, c), busy(&text))),
+                metrics: Some(metrics.metrics()),
                 notes: Vec::new(),
             },
             ProviderMetricsSource::Scraped { tally, task } => {
@@ -253,26 +277,58 @@ impl ProviderMetricsSource {
 mod tests {
     use super::*;
 
+    fn sums(texts: &[&str]) -> crate::result::ProviderMetrics {
+        let (mut last, mut total) = (parse(texts[0]), Readings::default());
+        total.exported.clone_from(&last.exported);
+        for t in &texts[1..] {
+            add(&mut last, &mut total, parse(t));
+        }
+        total.metrics()
+    }
+
     #[test]
     fn time_spent_reconciling_is_read_per_controller_and_summed_across_pods() {
         let text = "# TYPE workqueue_work_duration_seconds_sum gauge\n\
                     workqueue_work_duration_seconds_sum{name=\"buckets\"} 2.5\n\
                     workqueue_work_duration_seconds_sum{name=\"records\"} 1\n\
                     workqueue_work_duration_seconds_count{name=\"buckets\"} 7\n";
-        let scraped = busy(text);
-        assert_eq!(
-            scraped
-                .iter()
-                .map(|(k, v)| (k.as_str(), *v))
-                .collect::<Vec<_>>(),
-            [("buckets", 2.5), ("records", 1.0)]
-        );
-        let (mut last, mut total) = (scraped, BTreeMap::new());
-        add_busy(&mut last, &mut total, busy(&text.replace("2.5", "4")));
         // A new pod: its sum starts again from zero.
-        add_busy(&mut last, &mut total, busy(&text.replace("2.5", "0.5")));
-        assert_eq!(total["buckets"], 1.5 + 0.5);
-        assert_eq!(total["records"], 0.0);
+        let m = sums(&[text, &text.replace("2.5", "4"), &text.replace("2.5", "0.5")]);
+        assert_eq!(m.busy_s["buckets"], 1.5 + 0.5);
+        assert_eq!(m.busy_s["records"], 0.0);
+    }
+
+    #[test]
+    fn counters_are_summed_per_label_set_across_a_restart_and_a_depth_keeps_its_largest_read() {
+        let read = |success: u32, error: u32, depth: u32| {
+            format!(
+                "controller_runtime_reconcile_total{{controller=\"c\",result=\"success\"}} {success}\n\
+                 controller_runtime_reconcile_total{{controller=\"c\",result=\"error\"}} {error}\n\
+                 workqueue_depth{{name=\"c\",controller=\"c\"}} {depth}\n"
+            )
+        };
+        let m = sums(&[
+            &read(5, 1, 9),
+            &read(8, 1, 4),
+            &read(2, 0, 1),
+            &read(3, 2, 0),
+        ]);
+        let c = &m.controllers[0];
+        assert_eq!(
+            c.reconciles["success"],
+            3 + 2 + 1,
+            "the restart counts from zero"
+        );
+        assert_eq!(
+            c.reconciles["error"], 2,
+            "1 and 1 before the restart, 0 then 2 after"
+        );
+        assert_eq!(
+            c.queue_depth_max,
+            Some(4.0),
+            "the baseline's 9 was before the run"
+        );
+        assert_eq!(m.cloud_calls, None);
     }
 
     #[test]

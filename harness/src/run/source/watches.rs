@@ -12,6 +12,7 @@ use provider::crd::EXTERNAL_NAME_ANNOTATION;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
+use crate::result::waiting::Condition;
 use crate::run::clock::RunClock;
 use crate::run::objects::KindInfo;
 
@@ -28,6 +29,9 @@ pub struct Seen {
     pub external_name: Option<String>,
     /// When the watch saw it deleted, µs.
     pub gone_us: Option<u64>,
+    /// While it is not Ready: its last Ready and Synced conditions (and any other type its
+    /// readiness names), to say why a phase waits for it.
+    pub conditions: Vec<Condition>,
 }
 
 /// A resource's identity: kind and name (one namespace per run).
@@ -78,6 +82,32 @@ pub fn has_conditions(obj: &serde_json::Value, ready: &[(String, String)]) -> bo
     })
 }
 
+/// The conditions of `obj` that say why it is not ready: `Ready`, `Synced`, and the types
+/// of `ready`, in the object's order.
+fn why_not_ready(obj: &serde_json::Value, ready: &[(String, String)]) -> Vec<Condition> {
+    let text = |c: &serde_json::Value, k: &str| {
+        c.get(k)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    obj.pointer("/status/conditions")
+        .and_then(|c| c.as_array())
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter(|c| {
+            let t = c.get("type").and_then(serde_json::Value::as_str);
+            t.is_some_and(|t| t == "Ready" || t == "Synced" || ready.iter().any(|(r, _)| r == t))
+        })
+        .map(|c| Condition {
+            kind: text(c, "type"),
+            status: text(c, "status"),
+            reason: text(c, "reason"),
+            message: text(c, "message"),
+        })
+        .collect()
+}
+
 /// The short kinds' readiness: `Ready` is `True`.
 fn ready_true() -> Vec<(String, String)> {
     vec![("Ready".to_owned(), "True".to_owned())]
@@ -104,6 +134,11 @@ pub fn apply_event_with(
             };
             let entry = seen.entry((kind.to_owned(), name)).or_default();
             entry.ready = has_conditions(&obj.data, ready);
+            entry.conditions = if entry.ready {
+                Vec::new()
+            } else {
+                why_not_ready(&obj.data, ready)
+            };
             if entry.ready && entry.ready_us.is_none() {
                 entry.ready_us = Some(now_us);
             }
@@ -249,5 +284,27 @@ mod tests {
         apply_event(&mut seen, "Bucket", &Event::Delete(bucket("True")), 20);
         assert_eq!(seen[&key].gone_us, Some(20));
         assert!(!seen[&key].ready);
+    }
+
+    #[test]
+    fn a_resource_that_is_not_ready_keeps_its_ready_and_synced_conditions_until_it_is() {
+        let mut obj = bucket("False");
+        obj.data = serde_json::json!({"status": {"conditions": [
+            {"type": "Ready", "status": "False", "reason": "Creating"},
+            {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": "cannot connect"},
+            {"type": "Other", "status": "True"},
+        ]}});
+        let mut seen = SeenMap::new();
+        apply_event(&mut seen, "Bucket", &Event::Apply(obj), 5);
+        let key = ("Bucket".to_owned(), "b-0".to_owned());
+        let kinds: Vec<&str> = seen[&key]
+            .conditions
+            .iter()
+            .map(|c| c.kind.as_str())
+            .collect();
+        assert_eq!(kinds, ["Ready", "Synced"]);
+        assert_eq!(seen[&key].conditions[1].message, "cannot connect");
+        apply_event(&mut seen, "Bucket", &Event::Apply(bucket("True")), 9);
+        assert!(seen[&key].conditions.is_empty(), "a Ready one keeps none");
     }
 }

@@ -279,6 +279,17 @@ async fn kill_pods(client: &kube::Client, namespace: &str, name: &str) -> Result
     Ok(killed)
 }
 
+/// The ServiceAccount, `namespace/name`, of the pods of the Deployment `d` in `namespace`.
+fn pods_service_account(namespace: &str, d: &Deployment) -> String {
+    let name = d
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .and_then(|p| p.service_account_name.clone())
+        .unwrap_or_else(|| "default".to_owned());
+    format!("{namespace}/{name}")
+}
+
 /// Checks the provider's Deployment against the scenario's profile and the options: its
 /// ServiceAccount, when `--provider-service-account` is given, and its container's args,
 /// read in the profile's dialect, against the profile's settings.
@@ -392,6 +403,9 @@ impl Target for Cluster {
                 })?;
         let mut notes = Vec::new();
         check_deployment(s, &options, &deployment, &mut notes)?;
+        if options.api_source != ApiSource::Journal {
+            crate::run::flow_schema::check(&client, &pods_service_account(ns, &deployment)).await?;
+        }
         let tally = match &options.provider_metrics_url {
             Some(url) => {
                 let (tally, checked) = Tally::connect(url, &s.settings).await?;

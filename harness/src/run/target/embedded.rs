@@ -22,7 +22,7 @@ use crate::run::own::{self, OwnRequests};
 use crate::run::source::api::ApiRequests;
 use crate::run::source::api_journal::InProcess;
 use crate::run::source::memory::MemoryProbe;
-use crate::run::source::provider_metrics::ProviderMetricsSource;
+use crate::run::source::provider_metrics::{InProcessMetrics, ProviderMetricsSource};
 use crate::scenario::{AwsSettings, Scenario};
 
 /// API-server requests kept for the measurements; a run that makes more is reported as
@@ -101,6 +101,8 @@ pub struct Embedded {
     client: kube::Client,
     cloud: LocalCloud,
     metrics: Arc<ProviderMetrics>,
+    /// Its readings over the run, across the provider's restarts.
+    readings: InProcessMetrics,
     settings: limiter::crossplane::Settings,
     /// The AWS flavour's client settings (used with feature `aws`).
     #[cfg_attr(not(feature = "aws"), allow(dead_code))]
@@ -126,6 +128,9 @@ impl Embedded {
     /// over; each start draws from its own seed, derived from the scenario's).
     fn start_provider(&self) {
         let start = self.starts.fetch_add(1, Ordering::Relaxed);
+        if start > 0 {
+            self.readings.carry();
+        }
         let cloud = CloudClient::new(self.cloud.cloud.clone(), CLOUD_URL);
         let options = ProviderOptions::from_service(
             self.settings.clone(),
@@ -214,6 +219,7 @@ impl Target for Embedded {
             .layer(own::layer(OwnRequests::default()))
             .service(apiserver.service());
         let client = kube::Client::new(service, "default");
+        let metrics = Arc::new(ProviderMetrics::new());
         let target = Embedded {
             clock,
             apiserver,
@@ -223,7 +229,8 @@ impl Target for Embedded {
                 cloud: local,
                 epoch: cloud_epoch,
             },
-            metrics: Arc::new(ProviderMetrics::new()),
+            readings: InProcessMetrics::new(Arc::clone(&metrics)),
+            metrics,
             settings: s.settings.clone(),
             aws: s.aws,
             kinds: scenario_kinds(s)
@@ -263,6 +270,12 @@ impl Target for Embedded {
         None
     }
 
+    /// Nothing to check: it serves the provider's CRDs, the catalogue validation resolved
+    /// the scenario's kinds against.
+    async fn check_kinds(&self, _scenario: &Scenario) -> Result<(), RunError> {
+        Ok(())
+    }
+
     fn cleans_up(&self) -> bool {
         false
     }
@@ -270,7 +283,7 @@ impl Target for Embedded {
     fn take_sources(&mut self) -> TargetSources {
         TargetSources {
             api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), self.api_epoch)),
-            provider: Some(ProviderMetricsSource::InProcess(Arc::clone(&self.metrics))),
+            provider: Some(ProviderMetricsSource::InProcess(self.readings.clone())),
             memory: MemoryProbe::InProcess {
                 cloud: self.cloud.cloud.clone(),
                 apiserver: self.apiserver.clone(),

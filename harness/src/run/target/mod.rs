@@ -123,6 +123,16 @@ pub trait Target: Sized {
     /// The cloud.
     fn cloud(&self) -> &Self::Cloud;
 
+    /// Checks, after [`Target::start`] and before the run's first write, that the API
+    /// server serves every kind the scenario names ([`crate::run::discovery`]): a cluster,
+    /// or a provider's own CRD files, may lack one the scenario's catalogue has.
+    ///
+    /// # Errors
+    /// [`RunError::UnservedKinds`], or discovery failed.
+    async fn check_kinds(&self, scenario: &Scenario) -> Result<(), RunError> {
+        super::discovery::check_served(&self.client(), scenario).await
+    }
+
     /// mock-cloud's base URL as the provider reaches it, which replaces `{{cloudUrl}}` in
     /// scenario objects (none: the placeholder stays as written).
     fn cloud_url(&self) -> Option<&str> {

@@ -12,6 +12,10 @@
 //! - A provider that exits by itself (bad flags, a crash) stops the run within
 //!   [`EXIT_POLL`], with its exit status and the end of its log.
 //! - The process keeps real time: virtual time is refused.
+//! - With the profile's `metricsUrl`, the run waits (at most [`METRICS_TIMEOUT`]) for the
+//!   provider's first start to answer there, checks its `provider_settings` when it has
+//!   them, and scrapes it every second, summed across restarts as in a cluster, and once
+//!   more before each SIGTERM (what a process counts while it drains is not read).
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -38,8 +42,9 @@ use crate::run::own::{self, OwnRequests};
 use crate::run::source::api::ApiRequests;
 use crate::run::source::api_journal::InProcess;
 use crate::run::source::memory::MemoryProbe;
+use crate::run::source::provider_metrics::{ProviderMetricsSource, Tally};
 use crate::scenario::Scenario;
-use crate::scenario::profile::{ProcessCommand, permissive_crd};
+use crate::scenario::profile::{ProcessCommand, Rendered, permissive_crd};
 
 /// How long the provider gets to exit after SIGTERM at the end of a run.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(15);
@@ -49,6 +54,9 @@ pub const EXIT_POLL: Duration = Duration::from_millis(100);
 
 /// How many lines of the log of a provider that exited by itself the run shows.
 const LOG_TAIL: usize = 5;
+
+/// How long the provider's first start has to answer at its `metricsUrl`.
+pub const METRICS_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where a process run writes the provider's logs and its kubeconfig.
 #[derive(Clone, Debug)]
@@ -68,6 +76,13 @@ pub struct Process {
     kubeconfig: PathBuf,
     cloud_url: String,
     logs: PathBuf,
+    /// The loopback port `{{metricsPort}}` stands for (0: not used).
+    metrics_port: u16,
+    /// The provider's metrics, scraped, until the sources are taken.
+    provider_metrics: Option<ProviderMetricsSource>,
+    /// Their running sum, scraped once more before each stop of the provider.
+    tally: Option<Tally>,
+    metrics_note: String,
     kinds: Vec<(String, String, String)>,
     /// The running provider; shared with [`Target::provider_exit`]'s future.
     child: Arc<Mutex<Option<Running>>>,
@@ -144,6 +159,17 @@ async fn bind() -> Result<(TcpListener, String), RunError> {
     Ok((listener, format!("http://{addr}")))
 }
 
+/// A loopback port free now, for the provider to listen on (another process could take
+/// it before the provider does: then the provider's start fails, and its log says why).
+async fn free_port() -> Result<u16, RunError> {
+    let (listener, _) = bind().await?;
+    let port = listener
+        .local_addr()
+        .map_err(io_error("read a loopback port".to_owned()))?
+        .port();
+    Ok(port)
+}
+
 impl Process {
     /// Starts the provider's command once more; its output goes to `provider-N.log`.
     fn start_provider(&self) -> Result<(), RunError> {
@@ -155,7 +181,7 @@ impl Process {
             .try_clone()
             .map_err(io_error(format!("open {}", log.display())))?;
         let kubeconfig = self.kubeconfig.display().to_string();
-        let render = |t: &str| ProcessCommand::render(t, &kubeconfig, &self.cloud_url);
+        let render = |t: &str| ProcessCommand::render(t, self.rendered(&kubeconfig));
         let mut cmd = Command::new(&self.command.program);
         cmd.args(self.command.args.iter().map(|a| render(a)))
             .envs(self.command.env.iter().map(|(k, v)| (k, render(v))))
@@ -175,6 +201,59 @@ impl Process {
             started: Instant::now(),
         });
         Ok(())
+    }
+
+    fn rendered<'a>(&'a self, kubeconfig: &'a str) -> Rendered<'a> {
+        Rendered {
+            kubeconfig,
+            cloud_url: &self.cloud_url,
+            metrics_port: self.metrics_port,
+        }
+    }
+
+    /// Waits for the provider to answer at `url` (at most [`METRICS_TIMEOUT`]), checks its
+    /// settings when it reports them, and starts scraping it.
+    async fn connect_metrics(&mut self, s: &Scenario, url: &str) -> Result<(), RunError> {
+        let deadline = Instant::now() + METRICS_TIMEOUT;
+        let (tally, checked) = loop {
+            match Tally::connect(url, &s.settings).await {
+                Ok(connected) => break connected,
+                Err(RunError::ProviderMetrics(_)) if Instant::now() < deadline => {
+                    self.check_running()?;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        self.metrics_note = format!(
+            "its metrics were scraped every second from {url}{}",
+            if checked {
+                "; its provider_settings agree with the scenario's"
+            } else {
+                ""
+            }
+        );
+        self.tally = Some(tally.clone());
+        self.provider_metrics = Some(ProviderMetricsSource::scraped(tally));
+        Ok(())
+    }
+
+    /// Whether the provider's process still runs.
+    ///
+    /// # Errors
+    /// [`RunError::ProviderExited`], with its exit status and the log that says why.
+    fn check_running(&self) -> Result<(), RunError> {
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(Ok(Some(status))) = child.as_mut().map(|r| r.child.try_wait()) else {
+            return Ok(());
+        };
+        Err(RunError::ProviderExited {
+            status: status.to_string(),
+            log: self.logs.join(format!(
+                "provider-{}.log",
+                self.starts.load(Ordering::Relaxed)
+            )),
+        })
     }
 
     /// The running provider, taken out of the exit watch's sight: what the run does to it
@@ -255,10 +334,15 @@ impl Target for Process {
         mock_apiserver::write_kubeconfig(&kubeconfig, &api_url)
             .map_err(io_error(format!("write {}", kubeconfig.display())))?;
         let kubeconfig = std::path::absolute(&kubeconfig).unwrap_or(kubeconfig);
+        let metrics_port = if command.uses_metrics_port() {
+            free_port().await?
+        } else {
+            0
+        };
         let service = ServiceBuilder::new()
             .layer(own::layer(OwnRequests::default()))
             .service(apiserver.service());
-        let target = Process {
+        let mut target = Process {
             clock,
             api_epoch,
             client: kube::Client::new(service, "default"),
@@ -268,6 +352,11 @@ impl Target for Process {
             kubeconfig,
             cloud_url,
             logs: options.out,
+            metrics_port,
+            provider_metrics: None,
+            tally: None,
+            metrics_note: "its own metrics were not read (the profile has no metricsUrl)"
+                .to_owned(),
             kinds: scenario_kinds(s)
                 .into_iter()
                 .map(|k| (k.resource.group, k.resource.version, k.resource.plural))
@@ -279,6 +368,11 @@ impl Target for Process {
             _servers: (stop_api, stop_cloud),
         };
         target.start_provider()?;
+        if let Some(url) = target.command.metrics_url.clone() {
+            let kubeconfig = target.kubeconfig.display().to_string();
+            let url = ProcessCommand::render(&url, target.rendered(&kubeconfig));
+            target.connect_metrics(s, &url).await?;
+        }
         Ok(target)
     }
 
@@ -309,7 +403,7 @@ impl Target for Process {
     fn take_sources(&mut self) -> TargetSources {
         TargetSources {
             api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), self.api_epoch)),
-            provider: None,
+            provider: self.provider_metrics.take(),
             memory: MemoryProbe::InProcess {
                 cloud: self.cloud.mock().clone(),
                 apiserver: self.apiserver.clone(),
@@ -319,6 +413,10 @@ impl Target for Process {
     }
 
     async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError> {
+        // What the process counted since the last scrape, before it exits.
+        if let Some(t) = &self.tally {
+            t.scrape().await;
+        }
         if let Some(child) = self.take_child() {
             terminate(child, deadline).await;
         }
@@ -338,6 +436,9 @@ impl Target for Process {
     }
 
     async fn stop_provider(&mut self) {
+        if let Some(t) = &self.tally {
+            t.last_scrape().await;
+        }
         if let Some(child) = self.take_child() {
             terminate(child, Instant::now() + STOP_TIMEOUT).await;
         }
@@ -377,9 +478,10 @@ impl Target for Process {
 
     fn notes(&self) -> Vec<String> {
         vec![format!(
-            "the provider ran as a child process ({}); its logs are provider-N.log in {}, one per start; its own metrics were not read",
+            "the provider ran as a child process ({}); its logs are provider-N.log in {}, one per start; {}",
             self.command.program.display(),
-            self.logs.display()
+            self.logs.display(),
+            self.metrics_note
         )]
     }
 }

@@ -75,6 +75,19 @@ pub struct ProcessCommand {
     pub env: BTreeMap<String, String>,
     /// CRD files mock-apiserver serves (none: one permissive CRD per profile kind).
     pub crds: Vec<PathBuf>,
+    /// The provider's metrics URL, placeholders unrendered (none: not read).
+    pub metrics_url: Option<String>,
+}
+
+/// What replaces a profile command's placeholders in one run.
+#[derive(Clone, Copy, Debug)]
+pub struct Rendered<'a> {
+    /// The kubeconfig file.
+    pub kubeconfig: &'a str,
+    /// mock-cloud's base URL.
+    pub cloud_url: &'a str,
+    /// The loopback port picked for the provider's metrics.
+    pub metrics_port: u16,
 }
 
 /// The placeholder of the kubeconfig file in a profile's command line.
@@ -82,13 +95,28 @@ pub const KUBECONFIG: &str = "{{kubeconfig}}";
 /// The placeholder of mock-cloud's base URL in a profile's command line and in scenario
 /// objects.
 pub const CLOUD_URL: &str = "{{cloudUrl}}";
+/// The placeholder of a free loopback port for the provider's metrics, in a profile's
+/// command line and `metricsUrl`.
+pub const METRICS_PORT: &str = "{{metricsPort}}";
 
 impl ProcessCommand {
     /// `text` with the placeholders replaced.
     #[must_use]
-    pub fn render(text: &str, kubeconfig: &str, cloud_url: &str) -> String {
-        text.replace(KUBECONFIG, kubeconfig)
-            .replace(CLOUD_URL, cloud_url)
+    pub fn render(text: &str, with: Rendered<'_>) -> String {
+        text.replace(KUBECONFIG, with.kubeconfig)
+            .replace(CLOUD_URL, with.cloud_url)
+            .replace(METRICS_PORT, &with.metrics_port.to_string())
+    }
+
+    /// Whether the command line, its environment or the metrics URL uses
+    /// `{{metricsPort}}`.
+    #[must_use]
+    pub fn uses_metrics_port(&self) -> bool {
+        self.args
+            .iter()
+            .chain(self.env.values())
+            .chain(&self.metrics_url)
+            .any(|t| t.contains(METRICS_PORT))
     }
 }
 

@@ -69,6 +69,14 @@ pub struct RawProfile {
     /// placeholders.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The `process` target: the URL of the provider's Prometheus metrics, such as
+    /// `http://127.0.0.1:8080/metrics` (controller-runtime's default address) or
+    /// `http://127.0.0.1:{{metricsPort}}/metrics` with the provider told to listen there in
+    /// `command`: `{{metricsPort}}` is a free loopback port the harness picks. The run
+    /// scrapes it every second (its counters beside the journal's). Default: not read.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub metrics_url: Option<Spanned<String>>,
     /// The `process` target: files of CustomResourceDefinitions (YAML, several documents
     /// allowed) that mock-apiserver serves, relative to the profile's directory. Default:
     /// one CRD per kind of `kinds`, with a schema that keeps every field.

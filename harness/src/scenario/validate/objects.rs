@@ -95,5 +95,6 @@ fn object(
     Some(SceneObject {
         kind: served.kind,
         body,
+        pos: at,
     })
 }

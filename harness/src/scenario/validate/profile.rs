@@ -13,7 +13,7 @@ use crate::scenario::error::{Pos, Problem};
 use crate::scenario::flags::{self, ClientLimits, Dialect, FlagSettings};
 use crate::scenario::kinds::ApiKind;
 use crate::scenario::profile::raw::{RawProfile, RawProfileSettings, ScopeName};
-use crate::scenario::profile::{ProcessCommand, Profile};
+use crate::scenario::profile::{METRICS_PORT, ProcessCommand, Profile};
 use crate::scenario::raw::{JitterSizingName, ModelName};
 
 /// Validates a profile. `at` is where a missing setting is reported (the section, or the
@@ -120,8 +120,29 @@ pub(crate) fn profile(
             args: cmd.value[1..].to_vec(),
             env: raw.env.clone(),
             crds: raw.crds.iter().map(|f| dir.join(&f.value)).collect(),
+            metrics_url: raw.metrics_url.as_ref().map(|u| u.value.clone()),
         }
     });
+    if let Some(u) = &raw.metrics_url {
+        let sample = u.value.replace(METRICS_PORT, "8080");
+        let http = sample
+            .strip_prefix("http://")
+            .is_some_and(|rest| !rest.is_empty() && sample.parse::<http::Uri>().is_ok());
+        if !http {
+            c.err(
+                pos(u),
+                format!(
+                    "metricsUrl {:?} is not an http:// URL, expected such as http://127.0.0.1:{METRICS_PORT}/metrics",
+                    u.value
+                ),
+            );
+        } else if process.is_none() {
+            c.err(
+                pos(u),
+                "metricsUrl is for the process target, expected a `command` beside it (a cluster run takes --provider-metrics-url)",
+            );
+        }
+    }
     if process.is_none()
         && let Some(f) = raw.crds.first()
     {

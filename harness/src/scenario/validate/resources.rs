@@ -193,6 +193,7 @@ fn group(
         annotations,
         faults,
         management_policies,
+        pos: pos(&g.kind),
     };
     if let Some(served) = &served {
         let at = g.template.as_ref().map_or_else(|| pos(&g.kind), pos);
