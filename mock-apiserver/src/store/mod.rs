@@ -536,6 +536,20 @@ mod tests {
     }
 
     #[test]
+    fn a_created_builtin_with_a_status_subresource_starts_with_an_empty_status() {
+        let (store, _, _) = setup();
+        let deployments = Registry::with_builtins()
+            .get("apps", "v1", "deployments")
+            .unwrap();
+        let body = json!({"metadata": {"name": "web"}, "spec": {"replicas": 1},
+            "status": {"replicas": 7}});
+        let created = store
+            .create(&deployments, "default", body, WriteOptions::default())
+            .unwrap();
+        assert_eq!(created.object.to_value()["status"], json!({}));
+    }
+
+    #[test]
     fn a_status_write_that_repeats_the_stored_status_is_a_no_op_whatever_else_its_body_says() {
         let (store, _, kind) = setup();
         let mut body = cm("a");

@@ -104,10 +104,15 @@ impl Store {
         meta.remove("resourceVersion");
         body["apiVersion"] = json!(kind.api_version());
         body["kind"] = json!(kind.kind);
-        if kind.status_subresource && kind.custom {
-            body.as_object_mut()
-                .expect("checked above")
-                .remove("status");
+        if kind.status_subresource {
+            let object = body.as_object_mut().expect("checked above");
+            if kind.custom {
+                object.remove("status");
+            } else {
+                // A built-in kind's create strategy resets the status to its zero value,
+                // which Go writes as `"status": {}`: clients read an empty status, never none.
+                object.insert("status".into(), json!({}));
+            }
         }
         let warnings = match &kind.structural {
             Some(schema) => schema
