@@ -117,6 +117,12 @@ impl MockCloud {
         &self.inner.config
     }
 
+    /// When the cloud's clock read zero (tokio time): every [`Call::at_us`] counts from
+    /// here, so a caller in the same process maps journal times onto its own clock exactly.
+    pub fn started_at(&self) -> Instant {
+        self.inner.clock.epoch()
+    }
+
     /// Time since the cloud started: the time base of the journal and of outage windows.
     pub fn elapsed(&self) -> Duration {
         self.inner.clock.since_epoch(Instant::now())

@@ -75,16 +75,21 @@ pub struct ApiRequest {
     pub verb: String,
     /// Made by the provider (not by the harness).
     pub from_provider: bool,
-    /// For the provider's writes (update, patch) of a custom resource's status: the object,
-    /// as [`object_key`] names it; `None` for every other request and where the API server
-    /// does not say (metrics). A managed reconciler ends each reconcile with such a write,
-    /// which is how calls are told apart by reconcile ([`crate::measure::per_reconcile`]).
+    /// For the provider's writes (update, patch) of a custom resource, its status or the
+    /// object itself: the object, as [`object_key`] names it; `None` for every other request
+    /// and where the API server does not say (metrics). A managed reconciler ends each
+    /// reconcile with a status write, and a reconcile of a deleted resource with its
+    /// finalizer's removal, which is how calls are told apart by reconcile
+    /// ([`crate::measure::per_reconcile`]).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "super::shared_str::option"
     )]
     pub object: Option<Arc<str>>,
+    /// `object` names a write of the object itself, not of its status.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub main_write: bool,
 }
 
 /// The key of an object in [`ApiRequest::object`]: `plural.group/name`.

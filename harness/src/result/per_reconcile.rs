@@ -15,13 +15,17 @@ pub const CONNECT_SERVICES: [&str; 1] = ["sts"];
 /// provider was dated (the API server offers no journal).
 #[must_use]
 pub fn calls_per_reconcile(s: &Scenario, obs: &Observations) -> Option<PerReconcile> {
-    let mut writes: HashMap<&str, Vec<u64>> = HashMap::new();
+    // Each object's status writes, and its own writes (finalizer removals once deleted).
+    let mut writes: HashMap<&str, Vec<(u64, bool)>> = HashMap::new();
     for r in &obs.api_requests {
         if let Some(object) = &r.object {
-            writes.entry(object).or_default().push(r.at_us);
+            writes
+                .entry(object)
+                .or_default()
+                .push((r.at_us, r.main_write));
         }
     }
-    if writes.is_empty() {
+    if writes.values().flatten().all(|&(_, main)| main) {
         return None;
     }
     let kinds: HashMap<&str, (String, String)> = s
@@ -42,11 +46,25 @@ pub fn calls_per_reconcile(s: &Scenario, obs: &Observations) -> Option<PerReconc
         .iter()
         .filter_map(|r| {
             let (plural, group) = kinds.get(r.group.as_str())?;
-            let mut ends = writes
+            // A reconcile ends with its status write; once the resource is deleted, also
+            // with an attempt to remove its finalizer (a conflict requeues it without a
+            // status write, so the next reconcile's calls would join it).
+            let deleted = r.deleted_us.unwrap_or(u64::MAX);
+            let mut ends: Vec<u64> = writes
                 .get(object_key(plural, group, &r.name).as_str())
-                .cloned()
-                .unwrap_or_default();
-            ends.extend(r.gone_us);
+                .into_iter()
+                .flatten()
+                .filter(|&&(at, main)| !main || at > deleted)
+                .map(|&(at, _)| at)
+                .collect();
+            // The finalizer's removal that let it go ends its last reconcile already.
+            let removed = writes
+                .get(object_key(plural, group, &r.name).as_str())
+                .and_then(|w| w.iter().max_by_key(|&&(at, _)| at))
+                .is_some_and(|&(at, main)| main && at > deleted);
+            if !removed {
+                ends.extend(r.gone_us);
+            }
             Some(Resource {
                 kind: labels.get(r.group.as_str())?,
                 cloud_name: r.external_name.as_deref().or(Some(r.name.as_str())),
@@ -65,4 +83,91 @@ pub fn calls_per_reconcile(s: &Scenario, obs: &Observations) -> Option<PerReconc
         })
         .collect();
     Some(per_reconcile(&calls, &resources, &CONNECT_SERVICES))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::measure::per_reconcile::Path;
+    use crate::result::{ApiRequest, CallAction, CloudCall, ResourceTimes};
+    use crate::scenario::parse;
+
+    fn call(at_us: u64, op: &str) -> CloudCall {
+        CloudCall {
+            at_us,
+            account: "default".into(),
+            action: CallAction::Get,
+            op: Arc::from(op),
+            name: "b-0".into(),
+            status: 200,
+            throttled: false,
+            retry_not_before_us: None,
+        }
+    }
+
+    fn write(at_us: u64, status: bool) -> ApiRequest {
+        ApiRequest {
+            at_us,
+            verb: "update".into(),
+            from_provider: true,
+            object: Some(Arc::from(object_key(
+                "buckets",
+                "mockcloud.example.org",
+                "b-0",
+            ))),
+            main_write: !status,
+        }
+    }
+
+    /// A deleted resource whose first finalizer removal conflicted: each attempt ends a
+    /// reconcile, so the second observe is its own, and the removal that let it go ends
+    /// the last (its disappearance a moment later adds no empty reconcile).
+    #[test]
+    fn each_finalizer_removal_ends_a_reconcile_of_a_deleted_resource() {
+        let s = parse(
+            "apiVersion: harness/v1\nname: t\nprovider: {maxReconcileRate: 10}\nresources:\n  - {name: b, kind: Bucket, count: 1}\nphases:\n  - {name: c, action: create}\n",
+            "t.yaml",
+        )
+        .expect("valid");
+        let obs = Observations {
+            cloud_calls: vec![
+                call(100, "s3:HeadBucket"),
+                call(110, "s3:CreateBucket"),
+                call(300, "s3:HeadBucket"),
+                call(1_100, "s3:HeadBucket"),
+                call(1_110, "s3:DeleteBucket"),
+                call(1_300, "s3:HeadBucket"),
+                call(1_500, "s3:HeadBucket"),
+            ],
+            api_requests: vec![
+                write(120, false), // the create's annotation: not an end before deletion
+                write(150, true),
+                write(350, true),
+                write(1_150, true),
+                write(1_350, false), // conflict
+                write(1_550, false), // removed
+            ],
+            resources: vec![ResourceTimes {
+                name: "b-0".into(),
+                group: "b".into(),
+                created_in: "c".into(),
+                created_us: 0,
+                ready_us: Some(350),
+                deleted_us: Some(1_000),
+                gone_us: Some(1_600),
+                external_name: Some("b-0".into()),
+                expected_poll_s: 10.0,
+            }],
+            ..Observations::default()
+        };
+        let per = calls_per_reconcile(&s, &obs).expect("status writes dated");
+        let kind = &per.kinds[0];
+        assert_eq!(kind.empty, 0, "{kind:?}");
+        let deleting = kind.path(Path::Deleting).expect("deleting reconciles");
+        assert_eq!((deleting.reconciles, deleting.max), (2, 1), "{deleting:?}");
+        assert_eq!(kind.path(Path::Create).unwrap().mean, 2.0);
+        assert_eq!(kind.path(Path::Delete).unwrap().mean, 2.0);
+    }
 }

@@ -949,7 +949,9 @@ pub struct RawAssertion {
     #[schemars(with = "Option<String>")]
     pub kind: Option<Spanned<String>>,
     /// callsPerReconcile: only this path (`connect`, `create`, `firstObserve`, `observe`,
-    /// `update`, `delete`, `deleting`; default every path the calibration measured).
+    /// `update`, `delete`, `deleting`; default every path the calibration measured but
+    /// `deleting`, whose reconciles end without a status write, so a span holds as many as
+    /// timing makes).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub path: Option<Spanned<String>>,

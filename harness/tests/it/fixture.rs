@@ -93,6 +93,7 @@ pub fn smoke_observations() -> Observations {
                 verb: "patch".into(),
                 from_provider: true,
                 object: None,
+                main_write: false,
             });
         }
         ready_at.push(observe + 10_000);
@@ -124,6 +125,7 @@ pub fn smoke_observations() -> Observations {
                 verb: "update".into(),
                 from_provider: true,
                 object: None,
+                main_write: false,
             });
         }
     }
@@ -142,6 +144,7 @@ pub fn smoke_observations() -> Observations {
             verb: "update".into(),
             from_provider: true,
             object: None,
+            main_write: false,
         });
     }
     let resync_end = resync_start + 9 * S;

@@ -10,27 +10,33 @@ use crate::run::clock::{Epoch, RunClock};
 use crate::run::error::ApiReadError;
 use crate::run::own::HARNESS_USER_AGENT;
 
-/// A journal entry as an [`ApiRequest`] at `at_us` on the run's clock: the provider's status
-/// writes of a custom resource (built-in kinds are in `*.k8s.io` groups or in one without a
-/// dot) name the object.
+/// A journal entry as an [`ApiRequest`] at `at_us` on the run's clock: the provider's writes
+/// of a custom resource (built-in kinds are in `*.k8s.io` groups or in one without a dot),
+/// of its status or of the object itself, name the object.
 fn request(entry: &Entry, at_us: u64, objects: &mut Interner) -> ApiRequest {
     let from_provider = entry.user_agent != HARNESS_USER_AGENT;
     let write = matches!(entry.verb, Verb::Update | Verb::Patch);
-    let object = entry
-        .resource
-        .strip_suffix("/status")
-        .filter(|_| from_provider && write && custom(&entry.group) && !entry.name.is_empty())
-        .map(|plural| {
-            objects.get(format_args!(
-                "{}",
-                object_key(plural, &entry.group, &entry.name)
-            ))
-        });
+    let (plural, main_write) = match entry.resource.strip_suffix("/status") {
+        Some(plural) => (plural, false),
+        None => (entry.resource.as_str(), !entry.resource.contains('/')),
+    };
+    let named = from_provider
+        && write
+        && custom(&entry.group)
+        && !entry.name.is_empty()
+        && (main_write || entry.resource.ends_with("/status"));
+    let object = named.then(|| {
+        objects.get(format_args!(
+            "{}",
+            object_key(plural, &entry.group, &entry.name)
+        ))
+    });
     ApiRequest {
         at_us,
         verb: entry.verb.as_str().to_owned(),
         from_provider,
         object,
+        main_write: named && main_write,
     }
 }
 

@@ -103,6 +103,7 @@ impl RequestTotals {
                 verb: verb.clone(),
                 from_provider: true,
                 object: None,
+                main_write: false,
             }));
         }
         self.last = totals;
@@ -147,6 +148,7 @@ impl FlowSchema {
                 verb: "all".to_owned(),
                 from_provider: true,
                 object: None,
+                main_write: false,
             })
             .collect())
     }

@@ -201,7 +201,7 @@ impl Target for Embedded {
         let clock = RunClock::start();
         let config = cloud::config(s).map_err(RunError::CloudQuota)?;
         let local = MockCloud::new(config).map_err(RunError::Cloud)?;
-        let cloud_epoch = clock.epoch_at(Instant::now(), Duration::ZERO);
+        let cloud_epoch = clock.epoch_at(local.started_at(), Duration::ZERO);
         let stamp_epoch = clock.wall_start_second();
         // Deployments roll out (a status one second after each change), as on a cluster.
         let apiserver = ApiServer::new(
