@@ -276,6 +276,7 @@ set +e
 "$HARNESS" run "$SCENARIO" \
   --kubeconfig "$KUBECONFIG" \
   --cloud-url "http://127.0.0.1:$CLOUD_PORT" \
+  --provider-cloud-url "http://mock-cloud.$NS.svc:8080" \
   --provider-metrics-url "http://127.0.0.1:$METRICS_PORT/metrics" \
   --provider-deployment "$NS/provider" \
   --out "$OUT_DIR" \

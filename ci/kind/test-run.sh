@@ -105,6 +105,7 @@ case $1 in
       case $1 in
         --kubeconfig) kubeconfig=$2; shift ;;
         --cloud-url) cloud=$2; shift ;;
+        --provider-cloud-url) [[ $2 == http://mock-cloud.loadtest-system.svc:8080 ]] || exit 9; shift ;;
         --provider-metrics-url) metrics=$2; shift ;;
         --out) out=$2; shift ;;
       esac

@@ -53,6 +53,26 @@ pub fn calibrate_cmd(a: CalibrateArgs) -> Result<Outcome> {
         .out
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-calibration", c.name)));
     let (r, interrupted) = execute(&c, target, &out)?;
+    // A sample that stopped early measured some paths on some resources only: no file.
+    if let Some(stopped) = &r.stopped {
+        eprintln!(
+            "the calibration sample did not finish ({}): no calibration written",
+            stopped.headline()
+        );
+        if let Some(waiting) = &stopped.waiting {
+            for line in waiting.lines(&stopped.phase) {
+                eprintln!("  {line}");
+            }
+        }
+        eprintln!(
+            "reports: {} (result.json has the sample's calls as far as it went)",
+            out.display()
+        );
+        return Ok(match interrupted {
+            Some(signal) => Outcome::Interrupted(signal),
+            None => Outcome::Fail,
+        });
+    }
     let Some(per) = r.calls_per_reconcile.as_ref() else {
         bail!(
             "no calls per reconcile could be measured: calibration dates the provider's status writes in mock-apiserver's request journal, and {} ({}) offers none; calibrate against mock-apiserver (the embedded stack, --process, or a cluster whose API server is a mock-apiserver)",

@@ -218,6 +218,11 @@ pub struct ClusterArgs {
     /// http://127.0.0.1:18080). Required with --kubeconfig.
     #[arg(long, value_name = "URL", requires = "kubeconfig")]
     cloud_url: Option<String>,
+    /// mock-cloud's base URL as the provider reaches it (in a cluster, its Service: e.g.
+    /// http://mock-cloud.loadtest-system:8080), which replaces {{cloudUrl}} in the
+    /// scenario's objects (a ProviderConfig's endpoint) [default: --cloud-url].
+    #[arg(long, value_name = "URL", requires = "kubeconfig")]
+    provider_cloud_url: Option<String>,
     /// The provider's /metrics URL, reachable from here (e.g.
     /// http://127.0.0.1:18081/metrics): the run checks the provider's settings against the
     /// scenario's and cross-checks its counters against the cloud's journal.
@@ -255,7 +260,7 @@ pub struct ClusterArgs {
 enum Where {
     Embedded,
     Process,
-    Cluster(run::ClusterOptions),
+    Cluster(Box<run::ClusterOptions>),
 }
 
 impl ClusterArgs {
@@ -305,17 +310,22 @@ impl ClusterArgs {
             return Ok(Where::Process);
         }
         match (self.kubeconfig, self.cloud_url) {
-            (Some(kubeconfig), Some(cloud_url)) => Ok(Where::Cluster(run::ClusterOptions {
-                kubeconfig,
-                context: self.context,
-                cloud_url,
-                provider_metrics_url: self.provider_metrics_url,
-                provider_deployment: self.provider_deployment,
-                provider_container: self.provider_container,
-                provider_service_account: self.provider_service_account,
-                keep: self.keep,
-                api_source: self.api_requests_from,
-            })),
+            (Some(kubeconfig), Some(cloud_url)) => {
+                Ok(Where::Cluster(Box::new(run::ClusterOptions {
+                    kubeconfig,
+                    context: self.context,
+                    provider_cloud_url: self
+                        .provider_cloud_url
+                        .unwrap_or_else(|| cloud_url.clone()),
+                    cloud_url,
+                    provider_metrics_url: self.provider_metrics_url,
+                    provider_deployment: self.provider_deployment,
+                    provider_container: self.provider_container,
+                    provider_service_account: self.provider_service_account,
+                    keep: self.keep,
+                    api_source: self.api_requests_from,
+                })))
+            }
             (Some(_), None) => bail!(
                 "--kubeconfig needs --cloud-url: mock-cloud's URL as reachable from here (kubectl port-forward -n loadtest-system svc/mock-cloud 18080:8080)"
             ),
@@ -526,7 +536,7 @@ fn execute(
                 run::run::<run::Process, _>(s, options, &progress, signals::next).await
             }
             Where::Cluster(options) => {
-                run::run::<run::Cluster, _>(s, options, &progress, signals::next).await
+                run::run::<run::Cluster, _>(s, *options, &progress, signals::next).await
             }
         }
     })?;

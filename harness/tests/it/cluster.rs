@@ -210,7 +210,10 @@ impl Cluster {
                 "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "loadtest-system"}
             }))
             .unwrap();
-            namespaces.create(&PostParams::default(), &ns).await.unwrap();
+            namespaces
+                .create(&PostParams::default(), &ns)
+                .await
+                .unwrap();
             let d = serde_json::from_value(serde_json::json!({
                 "apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": "provider", "namespace": "loadtest-system"},
@@ -219,7 +222,11 @@ impl Cluster {
                     "selector": {"matchLabels": {"app": "provider"}},
                     "template": {
                         "metadata": {"labels": {"app": "provider"}},
-                        "spec": {"containers": [{"name": "provider", "image": "loadtest/provider:dev"}]},
+                        "spec": {"containers": [{
+                            "name": "provider",
+                            "image": "loadtest/provider:dev",
+                            "args": flags,
+                        }]},
                     },
                 },
             }))
@@ -268,11 +275,22 @@ impl Cluster {
         scenario: &str,
         extra: &[&str],
     ) -> (std::process::ExitStatus, String, String) {
+        self.harness("run", scenario, extra)
+    }
+
+    /// Runs `harness SUBCOMMAND` (`run`, `calibrate`) on `scenario` against the stack, its
+    /// reports in `out`; returns its exit status, standard output and error.
+    fn harness(
+        &mut self,
+        subcommand: &str,
+        scenario: &str,
+        extra: &[&str],
+    ) -> (std::process::ExitStatus, String, String) {
         let path = self.dir.join("scenario.yaml");
         std::fs::write(&path, scenario).unwrap();
         let out = self.dir.join("out");
         let mut run = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .arg("run")
+            .arg(subcommand)
             .arg(&path)
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
@@ -609,6 +627,7 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
         kubeconfig: PathBuf::from("kubeconfig"),
         context: None,
         cloud_url: "http://127.0.0.1:18080".to_owned(),
+        provider_cloud_url: "http://mock-cloud.loadtest-system:8080".to_owned(),
         provider_metrics_url: None,
         provider_deployment: ("loadtest-system".to_owned(), "provider-aws-s3".to_owned()),
         provider_container: Some("provider-aws-s3".to_owned()),
@@ -622,4 +641,107 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
         notes[0].starts_with("the provider's container provider-aws-s3 runs with the profile's settings (upjet flags:"),
         "{notes:?}"
     );
+}
+
+/// The AWS flavour's flags for the calibration in cluster mode: what its Deployment runs.
+#[cfg(feature = "aws")]
+fn aws_flags() -> Vec<String> {
+    [
+        "--max-reconcile-rate=5",
+        "--poll-interval=4s",
+        "--poll-jitter-percent=5",
+        "--poll-jitter-sizing=poll-interval",
+        "--min-poll-interval=0s",
+        "--scoped-buckets",
+        "--credential-cache=none",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// Calibration in cluster mode of a provider the harness does not deploy: the AWS flavour
+/// as separate processes, its profile's settings read from its Deployment's args, its
+/// kinds named by `apiVersion` and `kind` only. Each kind's calls per path are the ones
+/// `provider/README.md` documents.
+#[cfg(feature = "aws")]
+#[test]
+fn the_aws_flavour_calibrates_in_cluster_mode_to_its_documented_calls() {
+    let flags = aws_flags();
+    let args: Vec<String> = flags.iter().map(|f| format!("\"{f}\"")).collect();
+    let scenario = format!(
+        r#"apiVersion: harness/v1
+name: cluster-calibrate-aws
+profile:
+  flags: loadtest
+  args: [{}]
+  kinds:
+    - {{apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, scope: Namespaced}}
+    - {{apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, scope: Namespaced}}
+    - {{apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, scope: Namespaced}}
+    - {{apiVersion: aws.m.loadtest.dev/v1beta1, kind: ClusterProviderConfig, scope: Cluster}}
+objects:
+  - apiVersion: v1
+    kind: Secret
+    metadata: {{name: aws-creds}}
+    stringData:
+      credentials: "[default]\naws_access_key_id = default\naws_secret_access_key = default\n"
+  - apiVersion: aws.m.loadtest.dev/v1beta1
+    kind: ClusterProviderConfig
+    metadata: {{name: default}}
+    spec:
+      credentials:
+        source: Secret
+        secretRef: {{namespace: "harness-{{{{scenario}}}}", name: aws-creds, key: credentials}}
+      endpoint:
+        services: [s3, sts, ec2, dynamodb]
+        hostnameImmutable: true
+        url: {{type: Static, static: "{{{{cloudUrl}}}}"}}
+      s3_use_path_style: true
+resources:
+  - {{name: bucket, apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, count: 2, namePattern: "{{{{scenario}}}}-{{{{index}}}}", spec: {{region: eu-west-1, tags: {{team: load}}}}}}
+  - {{name: vpc, apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, count: 2, spec: {{region: eu-west-1, cidrBlock: 10.0.0.0/16, tags: {{team: load}}}}}}
+  - name: table
+    apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1
+    kind: Table
+    count: 2
+    spec: {{region: eu-west-1, billingMode: PAY_PER_REQUEST, hashKey: id, attribute: [{{name: id, type: S}}], tags: {{team: load}}}}
+phases:
+  - {{name: create, action: create}}
+  - {{name: retag, action: update, spec: {{tags: {{team: load, tier: gold}}}}}}
+  - {{name: delete, action: delete}}
+"#,
+        args.join(", ")
+    );
+    let mut cluster = Cluster::start_with("cluster-calibrate-aws", flags);
+    let (status, stdout, stderr) = cluster.harness(
+        "calibrate",
+        &scenario,
+        &["--sample=2", "--polls=2", "--rate=3"],
+    );
+    assert!(status.success(), "exit {status}\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("Bucket.s3.aws.m.loadtest.dev steady observe: 15 calls: GetBucketAccelerateConfiguration 1,"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(cluster.dir.join("out/calibration.yaml")).unwrap();
+    let file: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(file["target"], "cluster", "{text}");
+    // provider/README.md: observe (present), create, update (tags), delete, connect.
+    for (kind, figures) in [
+        ("Bucket", [15, 2, 1, 1, 1]),
+        ("VPC", [1, 1, 1, 1, 1]),
+        ("Table", [2, 1, 1, 1, 1]),
+    ] {
+        let calls = file["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["kind"] == kind)
+            .unwrap_or_else(|| panic!("{kind} calibrated: {text}"));
+        let got: Vec<u64> = ["observe", "create", "update", "delete", "connect"]
+            .iter()
+            .map(|p| calls[p].as_u64().unwrap())
+            .collect();
+        assert_eq!(got, figures, "{kind}: {calls:#}");
+    }
 }

@@ -526,3 +526,282 @@ kinds:
     assert!(log.contains("--cloud-endpoint is required"), "{log}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The AWS flavour's profile for the calibration test: its command line (read in the
+/// `loadtest` family) with `--credential-cache=CACHE`, every CRD it serves, and the
+/// calibration file beside it when there is one.
+#[cfg(feature = "aws")]
+fn aws_calibration_profile(provider: &Path, cache: &str, calibration: bool) -> String {
+    format!(
+        "flags: loadtest
+command:
+  - {}
+  - --kubeconfig={{{{kubeconfig}}}}
+  - --cloud-endpoint={{{{cloudUrl}}}}
+  - --metrics-addr=127.0.0.1:{{{{metricsPort}}}}
+  - --shutdown-timeout=5s
+  - --max-reconcile-rate=5
+  - --poll-interval=4s
+  - --poll-jitter-percent=5
+  - --poll-jitter-sizing=poll-interval
+  - --min-poll-interval=0s
+  - --scoped-buckets
+  - --credential-cache={cache}
+metricsUrl: http://127.0.0.1:{{{{metricsPort}}}}/metrics
+crds: [crds.yaml]
+kinds:
+  - {{apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, scope: Namespaced}}
+  - {{apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, scope: Namespaced}}
+  - {{apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, scope: Namespaced}}
+  - {{apiVersion: aws.m.loadtest.dev/v1beta1, kind: ClusterProviderConfig, scope: Cluster}}
+{}",
+        provider.display(),
+        if calibration {
+            "calibration: calibration.yaml\n"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The AWS flavour's three kinds by `apiVersion` and `kind` only, created, held through a
+/// few polls, re-tagged and deleted; with `assertions` for a run (none for a calibration).
+#[cfg(feature = "aws")]
+fn aws_calibration_scenario(assertions: &str) -> String {
+    format!(
+        r#"apiVersion: harness/v1
+name: calibrate-aws
+target: process
+profile: {{file: profile-none.yaml}}
+objects:
+  - apiVersion: v1
+    kind: Secret
+    metadata: {{name: aws-creds}}
+    stringData:
+      credentials: "[default]\naws_access_key_id = default\naws_secret_access_key = default\n"
+  - apiVersion: aws.m.loadtest.dev/v1beta1
+    kind: ClusterProviderConfig
+    metadata: {{name: default}}
+    spec:
+      credentials:
+        source: Secret
+        secretRef: {{namespace: "harness-{{{{scenario}}}}", name: aws-creds, key: credentials}}
+      endpoint:
+        services: [s3, sts, ec2, dynamodb]
+        hostnameImmutable: true
+        url: {{type: Static, static: "{{{{cloudUrl}}}}"}}
+      s3_use_path_style: true
+resources:
+  - name: bucket
+    apiVersion: s3.aws.m.loadtest.dev/v1beta1
+    kind: Bucket
+    count: 3
+    namePattern: "{{{{scenario}}}}-{{{{index}}}}"
+    spec: {{region: eu-west-1, tags: {{team: load}}}}
+  - name: vpc
+    apiVersion: ec2.aws.m.loadtest.dev/v1beta1
+    kind: VPC
+    count: 3
+    spec: {{region: eu-west-1, cidrBlock: 10.0.0.0/16, tags: {{team: load}}}}
+  - name: table
+    apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1
+    kind: Table
+    count: 3
+    spec:
+      region: eu-west-1
+      billingMode: PAY_PER_REQUEST
+      hashKey: id
+      attribute: [{{name: id, type: S}}]
+      tags: {{team: load}}
+phases:
+  - {{name: create, action: create, rate: 10, timeout: 90s}}
+  - {{name: hold, action: hold, duration: 9s}}
+  - {{name: retag, action: update, spec: {{tags: {{team: load, tier: gold}}}}, timeout: 60s}}
+  - {{name: settle, action: hold, duration: 5s}}
+  - {{name: delete, action: delete, rate: 10, timeout: 90s}}
+{assertions}"#
+    )
+}
+
+/// Runs the harness with `args` in `dir`; returns its exit code and standard output, the
+/// test failing with both streams when the code is not one of `ok`.
+#[cfg(feature = "aws")]
+fn harness_in(dir: &Path, args: &[&str], ok: &[i32]) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("harness runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let code = output.status.code().unwrap_or(-1);
+    assert!(
+        ok.contains(&code),
+        "harness {args:?}: exit {code}\n{}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    (code, text(&output.stdout))
+}
+
+/// Calibration of the AWS flavour through the `process` target, treated as a foreign
+/// provider: each kind's calls per path are the ones `provider/README.md` documents, the
+/// budgets taken from them hold with the credentials cached and without, and `compare`
+/// flags Connect's extra call per reconcile when the provider runs with
+/// `--credential-cache=none` instead of `all`.
+#[cfg(feature = "aws")]
+#[test]
+fn the_aws_flavour_calibrates_to_its_documented_calls_and_compare_flags_an_uncached_connect() {
+    let dir = temp("calibrate-aws");
+    let provider = provider_copy(&dir);
+    std::fs::write(dir.join("crds.yaml"), provider::crd::crds_yaml().unwrap()).unwrap();
+    std::fs::write(
+        dir.join("profile-none.yaml"),
+        aws_calibration_profile(&provider, "none", false),
+    )
+    .unwrap();
+    std::fs::write(dir.join("sample.yaml"), aws_calibration_scenario("")).unwrap();
+    let (_, stdout) = harness_in(
+        &dir,
+        &[
+            "calibrate",
+            "sample.yaml",
+            "--sample=3",
+            "--polls=2",
+            "--rate=3",
+            "--out=cal",
+        ],
+        &[0],
+    );
+    assert!(
+        stdout.contains("Bucket.s3.aws.m.loadtest.dev steady observe: 15 calls: GetBucketAccelerateConfiguration 1,"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(dir.join("cal/calibration.yaml")).unwrap();
+    let file: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(file["target"], "process", "{text}");
+    // provider/README.md's calls per path: observe present, create, update (tags), delete,
+    // and Connect's one GetCallerIdentity (no credential cache).
+    let documented = [
+        ("Bucket", [15, 2, 1, 1, 1]),
+        ("VPC", [1, 1, 1, 1, 1]),
+        ("Table", [2, 1, 1, 1, 1]),
+    ];
+    for (kind, [observe, create, update, delete, connect]) in documented {
+        let calls = file["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["kind"] == kind)
+            .unwrap_or_else(|| panic!("{kind} calibrated: {text}"));
+        for (path, want) in [
+            ("observe", observe),
+            ("create", create),
+            ("update", update),
+            ("delete", delete),
+            ("connect", connect),
+        ] {
+            let got = calls[path].as_u64().unwrap();
+            let measured = &calls["measured"][path];
+            let sd = measured["sd"].as_f64().unwrap();
+            assert!(
+                got == want && sd <= 0.5,
+                "{kind} {path}: {got} (sd {sd}), documented {want}: {calls:#}"
+            );
+            assert!(measured["reconciles"].as_u64().unwrap() >= 3, "{calls:#}");
+        }
+        assert_eq!(
+            calls["operations"]["connect"]["sts:GetCallerIdentity"], 1,
+            "{calls:#}"
+        );
+    }
+    assert_eq!(
+        file["calls"][0]["operations"]["observe"]["s3:GetBucketTagging"],
+        1
+    );
+
+    // Budgets from the calibration, before (credentials cached) and after (not) an upgrade.
+    std::fs::copy(
+        dir.join("cal/calibration.yaml"),
+        dir.join("calibration.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("profile-none.yaml"),
+        aws_calibration_profile(&provider, "none", true),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("profile-all.yaml"),
+        aws_calibration_profile(&provider, "all", true),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scenario.yaml"),
+        aws_calibration_scenario(
+            "assertions:
+  - {check: cloudCalls, window: 10s}
+  - {check: operationCalls, operation: sts, window: 10s}
+  - {check: operationCalls, operation: s3:GetBucketTagging, window: 10s}
+  - {check: callsPerReconcile}
+  - {check: apiRequests, window: 10s}
+  - {check: throttles}
+",
+        ),
+    )
+    .unwrap();
+    for (profile, out) in [
+        ("profile-all.yaml", "before"),
+        ("profile-none.yaml", "after"),
+    ] {
+        harness_in(
+            &dir,
+            &[
+                "run",
+                "scenario.yaml",
+                "--set",
+                &format!("profile.file={profile}"),
+                "--out",
+                out,
+            ],
+            &[0],
+        );
+        let result: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(out).join("result.json")).unwrap(),
+        )
+        .unwrap();
+        let verdicts = result["verdicts"].as_array().unwrap();
+        assert_eq!(verdicts.len(), 6, "{out}: {verdicts:#?}");
+        assert!(
+            verdicts.iter().all(|v| v["pass"] == true),
+            "{out}: every budget holds: {verdicts:#?}"
+        );
+    }
+    let (code, stdout) = harness_in(
+        &dir,
+        &["compare", "before/result.json", "after/result.json"],
+        &[1],
+    );
+    assert_eq!(code, 1, "an upgrade that adds calls is a regression");
+    let changed = stdout
+        .split("calls per reconcile that changed:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    // Cached: one GetCallerIdentity per ProviderConfig over the run (0 or 0.01 a
+    // reconcile); uncached: one on every Connect.
+    let connect = changed
+        .lines()
+        .find(|l| l.trim_start().starts_with("connect: 0"))
+        .unwrap_or_else(|| panic!("connect changed: {changed}"));
+    assert!(connect.contains(" → 1 calls per reconcile (+"), "{connect}");
+    assert!(
+        !changed.contains("observe"),
+        "only Connect changed: {changed}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("calls hold sts:GetCallerIdentity") && l.ends_with("REGRESSION")),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

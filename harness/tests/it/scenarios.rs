@@ -38,6 +38,8 @@ fn every_shipped_scenario_validates_and_predicts() {
         "over-quota",
         "models-crossplane",
         "models-in-queue",
+        "aws-upjet-calibrate",
+        "upgrade-compare",
     ] {
         assert!(
             names.iter().any(|n| n == want),
@@ -234,4 +236,62 @@ fn the_json_schema_accepts_the_durations_and_counts_the_validator_accepts() {
     let provider = &defs["RawProvider"]["properties"];
     assert_eq!(provider["maxReconcileRate"]["minimum"], 1);
     assert_eq!(provider["pollJitterPercent"]["maximum"], 99);
+}
+
+/// The upgrade example's two profiles (credentials cached, and not) load with the
+/// calibration the shipped profile names, which holds provider/README.md's calls per path.
+#[test]
+fn the_upgrade_example_takes_either_profile_and_the_shipped_calibration() {
+    use harness::scenario::load_with;
+
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let after = load(&dir.join("upgrade-compare.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let set = "profile.file=profiles/aws-flavour-cache-all.yaml"
+        .parse()
+        .unwrap();
+    let before =
+        load_with(&dir.join("upgrade-compare.yaml"), &[set]).unwrap_or_else(|e| panic!("{e}"));
+    let args = |s: &harness::scenario::Scenario| {
+        s.profile
+            .as_ref()
+            .and_then(|p| p.process.as_ref())
+            .map(|c| c.args.join(" "))
+            .unwrap_or_default()
+    };
+    assert!(args(&after).contains("--credential-cache=none"));
+    assert!(args(&before).contains("--credential-cache=all"));
+    for s in [&before, &after] {
+        let figures: Vec<(String, [u32; 5])> = s
+            .calls
+            .iter()
+            .map(|(k, c)| {
+                (
+                    k.to_string(),
+                    [c.observe, c.create, c.update, c.delete, c.connect],
+                )
+            })
+            .collect();
+        for (kind, want) in [
+            ("Bucket", [15, 2, 1, 1, 1]),
+            ("VPC", [1, 1, 1, 1, 1]),
+            ("Table", [2, 1, 1, 1, 1]),
+        ] {
+            assert!(
+                figures
+                    .iter()
+                    .any(|(k, f)| k.starts_with(&format!("{kind}.")) && *f == want),
+                "{kind}: {figures:?}"
+            );
+        }
+        assert!(
+            s.call_detail
+                .values()
+                .all(|d| d.source.contains("aws-flavour-calibration.yaml")),
+            "{:?}",
+            s.call_detail
+                .values()
+                .map(|d| &d.source)
+                .collect::<Vec<_>>()
+        );
+    }
 }

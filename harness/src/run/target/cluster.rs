@@ -38,6 +38,9 @@ pub struct ClusterOptions {
     pub context: Option<String>,
     /// mock-cloud's base URL, reachable from here.
     pub cloud_url: String,
+    /// mock-cloud's base URL as the provider reaches it: `{{cloudUrl}}` in scenario
+    /// objects.
+    pub provider_cloud_url: String,
     /// The provider's `/metrics` URL, if reachable from here.
     pub provider_metrics_url: Option<String>,
     /// The provider's Deployment: namespace and name. Its namespace also holds the
@@ -473,6 +476,10 @@ impl Target for Cluster {
 
     fn secret_namespace(&self) -> Option<&str> {
         Some(&self.options.provider_deployment.0)
+    }
+
+    fn cloud_url(&self) -> Option<&str> {
+        Some(&self.options.provider_cloud_url)
     }
 
     fn cleans_up(&self) -> bool {

@@ -18,7 +18,7 @@
 //!   more before each SIGTERM (what a process counts while it drains is not read).
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -140,13 +140,44 @@ fn crds(s: &Scenario, command: &ProcessCommand) -> Result<Vec<String>, RunError>
             .map(|k| permissive_crd(k).to_string())
             .collect());
     }
-    command
-        .crds
+    let mut files = Vec::new();
+    for path in &command.crds {
+        if path.is_dir() {
+            files.extend(yaml_files_in(path)?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    files
         .iter()
         .map(|f| {
             std::fs::read_to_string(f).map_err(io_error(format!("read the CRDs {}", f.display())))
         })
         .collect()
+}
+
+/// A `crds` entry that names a directory: its `.yaml` and `.yml` files, in name order (as
+/// `kubectl apply -f DIR` takes them).
+fn yaml_files_in(dir: &Path) -> Result<Vec<PathBuf>, RunError> {
+    let entries = std::fs::read_dir(dir).map_err(io_error(format!(
+        "list the CRDs directory {}",
+        dir.display()
+    )))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(io_error(format!(
+                "list the CRDs directory {}",
+                dir.display()
+            )))?
+            .path();
+        let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        if yaml && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 async fn bind() -> Result<(TcpListener, String), RunError> {
@@ -304,7 +335,7 @@ impl Target for Process {
         let clock = RunClock::start();
         let config = cloud::config(s).map_err(RunError::CloudQuota)?;
         let local = MockCloud::new(config).map_err(RunError::Cloud)?;
-        let cloud_epoch = clock.epoch_at(Instant::now(), Duration::ZERO);
+        let cloud_epoch = clock.epoch_at(local.started_at(), Duration::ZERO);
         let apiserver = ApiServer::new(
             mock_apiserver::Config::default()
                 .with_journal_capacity(API_JOURNAL_CAPACITY)

@@ -78,8 +78,10 @@ pub struct RawProfile {
     #[schemars(with = "Option<String>")]
     pub metrics_url: Option<Spanned<String>>,
     /// The `process` target: files of CustomResourceDefinitions (YAML, several documents
-    /// allowed) that mock-apiserver serves, relative to the profile's directory. Default:
-    /// one CRD per kind of `kinds`, with a schema that keeps every field.
+    /// allowed), or directories of them (their `.yaml` and `.yml` files, such as a provider
+    /// package's `package/crds`), that mock-apiserver serves, relative to the profile's
+    /// directory. Default: one CRD per kind of `kinds`, with a schema that keeps every
+    /// field.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub crds: Vec<Spanned<String>>,
