@@ -112,16 +112,23 @@ fn profile_of(
         let mut profile = validate::profile(&section.value, at, &dir, None)
             .map_err(|p| invalid(scenario_file.to_owned(), p))?;
         if let Some(c) = &section.value.calibration {
-            profile.calibration = calibration_of(&dir.join(&c.value), purpose)?;
+            let place = (scenario_file, Pos::of(&c.referenced));
+            profile.calibration = calibration_of(&dir.join(&c.value), place, purpose)?;
         }
         return Ok(profile);
     };
     let path = dir.join(&name.value);
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|source| ScenarioError::Read {
-        what: "profile",
-        file: shown.clone(),
-        source,
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        invalid(
+            scenario_file.to_owned(),
+            vec![Problem::new(
+                Pos::of(&name.referenced),
+                format!(
+                    "cannot read the profile {shown}: {e}, expected a profile file (its path relative to the scenario's directory)"
+                ),
+            )],
+        )
     })?;
     let raw: profile::raw::RawProfile = serde_saphyr::from_str(&text)
         .map_err(|e| invalid(shown.clone(), vec![error::from_yaml_in(&e, &text)]))?;
@@ -145,17 +152,20 @@ fn profile_of(
         source: 0,
     };
     let mut profile = validate::profile(&raw, start, &profile_dir, Some(shown.clone()))
-        .map_err(|p| invalid(shown, p))?;
+        .map_err(|p| invalid(shown.clone(), p))?;
     if let Some(c) = &raw.calibration {
-        profile.calibration = calibration_of(&profile_dir.join(&c.value), purpose)?;
+        let place = (shown.as_str(), Pos::of(&c.referenced));
+        profile.calibration = calibration_of(&profile_dir.join(&c.value), place, purpose)?;
     }
     Ok(profile)
 }
 
-/// The kinds of a calibration file; problems name the file. To calibrate, a file that
-/// does not exist yet is none.
+/// The kinds of a calibration file, named at `place` (the file and position of its
+/// `calibration` field); problems name the file. To calibrate, a file that does not exist
+/// yet is none.
 fn calibration_of(
     path: &std::path::Path,
+    (named_in, at): (&str, Pos),
     purpose: Purpose,
 ) -> Result<Vec<profile::Calibrated>, ScenarioError> {
     let shown = path.display().to_string();
@@ -164,11 +174,21 @@ fn calibration_of(
         Err(e) if purpose == Purpose::Calibrate && e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Vec::new());
         }
-        Err(source) => {
-            return Err(ScenarioError::Read {
-                what: "calibration file",
-                file: shown,
-                source,
+        Err(e) => {
+            let hint = if e.kind() == std::io::ErrorKind::NotFound {
+                " (`harness calibrate SCENARIO` writes one)"
+            } else {
+                ""
+            };
+            return Err(ScenarioError::Invalid {
+                file: named_in.to_owned(),
+                sets: Vec::new(),
+                problems: vec![Problem::new(
+                    at,
+                    format!(
+                        "cannot read the calibration file {shown}: {e}, expected a calibration file (its path relative to the profile's directory){hint}"
+                    ),
+                )],
             });
         }
     };

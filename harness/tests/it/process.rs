@@ -122,6 +122,33 @@ fn a_profile_file_is_read_beside_the_scenario_and_its_problems_name_it() {
             "{file}:1:8: flags needs the provider's command line, expected `args` or `command`"
         )
     );
+    // A calibration file that is not there: placed at the profile's `calibration` field.
+    std::fs::write(
+        dir.join("profiles/p.yaml"),
+        "flags: crossplane-runtime\nargs: []\ncalibration: cal.yaml\nkinds:\n  - {apiVersion: example.org/v1, kind: Widget, scope: Namespaced}\n",
+    )
+    .unwrap();
+    let e = load(&scenario)
+        .expect_err("no calibration file")
+        .to_string();
+    let cal = dir.join("profiles/cal.yaml").display().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{file}:3:14: cannot read the calibration file {cal}: "
+        )) && e.ends_with("(`harness calibrate SCENARIO` writes one)"),
+        "{e}"
+    );
+    // A profile file that is not there: placed at the scenario's `file` field.
+    std::fs::remove_file(dir.join("profiles/p.yaml")).unwrap();
+    let e = load(&scenario).expect_err("no profile").to_string();
+    let shown = scenario.display().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{shown}:3:17: cannot read the profile {}: ",
+            dir.join("profiles/p.yaml").display()
+        )),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
