@@ -216,7 +216,7 @@ impl<'s> Driver<'s> {
     /// Runs one phase: its writes, then waits for its `until` within its timeout, and
     /// records its span. Returns how it ended: a resync phase whose provider reconciles the
     /// requested resources without recording the token stops early with a verdict
-    /// ([`super::handled`]).
+    /// (`run::handled`).
     ///
     /// # Errors
     /// The provider could not be restarted; failed writes are counted, not fatal.
