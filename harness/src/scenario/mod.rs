@@ -3,6 +3,7 @@
 //! carries the file, line and column and says what was expected.
 
 mod apply;
+mod calls;
 pub mod clients;
 mod error;
 mod faults;
@@ -197,7 +198,7 @@ fn calibration_of(
         sets: Vec::new(),
         problems,
     };
-    let raw: profile::raw::RawCalibration =
+    let raw: raw::RawCalibration =
         serde_saphyr::from_str(&text).map_err(|e| invalid(vec![error::from_yaml_in(&e, &text)]))?;
     validate::calibration(&raw.calls, &shown).map_err(invalid)
 }

@@ -1006,3 +1006,26 @@ pub enum CheckName {
     /// calls per reconcile than it was calibrated with fails.
     CallsPerReconcile,
 }
+
+/// A calibration file, as `harness calibrate` writes it (the profile's `calibration`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCalibration {
+    /// The scenario it was calibrated with.
+    #[serde(default)]
+    pub scenario: Option<String>,
+    /// Where the provider ran (`embedded`, `process`, `cluster`).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Resources per group in the sample.
+    #[serde(default)]
+    pub sample: Option<u32>,
+    /// Polls each resource was held for.
+    #[serde(default)]
+    pub polls: Option<u32>,
+    /// When it was taken (RFC 3339).
+    #[serde(default)]
+    pub taken_at: Option<String>,
+    /// Each kind's calls per reconcile, as a scenario's `calls` entries.
+    pub calls: Vec<RawCalls>,
+}

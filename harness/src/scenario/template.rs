@@ -3,6 +3,10 @@
 
 use std::fmt;
 
+/// The placeholder of mock-cloud's base URL in a profile's command line and in scenario
+/// objects.
+pub const CLOUD_URL: &str = "{{cloudUrl}}";
+
 /// Values of the placeholders for one resource.
 #[derive(Clone, Copy, Debug)]
 pub struct Vars<'a> {
@@ -102,7 +106,7 @@ impl Template {
                 Piece::Index => out.push_str(&vars.index.to_string()),
                 Piece::Group => out.push_str(vars.group),
                 Piece::Scenario => out.push_str(vars.scenario),
-                Piece::CloudUrl => out.push_str(crate::scenario::profile::CLOUD_URL),
+                Piece::CloudUrl => out.push_str(CLOUD_URL),
             }
         }
         out

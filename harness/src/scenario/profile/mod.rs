@@ -45,9 +45,9 @@ pub struct Calibrated {
     /// Its kind.
     pub kind: String,
     /// The figures per path.
-    pub calls: crate::scenario::model::Calls,
+    pub calls: crate::scenario::calls::Calls,
     /// Calls by operation and the measured samples.
-    pub detail: crate::scenario::model::CallDetail,
+    pub detail: crate::scenario::calls::CallDetail,
 }
 
 impl Calibrated {
@@ -92,9 +92,7 @@ pub struct Rendered<'a> {
 
 /// The placeholder of the kubeconfig file in a profile's command line.
 pub const KUBECONFIG: &str = "{{kubeconfig}}";
-/// The placeholder of mock-cloud's base URL in a profile's command line and in scenario
-/// objects.
-pub const CLOUD_URL: &str = "{{cloudUrl}}";
+pub use super::template::CLOUD_URL;
 /// The placeholder of a free loopback port for the provider's metrics, in a profile's
 /// command line and `metricsUrl`.
 pub const METRICS_PORT: &str = "{{metricsPort}}";
