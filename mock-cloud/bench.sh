@@ -41,28 +41,39 @@ accounts:
       classes:
         read: { burst: 1000000000, per_second: 1000000000 }
 EOF
-serve_for=$((2 * rounds * (seconds + 2) + 60))
-"${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
-  >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
-pids+=($!)
-# loadgen --serve runs both stubs of its pair; only its wiremock is loaded here, and its
-# mock-cloud stub, idle, takes no CPU, so this process's CPU time is wiremock's.
-"${pin_server[@]}" "$target_dir/release/loadgen" --serve "$serve_for" \
-  >"$work/wiremock.out" 2>"$work/wiremock.err" &
-pids+=($!)
-for _ in $(seq 100); do
-  grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^wiremock ' "$work/wiremock.out" && break
-  sleep 0.1
-done
-mock_base="$(awk '/listening on/ { print $NF }' "$work/mock-cloud.out")"
-wiremock_url="$(awk '$1 == "wiremock" { print $2 }' "$work/wiremock.out")"
-[[ -n "$mock_base" && -n "$wiremock_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
-curl -sf -o /dev/null -H 'Authorization: Bearer default' -H 'Content-Type: application/json' \
-  -d '{"name":"b1","spec":{"region":"eu"}}' "$mock_base/v1/accounts/default/buckets"
-urls=("$mock_base/v1/accounts/default/buckets/b1" "$wiremock_url")
-for url in "${urls[@]}"; do
-  curl -sf -o /dev/null -H 'Authorization: Bearer default' "$url" || { echo "GET $url failed" >&2; exit 2; }
-done
+# Both servers start afresh every round: a stub that keeps every request it answered (as
+# wiremock does by default) slows down the longer it runs, so a round measures servers in the
+# same state whatever its number.
+serve_for=$((2 * (seconds + 2) + 60))
+start_servers() {
+  pids=()
+  "${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
+    >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
+  pids+=($!)
+  # loadgen --serve runs both stubs of its pair; only its wiremock is loaded here, and its
+  # mock-cloud stub, idle, takes no CPU, so this process's CPU time is wiremock's.
+  "${pin_server[@]}" "$target_dir/release/loadgen" --serve "$serve_for" \
+    >"$work/wiremock.out" 2>"$work/wiremock.err" &
+  pids+=($!)
+  for _ in $(seq 100); do
+    grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^wiremock ' "$work/wiremock.out" && break
+    sleep 0.1
+  done
+  mock_base="$(awk '/listening on/ { print $NF }' "$work/mock-cloud.out")"
+  wiremock_url="$(awk '$1 == "wiremock" { print $2 }' "$work/wiremock.out")"
+  [[ -n "$mock_base" && -n "$wiremock_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
+  curl -sf -o /dev/null -H 'Authorization: Bearer default' -H 'Content-Type: application/json' \
+    -d '{"name":"b1","spec":{"region":"eu"}}' "$mock_base/v1/accounts/default/buckets"
+  urls=("$mock_base/v1/accounts/default/buckets/b1" "$wiremock_url")
+  for url in "${urls[@]}"; do
+    curl -sf -o /dev/null -H 'Authorization: Bearer default' "$url" || { echo "GET $url failed" >&2; exit 2; }
+  done
+}
+stop_servers() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  pids=()
+}
 
 names=(mock-cloud wiremock)
 declare -A rps per_cpu
@@ -70,6 +81,7 @@ echo "wrk -t1 -c$connections -d${seconds}s, $rounds rounds, $pinning, $priority"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %-11s %10s %9s %18s %12s %11s\n' round server 'req/s' p99 'req/server-CPU-s' 'server CPU' 'wrk CPU'
 for round in $(seq "$rounds"); do
+  start_servers
   for i in 0 1; do
     out="$(measure "${pids[$i]}" wrk -t1 -c"$connections" -d"${seconds}s" --latency \
       -H 'Authorization: Bearer default' "${urls[$i]}")"
@@ -89,6 +101,7 @@ for round in $(seq "$rounds"); do
       "$(awk -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')" \
       "$(awk -v s="$client_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')"
   done
+  stop_servers
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 m_rps="$(median <<<"${rps[mock-cloud]}")"
