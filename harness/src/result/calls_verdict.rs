@@ -4,7 +4,7 @@
 use super::model::{RunResult, Verdict};
 use crate::measure::per_reconcile::{CallStats, KindCalls, Path};
 use crate::predict::fmt_num;
-use crate::scenario::{Assertion, Scenario};
+use crate::scenario::Scenario;
 
 /// One compared pair.
 struct Pair {
@@ -24,7 +24,6 @@ fn stats<'a>(k: &'a KindCalls, path: &str) -> Option<&'a CallStats> {
 pub(super) fn verdict(
     s: &Scenario,
     res: &RunResult,
-    a: &Assertion,
     (kind, path, extra): (Option<&str>, Option<&str>, f64),
     base: Verdict,
 ) -> Verdict {
@@ -106,7 +105,6 @@ pub(super) fn verdict(
         .map(shown)
         .collect();
     let over = above.len();
-    let _ = a;
     let note = if above.is_empty() {
         format!(
             "0 of {} kind-path pairs above their calibration; closest: {}",

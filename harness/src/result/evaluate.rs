@@ -423,13 +423,7 @@ fn verdict(
         }
         Check::CallsPerReconcile { kind, path, extra } => {
             let base = upper(a, None, None, 0.0);
-            super::calls_verdict::verdict(
-                s,
-                res,
-                a,
-                (kind.as_deref(), path.as_deref(), *extra),
-                base,
-            )
+            super::calls_verdict::verdict(s, res, (kind.as_deref(), path.as_deref(), *extra), base)
         }
         Check::ApiRequests { window, max } => {
             let w = window.as_secs_f64();

@@ -28,45 +28,43 @@ pub fn calls_per_reconcile(s: &Scenario, obs: &Observations) -> Option<PerReconc
     if writes.values().flatten().all(|&(_, main)| main) {
         return None;
     }
-    let kinds: HashMap<&str, (String, String)> = s
+    // Each group's kind: its object keys' plural and group, and its label in reports.
+    let kinds: HashMap<&str, (String, String, String)> = s
         .groups
         .iter()
         .map(|g| {
             let (plural, group) = g.kind.plural_and_group();
-            (g.name.as_str(), (plural, group.to_owned()))
+            (
+                g.name.as_str(),
+                (plural, group.to_owned(), g.kind.to_string()),
+            )
         })
-        .collect();
-    let labels: HashMap<&str, String> = s
-        .groups
-        .iter()
-        .map(|g| (g.name.as_str(), g.kind.to_string()))
         .collect();
     let resources: Vec<Resource<'_>> = obs
         .resources
         .iter()
         .filter_map(|r| {
-            let (plural, group) = kinds.get(r.group.as_str())?;
+            let (plural, group, label) = kinds.get(r.group.as_str())?;
             // A reconcile ends with its status write; once the resource is deleted, also
             // with an attempt to remove its finalizer (a conflict requeues it without a
             // status write, so the next reconcile's calls would join it).
             let deleted = r.deleted_us.unwrap_or(u64::MAX);
-            let mut ends: Vec<u64> = writes
+            let mut kept: Vec<(u64, bool)> = writes
                 .get(object_key(plural, group, &r.name).as_str())
                 .into_iter()
                 .flatten()
                 .filter(|&&(at, main)| !main || at > deleted)
-                .map(|&(at, _)| at)
+                .copied()
                 .collect();
+            kept.sort_unstable();
             // The finalizer's removal that let it go ends its last reconcile already.
-            let removed = writes
-                .get(object_key(plural, group, &r.name).as_str())
-                .and_then(|w| w.iter().max_by_key(|&&(at, _)| at))
-                .is_some_and(|&(at, main)| main && at > deleted);
+            let removed = kept.last().is_some_and(|&(_, main)| main);
+            let mut ends: Vec<u64> = kept.iter().map(|&(at, _)| at).collect();
             if !removed {
                 ends.extend(r.gone_us);
             }
             Some(Resource {
-                kind: labels.get(r.group.as_str())?,
+                kind: label,
                 cloud_name: r.external_name.as_deref().or(Some(r.name.as_str())),
                 ends,
                 deleted_us: r.deleted_us,

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::run::objects::kind_info;
-use crate::run::target::fake::FakeTarget;
+use crate::run::target::fake::{self, FakeTarget};
 
 fn scenario(phases: &str) -> Scenario {
     let yaml = format!(
@@ -216,7 +216,10 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
             }
             for i in reads {
                 let name = s.groups[0].resource_name(i, &s.name);
-                calls.lock().unwrap().push(cloud_get(u64::from(i), name));
+                calls
+                    .lock()
+                    .unwrap()
+                    .push(fake::cloud_get(u64::from(i), &name));
             }
         }
         assert_eq!(restart.await.unwrap(), PhaseEnd::Completed);
@@ -228,27 +231,6 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
     let span = &log.spans[1];
     assert!(span.completed);
     assert!((7_000_000..=7_100_000).contains(&(span.end_us - span.start_us)));
-}
-
-/// A cloud Get of `name`, journal entry `seq`.
-fn cloud_get(seq: u64, name: String) -> mock_cloud::Call {
-    mock_cloud::Call {
-        seq,
-        at_us: 0,
-        account: "default".to_owned(),
-        action: Some(mock_cloud::Action::Get),
-        collection: Some(mock_cloud::Collection::Buckets),
-        service: "generic".to_owned(),
-        operation: "get".to_owned(),
-        name,
-        status: 200,
-        latency_us: 0,
-        throttled: false,
-        shadow_throttled: false,
-        quota_exceeded: false,
-        fault: false,
-        retry_after_ms: 0,
-    }
 }
 
 /// Plays a provider that reconciles every bucket after `after` (a cloud Get each) and,
@@ -269,7 +251,7 @@ async fn reconcile_requests(
     for i in 0..s.groups[0].count {
         let name = s.groups[0].resource_name(i, &s.name);
         let seq = calls.lock().unwrap().len() as u64;
-        calls.lock().unwrap().push(cloud_get(seq, name.clone()));
+        calls.lock().unwrap().push(fake::cloud_get(seq, &name));
         if records {
             let obj = api.get(&name).await.unwrap();
             let token =

@@ -84,27 +84,7 @@ impl NotHandled {
 mod tests {
     use super::*;
     use crate::run::clock::RunClock;
-    use crate::run::target::fake::FakeCloud;
-
-    fn get(seq: u64, name: &str) -> mock_cloud::Call {
-        mock_cloud::Call {
-            seq,
-            at_us: 0,
-            account: "default".to_owned(),
-            action: Some(mock_cloud::Action::Get),
-            collection: Some(mock_cloud::Collection::Buckets),
-            service: "generic".to_owned(),
-            operation: "get".to_owned(),
-            name: name.to_owned(),
-            status: 200,
-            latency_us: 0,
-            throttled: false,
-            shadow_throttled: false,
-            quota_exceeded: false,
-            fault: false,
-            retry_after_ms: 0,
-        }
-    }
+    use crate::run::target::fake::{FakeCloud, cloud_get};
 
     #[tokio::test(start_paused = true)]
     async fn the_verdict_is_due_a_grace_after_the_first_reconcile_of_a_requested_resource() {
@@ -117,14 +97,14 @@ mod tests {
             .calls
             .lock()
             .unwrap()
-            .extend([get(0, "a"), get(1, "other")]);
+            .extend([cloud_get(0, "a"), cloud_get(1, "other")]);
         watch.look(&cloud, t0).await;
         assert_eq!(watch.verdict(t0 + Duration::from_secs(60)), None);
-        cloud
-            .calls
-            .lock()
-            .unwrap()
-            .extend([get(2, "a"), get(3, "b"), get(4, "a")]);
+        cloud.calls.lock().unwrap().extend([
+            cloud_get(2, "a"),
+            cloud_get(3, "b"),
+            cloud_get(4, "a"),
+        ]);
         let seen = t0 + Duration::from_secs(1);
         watch.look(&cloud, seen).await;
         assert_eq!(watch.verdict(seen + Duration::from_millis(9_999)), None);

@@ -219,13 +219,7 @@ pub fn load_for_calibration(
     path: &std::path::Path,
     sets: &[Set],
 ) -> Result<Scenario, ScenarioError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
-        what: "scenario",
-        file: file.clone(),
-        source,
-    })?;
-    parse_for(&text, &file, sets, Purpose::Calibrate)
+    load_for(path, sets, Purpose::Calibrate)
 }
 
 /// Reads a scenario file and parses it with `--set`s, as [`parse_with`].
@@ -233,13 +227,22 @@ pub fn load_for_calibration(
 /// # Errors
 /// [`ScenarioError::Read`] if the file cannot be read, else as [`parse_with`].
 pub fn load_with(path: &std::path::Path, sets: &[Set]) -> Result<Scenario, ScenarioError> {
+    load_for(path, sets, Purpose::Run)
+}
+
+/// Reads a scenario file and parses it for `purpose`, as [`parse_for`].
+fn load_for(
+    path: &std::path::Path,
+    sets: &[Set],
+    purpose: Purpose,
+) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
         what: "scenario",
         file: file.clone(),
         source,
     })?;
-    parse_with(&text, &file, sets)
+    parse_for(&text, &file, sets, purpose)
 }
 
 /// The JSON Schema of scenario files.

@@ -16,16 +16,15 @@ use crate::run::own::HARNESS_USER_AGENT;
 fn request(entry: &Entry, at_us: u64, objects: &mut Interner) -> ApiRequest {
     let from_provider = entry.user_agent != HARNESS_USER_AGENT;
     let write = matches!(entry.verb, Verb::Update | Verb::Patch);
-    let (plural, main_write) = match entry.resource.strip_suffix("/status") {
-        Some(plural) => (plural, false),
-        None => (entry.resource.as_str(), !entry.resource.contains('/')),
-    };
-    let named = from_provider
-        && write
-        && custom(&entry.group)
-        && !entry.name.is_empty()
-        && (main_write || entry.resource.ends_with("/status"));
-    let object = named.then(|| {
+    // The object's plural, and whether the write is of the object itself (not its status);
+    // other subresources name nothing.
+    let target = match entry.resource.strip_suffix("/status") {
+        Some(plural) => Some((plural, false)),
+        None if !entry.resource.contains('/') => Some((entry.resource.as_str(), true)),
+        None => None,
+    }
+    .filter(|_| from_provider && write && custom(&entry.group) && !entry.name.is_empty());
+    let object = target.map(|(plural, _)| {
         objects.get(format_args!(
             "{}",
             object_key(plural, &entry.group, &entry.name)
@@ -36,7 +35,7 @@ fn request(entry: &Entry, at_us: u64, objects: &mut Interner) -> ApiRequest {
         verb: entry.verb.as_str().to_owned(),
         from_provider,
         object,
-        main_write: named && main_write,
+        main_write: target.is_some_and(|(_, main)| main),
     }
 }
 

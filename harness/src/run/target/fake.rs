@@ -171,3 +171,25 @@ impl Target for FakeTarget {
         Vec::new()
     }
 }
+
+/// A generic cloud Get of the bucket `name`, journal entry `seq`: what a provider's Observe
+/// leaves in mock-cloud's journal.
+pub fn cloud_get(seq: u64, name: &str) -> mock_cloud::Call {
+    mock_cloud::Call {
+        seq,
+        at_us: 0,
+        account: "default".to_owned(),
+        action: Some(mock_cloud::Action::Get),
+        collection: Some(mock_cloud::Collection::Buckets),
+        service: "generic".to_owned(),
+        operation: "get".to_owned(),
+        name: name.to_owned(),
+        status: 200,
+        latency_us: 0,
+        throttled: false,
+        shadow_throttled: false,
+        quota_exceeded: false,
+        fault: false,
+        retry_after_ms: 0,
+    }
+}
