@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, GroupVersionKind, PostParams};
 
+#[cfg(feature = "aws")]
+use crate::aws_flavour;
 use crate::bins::binaries;
 
 const SCENARIO: &str = "\
@@ -643,22 +645,6 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
     );
 }
 
-/// The AWS flavour's flags for the calibration in cluster mode: what its Deployment runs.
-#[cfg(feature = "aws")]
-fn aws_flags() -> Vec<String> {
-    [
-        "--max-reconcile-rate=5",
-        "--poll-interval=4s",
-        "--poll-jitter-percent=5",
-        "--poll-jitter-sizing=poll-interval",
-        "--min-poll-interval=0s",
-        "--scoped-buckets",
-        "--credential-cache=none",
-    ]
-    .map(str::to_owned)
-    .to_vec()
-}
-
 /// Calibration in cluster mode of a provider the harness does not deploy: the AWS flavour
 /// as separate processes, its profile's settings read from its Deployment's args, its
 /// kinds named by `apiVersion` and `kind` only. Each kind's calls per path are the ones
@@ -666,52 +652,24 @@ fn aws_flags() -> Vec<String> {
 #[cfg(feature = "aws")]
 #[test]
 fn the_aws_flavour_calibrates_in_cluster_mode_to_its_documented_calls() {
-    let flags = aws_flags();
+    let flags = aws_flavour::settings_flags("4s", "none");
     let args: Vec<String> = flags.iter().map(|f| format!("\"{f}\"")).collect();
-    let scenario = format!(
-        r#"apiVersion: harness/v1
-name: cluster-calibrate-aws
-profile:
-  flags: loadtest
-  args: [{}]
-  kinds:
-    - {{apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, scope: Namespaced}}
-    - {{apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, scope: Namespaced}}
-    - {{apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, scope: Namespaced}}
-    - {{apiVersion: aws.m.loadtest.dev/v1beta1, kind: ClusterProviderConfig, scope: Cluster}}
-objects:
-  - apiVersion: v1
-    kind: Secret
-    metadata: {{name: aws-creds}}
-    stringData:
-      credentials: "[default]\naws_access_key_id = default\naws_secret_access_key = default\n"
-  - apiVersion: aws.m.loadtest.dev/v1beta1
-    kind: ClusterProviderConfig
-    metadata: {{name: default}}
-    spec:
-      credentials:
-        source: Secret
-        secretRef: {{namespace: "harness-{{{{scenario}}}}", name: aws-creds, key: credentials}}
-      endpoint:
-        services: [s3, sts, ec2, dynamodb]
-        hostnameImmutable: true
-        url: {{type: Static, static: "{{{{cloudUrl}}}}"}}
-      s3_use_path_style: true
-resources:
-  - {{name: bucket, apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, count: 2, namePattern: "{{{{scenario}}}}-{{{{index}}}}", spec: {{region: eu-west-1, tags: {{team: load}}}}}}
-  - {{name: vpc, apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, count: 2, spec: {{region: eu-west-1, cidrBlock: 10.0.0.0/16, tags: {{team: load}}}}}}
-  - name: table
-    apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1
-    kind: Table
-    count: 2
-    spec: {{region: eu-west-1, billingMode: PAY_PER_REQUEST, hashKey: id, attribute: [{{name: id, type: S}}], tags: {{team: load}}}}
-phases:
-  - {{name: create, action: create}}
-  - {{name: retag, action: update, spec: {{tags: {{team: load, tier: gold}}}}}}
-  - {{name: delete, action: delete}}
-"#,
-        args.join(", ")
-    );
+    let scenario = [
+        "apiVersion: harness/v1\nname: cluster-calibrate-aws\nprofile:\n  flags: loadtest\n",
+        &format!("  args: [{}]\n", args.join(", ")),
+        &aws_flavour::KINDS
+            .lines()
+            .map(|l| format!("  {l}\n"))
+            .collect::<String>(),
+        aws_flavour::OBJECTS,
+        &aws_flavour::resources(2),
+        "phases:
+  - {name: create, action: create}
+  - {name: retag, action: update, spec: {tags: {team: load, tier: gold}}}
+  - {name: delete, action: delete}
+",
+    ]
+    .concat();
     let mut cluster = Cluster::start_with("cluster-calibrate-aws", flags);
     let (status, stdout, stderr) = cluster.harness(
         "calibrate",
@@ -726,22 +684,5 @@ phases:
     let text = std::fs::read_to_string(cluster.dir.join("out/calibration.yaml")).unwrap();
     let file: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(file["target"], "cluster", "{text}");
-    // provider/README.md: observe (present), create, update (tags), delete, connect.
-    for (kind, figures) in [
-        ("Bucket", [15, 2, 1, 1, 1]),
-        ("VPC", [1, 1, 1, 1, 1]),
-        ("Table", [2, 1, 1, 1, 1]),
-    ] {
-        let calls = file["calls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["kind"] == kind)
-            .unwrap_or_else(|| panic!("{kind} calibrated: {text}"));
-        let got: Vec<u64> = ["observe", "create", "update", "delete", "connect"]
-            .iter()
-            .map(|p| calls[p].as_u64().unwrap())
-            .collect();
-        assert_eq!(got, figures, "{kind}: {calls:#}");
-    }
+    aws_flavour::assert_documented_calls(&text);
 }

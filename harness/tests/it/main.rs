@@ -1,6 +1,8 @@
 //! Integration tests of the harness library and binary.
 
 mod aws;
+#[cfg(feature = "aws")]
+mod aws_flavour;
 mod bins;
 mod cli;
 mod client_limiters;

@@ -12,6 +12,8 @@ use std::process::Command;
 use harness::predict::plan;
 use harness::scenario::{load, parse};
 
+#[cfg(feature = "aws")]
+use crate::aws_flavour;
 use crate::bins::binaries;
 
 const HEAD: &str = "apiVersion: harness/v1\nname: t\n";
@@ -198,15 +200,8 @@ fn a_provider_that_exits_by_itself_stops_the_run_at_once_with_its_status_and_the
     )
     .unwrap();
     let started = std::time::Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .arg("run")
-        .arg(dir.join("scenario.yaml"))
-        .arg("--out")
-        .arg(dir.join("out"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, stdout, stderr) = harness_run(&dir.join("scenario.yaml"), &dir.join("out"));
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(
         started.elapsed() < std::time::Duration::from_secs(30),
         "not the phase's timeout: {stderr}"
@@ -223,7 +218,6 @@ fn a_provider_that_exits_by_itself_stops_the_run_at_once_with_its_status_and_the
         result["stopped"],
         serde_json::json!({"phase": "c", "cause": {"providerExited": 2}})
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("stopped: the provider exited with code 2 during phase c"),
         "{stdout}"
@@ -290,6 +284,24 @@ fn check_process_result(result: &serde_json::Value, dir: &Path) {
         .collect();
     assert!(failed.is_empty(), "every budget holds: {failed:#?}");
     assert!(result["verdicts"].as_array().unwrap().len() >= 4);
+}
+
+/// Runs `harness run SCENARIO --out OUT`; returns its exit code, standard output and
+/// standard error.
+fn harness_run(scenario: &Path, out: &Path) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("run")
+        .arg(scenario)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("harness runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
 }
 
 fn temp(name: &str) -> PathBuf {
@@ -392,56 +404,18 @@ fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets
     let dir = temp("process-aws");
     let provider = provider_copy(&dir);
     std::fs::write(dir.join("crds.yaml"), provider::crd::crds_yaml().unwrap()).unwrap();
-    let profile = format!(
-        "flags: loadtest
-command:
-  - {}
-  - --kubeconfig={{{{kubeconfig}}}}
-  - --cloud-endpoint={{{{cloudUrl}}}}
-  - --metrics-addr=127.0.0.1:{{{{metricsPort}}}}
-  - --shutdown-timeout=5s
-  - --max-reconcile-rate=5
-  - --poll-interval=10s
-  - --poll-jitter-percent=5
-  - --poll-jitter-sizing=poll-interval
-  - --min-poll-interval=0s
-  - --scoped-buckets
-  - --credential-cache=none
-metricsUrl: http://127.0.0.1:{{{{metricsPort}}}}/metrics
-crds: [crds.yaml]
-kinds:
-  - {{apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, scope: Namespaced}}
-  - {{apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, scope: Namespaced}}
-  - {{apiVersion: aws.m.loadtest.dev/v1beta1, kind: ClusterProviderConfig, scope: Cluster}}
-",
-        provider.display()
-    );
-    let scenario = r#"apiVersion: harness/v1
+    let profile = aws_flavour::profile(&provider, "10s", "none", "");
+    let scenario = [
+        r#"apiVersion: harness/v1
 name: process-aws
 target: process
 profile: {file: profile.yaml}
 calls:
   - {apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, connect: 1, observe: 15, create: 2, update: 1, delete: 1}
   - {apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, connect: 1, observe: 1, create: 1, update: 2, delete: 1}
-objects:
-  - apiVersion: v1
-    kind: Secret
-    metadata: {name: aws-creds}
-    stringData:
-      credentials: "[default]\naws_access_key_id = default\naws_secret_access_key = default\n"
-  - apiVersion: aws.m.loadtest.dev/v1beta1
-    kind: ClusterProviderConfig
-    metadata: {name: default}
-    spec:
-      credentials:
-        source: Secret
-        secretRef: {namespace: "harness-{{scenario}}", name: aws-creds, key: credentials}
-      endpoint:
-        services: [s3, sts, ec2]
-        hostnameImmutable: true
-        url: {type: Static, static: "{{cloudUrl}}"}
-      s3_use_path_style: true
-resources:
+"#,
+        aws_flavour::OBJECTS,
+        r#"resources:
   - name: bucket
     apiVersion: s3.aws.m.loadtest.dev/v1beta1
     kind: Bucket
@@ -463,8 +437,10 @@ assertions:
   - {check: apiRequests, window: 10s}
   - {check: throttles}
   - {check: orphans}
-"#;
-    let result = run_process(&dir, scenario, &profile);
+"#,
+    ]
+    .concat();
+    let result = run_process(&dir, &scenario, &profile);
     check_process_result(&result, &dir);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -497,15 +473,8 @@ phases:
 ";
     let path = dir.join("scenario.yaml");
     std::fs::write(&path, scenario).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .arg("run")
-        .arg(&path)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, _, stderr) = harness_run(&path, &dir.join("out"));
+    assert_eq!(code, Some(2), "{stderr}");
     let want = format!(
         "error: {}:9:54: the API server does not serve example.org/v1 Widget, and serves no kind in example.org",
         path.display()
@@ -535,15 +504,8 @@ kinds:
         format!("apiVersion: harness/v1\nname: process-exits\ntarget: process\nprofile: {{file: profile.yaml}}\n{BODY}"),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .arg("run")
-        .arg(&path)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, _, stderr) = harness_run(&path, &dir.join("out"));
+    assert_eq!(code, Some(2), "{stderr}");
     let want = format!(
         "error: the provider exited (exit status: 3) before it answered at its metricsUrl; {} says why",
         dir.join("out/provider-1.log").display()
@@ -554,100 +516,32 @@ kinds:
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The AWS flavour's profile for the calibration test: its command line (read in the
-/// `loadtest` family) with `--credential-cache=CACHE`, every CRD it serves, and the
-/// calibration file beside it when there is one.
+/// A profile's line naming the calibration file beside it.
 #[cfg(feature = "aws")]
-fn aws_calibration_profile(provider: &Path, cache: &str, calibration: bool) -> String {
-    format!(
-        "flags: loadtest
-command:
-  - {}
-  - --kubeconfig={{{{kubeconfig}}}}
-  - --cloud-endpoint={{{{cloudUrl}}}}
-  - --metrics-addr=127.0.0.1:{{{{metricsPort}}}}
-  - --shutdown-timeout=5s
-  - --max-reconcile-rate=5
-  - --poll-interval=4s
-  - --poll-jitter-percent=5
-  - --poll-jitter-sizing=poll-interval
-  - --min-poll-interval=0s
-  - --scoped-buckets
-  - --credential-cache={cache}
-metricsUrl: http://127.0.0.1:{{{{metricsPort}}}}/metrics
-crds: [crds.yaml]
-kinds:
-  - {{apiVersion: s3.aws.m.loadtest.dev/v1beta1, kind: Bucket, scope: Namespaced}}
-  - {{apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, scope: Namespaced}}
-  - {{apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, scope: Namespaced}}
-  - {{apiVersion: aws.m.loadtest.dev/v1beta1, kind: ClusterProviderConfig, scope: Cluster}}
-{}",
-        provider.display(),
-        if calibration {
-            "calibration: calibration.yaml\n"
-        } else {
-            ""
-        }
-    )
-}
+const CALIBRATION: &str = "calibration: calibration.yaml\n";
 
 /// The AWS flavour's three kinds by `apiVersion` and `kind` only, created, held through a
 /// few polls, re-tagged and deleted; with `assertions` for a run (none for a calibration).
 #[cfg(feature = "aws")]
 fn aws_calibration_scenario(assertions: &str) -> String {
-    format!(
-        r#"apiVersion: harness/v1
+    [
+        "apiVersion: harness/v1
 name: calibrate-aws
 target: process
-profile: {{file: profile-none.yaml}}
-objects:
-  - apiVersion: v1
-    kind: Secret
-    metadata: {{name: aws-creds}}
-    stringData:
-      credentials: "[default]\naws_access_key_id = default\naws_secret_access_key = default\n"
-  - apiVersion: aws.m.loadtest.dev/v1beta1
-    kind: ClusterProviderConfig
-    metadata: {{name: default}}
-    spec:
-      credentials:
-        source: Secret
-        secretRef: {{namespace: "harness-{{{{scenario}}}}", name: aws-creds, key: credentials}}
-      endpoint:
-        services: [s3, sts, ec2, dynamodb]
-        hostnameImmutable: true
-        url: {{type: Static, static: "{{{{cloudUrl}}}}"}}
-      s3_use_path_style: true
-resources:
-  - name: bucket
-    apiVersion: s3.aws.m.loadtest.dev/v1beta1
-    kind: Bucket
-    count: 3
-    namePattern: "{{{{scenario}}}}-{{{{index}}}}"
-    spec: {{region: eu-west-1, tags: {{team: load}}}}
-  - name: vpc
-    apiVersion: ec2.aws.m.loadtest.dev/v1beta1
-    kind: VPC
-    count: 3
-    spec: {{region: eu-west-1, cidrBlock: 10.0.0.0/16, tags: {{team: load}}}}
-  - name: table
-    apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1
-    kind: Table
-    count: 3
-    spec:
-      region: eu-west-1
-      billingMode: PAY_PER_REQUEST
-      hashKey: id
-      attribute: [{{name: id, type: S}}]
-      tags: {{team: load}}
-phases:
-  - {{name: create, action: create, rate: 10, timeout: 90s}}
-  - {{name: hold, action: hold, duration: 9s}}
-  - {{name: retag, action: update, spec: {{tags: {{team: load, tier: gold}}}}, timeout: 60s}}
-  - {{name: settle, action: hold, duration: 5s}}
-  - {{name: delete, action: delete, rate: 10, timeout: 90s}}
-{assertions}"#
-    )
+profile: {file: profile-none.yaml}
+",
+        aws_flavour::OBJECTS,
+        &aws_flavour::resources(3),
+        "phases:
+  - {name: create, action: create, rate: 10, timeout: 90s}
+  - {name: hold, action: hold, duration: 9s}
+  - {name: retag, action: update, spec: {tags: {team: load, tier: gold}}, timeout: 60s}
+  - {name: settle, action: hold, duration: 5s}
+  - {name: delete, action: delete, rate: 10, timeout: 90s}
+",
+        assertions,
+    ]
+    .concat()
 }
 
 /// Runs the harness with `args` in `dir`; returns its exit code and standard output, the
@@ -683,7 +577,7 @@ fn the_aws_flavour_calibrates_to_its_documented_calls_and_compare_flags_an_uncac
     std::fs::write(dir.join("crds.yaml"), provider::crd::crds_yaml().unwrap()).unwrap();
     std::fs::write(
         dir.join("profile-none.yaml"),
-        aws_calibration_profile(&provider, "none", false),
+        aws_flavour::profile(&provider, "4s", "none", ""),
     )
     .unwrap();
     std::fs::write(dir.join("sample.yaml"), aws_calibration_scenario("")).unwrap();
@@ -706,34 +600,13 @@ fn the_aws_flavour_calibrates_to_its_documented_calls_and_compare_flags_an_uncac
     let text = std::fs::read_to_string(dir.join("cal/calibration.yaml")).unwrap();
     let file: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(file["target"], "process", "{text}");
-    // provider/README.md's calls per path: observe present, create, update (tags), delete,
-    // and Connect's one GetCallerIdentity (no credential cache).
-    let documented = [
-        ("Bucket", [15, 2, 1, 1, 1]),
-        ("VPC", [1, 1, 1, 1, 1]),
-        ("Table", [2, 1, 1, 1, 1]),
-    ];
-    for (kind, [observe, create, update, delete, connect]) in documented {
-        let calls = file["calls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["kind"] == kind)
-            .unwrap_or_else(|| panic!("{kind} calibrated: {text}"));
-        for (path, want) in [
-            ("observe", observe),
-            ("create", create),
-            ("update", update),
-            ("delete", delete),
-            ("connect", connect),
-        ] {
-            let got = calls[path].as_u64().unwrap();
+    // provider/README.md's calls per path, each measured with little spread on a sample.
+    let kinds = aws_flavour::assert_documented_calls(&text);
+    for calls in &kinds {
+        for path in aws_flavour::FIGURES {
             let measured = &calls["measured"][path];
             let sd = measured["sd"].as_f64().unwrap();
-            assert!(
-                got == want && sd <= 0.5,
-                "{kind} {path}: {got} (sd {sd}), documented {want}: {calls:#}"
-            );
+            assert!(sd <= 0.5, "{path}: sd {sd}: {calls:#}");
             assert!(measured["reconciles"].as_u64().unwrap() >= 3, "{calls:#}");
         }
         assert_eq!(
@@ -741,10 +614,7 @@ fn the_aws_flavour_calibrates_to_its_documented_calls_and_compare_flags_an_uncac
             "{calls:#}"
         );
     }
-    assert_eq!(
-        file["calls"][0]["operations"]["observe"]["s3:GetBucketTagging"],
-        1
-    );
+    assert_eq!(kinds[0]["operations"]["observe"]["s3:GetBucketTagging"], 1);
 
     // Budgets from the calibration, before (credentials cached) and after (not) an upgrade.
     std::fs::copy(
@@ -754,12 +624,12 @@ fn the_aws_flavour_calibrates_to_its_documented_calls_and_compare_flags_an_uncac
     .unwrap();
     std::fs::write(
         dir.join("profile-none.yaml"),
-        aws_calibration_profile(&provider, "none", true),
+        aws_flavour::profile(&provider, "4s", "none", CALIBRATION),
     )
     .unwrap();
     std::fs::write(
         dir.join("profile-all.yaml"),
-        aws_calibration_profile(&provider, "all", true),
+        aws_flavour::profile(&provider, "4s", "all", CALIBRATION),
     )
     .unwrap();
     std::fs::write(
