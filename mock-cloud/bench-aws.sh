@@ -56,24 +56,33 @@ accounts:
           classes:
             read: { burst: 1000000000, per_second: 1000000000, per: resource }
 YAML
-"${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
-  >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
-pids+=($!)
-"${pin_server[@]}" "$py" mock-cloud/bench_aws.py moto >"$work/moto.out" 2>"$work/moto.err" &
-pids+=($!)
-for _ in $(seq 100); do
-  grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^moto ' "$work/moto.out" && break
-  sleep 0.1
-done
-mock_url="$(awk '/listening on/ { print $NF }' "$work/mock-cloud.out")"
-moto_url="$(awk '$1 == "moto" { print $2 }' "$work/moto.out")"
-[[ -n "$mock_url" && -n "$moto_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
-
-mapfile -t urls < <("$py" mock-cloud/bench_aws.py presign "$mock_url" "$moto_url")
-for url in "${urls[@]}"; do
-  status="$(curl -s -o /dev/null -w '%{http_code}' -I "$url")"
-  [[ "$status" == 200 ]] || { echo "HeadBucket $url answered $status" >&2; exit 2; }
-done
+# Both servers start afresh every round (as in bench.sh), so no round measures a server in a
+# state that earlier rounds left behind.
+start_servers() {
+  pids=()
+  "${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
+    >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
+  pids+=($!)
+  "${pin_server[@]}" "$py" mock-cloud/bench_aws.py moto >"$work/moto.out" 2>"$work/moto.err" &
+  pids+=($!)
+  for _ in $(seq 100); do
+    grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^moto ' "$work/moto.out" && break
+    sleep 0.1
+  done
+  mock_url="$(awk '/listening on/ { print $NF }' "$work/mock-cloud.out")"
+  moto_url="$(awk '$1 == "moto" { print $2 }' "$work/moto.out")"
+  [[ -n "$mock_url" && -n "$moto_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
+  mapfile -t urls < <("$py" mock-cloud/bench_aws.py presign "$mock_url" "$moto_url")
+  for url in "${urls[@]}"; do
+    status="$(curl -s -o /dev/null -w '%{http_code}' -I "$url")"
+    [[ "$status" == 200 ]] || { echo "HeadBucket $url answered $status" >&2; exit 2; }
+  done
+}
+stop_servers() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  pids=()
+}
 
 names=(mock-cloud moto)
 declare -A rps per_cpu
@@ -81,6 +90,7 @@ echo "loadgen --method HEAD, 1 client thread, $connections connections, ${second
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %-11s %10s %9s %18s %12s %13s\n' round server 'req/s' 'p99 ms' 'req/server-CPU-s' 'server CPU' 'loadgen CPU'
 for round in $(seq "$rounds"); do
+  start_servers
   for i in 0 1; do
     out="$(measure "${pids[$i]}" "$target_dir/release/loadgen" --method HEAD --token '' \
       --client-threads 1 --seconds "$seconds" --connections "$connections" --target "${urls[$i]}")"
@@ -104,6 +114,7 @@ for round in $(seq "$rounds"); do
       "$(awk -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')" \
       "$(awk -v s="$client_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')"
   done
+  stop_servers
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 m_rps="$(median <<<"${rps[mock-cloud]}")"

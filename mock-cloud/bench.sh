@@ -7,9 +7,15 @@
 # one core, wrk on another, and every run also reports requests per server CPU-second (see
 # bench-lib.sh for the method).
 #
+# Two floors are loaded the same way, in the stub process beside wiremock: `floor`, hyper's
+# HTTP/1 server answering the same body and doing nothing else, and `raw`, a socket loop
+# that writes the same answer's bytes without parsing any HTTP. No server on these sockets
+# answers a request for less CPU, so their ratios to wiremock bound what any server could
+# reach on the machine, and mock-cloud's distance to them is all its own work can still give.
+#
 # Usage: mock-cloud/bench.sh [rounds] [seconds-per-target] [connections]
 # Needs wrk (Debian: apt-get install wrk). Without it, the built-in Rust client measures
-# the same pair of servers in one process (not pinned, no CPU accounting):
+# the same servers in one process (not pinned, no CPU accounting):
 #   cargo run --release -p mock-cloud --features loadgen --bin loadgen
 set -euo pipefail
 script="$(realpath "$0")"
@@ -56,15 +62,17 @@ start_servers() {
     >"$work/wiremock.out" 2>"$work/wiremock.err" &
   pids+=($!)
   for _ in $(seq 100); do
-    grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^wiremock ' "$work/wiremock.out" && break
+    grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^raw ' "$work/wiremock.out" && break
     sleep 0.1
   done
   mock_base="$(awk '/listening on/ { print $NF }' "$work/mock-cloud.out")"
   wiremock_url="$(awk '$1 == "wiremock" { print $2 }' "$work/wiremock.out")"
-  [[ -n "$mock_base" && -n "$wiremock_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
+  floor_url="$(awk '$1 == "floor" { print $2 }' "$work/wiremock.out")"
+  raw_url="$(awk '$1 == "raw" { print $2 }' "$work/wiremock.out")"
+  [[ -n "$mock_base" && -n "$wiremock_url" && -n "$floor_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
   curl -sf -o /dev/null -H 'Authorization: Bearer default' -H 'Content-Type: application/json' \
     -d '{"name":"b1","spec":{"region":"eu"}}' "$mock_base/v1/accounts/default/buckets"
-  urls=("$mock_base/v1/accounts/default/buckets/b1" "$wiremock_url")
+  urls=("$mock_base/v1/accounts/default/buckets/b1" "$wiremock_url" "$floor_url" "$raw_url")
   for url in "${urls[@]}"; do
     curl -sf -o /dev/null -H 'Authorization: Bearer default' "$url" || { echo "GET $url failed" >&2; exit 2; }
   done
@@ -75,15 +83,18 @@ stop_servers() {
   pids=()
 }
 
-names=(mock-cloud wiremock)
+names=(mock-cloud wiremock floor raw)
+# The process whose CPU time each server's runs are charged to: the floor stub lives in
+# loadgen's process beside wiremock (idle while the other is loaded).
+process_of=(0 1 1 1)
 declare -A rps per_cpu
 echo "wrk -t1 -c$connections -d${seconds}s, $rounds rounds, $pinning, $priority"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %-11s %10s %9s %18s %12s %11s\n' round server 'req/s' p99 'req/server-CPU-s' 'server CPU' 'wrk CPU'
 for round in $(seq "$rounds"); do
   start_servers
-  for i in 0 1; do
-    out="$(measure "${pids[$i]}" wrk -t1 -c"$connections" -d"${seconds}s" --latency \
+  for i in 0 1 2 3; do
+    out="$(measure "${pids[${process_of[$i]}]}" wrk -t1 -c"$connections" -d"${seconds}s" --latency \
       -H 'Authorization: Bearer default' "${urls[$i]}")"
     if grep -q 'Non-2xx' <<<"$out"; then
       echo "${names[$i]} answered non-2xx: $out" >&2
@@ -104,13 +115,15 @@ for round in $(seq "$rounds"); do
   stop_servers
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-m_rps="$(median <<<"${rps[mock-cloud]}")"
 w_rps="$(median <<<"${rps[wiremock]}")"
-m_cpu="$(median <<<"${per_cpu[mock-cloud]}")"
 w_cpu="$(median <<<"${per_cpu[wiremock]}")"
-printf 'medians over %d rounds:   %12s %18s\n' "$rounds" 'req/s' 'req/server-CPU-s'
-printf '  mock-cloud            %12.0f %18.0f\n' "$m_rps" "$m_cpu"
-printf '  wiremock              %12.0f %18.0f\n' "$w_rps" "$w_cpu"
-printf '  ratio                 %11.2fx %17.2fx\n' \
-  "$(awk -v a="$m_rps" -v b="$w_rps" 'BEGIN { print (b > 0) ? a / b : 0 }')" \
-  "$(awk -v a="$m_cpu" -v b="$w_cpu" 'BEGIN { print (b > 0) ? a / b : 0 }')"
+printf '%-22s %12s %18s   %s\n' "medians over $rounds rounds" 'req/s' 'req/server-CPU-s' 'ratio to wiremock (req/s, per CPU-s)'
+for name in "${names[@]}"; do
+  m_rps="$(median <<<"${rps[$name]}")"
+  m_cpu="$(median <<<"${per_cpu[$name]}")"
+  printf '  %-20s %12.0f %18.0f   %.2fx %.2fx\n' "$name" "$m_rps" "$m_cpu" \
+    "$(awk -v a="$m_rps" -v b="$w_rps" 'BEGIN { print (b > 0) ? a / b : 0 }')" \
+    "$(awk -v a="$m_cpu" -v b="$w_cpu" 'BEGIN { print (b > 0) ? a / b : 0 }')"
+done
+echo "floor: hyper answering a fixed body; raw: fixed bytes written with no HTTP. No server on"
+echo "these sockets answers for less CPU, so their ratios bound what any server could reach."

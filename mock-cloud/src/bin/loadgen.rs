@@ -1,11 +1,14 @@
 //! Loopback GET throughput of mock-cloud (quotas and journal on) against `wiremock`
 //! serving an equivalent stub, in the same run, or of any server given with `--target`.
+//! Two floors are measured beside them: hyper answering a fixed body and doing nothing
+//! else, and a socket loop that writes fixed bytes without any HTTP. No server built on
+//! these sockets can answer for less, so their ratios to wiremock bound any server's.
 //!
 //! ```text
 //! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --seconds 5 --connections 32
 //! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --target http://127.0.0.1:8080/v1/accounts/default/buckets/b1
 //! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --method HEAD --token '' --target 'PRESIGNED-URL'
-//! mock-cloud/bench.sh   # the same pair of servers measured by wrk from another process
+//! mock-cloud/bench.sh   # the same servers measured by wrk from another process
 //! ```
 //!
 //! Built only with the feature `loadgen` (which brings wiremock): it needs none of the AWS
@@ -46,8 +49,9 @@ struct Args {
     /// Load this URL (http://host:port/path) instead of the built-in pair of servers.
     #[arg(long)]
     target: Option<String>,
-    /// Only serve both stubs for this many seconds (printing their URLs) and let an
-    /// external load generator such as wrk measure them; see bench.sh.
+    /// Only serve the stubs (mock-cloud, wiremock and the two floors) for this many seconds,
+    /// printing their URLs, and let an external load generator such as wrk measure them;
+    /// see bench.sh.
     #[arg(long, value_name = "SECONDS")]
     serve: Option<u64>,
     /// Bearer token sent with every request; empty: no `Authorization` header (a
@@ -128,10 +132,14 @@ fn main() -> anyhow::Result<()> {
     let (cloud, cloud_addr) = servers.block_on(start_mock_cloud())?;
     let wiremock = servers.block_on(start_wiremock());
     let wiremock_addr = *wiremock.address();
+    let floor_addr = start_floor()?;
+    let raw_addr = start_raw()?;
 
     if let Some(seconds) = args.serve {
         println!("mock-cloud http://{cloud_addr}{PATH}");
         println!("wiremock http://{wiremock_addr}{PATH}");
+        println!("floor http://{floor_addr}{PATH}");
+        println!("raw http://{raw_addr}{PATH}");
         std::thread::sleep(Duration::from_secs(seconds));
         print_journal(&cloud);
         return Ok(());
@@ -149,9 +157,17 @@ fn main() -> anyhow::Result<()> {
     ours.print("mock-cloud (quotas+journal)");
     let theirs = client.block_on(load(&Target::stub(wiremock_addr), &args))?;
     theirs.print("wiremock 0.6");
+    let floor = client.block_on(load(&Target::stub(floor_addr), &args))?;
+    floor.print("floor (hyper, fixed answer)");
+    let raw = client.block_on(load(&Target::stub(raw_addr), &args))?;
+    raw.print("raw (no HTTP, fixed bytes)");
     println!(
-        "ratio mock-cloud / wiremock: {:.2}x",
-        ours.rate() / theirs.rate()
+        "ratio mock-cloud / wiremock: {:.2}x (the floors: {:.2}x and {:.2}x; mock-cloud runs on \
+         --server-threads workers, wiremock and the floors on one thread each: bench.sh \
+         compares them on equal cores)",
+        ours.rate() / theirs.rate(),
+        floor.rate() / theirs.rate(),
+        raw.rate() / theirs.rate()
     );
     print_journal(&cloud);
     drop(wiremock);
@@ -226,10 +242,7 @@ async fn in_process_cost(cloud: &MockCloud, n: u32) -> anyhow::Result<Duration> 
 async fn start_wiremock() -> wiremock::MockServer {
     use wiremock::matchers::{header, method, path};
     let server = wiremock::MockServer::start().await;
-    let body = serde_json::json!({
-        "account": "default", "collection": "buckets", "name": "b1", "state": "available",
-        "generation": 1, "created_at_us": 0, "spec": {"region": "eu"}
-    });
+    let body: serde_json::Value = serde_json::from_str(&stub_body()).expect("a JSON body");
     wiremock::Mock::given(method("GET"))
         .and(path(PATH))
         .and(header("authorization", "Bearer default"))
@@ -237,6 +250,118 @@ async fn start_wiremock() -> wiremock::MockServer {
         .mount(&server)
         .await;
     server
+}
+
+/// The body every stub answers: mock-cloud's answer for the bucket, in shape and length.
+fn stub_body() -> String {
+    serde_json::json!({
+        "account": "default", "collection": "buckets", "name": "b1", "state": "available",
+        "generation": 1, "created_at_us": 0, "spec": {"region": "eu"}
+    })
+    .to_string()
+}
+
+/// Runs `serve(listener)` on a current-thread runtime of a thread of its own, as wiremock
+/// runs its server, and returns the listener's address.
+fn spawn_stub<F>(
+    serve: impl FnOnce(TcpListener) -> F + Send + 'static,
+) -> anyhow::Result<SocketAddr>
+where
+    F: std::future::Future<Output = ()>,
+{
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::spawn(move || {
+        runtime.block_on(async move {
+            if let Ok(listener) = TcpListener::from_std(listener) {
+                serve(listener).await;
+            }
+        });
+    });
+    Ok(addr)
+}
+
+/// The hyper floor: hyper's HTTP/1 server answering every request with the same fixed
+/// body and doing nothing else. What any server built on hyper and tokio pays per request
+/// on this machine (loopback TCP, HTTP/1 parsing and encoding, the runtime).
+fn start_floor() -> anyhow::Result<SocketAddr> {
+    let body = Bytes::from(stub_body());
+    spawn_stub(|listener| async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let body = body.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |_request| {
+                    std::future::ready(
+                        http::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(http_body_util::Full::new(body.clone())),
+                    )
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    })
+}
+
+/// The socket floor: no HTTP at all. It reads bytes, counts the requests' ends
+/// (`\r\n\r\n`; the benchmark's GETs have no body) and writes one fixed answer, as
+/// hyper would frame it, for each. What any server on tokio's sockets pays per request on
+/// this machine: the kernel's loopback TCP and the runtime, nothing more.
+fn start_raw() -> anyhow::Result<SocketAddr> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = stub_body();
+    let date = httpdate_now();
+    let answer = Bytes::from(format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\ndate: {date}\r\n\r\n{body}",
+        body.len()
+    ));
+    spawn_stub(|listener| async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                // The last three bytes read stay at the front of the buffer, so an end
+                // split between two reads is counted; three bytes cannot hold a whole end,
+                // so none is counted twice.
+                let mut buf = vec![0u8; 8192];
+                let mut kept = 0;
+                let mut out = Vec::new();
+                loop {
+                    let n = match stream.read(&mut buf[kept..]).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    let filled = kept + n;
+                    let ends = buf[..filled]
+                        .windows(4)
+                        .filter(|w| w == b"\r\n\r\n")
+                        .count();
+                    out.clear();
+                    for _ in 0..ends {
+                        out.extend_from_slice(&answer);
+                    }
+                    if stream.write_all(&out).await.is_err() {
+                        return;
+                    }
+                    kept = filled.min(3);
+                    buf.copy_within(filled - kept..filled, 0);
+                }
+            });
+        }
+    })
+}
+
+/// The current time as an HTTP date (the raw stub's `Date`, fixed at start: a floor does
+/// no per-request work).
+fn httpdate_now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string()
 }
 
 async fn connect(
