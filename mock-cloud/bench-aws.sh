@@ -33,15 +33,7 @@ if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c 'import moto.server,
 fi
 py="$venv/bin/python"
 
-cargo build --release -q -p mock-cloud --features loadgen --bin mock-cloud --bin loadgen
-target_dir="${CARGO_TARGET_DIR:-target}"
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+prepare_run
 
 cat >"$work/config.yaml" <<'YAML'
 accounts:
@@ -60,15 +52,10 @@ YAML
 # state that earlier rounds left behind.
 start_servers() {
   pids=()
-  "${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
-    >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
-  pids+=($!)
+  start_mock_cloud
   "${pin_server[@]}" "$py" mock-cloud/bench_aws.py moto >"$work/moto.out" 2>"$work/moto.err" &
   pids+=($!)
-  for _ in $(seq 100); do
-    grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^moto ' "$work/moto.out" && break
-    sleep 0.1
-  done
+  wait_for_servers "$work/moto.out" '^moto '
   mock_url="$(awk '/listening on/ { print $NF }' "$work/mock-cloud.out")"
   moto_url="$(awk '$1 == "moto" { print $2 }' "$work/moto.out")"
   [[ -n "$mock_url" && -n "$moto_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
@@ -77,11 +64,6 @@ start_servers() {
     status="$(curl -s -o /dev/null -w '%{http_code}' -I "$url")"
     [[ "$status" == 200 ]] || { echo "HeadBucket $url answered $status" >&2; exit 2; }
   done
-}
-stop_servers() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  pids=()
 }
 
 names=(mock-cloud moto)

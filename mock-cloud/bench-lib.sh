@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2034 # pinning, priority and pin_server are read by the scripts
+# shellcheck disable=SC2034 # pinning, priority, pin_server, target_dir are read by the scripts
 # Helpers shared by bench.sh and bench-aws.sh (sourced, not run). The script that sources
 # them sets `script` (its own absolute path) and `bench_args` (its arguments) first.
 #
@@ -71,4 +71,45 @@ measure() {
 # The median of the numbers on standard input (one or more per line).
 median() {
   tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# Builds the release binaries (mock-cloud and loadgen, no AWS SDK), makes the work directory
+# $work and, on exit, stops every server in `pids` and removes $work.
+prepare_run() {
+  cargo build --release -q -p mock-cloud --features loadgen --bin mock-cloud --bin loadgen
+  target_dir="${CARGO_TARGET_DIR:-target}"
+  work="$(mktemp -d)"
+  pids=()
+  trap 'stop_servers; rm -rf "$work"' EXIT
+}
+
+# Starts the release mock-cloud pinned to the server core, with the config $work/config.yaml,
+# its output in $work/mock-cloud.out and .err, and adds its PID to `pids`.
+start_mock_cloud() {
+  "${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
+    >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
+  pids+=($!)
+}
+
+# Waits up to 10 s until each FILE holds a line matching its PATTERN (arguments: FILE
+# PATTERN, repeated), and until mock-cloud has printed its address.
+wait_for_servers() {
+  local pairs=("$@") i ready _
+  for _ in $(seq 100); do
+    ready=1
+    grep -q 'listening on' "$work/mock-cloud.out" || ready=0
+    for ((i = 0; i + 1 < ${#pairs[@]}; i += 2)); do
+      grep -q -- "${pairs[i + 1]}" "${pairs[i]}" 2>/dev/null || ready=0
+    done
+    if ((ready)); then return 0; fi
+    sleep 0.1
+  done
+}
+
+# Stops every server in `pids` and waits for them.
+stop_servers() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  pids=()
 }

@@ -27,15 +27,7 @@ command -v wrk >/dev/null || { echo "wrk not found (apt-get install wrk)" >&2; e
 bench_args=("$@")
 source mock-cloud/bench-lib.sh
 
-cargo build --release -q -p mock-cloud --features loadgen --bin mock-cloud --bin loadgen
-target_dir="${CARGO_TARGET_DIR:-target}"
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+prepare_run
 
 # The read quota is raised far above the load, so every GET runs the whole path, the quota
 # check included, and succeeds.
@@ -50,37 +42,29 @@ EOF
 # Both servers start afresh every round: a stub that keeps every request it answered (as
 # wiremock does by default) slows down the longer it runs, so a round measures servers in the
 # same state whatever its number.
-serve_for=$((2 * (seconds + 2) + 60))
+serve_for=$((4 * (seconds + 2) + 60))
 start_servers() {
   pids=()
-  "${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
-    >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
-  pids+=($!)
-  # loadgen --serve runs both stubs of its pair; only its wiremock is loaded here, and its
-  # mock-cloud stub, idle, takes no CPU, so this process's CPU time is wiremock's.
+  start_mock_cloud
+  # loadgen --serve runs its stubs (an idle mock-cloud, wiremock and the two floors) in one
+  # process; they are loaded one at a time, and an idle stub takes no CPU, so the process's
+  # CPU time during a run is the loaded stub's.
   "${pin_server[@]}" "$target_dir/release/loadgen" --serve "$serve_for" \
-    >"$work/wiremock.out" 2>"$work/wiremock.err" &
+    >"$work/stubs.out" 2>"$work/stubs.err" &
   pids+=($!)
-  for _ in $(seq 100); do
-    grep -q 'listening on' "$work/mock-cloud.out" && grep -q '^raw ' "$work/wiremock.out" && break
-    sleep 0.1
-  done
+  wait_for_servers "$work/stubs.out" '^raw '
   mock_base="$(awk '/listening on/ { print $NF }' "$work/mock-cloud.out")"
-  wiremock_url="$(awk '$1 == "wiremock" { print $2 }' "$work/wiremock.out")"
-  floor_url="$(awk '$1 == "floor" { print $2 }' "$work/wiremock.out")"
-  raw_url="$(awk '$1 == "raw" { print $2 }' "$work/wiremock.out")"
-  [[ -n "$mock_base" && -n "$wiremock_url" && -n "$floor_url" ]] || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
+  wiremock_url="$(awk '$1 == "wiremock" { print $2 }' "$work/stubs.out")"
+  floor_url="$(awk '$1 == "floor" { print $2 }' "$work/stubs.out")"
+  raw_url="$(awk '$1 == "raw" { print $2 }' "$work/stubs.out")"
+  [[ -n "$mock_base" && -n "$wiremock_url" && -n "$floor_url" && -n "$raw_url" ]] \
+    || { cat "$work"/*.err >&2; echo "a server did not start" >&2; exit 2; }
   curl -sf -o /dev/null -H 'Authorization: Bearer default' -H 'Content-Type: application/json' \
     -d '{"name":"b1","spec":{"region":"eu"}}' "$mock_base/v1/accounts/default/buckets"
   urls=("$mock_base/v1/accounts/default/buckets/b1" "$wiremock_url" "$floor_url" "$raw_url")
   for url in "${urls[@]}"; do
     curl -sf -o /dev/null -H 'Authorization: Bearer default' "$url" || { echo "GET $url failed" >&2; exit 2; }
   done
-}
-stop_servers() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  pids=()
 }
 
 names=(mock-cloud wiremock floor raw)
