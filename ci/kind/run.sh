@@ -119,9 +119,12 @@ cleanup() {
     kubectl -n "$NS" get deployments,replicasets,pods,services,events -o wide \
       >"$LOG_DIR/cluster-state.txt" 2>&1
     kubectl -n "$NS" describe deployments,pods >"$LOG_DIR/describe.txt" 2>&1
+    # `logs deployment/NAME` waits up to --pod-running-timeout (20 s by default) for a pod
+    # to exist; at cleanup the pods exist already or never will.
     for app in provider mock-cloud; do
       # Earlier runs of a container that restarted in place (crash, OOM kill).
       kubectl -n "$NS" logs "deployment/$app" --all-containers --timestamps --previous \
+        --pod-running-timeout=2s \
         >"$LOG_DIR/$app.previous.log" 2>/dev/null || rm -f "$LOG_DIR/$app.previous.log"
     done
   fi
@@ -133,7 +136,7 @@ cleanup() {
     # The follower missed everything (it could not start): take what is there now.
     if [[ ! -s $LOG_DIR/$app.log && -s $KUBECONFIG ]]; then
       kubectl -n "$NS" logs "deployment/$app" --all-containers --timestamps \
-        >"$LOG_DIR/$app.log" 2>&1
+        --pod-running-timeout=2s >"$LOG_DIR/$app.log" 2>&1
     fi
   done
   if ((created)); then
