@@ -53,10 +53,15 @@ have() {
   return 1
 }
 
-# binary PACKAGE: the path of PACKAGE's debug binary, built only when missing or older
-# than the workspace's sources (after ci/check.sh's `cargo test --workspace --all-targets`
-# it is neither).
+# binary PACKAGE: the path of PACKAGE's debug binary: the one in LOADTEST_BIN_DIR, where
+# ci/check.sh's test step built it; otherwise target/debug's, built only when missing or
+# older than the workspace's sources.
 binary() {
+  if [[ -n ${LOADTEST_BIN_DIR:-} ]]; then
+    [[ -x $LOADTEST_BIN_DIR/$1 ]] || fail "no $1 binary in LOADTEST_BIN_DIR ($LOADTEST_BIN_DIR)"
+    echo "$LOADTEST_BIN_DIR/$1"
+    return
+  fi
   local path=${CARGO_TARGET_DIR:-target}/debug/$1
   if [[ ! -x $path || -n $(find limiter mock-apiserver mock-cloud provider Cargo.toml Cargo.lock \
     -newer "$path" -type f \( -name '*.rs' -o -name Cargo.toml -o -name Cargo.lock \) -print -quit) ]]; then
