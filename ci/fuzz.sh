@@ -78,13 +78,24 @@ binary() {
   echo "$OUT/$TRIPLE/$PROFILE/$1"
 }
 
+# The fuzz crate's `corpus` tool (debug build). ci/check.sh names the directory of the
+# binaries its test step built (LOADTEST_BIN_DIR), which holds it: `cargo run -p fuzz` would
+# compile a second copy of some eighty crates with the fuzz crate's own features.
+corpus_tool() {
+  if [[ -n ${LOADTEST_BIN_DIR:-} && -x $LOADTEST_BIN_DIR/corpus ]]; then
+    "$LOADTEST_BIN_DIR/corpus" "$@"
+  else
+    cargo run -q --locked -p fuzz --bin corpus -- "$@"
+  fi
+}
+
 # Copies the target's seeds from the tests into its working corpus.
 seed() {
   local t=$1 dir=$OUT/corpus/$1
   mkdir -p "$dir"
   while IFS= read -r file; do
     cp "$file" "$dir/seed-$(basename "$file")"
-  done < <(cargo run -q --locked -p fuzz --bin corpus -- seeds "$t")
+  done < <(corpus_tool seeds "$t")
 }
 
 run() {
