@@ -188,8 +188,32 @@ fn unit_nanos(unit: &[u8]) -> Option<u64> {
     })
 }
 
+/// Go's `time.quote`: the text in double quotes, with `"` and `\` escaped and every byte of
+/// a character below space or outside ASCII (and every byte that is not UTF-8) written as
+/// `\xHH`, so an error message stays on one line whatever the input held.
 fn quote(s: &[u8]) -> String {
-    format!("\"{}\"", String::from_utf8_lossy(s))
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for chunk in s.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c < ' ' || !c.is_ascii() {
+                for b in c.to_string().bytes() {
+                    let _ = write!(out, "\\x{b:02x}");
+                }
+            } else {
+                if c == '"' || c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn parse_go_duration(orig: &str) -> Result<GoDuration, ParseDurationError> {
@@ -351,6 +375,21 @@ mod tests {
         assert_eq!(e(""), "time: invalid duration \"\"");
         assert_eq!(e("10"), "time: missing unit in duration \"10\"");
         assert_eq!(e("3d"), "time: unknown unit \"d\" in duration \"3d\"");
+        // Go's time.quote: control characters, non-ASCII and bytes that are not UTF-8 as
+        // \xHH, quotes and backslashes escaped; the message stays on one line.
+        assert_eq!(
+            e("200ms\n>"),
+            "time: unknown unit \"ms\\x0a>\" in duration \"200ms\\x0a>\""
+        );
+        assert_eq!(
+            e("1é"),
+            "time: unknown unit \"\\xc3\\xa9\" in duration \"1\\xc3\\xa9\""
+        );
+        assert_eq!(
+            e("1\"\\"),
+            "time: unknown unit \"\\\"\\\\\" in duration \"1\\\"\\\\\""
+        );
+
         assert_eq!(e("."), "time: invalid duration \".\"");
         assert_eq!(e("abc"), "time: invalid duration \"abc\"");
         assert_eq!(e("2562048h"), "time: invalid duration \"2562048h\"");
