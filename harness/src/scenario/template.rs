@@ -42,9 +42,11 @@ pub enum TemplateError {
     /// `{{` without `}}`.
     #[error("unclosed placeholder in {0:?}, expected `}}}}`")]
     Unclosed(String),
-    /// A name that is not a placeholder.
+    /// A name that is not a placeholder (escaped as Rust escapes a string's debug form, so
+    /// a line break in it keeps the problem on one line).
     #[error(
-        "unknown placeholder `{{{{{0}}}}}`, expected one of {{{{index}}}}, {{{{group}}}}, {{{{scenario}}}}, {{{{cloudUrl}}}}"
+        "unknown placeholder `{{{{{}}}}}`, expected one of {{{{index}}}}, {{{{group}}}}, {{{{scenario}}}}, {{{{cloudUrl}}}}",
+        .0.escape_debug()
     )]
     Unknown(String),
 }
@@ -179,6 +181,13 @@ mod tests {
         assert_eq!(
             Template::parse("a-{{index").unwrap_err().to_string(),
             "unclosed placeholder in \"a-{{index\", expected `}}`"
+        );
+        // A line break in the name stays escaped: one problem, one line.
+        assert!(
+            Template::parse("a-{{in\ndex}}")
+                .unwrap_err()
+                .to_string()
+                .starts_with("unknown placeholder `{{in\\ndex}}`")
         );
     }
 
