@@ -115,10 +115,29 @@ impl fmt::Display for Listing<'_> {
             if i > 0 {
                 f.write_str("\n")?;
             }
-            write!(f, "{}: {}", p.pos.place(self.file, self.sets), p.message)?;
+            write!(f, "{}: ", p.pos.place(self.file, self.sets))?;
+            write_one_line(f, &p.message)?;
         }
         Ok(())
     }
+}
+
+/// Writes `message` so that every line of the listing that does not start with a space
+/// starts with a place: control characters that a scenario's own text brought into the
+/// message (a line break inside a quoted value, a tab) are written escaped (`\n`, `\t`).
+/// A line break followed by a space stays: that is a continuation line.
+fn write_one_line(f: &mut fmt::Formatter<'_>, message: &str) -> fmt::Result {
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\n' && chars.peek() == Some(&' ') {
+            f.write_str("\n")?;
+        } else if c.is_control() {
+            write!(f, "{}", c.escape_default())?;
+        } else {
+            write!(f, "{c}")?;
+        }
+    }
+    Ok(())
 }
 
 /// A first-stage (serde-saphyr) error in `text` as a problem: its location, and its message
@@ -229,5 +248,35 @@ mod tests {
             },
         );
         assert_eq!(key, Some("phase"));
+    }
+
+    #[test]
+    fn a_line_break_or_tab_from_the_scenario_is_escaped_and_a_continuation_line_is_kept() {
+        let err = ScenarioError::Invalid {
+            file: "s.yaml".into(),
+            sets: Vec::new(),
+            problems: vec![
+                Problem::new(
+                    Pos {
+                        line: 2,
+                        column: 3,
+                        source: 0,
+                    },
+                    "unknown kind a\nb\tc, expected one of x\n  y",
+                ),
+                Problem::new(
+                    Pos {
+                        line: 4,
+                        column: 1,
+                        source: 0,
+                    },
+                    "second",
+                ),
+            ],
+        };
+        assert_eq!(
+            err.to_string(),
+            "s.yaml:2:3: unknown kind a\\nb\\tc, expected one of x\n  y\ns.yaml:4:1: second"
+        );
     }
 }
