@@ -461,9 +461,11 @@ mod tests {
                 // Conditioned on no call by the start: uniform on the part after it.
                 let lo = lo.max(h.start);
                 let mut t = lo + (hi - lo) * rng.uniform();
+                // A gap of at least 1 ms (the requeue the provider rounds a zero to), so an
+                // absolute jitter at or above P cannot stall the loop.
                 while t <= end {
                     times.push((t * 1e6) as u64);
-                    t += h.l_min + r.poll - r.jitter + 2.0 * r.jitter * rng.uniform();
+                    t += (h.l_min + r.poll - r.jitter + 2.0 * r.jitter * rng.uniform()).max(1e-3);
                 }
             }
             times.sort_unstable();

@@ -15,11 +15,15 @@ const HOUR: f64 = 3600.0;
 /// b·2^(k−1) is below the cap, then one every m (§9.1).
 #[must_use]
 pub fn backoff_attempts(t: f64, b: f64, m: f64) -> f64 {
-    if t < 0.0 {
+    if t.is_nan() || t < 0.0 {
         return 0.0;
     }
+    if !t.is_finite() {
+        return t;
+    }
+    // A base of 0 would never reach the cap: the limiter's first delay is at least 1 ns.
     let mut at = 0.0;
-    let mut delay = b;
+    let mut delay = b.max(1e-9);
     let mut n = 0.0;
     while at <= t {
         n += 1.0;

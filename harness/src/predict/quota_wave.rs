@@ -48,6 +48,10 @@ pub struct WaveOutcome {
     pub rejected_reads: u64,
     /// Creates the quota rejected.
     pub rejected_creates: u64,
+    /// Where the simulation stopped at its event bound (s), if it did: the resources not
+    /// Ready by then are given Ready times at the wave's limiting rate from there on
+    /// (min(R/2, r_read/2, r_mutate): two reconciles, two reads and one create each).
+    pub truncated_at: Option<f64>,
 }
 
 impl WaveOutcome {
@@ -91,8 +95,10 @@ impl Policer {
     }
 }
 
-/// Simulated time in events: a bound on the loop, far past any wave a scenario can hold.
-const MAX_EVENTS: usize = 20_000_000;
+/// Simulated events at the most: about a tenth of a second of a release build. A wave that
+/// needs more (a hundred thousand resources retrying against a tight quota) is finished by the
+/// fluid continuation of [`WaveOutcome::truncated_at`].
+const MAX_EVENTS: usize = 2_000_000;
 
 /// Simulates a creation wave of `n` resources against the account's read and mutate quotas
 /// (None: unlimited). See the module's semantics.
@@ -126,14 +132,17 @@ pub fn creation_wave(
         last_ready: 0.0,
         rejected_reads: 0,
         rejected_creates: 0,
+        truncated_at: None,
     };
+    let mut ready = vec![false; n];
     let mut events = 0;
     while let Some(Reverse((at, i))) = heap.pop() {
         events += 1;
+        let t = at as f64 / 1e9;
         if events > MAX_EVENTS {
+            out.truncated_at = Some(t);
             break;
         }
-        let t = at as f64 / 1e9;
         let start = if bucket_model {
             empty_at = empty_at.max(t - p.b / p.r) + 1.0 / p.r;
             if empty_at > t && p.model == RateLimitModel::Crossplane {
@@ -147,9 +156,10 @@ pub fn creation_wave(
         if !read_ok {
             out.rejected_reads += 1;
         } else if created[i] {
-            let ready = start + p.l;
-            out.ttr.push(ready - arrival(i));
-            out.last_ready = out.last_ready.max(ready);
+            let at_ready = start + p.l;
+            ready[i] = true;
+            out.ttr.push(at_ready - arrival(i));
+            out.last_ready = out.last_ready.max(at_ready);
             continue;
         } else if mutate.as_mut().is_none_or(|q| q.admit(start)) {
             created[i] = true;
@@ -164,6 +174,36 @@ pub fn creation_wave(
             key(start + p.l + p.backoff_delay(failures[i])),
             i,
         )));
+    }
+    if let Some(stop) = out.truncated_at {
+        let per = |q: Option<&Policer>, per_resource: f64| {
+            q.map_or(f64::INFINITY, |q| q.quota.per_second / per_resource)
+        };
+        let rate = [
+            if bucket_model {
+                p.r / 2.0
+            } else {
+                f64::INFINITY
+            },
+            per(read.as_ref(), 2.0),
+            per(mutate.as_ref(), 1.0),
+        ]
+        .into_iter()
+        .fold(f64::INFINITY, f64::min);
+        let rate = if rate.is_finite() && rate > 0.0 {
+            rate
+        } else {
+            1.0
+        };
+        let mut k = 0.0;
+        for (i, done) in ready.iter().enumerate() {
+            if !done {
+                k += 1.0;
+                let at_ready = stop.max(arrival(i)) + k / rate + p.l;
+                out.ttr.push(at_ready - arrival(i));
+                out.last_ready = out.last_ready.max(at_ready);
+            }
+        }
     }
     out.ttr.sort_by(f64::total_cmp);
     out

@@ -64,14 +64,32 @@ pub fn poisson_tail(psi: f64, k: u64) -> f64 {
         return 1.0;
     }
     // Sum the tail directly from k upward: accurate where 1 − cdf would cancel.
+    let psi = if psi.is_nan() { 0.0 } else { psi.min(MAX_MEAN) };
+    let ln_psi = psi.max(f64::MIN_POSITIVE).ln();
+    if (k as f64) <= psi {
+        // Below the mean the tail is 1 − P(X < k): sum that head downward from k − 1, where
+        // its terms are largest, until they no longer count.
+        let mut head = 0.0;
+        for i in (0..k).rev().take(100_001) {
+            let term = (-psi + i as f64 * ln_psi - ln_factorial(i as usize)).exp();
+            head += term;
+            if term < head * 1e-16 {
+                break;
+            }
+        }
+        return (1.0 - head).clamp(0.0, 1.0);
+    }
     let k = k as usize;
     let mut sum = 0.0;
     let mut i = k;
     loop {
-        let lp = -psi + i as f64 * psi.max(f64::MIN_POSITIVE).ln() - ln_factorial(i);
+        let lp = -psi + i as f64 * ln_psi - ln_factorial(i);
         let term = lp.exp();
         sum += term;
-        if (i as f64 > psi && term < sum * 1e-16) || i > k + 100_000 {
+        if (i as f64 > psi && term < sum * 1e-16)
+            || i > k + 100_000
+            || (sum == 0.0 && i as f64 > psi)
+        {
             break;
         }
         i += 1;
@@ -83,20 +101,48 @@ fn search_upper(psi: f64) -> u64 {
     (psi + 12.0 * psi.sqrt() + 60.0).ceil() as u64
 }
 
+/// The least k in `lo..=hi` with `exceeds(k)` false, for `exceeds` falling in k (true,
+/// then false); `hi` when it never turns false there. At most 64 evaluations.
+fn least_k(lo: u64, hi: u64, mut exceeds: impl FnMut(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (lo, hi.max(lo));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if exceeds(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The largest mean the tolerances take (10⁸ calls in a window): beyond it a count is
+/// no longer a number anyone budgets, and the tail sums would take seconds.
+pub const MAX_MEAN: f64 = 1e8;
+
 /// The union-bound tolerance: the least k with G·P(Poisson(λ(W + δ)) ≥ k) ≤ α,
 /// G = ⌈(T − W)/δ⌉ + 1, minimised over δ ∈ {W/20, W/10, W/5, W/2}. Returns (k, δ).
+///
+/// # Semantics
+///
+/// Bounded for every input: the search over k is a bisection between the mean and
+/// [`search_upper`]'s far tail (at most 64 tail sums), a mean that is not finite or above
+/// [`MAX_MEAN`] is taken as [`MAX_MEAN`], and a window of 0 s or less is 0 calls.
 #[must_use]
 pub fn union_tolerance(rate: f64, w: f64, t: f64, alpha: f64) -> (u64, f64) {
+    if w.is_nan() || w <= 0.0 || rate.is_nan() || rate <= 0.0 {
+        return (0, w.max(0.0));
+    }
     [20.0, 10.0, 5.0, 2.0]
         .into_iter()
         .map(|div| {
             let delta = w / div;
             let g = ((t - w).max(0.0) / delta).ceil() + 1.0;
-            let psi = rate * (w + delta);
-            let mut k = psi.floor() as u64 + 1;
-            while g * poisson_tail(psi, k) > alpha {
-                k += 1;
-            }
+            let psi = (rate * (w + delta)).min(MAX_MEAN);
+            let lo = psi.floor() as u64 + 1;
+            let k = least_k(lo, search_upper(psi) * 2, |k| {
+                g * poisson_tail(psi, k) > alpha
+            });
             (k, delta)
         })
         .min_by(|a, b| a.0.cmp(&b.0))
@@ -128,16 +174,25 @@ pub fn naus_exceed(rate: f64, w: f64, t: f64, k: u64) -> f64 {
     (1.0 - below).clamp(0.0, 1.0)
 }
 
-/// Naus's tolerance: the least k with P(M ≥ k) ≤ α.
+/// The largest window mean Naus's tables are built for: they hold 2k + 5 terms.
+const NAUS_MAX_MEAN: f64 = 1e5;
+
+/// Naus's tolerance: the least k with P(M ≥ k) ≤ α, searched by bisection between the
+/// mean and twice [`search_upper`] (at most 64 evaluations); 0 for an empty window or rate.
+/// Above a window mean of 10⁵ the union bound stands in (it is the larger of the two).
 #[must_use]
 pub fn naus_tolerance(rate: f64, w: f64, t: f64, alpha: f64) -> u64 {
-    let psi = rate * w;
-    let mut k = psi.floor() as u64 + 1;
-    let top = search_upper(psi) * 2;
-    while k < top && naus_exceed(rate, w, t, k) > alpha {
-        k += 1;
+    if w.is_nan() || w <= 0.0 || rate.is_nan() || rate <= 0.0 {
+        return 0;
     }
-    k
+    if rate * w > NAUS_MAX_MEAN {
+        return union_tolerance(rate, w, t, alpha).0;
+    }
+    let psi = (rate * w).min(MAX_MEAN);
+    let lo = psi.floor() as u64 + 1;
+    least_k(lo, search_upper(psi) * 2, |k| {
+        naus_exceed(rate, w, t, k) > alpha
+    })
 }
 
 #[cfg(test)]
@@ -174,6 +229,29 @@ mod tests {
                 "union at λ={rate}"
             );
         }
+    }
+
+    /// A mean past what any window holds, an infinite or NaN rate, or an empty window give
+    /// an answer at once, never a loop without end.
+    #[test]
+    fn tolerances_answer_for_every_mean_including_degenerate_ones() {
+        for rate in [f64::INFINITY, f64::NAN, 1e12, 0.0, -1.0, 1e-9] {
+            for w in [0.0, 1.0, 10.0] {
+                let (u, _) = union_tolerance(rate, w, 86_400.0, 0.001);
+                let n = naus_tolerance(rate, w, 86_400.0, 0.001);
+                assert!(n <= u.max(n), "rate {rate} w {w}");
+                if rate.is_nan() || rate <= 0.0 || w == 0.0 {
+                    assert_eq!((u, n), (0, 0), "rate {rate} w {w}");
+                } else {
+                    assert!(
+                        u as f64 >= (rate * w).min(MAX_MEAN),
+                        "rate {rate} w {w}: {u}"
+                    );
+                }
+            }
+        }
+        assert_eq!(poisson_tail(1e12, 5), 1.0);
+        assert_eq!(poisson_tail(1.0, 1_000_000), 0.0);
     }
 
     #[test]

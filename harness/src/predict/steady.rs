@@ -41,8 +41,13 @@ pub struct Steady {
 
 fn bisect(mut f: impl FnMut(f64) -> f64, target: f64, mut hi: f64) -> f64 {
     // f decreasing in V; find V with f(V) = target.
+    // Bounded: 2^1100 s overflows to infinity long before, and no finite f stays above its
+    // target at V = ∞.
     let mut lo = 0.0;
-    while f(hi) > target {
+    for _ in 0..1100 {
+        if f(hi) <= target || !hi.is_finite() {
+            break;
+        }
         hi *= 2.0;
     }
     for _ in 0..200 {

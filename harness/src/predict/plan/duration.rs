@@ -24,8 +24,11 @@ const CREATION_GRACE_S: f64 = 30.0;
 /// The first time of the per-item backoff schedule (1 s, 3 s, 7 s, 15 s, 31 s, 63 s, then
 /// every 60 s) at or past `t`; 0 for `t` ≤ 0.
 fn backoff_reaching(t: f64) -> f64 {
-    if t <= 0.0 {
+    if t.is_nan() || t <= 0.0 {
         return 0.0;
+    }
+    if !t.is_finite() {
+        return t;
     }
     let mut at = 0.0;
     let mut step = 1.0_f64;

@@ -244,6 +244,12 @@ fn steady_tolerance(
         f64::INFINITY
     };
     let j = p.jitter_of(mu - p.l);
+    if let Some((size, spread)) = wave
+        && j <= 0.0
+    {
+        return deterministic_echo(p, (id, what), (size, spread), w, t, alpha, n, st)
+            .phase(Some(name));
+    }
     if let Some((size, spread)) = wave {
         let cycles = steady::ripple_cycles(j, mu, spread, 0.1);
         if t < cycles * mu {
@@ -275,4 +281,54 @@ fn steady_tolerance(
         .source("[D][A][S] §3.4, §3.5")
         .phase(Some(name))
         .note("above Naus: anomaly at level ≈ α; above the union bound: proven at level ≤ α")
+}
+
+/// A hold after a wave with no jitter (§3.6 with j = 0): every resource keeps the phase the
+/// wave gave it, so each poll cycle replays the wave and the echo never dephases. The wave's
+/// own windowed maximum is the echo's: its share of W widened by the spread of reconcile
+/// durations Δ = L_max − L_min (its size if it took less than that), plus the union bound of
+/// the resources polled apart from it; with a bucket, never above ⌊B + R·W⌋, which every
+/// reconcile passes whatever the phases.
+#[allow(clippy::too_many_arguments)]
+fn deterministic_echo(
+    p: &Params,
+    (id, what): (String, String),
+    (size, spread): (f64, f64),
+    w: f64,
+    t: f64,
+    alpha: f64,
+    n: f64,
+    st: &Steady,
+) -> Prediction {
+    let widened = w + (p.l_max - p.l_min).max(0.0);
+    let in_w = if spread > widened {
+        (size * widened / spread).ceil() + 1.0
+    } else {
+        size
+    }
+    .min(size);
+    let rest = (n - size).max(0.0);
+    let rest_rate = if n > 0.0 { st.rate * rest / n } else { 0.0 };
+    let (others, delta) = scan::union_tolerance(rest_rate, w, t, alpha);
+    let bucket = if p.has_bucket() {
+        bounds::bucket_window(p.b, p.r, w)
+    } else {
+        f64::INFINITY
+    };
+    Prediction::new(id, what, (in_w + others as f64).min(n).min(bucket), "calls")
+        .formula("min(N, ⌊B + R·W⌋, ⌈n_wave·(W + Δ)/D⌉ + 1 + least k with G·P(Poisson(λ_rest·(W + δ)) ≥ k) ≤ α) (jitter 0: every cycle replays the wave)")
+        .input("N", n)
+        .input("B", p.b)
+        .input("R", p.r)
+        .input("n_wave", size)
+        .input("D", spread)
+        .input("Δ", widened - w)
+        .input("wave in W", in_w)
+        .input("λ_rest", rest_rate)
+        .input("W", w)
+        .input("δ", delta)
+        .input("α", alpha)
+        .meaning(Meaning::Tolerance)
+        .source("[D] §3.3, §3.5, §3.6")
+        .note("no poll jitter: every cycle replays the wave's phases, so its echo never dephases")
 }

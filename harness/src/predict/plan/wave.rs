@@ -143,6 +143,12 @@ pub(super) fn wave_predictions(
     if let Some(t) = sim_last {
         drain = drain.input("quota simulation", t);
     }
+    if let Some(stop) = sim.as_ref().and_then(|w| w.truncated_at) {
+        drain = drain.note(format!(
+            "the quota simulation reached its event bound at {} s; the rest of the wave drains at its limiting rate (fluid)",
+            crate::predict::fmt_num(stop)
+        ));
+    }
     preds.push(
         drain
             .input("N", n)
