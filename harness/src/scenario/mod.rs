@@ -8,6 +8,7 @@ pub mod clients;
 mod error;
 mod faults;
 pub mod flags;
+pub mod generate;
 pub mod kinds;
 mod model;
 pub mod profile;

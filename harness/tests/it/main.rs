@@ -14,6 +14,7 @@ mod error_paths;
 mod errors;
 mod fixture;
 mod kill;
+mod predict_generated;
 mod predict_json;
 mod process;
 mod reconcile_requests;
