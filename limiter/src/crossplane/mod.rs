@@ -1,5 +1,6 @@
 //! Crossplane's rate limits: the settings a provider derives from `--max-reconcile-rate`, the
-//! global limiter middleware, poll intervals with jitter, and the per-resource annotations.
+//! global limiter middleware, poll intervals with jitter, the per-resource annotations, and
+//! Crossplane core's XR circuit breaker ([`circuit`]).
 //!
 //! [`Settings`] is the one config type: the provider runs with it and the harness predicts
 //! budgets from it.
@@ -44,6 +45,7 @@
 //! assert_eq!(upjet.global_budget(1), Some((100.0, 1000)));
 //! ```
 
+pub mod circuit;
 mod clients;
 mod error_paths;
 mod middleware;

@@ -3,9 +3,11 @@
 
 mod duration;
 mod float;
+mod math;
 
 pub use duration::{GoDuration, ParseDurationError};
 pub use float::{format_float, format_float32};
+pub use math::math_min;
 
 /// Converts a float to an `i64` the way Go's `int64(f)` does on amd64: truncation toward zero,
 /// and `math.MinInt64` ("integer indefinite") for NaN and for values outside the `i64` range,
