@@ -31,6 +31,7 @@
 //! command, a word that is not a number or a duration, a name never defined.
 
 mod args;
+mod breakers;
 mod limiters;
 mod out;
 mod queues;

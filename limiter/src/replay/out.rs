@@ -28,6 +28,11 @@ impl Out {
         sub_instants(self.clock.now(), self.start)
     }
 
+    /// An instant as virtual time since the script started.
+    pub(crate) fn since_start(&self, t: Instant) -> GoDuration {
+        sub_instants(t, self.start)
+    }
+
     fn push(&self, text: std::fmt::Arguments<'_>) {
         use std::fmt::Write;
         let t = self.stamp();

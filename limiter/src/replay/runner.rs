@@ -29,6 +29,7 @@ pub(super) async fn run(script: &str) -> std::result::Result<String, ReplayError
         rls: Limiters::new(Clock::from(&clock)),
         queues: HashMap::new(),
         controllers: Vec::new(),
+        breakers: HashMap::new(),
         get_limit: DEFAULT_GET_LIMIT,
         clock,
     };
@@ -135,6 +136,8 @@ impl World {
             "shutdownwithdrain" => self.queue_op("shutdownwithdrain", w).await?,
             "shuttingdown" => self.queue_op("shuttingdown", w).await?,
             "controller" => self.new_controller(w)?,
+            "breaker" | "bevent" | "bself" | "bstate" | "bcond" | "btokens" | "btargets"
+            | "breset" | "bmetrics" => self.breaker(name, w)?,
             "outcome" | "event" | "cnumrequeues" | "clen" | "stop" => {
                 self.controller_op(name, w).await?;
             }

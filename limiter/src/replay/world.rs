@@ -9,6 +9,7 @@ use super::out::Out;
 use super::scripted::Script;
 use crate::clock::VirtualClock;
 use crate::controller::{Controller, Request};
+use crate::crossplane::circuit::Breaker;
 use crate::go::GoDuration;
 use crate::rate::{Limiter, Reservation};
 use crate::workqueue::{DelayingQueue, PriorityQueue, Queue, RateLimitingQueue};
@@ -21,6 +22,7 @@ pub(crate) struct World {
     pub(crate) rls: Limiters,
     pub(crate) queues: HashMap<String, ScriptQueue>,
     pub(crate) controllers: Vec<(String, ScriptController)>,
+    pub(crate) breakers: HashMap<String, Breaker>,
     pub(crate) get_limit: GoDuration,
 }
 
