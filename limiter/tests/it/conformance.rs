@@ -155,3 +155,35 @@ fn outcome_without_an_item_is_an_error_not_a_panic() {
     assert_eq!((err.line, err.column), (2, 10));
     assert_eq!(err.error.to_string(), "missing an item");
 }
+
+#[test]
+fn the_circuit_breaker_is_proven_by_at_least_twelve_vectors() {
+    let breaker = vectors()
+        .iter()
+        .filter(|p| p.to_string_lossy().contains("-xp-breaker-"))
+        .count();
+    assert!(breaker >= 12, "{breaker} breaker vectors");
+}
+
+#[test]
+fn breaker_commands_name_what_is_wrong_and_where() {
+    let err = limiter::replay::run("bstate B a\n").unwrap_err();
+    assert_eq!((err.line, err.column), (1, 8));
+    assert_eq!(err.error.to_string(), "no breaker named \"B\"");
+    let err = limiter::replay::run("breaker B mode=lazy\n").unwrap_err();
+    assert_eq!((err.line, err.column), (1, 16));
+    assert_eq!(
+        err.error.to_string(),
+        "expected a mode: released or eager, got \"lazy\""
+    );
+    let err = limiter::replay::run("breaker B\nbevent B modify Bucket/b a\n").unwrap_err();
+    assert_eq!((err.line, err.column), (2, 10));
+    let err = limiter::replay::run("breaker B\nbself B update XR/x y\n").unwrap_err();
+    assert_eq!((err.line, err.column), (2, 21));
+    let err = limiter::replay::run("breaker B cooldown=5\n").unwrap_err();
+    assert!(
+        err.error.to_string().starts_with("expected a Go duration"),
+        "{}",
+        err.error
+    );
+}

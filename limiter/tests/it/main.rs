@@ -1,5 +1,6 @@
 //! Integration tests of the limiter crate.
 
+mod breaker;
 mod clocks;
 mod conformance;
 mod models;
