@@ -9,7 +9,7 @@
 //! | [`clock`] | the one time source of all of them: tokio's clock, or a virtual clock exact to the nanosecond |
 //! | [`workqueue`] | client-go's workqueue rate limiters and queues (FIFO, delaying, rate-limiting) and controller-runtime's priority queue |
 //! | [`controller`] | controller-runtime's workers and its mapping from reconcile results to queue operations |
-//! | [`crossplane`] | crossplane-runtime's rate limits: the global bucket from `--max-reconcile-rate`, its middleware, per-item backoff, poll interval with jitter, the poll-interval and reconcile-requested-at annotations |
+//! | [`crossplane`] | crossplane-runtime's rate limits: the global bucket from `--max-reconcile-rate`, its middleware, per-item backoff, poll interval with jitter, the poll-interval and reconcile-requested-at annotations; Crossplane core's XR circuit breaker ([`crossplane::circuit`]) |
 //! | [`client_qps`] | client-go's API-client QPS limit, as a tower layer |
 //! | [`replay`] | the conformance replay that runs the Go vectors (`limiter-replay` binary) |
 //!
