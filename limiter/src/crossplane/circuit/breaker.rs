@@ -24,7 +24,29 @@ pub struct State {
     pub triggered_by: String,
 }
 
+/// The three states the event handler tells apart from a [`State`] (mapfunc.go:61-79).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Events are allowed and charged.
+    Closed,
+    /// Events are dropped.
+    Open,
+    /// Open, but the next event passes as the half-open probe: `now` is strictly after
+    /// `NextAllowedAt`.
+    HalfOpen,
+}
+
 impl State {
+    /// The phase at `now`, as `NewMapFunc` decides it.
+    #[must_use]
+    pub fn phase(&self, now: Instant) -> Phase {
+        match self.next_allowed_at {
+            _ if !self.is_open => Phase::Closed,
+            Some(next) if now > next => Phase::HalfOpen,
+            _ => Phase::Open,
+        }
+    }
+
     fn closed() -> Self {
         State {
             is_open: false,
@@ -189,8 +211,10 @@ mod tests {
     use super::*;
     use crate::go::GoDuration;
 
+    const SECOND: i64 = 1_000_000_000;
+
     fn secs(s: i64) -> GoDuration {
-        GoDuration(s * 1_000_000_000)
+        GoDuration(s * SECOND)
     }
 
     fn at(t0: Instant, d: GoDuration) -> Instant {
@@ -227,6 +251,11 @@ mod tests {
         assert!(st.is_open);
         assert_eq!(st.triggered_by, "XBucket/a");
         assert_eq!(st.next_allowed_at, Some(at(t0, secs(30))));
+        assert_eq!(st.phase(at(t0, secs(30))), Phase::Open);
+        assert_eq!(
+            st.phase(at(t0, GoDuration(30 * SECOND + 1))),
+            Phase::HalfOpen
+        );
         assert_eq!(b.metrics().opens, 1);
         assert_eq!(b.metrics().allowed, 2);
     }

@@ -7,7 +7,7 @@ use std::fmt;
 
 use tokio::time::Instant;
 
-use super::breaker::Breaker;
+use super::breaker::{Breaker, Phase};
 use super::metrics::EventType;
 use super::source::EventSource;
 use crate::controller::Request;
@@ -48,7 +48,8 @@ pub enum Deletion {
     #[default]
     Live,
     /// The update that marks the object for deletion: the old object has no
-    /// `deletionTimestamp`, the new one has (only an Update has two objects).
+    /// `deletionTimestamp`, the new one has. An event of one object takes it as
+    /// [`Deletion::Deleting`].
     Marked,
     /// All of them.
     Deleting,
@@ -165,11 +166,10 @@ pub fn handle(
             let decision = if deleting {
                 Decision::Bypassed
             } else {
-                let state = breaker.state(now, target);
-                let et = match state.next_allowed_at {
-                    _ if !state.is_open => EventType::Allowed,
-                    Some(next) if now > next => EventType::HalfOpenAllowed,
-                    _ => EventType::Dropped,
+                let et = match breaker.state(now, target).phase(now) {
+                    Phase::Closed => EventType::Allowed,
+                    Phase::HalfOpen => EventType::HalfOpenAllowed,
+                    Phase::Open => EventType::Dropped,
                 };
                 breaker.record_event(now, target, source, et);
                 Decision::Recorded(et)
