@@ -64,7 +64,8 @@ impl World {
         self.out.echo(raw.trim());
         // An explicit time for x/time/rate calls.
         let mut at = self.clock.now();
-        if let Some(offset) = w.pop_option("at") {
+        let explicit_at = w.pop_option("at");
+        if let Some(offset) = explicit_at {
             at = add_duration(at, offset.duration("at=")?);
         }
         let w = &w;
@@ -137,7 +138,13 @@ impl World {
             "shuttingdown" => self.queue_op("shuttingdown", w).await?,
             "controller" => self.new_controller(w)?,
             "breaker" | "bevent" | "bself" | "bstate" | "bcond" | "btokens" | "btargets"
-            | "breset" | "bmetrics" => self.breaker(name, w)?,
+            | "breset" | "bmetrics" => {
+                if let Some(offset) = explicit_at {
+                    // The breaker reads time.Now(): there is no explicit time to pass.
+                    return Err(offset.unknown("no at= on a breaker command"));
+                }
+                self.breaker(name, w)?;
+            }
             "outcome" | "event" | "cnumrequeues" | "clen" | "stop" => {
                 self.controller_op(name, w).await?;
             }

@@ -180,6 +180,12 @@ fn breaker_commands_name_what_is_wrong_and_where() {
     assert_eq!((err.line, err.column), (2, 10));
     let err = limiter::replay::run("breaker B\nbself B update XR/x y\n").unwrap_err();
     assert_eq!((err.line, err.column), (2, 21));
+    let err = limiter::replay::run("breaker B\nbstate B a at=5s\n").unwrap_err();
+    assert_eq!((err.line, err.column), (2, 15));
+    assert_eq!(
+        err.error.to_string(),
+        "expected no at= on a breaker command, got \"5s\""
+    );
     let err = limiter::replay::run("breaker B cooldown=5\n").unwrap_err();
     assert!(
         err.error.to_string().starts_with("expected a Go duration"),
