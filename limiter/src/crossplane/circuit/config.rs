@@ -16,7 +16,10 @@ pub enum Mode {
     Released,
     /// crossplane/crossplane PR #7725 (the fix for issue #7703): `GetState` evaluates the
     /// cooldown itself, mirroring `RecordEvent`'s check, and closes the circuit as soon as the
-    /// cooldown has passed.
+    /// cooldown has passed. The PR was open and its diff not at hand when this was written:
+    /// this follows its description, closing the circuit in `GetState` exactly as
+    /// `RecordEvent` closes it (the close counted, the source ring emptied). The PR's other
+    /// half, the XR reconciler requeueing while the circuit is open, is not modelled here.
     EagerClose,
 }
 
