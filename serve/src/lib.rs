@@ -1,5 +1,7 @@
-//! One accept loop for the workspace's HTTP/1.1 servers (mock-cloud, mock-apiserver and the
-//! provider's `/metrics`), so they share one accept-error policy and one way to shut down.
+//! One accept loop for the workspace's HTTP servers (mock-cloud, mock-apiserver and the
+//! provider's `/metrics` on HTTP/1.1; with the `http2` feature, composer's gRPC function
+//! servers on plaintext HTTP/2), so they share one accept-error policy and one way to shut
+//! down.
 //!
 //! # Semantics
 //! - **Accept errors.** A per-connection error (`ECONNREFUSED`, `ECONNABORTED`,
@@ -11,7 +13,8 @@
 //! - **Shutdown.** When `shutdown` completes, the loop stops accepting, asks every open
 //!   connection to finish gracefully (the request in flight completes; keep-alive ends),
 //!   and waits for them for at most [`Options::drain_timeout`], after which the rest are
-//!   dropped. Streaming responses (watches) must end on their own: a server that streams
+//!   dropped (an HTTP/2 connection sends GOAWAY and finishes its open streams). Streaming
+//!   responses (watches) must end on their own: a server that streams
 //!   ties its streams to its own stop signal.
 //!
 //! # Example
@@ -44,9 +47,22 @@ use tokio::task::JoinSet;
 /// How long the loop waits after an accept error that is not about one connection.
 pub const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_secs(1);
 
+/// The HTTP version a server speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1, with keep-alive as [`Options::keep_alive`] says.
+    #[default]
+    Http1,
+    /// HTTP/2 with prior knowledge (`h2c`, no upgrade, no TLS): how gRPC runs in plaintext.
+    #[cfg(feature = "http2")]
+    Http2,
+}
+
 /// How a server runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
+    /// The HTTP version.
+    pub protocol: Protocol,
     /// How long open connections get to finish after shutdown starts; `None` waits for
     /// them all.
     pub drain_timeout: Option<Duration>,
@@ -57,9 +73,10 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// Keep-alive and `TCP_NODELAY` on; connections get 5 s to drain.
+    /// HTTP/1.1, keep-alive and `TCP_NODELAY` on; connections get 5 s to drain.
     fn default() -> Options {
         Options {
+            protocol: Protocol::Http1,
             drain_timeout: Some(Duration::from_secs(5)),
             keep_alive: true,
             nodelay: true,
@@ -72,6 +89,13 @@ impl Options {
     #[must_use]
     pub fn drain_timeout(mut self, timeout: Option<Duration>) -> Options {
         self.drain_timeout = timeout;
+        self
+    }
+
+    /// Speaks `protocol`.
+    #[must_use]
+    pub fn protocol(mut self, protocol: Protocol) -> Options {
+        self.protocol = protocol;
         self
     }
 }
@@ -131,20 +155,37 @@ pub async fn serve<S, B>(
         let service = TowerToHyperService::new(service.clone());
         let mut stop = stop_rx.clone();
         connections.spawn(async move {
-            let connection = http1::Builder::new()
-                .keep_alive(options.keep_alive)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
             let stopping = async move {
                 // An error means the sender is gone, which also means stop.
                 let _ = stop.wait_for(|stopped| *stopped).await;
             };
-            let result = tokio::select! {
-                result = connection.as_mut() => result,
-                () = stopping => {
-                    connection.as_mut().graceful_shutdown();
-                    connection.await
-                }
+            // Both connection types finish gracefully the same way, through an inherent
+            // method each, hence a macro rather than a function.
+            macro_rules! drive {
+                ($connection:expr) => {{
+                    let connection = $connection;
+                    tokio::pin!(connection);
+                    tokio::select! {
+                        result = connection.as_mut() => result,
+                        () = stopping => {
+                            connection.as_mut().graceful_shutdown();
+                            connection.await
+                        }
+                    }
+                }};
+            }
+            let io = TokioIo::new(stream);
+            let result = match options.protocol {
+                Protocol::Http1 => drive!(
+                    http1::Builder::new()
+                        .keep_alive(options.keep_alive)
+                        .serve_connection(io, service)
+                ),
+                #[cfg(feature = "http2")]
+                Protocol::Http2 => drive!(
+                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                        .serve_connection(io, service)
+                ),
             };
             if let Err(e) = result {
                 tracing::debug!(error = %e, %peer, "connection ended with an error");

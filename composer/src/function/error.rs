@@ -1,0 +1,153 @@
+//! [`FunctionError`]: why a call to a function produced no response.
+
+use std::fmt;
+use std::time::Duration;
+
+/// A boxed error, as a connection attempt's cause.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a call to a composition function produced no `RunFunctionResponse`.
+///
+/// A response with a FATAL result is not an error here: it is an answer, and the pipeline
+/// decides what it means ([`crate::function::pipeline`]).
+#[derive(Debug, thiserror::Error)]
+pub enum FunctionError {
+    /// The caller's deadline passed before an answer came: the function was down (with
+    /// wait-for-ready, the call waits for it) or slow.
+    #[error("function {function:?} did not answer before the deadline, {waited:?} after the call")]
+    DeadlineExceeded {
+        /// The function's name.
+        function: String,
+        /// How long the call waited.
+        waited: Duration,
+        /// The last failed connection attempt, when the function was never reached.
+        #[source]
+        last_connect_error: Option<BoxError>,
+    },
+    /// No connection could be made, and the runner does not wait for the function to be
+    /// ready.
+    #[error("function {function:?} is unreachable at {address}")]
+    Unreachable {
+        /// The function's name.
+        function: String,
+        /// Where it was called.
+        address: String,
+        /// Why the connection failed.
+        #[source]
+        source: BoxError,
+    },
+    /// The function (or the transport) answered with a gRPC status other than OK.
+    #[error("function {function:?} failed")]
+    Status {
+        /// The function's name.
+        function: String,
+        /// The status, with its code and message.
+        #[source]
+        status: tonic::Status,
+    },
+    /// A message exceeded a size limit: the response the client would accept, or the
+    /// request the client or the server would accept.
+    #[error("function {function:?}: the {direction} exceeds the message size limit")]
+    MessageTooLarge {
+        /// The function's name.
+        function: String,
+        /// Which message was too large.
+        direction: Direction,
+        /// The status that reports the sizes.
+        #[source]
+        status: tonic::Status,
+    },
+    /// The answer was a gRPC message, but not a `RunFunctionResponse`.
+    #[error("function {function:?} answered with a malformed RunFunctionResponse")]
+    MalformedResponse {
+        /// The function's name.
+        function: String,
+        /// What the decoder found.
+        #[source]
+        source: prost::DecodeError,
+    },
+    /// No runner serves a function of this name.
+    #[error("no function named {function:?}")]
+    UnknownFunction {
+        /// The name asked for.
+        function: String,
+    },
+}
+
+/// Which way a message went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// `RunFunctionRequest`, to the function.
+    Request,
+    /// `RunFunctionResponse`, from the function.
+    Response,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Request => "request",
+            Direction::Response => "response",
+        })
+    }
+}
+
+impl FunctionError {
+    /// Classifies a status the gRPC client returned: tonic's own size checks and decoding
+    /// failures become [`FunctionError::MessageTooLarge`] and
+    /// [`FunctionError::MalformedResponse`]; a server's `RESOURCE_EXHAUSTED` (how grpc-go and
+    /// grpc-python refuse a request over their receive limit) is a request too large; the
+    /// rest is [`FunctionError::Status`].
+    pub(crate) fn from_status(function: &str, status: tonic::Status) -> FunctionError {
+        let function = function.to_owned();
+        if let Some(decode) = status
+            .source()
+            .and_then(|e| e.downcast_ref::<prost::DecodeError>())
+        {
+            return FunctionError::MalformedResponse {
+                function,
+                source: decode.clone(),
+            };
+        }
+        // tonic's codec: "Error, decoded message length too large: found N bytes, the limit
+        // is: M bytes" (and "encoded" when sending).
+        let message = status.message();
+        let direction = match status.code() {
+            tonic::Code::OutOfRange
+                if message.starts_with("Error, decoded message length too large") =>
+            {
+                Some(Direction::Response)
+            }
+            tonic::Code::OutOfRange
+                if message.starts_with("Error, encoded message length too large") =>
+            {
+                Some(Direction::Request)
+            }
+            tonic::Code::ResourceExhausted => Some(Direction::Request),
+            _ => None,
+        };
+        match direction {
+            Some(direction) => FunctionError::MessageTooLarge {
+                function,
+                direction,
+                status,
+            },
+            None => FunctionError::Status { function, status },
+        }
+    }
+
+    /// The function's name.
+    #[must_use]
+    pub fn function(&self) -> &str {
+        match self {
+            FunctionError::DeadlineExceeded { function, .. }
+            | FunctionError::Unreachable { function, .. }
+            | FunctionError::Status { function, .. }
+            | FunctionError::MessageTooLarge { function, .. }
+            | FunctionError::MalformedResponse { function, .. }
+            | FunctionError::UnknownFunction { function } => function,
+        }
+    }
+}
+
+use std::error::Error as _;

@@ -1,0 +1,126 @@
+//! [`FunctionRunner`], what the composite reconciler calls, and the one gRPC call that its
+//! implementations share.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use http::uri::PathAndQuery;
+use tokio::time::Instant;
+use tonic::body::Body;
+use tonic::client::{Grpc, GrpcService};
+
+use super::codec::ProtoCodec;
+use super::error::{BoxError, FunctionError};
+use super::proto::{
+    RUN_FUNCTION_V1, RUN_FUNCTION_V1BETA1, RunFunctionRequest, RunFunctionResponse,
+};
+
+/// A boxed, sendable future: what [`FunctionRunner`] and [`crate::function::Function`]
+/// return, so that both can be trait objects.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// gRPC's default limit on a received message, which function-sdk-go and core keep: 4 MiB.
+pub const MAX_MESSAGE_SIZE: usize = 4 * 1024 * 1024;
+
+/// Runs composition functions: core's `FunctionRunner` (`internal/xfn`).
+///
+/// # Semantics
+/// - `name` is the function's name (a `Function` object's); implementations that serve one
+///   function use it only in errors.
+/// - `deadline` bounds the whole call, waiting for the function included. Core gives one
+///   deadline to a whole reconcile (2 minutes), shared by every step; the caller passes it
+///   to each call.
+/// - A response with a FATAL result is `Ok`: results are the pipeline's to judge.
+pub trait FunctionRunner: Send + Sync {
+    /// Calls function `name` with `request`, giving up at `deadline`.
+    fn run<'a>(
+        &'a self,
+        name: &'a str,
+        request: RunFunctionRequest,
+        deadline: Instant,
+    ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>>;
+}
+
+/// Message size limits of a client, and whether it has learnt to speak `v1beta1`.
+#[derive(Debug)]
+pub(crate) struct CallSettings {
+    /// The largest response accepted.
+    pub max_response_size: usize,
+    /// The largest request sent.
+    pub max_request_size: usize,
+    /// Set once the function answered `Unimplemented` to v1 and then answered v1beta1.
+    pub v1beta1: AtomicBool,
+}
+
+impl Default for CallSettings {
+    fn default() -> Self {
+        CallSettings {
+            max_response_size: MAX_MESSAGE_SIZE,
+            max_request_size: MAX_MESSAGE_SIZE,
+            v1beta1: AtomicBool::new(false),
+        }
+    }
+}
+
+/// One unary `RunFunction` over `transport`, begun at `started`, by `deadline`; falls back to `v1beta1` once v1 is
+/// `Unimplemented`, as core does, and remembers that it did.
+pub(crate) async fn call<T>(
+    transport: T,
+    settings: &CallSettings,
+    name: &str,
+    request: RunFunctionRequest,
+    started: Instant,
+    deadline: Instant,
+) -> Result<RunFunctionResponse, FunctionError>
+where
+    T: GrpcService<Body> + Clone,
+    T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<BoxError>,
+{
+    let mut grpc = Grpc::new(transport)
+        .max_decoding_message_size(settings.max_response_size)
+        .max_encoding_message_size(settings.max_request_size);
+    let mut v1beta1 = settings.v1beta1.load(Ordering::Relaxed);
+    loop {
+        let path = PathAndQuery::from_static(if v1beta1 {
+            RUN_FUNCTION_V1BETA1
+        } else {
+            RUN_FUNCTION_V1
+        });
+        let mut call = tonic::Request::new(request.clone());
+        // grpc-timeout, as a Go client sends its context's deadline.
+        call.set_timeout(deadline.saturating_duration_since(Instant::now()));
+        let answer = async {
+            grpc.ready()
+                .await
+                .map_err(|e| tonic::Status::from_error(e.into()))?;
+            grpc.unary(
+                call,
+                path,
+                ProtoCodec::<RunFunctionRequest, RunFunctionResponse>::default(),
+            )
+            .await
+        };
+        match tokio::time::timeout_at(deadline, answer).await {
+            Ok(Ok(response)) => {
+                if v1beta1 {
+                    settings.v1beta1.store(true, Ordering::Relaxed);
+                }
+                return Ok(response.into_inner());
+            }
+            Ok(Err(status)) if status.code() == tonic::Code::Unimplemented && !v1beta1 => {
+                tracing::debug!(function = name, "v1 unimplemented; trying v1beta1");
+                v1beta1 = true;
+            }
+            Ok(Err(status)) => return Err(FunctionError::from_status(name, status)),
+            Err(_) => {
+                return Err(FunctionError::DeadlineExceeded {
+                    function: name.to_owned(),
+                    waited: started.elapsed(),
+                    last_connect_error: None,
+                });
+            }
+        }
+    }
+}
