@@ -93,14 +93,26 @@ impl fmt::Display for Direction {
 }
 
 impl FunctionError {
-    /// Classifies a status the gRPC client returned: tonic's own size checks and decoding
-    /// failures become [`FunctionError::MessageTooLarge`] and
-    /// [`FunctionError::MalformedResponse`]; a server's `RESOURCE_EXHAUSTED` (how grpc-go and
-    /// grpc-python refuse a request over their receive limit) is a request too large; the
+    /// Classifies a status the gRPC client returned. `from_server` says the server sent it
+    /// in place of an answer (a trailers-only response): there, `RESOURCE_EXHAUSTED` (grpc-go's
+    /// and grpc-python's receive limit) and tonic's "decoded message length too large" mean
+    /// our request was too large. Otherwise the status arose in our client: tonic's size
+    /// checks are [`FunctionError::MessageTooLarge`] (the answer when decoding, the request
+    /// when encoding) and a decoding failure is [`FunctionError::MalformedResponse`]. The
     /// rest is [`FunctionError::Status`].
-    pub(crate) fn from_status(function: &str, status: tonic::Status) -> FunctionError {
+    pub(crate) fn from_status(
+        function: &str,
+        status: tonic::Status,
+        from_server: bool,
+    ) -> FunctionError {
         let function = function.to_owned();
-        if let Some(decode) = status
+        let message = status.message();
+        let decoded_too_large = status.code() == tonic::Code::OutOfRange
+            && message.starts_with("Error, decoded message length too large");
+        let direction = if from_server {
+            (decoded_too_large || status.code() == tonic::Code::ResourceExhausted)
+                .then_some(Direction::Request)
+        } else if let Some(decode) = status
             .source()
             .and_then(|e| e.downcast_ref::<prost::DecodeError>())
         {
@@ -108,23 +120,14 @@ impl FunctionError {
                 function,
                 source: decode.clone(),
             };
-        }
-        // tonic's codec: "Error, decoded message length too large: found N bytes, the limit
-        // is: M bytes" (and "encoded" when sending).
-        let message = status.message();
-        let direction = match status.code() {
-            tonic::Code::OutOfRange
-                if message.starts_with("Error, decoded message length too large") =>
-            {
-                Some(Direction::Response)
-            }
-            tonic::Code::OutOfRange
-                if message.starts_with("Error, encoded message length too large") =>
-            {
-                Some(Direction::Request)
-            }
-            tonic::Code::ResourceExhausted => Some(Direction::Request),
-            _ => None,
+        } else if decoded_too_large {
+            Some(Direction::Response)
+        } else if status.code() == tonic::Code::OutOfRange
+            && message.starts_with("Error, encoded message length too large")
+        {
+            Some(Direction::Request)
+        } else {
+            None
         };
         match direction {
             Some(direction) => FunctionError::MessageTooLarge {

@@ -3,12 +3,15 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use http::uri::PathAndQuery;
+use prost::Message;
 use tokio::time::Instant;
 use tonic::body::Body;
-use tonic::client::{Grpc, GrpcService};
+use tonic::client::Grpc;
+use tower::ServiceExt;
 
 use super::codec::ProtoCodec;
 use super::error::{BoxError, FunctionError};
@@ -65,7 +68,7 @@ impl Default for CallSettings {
 
 /// One unary `RunFunction` over `transport`, begun at `started`, by `deadline`; falls back to `v1beta1` once v1 is
 /// `Unimplemented`, as core does, and remembers that it did.
-pub(crate) async fn call<T>(
+pub(crate) async fn call<T, B>(
     transport: T,
     settings: &CallSettings,
     name: &str,
@@ -74,13 +77,34 @@ pub(crate) async fn call<T>(
     deadline: Instant,
 ) -> Result<RunFunctionResponse, FunctionError>
 where
-    T: GrpcService<Body> + Clone,
-    T::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
-    <T::ResponseBody as http_body::Body>::Error: Into<BoxError>,
+    T: tower::Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send,
+    T::Error: Into<BoxError>,
+    T::Future: Send,
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
 {
-    let mut grpc = Grpc::new(transport)
-        .max_decoding_message_size(settings.max_response_size)
-        .max_encoding_message_size(settings.max_request_size);
+    // A status in the response's headers (a trailers-only response) is the server's own:
+    // it refused the call before answering. Any other error status arose here, reading the
+    // answer (its size, its bytes), or in its trailers.
+    let trailers_only = Arc::new(AtomicBool::new(false));
+    let seen = trailers_only.clone();
+    let transport = transport.map_response(move |response: http::Response<B>| {
+        if response.headers().contains_key("grpc-status") {
+            seen.store(true, Ordering::Relaxed);
+        }
+        response
+    });
+    // tonic checks the size while streaming the request body, where a failure becomes a
+    // reset stream and loses its reason; so the size is checked here, before sending.
+    let size = request.encoded_len();
+    if size > settings.max_request_size {
+        let status = tonic::Status::out_of_range(format!(
+            "Error, encoded message length too large: found {size} bytes, the limit is: {} bytes",
+            settings.max_request_size
+        ));
+        return Err(FunctionError::from_status(name, status, false));
+    }
+    let mut grpc = Grpc::new(transport).max_decoding_message_size(settings.max_response_size);
     let mut v1beta1 = settings.v1beta1.load(Ordering::Relaxed);
     loop {
         let path = PathAndQuery::from_static(if v1beta1 {
@@ -113,7 +137,10 @@ where
                 tracing::debug!(function = name, "v1 unimplemented; trying v1beta1");
                 v1beta1 = true;
             }
-            Ok(Err(status)) => return Err(FunctionError::from_status(name, status)),
+            Ok(Err(status)) => {
+                let from_server = trailers_only.load(Ordering::Relaxed);
+                return Err(FunctionError::from_status(name, status, from_server));
+            }
             Err(_) => {
                 return Err(FunctionError::DeadlineExceeded {
                     function: name.to_owned(),

@@ -1,1 +1,7 @@
-fn main() {}
+//! composer's integration tests: functions over real gRPC on loopback, in process on
+//! paused time, and real Python functions as processes.
+
+mod grpc;
+mod in_process;
+mod python;
+mod support;
