@@ -10,7 +10,7 @@ use composer::function::builtin::{self, Resources};
 use composer::function::pipeline::{self, PipelineError, Step};
 use composer::function::proto::{Ready, RunFunctionRequest, Severity, State};
 use composer::function::value::from_struct;
-use composer::function::{FunctionRunner, Functions, GrpcRunner, InProcessRunner};
+use composer::function::{FunctionRunner, FunctionServer, Functions, GrpcRunner, InProcessRunner};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -19,6 +19,10 @@ use crate::support::{builtin_input, free_port, json_of, observed, resource};
 const SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/functions/label_function.py"
+);
+const CLIENT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/functions/call_function.py"
 );
 
 /// Waiting for Python to start is part of the call (wait-for-ready), so the deadline is
@@ -38,9 +42,9 @@ impl Drop for PythonFunction {
     }
 }
 
-/// Starts the function, or says why it cannot and returns `None` (a failure instead when
+/// Whether python3 has the SDK; if not, says so and returns false (a failure instead when
 /// `REQUIRE_TOOLS` is set, as in CI).
-fn start(ttl_seconds: u32) -> Option<PythonFunction> {
+fn sdk_installed() -> bool {
     let sdk = Command::new("python3")
         .args(["-c", "import crossplane.function.runtime"])
         .stdout(Stdio::null())
@@ -54,6 +58,14 @@ fn start(ttl_seconds: u32) -> Option<PythonFunction> {
             "REQUIRE_TOOLS is set: {reason}"
         );
         eprintln!("skipped: {reason}");
+        return false;
+    }
+    true
+}
+
+/// Starts the function, unless the SDK is missing.
+fn start(ttl_seconds: u32) -> Option<PythonFunction> {
+    if !sdk_installed() {
         return None;
     }
     let address = free_port();
@@ -203,4 +215,44 @@ async fn a_fatal_result_from_the_python_step_stops_the_pipeline() {
         matches!(error, PipelineError::Fatal { ref step, .. } if step == "label"),
         "{error:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdks_grpc_stub_calls_our_builtin_function_server() {
+    if !sdk_installed() {
+        return;
+    }
+    let server = FunctionServer::bind("127.0.0.1:0".parse().unwrap(), Resources)
+        .await
+        .unwrap();
+    let address = server.address().to_string();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("python3").args([CLIENT, &address]).output()
+    })
+    .await
+    .unwrap()
+    .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // protojson, as the Python client printed it.
+    let response: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(
+        response["meta"],
+        json!({"tag": "from-python", "ttl": "45s"})
+    );
+    let resources = &response["desired"]["resources"];
+    assert_eq!(
+        resources["bucket-1"]["resource"]["spec"]["forProvider"]["region"],
+        "us-east-2"
+    );
+    assert_eq!(resources["bucket-1"]["ready"], "READY_FALSE");
+    assert_eq!(
+        response["context"][builtin::CONTEXT_KEY],
+        json!(["bucket-0", "bucket-1"])
+    );
+    server.shutdown().await;
 }
