@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod proto;
 mod registry;
 mod runner;
+mod sanitize;
 mod server;
 mod service;
 pub mod value;

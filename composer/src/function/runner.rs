@@ -18,6 +18,7 @@ use super::error::{BoxError, FunctionError};
 use super::proto::{
     RUN_FUNCTION_V1, RUN_FUNCTION_V1BETA1, RunFunctionRequest, RunFunctionResponse,
 };
+use super::sanitize::without_status_details;
 
 /// A boxed, sendable future: what [`FunctionRunner`] and [`crate::function::Function`]
 /// return, so that both can be trait objects.
@@ -92,7 +93,7 @@ where
         if response.headers().contains_key("grpc-status") {
             seen.store(true, Ordering::Relaxed);
         }
-        response
+        without_status_details(response)
     });
     // tonic checks the size while streaming the request body, where a failure becomes a
     // reset stream and loses its reason; so the size is checked here, before sending.

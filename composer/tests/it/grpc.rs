@@ -333,3 +333,103 @@ async fn garbage_bytes_that_are_not_even_a_grpc_frame_are_an_error_not_a_panic()
         "{error:?}"
     );
 }
+
+/// A raw HTTP/2 server that answers every request with `headers` and no body.
+async fn raw_headers_server(
+    headers: &'static [(&'static str, &'static str)],
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let service = tower::service_fn(
+        move |_request: http::Request<hyper::body::Incoming>| async move {
+            let mut response = http::Response::builder().header("content-type", "application/grpc");
+            for (name, value) in headers {
+                response = response.header(*name, *value);
+            }
+            Ok::<_, std::convert::Infallible>(
+                response.body(Full::new(bytes::Bytes::new())).unwrap(),
+            )
+        },
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = serve::Options::default().protocol(serve::Protocol::Http2);
+    tokio::spawn(serve::serve(
+        listener,
+        service,
+        async {
+            stopped.await.ok();
+        },
+        options,
+    ));
+    (address, stop)
+}
+
+#[tokio::test]
+async fn status_details_that_are_not_base64_are_an_error_status_not_a_panic() {
+    let (address, _stop) = raw_headers_server(&[
+        ("grpc-status", "13"),
+        ("grpc-message", "boom"),
+        ("grpc-status-details-bin", "!!not base64!!"),
+    ])
+    .await;
+    let error = GrpcRunner::new(address)
+        .run("garbage", request(1), in_seconds(10))
+        .await
+        .unwrap_err();
+    let FunctionError::Status { status, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(
+        (status.code(), status.message()),
+        (tonic::Code::Internal, "boom")
+    );
+}
+
+#[tokio::test]
+async fn status_details_in_trailers_that_are_not_base64_are_an_error_status_not_a_panic() {
+    use http_body_util::BodyExt;
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let service = tower::service_fn(|_request: http::Request<hyper::body::Incoming>| async {
+        let mut trailers = http::HeaderMap::new();
+        trailers.insert("grpc-status", http::HeaderValue::from_static("14"));
+        trailers.insert("grpc-message", http::HeaderValue::from_static("gone"));
+        trailers.insert(
+            "grpc-status-details-bin",
+            http::HeaderValue::from_static("@@@"),
+        );
+        let body = Full::new(bytes::Bytes::new()).with_trailers(std::future::ready(Some(Ok::<
+            _,
+            std::convert::Infallible,
+        >(
+            trailers,
+        ))));
+        let response = http::Response::builder()
+            .header("content-type", "application/grpc")
+            .body(body)
+            .unwrap();
+        Ok::<_, std::convert::Infallible>(response)
+    });
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = serve::Options::default().protocol(serve::Protocol::Http2);
+    tokio::spawn(serve::serve(
+        listener,
+        service,
+        async {
+            stopped.await.ok();
+        },
+        options,
+    ));
+
+    let error = GrpcRunner::new(address)
+        .run("garbage", request(1), in_seconds(10))
+        .await
+        .unwrap_err();
+    let FunctionError::Status { status, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(
+        (status.code(), status.message()),
+        (tonic::Code::Unavailable, "gone")
+    );
+}
