@@ -5,3 +5,4 @@ mod grpc;
 mod in_process;
 mod python;
 mod support;
+mod wire;

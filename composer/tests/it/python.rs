@@ -44,7 +44,7 @@ impl Drop for PythonFunction {
 
 /// Whether python3 has the SDK; if not, says so and returns false (a failure instead when
 /// `REQUIRE_TOOLS` is set, as in CI).
-fn sdk_installed() -> bool {
+pub fn sdk_installed() -> bool {
     let sdk = Command::new("python3")
         .args(["-c", "import crossplane.function.runtime"])
         .stdout(Stdio::null())
