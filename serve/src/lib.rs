@@ -268,4 +268,39 @@ mod tests {
             .expect("serve returns after shutdown")
             .unwrap();
     }
+
+    #[cfg(feature = "http2")]
+    #[tokio::test]
+    async fn an_http2_server_answers_a_prior_knowledge_client_and_shuts_down() {
+        let service = tower::service_fn(|req: Request<Incoming>| async move {
+            let version = format!("{:?}", req.version());
+            Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(version))))
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let options = Options::default().protocol(Protocol::Http2);
+        let server = tokio::spawn(serve(
+            listener,
+            service,
+            async {
+                stopped.await.ok();
+            },
+            options,
+        ));
+        let client = Client::builder(TokioExecutor::new())
+            .http2_only(true)
+            .build_http::<Empty<Bytes>>();
+        let response = client
+            .get(format!("http://{addr}/").parse().unwrap())
+            .await
+            .unwrap();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"HTTP/2.0");
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), server)
+            .await
+            .expect("serve returns after shutdown")
+            .unwrap();
+    }
 }
