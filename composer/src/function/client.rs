@@ -38,7 +38,7 @@ const BACKOFF_MULTIPLIER: f64 = 1.6;
 ///   (HTTP/2 multiplexes them). A call that fails on a broken connection is not retried.
 /// - **Sizes**: responses over 4 MiB are refused as [`FunctionError::MessageTooLarge`]
 ///   before they are read; requests over 4 MiB are not sent.
-/// - **Version**: v1 first; on `UNIMPLEMENTED`, v1beta1, and v1beta1 from then on.
+/// - **Version**: v1 first; on `UNIMPLEMENTED`, v1beta1, on every call, as core does.
 /// - The deadline travels to the function as `grpc-timeout`.
 pub struct GrpcRunner {
     address: SocketAddr,

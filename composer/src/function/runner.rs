@@ -46,15 +46,13 @@ pub trait FunctionRunner: Send + Sync {
     ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>>;
 }
 
-/// Message size limits of a client, and whether it has learnt to speak `v1beta1`.
-#[derive(Debug)]
+/// Message size limits of a client.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct CallSettings {
     /// The largest response accepted.
     pub max_response_size: usize,
     /// The largest request sent.
     pub max_request_size: usize,
-    /// Set once the function answered `Unimplemented` to v1 and then answered v1beta1.
-    pub v1beta1: AtomicBool,
 }
 
 impl Default for CallSettings {
@@ -62,13 +60,15 @@ impl Default for CallSettings {
         CallSettings {
             max_response_size: MAX_MESSAGE_SIZE,
             max_request_size: MAX_MESSAGE_SIZE,
-            v1beta1: AtomicBool::new(false),
         }
     }
 }
 
-/// One unary `RunFunction` over `transport`, begun at `started`, by `deadline`; falls back to `v1beta1` once v1 is
-/// `Unimplemented`, as core does, and remembers that it did.
+/// One `RunFunction` over `transport`, begun at `started`, by `deadline`.
+///
+/// v1 first; when the function answers `UNIMPLEMENTED`, the same request again as v1beta1.
+/// Like core's `BetaFallBackFunctionRunnerServiceClient`, nothing is remembered: every call
+/// to a v1beta1-only function costs two gRPC calls.
 pub(crate) async fn call<T, B>(
     transport: T,
     settings: &CallSettings,
@@ -106,16 +106,25 @@ where
         return Err(FunctionError::from_status(name, status, false));
     }
     let mut grpc = Grpc::new(transport).max_decoding_message_size(settings.max_response_size);
-    let mut v1beta1 = settings.v1beta1.load(Ordering::Relaxed);
+    let mut request = Some(request);
+    let mut v1beta1 = false;
     loop {
         let path = PathAndQuery::from_static(if v1beta1 {
             RUN_FUNCTION_V1BETA1
         } else {
             RUN_FUNCTION_V1
         });
-        let mut call = tonic::Request::new(request.clone());
+        // The v1 attempt keeps a copy for the fallback; the v1beta1 one sends it.
+        let message = if v1beta1 {
+            request.take()
+        } else {
+            request.clone()
+        }
+        .unwrap_or_default();
+        let mut call = tonic::Request::new(message);
         // grpc-timeout, as a Go client sends its context's deadline.
         call.set_timeout(deadline.saturating_duration_since(Instant::now()));
+        trailers_only.store(false, Ordering::Relaxed);
         let answer = async {
             grpc.ready()
                 .await
@@ -128,12 +137,7 @@ where
             .await
         };
         match tokio::time::timeout_at(deadline, answer).await {
-            Ok(Ok(response)) => {
-                if v1beta1 {
-                    settings.v1beta1.store(true, Ordering::Relaxed);
-                }
-                return Ok(response.into_inner());
-            }
+            Ok(Ok(response)) => return Ok(response.into_inner()),
             Ok(Err(status)) if status.code() == tonic::Code::Unimplemented && !v1beta1 => {
                 tracing::debug!(function = name, "v1 unimplemented; trying v1beta1");
                 v1beta1 = true;

@@ -259,17 +259,36 @@ async fn an_oversized_request_is_refused_by_the_client_or_else_by_the_function()
 }
 
 #[tokio::test]
-async fn a_function_that_serves_only_v1beta1_is_called_through_the_fallback() {
-    let service = FunctionService::new(Resources).v1beta1_only();
-    let server = FunctionServer::bind_service(loopback(), service)
-        .await
-        .unwrap();
-    let runner = GrpcRunner::new(server.address());
+async fn a_function_that_serves_only_v1beta1_costs_two_calls_every_time_as_in_core() {
+    let paths = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = paths.clone();
+    let function = FunctionService::new(Resources).v1beta1_only();
+    let counting = tower::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+        seen.lock().unwrap().push(request.uri().path().to_owned());
+        let mut function = function.clone();
+        async move { tower::Service::call(&mut function, request).await }
+    });
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = serve::Options::default().protocol(serve::Protocol::Http2);
+    tokio::spawn(serve::serve(
+        listener,
+        counting,
+        async {
+            stopped.await.ok();
+        },
+        options,
+    ));
+
+    let runner = GrpcRunner::new(address);
     for _ in 0..2 {
         let response = runner.run("old", request(1), in_seconds(10)).await.unwrap();
         assert_eq!(response.desired.unwrap().resources.len(), 1);
     }
-    server.shutdown().await;
+    let v1 = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction";
+    let v1beta1 = "/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFunction";
+    assert_eq!(*paths.lock().unwrap(), [v1, v1beta1, v1, v1beta1]);
 }
 
 /// A raw HTTP/2 server that answers every request with `body` as a gRPC response.
