@@ -93,7 +93,10 @@ impl GrpcRunner {
         started: Instant,
         deadline: Instant,
     ) -> Result<SendRequest<Body>, FunctionError> {
-        let mut slot = self.connection.lock().await;
+        // Callers queue here while one of them connects; each waits by its own deadline.
+        let Ok(mut slot) = tokio::time::timeout_at(deadline, self.connection.lock()).await else {
+            return Err(deadline_exceeded(name, started, None));
+        };
         if let Some(open) = slot.as_ref().filter(|c| !c.is_closed()) {
             return Ok(open.clone());
         }
