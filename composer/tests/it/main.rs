@@ -4,5 +4,6 @@
 mod grpc;
 mod in_process;
 mod python;
+mod pythonic;
 mod support;
 mod wire;
