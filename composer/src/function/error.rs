@@ -154,3 +154,86 @@ impl FunctionError {
 }
 
 use std::error::Error as _;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    const DECODED: &str =
+        "Error, decoded message length too large: found 5000000 bytes, the limit is: 4194304 bytes";
+    const ENCODED: &str =
+        "Error, encoded message length too large: found 5000000 bytes, the limit is: 4194304 bytes";
+
+    fn classify(status: tonic::Status, from_server: bool) -> FunctionError {
+        FunctionError::from_status("f", status, from_server)
+    }
+
+    #[test]
+    fn our_own_size_checks_name_the_message_that_was_too_large() {
+        let error = classify(tonic::Status::out_of_range(DECODED), false);
+        assert!(matches!(
+            error,
+            FunctionError::MessageTooLarge {
+                direction: Direction::Response,
+                ..
+            }
+        ));
+        let error = classify(tonic::Status::out_of_range(ENCODED), false);
+        assert!(matches!(
+            error,
+            FunctionError::MessageTooLarge {
+                direction: Direction::Request,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_server_that_refused_our_request_means_the_request_was_too_large() {
+        // tonic's server, and grpc-go's or grpc-python's.
+        let tonic_server = classify(tonic::Status::out_of_range(DECODED), true);
+        assert!(matches!(
+            tonic_server,
+            FunctionError::MessageTooLarge {
+                direction: Direction::Request,
+                ..
+            }
+        ));
+        let go_server = classify(
+            tonic::Status::resource_exhausted("grpc: received message larger than max"),
+            true,
+        );
+        assert!(matches!(
+            go_server,
+            FunctionError::MessageTooLarge {
+                direction: Direction::Request,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_decoding_failure_here_is_a_malformed_response_and_the_rest_is_a_status() {
+        let mut status = tonic::Status::internal("malformed RunFunctionResponse");
+        let decode_error = crate::function::decode_response(&[0x0f]).unwrap_err();
+        status.set_source(Arc::new(decode_error));
+        assert!(matches!(
+            classify(status, false),
+            FunctionError::MalformedResponse { .. }
+        ));
+        let error = classify(tonic::Status::unavailable("restarting"), false);
+        assert!(matches!(error, FunctionError::Status { .. }));
+        assert_eq!(error.to_string(), "function \"f\" failed");
+        assert_eq!(
+            std::error::Error::source(&error).unwrap().to_string(),
+            tonic::Status::unavailable("restarting").to_string()
+        );
+        // A server's OUT_OF_RANGE that is not about sizes stays a status.
+        assert!(matches!(
+            classify(tonic::Status::out_of_range("page 9"), true),
+            FunctionError::Status { .. }
+        ));
+    }
+}

@@ -137,16 +137,21 @@ where
             .await
         };
         match tokio::time::timeout_at(deadline, answer).await {
-            Ok(Ok(response)) => return Ok(response.into_inner()),
+            Ok(Ok(response)) => {
+                tracing::debug!(function = name, v1beta1, elapsed = ?started.elapsed(), "function answered");
+                return Ok(response.into_inner());
+            }
             Ok(Err(status)) if status.code() == tonic::Code::Unimplemented && !v1beta1 => {
                 tracing::debug!(function = name, "v1 unimplemented; trying v1beta1");
                 v1beta1 = true;
             }
             Ok(Err(status)) => {
+                tracing::debug!(function = name, code = ?status.code(), elapsed = ?started.elapsed(), "function call failed");
                 let from_server = trailers_only.load(Ordering::Relaxed);
                 return Err(FunctionError::from_status(name, status, from_server));
             }
             Err(_) => {
+                tracing::debug!(function = name, elapsed = ?started.elapsed(), "function call hit its deadline");
                 return Err(FunctionError::DeadlineExceeded {
                     function: name.to_owned(),
                     waited: started.elapsed(),
