@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use super::proto::{
-    ResponseMeta, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity,
-};
+use super::proto::{ResponseMeta, RunFunctionRequest, RunFunctionResponse};
+use super::response;
 use super::runner::BoxFuture;
 use super::service::Function;
+use super::value::to_duration;
 
 /// What a [`Faulty`] function answers instead of its inner function's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,43 +88,14 @@ impl<F: Function> Function for Faulty<F> {
             }
             let mut response = match &self.fault {
                 Some(Fault::Down) => std::future::pending().await,
-                Some(Fault::Fatal(message)) => fatal_response(request, message),
+                Some(Fault::Fatal(message)) => response::fatal(request, message),
                 None => self.inner.run_function(request).await?,
             };
             if let Some(ttl) = self.ttl {
-                response.meta.get_or_insert_with(ResponseMeta::default).ttl = Some(duration(ttl));
+                response.meta.get_or_insert_with(ResponseMeta::default).ttl =
+                    Some(to_duration(ttl));
             }
             Ok(response)
         })
-    }
-}
-
-/// A response that passes `request`'s tag, desired state and context through, with one
-/// FATAL result: what function-sdk-go's `response.Fatal` on `response.To(req)` answers.
-#[must_use]
-pub fn fatal_response(request: RunFunctionRequest, message: &str) -> RunFunctionResponse {
-    RunFunctionResponse {
-        meta: Some(ResponseMeta {
-            tag: request.meta.map(|m| m.tag).unwrap_or_default(),
-            ttl: None,
-        }),
-        desired: request.desired,
-        context: request.context,
-        results: vec![FnResult {
-            severity: Severity::Fatal as i32,
-            message: message.to_owned(),
-            reason: None,
-            target: None,
-        }],
-        ..RunFunctionResponse::default()
-    }
-}
-
-/// A `google.protobuf.Duration` from a `std` duration (saturating at `i64::MAX` seconds).
-#[must_use]
-pub fn duration(d: Duration) -> prost_types::Duration {
-    prost_types::Duration {
-        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-        nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
     }
 }

@@ -12,7 +12,8 @@
 //! | [`builtin`] | a patch-and-transform-shaped function |
 //! | [`Faulty`] | latency, FATAL results, a function that is down, a TTL override |
 //! | [`pipeline`] | a Composition's steps, chained as core chains them |
-//! | [`value`] | `google.protobuf.Struct` to and from JSON |
+//! | [`response`] | responses built from requests, as function-sdk-go's `response.To` and `Fatal` |
+//! | [`value`] | `google.protobuf.Struct` to and from JSON, `Duration` from `std` |
 
 pub mod builtin;
 mod client;
@@ -23,6 +24,7 @@ mod in_process;
 pub mod pipeline;
 pub mod proto;
 mod registry;
+pub mod response;
 mod runner;
 mod sanitize;
 mod server;
@@ -31,7 +33,7 @@ pub mod value;
 
 pub use client::GrpcRunner;
 pub use error::{BoxError, Direction, FunctionError};
-pub use fault::{Fault, Faulty, duration, fatal_response};
+pub use fault::{Fault, Faulty};
 pub use in_process::InProcessRunner;
 pub use proto::{decode_request, decode_response};
 pub use registry::Functions;

@@ -1,5 +1,6 @@
-//! `google.protobuf.Struct` to and from JSON: resources, inputs and contexts travel as
-//! `Struct`s and are edited as [`serde_json::Value`]s.
+//! Protobuf's well-known types to and from Rust's: `google.protobuf.Struct` to and from JSON
+//! (resources, inputs and contexts travel as `Struct`s and are edited as
+//! [`serde_json::Value`]s), and `google.protobuf.Duration` from a `std` duration.
 //!
 //! # Semantics
 //! A `Struct` number is a `f64`, as in protojson: a JSON integer becomes a `f64`, and a
@@ -60,6 +61,15 @@ pub fn from_value(value: &Value) -> Json {
         Some(Kind::StringValue(s)) => Json::String(s.clone()),
         Some(Kind::ListValue(list)) => Json::Array(list.values.iter().map(from_value).collect()),
         Some(Kind::StructValue(s)) => Json::Object(from_struct(s)),
+    }
+}
+
+/// A `google.protobuf.Duration` from a `std` duration (saturating at `i64::MAX` seconds).
+#[must_use]
+pub fn to_duration(d: std::time::Duration) -> prost_types::Duration {
+    prost_types::Duration {
+        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
     }
 }
 

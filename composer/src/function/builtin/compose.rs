@@ -3,11 +3,11 @@
 use serde_json::{Map, Value};
 
 use super::input::{Input, Readiness, Template};
-use crate::function::fault::duration;
 use crate::function::proto::{
     Ready, Resource, ResponseMeta, RunFunctionRequest, RunFunctionResponse, State,
 };
-use crate::function::value::{from_struct, to_struct, to_value};
+use crate::function::response;
+use crate::function::value::{from_struct, to_duration, to_struct, to_value};
 
 /// The context key under which the function lists the names of the resources it composed.
 pub const CONTEXT_KEY: &str = "composer.loadtest.dev/composed";
@@ -55,7 +55,8 @@ pub fn compose(
         .and_then(|c| c.resource.as_ref())
         .map(from_struct)
         .unwrap_or_default();
-    let mut desired = request.desired.clone().unwrap_or_default();
+    let mut response = response::to(request);
+    let desired = response.desired.get_or_insert_with(State::default);
     let mut composed = Vec::new();
     for template in &input.templates {
         for index in 0..count(template, &xr)? {
@@ -85,23 +86,14 @@ pub fn compose(
             composed.push(Value::String(name));
         }
     }
-    let mut context = request.context.clone().unwrap_or_default();
+    let context = response
+        .context
+        .get_or_insert_with(prost_types::Struct::default);
     context
         .fields
         .insert(CONTEXT_KEY.to_owned(), to_value(&Value::Array(composed)));
-    Ok(RunFunctionResponse {
-        meta: Some(ResponseMeta {
-            tag: request
-                .meta
-                .as_ref()
-                .map(|m| m.tag.clone())
-                .unwrap_or_default(),
-            ttl: input.ttl.map(duration),
-        }),
-        desired: Some(desired),
-        context: Some(context),
-        ..RunFunctionResponse::default()
-    })
+    response.meta.get_or_insert_with(ResponseMeta::default).ttl = input.ttl.map(to_duration);
+    Ok(response)
 }
 
 fn count(template: &Template, xr: &Map<String, Value>) -> Result<u64, ComposeError> {

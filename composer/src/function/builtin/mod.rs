@@ -23,8 +23,8 @@ pub mod input;
 pub use compose::{CONTEXT_KEY, ComposeError, compose};
 pub use input::{API_VERSION, Input, InputError, KIND};
 
-use super::fault::fatal_response;
 use super::proto::{RunFunctionRequest, RunFunctionResponse};
+use super::response;
 use super::runner::BoxFuture;
 use super::service::Function;
 use super::value::from_struct;
@@ -45,7 +45,7 @@ impl Resources {
             Ok(response) => response,
             Err(message) => {
                 tracing::debug!(%message, "refusing the request");
-                fatal_response(request, &message)
+                response::fatal(request, &message)
             }
         }
     }
