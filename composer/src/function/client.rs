@@ -37,7 +37,9 @@ const BACKOFF_MULTIPLIER: f64 = 1.6;
 /// - **Connection**: one, made on the first call and again after it closes; calls share it
 ///   (HTTP/2 multiplexes them). A call that fails on a broken connection is not retried.
 /// - **Sizes**: responses over 4 MiB are refused as [`FunctionError::MessageTooLarge`]
-///   before they are read; requests over 4 MiB are not sent.
+///   before they are read (grpc-go's default receive limit, which core keeps). Requests over
+///   4 MiB are not sent: core would send them, and the function's own 4 MiB receive limit
+///   (the SDKs' default) would refuse them; the error is the same kind either way.
 /// - **Version**: v1 first; on `UNIMPLEMENTED`, v1beta1, on every call, as core does.
 /// - The deadline travels to the function as `grpc-timeout`.
 pub struct GrpcRunner {
