@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -15,6 +16,8 @@ use tokio::time::Instant;
 use tonic::body::Body;
 
 use super::error::{BoxError, FunctionError};
+use super::metrics::FunctionMetrics;
+use super::proto::RUN_FUNCTION_V1;
 use super::proto::{RunFunctionRequest, RunFunctionResponse};
 use super::runner::{self, BoxFuture, CallSettings, FunctionRunner};
 
@@ -79,6 +82,13 @@ impl GrpcRunner {
     #[must_use]
     pub fn max_request_size(mut self, bytes: usize) -> Self {
         self.settings.max_request_size = bytes;
+        self
+    }
+
+    /// Counts every gRPC call in `metrics`.
+    #[must_use]
+    pub fn metrics(mut self, metrics: Arc<FunctionMetrics>) -> Self {
+        self.settings.metrics = Some(metrics);
         self
     }
 
@@ -162,7 +172,15 @@ impl FunctionRunner for GrpcRunner {
     ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>> {
         Box::pin(async move {
             let started = Instant::now();
-            let connection = self.connection(name, started, deadline).await?;
+            let connection = match self.connection(name, started, deadline).await {
+                Ok(connection) => connection,
+                Err(error) => {
+                    // Waiting for the function is part of the v1 call, as in gRPC.
+                    self.settings
+                        .record(name, RUN_FUNCTION_V1, Err(&error), started);
+                    return Err(error);
+                }
+            };
             let transport = Http2 {
                 send: connection,
                 origin: self.address,

@@ -1,9 +1,12 @@
 //! [`InProcessRunner`]: calls a function through its gRPC service in the same process, with
 //! no socket, so a run on tokio's paused clock can call functions.
 
+use std::sync::Arc;
+
 use tokio::time::Instant;
 
 use super::error::FunctionError;
+use super::metrics::FunctionMetrics;
 use super::proto::{RunFunctionRequest, RunFunctionResponse};
 use super::runner::{self, BoxFuture, CallSettings, FunctionRunner};
 use super::service::{Function, FunctionService};
@@ -35,6 +38,13 @@ impl<F: Function + ?Sized> InProcessRunner<F> {
             service,
             settings: CallSettings::default(),
         }
+    }
+
+    /// Counts every gRPC call in `metrics`.
+    #[must_use]
+    pub fn metrics(mut self, metrics: Arc<FunctionMetrics>) -> Self {
+        self.settings.metrics = Some(metrics);
+        self
     }
 
     /// Accepts responses up to `bytes` (default 4 MiB).

@@ -11,6 +11,7 @@
 //! | [`Function`], [`FunctionService`], [`FunctionServer`] | what a function implements; its gRPC service; that service on a listener |
 //! | [`builtin`] | a patch-and-transform-shaped function |
 //! | [`Faulty`] | latency, FATAL results, a function that is down, a TTL override |
+//! | [`FunctionMetrics`] | core's `function_run_function_*` metrics, per gRPC call |
 //! | [`pipeline`] | a Composition's steps, chained as core chains them |
 //! | [`response`] | responses built from requests, as function-sdk-go's `response.To` and `Fatal` |
 //! | [`value`] | `google.protobuf.Struct` to and from JSON, `Duration` from `std` |
@@ -21,6 +22,7 @@ mod codec;
 mod error;
 mod fault;
 mod in_process;
+pub mod metrics;
 pub mod pipeline;
 pub mod proto;
 mod registry;
@@ -35,6 +37,7 @@ pub use client::GrpcRunner;
 pub use error::{BoxError, Direction, FunctionError};
 pub use fault::{Fault, Faulty};
 pub use in_process::InProcessRunner;
+pub use metrics::FunctionMetrics;
 pub use proto::{decode_request, decode_response};
 pub use registry::Functions;
 pub use runner::{BoxFuture, FunctionRunner, MAX_MESSAGE_SIZE};

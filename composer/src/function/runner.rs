@@ -15,6 +15,7 @@ use tower::ServiceExt;
 
 use super::codec::ProtoCodec;
 use super::error::{BoxError, FunctionError};
+use super::metrics::FunctionMetrics;
 use super::proto::{
     RUN_FUNCTION_V1, RUN_FUNCTION_V1BETA1, RunFunctionRequest, RunFunctionResponse,
 };
@@ -46,13 +47,15 @@ pub trait FunctionRunner: Send + Sync {
     ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>>;
 }
 
-/// Message size limits of a client.
-#[derive(Clone, Copy, Debug)]
+/// Message size limits of a client, and where it counts its calls.
+#[derive(Clone, Debug)]
 pub(crate) struct CallSettings {
     /// The largest response accepted.
     pub max_response_size: usize,
     /// The largest request sent.
     pub max_request_size: usize,
+    /// Core's function metrics, if kept.
+    pub metrics: Option<Arc<FunctionMetrics>>,
 }
 
 impl Default for CallSettings {
@@ -60,6 +63,23 @@ impl Default for CallSettings {
         CallSettings {
             max_response_size: MAX_MESSAGE_SIZE,
             max_request_size: MAX_MESSAGE_SIZE,
+            metrics: None,
+        }
+    }
+}
+
+impl CallSettings {
+    /// Counts one gRPC call of `method`, begun at `began`, that ended in `outcome`.
+    pub(crate) fn record(
+        &self,
+        name: &str,
+        method: &'static str,
+        outcome: Result<&RunFunctionResponse, &FunctionError>,
+        began: Instant,
+    ) {
+        if let Some(metrics) = &self.metrics {
+            metrics.request(name, method);
+            metrics.response(name, method, outcome, began.elapsed());
         }
     }
 }
@@ -103,17 +123,21 @@ where
             "Error, encoded message length too large: found {size} bytes, the limit is: {} bytes",
             settings.max_request_size
         ));
-        return Err(FunctionError::from_status(name, status, false));
+        let error = FunctionError::from_status(name, status, false);
+        // Core would have sent it, and the function refused it: one call either way.
+        settings.record(name, RUN_FUNCTION_V1, Err(&error), started);
+        return Err(error);
     }
     let mut grpc = Grpc::new(transport).max_decoding_message_size(settings.max_response_size);
     let mut request = Some(request);
     let mut v1beta1 = false;
+    let mut began = started;
     loop {
-        let path = PathAndQuery::from_static(if v1beta1 {
+        let method = if v1beta1 {
             RUN_FUNCTION_V1BETA1
         } else {
             RUN_FUNCTION_V1
-        });
+        };
         // The v1 attempt keeps a copy for the fallback; the v1beta1 one sends it.
         let message = if v1beta1 {
             request.take()
@@ -131,32 +155,39 @@ where
                 .map_err(|e| tonic::Status::from_error(e.into()))?;
             grpc.unary(
                 call,
-                path,
+                PathAndQuery::from_static(method),
                 ProtoCodec::<RunFunctionRequest, RunFunctionResponse>::default(),
             )
             .await
         };
-        match tokio::time::timeout_at(deadline, answer).await {
-            Ok(Ok(response)) => {
-                tracing::debug!(function = name, v1beta1, elapsed = ?started.elapsed(), "function answered");
-                return Ok(response.into_inner());
+        let outcome = match tokio::time::timeout_at(deadline, answer).await {
+            Ok(Ok(response)) => Ok(response.into_inner()),
+            Ok(Err(status)) => {
+                let from_server = trailers_only.load(Ordering::Relaxed);
+                Err(FunctionError::from_status(name, status, from_server))
             }
-            Ok(Err(status)) if status.code() == tonic::Code::Unimplemented && !v1beta1 => {
+            Err(_) => Err(FunctionError::DeadlineExceeded {
+                function: name.to_owned(),
+                waited: started.elapsed(),
+                last_connect_error: None,
+            }),
+        };
+        settings.record(name, method, outcome.as_ref(), began);
+        match outcome {
+            Err(FunctionError::Status { status, .. })
+                if status.code() == tonic::Code::Unimplemented && !v1beta1 =>
+            {
                 tracing::debug!(function = name, "v1 unimplemented; trying v1beta1");
                 v1beta1 = true;
+                began = Instant::now();
             }
-            Ok(Err(status)) => {
-                tracing::debug!(function = name, code = ?status.code(), elapsed = ?started.elapsed(), "function call failed");
-                let from_server = trailers_only.load(Ordering::Relaxed);
-                return Err(FunctionError::from_status(name, status, from_server));
+            Ok(response) => {
+                tracing::debug!(function = name, v1beta1, elapsed = ?started.elapsed(), "function answered");
+                return Ok(response);
             }
-            Err(_) => {
-                tracing::debug!(function = name, elapsed = ?started.elapsed(), "function call hit its deadline");
-                return Err(FunctionError::DeadlineExceeded {
-                    function: name.to_owned(),
-                    waited: started.elapsed(),
-                    last_connect_error: None,
-                });
+            Err(error) => {
+                tracing::debug!(function = name, %error, elapsed = ?started.elapsed(), "function call failed");
+                return Err(error);
             }
         }
     }

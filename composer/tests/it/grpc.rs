@@ -452,3 +452,21 @@ async fn status_details_in_trailers_that_are_not_base64_are_an_error_status_not_
         (tonic::Code::Unavailable, "gone")
     );
 }
+
+#[tokio::test]
+async fn waiting_for_a_down_function_is_one_call_that_ends_deadline_exceeded_in_the_metrics() {
+    let metrics = std::sync::Arc::new(composer::function::FunctionMetrics::new());
+    let runner = GrpcRunner::new(free_port()).metrics(metrics.clone());
+    let deadline = Instant::now() + Duration::from_millis(1200);
+    runner.run("down", request(1), deadline).await.unwrap_err();
+    assert_eq!(metrics.requests("down"), 1);
+    let responses = metrics.responses();
+    let [(labels, count)] = responses.iter().collect::<Vec<_>>()[..] else {
+        panic!("{responses:?}")
+    };
+    assert_eq!(
+        (labels.code, labels.severity, count.count),
+        ("DeadlineExceeded", "Normal", 1)
+    );
+    assert!(count.seconds >= 1.2, "{count:?}");
+}

@@ -228,3 +228,65 @@ async fn an_unknown_function_fails_its_step() {
     assert_eq!(step, "only");
     assert!(matches!(source, FunctionError::UnknownFunction { .. }));
 }
+
+#[tokio::test(start_paused = true)]
+async fn metrics_count_each_grpc_call_as_cores_interceptor_does() {
+    use composer::function::FunctionMetrics;
+    use composer::function::metrics::{ResponseCount, ResponseLabels};
+    use composer::function::proto::{RUN_FUNCTION_V1, RUN_FUNCTION_V1BETA1};
+    use std::sync::Arc;
+
+    let metrics = Arc::new(FunctionMetrics::new());
+    let old = InProcessRunner::from_service(FunctionService::new(Resources).v1beta1_only())
+        .metrics(metrics.clone());
+    let fatal = InProcessRunner::new(
+        Faulty::new(Resources)
+            .fatal("no")
+            .latency(Duration::from_secs(1)),
+    )
+    .metrics(metrics.clone());
+    let down = InProcessRunner::new(Faulty::new(Resources).down()).metrics(metrics.clone());
+    let deadline = Instant::now() + RECONCILE_DEADLINE;
+    old.run("old", request(1), deadline).await.unwrap();
+    fatal.run("fatal", request(1), deadline).await.unwrap();
+    down.run("down", request(1), deadline).await.unwrap_err();
+
+    assert_eq!(
+        (
+            metrics.requests("old"),
+            metrics.requests("fatal"),
+            metrics.requests("down")
+        ),
+        (2, 1, 1)
+    );
+    let series = |function: &str, method, code, severity| ResponseLabels {
+        function: function.into(),
+        method,
+        code,
+        severity,
+    };
+    let count = |count, seconds| ResponseCount { count, seconds };
+    assert_eq!(
+        metrics.responses().into_iter().collect::<Vec<_>>(),
+        [
+            // One deadline for the three calls, as for a reconcile's steps: the down
+            // function waited all that the fatal one's second left of it, in one call.
+            (
+                series("down", RUN_FUNCTION_V1, "DeadlineExceeded", "Normal"),
+                count(1, 119.0)
+            ),
+            (
+                series("fatal", RUN_FUNCTION_V1, "OK", "Fatal"),
+                count(1, 1.0)
+            ),
+            (
+                series("old", RUN_FUNCTION_V1, "Unimplemented", "Normal"),
+                count(1, 0.0)
+            ),
+            (
+                series("old", RUN_FUNCTION_V1BETA1, "OK", "Normal"),
+                count(1, 0.0)
+            ),
+        ]
+    );
+}
