@@ -34,7 +34,8 @@ pub const RUN_FUNCTION_V1BETA1: &str =
     "/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFunction";
 
 /// Decodes a `RunFunctionResponse` from its protobuf bytes (one gRPC message, without the
-/// 5-byte frame header). The gRPC client decodes every answer through this function.
+/// 5-byte frame header), with the same decoder the gRPC client's codec runs on every
+/// answer: what a fuzz target should call.
 ///
 /// # Errors
 /// The bytes are not a valid `RunFunctionResponse`.
@@ -44,8 +45,8 @@ pub fn decode_response(
     RunFunctionResponse::decode(bytes)
 }
 
-/// Decodes a `RunFunctionRequest` from its protobuf bytes; the server decodes every request
-/// through this function.
+/// Decodes a `RunFunctionRequest` from its protobuf bytes, with the same decoder the server's
+/// codec runs on every request.
 ///
 /// # Errors
 /// The bytes are not a valid `RunFunctionRequest`.
