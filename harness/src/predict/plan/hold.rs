@@ -4,6 +4,7 @@
 use limiter::crossplane::RateLimitModel;
 
 use super::scope::windows;
+use super::wave::Wave;
 use crate::predict::bounds;
 use crate::predict::error_paths::{self, WindowExcess};
 use crate::predict::formula::{Meaning, Prediction};
@@ -22,7 +23,7 @@ pub(super) fn hold_predictions(
     t: f64,
     cls: &[PollClass],
     st: &Steady,
-    wave: Option<(f64, f64)>,
+    wave: Option<Wave>,
     preds: &mut Vec<Prediction>,
 ) {
     let alpha = s.prediction.alpha;
@@ -223,7 +224,7 @@ fn steady_tolerance(
     alpha: f64,
     cls: &[PollClass],
     st: &Steady,
-    wave: Option<(f64, f64)>,
+    wave: Option<Wave>,
 ) -> Prediction {
     let id = format!("{name}/steady-max/{w}s");
     let what = format!("windowed maximum of cloud calls per {w}s in the hold");
@@ -244,13 +245,10 @@ fn steady_tolerance(
         f64::INFINITY
     };
     let j = p.jitter_of(mu - p.l);
-    if let Some((size, spread)) = wave
-        && j <= 0.0
-    {
-        return deterministic_echo(p, (id, what), (size, spread), w, t, alpha, n, st)
-            .phase(Some(name));
+    if wave.is_some() && j <= 0.0 {
+        return deterministic_echo(p, (id, what), w, n).phase(Some(name));
     }
-    if let Some((size, spread)) = wave {
+    if let Some(Wave { size, spread, .. }) = wave {
         let cycles = steady::ripple_cycles(j, mu, spread, 0.1);
         if t < cycles * mu {
             let (peak, busiest) = steady::first_echo(p, size, j, w);
@@ -284,51 +282,26 @@ fn steady_tolerance(
 }
 
 /// A hold after a wave with no jitter (§3.6 with j = 0): every resource keeps the phase the
-/// wave gave it, so each poll cycle replays the wave and the echo never dephases. The wave's
-/// own windowed maximum is the echo's: its share of W widened by the spread of reconcile
-/// durations Δ = L_max − L_min (its size if it took less than that), plus the union bound of
-/// the resources polled apart from it; with a bucket, never above ⌊B + R·W⌋, which every
-/// reconcile passes whatever the phases.
-#[allow(clippy::too_many_arguments)]
-fn deterministic_echo(
-    p: &Params,
-    (id, what): (String, String),
-    (size, spread): (f64, f64),
-    w: f64,
-    t: f64,
-    alpha: f64,
-    n: f64,
-    st: &Steady,
-) -> Prediction {
-    let widened = w + (p.l_max - p.l_min).max(0.0);
-    let in_w = if spread > widened {
-        (size * widened / spread).ceil() + 1.0
-    } else {
-        size
-    }
-    .min(size);
-    let rest = (n - size).max(0.0);
-    let rest_rate = if n > 0.0 { st.rate * rest / n } else { 0.0 };
-    let (others, delta) = scan::union_tolerance(rest_rate, w, t, alpha);
+/// wave's last reconciles gave it, so each poll cycle replays them and the echo never
+/// dephases. Those phases follow whichever limiter released the wave's last steps (the API
+/// client's, the cloud's latency), so no spread of the wave bounds them: the hard bounds do,
+/// the reconciles the bucket and the workers let through in W (§3.3, Lemma 3), at most N.
+fn deterministic_echo(p: &Params, (id, what): (String, String), w: f64, n: f64) -> Prediction {
     let bucket = if p.has_bucket() {
         bounds::bucket_window(p.b, p.r, w)
     } else {
         f64::INFINITY
     };
-    Prediction::new(id, what, (in_w + others as f64).min(n).min(bucket), "calls")
-        .formula("min(N, ⌊B + R·W⌋, ⌈n_wave·(W + Δ)/D⌉ + 1 + least k with G·P(Poisson(λ_rest·(W + δ)) ≥ k) ≤ α) (jitter 0: every cycle replays the wave)")
+    let workers = bounds::worker_cap(p, w);
+    Prediction::new(id, what, n.min(bucket).min(workers), "calls")
+        .formula("min(N, ⌊B + R·W⌋, Σ_c w·(⌊W/L_min⌋ + 1)) (jitter 0: every cycle replays the wave's phases)")
         .input("N", n)
         .input("B", p.b)
         .input("R", p.r)
-        .input("n_wave", size)
-        .input("D", spread)
-        .input("Δ", widened - w)
-        .input("wave in W", in_w)
-        .input("λ_rest", rest_rate)
+        .input("w", p.w)
+        .input("L_min", p.l_min)
         .input("W", w)
-        .input("δ", delta)
-        .input("α", alpha)
         .meaning(Meaning::Tolerance)
-        .source("[D] §3.3, §3.5, §3.6")
-        .note("no poll jitter: every cycle replays the wave's phases, so its echo never dephases")
+        .source("[P] §3.3, §3.6")
+        .note("no poll jitter: every cycle replays the phases of the wave's last reconciles, which never dephase; only the hard bounds hold")
 }

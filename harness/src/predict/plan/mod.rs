@@ -71,7 +71,7 @@ pub fn plan(s: &Scenario) -> Plan {
     let mut alive = vec![false; s.groups.len()];
     let mut phases = Vec::new();
     let mut params = base.clone();
-    let mut since_wave: Option<(f64, f64)> = None; // (wave size, wave spread)
+    let mut since_wave: Option<wave::Wave> = None;
     let changes_faults = s.changes_faults();
     for (index, phase) in s.phases.iter().enumerate() {
         let pre_alive = alive.clone();
@@ -204,7 +204,7 @@ fn phase_plan(
     p: &Params,
     phase: &Phase,
     alive: &[bool],
-    since_wave: &mut Option<(f64, f64)>,
+    since_wave: &mut Option<wave::Wave>,
 ) -> PhasePlan {
     let name = phase.name.as_str();
     let cls = classes(s, alive, &[]);

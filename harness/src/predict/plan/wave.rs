@@ -75,13 +75,22 @@ pub(super) fn backlog_of(
 }
 
 /// What a backlog phase's predictions leave for the rest of the plan.
+/// A wave that locks the phases of the resources it reconciles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Wave {
+    /// How many resources it reconciled.
+    pub size: f64,
+    /// Its expected spread: the model's drain (s).
+    pub spread: f64,
+}
+
 pub(super) struct WaveOutcome {
     /// The `crossplane` model's excess, for resync and update waves.
     pub excess: Option<Excess>,
     /// The physical drain limit.
     pub physical: Prediction,
-    /// (wave size, wave spread) for a later hold's echo, for waves that lock phases.
-    pub wave: Option<(f64, f64)>,
+    /// The wave, for a later hold's echo, for waves that lock phases.
+    pub wave: Option<Wave>,
 }
 
 /// The predictions of a backlog phase, appended to `preds`.
@@ -232,7 +241,10 @@ pub(super) fn wave_predictions(
         phase.action,
         Action::Create { .. } | Action::Restart | Action::Resync { .. }
     )
-    .then_some((n, last));
+    .then_some(Wave {
+        size: n,
+        spread: last,
+    });
     quota_predictions(s, p, name, &phase.action, groups, preds);
     WaveOutcome {
         excess,
