@@ -52,7 +52,7 @@ pub fn calibrate_cmd(a: CalibrateArgs) -> Result<Outcome> {
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-calibration", c.name)));
-    let (r, interrupted) = execute(&c, target, &out)?;
+    let (r, interrupted) = execute(&c, target, &out, false)?;
     // A sample that stopped early measured some paths on some resources only: no file.
     if let Some(stopped) = &r.stopped {
         eprintln!(

@@ -54,6 +54,10 @@ pub struct Prediction {
     pub source: String,
     /// Anything a reader must know (the mechanism of an excess, an assumption).
     pub note: Option<String>,
+    /// The checks a condition is about (an UNMODELED condition names the checks whose
+    /// formulas it takes out of the model's cover).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
 }
 
 impl Prediction {
@@ -71,7 +75,15 @@ impl Prediction {
             meaning: Meaning::Expected,
             source: String::new(),
             note: None,
+            checks: Vec::new(),
         }
+    }
+
+    /// About these checks.
+    #[must_use]
+    pub fn checks(mut self, checks: &[&str]) -> Self {
+        self.checks = checks.iter().map(|c| (*c).to_owned()).collect();
+        self
     }
 
     /// With the formula text.

@@ -125,6 +125,23 @@ pub fn junit(r: &RunResult) -> String {
     phase_cases(r, &mut suite);
     for v in &r.verdicts {
         let status = match v.outcome {
+            // The model does not cover the check: skipped, or a failure under --strict.
+            Outcome::Unmodeled => {
+                let mut st = if v.pass {
+                    TestCaseStatus::skipped()
+                } else {
+                    TestCaseStatus::non_success(NonSuccessKind::Failure)
+                };
+                st.set_message(format!(
+                    "unmodeled: observed {} (the model's limit {} does not cover this scenario{})",
+                    fmt_num(v.observed),
+                    fmt_num(v.limit),
+                    if v.pass { "" } else { "; --strict" }
+                ))
+                .set_type("unmodeled")
+                .set_description(detail(v));
+                st
+            }
             _ if v.pass => TestCaseStatus::success(),
             Outcome::Incomplete => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);

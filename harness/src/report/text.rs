@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::predict::{Meaning, Plan, Prediction, fmt_num};
-use crate::result::{RunResult, Verdict};
+use crate::result::{Outcome, RunResult, Verdict};
 use crate::scenario::{Scenario, TimeMode};
 
 fn verdict_word(v: &Verdict) -> &'static str {
@@ -191,11 +191,21 @@ pub fn assertion_table(r: &RunResult) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
+    let unmodeled = r
+        .verdicts
+        .iter()
+        .filter(|v| v.pass && v.outcome == Outcome::Unmodeled)
+        .count();
     let _ = writeln!(
         out,
-        "{} of {} assertions passed{}",
-        r.verdicts.len() - failed,
+        "{} of {} assertions passed{}{}",
+        r.verdicts.len() - failed - unmodeled,
         r.verdicts.len(),
+        if unmodeled > 0 {
+            format!(", {unmodeled} UNMODELED (not covered by the model; --strict fails them)")
+        } else {
+            String::new()
+        },
         if r.partial { " (partial run)" } else { "" }
     );
     let _ = writeln!(

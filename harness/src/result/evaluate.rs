@@ -340,6 +340,20 @@ fn upper(
     }
 }
 
+/// The reasons the plan gives for `check` not being modelled in `phase`.
+fn unmodeled<'a>(plan: &'a Plan, phase: &str, check: &str) -> Vec<&'a str> {
+    let prefix = format!("{phase}/unmodeled/");
+    plan.all()
+        .filter(|c| c.id.starts_with(&prefix) && c.value >= 1.0)
+        .filter(|c| c.checks.iter().any(|x| x == check))
+        .map(|c| {
+            c.note
+                .as_deref()
+                .unwrap_or("the formula does not cover this phase")
+        })
+        .collect()
+}
+
 fn check_name(c: &Check) -> &'static str {
     match c {
         Check::CloudCalls { .. } => "cloudCalls",
@@ -585,6 +599,21 @@ fn verdict(
         _ => None,
     };
     v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
+    let why: Vec<&str> = phase
+        .as_ref()
+        .map(|p| unmodeled(plan, p, check_name(&a.check)))
+        .unwrap_or_default();
+    if !why.is_empty() {
+        v.outcome = Outcome::Unmodeled;
+        v.pass = true;
+        v.note = Some(format!(
+            "UNMODELED: {}; measured {} against the uncovered limit {}{}",
+            why.join("; "),
+            fmt_num(v.observed),
+            fmt_num(v.limit),
+            v.note.map(|n| format!("; {n}")).unwrap_or_default()
+        ));
+    }
     let unfinished = match (&phase, span) {
         (Some(p), None) => Some(format!("phase {p} never ran")),
         (Some(p), Some(sp)) if !sp.completed => Some(match &sp.failure {
@@ -686,5 +715,57 @@ fn ttr_verdict(
         outcome: Outcome::default(),
         note: Some(format!("limit: {how}")),
         calls_window_s: None,
+    }
+}
+
+#[cfg(test)]
+mod unmodeled_tests {
+    use super::*;
+    use crate::result::observe::PhaseSpan;
+
+    const MIXED: &str = "apiVersion: harness/v1\nname: mixed\nprovider: {maxReconcileRate: 5, pollInterval: 1m}\ncloud:\n  quotas:\n    read: {burst: 20, perSecond: 4}\nresources:\n  - name: b\n    kind: Bucket\n    count: 300\n    faults: [{percent: 5, error: Conflict}]\n    annotations: [{percent: 10, values: {crossplane.io/poll-interval: 10s}}]\nphases:\n  - {name: create, action: create, rate: 20}\n  - {name: hold, action: hold, duration: 1h}\nassertions:\n  - {check: steadyRate, phase: hold}\n  - {check: cloudCalls, window: 10s}\n";
+
+    fn observations() -> Observations {
+        let span = |name: &str, start_us, end_us| PhaseSpan {
+            name: name.into(),
+            start_us,
+            end_us,
+            completed: true,
+            failure: None,
+        };
+        Observations {
+            duration_us: 3_700_000_000,
+            phases: vec![
+                span("create", 0, 100_000_000),
+                span("hold", 100_000_000, 3_700_000_000),
+            ],
+            ..Observations::default()
+        }
+    }
+
+    #[test]
+    fn a_check_the_model_does_not_cover_is_unmodeled_with_its_reason_and_strict_fails_it() {
+        let s = crate::scenario::parse(MIXED, "mixed.yaml").expect("valid");
+        let plan = crate::predict::plan(&s);
+        let mut r = evaluate(&s, &plan, &observations());
+        let steady = &r.verdicts[0];
+        assert_eq!(steady.outcome, Outcome::Unmodeled, "{steady:?}");
+        assert!(steady.pass);
+        let note = steady.note.as_deref().unwrap_or_default();
+        assert!(
+            note.starts_with("UNMODELED: the global bucket binds"),
+            "{note}"
+        );
+        assert!(
+            note.contains("measured 0 against the uncovered limit"),
+            "{note}"
+        );
+        // A run-wide hard bound is covered.
+        assert_eq!(r.verdicts[1].outcome, Outcome::Pass);
+        assert!(r.passed());
+        assert!(r.headline().contains("1 UNMODELED"), "{}", r.headline());
+        r.make_strict();
+        assert!(!r.passed());
+        assert!(!r.verdicts[0].pass && r.verdicts[1].pass);
     }
 }

@@ -109,3 +109,25 @@ fn predict_answers_on_every_shipped_scenario_without_jitter() {
     }
     assert!(seen >= 15, "only {seen} scenarios loaded");
 }
+
+/// docs/budget.md §11: a condition is raised only where a formula's assumption is broken;
+/// the shipped scenarios stay inside the model's cover.
+#[test]
+fn no_shipped_scenario_is_outside_the_models_cover() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios");
+    let mut uncovered = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let s = harness::scenario::load_with(&path, &[]).unwrap();
+        uncovered.extend(
+            plan(&s)
+                .all()
+                .filter(|p| p.id.contains("/unmodeled/"))
+                .map(|p| format!("{}: {}", path.display(), p.id)),
+        );
+    }
+    assert!(uncovered.is_empty(), "{uncovered:#?}");
+}

@@ -1,10 +1,12 @@
 //! A scenario's budget, phase by phase and account by account: which formulas apply where.
 //!
 //! [`plan`] walks the phases; each kind of phase has its file: [`wave`] for backlogs, [`hold`]
-//! for steady holds, [`faults`] for outages and latency, [`accounts`] for cloud quotas, and
-//! [`scope`] for what a phase acts on.
+//! for steady holds, [`faults`] for outages and latency, [`accounts`] for cloud quotas,
+//! [`scope`] for what a phase acts on, and [`coverage`] for the checks a hold's formulas do
+//! not cover (UNMODELED).
 
 mod accounts;
+mod coverage;
 mod duration;
 mod faults;
 mod hold;
@@ -264,17 +266,28 @@ fn phase_plan(
         );
     }
     match &phase.action {
-        Action::Hold { duration } => hold::hold_predictions(
-            s,
-            p,
-            alive,
-            name,
-            duration.as_secs_f64(),
-            &poll_cls,
-            &st,
-            since_wave.take(),
-            &mut preds,
-        ),
+        Action::Hold { duration } => {
+            hold::hold_predictions(
+                s,
+                p,
+                alive,
+                name,
+                duration.as_secs_f64(),
+                &poll_cls,
+                &st,
+                since_wave.take(),
+                &mut preds,
+            );
+            coverage::hold_coverage(
+                p,
+                name,
+                duration.as_secs_f64(),
+                s.prediction.alpha,
+                &st,
+                failing.as_ref(),
+                &mut preds,
+            );
+        }
         Action::CloudOutage { duration, .. } => {
             faults::outage_predictions(p, name, duration.as_secs_f64(), population, &mut preds)
         }
