@@ -9,6 +9,13 @@
 //! assertions: [`crate::result::workload`]; the provider settings may differ, that is the
 //! point of an A/B), and every metric must exist in both. The command exits 3 when any of
 //! these fails, 1 on a regression, 0 otherwise.
+//!
+//! Runs whose settings differ (R, the poll interval, jitter, model, backoff, buckets per
+//! scope, and what follows from them: the API client's limits, SDK attempts) compare as a
+//! settings change: the header names each changed setting, every row is the effect of the
+//! change, and only a worse use of a budget (observed ÷ limit of an assertion with an upper
+//! limit, `budget use NAME`) or a slower time to Ready gates as a regression: more calls per
+//! window after raising R is the change working, not a regression.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -155,6 +162,8 @@ pub struct Comparison {
     pub problems: Vec<Problem>,
     /// Every metric of either run, sorted (empty when the workloads differ).
     pub rows: Vec<Row>,
+    /// The settings that differ, `name: old → new`.
+    pub settings_changed: Vec<String>,
     /// The threshold (percent).
     pub max_regression_pct: f64,
 }
@@ -184,10 +193,34 @@ fn ops(a: &RunResult, b: &RunResult) -> BTreeMap<String, BTreeSet<String>> {
     ops
 }
 
-fn metrics(r: &RunResult, ops: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, f64> {
+/// The phases both runs counted calls by operation in: there those rows stand in for the
+/// calls by action, one row per difference (not `get` beside `generic:get`).
+fn by_operation(a: &RunResult, b: &RunResult) -> BTreeSet<String> {
+    a.phases
+        .iter()
+        .filter(|p| !p.operations.is_empty())
+        .filter(|p| {
+            b.phases
+                .iter()
+                .any(|q| q.name == p.name && !q.operations.is_empty())
+        })
+        .map(|p| p.name.clone())
+        .collect()
+}
+
+fn metrics(
+    r: &RunResult,
+    ops: &BTreeMap<String, BTreeSet<String>>,
+    by_operation: &BTreeSet<String>,
+) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
     for p in &r.phases {
-        for op in ops.get(&p.name).into_iter().flatten() {
+        let by_action = if by_operation.contains(&p.name) {
+            None
+        } else {
+            ops.get(&p.name)
+        };
+        for op in by_action.into_iter().flatten() {
             let n = p.calls.get(op).copied().unwrap_or(0);
             m.insert(format!("calls {} {op}", p.name), n as f64);
         }
@@ -207,6 +240,58 @@ fn metrics(r: &RunResult, ops: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<
     }
     m.insert("throttles total".into(), r.throttles() as f64);
     m
+}
+
+/// The checks whose limit is a budget of calls or requests in a window.
+const BUDGETS: [&str; 4] = ["cloudCalls", "apiRequests", "steadyRate", "operationCalls"];
+
+/// Each budget assertion's use of its limit, observed ÷ limit in percent: what a settings
+/// change must not use worse (time to Ready gates by its own rows).
+fn budget_use(r: &RunResult) -> BTreeMap<String, f64> {
+    r.verdicts
+        .iter()
+        .filter(|v| BUDGETS.contains(&v.check.as_str()))
+        .filter(|v| v.upper && v.limit.is_finite() && v.limit > 0.0 && v.observed.is_finite())
+        .map(|v| {
+            (
+                format!("budget use {} %", v.name),
+                v.observed / v.limit * 100.0,
+            )
+        })
+        .collect()
+}
+
+/// The settings that differ, `name: old → new` (results written before settings were
+/// recorded compare by their settings line).
+fn settings_changed(old: &RunResult, new: &RunResult) -> Vec<String> {
+    let (a, b) = (&old.scenario.setting_lines, &new.scenario.setting_lines);
+    let split = |l: &String| {
+        l.split_once(": ")
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .unwrap_or_else(|| (l.clone(), String::new()))
+    };
+    let a: BTreeMap<String, String> = a.iter().map(split).collect();
+    let b: BTreeMap<String, String> = b.iter().map(split).collect();
+    let mut out: Vec<String> = a
+        .keys()
+        .chain(b.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            let side = |m: &BTreeMap<String, String>| {
+                m.get(k).cloned().unwrap_or_else(|| "unset".to_owned())
+            };
+            format!("{k}: {} → {}", side(&a), side(&b))
+        })
+        .collect();
+    if out.is_empty() {
+        let (sa, sb) = (Side::of(old).settings, Side::of(new).settings);
+        if sa != sb {
+            out.push(format!("settings: {sa} → {sb}"));
+        }
+    }
+    out
 }
 
 /// Calls by operation per phase, both runs' operations in each (0 when one made none), for
@@ -364,13 +449,19 @@ pub fn compare(old: &RunResult, new: &RunResult, max_regression_pct: f64) -> Com
     if !same_workload {
         problems.push(Problem::WorkloadDiffers { old_only, new_only });
     }
+    let changed = settings_changed(old, new);
     let mut rows = Vec::new();
     if same_workload {
         let ops = ops(old, new);
-        let (mut a, mut b) = (metrics(old, &ops), metrics(new, &ops));
+        let by_op = by_operation(old, new);
+        let (mut a, mut b) = (metrics(old, &ops, &by_op), metrics(new, &ops, &by_op));
         for [x, y] in [operation_metrics(old, new), per_reconcile_metrics(old, new)] {
             a.extend(x);
             b.extend(y);
+        }
+        if !changed.is_empty() {
+            a.extend(budget_use(old));
+            b.extend(budget_use(new));
         }
         let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
         let mut missing = Vec::new();
@@ -381,8 +472,11 @@ pub fn compare(old: &RunResult, new: &RunResult, max_regression_pct: f64) -> Com
                 new: b.get(k).copied(),
                 regression: false,
             };
+            // A settings change gates on budget use and time to Ready: its other rows are
+            // its effect.
+            let gated = changed.is_empty() || k.starts_with("budget use ") || k.starts_with("ttr ");
             let regression = match (row.old, row.new, row.change_pct()) {
-                (Some(o), Some(n), Some(c)) => n > o && c > max_regression_pct,
+                (Some(o), Some(n), Some(c)) => gated && n > o && c > max_regression_pct,
                 _ => {
                     missing.push(k.clone());
                     false
@@ -399,6 +493,7 @@ pub fn compare(old: &RunResult, new: &RunResult, max_regression_pct: f64) -> Com
         new: Side::of(new),
         problems,
         rows,
+        settings_changed: changed,
         max_regression_pct,
     }
 }
@@ -416,6 +511,13 @@ fn header(o: &mut String, c: &Comparison) {
         let mark = if old == new { "" } else { "  (differs)" };
         let _ = writeln!(o, "{name:<10} OLD {old}");
         let _ = writeln!(o, "{:<10} NEW {new}{mark}", "");
+    }
+    if !c.settings_changed.is_empty() {
+        let _ = writeln!(
+            o,
+            "settings changed: {}\nthe rows below are the effect of that change; only budget use and time to Ready gate as regressions",
+            c.settings_changed.join("; ")
+        );
     }
     o.push('\n');
 }

@@ -3,6 +3,7 @@
 
 use super::model::{ScenarioInfo, SettingsInfo};
 use crate::scenario::{Action, Scenario};
+use limiter::go::GoDuration;
 
 /// What the provider is put through, apart from its settings, one line per group, phase,
 /// cloud section and assertion. The lines are built from the validated scenario, so a
@@ -70,9 +71,50 @@ pub fn workload(s: &Scenario) -> Vec<String> {
         ));
     }
     lines.push(format!("cloud: {:?}", s.cloud));
-    lines.push(format!("prediction inputs: {:?}", s.prediction));
+    // The API client's limits and the SDK's attempts follow from the settings (a profile
+    // derives the client's QPS from R; the AWS retry mode sets the attempts): they are in
+    // `setting_lines`, not the workload.
+    let i = &s.prediction;
+    lines.push(format!(
+        "prediction inputs: reconcile {:?}, min {:?}, max {:?}, cpu {:?}, self event {}, alpha {}, api {:?}",
+        i.reconcile, i.min_reconcile, i.max_reconcile, i.reconcile_cpu, i.self_event, i.alpha, i.api
+    ));
     for a in &s.assertions {
         lines.push(format!("assertion {}", a.name));
+    }
+    lines
+}
+
+/// The provider's settings and what follows from them, one `name: value` line each.
+#[must_use]
+pub fn setting_lines(s: &Scenario) -> Vec<String> {
+    let st = &s.settings;
+    let go = |d: std::time::Duration| GoDuration::from_std(d).to_string();
+    let mut lines = vec![
+        format!("maxReconcileRate: {}", st.rate()),
+        format!("rateLimitModel: {}", st.model),
+        format!("pollInterval: {}", go(st.poll_interval)),
+        format!("pollJitterPercent: {}", st.poll_jitter_percent),
+        format!("pollJitterSizing: {:?}", st.poll_jitter_sizing),
+        format!("minPollInterval: {}", go(st.min_poll_interval)),
+        format!("scopedBuckets: {}", st.scoped_buckets),
+        format!(
+            "backoffBase: {}",
+            st.backoff_base.map_or("the model's".to_owned(), go)
+        ),
+        format!(
+            "backoffMax: {}",
+            st.backoff_max.map_or("the model's".to_owned(), go)
+        ),
+        format!("errorRequeue: {:?}", st.error_requeue),
+        format!("observeOnlyAbsent: {:?}", st.observe_only_absent),
+        format!("eventClient: {:?}", st.event_client),
+        format!("reconcileRequests: {:?}", st.reconcile_requests),
+        format!("aws: {:?}", s.aws),
+        format!("sdkAttempts: {}", s.prediction.sdk_attempts),
+    ];
+    if let Some(c) = &s.prediction.client {
+        lines.push(format!("api client: {c:?}"));
     }
     lines
 }
@@ -99,6 +141,7 @@ pub fn scenario_info(s: &Scenario) -> ScenarioInfo {
             .map(|p| format!("{} ({})", p.name, p.action.name()))
             .collect(),
         workload: workload(s),
+        setting_lines: setting_lines(s),
     }
 }
 

@@ -199,6 +199,10 @@ pub struct ScenarioInfo {
     /// cloud and assertions, one line each. Two runs compare only when these agree.
     #[serde(default)]
     pub workload: Vec<String>,
+    /// The provider's settings and what follows from them (the API client's limits, SDK
+    /// attempts), one `name: value` line each: what `compare` reports as changed.
+    #[serde(default)]
+    pub setting_lines: Vec<String>,
 }
 
 /// A peak windowed count.

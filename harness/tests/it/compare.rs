@@ -28,7 +28,16 @@ fn a_rise_past_the_threshold_is_a_regression_and_a_rise_below_it_is_not() {
     let new = evaluate(&s, &p, &obs);
     let c = compare(&old, &new, 10.0);
     let regressed: Vec<&str> = c.regressions().map(|r| r.metric.as_str()).collect();
-    assert!(regressed.contains(&"calls create create"), "{regressed:?}");
+    // One row per difference: the calls by operation stand in for those by action.
+    assert!(
+        regressed.contains(&"calls create generic:create"),
+        "{regressed:?}"
+    );
+    assert!(
+        !c.rows.iter().any(|r| r.metric == "calls create create"),
+        "{:?}",
+        c.rows
+    );
     assert!(render(&c).contains("REGRESSION"));
     assert_eq!(
         compare(&old, &new, 25.0).regressions().count(),
@@ -118,8 +127,8 @@ fn different_workloads_are_not_compared_but_different_settings_are() {
     };
     let faster = harness::scenario::load_with(&path, &sets(&["provider.maxReconcileRate=20"]))
         .expect("loads");
-    let mut new = passing(&s);
-    new.scenario = harness::result::scenario_info(&faster);
+    // The same observations, judged under R = 20's budget.
+    let mut new = passing(&faster);
     let c = compare(&old, &new, 10.0);
     assert!(c.comparable(), "{:?}", c.problems);
     let text = render(&c);
@@ -128,6 +137,25 @@ fn different_workloads_are_not_compared_but_different_settings_are() {
             "overrides  OLD none\n           NEW provider.maxReconcileRate=20  (differs)"
         ),
         "{text}"
+    );
+    assert_eq!(c.settings_changed, ["maxReconcileRate: 10 → 20"]);
+    assert!(
+        text.contains("settings changed: maxReconcileRate: 10 → 20\nthe rows below are the effect of that change"),
+        "{text}"
+    );
+    // The same observations under a larger budget: every budget is used less, nothing
+    // regresses, and each assertion's use is a row.
+    assert_eq!(c.regressions().count(), 0, "{text}");
+    assert!(
+        c.rows.iter().any(|r| r.metric.starts_with("budget use ")),
+        "{text}"
+    );
+    // Back the other way: the same calls under half the budget use it worse, a regression.
+    let back = compare(&new, &old, 10.0);
+    let regressed: Vec<&str> = back.regressions().map(|r| r.metric.as_str()).collect();
+    assert!(
+        !regressed.is_empty() && regressed.iter().all(|m| m.starts_with("budget use ")),
+        "{regressed:?}"
     );
     let bigger =
         harness::scenario::load_with(&path, &sets(&["resources.bucket.count=50"])).expect("loads");

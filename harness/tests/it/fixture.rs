@@ -31,7 +31,7 @@ fn call(at_us: u64, action: CallAction, name: &str, throttled: bool) -> CloudCal
         at_us,
         account: "default".into(),
         action,
-        op: "generic:get".into(),
+        op: format!("generic:{}", action.as_str()).into(),
         name: name.into(),
         status: if throttled { 429 } else { 200 },
         throttled,
