@@ -44,6 +44,15 @@ pub enum ApiError {
         /// The details for the `Status`.
         details: Box<Details>,
     },
+    /// 409: a server-side apply that would change fields other managers own
+    /// (`NewApplyConflict`), one `FieldManagerConflict` cause per field.
+    #[error("{message}")]
+    ApplyConflict {
+        /// `Apply failed with N conflict(s): ...`.
+        message: String,
+        /// One per conflicting field.
+        causes: Vec<Cause>,
+    },
     /// 405: the verb is not supported on this path.
     #[error("{message}")]
     MethodNotAllowed {
@@ -187,7 +196,7 @@ impl ApiError {
         match self {
             Self::BadRequest { .. } => 400,
             Self::NotFound { .. } => 404,
-            Self::AlreadyExists { .. } | Self::Conflict { .. } => 409,
+            Self::AlreadyExists { .. } | Self::Conflict { .. } | Self::ApplyConflict { .. } => 409,
             Self::MethodNotAllowed { .. } => 405,
             Self::Expired { .. } => 410,
             Self::UnsupportedMediaType { .. } => 415,
@@ -203,7 +212,7 @@ impl ApiError {
             Self::BadRequest { .. } => "BadRequest",
             Self::NotFound { .. } => "NotFound",
             Self::AlreadyExists { .. } => "AlreadyExists",
-            Self::Conflict { .. } => "Conflict",
+            Self::Conflict { .. } | Self::ApplyConflict { .. } => "Conflict",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::Expired { .. } => "Expired",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
@@ -231,6 +240,12 @@ impl ApiError {
                     .collect();
                 Some(v)
             }
+            Self::ApplyConflict { causes, .. } => Some(json!({
+                "causes": causes
+                    .iter()
+                    .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                    .collect::<Vec<_>>(),
+            })),
             Self::PatchNotApplied => Some(json!({})),
             Self::TooManyRequests { retry_after_secs } => {
                 Some(json!({ "retryAfterSeconds": retry_after_secs }))

@@ -71,6 +71,7 @@ mod selector;
 mod serve;
 mod server;
 mod service;
+mod ssa;
 mod store;
 mod verb;
 mod watch;

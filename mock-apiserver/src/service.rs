@@ -146,6 +146,7 @@ where
                         query: &query,
                         content_type: header_str(&parts.headers, header::CONTENT_TYPE),
                         accept: header_str(&parts.headers, header::ACCEPT),
+                        user_agent: header_str(&parts.headers, header::USER_AGENT),
                         body,
                         stop,
                     };

@@ -35,6 +35,8 @@ pub struct Request<'a> {
     pub content_type: &'a str,
     /// The `Accept` header, or empty.
     pub accept: &'a str,
+    /// The `User-Agent` header, or empty.
+    pub user_agent: &'a str,
     /// The whole request body.
     pub body: Bytes,
     /// Ends watch streams when the serving socket shuts down.

@@ -14,7 +14,8 @@ use crate::protobuf;
 use crate::registry::{ResourceKind, View};
 use crate::response::{ResponseBody, with_warnings};
 use crate::schema::FieldValidation;
-use crate::store::{Preconditions, Propagation, WriteOptions};
+use crate::ssa;
+use crate::store::{Fields, Preconditions, Propagation, Subresource, WriteOptions};
 
 impl Context<'_> {
     pub(super) fn create(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
@@ -22,6 +23,7 @@ impl Context<'_> {
         let options = WriteOptions {
             dry_run: dry_run(request.query),
             field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
+            fields: Fields::Update(manager(request)),
             ..WriteOptions::default()
         };
         let written =
@@ -50,6 +52,7 @@ impl Context<'_> {
             require_resource_version: self.kind.custom,
             create_if_missing: false,
             field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
+            fields: Fields::Update(manager(request)),
         };
         let written = self.server.shared.store.update(
             self.store_kind,
@@ -101,8 +104,10 @@ impl Context<'_> {
             }
             "application/apply-patch+yaml" => {
                 if request.query.get("fieldManager").is_none_or(str::is_empty) {
-                    return Err(ApiError::bad_request(
-                        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                    return Err(patch_options_invalid(
+                        "FieldValueRequired",
+                        "fieldManager",
+                        "Required value: is required for apply patch",
                     ));
                 }
                 apply = true;
@@ -120,6 +125,13 @@ impl Context<'_> {
                 });
             }
         };
+        if !apply && request.query.get("force").is_some() {
+            return Err(patch_options_invalid(
+                "FieldValueForbidden",
+                "force",
+                "Forbidden: may not be specified for non-apply patch",
+            ));
+        }
         let json_patch = media == "application/json-patch+json";
         if !json_patch && !patch_value.is_object() {
             return Err(ApiError::bad_request("the patch must be a JSON object"));
@@ -127,11 +139,28 @@ impl Context<'_> {
         if apply {
             patch_value = self.incoming(patch_value)?;
         }
+        let manager = manager(request);
         let options = WriteOptions {
             dry_run: dry_run(request.query),
             require_resource_version: false,
             create_if_missing: apply,
             field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
+            fields: if apply {
+                Fields::Applied
+            } else {
+                Fields::Update(manager)
+            },
+        };
+        let force = request.query.get("force") == Some("true");
+        let api_version = self.kind.api_version();
+        let now = self.server.shared.store.clock().rfc3339();
+        let writer = ssa::Writer {
+            manager,
+            api_version: &api_version,
+            status: self.subresource == Subresource::Status,
+            status_subresource: self.store_kind.status_subresource,
+            shape: ssa::Shape::of(self.store_kind),
+            now: &now,
         };
         let core_view = self.kind.view == View::CoreEvents;
         let written = self.server.shared.store.update(
@@ -141,10 +170,21 @@ impl Context<'_> {
             self.subresource,
             options,
             |old| {
+                if apply {
+                    if let Some(meta) = patch_value
+                        .get_mut("metadata")
+                        .and_then(Value::as_object_mut)
+                    {
+                        // An apply configuration does not carry a resourceVersion
+                        // precondition unless it sets one explicitly.
+                        meta.remove("resourceVersion");
+                    }
+                    return ssa::apply(&writer, old, &patch_value, force).map_err(ssa::api_error);
+                }
                 let Some(old) = old else {
                     return Ok(patch_value.clone());
                 };
-                let mut target = if core_view && !apply {
+                let mut target = if core_view {
                     events::to_core(old)
                 } else {
                     old.clone()
@@ -152,18 +192,9 @@ impl Context<'_> {
                 if json_patch {
                     patch::json_patch(&mut target, &patch_value).map_err(patch_error)?;
                 } else {
-                    if let Some(meta) = patch_value
-                        .get_mut("metadata")
-                        .and_then(Value::as_object_mut)
-                        && apply
-                    {
-                        // An apply configuration does not carry a resourceVersion precondition
-                        // unless it sets one explicitly.
-                        meta.remove("resourceVersion");
-                    }
                     patch::merge_patch(&mut target, &patch_value);
                 }
-                Ok(if core_view && !apply {
+                Ok(if core_view {
                     events::from_core(&target)
                 } else {
                     target
@@ -302,6 +333,32 @@ impl Context<'_> {
         Ok(self
             .renderer
             .list_response(&deleted, store.resource_version(), None))
+    }
+}
+
+/// The field manager of a write: `fieldManager`, else the user agent's program name.
+fn manager<'r>(request: &Request<'r>) -> &'r str {
+    match request.query.get("fieldManager") {
+        Some(manager) if !manager.is_empty() => manager,
+        _ => ssa::manager_from_user_agent(request.user_agent),
+    }
+}
+
+/// `ValidatePatchOptions`' answer: 422 on `PatchOptions.meta.k8s.io`.
+fn patch_options_invalid(reason: &'static str, field: &str, message: &str) -> ApiError {
+    ApiError::Invalid {
+        kind: "PatchOptions.meta.k8s.io".into(),
+        name: String::new(),
+        causes: vec![crate::error::Cause {
+            reason,
+            field: field.into(),
+            message: message.into(),
+        }],
+        details: Box::new(crate::error::Details::new(
+            "",
+            "meta.k8s.io",
+            "PatchOptions",
+        )),
     }
 }
 

@@ -59,6 +59,7 @@ pub struct Structural {
     default: Option<Value>,
     list_type: Option<String>,
     list_map_keys: Vec<String>,
+    map_type: Option<String>,
     rules: Vec<Rule>,
 }
 
@@ -139,6 +140,10 @@ impl Structural {
                         .collect()
                 })
                 .unwrap_or_default(),
+            map_type: schema
+                .get("x-kubernetes-map-type")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
             ..Self::default()
         };
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
@@ -176,6 +181,46 @@ impl Structural {
             }
         }
         Ok(node)
+    }
+
+    /// The schema of property `name`, when declared.
+    pub fn property(&self, name: &str) -> Option<&Structural> {
+        self.properties.get(name)
+    }
+
+    /// The schema of undeclared properties (`additionalProperties`).
+    pub fn additional_properties(&self) -> Option<&Structural> {
+        self.additional_properties.as_deref()
+    }
+
+    /// The schema of list items.
+    pub fn items(&self) -> Option<&Structural> {
+        self.items.as_deref()
+    }
+
+    /// Whether undeclared fields are kept (`x-kubernetes-preserve-unknown-fields`).
+    pub fn preserves_unknown_fields(&self) -> bool {
+        self.preserve_unknown
+    }
+
+    /// `x-kubernetes-list-type`, when set.
+    pub fn list_type(&self) -> Option<&str> {
+        self.list_type.as_deref()
+    }
+
+    /// `x-kubernetes-list-map-keys`.
+    pub fn list_map_keys(&self) -> &[String] {
+        &self.list_map_keys
+    }
+
+    /// The `default`, when set.
+    pub fn default_value(&self) -> Option<&Value> {
+        self.default.as_ref()
+    }
+
+    /// `x-kubernetes-map-type`, when set.
+    pub fn map_type(&self) -> Option<&str> {
+        self.map_type.as_deref()
     }
 
     /// Whether anything under this node has a default (so reads need defaulting).

@@ -70,9 +70,22 @@ pub enum Subresource {
     Status,
 }
 
+/// Who owns the fields a write sets (`metadata.managedFields`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Fields<'a> {
+    /// The server's own write: managed fields are left as they are.
+    #[default]
+    Untracked,
+    /// A client's create, update or non-apply patch: recorded as an `Update` of this
+    /// manager.
+    Update(&'a str),
+    /// A server-side apply: the change already carries its managed fields.
+    Applied,
+}
+
 /// Options of a create or update.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct WriteOptions {
+pub struct WriteOptions<'a> {
     /// `dryRun=All`: validate and answer, but store nothing.
     pub dry_run: bool,
     /// Whether an update without `metadata.resourceVersion` is refused (PUT of a custom
@@ -82,6 +95,8 @@ pub struct WriteOptions {
     pub create_if_missing: bool,
     /// What a custom resource's unknown fields do to the write.
     pub field_validation: FieldValidation,
+    /// Who owns what the write sets.
+    pub fields: Fields<'a>,
 }
 
 /// Preconditions of a delete.

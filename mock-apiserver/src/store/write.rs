@@ -7,13 +7,14 @@ use serde_json::{Value, json};
 
 use super::ids::{new_uid, random_suffix};
 use super::{
-    Event, EventType, Inner, Preconditions, Propagation, Store, Subresource, WriteOptions, Written,
-    conflict, details, gc, invalid, key, namespace_exists, not_found,
+    Event, EventType, Fields, Inner, Preconditions, Propagation, Store, Subresource, WriteOptions,
+    Written, conflict, details, gc, invalid, key, namespace_exists, not_found,
 };
 use crate::error::{ApiError, Details};
 use crate::kinds;
 use crate::object::{self, StoredObject};
 use crate::registry::ResourceKind;
+use crate::ssa;
 
 impl Store {
     /// Creates an object from a client's body.
@@ -22,7 +23,7 @@ impl Store {
         kind: &ResourceKind,
         namespace: &str,
         body: Value,
-        options: WriteOptions,
+        options: WriteOptions<'_>,
     ) -> Result<Written, ApiError> {
         let mut inner = self.lock();
         self.create_locked(&mut inner, kind, namespace, body, options)
@@ -34,7 +35,7 @@ impl Store {
         kind: &ResourceKind,
         namespace: &str,
         mut body: Value,
-        options: WriteOptions,
+        options: WriteOptions<'_>,
     ) -> Result<Written, ApiError> {
         if !body.is_object() {
             return Err(ApiError::bad_request("the body must be a JSON object"));
@@ -123,6 +124,16 @@ impl Store {
         kinds::on_create(kind, &mut body, &self.clock)
             .map_err(|detail| invalid(kind, &name, detail.0, detail.1))?;
         object::normalize(&mut body);
+        if let Fields::Update(manager) = options.fields {
+            track_update(
+                kind,
+                Subresource::Main,
+                manager,
+                &self.clock,
+                None,
+                &mut body,
+            )?;
+        }
         let storage = kind.storage_key();
         let exists = inner
             .resources
@@ -171,7 +182,7 @@ impl Store {
         namespace: &str,
         name: &str,
         subresource: Subresource,
-        options: WriteOptions,
+        options: WriteOptions<'_>,
         change: impl FnOnce(Option<&Value>) -> Result<Value, ApiError>,
     ) -> Result<Written, ApiError> {
         let mut inner = self.lock();
@@ -229,7 +240,12 @@ impl Store {
         // has passed admission and normalisation already, so the full path below would
         // rebuild it byte for byte and find a no-op. A controller's steady polls write their
         // unchanged status every time; answering them here spares a copy of the object.
-        if subresource == Subresource::Status && new.get("status") == old_value.get("status") {
+        let managed_unchanged = options.fields != Fields::Applied
+            || new["metadata"].get("managedFields") == old_value["metadata"].get("managedFields");
+        if subresource == Subresource::Status
+            && new.get("status") == old_value.get("status")
+            && managed_unchanged
+        {
             return Ok(Written {
                 object: old.clone(),
                 created: false,
@@ -239,12 +255,20 @@ impl Store {
         match subresource {
             Subresource::Status => {
                 let status = new.as_object_mut().and_then(|o| o.remove("status"));
+                let managed = object::metadata_mut(&mut new).remove("managedFields");
                 new = old_value.clone();
                 let object = new.as_object_mut().expect("stored objects are objects");
                 match status {
                     Some(status) => object.insert("status".into(), status),
                     None => object.remove("status"),
                 };
+                if options.fields == Fields::Applied {
+                    let meta = object::metadata_mut(&mut new);
+                    match managed {
+                        Some(managed) => meta.insert("managedFields".into(), managed),
+                        None => meta.remove("managedFields"),
+                    };
+                }
             }
             Subresource::Main if kind.status_subresource => {
                 let object = new.as_object_mut().expect("checked above");
@@ -296,6 +320,16 @@ impl Store {
                     "Forbidden: no new finalizers can be added if the object is being deleted",
                 ));
             }
+        }
+        if let Fields::Update(manager) = options.fields {
+            track_update(
+                kind,
+                subresource,
+                manager,
+                &self.clock,
+                Some(old_value),
+                &mut new,
+            )?;
         }
         if new == *old_value {
             return Ok(Written {
@@ -544,4 +578,26 @@ impl Store {
             let _ = resource.sender.send(Event::Expired);
         }
     }
+}
+
+/// Records a client's non-apply write in `new`'s managed fields.
+fn track_update(
+    kind: &ResourceKind,
+    subresource: Subresource,
+    manager: &str,
+    clock: &crate::clock::Clock,
+    old: Option<&Value>,
+    new: &mut Value,
+) -> Result<(), ApiError> {
+    let api_version = kind.api_version();
+    let now = clock.rfc3339();
+    let writer = ssa::Writer {
+        manager,
+        api_version: &api_version,
+        status: subresource == Subresource::Status,
+        status_subresource: kind.status_subresource,
+        shape: ssa::Shape::of(kind),
+        now: &now,
+    };
+    ssa::update(&writer, old, new).map_err(ssa::api_error)
 }

@@ -156,7 +156,17 @@ async fn wrong_content_types_are_unsupported_media_types() {
         body,
     )
     .await;
-    assert_status(&apply, 400, "BadRequest");
+    // An apply without fieldManager fails ValidatePatchOptions
+    // (apimachinery/pkg/apis/meta/v1/validation/validation.go): 422 on PatchOptions.
+    assert_status(&apply, 422, "Invalid");
+    assert_eq!(
+        apply.1["message"],
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+    );
+    assert_eq!(
+        apply.1["details"]["causes"][0]["reason"],
+        "FieldValueRequired"
+    );
 }
 
 #[tokio::test(start_paused = true)]

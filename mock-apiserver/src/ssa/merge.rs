@@ -1,0 +1,335 @@
+//! Merging an apply configuration into a live object (`typed/merge.go` of
+//! structured-merge-diff), and removing what an applier stopped applying
+//! (`merge/update.go`'s `prune`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::path::PathElement;
+use super::set::FieldSet;
+use super::shape::{ListKind, Shape};
+use super::walk::{ShapeError, index_items};
+
+fn granular(value: &Value, shape: &Shape<'_>) -> bool {
+    match value {
+        Value::Object(_) => !shape.atomic_map(),
+        Value::Array(_) => shape.list() != ListKind::Atomic,
+        _ => false,
+    }
+}
+
+/// Merges `config` into `live`.
+///
+/// # Semantics
+/// Granular maps merge entry by entry; granular lists merge item by item (items matched
+/// by key or value), keeping the live order and putting the configuration's items in
+/// its own order around the items both share, as `mergingWalker.visitListItems` does;
+/// anything else (scalars, atomic lists and maps, a type change) is the configuration's
+/// value.
+pub fn merge(live: &Value, config: &Value, shape: Shape<'_>) -> Result<Value, ShapeError> {
+    let mut path = Vec::new();
+    merge_at(Some(live), config, shape, &mut path)
+}
+
+fn merge_at(
+    live: Option<&Value>,
+    config: &Value,
+    shape: Shape<'_>,
+    path: &mut Vec<PathElement>,
+) -> Result<Value, ShapeError> {
+    let Some(live) = live else {
+        return Ok(config.clone());
+    };
+    let same = std::mem::discriminant(live) == std::mem::discriminant(config);
+    if !(same && granular(live, &shape) && granular(config, &shape)) {
+        return Ok(config.clone());
+    }
+    match (live, config) {
+        (Value::Object(l), Value::Object(c)) => {
+            let mut out = l.clone();
+            for (key, value) in c {
+                let (child_shape, _) = shape.field(key);
+                path.push(PathElement::Field(key.clone()));
+                let merged = merge_at(l.get(key), value, child_shape, path)?;
+                path.pop();
+                out.insert(key.clone(), merged);
+            }
+            Ok(Value::Object(out))
+        }
+        (Value::Array(l), Value::Array(c)) => merge_list(l, c, shape, path),
+        _ => Ok(config.clone()),
+    }
+}
+
+fn merge_list(
+    live: &[Value],
+    config: &[Value],
+    shape: Shape<'_>,
+    path: &mut Vec<PathElement>,
+) -> Result<Value, ShapeError> {
+    let list = shape.list();
+    let item_shape = shape.item();
+    let lhs = index_items(list, &shape, live, path)?;
+    let rhs = index_items(list, &shape, config, path)?;
+    let in_lhs: BTreeMap<&PathElement, &Value> = lhs.iter().map(|(e, v)| (e, *v)).collect();
+    let in_rhs: BTreeMap<&PathElement, &Value> = rhs.iter().map(|(e, v)| (e, *v)).collect();
+    let shared: Vec<&PathElement> = rhs
+        .iter()
+        .map(|(e, _)| e)
+        .filter(|e| in_lhs.contains_key(e))
+        .collect();
+    let mut next_shared = shared.iter().copied().peekable();
+    let mut merged_rhs: BTreeSet<&PathElement> = BTreeSet::new();
+    let mut out = Vec::with_capacity(live.len() + config.len());
+    let merge_item = |element: &PathElement,
+                      l: Option<&Value>,
+                      r: &Value,
+                      path: &mut Vec<PathElement>|
+     -> Result<Value, ShapeError> {
+        path.push(element.clone());
+        let merged = merge_at(l, r, item_shape, path);
+        path.pop();
+        merged
+    };
+    let (mut li, mut ri) = (0, 0);
+    while li < lhs.len() || ri < rhs.len() {
+        if li < lhs.len() && ri < rhs.len() {
+            let element = &lhs[li].0;
+            if *element == rhs[ri].0 {
+                merged_rhs.insert(element);
+                out.push(merge_item(element, Some(lhs[li].1), rhs[ri].1, path)?);
+                li += 1;
+                ri += 1;
+                if next_shared.peek() == Some(&element) {
+                    next_shared.next();
+                }
+                continue;
+            }
+            if in_rhs.contains_key(element) && next_shared.peek().is_some_and(|n| *n != element) {
+                // A shared item, but not the one due in this round.
+                li += 1;
+                continue;
+            }
+        }
+        if li < lhs.len() {
+            let element = &lhs[li].0;
+            if !in_rhs.contains_key(element) {
+                out.push(lhs[li].1.clone());
+                li += 1;
+                continue;
+            }
+            if merged_rhs.contains(element) {
+                li += 1;
+                continue;
+            }
+        }
+        if ri < rhs.len() {
+            let element = &rhs[ri].0;
+            merged_rhs.insert(element);
+            out.push(merge_item(
+                element,
+                in_lhs.get(element).copied(),
+                rhs[ri].1,
+                path,
+            )?);
+            ri += 1;
+            if next_shared.peek() == Some(&element) {
+                next_shared.next();
+            }
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// Removes from `value` what `last` (an applier's previous field set) holds and no
+/// manager owns any more (`owned`, every manager's set after this apply).
+///
+/// # Semantics
+/// As `Updater.prune` with `addBackOwnedItems` and `addBackDanglingItems`: every element
+/// of `last` (named struct fields with content count as members) is removed unless some
+/// manager owns it or something below it; an element that stays is looked into. The
+/// root's `apiVersion`, `kind` and `metadata` always stay.
+pub fn prune(value: &mut Value, last: &FieldSet, owned: &FieldSet, shape: Shape<'_>) {
+    prune_at(value, last, Some(owned), shape, true);
+}
+
+fn prune_at(
+    value: &mut Value,
+    last: &FieldSet,
+    owned: Option<&FieldSet>,
+    shape: Shape<'_>,
+    root: bool,
+) {
+    let elements: BTreeSet<&PathElement> = last
+        .members()
+        .chain(last.children().map(|(e, _)| e))
+        .collect();
+    for element in elements {
+        if root
+            && matches!(element, PathElement::Field(f) if matches!(f.as_str(), "apiVersion" | "kind" | "metadata"))
+        {
+            if let (Some(below), Some(child)) =
+                (last.child(element), locate(value, element, &shape))
+            {
+                let child_shape = child_shape(&shape, element);
+                prune_at(
+                    child,
+                    below,
+                    owned.and_then(|o| o.child(element)),
+                    child_shape,
+                    false,
+                );
+            }
+            continue;
+        }
+        let kept = owned
+            .is_some_and(|o| o.has(std::slice::from_ref(element)) || o.child(element).is_some());
+        if !kept {
+            remove(value, element);
+            continue;
+        }
+        if let Some(below) = last.child(element) {
+            let child_shape = child_shape(&shape, element);
+            if let Some(child) = locate(value, element, &shape) {
+                prune_at(
+                    child,
+                    below,
+                    owned.and_then(|o| o.child(element)),
+                    child_shape,
+                    false,
+                );
+            }
+        }
+    }
+}
+
+fn child_shape<'a>(shape: &Shape<'a>, element: &PathElement) -> Shape<'a> {
+    match element {
+        PathElement::Field(name) => shape.field(name).0,
+        _ => shape.item(),
+    }
+}
+
+fn matches(item: &Value, element: &PathElement, shape: &Shape<'_>) -> bool {
+    match element {
+        PathElement::Key(fields) => fields.iter().all(|(name, value)| {
+            item.get(name)
+                .or_else(|| shape.key_default(name))
+                .is_some_and(|v| super::path::Scalar(v.clone()) == *value)
+        }),
+        PathElement::Value(value) => super::path::Scalar(item.clone()) == *value,
+        _ => false,
+    }
+}
+
+fn locate<'v>(
+    value: &'v mut Value,
+    element: &PathElement,
+    shape: &Shape<'_>,
+) -> Option<&'v mut Value> {
+    match (value, element) {
+        (Value::Object(map), PathElement::Field(name)) => map.get_mut(name),
+        (Value::Array(items), PathElement::Index(i)) => items.get_mut(*i),
+        (Value::Array(items), _) => items.iter_mut().find(|item| matches(item, element, shape)),
+        _ => None,
+    }
+}
+
+fn remove(value: &mut Value, element: &PathElement) {
+    match (value, element) {
+        (Value::Object(map), PathElement::Field(name)) => {
+            map.remove(name);
+        }
+        (Value::Array(items), PathElement::Index(i)) if *i < items.len() => {
+            items.remove(*i);
+        }
+        (Value::Array(items), _) => {
+            // Key defaults are not consulted here: an item is found by the fields it has.
+            items.retain(|item| !matches(item, element, &Shape::Deduced));
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Structural;
+    use crate::ssa::walk::to_field_set;
+    use serde_json::json;
+
+    fn schema() -> Structural {
+        Structural::compile(&json!({
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {
+                "x": {"type": "string"},
+                "y": {"type": "string"},
+                "args": {"type": "array", "items": {"type": "string"}},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "ports": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}},
+                },
+            }}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn lists_merge_by_their_list_type() {
+        let schema = schema();
+        let live = json!({"spec": {
+            "args": ["a", "b"],
+            "tags": ["a", "b"],
+            "ports": [{"name": "http", "port": 80}, {"name": "dns", "port": 53}],
+        }});
+        let config = json!({"spec": {
+            "args": ["c"],
+            "tags": ["c", "a"],
+            "ports": [{"name": "https", "port": 443}, {"name": "http", "port": 8080}],
+        }});
+        let merged = merge(&live, &config, Shape::Root(&schema)).unwrap();
+        assert_eq!(
+            merged,
+            json!({"spec": {
+                "args": ["c"],
+                "tags": ["c", "a", "b"],
+                "ports": [
+                    {"name": "https", "port": 443},
+                    {"name": "http", "port": 8080},
+                    {"name": "dns", "port": 53},
+                ],
+            }})
+        );
+    }
+
+    #[test]
+    fn a_field_no_one_owns_any_more_is_pruned() {
+        let schema = schema();
+        let shape = Shape::Root(&schema);
+        let mut value =
+            json!({"metadata": {"name": "a"}, "spec": {"x": "1", "y": "2", "tags": ["a", "b"]}});
+        let last = to_field_set(
+            &json!({"spec": {"x": "1", "y": "2", "tags": ["a", "b"]}}),
+            shape,
+        )
+        .unwrap();
+        let now = to_field_set(
+            &json!({"metadata": {"name": "a"}, "spec": {"x": "1", "tags": ["a"]}}),
+            shape,
+        )
+        .unwrap();
+        prune(&mut value, &last, &now, shape);
+        assert_eq!(
+            value,
+            json!({"metadata": {"name": "a"}, "spec": {"x": "1", "tags": ["a"]}})
+        );
+        // Nothing owned below spec any more: spec goes as a whole.
+        let none = to_field_set(&json!({"metadata": {"name": "a"}}), shape).unwrap();
+        prune(&mut value, &now, &none, shape);
+        assert_eq!(value, json!({"metadata": {"name": "a"}}));
+    }
+}

@@ -1,0 +1,295 @@
+//! Field ownership and server-side apply, after structured-merge-diff and the
+//! apiserver's `k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager` (whose logic lives
+//! in `k8s.io/apimachinery/pkg/util/managedfields/internal`).
+//!
+//! # Semantics
+//! - [`apply`] merges an apply configuration into the live object ([`merge`]), records
+//!   the configuration's field set as the applier's `Apply` entry, removes what the
+//!   applier applied before and no manager owns any more, and refuses (unless forced) to
+//!   change a field another manager owns: `merge/update.go`'s `Updater.Apply`.
+//! - [`update`] records any other write as an `Update` entry of its manager holding
+//!   every field it added or changed, taking those fields from the other managers:
+//!   `Updater.Update` with `managedFieldsUpdater`.
+//! - `status` is never owned through the main resource of a kind with a status
+//!   subresource, nor `spec` through `/status` (the strategies' `GetResetFields`).
+//! - Entries are keyed by manager, operation and subresource (and apiVersion for
+//!   updaters); an entry's time changes only when its write changed the object, so a
+//!   no-op apply leaves `managedFields` as they were.
+
+mod last_applied;
+mod managed;
+mod merge;
+mod path;
+mod set;
+mod shape;
+mod walk;
+
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, Cause};
+pub use managed::Operation;
+use managed::{Entry, decode, encode, strip, without_managed_fields};
+pub use merge::merge;
+use path::{Path, PathElement};
+use set::FieldSet;
+pub use shape::Shape;
+use walk::{ShapeError, compare, to_field_set};
+
+/// Who writes, through which endpoint, and how the kind's objects merge.
+#[derive(Debug, Clone, Copy)]
+pub struct Writer<'a> {
+    /// The field manager.
+    pub manager: &'a str,
+    /// The request's `group/version`.
+    pub api_version: &'a str,
+    /// Whether the write goes to `/status`.
+    pub status: bool,
+    /// Whether the kind has a status subresource.
+    pub status_subresource: bool,
+    /// The kind's merge rules.
+    pub shape: Shape<'a>,
+    /// The write's time, RFC 3339.
+    pub now: &'a str,
+}
+
+/// A write the field manager refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SsaError {
+    /// An apply would change fields other managers own: (manager as `printManager`
+    /// writes it, field path) pairs.
+    #[error("apply conflicts with {} field(s) of other managers", .0.len())]
+    Conflicts(Vec<(String, String)>),
+    /// An apply configuration carries `metadata.managedFields`.
+    #[error("metadata.managedFields must be nil")]
+    ManagedFieldsInApply,
+    /// The object does not fit its schema's merge rules.
+    #[error("failed to create typed object")]
+    Shape(#[source] ShapeError),
+}
+
+impl From<ShapeError> for SsaError {
+    fn from(error: ShapeError) -> Self {
+        Self::Shape(error)
+    }
+}
+
+impl Writer<'_> {
+    fn subresource(&self) -> &'static str {
+        if self.status { "status" } else { "" }
+    }
+
+    /// The top-level field this endpoint never owns.
+    fn reset_field(&self) -> Option<PathElement> {
+        match (self.status, self.status_subresource) {
+            (true, _) => Some(PathElement::Field("spec".into())),
+            (false, true) => Some(PathElement::Field("status".into())),
+            (false, false) => None,
+        }
+    }
+
+    fn filter(&self, set: &mut FieldSet) {
+        if let Some(field) = self.reset_field() {
+            set.remove_subtree(&field);
+        }
+    }
+
+    fn entry(&self, operation: Operation, fields: FieldSet, time: Option<String>) -> Entry {
+        Entry {
+            manager: self.manager.to_owned(),
+            operation,
+            api_version: self.api_version.to_owned(),
+            subresource: self.subresource().to_owned(),
+            time,
+            fields,
+        }
+    }
+}
+
+/// Applies `config` to `live` (`None`: the object does not exist yet) for `writer`;
+/// returns the new object with its `managedFields`.
+pub fn apply(
+    writer: &Writer<'_>,
+    live: Option<&Value>,
+    config: &Value,
+    force: bool,
+) -> Result<Value, SsaError> {
+    if config["metadata"]
+        .get("managedFields")
+        .is_some_and(|v| !v.is_null())
+    {
+        return Err(SsaError::ManagedFieldsInApply);
+    }
+    let mut entries = live.and_then(decode).unwrap_or_default();
+    let live = live.map_or_else(|| json!({}), without_managed_fields);
+    let mut config = config.clone();
+    if let (Some(PathElement::Field(field)), Some(object)) =
+        (writer.reset_field(), config.as_object_mut())
+    {
+        object.remove(&field);
+    }
+    let mut merged = merge(&live, &config, writer.shape)?;
+    let mut fields = to_field_set(&config, writer.shape)?;
+    writer.filter(&mut fields);
+    let me = writer.entry(Operation::Apply, FieldSet::default(), None);
+    let last = entries
+        .iter()
+        .position(|e| e.same_manager(&me))
+        .map(|i| entries.remove(i));
+    if let Some(last) = &last {
+        let owned = entries
+            .iter()
+            .fold(fields.clone(), |all, e| all.union(&e.fields));
+        merge::prune(&mut merged, &last.fields, &owned, writer.shape);
+    }
+    let mut comparison = compare(&live, &merged, writer.shape)?;
+    writer.filter(&mut comparison.added);
+    writer.filter(&mut comparison.modified);
+    let changed = comparison.added.union(&comparison.modified);
+    if !force {
+        let mut taken = FieldSet::default();
+        for entry in &entries {
+            taken = taken.union(&entry.fields.intersection(&changed));
+        }
+        if !taken.is_empty() {
+            let allowed = (writer.manager == last_applied::KUBECTL)
+                .then(|| last_applied::allowed_conflicts(&live, writer.shape, writer.api_version))
+                .flatten()
+                .unwrap_or_default();
+            let refused = taken.difference(&allowed);
+            if !refused.is_empty() {
+                return Err(SsaError::Conflicts(conflicts(&entries, &refused)));
+            }
+        }
+    }
+    for entry in &mut entries {
+        entry.fields = entry
+            .fields
+            .difference(&changed)
+            .difference(&comparison.removed);
+    }
+    strip(&mut fields);
+    let time = if merged == live {
+        last.and_then(|l| l.time)
+    } else {
+        Some(writer.now.to_owned())
+    };
+    entries.push(writer.entry(Operation::Apply, fields, time));
+    encode(&mut merged, entries);
+    if writer.manager == last_applied::KUBECTL {
+        last_applied::update_annotation(&mut merged, &config);
+    }
+    Ok(merged)
+}
+
+/// The fields of `changed` that other managers own, sorted by manager.
+fn conflicts(entries: &[Entry], changed: &FieldSet) -> Vec<(String, String)> {
+    let mut owners: Vec<&Entry> = entries.iter().collect();
+    owners.sort_by(|a, b| {
+        (&a.manager, a.operation, &a.api_version, &a.subresource).cmp(&(
+            &b.manager,
+            b.operation,
+            &b.api_version,
+            &b.subresource,
+        ))
+    });
+    let mut out = Vec::new();
+    for entry in owners {
+        let theirs = entry.fields.intersection(changed);
+        theirs.for_each_path(&mut |p| out.push((entry.describe(), Path(p).to_string())));
+    }
+    out
+}
+
+/// Records a write other than an apply: `new` (the object as it will be stored) gets
+/// `managedFields` in which `writer` owns what it added or changed since `live`
+/// (`None` for a create).
+///
+/// # Semantics
+/// The entries start from `new`'s own `managedFields` when it carries a decodable,
+/// non-empty list (a client sending back what it read), else from `live`'s.
+pub fn update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) -> Result<(), SsaError> {
+    let mut entries = decode(new)
+        .or_else(|| live.and_then(decode))
+        .unwrap_or_default();
+    let live = live.map_or_else(|| json!({}), without_managed_fields);
+    let clean = without_managed_fields(new);
+    let mut comparison = compare(&live, &clean, writer.shape)?;
+    writer.filter(&mut comparison.added);
+    writer.filter(&mut comparison.modified);
+    writer.filter(&mut comparison.removed);
+    let mut changed = comparison.added.union(&comparison.modified);
+    for entry in &mut entries {
+        entry.fields = entry
+            .fields
+            .difference(&changed)
+            .difference(&comparison.removed);
+    }
+    strip(&mut changed);
+    if !changed.is_empty() {
+        let me = writer.entry(Operation::Update, changed, Some(writer.now.to_owned()));
+        match entries.iter_mut().find(|e| e.same_manager(&me)) {
+            Some(previous) => {
+                previous.fields = previous.fields.union(&me.fields);
+                previous.time = me.time;
+            }
+            None => entries.push(me),
+        }
+    }
+    encode(new, entries);
+    Ok(())
+}
+
+/// The manager of a write without `fieldManager`: the user agent's program name, as
+/// `prefixFromUserAgent` of `fieldmanager.go` takes it (up to the first `/`, at most 128
+/// bytes).
+pub fn manager_from_user_agent(user_agent: &str) -> &str {
+    let name = user_agent.split('/').next().unwrap_or_default();
+    let mut end = name.len().min(128);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// The answer to a refused write, as the apiserver gives it.
+pub fn api_error(error: SsaError) -> ApiError {
+    match error {
+        SsaError::Conflicts(conflicts) => {
+            // `getConflictMessage` of `managedfields/internal/conflict.go`.
+            let message = if let [(manager, path)] = conflicts.as_slice() {
+                format!("Apply failed with 1 conflict: conflict with {manager}: {path}")
+            } else {
+                let mut lines = Vec::new();
+                let mut current: Option<&str> = None;
+                for (manager, path) in &conflicts {
+                    if current != Some(manager) {
+                        lines.push(format!("conflicts with {manager}:"));
+                        current = Some(manager);
+                    }
+                    lines.push(format!("- {path}"));
+                }
+                format!(
+                    "Apply failed with {} conflicts: {}",
+                    conflicts.len(),
+                    lines.join("\n")
+                )
+            };
+            let causes = conflicts
+                .into_iter()
+                .map(|(manager, path)| Cause {
+                    reason: "FieldManagerConflict",
+                    field: path,
+                    message: format!("conflict with {manager}"),
+                })
+                .collect();
+            ApiError::ApplyConflict { message, causes }
+        }
+        SsaError::ManagedFieldsInApply => ApiError::bad_request(error.to_string()),
+        SsaError::Shape(cause) => {
+            ApiError::internal(format!("failed to create typed object: {cause}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

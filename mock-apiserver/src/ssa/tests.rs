@@ -1,0 +1,323 @@
+//! Apply and update as `merge/update.go` and `managedfields/internal` behave, on a
+//! custom resource with a structural schema.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::schema::Structural;
+
+fn schema() -> Structural {
+    Structural::compile(&json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {
+                "x": {"type": "string"},
+                "y": {"type": "string"},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            }},
+            "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+        },
+    }))
+    .unwrap()
+}
+
+fn writer<'a>(schema: &'a Structural, manager: &'a str, now: &'a str) -> Writer<'a> {
+    Writer {
+        manager,
+        api_version: "example.org/v1",
+        status: false,
+        status_subresource: true,
+        shape: Shape::Root(schema),
+        now,
+    }
+}
+
+fn config(spec: Value) -> Value {
+    json!({"apiVersion": "example.org/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
+}
+
+fn managers(object: &Value) -> Vec<(String, String, Value)> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| {
+                    (
+                        e["manager"].as_str().unwrap().to_owned(),
+                        e["operation"].as_str().unwrap().to_owned(),
+                        e["fieldsV1"].clone(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_apply_records_its_fields_without_the_server_set_metadata() {
+    let schema = schema();
+    let t0 = "2026-01-01T00:00:00Z";
+    let object = apply(
+        &writer(&schema, "m1", t0),
+        None,
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    assert_eq!(object["spec"], json!({"x": "1"}));
+    assert_eq!(
+        object["metadata"]["managedFields"],
+        json!([{
+            "manager": "m1",
+            "operation": "Apply",
+            "apiVersion": "example.org/v1",
+            "time": t0,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:x": {}}},
+        }])
+    );
+}
+
+#[test]
+fn a_second_applier_changing_an_owned_field_conflicts_unless_forced() {
+    let schema = schema();
+    let t = "2026-01-01T00:00:00Z";
+    let live = apply(
+        &writer(&schema, "m1", t),
+        None,
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    let err = apply(
+        &writer(&schema, "m2", t),
+        Some(&live),
+        &config(json!({"x": "2", "y": "b"})),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        SsaError::Conflicts(vec![("\"m1\"".into(), ".spec.x".into())])
+    );
+    let status = api_error(err).to_status();
+    assert_eq!(status["code"], 409);
+    assert_eq!(status["reason"], "Conflict");
+    assert_eq!(
+        status["message"],
+        "Apply failed with 1 conflict: conflict with \"m1\": .spec.x"
+    );
+    assert_eq!(
+        status["details"]["causes"],
+        json!([{"reason": "FieldManagerConflict", "message": "conflict with \"m1\"", "field": ".spec.x"}])
+    );
+    // The same value is shared, not a conflict.
+    let shared = apply(
+        &writer(&schema, "m2", t),
+        Some(&live),
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    assert_eq!(managers(&shared).len(), 2);
+    // Forced, m2 takes the field from m1, which is left with nothing.
+    let forced = apply(
+        &writer(&schema, "m2", t),
+        Some(&live),
+        &config(json!({"x": "2"})),
+        true,
+    )
+    .unwrap();
+    assert_eq!(forced["spec"]["x"], "2");
+    assert_eq!(
+        managers(&forced),
+        [("m2".into(), "Apply".into(), json!({"f:spec": {"f:x": {}}}))]
+    );
+}
+
+#[test]
+fn several_conflicts_are_listed_by_manager() {
+    let schema = schema();
+    let t = "2026-01-01T00:00:00Z";
+    let a = apply(
+        &writer(&schema, "a", t),
+        None,
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    let b = apply(
+        &writer(&schema, "b", t),
+        Some(&a),
+        &config(json!({"y": "1", "tags": ["t"]})),
+        false,
+    )
+    .unwrap();
+    let err = apply(
+        &writer(&schema, "c", t),
+        Some(&b),
+        &config(json!({"x": "2", "y": "2", "tags": ["u"]})),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        api_error(err).to_string(),
+        "Apply failed with 2 conflicts: conflicts with \"a\":\n- .spec.x\nconflicts with \"b\":\n- .spec.y"
+    );
+}
+
+#[test]
+fn a_field_an_applier_stops_applying_is_removed_unless_someone_else_owns_it() {
+    let schema = schema();
+    let t = "2026-01-01T00:00:00Z";
+    let m1 = writer(&schema, "m1", t);
+    let live = apply(
+        &m1,
+        None,
+        &config(json!({"x": "1", "y": "2", "tags": ["a", "b"]})),
+        false,
+    )
+    .unwrap();
+    let dropped = apply(
+        &m1,
+        Some(&live),
+        &config(json!({"x": "1", "tags": ["a"]})),
+        false,
+    )
+    .unwrap();
+    assert_eq!(dropped["spec"], json!({"x": "1", "tags": ["a"]}));
+    // m2 shares y; when m1 stops applying it, it stays.
+    let shared = apply(
+        &writer(&schema, "m2", t),
+        Some(&live),
+        &config(json!({"y": "2"})),
+        false,
+    )
+    .unwrap();
+    let kept = apply(&m1, Some(&shared), &config(json!({"x": "1"})), false).unwrap();
+    assert_eq!(kept["spec"], json!({"x": "1", "y": "2"}));
+}
+
+#[test]
+fn a_repeated_apply_changes_nothing_not_even_the_time() {
+    let schema = schema();
+    let live = apply(
+        &writer(&schema, "m1", "2026-01-01T00:00:00Z"),
+        None,
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    let again = apply(
+        &writer(&schema, "m1", "2026-01-02T00:00:00Z"),
+        Some(&live),
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    assert_eq!(again, live);
+}
+
+#[test]
+fn an_update_takes_the_fields_it_changes_and_a_later_apply_conflicts_with_it() {
+    let schema = schema();
+    let t = "2026-01-01T00:00:00Z";
+    let live = apply(
+        &writer(&schema, "m1", t),
+        None,
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    let mut new = live.clone();
+    new["spec"]["x"] = json!("edited");
+    new["metadata"]["labels"] = json!({"team": "a"});
+    update(&writer(&schema, "kubectl-edit", t), Some(&live), &mut new).unwrap();
+    assert_eq!(
+        managers(&new),
+        [(
+            "kubectl-edit".into(),
+            "Update".into(),
+            json!({"f:metadata": {"f:labels": {".": {}, "f:team": {}}}, "f:spec": {"f:x": {}}})
+        )]
+    );
+    let err = apply(
+        &writer(&schema, "m1", t),
+        Some(&new),
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        api_error(err).to_string(),
+        "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using example.org/v1: .spec.x"
+    );
+}
+
+#[test]
+fn a_status_update_owns_only_status_and_does_not_disturb_the_applier() {
+    let schema = schema();
+    let t = "2026-01-01T00:00:00Z";
+    let live = apply(
+        &writer(&schema, "composer", t),
+        None,
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    let mut new = live.clone();
+    new["status"] = json!({"phase": "Ready"});
+    let provider = Writer {
+        status: true,
+        ..writer(&schema, "provider", t)
+    };
+    update(&provider, Some(&live), &mut new).unwrap();
+    let entry = &new["metadata"]["managedFields"][1];
+    assert_eq!(entry["subresource"], "status");
+    assert_eq!(
+        entry["fieldsV1"],
+        json!({"f:status": {".": {}, "f:phase": {}}})
+    );
+    let again = apply(
+        &writer(&schema, "composer", "2026-01-02T00:00:00Z"),
+        Some(&new),
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    assert_eq!(again, new);
+}
+
+#[test]
+fn an_update_that_changes_nothing_records_nothing() {
+    let schema = schema();
+    let t = "2026-01-01T00:00:00Z";
+    let live = apply(
+        &writer(&schema, "m1", t),
+        None,
+        &config(json!({"x": "1"})),
+        false,
+    )
+    .unwrap();
+    let mut same = live.clone();
+    update(&writer(&schema, "other", t), Some(&live), &mut same).unwrap();
+    assert_eq!(same, live);
+}
+
+#[test]
+fn managed_fields_in_an_apply_configuration_are_refused() {
+    let schema = schema();
+    let mut body = config(json!({}));
+    body["metadata"]["managedFields"] = json!([]);
+    let err = apply(&writer(&schema, "m1", "t"), None, &body, false).unwrap_err();
+    assert_eq!(err, SsaError::ManagedFieldsInApply);
+}
+
+#[test]
+fn the_manager_of_an_unnamed_writer_is_its_programs_name() {
+    assert_eq!(
+        manager_from_user_agent("kubectl/v1.33.0 (linux/amd64) kubernetes/abc"),
+        "kubectl"
+    );
+    assert_eq!(manager_from_user_agent(""), "");
+}
