@@ -211,8 +211,8 @@ pub fn update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) -> Res
     let mut entries = decode(new)
         .or_else(|| live.and_then(decode))
         .unwrap_or_default();
-    let live = live.map_or_else(|| json!({}), without_managed_fields);
     let clean = without_managed_fields(new);
+    let live = live.map_or_else(|| zero_value(writer.shape, &clean), without_managed_fields);
     let mut comparison = compare(&live, &clean, writer.shape)?;
     writer.filter(&mut comparison.added);
     writer.filter(&mut comparison.modified);
@@ -237,6 +237,21 @@ pub fn update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) -> Res
     }
     encode(new, entries);
     Ok(())
+}
+
+/// What a create is compared with: the empty object of the kind. A built-in kind is a Go
+/// struct whose zero value already has `spec` and `status` (as `{}`), so a create does
+/// not add them as such; a custom resource starts from nothing.
+fn zero_value(shape: Shape<'_>, new: &Value) -> Value {
+    let mut zero = json!({});
+    if matches!(shape, Shape::Schema(_, true)) {
+        for field in ["spec", "status"] {
+            if new.get(field).is_some_and(Value::is_object) {
+                zero[field] = json!({});
+            }
+        }
+    }
+    zero
 }
 
 /// The manager of a write without `fieldManager`: the user agent's program name, as

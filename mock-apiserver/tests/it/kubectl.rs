@@ -609,3 +609,70 @@ async fn a_crd_applied_with_kubectl_is_established_and_deleting_it_removes_the_k
         "{err}"
     );
 }
+
+const CM: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: \"1\"\n  b: \"1\"\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_server_side_applies_conflict_until_forced_and_show_their_owners() {
+    // managedfields/internal/conflict.go for the message; kubectl prints it after
+    // "error: " and exits non-zero without --force-conflicts.
+    let k = Kubectl::start().await;
+    let (ok, out, err) = k
+        .run_with_input(
+            &["apply", "--server-side", "--field-manager=alpha", "-f", "-"],
+            CM,
+        )
+        .await;
+    assert!(ok && out.contains("serverside-applied"), "{out}{err}");
+    let beta = CM.replace("a: \"1\"\n  b: \"1\"", "a: \"2\"\n  c: \"3\"");
+    let (ok, out, err) = k
+        .run_with_input(
+            &["apply", "--server-side", "--field-manager=beta", "-f", "-"],
+            &beta,
+        )
+        .await;
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("Apply failed with 1 conflict: conflict with \"alpha\": .data.a"),
+        "{err}"
+    );
+    let (ok, out, err) = k
+        .run_with_input(
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=beta",
+                "--force-conflicts",
+                "-f",
+                "-",
+            ],
+            &beta,
+        )
+        .await;
+    assert!(ok && out.contains("serverside-applied"), "{out}{err}");
+    let yaml = k
+        .ok(&[
+            "get",
+            "configmap",
+            "settings",
+            "-o",
+            "yaml",
+            "--show-managed-fields",
+        ])
+        .await;
+    let alpha_entry =
+        "    fieldsV1:\n      f:data:\n        f:b: {}\n    manager: alpha\n    operation: Apply\n";
+    let beta_entry = "    fieldsV1:\n      f:data:\n        f:a: {}\n        f:c: {}\n    manager: beta\n    operation: Apply\n";
+    assert!(
+        yaml.contains(alpha_entry) && yaml.contains(beta_entry),
+        "{yaml}"
+    );
+    let data = k
+        .ok(&["get", "configmap", "settings", "-o", "jsonpath={.data}"])
+        .await;
+    assert_eq!(data, r#"{"a":"2","b":"1","c":"3"}"#);
+    // Without --show-managed-fields kubectl hides them.
+    let plain = k.ok(&["get", "configmap", "settings", "-o", "yaml"]).await;
+    assert!(!plain.contains("managedFields"), "{plain}");
+}

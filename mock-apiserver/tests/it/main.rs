@@ -1,6 +1,7 @@
 //! Integration tests: real clients (kube-rs, kubectl) against the server, in-process
 //! and over loopback sockets.
 
+mod apply;
 mod bad_input;
 mod binary;
 mod gc;
