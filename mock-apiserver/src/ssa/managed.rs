@@ -106,7 +106,12 @@ impl Entry {
 /// they do not decode (the apiserver then starts afresh, as `DecodeManagedFields` callers
 /// do).
 pub fn decode(object: &Value) -> Option<Vec<Entry>> {
-    let entries = object["metadata"]["managedFields"].as_array()?;
+    decode_list(&object["metadata"]["managedFields"])
+}
+
+/// The entries of a `managedFields` list, as [`decode`].
+pub fn decode_list(list: &Value) -> Option<Vec<Entry>> {
+    let entries = list.as_array()?;
     if entries.is_empty() {
         return None;
     }
@@ -142,15 +147,6 @@ pub fn encode(object: &mut Value, mut entries: Vec<Entry>) {
             Value::Array(entries.iter().map(Entry::to_json).collect()),
         );
     }
-}
-
-/// Drops `metadata.managedFields` (what the field manager compares without).
-pub fn without_managed_fields(object: &Value) -> Value {
-    let mut copy = object.clone();
-    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("managedFields");
-    }
-    copy
 }
 
 /// What `stripmeta.go` takes out of every manager's set: `apiVersion`, `kind`,

@@ -16,6 +16,7 @@
 //!   updaters); an entry's time changes only when its write changed the object, so a
 //!   no-op apply leaves `managedFields` as they were.
 
+mod create;
 mod last_applied;
 mod managed;
 mod merge;
@@ -28,7 +29,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, Cause};
 pub use managed::Operation;
-use managed::{Entry, decode, encode, strip, without_managed_fields};
+use managed::{Entry, decode, decode_list, encode, strip};
 pub use merge::merge;
 use path::{Path, PathElement};
 use set::FieldSet;
@@ -119,17 +120,30 @@ pub fn apply(
     {
         return Err(SsaError::ManagedFieldsInApply);
     }
-    let mut entries = live.and_then(decode).unwrap_or_default();
-    let live = live.map_or_else(|| json!({}), without_managed_fields);
+    let empty = json!({});
+    let stored = live;
+    // The live object keeps its managedFields through the merge (a configuration has
+    // none) and the comparison (which never looks at them); they are rewritten at the end.
+    let live = live.unwrap_or(&empty);
     let mut config = config.clone();
     if let (Some(PathElement::Field(field)), Some(object)) =
         (writer.reset_field(), config.as_object_mut())
     {
         object.remove(&field);
     }
-    let mut merged = merge(&live, &config, writer.shape)?;
+    let mut merged = merge(live, &config, writer.shape)?;
     let mut fields = to_field_set(&config, writer.shape)?;
     writer.filter(&mut fields);
+    if stored.is_some() && merged == *live && writer.manager != last_applied::KUBECTL {
+        // Nothing changes: when the applier's entry already holds exactly this set,
+        // there is nothing to prune, no conflict and no entry to touch.
+        let mut stripped = fields.clone();
+        strip(&mut stripped);
+        if applier_holds(live, writer, &stripped.to_fields_v1()) {
+            return Ok(merged);
+        }
+    }
+    let mut entries = stored.and_then(decode).unwrap_or_default();
     let me = writer.entry(Operation::Apply, FieldSet::default(), None);
     let last = entries
         .iter()
@@ -141,7 +155,7 @@ pub fn apply(
             .fold(fields.clone(), |all, e| all.union(&e.fields));
         merge::prune(&mut merged, &last.fields, &owned, writer.shape);
     }
-    let mut comparison = compare(&live, &merged, writer.shape)?;
+    let mut comparison = compare(live, &merged, writer.shape)?;
     writer.filter(&mut comparison.added);
     writer.filter(&mut comparison.modified);
     let changed = comparison.added.union(&comparison.modified);
@@ -152,7 +166,7 @@ pub fn apply(
         }
         if !taken.is_empty() {
             let allowed = (writer.manager == last_applied::KUBECTL)
-                .then(|| last_applied::allowed_conflicts(&live, writer.shape, writer.api_version))
+                .then(|| last_applied::allowed_conflicts(live, writer.shape, writer.api_version))
                 .flatten()
                 .unwrap_or_default();
             let refused = taken.difference(&allowed);
@@ -168,7 +182,7 @@ pub fn apply(
             .difference(&comparison.removed);
     }
     strip(&mut fields);
-    let time = if merged == live {
+    let time = if merged == *live {
         last.and_then(|l| l.time)
     } else {
         Some(writer.now.to_owned())
@@ -208,15 +222,40 @@ fn conflicts(entries: &[Entry], changed: &FieldSet) -> Vec<(String, String)> {
 /// The entries start from `new`'s own `managedFields` when it carries a decodable,
 /// non-empty list (a client sending back what it read), else from `live`'s.
 pub fn update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) -> Result<(), SsaError> {
-    let mut entries = decode(new)
-        .or_else(|| live.and_then(decode))
-        .unwrap_or_default();
-    let clean = without_managed_fields(new);
-    let live = live.map_or_else(|| zero_value(writer.shape, &clean), without_managed_fields);
-    let mut comparison = compare(&live, &clean, writer.shape)?;
+    if live.is_none() && new["metadata"].get("managedFields").is_none() {
+        return record_create(writer, new);
+    }
+    let sent = crate::object::metadata_mut(new).remove("managedFields");
+    let from_client = sent.as_ref().and_then(decode_list);
+    let zero;
+    let live_value = match live {
+        Some(live) => live,
+        None => {
+            zero = zero_value(writer.shape, new);
+            &zero
+        }
+    };
+    let mut comparison = compare(live_value, new, writer.shape)?;
     writer.filter(&mut comparison.added);
     writer.filter(&mut comparison.modified);
     writer.filter(&mut comparison.removed);
+    if comparison.added.is_empty()
+        && comparison.modified.is_empty()
+        && comparison.removed.is_empty()
+    {
+        // Nothing changed: the entries stay as they came.
+        let kept = match from_client {
+            Some(_) => sent,
+            None => live.and_then(|l| l["metadata"].get("managedFields").cloned()),
+        };
+        if let Some(kept) = kept {
+            crate::object::metadata_mut(new).insert("managedFields".into(), kept);
+        }
+        return Ok(());
+    }
+    let mut entries = from_client
+        .or_else(|| live.and_then(decode))
+        .unwrap_or_default();
     let mut changed = comparison.added.union(&comparison.modified);
     for entry in &mut entries {
         entry.fields = entry
@@ -236,6 +275,44 @@ pub fn update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) -> Res
         }
     }
     encode(new, entries);
+    Ok(())
+}
+
+/// Whether `live`'s managedFields hold an Apply entry of `writer` with exactly `fields`.
+fn applier_holds(live: &Value, writer: &Writer<'_>, fields: &Value) -> bool {
+    live["metadata"]["managedFields"]
+        .as_array()
+        .is_some_and(|entries| {
+            entries.iter().any(|e| {
+                e["manager"] == writer.manager
+                    && e["operation"] == "Apply"
+                    && e["subresource"].as_str().unwrap_or_default() == writer.subresource()
+                    && e["fieldsV1"] == *fields
+            })
+        })
+}
+
+/// A create without managed fields of its own: one `Update` entry holding what it set.
+fn record_create(writer: &Writer<'_>, new: &mut Value) -> Result<(), SsaError> {
+    let reset = match writer.reset_field() {
+        Some(PathElement::Field(field)) => Some(field),
+        _ => None,
+    };
+    let Some(fields) = create::created_fields(new, writer.shape, reset.as_deref())? else {
+        return Ok(());
+    };
+    let mut entry = json!({
+        "manager": writer.manager,
+        "operation": "Update",
+        "apiVersion": writer.api_version,
+        "time": writer.now,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    });
+    if writer.status {
+        entry["subresource"] = json!("status");
+    }
+    crate::object::metadata_mut(new).insert("managedFields".into(), json!([entry]));
     Ok(())
 }
 

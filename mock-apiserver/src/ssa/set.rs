@@ -30,9 +30,18 @@ impl FieldSet {
         match path {
             [] => {}
             [last] => {
-                self.members.insert(last.clone());
+                if !self.members.contains(last) {
+                    self.members.insert(last.clone());
+                }
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => {
+                    let mut child = FieldSet::default();
+                    child.insert(rest);
+                    self.children.insert(first.clone(), child);
+                }
+            },
         }
     }
 

@@ -321,3 +321,47 @@ fn the_manager_of_an_unnamed_writer_is_its_programs_name() {
     );
     assert_eq!(manager_from_user_agent(""), "");
 }
+
+#[test]
+fn the_create_fast_path_writes_what_the_general_comparison_writes() {
+    let schema = schema();
+    let builtin = crate::registry::Registry::with_builtins();
+    let deployments = builtin.get("apps", "v1", "deployments").unwrap();
+    let configmaps = builtin.get("", "v1", "configmaps").unwrap();
+    let cases = [
+        (
+            Shape::Root(&schema),
+            json!({"apiVersion": "example.org/v1", "kind": "Widget",
+                   "metadata": {"name": "w", "namespace": "d", "uid": "u", "labels": {"a": "b"}, "finalizers": ["f"]},
+                   "spec": {"x": "1", "tags": ["a", "b"]}, "status": {"phase": "p"}}),
+        ),
+        (
+            Shape::of(&deployments),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "generateName": "d-"},
+                   "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "i",
+                   "ports": [{"containerPort": 80}]}]}}}, "status": {}}),
+        ),
+        (
+            Shape::of(&configmaps),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "annotations": {}}, "data": {"k": "v"}}),
+        ),
+    ];
+    for (shape, object) in cases {
+        let w = Writer {
+            shape,
+            ..writer(&schema, "creator", "2026-01-01T00:00:00Z")
+        };
+        let mut fast = object.clone();
+        update(&w, None, &mut fast).unwrap();
+        // The general path: the same create through an empty managedFields list that
+        // does not decode as entries, so the comparison runs.
+        let mut slow = object.clone();
+        slow["metadata"]["managedFields"] = json!([]);
+        update(&w, None, &mut slow).unwrap();
+        assert_eq!(fast, slow, "{object}");
+        assert!(
+            fast["metadata"]["managedFields"][0]["fieldsV1"].is_object(),
+            "{fast}"
+        );
+    }
+}

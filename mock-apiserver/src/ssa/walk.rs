@@ -92,7 +92,7 @@ pub fn index_items<'v>(
 }
 
 /// Whether a value here is owned and replaced whole.
-fn is_leaf(value: &Value, shape: &Shape<'_>) -> bool {
+pub fn is_leaf(value: &Value, shape: &Shape<'_>) -> bool {
     match value {
         Value::Object(_) => shape.atomic_map(),
         Value::Array(_) => shape.list() == ListKind::Atomic,
@@ -162,7 +162,8 @@ pub struct Comparison {
     pub removed: FieldSet,
 }
 
-/// Compares `old` with `new` (`TypedValue.Compare`).
+/// Compares `old` with `new` (`TypedValue.Compare`), leaving `metadata.managedFields`
+/// out as the field manager does.
 ///
 /// # Semantics
 /// A leaf (scalar, atomic list or map) is added, removed or modified as a whole; below a
@@ -204,13 +205,20 @@ fn compare_at(
             let empty = serde_json::Map::new();
             let a = old.and_then(Value::as_object).unwrap_or(&empty);
             let b = new.and_then(Value::as_object).unwrap_or(&empty);
+            let in_metadata = matches!(path.as_slice(), [PathElement::Field(f)] if f == "metadata");
             for (key, child) in a {
+                if in_metadata && key == "managedFields" {
+                    continue;
+                }
                 let (child_shape, _) = shape.field(key);
                 path.push(PathElement::Field(key.clone()));
                 compare_at(Some(child), b.get(key), child_shape, path, out)?;
                 path.pop();
             }
-            for (key, child) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
+            for (key, child) in b
+                .iter()
+                .filter(|(k, _)| !(a.contains_key(*k) || in_metadata && *k == "managedFields"))
+            {
                 let (child_shape, _) = shape.field(key);
                 path.push(PathElement::Field(key.clone()));
                 compare_at(None, Some(child), child_shape, path, out)?;
