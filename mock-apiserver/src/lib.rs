@@ -73,6 +73,7 @@ mod server;
 mod service;
 mod ssa;
 mod store;
+mod strategic;
 mod verb;
 mod watch;
 

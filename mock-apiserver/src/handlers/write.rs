@@ -97,11 +97,7 @@ impl Context<'_> {
                         .into(),
                 });
             }
-            "application/strategic-merge-patch+json" => {
-                let mut value = parse(&request.body)?;
-                patch::strip_strategic_directives(&mut value);
-                value
-            }
+            "application/strategic-merge-patch+json" => parse(&request.body)?,
             "application/apply-patch+yaml" => {
                 if request.query.get("fieldManager").is_none_or(str::is_empty) {
                     return Err(patch_options_invalid(
@@ -133,6 +129,7 @@ impl Context<'_> {
             ));
         }
         let json_patch = media == "application/json-patch+json";
+        let strategic = media == "application/strategic-merge-patch+json";
         if !json_patch && !patch_value.is_object() {
             return Err(ApiError::bad_request("the patch must be a JSON object"));
         }
@@ -191,6 +188,9 @@ impl Context<'_> {
                 };
                 if json_patch {
                     patch::json_patch(&mut target, &patch_value).map_err(patch_error)?;
+                } else if strategic {
+                    crate::strategic::apply(&self.store_kind.kind, &mut target, &patch_value)
+                        .map_err(strategic_error)?;
                 } else {
                     patch::merge_patch(&mut target, &patch_value);
                 }
@@ -359,6 +359,19 @@ fn patch_options_invalid(reason: &'static str, field: &str, message: &str) -> Ap
             "meta.k8s.io",
             "PatchOptions",
         )),
+    }
+}
+
+/// `interpretStrategicMergePatchError`: malformed directives are 400, the rest 500.
+fn strategic_error(error: crate::strategic::StrategicError) -> ApiError {
+    use crate::strategic::StrategicError;
+    match error {
+        StrategicError::RetainKeys | StrategicError::PrimitiveList => {
+            ApiError::bad_request(error.to_string())
+        }
+        StrategicError::PatchType(..) | StrategicError::NoMergeKey(..) => {
+            ApiError::internal(error.to_string())
+        }
     }
 }
 

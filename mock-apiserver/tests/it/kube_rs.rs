@@ -625,3 +625,55 @@ async fn server_side_applies_count_as_apply_in_request_totals_like_the_real_serv
         "the journal says patch for both"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_strategic_merge_patch_merges_tagged_lists_and_records_its_manager() {
+    // strategicpatch/patch.go with ObjectMeta's `patchStrategy:"merge"` finalizers.
+    let server = server_with_buckets(Config::default());
+    let configmaps: Api<ConfigMap> = Api::default_namespaced(client(&server));
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("c".into());
+    cm.metadata.finalizers = Some(vec!["example.org/a".into()]);
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+    let params = PatchParams {
+        field_manager: Some("finalizer-adder".into()),
+        ..PatchParams::default()
+    };
+    let patched = configmaps
+        .patch(
+            "c",
+            &params,
+            &Patch::Strategic(json!({"metadata": {"finalizers": ["example.org/b"]}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.metadata.finalizers,
+        Some(vec!["example.org/b".into(), "example.org/a".into()])
+    );
+    let owners: Vec<String> = patched
+        .metadata
+        .managed_fields
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| e.manager)
+        .collect();
+    assert!(owners.contains(&"finalizer-adder".to_owned()), "{owners:?}");
+    let removed = configmaps
+        .patch(
+            "c",
+            &params,
+            &Patch::Strategic(
+                json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.org/a"]}}),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        removed.metadata.finalizers,
+        Some(vec!["example.org/b".into()])
+    );
+}
