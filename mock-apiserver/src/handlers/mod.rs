@@ -22,6 +22,7 @@ use crate::server::ApiServer;
 use crate::store::Subresource;
 use crate::watch::{self, Filter, WatchParams};
 
+mod list_options;
 mod paging;
 mod write;
 
@@ -266,6 +267,7 @@ impl Context<'_> {
     }
 
     fn list(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
+        list_options::validate(request.query, false)?;
         let filter = self.filter(request.query, None)?;
         let query = request.query;
         // Like the real server's watch cache, `resourceVersion=0` ignores `limit`.
@@ -317,6 +319,7 @@ impl Context<'_> {
         request: &Request<'_>,
         name: Option<&str>,
     ) -> Result<Response<ResponseBody>, ApiError> {
+        list_options::validate(request.query, true)?;
         let filter = self.filter(request.query, name)?;
         let query = request.query;
         let initial_events = query.flag("sendInitialEvents");

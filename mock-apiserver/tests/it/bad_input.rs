@@ -330,3 +330,41 @@ async fn a_server_that_got_garbage_still_serves_good_requests() {
     .await;
     assert_eq!(ok.0, StatusCode::CREATED);
 }
+
+#[tokio::test(start_paused = true)]
+async fn list_options_the_apiserver_refuses_are_refused_with_its_answers() {
+    // ValidateListOptions (apimachinery/pkg/apis/meta/internalversion/validation) and
+    // the storage's continue check (apiserver/pkg/storage/etcd3/store.go).
+    let server = server_with_buckets(Config::default());
+    let cases = [
+        (
+            "?watch=true&sendInitialEvents=true",
+            422,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ),
+        (
+            "?sendInitialEvents=true",
+            422,
+            "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
+        ),
+        (
+            "?resourceVersionMatch=Exact",
+            422,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ),
+        (
+            "?limit=1&continue=abc&resourceVersion=3",
+            400,
+            "specifying resource version is not allowed when using continue",
+        ),
+    ];
+    for (query, code, message) in cases {
+        let got = call(&server, Method::GET, &format!("{BUCKETS}{query}"), "", "").await;
+        assert_status(
+            &got,
+            code,
+            if code == 422 { "Invalid" } else { "BadRequest" },
+        );
+        assert_eq!(got.1["message"], message, "{query}");
+    }
+}
