@@ -15,7 +15,9 @@ vocabulary!(
         "data", "stringData", "binaryData", "spec", "status", "type", "metadata", "items",
         "conditions", "forProvider", "region", "us-east-1", "replicas", "selector",
         "matchLabels", "$patch", "$retainKeys", "$deleteFromPrimitiveList/finalizers",
-        "$setElementOrder/finalizers", "replace", "delete", "merge",
+        "$setElementOrder/finalizers", "replace", "delete", "merge", "managedFields",
+        "manager", "operation", "Apply", "Update", "fieldsV1", "f:spec", "f:data",
+        "ownerReferences", "uid", "finalizers", "containers", "name", "env",
     ]
 );
 /// A name the server meets, or any text.

@@ -154,6 +154,7 @@ impl Context<'_> {
         let writer = ssa::Writer {
             manager,
             api_version: &api_version,
+            kind: &self.store_kind.kind,
             status: self.subresource == Subresource::Status,
             status_subresource: self.store_kind.status_subresource,
             shape: ssa::Shape::of(self.store_kind),

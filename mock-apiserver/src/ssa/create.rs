@@ -88,7 +88,7 @@ fn node(value: &Value, shape: Shape<'_>, added: bool) -> Result<Value, ShapeErro
         }
         Value::Array(items) => {
             let item_shape = shape.item();
-            for (element, item) in index_items(shape.list(), &shape, items, &[])? {
+            for (element, item) in index_items(shape.list(), &shape, items, &[], true)? {
                 out.insert(element.to_fields_v1(), node(item, item_shape, true)?);
             }
         }

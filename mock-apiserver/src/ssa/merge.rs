@@ -70,8 +70,8 @@ fn merge_list(
 ) -> Result<Value, ShapeError> {
     let list = shape.list();
     let item_shape = shape.item();
-    let lhs = index_items(list, &shape, live, path)?;
-    let rhs = index_items(list, &shape, config, path)?;
+    let lhs = index_items(list, &shape, live, path, true)?;
+    let rhs = index_items(list, &shape, config, path, false)?;
     let in_lhs: BTreeMap<&PathElement, &Value> = lhs.iter().map(|(e, v)| (e, *v)).collect();
     let in_rhs: BTreeMap<&PathElement, &Value> = rhs.iter().map(|(e, v)| (e, *v)).collect();
     let shared: Vec<&PathElement> = rhs

@@ -43,6 +43,8 @@ pub struct Writer<'a> {
     pub manager: &'a str,
     /// The request's `group/version`.
     pub api_version: &'a str,
+    /// The kind of the object.
+    pub kind: &'a str,
     /// Whether the write goes to `/status`.
     pub status: bool,
     /// Whether the kind has a status subresource.
@@ -63,18 +65,37 @@ pub enum SsaError {
     /// An apply configuration carries `metadata.managedFields`.
     #[error("metadata.managedFields must be nil")]
     ManagedFieldsInApply,
-    /// The object does not fit its schema's merge rules.
-    #[error("failed to create typed object")]
-    Shape(#[source] ShapeError),
-}
-
-impl From<ShapeError> for SsaError {
-    fn from(error: ShapeError) -> Self {
-        Self::Shape(error)
-    }
+    /// An object does not fit its schema's merge rules: which one (`patch`, `live`,
+    /// `new`), its `GroupVersionKind` as Go prints it, and why.
+    #[error("failed to create typed {which} object ({gvk})")]
+    Shape {
+        /// `patch`, `live` or `new`.
+        which: &'static str,
+        /// `group/version, Kind=kind`.
+        gvk: String,
+        /// What does not fit.
+        #[source]
+        cause: ShapeError,
+    },
 }
 
 impl Writer<'_> {
+    /// The error of an object (`which`) that does not fit the merge rules.
+    fn typed(&self, which: &'static str) -> impl Fn(ShapeError) -> SsaError + '_ {
+        move |cause| {
+            let group_version = if self.api_version.contains('/') {
+                self.api_version.to_owned()
+            } else {
+                format!("/{}", self.api_version)
+            };
+            SsaError::Shape {
+                which,
+                gvk: format!("{group_version}, Kind={}", self.kind),
+                cause,
+            }
+        }
+    }
+
     fn subresource(&self) -> &'static str {
         if self.status { "status" } else { "" }
     }
@@ -131,8 +152,8 @@ pub fn apply(
     {
         object.remove(&field);
     }
-    let mut merged = merge(live, &config, writer.shape)?;
-    let mut fields = to_field_set(&config, writer.shape)?;
+    let mut fields = to_field_set(&config, writer.shape).map_err(writer.typed("patch"))?;
+    let mut merged = merge(live, &config, writer.shape).map_err(writer.typed("patch"))?;
     writer.filter(&mut fields);
     if stored.is_some() && merged == *live && writer.manager != last_applied::KUBECTL {
         // Nothing changes: when the applier's entry already holds exactly this set,
@@ -155,7 +176,7 @@ pub fn apply(
             .fold(fields.clone(), |all, e| all.union(&e.fields));
         merge::prune(&mut merged, &last.fields, &owned, writer.shape);
     }
-    let mut comparison = compare(live, &merged, writer.shape)?;
+    let mut comparison = compare(live, &merged, writer.shape).map_err(writer.typed("live"))?;
     writer.filter(&mut comparison.added);
     writer.filter(&mut comparison.modified);
     let changed = comparison.added.union(&comparison.modified);
@@ -235,7 +256,7 @@ pub fn update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) -> Res
             &zero
         }
     };
-    let mut comparison = compare(live_value, new, writer.shape)?;
+    let mut comparison = compare(live_value, new, writer.shape).map_err(writer.typed("new"))?;
     writer.filter(&mut comparison.added);
     writer.filter(&mut comparison.modified);
     writer.filter(&mut comparison.removed);
@@ -298,7 +319,9 @@ fn record_create(writer: &Writer<'_>, new: &mut Value) -> Result<(), SsaError> {
         Some(PathElement::Field(field)) => Some(field),
         _ => None,
     };
-    let Some(fields) = create::created_fields(new, writer.shape, reset.as_deref())? else {
+    let Some(fields) =
+        create::created_fields(new, writer.shape, reset.as_deref()).map_err(writer.typed("new"))?
+    else {
         return Ok(());
     };
     let mut entry = json!({
@@ -377,9 +400,9 @@ pub fn api_error(error: SsaError) -> ApiError {
             ApiError::ApplyConflict { message, causes }
         }
         SsaError::ManagedFieldsInApply => ApiError::bad_request(error.to_string()),
-        SsaError::Shape(cause) => {
-            ApiError::internal(format!("failed to create typed object: {cause}"))
-        }
+        // Not a Status in the field manager: the handler's ErrorToAPIStatus makes it a
+        // 500 with the error's text.
+        SsaError::Shape { ref cause, .. } => ApiError::internal(format!("{error}: {cause}")),
     }
 }
 

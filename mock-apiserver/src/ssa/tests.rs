@@ -25,6 +25,7 @@ fn writer<'a>(schema: &'a Structural, manager: &'a str, now: &'a str) -> Writer<
     Writer {
         manager,
         api_version: "example.org/v1",
+        kind: "Widget",
         status: false,
         status_subresource: true,
         shape: Shape::Root(schema),
@@ -364,4 +365,29 @@ fn the_create_fast_path_writes_what_the_general_comparison_writes() {
             "{fast}"
         );
     }
+}
+
+#[test]
+fn a_configuration_that_does_not_fit_its_list_types_is_a_typed_patch_error() {
+    let schema = schema();
+    let err = apply(
+        &writer(&schema, "m1", "t"),
+        None,
+        &config(json!({"tags": ["a", "a"]})),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        api_error(err).to_string(),
+        "failed to create typed patch object (example.org/v1, Kind=Widget): .spec.tags: duplicate entries for key [=\"a\"]"
+    );
+    // A written object may repeat an item (AllowDuplicates): the update is recorded.
+    let mut new = config(json!({"tags": ["a", "a"]}));
+    update(
+        &writer(&schema, "m1", "t"),
+        Some(&config(json!({}))),
+        &mut new,
+    )
+    .unwrap();
+    assert!(new["metadata"]["managedFields"].is_array());
 }

@@ -68,19 +68,24 @@ pub fn item_element(
     }
 }
 
-/// The items of a granular list by path element, in order; a repeated element is an
-/// error.
+/// The items of a granular list by path element, in order. A repeated element is an
+/// error in an apply configuration; in a stored or written object (`AllowDuplicates`)
+/// the first of them stands for all.
 pub fn index_items<'v>(
     list: ListKind<'_>,
     shape: &Shape<'_>,
     items: &'v [Value],
     path: &[PathElement],
+    allow_duplicates: bool,
 ) -> Result<Vec<(PathElement, &'v Value)>, ShapeError> {
     let mut seen = BTreeMap::new();
     let mut out = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         let element = item_element(list, shape, item, index, path)?;
         if seen.insert(element.clone(), ()).is_some() {
+            if allow_duplicates {
+                continue;
+            }
             return Err(ShapeError::Duplicate {
                 path: path_text(path),
                 element: element.to_string(),
@@ -139,7 +144,7 @@ fn collect(
         Value::Array(items) => {
             let list = shape.list();
             let item_shape = shape.item();
-            for (element, item) in index_items(list, &shape, items, path)? {
+            for (element, item) in index_items(list, &shape, items, path, false)? {
                 path.push(element);
                 collect(item, item_shape, path, set)?;
                 set.insert(path);
@@ -231,8 +236,8 @@ fn compare_at(
             let none: Vec<Value> = Vec::new();
             let a = old.and_then(Value::as_array).unwrap_or(&none);
             let b = new.and_then(Value::as_array).unwrap_or(&none);
-            let a = index_items(list, &shape, a, path)?;
-            let b = index_items(list, &shape, b, path)?;
+            let a = index_items(list, &shape, a, path, true)?;
+            let b = index_items(list, &shape, b, path, true)?;
             let b_by: BTreeMap<&PathElement, &Value> = b.iter().map(|(e, v)| (e, *v)).collect();
             let a_by: BTreeMap<&PathElement, &Value> = a.iter().map(|(e, v)| (e, *v)).collect();
             for (element, item) in &a {

@@ -594,6 +594,7 @@ fn track_update(
     let writer = ssa::Writer {
         manager,
         api_version: &api_version,
+        kind: &kind.kind,
         status: subresource == Subresource::Status,
         status_subresource: kind.status_subresource,
         shape: ssa::Shape::of(kind),
