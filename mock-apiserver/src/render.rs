@@ -123,11 +123,15 @@ impl Renderer {
         items: &[Arc<StoredObject>],
         resource_version: u64,
         continue_token: Option<&str>,
+        remaining: Option<u64>,
     ) -> Response<ResponseBody> {
         if self.format == Format::Protobuf {
             let mut metadata = json!({"resourceVersion": resource_version.to_string()});
             if let Some(token) = continue_token {
                 metadata["continue"] = json!(token);
+            }
+            if let Some(n) = remaining {
+                metadata["remainingItemCount"] = json!(n);
             }
             let values: Vec<Value> = items.iter().map(|o| self.value(o)).collect();
             match protobuf::encode_list(
@@ -143,7 +147,7 @@ impl Renderer {
         bytes_response(
             StatusCode::OK,
             "application/json",
-            self.list(items, resource_version, continue_token),
+            self.list(items, resource_version, continue_token, remaining),
         )
     }
 
@@ -172,12 +176,16 @@ impl Renderer {
         items: &[Arc<StoredObject>],
         resource_version: u64,
         continue_token: Option<&str>,
+        remaining: Option<u64>,
     ) -> Bytes {
         match self.format {
             Format::Table => {
                 let mut table = self.table(items, Some(resource_version), true);
                 if let Some(token) = continue_token {
                     table["metadata"]["continue"] = json!(token);
+                }
+                if let Some(n) = remaining {
+                    table["metadata"]["remainingItemCount"] = json!(n);
                 }
                 to_bytes(&table)
             }
@@ -189,9 +197,12 @@ impl Renderer {
                     ),
                     _ => (self.kind.api_version(), format!("{}List", self.kind.kind)),
                 };
-                let continued = continue_token
+                let mut continued = continue_token
                     .map(|t| format!(",\"continue\":{}", Value::from(t)))
                     .unwrap_or_default();
+                if let Some(n) = remaining {
+                    continued.push_str(&format!(",\"remainingItemCount\":{n}"));
+                }
                 let head = format!(
                     "{{\"apiVersion\":\"{api_version}\",\"kind\":\"{kind}\",\"metadata\":{{\"resourceVersion\":\"{resource_version}\"{continued}}},\"items\":["
                 );
@@ -374,7 +385,7 @@ mod tests {
         );
         let renderer = Renderer::new(kind, Format::Object, 0);
         let list: Value =
-            serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9, None)).unwrap();
+            serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9, None, None)).unwrap();
         assert_eq!(list["kind"], "ConfigMapList");
         assert_eq!(list["metadata"]["resourceVersion"], "9");
         assert_eq!(list["items"][0]["metadata"]["name"], "a");
@@ -418,7 +429,7 @@ mod tests {
             now,
         );
         let table: Value =
-            serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9, None)).unwrap();
+            serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9, None, None)).unwrap();
         assert_eq!(table["kind"], "Table");
         assert_eq!(table["columnDefinitions"].as_array().unwrap().len(), 3);
         assert_eq!(table["rows"][0]["cells"], json!(["a", "True", "5m"]));

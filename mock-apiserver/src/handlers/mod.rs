@@ -309,9 +309,15 @@ impl Context<'_> {
             .as_ref()
             .map_or(page.resource_version, |(rv, _)| *rv);
         let token = page.next.as_deref().map(|key| paging::encode(rv, key));
+        // The storage counts what follows only when nothing is filtered (`pred.Empty()`
+        // in storage/etcd3/store.go's GetList).
+        let unfiltered = ["labelSelector", "fieldSelector"]
+            .iter()
+            .all(|p| query.get(p).is_none_or(str::is_empty));
+        let remaining = page.remaining.filter(|_| unfiltered);
         Ok(self
             .renderer
-            .list_response(&page.items, rv, token.as_deref()))
+            .list_response(&page.items, rv, token.as_deref(), remaining))
     }
 
     fn watch(

@@ -333,7 +333,7 @@ impl Context<'_> {
         }
         Ok(self
             .renderer
-            .list_response(&deleted, store.resource_version(), None))
+            .list_response(&deleted, store.resource_version(), None, None))
     }
 }
 

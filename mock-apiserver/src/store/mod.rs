@@ -131,6 +131,9 @@ pub struct Page {
     pub resource_version: u64,
     /// The key to continue after, when more objects may follow.
     pub next: Option<String>,
+    /// How many objects of the listed range follow this page (whatever they are), when
+    /// the page is not the last.
+    pub remaining: Option<u64>,
 }
 
 /// The outcome of a write.
@@ -308,6 +311,7 @@ impl Store {
                 items: Vec::new(),
                 resource_version,
                 next: None,
+                remaining: None,
             };
         };
         let prefix = namespace.map(|ns| format!("{ns}/")).unwrap_or_default();
@@ -332,12 +336,14 @@ impl Store {
                 break;
             }
         }
-        if range.next().is_none() {
+        let rest = if next.is_some() { range.count() } else { 0 };
+        if rest == 0 {
             next = None;
         }
         Page {
             items,
             resource_version,
+            remaining: next.as_ref().map(|_| rest as u64),
             next,
         }
     }

@@ -677,3 +677,32 @@ async fn a_strategic_merge_patch_merges_tagged_lists_and_records_its_manager() {
         Some(vec!["example.org/b".into()])
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_limited_list_counts_what_follows_unless_it_is_filtered() {
+    // storage/etcd3/store.go GetList: remainingItemCount when the predicate is empty.
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    for i in 0..5 {
+        buckets
+            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
+            .await
+            .unwrap();
+    }
+    let first = buckets.list(&ListParams::default().limit(2)).await.unwrap();
+    assert_eq!(first.metadata.remaining_item_count, Some(3));
+    let token = first.metadata.continue_.clone().unwrap();
+    let second = buckets
+        .list(&ListParams::default().limit(2).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(second.metadata.remaining_item_count, Some(1));
+    let filtered = buckets
+        .list(&ListParams::default().limit(2).labels("!absent"))
+        .await
+        .unwrap();
+    assert_eq!(filtered.items.len(), 2);
+    assert_eq!(filtered.metadata.remaining_item_count, None);
+    let all = buckets.list(&ListParams::default().limit(5)).await.unwrap();
+    assert_eq!(all.metadata.remaining_item_count, None);
+}
