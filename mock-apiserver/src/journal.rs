@@ -95,8 +95,51 @@ struct Inner {
     entry_text_bytes: usize,
     next_seq: u64,
     by_user_agent: BTreeMap<String, u64>,
-    /// `apiserver_request_total` series: (verb, group, resource, subresource, code).
-    by_series: BTreeMap<(&'static str, String, String, String, u16), u64>,
+    /// `apiserver_request_total` series: their labels and the HTTP code.
+    by_series: BTreeMap<(Series, u16), u64>,
+    /// `apiserver_request_duration_seconds` histograms.
+    durations: BTreeMap<Series, Histogram>,
+}
+
+/// The labels of a request series but the code: verb, group, version, resource,
+/// subresource, scope.
+type Series = (&'static str, String, String, String, String, &'static str);
+
+/// `apiserver_request_duration_seconds`'s buckets (`endpoints/metrics/metrics.go`).
+const DURATION_BUCKETS: [f64; 23] = [
+    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
+    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
+];
+
+/// One histogram: counts per bucket (not cumulative), sum and count.
+#[derive(Debug, Default)]
+struct Histogram {
+    buckets: [u64; DURATION_BUCKETS.len()],
+    sum: f64,
+    count: u64,
+}
+
+impl Histogram {
+    fn observe(&mut self, seconds: f64) {
+        if let Some(i) = DURATION_BUCKETS.iter().position(|b| seconds <= *b) {
+            self.buckets[i] += 1;
+        }
+        self.sum += seconds;
+        self.count += 1;
+    }
+}
+
+/// Where a request sits, as `CleanScope` (`endpoints/metrics/metrics.go`) names it:
+/// `resource` for one object (and any create), `namespace` for a namespace's
+/// collection, `cluster` for the whole collection.
+pub(crate) fn scope(entry: &Entry) -> &'static str {
+    if !entry.name.is_empty() || entry.verb == Verb::Create {
+        "resource"
+    } else if !entry.namespace.is_empty() {
+        "namespace"
+    } else {
+        "cluster"
+    }
 }
 
 /// The journal. Keeps the last `capacity` entries; counts cover every request.
@@ -134,15 +177,18 @@ impl Journal {
     /// Appends an entry, assigning its sequence number (the `seq` given is ignored).
     pub fn record(&self, entry: Entry) -> u64 {
         let label = entry.verb.metric_label();
-        self.record_labelled(entry, label)
+        self.record_labelled(entry, label, "")
     }
 
     /// [`Journal::record`], counting the request in `apiserver_request_total` under
-    /// `metric_verb` (`APPLY` for a server-side apply, as the real server's `CleanVerb`).
+    /// `metric_verb` (`APPLY` for a server-side apply, as the real server's `CleanVerb`)
+    /// and the API `version` of its path, and (but a WATCH, whose answer outlives this
+    /// call) timing it in `apiserver_request_duration_seconds`.
     pub(crate) fn record_labelled(
         &self,
         mut entry: Entry,
         metric_verb: Option<&'static str>,
+        version: &str,
     ) -> u64 {
         let mut inner = self.lock();
         entry.seq = inner.next_seq;
@@ -156,14 +202,22 @@ impl Journal {
                 .resource
                 .split_once('/')
                 .unwrap_or((entry.resource.as_str(), ""));
-            let key = (
+            let series: Series = (
                 verb,
                 entry.group.clone(),
+                version.to_owned(),
                 resource.to_owned(),
                 subresource.to_owned(),
-                entry.status,
+                scope(&entry),
             );
-            *inner.by_series.entry(key).or_default() += 1;
+            if entry.verb != Verb::Watch {
+                inner
+                    .durations
+                    .entry(series.clone())
+                    .or_default()
+                    .observe(entry.latency_us as f64 / 1e6);
+            }
+            *inner.by_series.entry((series, entry.status)).or_default() += 1;
         }
         if self.capacity == 0 {
             return entry.seq;
@@ -212,10 +266,31 @@ impl Journal {
         let mut out = String::from(
             "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, group, resource, subresource and HTTP response code.\n# TYPE apiserver_request_total counter\n",
         );
-        for ((verb, group, resource, subresource, code), n) in &inner.by_series {
+        for ((series, code), n) in &inner.by_series {
+            let (verb, group, version, resource, subresource, scope) = series;
             let _ = writeln!(
                 out,
-                "apiserver_request_total{{code=\"{code}\",component=\"apiserver\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"\"}} {n}"
+                "apiserver_request_total{{code=\"{code}\",component=\"apiserver\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\"}} {n}"
+            );
+        }
+        out.push_str("# HELP apiserver_request_duration_seconds Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.\n# TYPE apiserver_request_duration_seconds histogram\n");
+        for (series, histogram) in &inner.durations {
+            let (verb, group, version, resource, subresource, scope) = series;
+            let labels = format!(
+                "component=\"apiserver\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\""
+            );
+            let mut cumulative = 0;
+            for (bound, n) in DURATION_BUCKETS.iter().zip(histogram.buckets) {
+                cumulative += n;
+                let _ = writeln!(
+                    out,
+                    "apiserver_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "apiserver_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}\napiserver_request_duration_seconds_sum{{{labels}}} {}\napiserver_request_duration_seconds_count{{{labels}}} {}",
+                histogram.count, histogram.sum, histogram.count
             );
         }
         out
@@ -319,15 +394,49 @@ mod tests {
         let text = journal.prometheus_text();
         assert!(text.contains("# TYPE apiserver_request_total counter"));
         assert!(text.contains(
-            "apiserver_request_total{code=\"200\",component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"configmaps\",scope=\"\",subresource=\"\",verb=\"LIST\",version=\"\"} 2\n"
+            "apiserver_request_total{code=\"200\",component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"configmaps\",scope=\"namespace\",subresource=\"\",verb=\"LIST\",version=\"\"} 2\n"
         ), "{text}");
         assert!(text.contains(
-            "group=\"mockcloud.example.org\",resource=\"buckets\",scope=\"\",subresource=\"status\",verb=\"PATCH\""
+            "group=\"mockcloud.example.org\",resource=\"buckets\",scope=\"namespace\",subresource=\"status\",verb=\"PATCH\""
         ), "{text}");
         assert_eq!(
-            text.lines().filter(|l| !l.starts_with('#')).count(),
+            text.lines()
+                .filter(|l| l.starts_with("apiserver_request_total{"))
+                .count(),
             2,
             "discovery is not counted"
         );
+    }
+
+    #[test]
+    fn durations_are_a_histogram_with_the_apiservers_buckets_and_watches_are_left_out() {
+        let journal = Journal::new(1, Clock::new());
+        let mut slow = entry("a");
+        slow.latency_us = 300_000;
+        let mut watch = entry("a");
+        watch.verb = Verb::Watch;
+        for e in [entry("a"), slow, watch] {
+            journal.record(e);
+        }
+        let text = journal.prometheus_text();
+        let labels = "component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"configmaps\",scope=\"namespace\",subresource=\"\",verb=\"LIST\",version=\"\"";
+        for (le, n) in [("0.005", 1), ("0.2", 1), ("0.4", 2), ("60", 2), ("+Inf", 2)] {
+            let line =
+                format!("apiserver_request_duration_seconds_bucket{{{labels},le=\"{le}\"}} {n}\n");
+            assert!(text.contains(&line), "{line} in {text}");
+        }
+        assert!(
+            text.contains(&format!(
+                "apiserver_request_duration_seconds_sum{{{labels}}} 0.301\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "apiserver_request_duration_seconds_count{{{labels}}} 2\n"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("duration_seconds_count{component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"configmaps\",scope=\"namespace\",subresource=\"\",verb=\"WATCH\""), "{text}");
     }
 }

@@ -172,7 +172,13 @@ where
         Verb::Patch if apply => Some("APPLY"),
         _ => verb.metric_label(),
     };
-    server.journal().record_labelled(entry, metric_verb);
+    let version = match &route {
+        Route::Resource(p) => p.version.as_str(),
+        _ => "",
+    };
+    server
+        .journal()
+        .record_labelled(entry, metric_verb, version);
     response
 }
 

@@ -617,6 +617,11 @@ async fn server_side_applies_count_as_apply_in_request_totals_like_the_real_serv
             .map(|l| l.rsplit(' ').next().unwrap().to_owned())
     };
     assert_eq!(series("APPLY").as_deref(), Some("1"), "{text}");
+    // CleanScope and the path's version (endpoints/metrics/metrics.go).
+    assert!(
+        text.contains("resource=\"buckets\",scope=\"resource\",subresource=\"\",verb=\"APPLY\",version=\"v1alpha1\"} 1"),
+        "{text}"
+    );
     assert_eq!(series("PATCH").as_deref(), Some("1"), "{text}");
     let verbs: Vec<Verb> = server.journal().since(0).iter().map(|e| e.verb).collect();
     assert_eq!(
