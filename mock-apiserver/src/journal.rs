@@ -211,11 +211,15 @@ impl Journal {
                 scope(&entry),
             );
             if entry.verb != Verb::Watch {
-                inner
-                    .durations
-                    .entry(series.clone())
-                    .or_default()
-                    .observe(entry.latency_us as f64 / 1e6);
+                let seconds = entry.latency_us as f64 / 1e6;
+                match inner.durations.get_mut(&series) {
+                    Some(histogram) => histogram.observe(seconds),
+                    None => {
+                        let mut histogram = Histogram::default();
+                        histogram.observe(seconds);
+                        inner.durations.insert(series.clone(), histogram);
+                    }
+                }
             }
             *inner.by_series.entry((series, entry.status)).or_default() += 1;
         }
