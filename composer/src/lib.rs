@@ -68,4 +68,5 @@
 //! # });
 //! ```
 
+pub mod api;
 pub mod function;
