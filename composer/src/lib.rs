@@ -70,3 +70,4 @@
 
 pub mod api;
 pub mod function;
+pub mod xcrd;

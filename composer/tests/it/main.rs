@@ -7,3 +7,4 @@ mod python;
 mod pythonic;
 mod support;
 mod wire;
+mod xcrd;
