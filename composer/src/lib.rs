@@ -69,5 +69,6 @@
 //! ```
 
 pub mod api;
+pub mod composite;
 pub mod function;
 pub mod xcrd;
