@@ -1,15 +1,22 @@
 //! The composite reconciler's steps that need no API server: reading an XR's
-//! `spec.crossplane`, selecting its Composition, and picking its CompositionRevision.
+//! `spec.crossplane`, selecting its Composition, picking its CompositionRevision, the field
+//! managers of its applies, its `Synced` and `Ready` conditions, and its requeue.
 //!
 //! Each step is a pure function of the objects a cached read would return; it changes the
 //! XR's [`Machinery`] in place and says whether core would send an XR Update for it, so the
 //! reconciler that calls it (and a budget that counts its writes) knows the cost.
 
+mod field_owner;
 mod machinery;
+mod outcome;
+mod requeue;
 mod revision;
 mod select;
 
+pub use field_owner::{FIELD_OWNER_COMPOSED_PREFIX, FIELD_OWNER_XR, composed_field_owner};
 pub use machinery::{LabelSelector, Machinery, NameRef, ResourceRef};
+pub use outcome::{ComposedState, Outcome, XrCondition, outcome, stable_n_and_some_more};
+pub use requeue::{RECONCILE_REQUESTED_AT_ANNOTATION, Requeue, RequeueSettings, jitter, requeue};
 pub use revision::{RevisionError, RevisionPick, fetch_revision};
 pub use select::{SelectError, Selection, select_composition};
 
