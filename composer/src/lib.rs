@@ -7,7 +7,9 @@
 //! core uses to call functions (over loopback, or in process with no socket so virtual-time
 //! runs can call them), a server for any function, a built-in patch-and-transform-shaped
 //! function, faults, and a pipeline that chains steps as core does. The composite
-//! reconciler that calls it comes next.
+//! reconciler is under way: [`api`] holds the Crossplane objects it reads, [`xcrd`]
+//! generates an XR kind's CRD from its XRD, and [`composite`] holds the reconcile steps
+//! that need no API server (Composition and revision selection, conditions, requeue).
 //!
 //! ## Where to start
 //! - [`function::FunctionRunner`]: what a reconciler calls; [`function::GrpcRunner`] and
@@ -15,6 +17,10 @@
 //! - [`function::pipeline::run`]: a Composition's steps, one call each.
 //! - [`function::builtin`]: the built-in function and its input.
 //! - [`function::FunctionServer`]: serve a [`function::Function`] on a port.
+//! - [`api::CompositeResourceDefinition`] and [`xcrd::for_composite_resource`]: an XR kind
+//!   and its CRD.
+//! - [`composite::select_composition`], [`composite::fetch_revision`],
+//!   [`composite::outcome`], [`composite::requeue`]: steps of one XR reconcile.
 //!
 //! ## Example
 //! The built-in function, served over gRPC on loopback and called with core's 2-minute
