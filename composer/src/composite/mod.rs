@@ -1,6 +1,6 @@
 //! The composite reconciler's steps that need no API server: reading an XR's
-//! `spec.crossplane`, selecting its Composition, picking its CompositionRevision, the field
-//! managers of its applies, its `Synced` and `Ready` conditions, and its requeue.
+//! `spec.crossplane`, selecting its Composition, picking its CompositionRevision, rendering a desired composed
+//! resource's metadata, the field managers of its applies, its `Synced` and `Ready` conditions, and its requeue.
 //!
 //! Each step is a pure function of the objects a cached read would return; it changes the
 //! XR's [`Machinery`] in place and says whether core would send an XR Update for it, so the
@@ -9,6 +9,7 @@
 mod field_owner;
 mod machinery;
 mod outcome;
+mod render;
 mod requeue;
 mod revision;
 mod select;
@@ -16,6 +17,9 @@ mod select;
 pub use field_owner::{FIELD_OWNER_COMPOSED_PREFIX, FIELD_OWNER_XR, composed_field_owner};
 pub use machinery::{LabelSelector, Machinery, NameRef, ResourceRef};
 pub use outcome::{ComposedState, Outcome, XrCondition, outcome, stable_n_and_some_more};
+pub use render::{
+    ANNOTATION_COMPOSITION_RESOURCE_NAME, LABEL_COMPOSITE, RenderError, render_composed,
+};
 pub use requeue::{RECONCILE_REQUESTED_AT_ANNOTATION, Requeue, RequeueSettings, jitter, requeue};
 pub use revision::{RevisionError, RevisionPick, fetch_revision};
 pub use select::{SelectError, Selection, select_composition};
