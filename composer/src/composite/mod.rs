@@ -6,6 +6,7 @@
 //! XR's [`Machinery`] in place and says whether core would send an XR Update for it, so the
 //! reconciler that calls it (and a budget that counts its writes) knows the cost.
 
+mod compose;
 mod field_owner;
 mod machinery;
 mod outcome;
@@ -14,6 +15,7 @@ mod requeue;
 mod revision;
 mod select;
 
+pub use compose::{ComposeError, Composed, Composer};
 pub use field_owner::{FIELD_OWNER_COMPOSED_PREFIX, FIELD_OWNER_XR, composed_field_owner};
 pub use machinery::{LabelSelector, Machinery, NameRef, ResourceRef};
 pub use outcome::{ComposedState, Outcome, XrCondition, outcome, stable_n_and_some_more};
