@@ -322,7 +322,7 @@ impl Composer {
     ) -> Result<String, ComposeError> {
         const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
         let base: String = prefix.chars().take(58).collect();
-        let api = self.dynamic(resource, namespace);
+        let objects = self.dynamic(resource, namespace);
         loop {
             let suffix: String = {
                 let mut rng = rand::rng();
@@ -331,7 +331,7 @@ impl Composer {
                     .collect()
             };
             let name = format!("{base}{suffix}");
-            let taken = api
+            let taken = objects
                 .get_opt(&name)
                 .await
                 .map_err(api("check a generated name"))?;
