@@ -6,6 +6,7 @@ mod grpc;
 mod in_process;
 mod python;
 mod pythonic;
+mod reconcile;
 mod support;
 mod wire;
 mod xcrd;
