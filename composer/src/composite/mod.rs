@@ -10,6 +10,7 @@ mod compose;
 mod field_owner;
 mod machinery;
 mod outcome;
+mod realtime;
 mod reconcile;
 mod render;
 mod requeue;
@@ -20,6 +21,7 @@ pub use compose::{ComposeError, Composed, Composer};
 pub use field_owner::{FIELD_OWNER_COMPOSED_PREFIX, FIELD_OWNER_XR, composed_field_owner};
 pub use machinery::{LabelSelector, Machinery, NameRef, ResourceRef};
 pub use outcome::{ComposedState, Outcome, XrCondition, outcome, stable_n_and_some_more};
+pub use realtime::Realtime;
 pub use reconcile::{FINALIZER, RECONCILE_TIMEOUT, ReconcileError, Reconciler};
 pub use render::{
     ANNOTATION_COMPOSITION_RESOURCE_NAME, LABEL_COMPOSITE, RenderError, render_composed,
