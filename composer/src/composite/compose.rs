@@ -16,11 +16,12 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy,
 };
 use kube::core::GroupVersionKind;
+use limiter::crossplane::circuit::Responsive;
 use rand::Rng;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::outcome::{ComposedState, Outcome, outcome};
+use super::outcome::{ComposedState, Outcome, XrCondition, outcome};
 use super::render::{ANNOTATION_COMPOSITION_RESOURCE_NAME, RenderError, render_composed};
 use super::{FIELD_OWNER_XR, Machinery, ResourceRef, composed_field_owner};
 use crate::api::CompositionRevision;
@@ -69,6 +70,15 @@ pub struct Composed {
     pub ttl: Option<std::time::Duration>,
     /// How many composed resources were deleted as garbage.
     pub deleted: usize,
+}
+
+/// What the reconciler adds to the XR's status apply.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusExtras {
+    /// The `Responsive` condition from the XR's circuit breaker.
+    pub responsive: Option<Responsive>,
+    /// The `crossplane.io/reconcile-requested-at` token this reconcile handled.
+    pub last_handled_reconcile_at: Option<String>,
 }
 
 /// Composes XRs of one kind through a function runner, with an API client.
@@ -124,6 +134,28 @@ impl Composer {
         xr_resource: &ApiResource,
         revision: &CompositionRevision,
         deadline: Instant,
+    ) -> Result<Composed, ComposeError> {
+        self.compose_with(
+            xr,
+            xr_resource,
+            revision,
+            deadline,
+            &StatusExtras::default(),
+        )
+        .await
+    }
+
+    /// [`Composer::compose`], with the reconciler's own additions to the status apply.
+    ///
+    /// # Errors
+    /// [`ComposeError`]: a failed request, pipeline, or render.
+    pub async fn compose_with(
+        &self,
+        xr: &DynamicObject,
+        xr_resource: &ApiResource,
+        revision: &CompositionRevision,
+        deadline: Instant,
+        extras: &StatusExtras,
     ) -> Result<Composed, ComposeError> {
         let xr_json = serde_json::to_value(xr).expect("objects serialize");
         let xr_name = xr.metadata.name.clone().unwrap_or_default();
@@ -275,9 +307,16 @@ impl Composer {
             .pointer("/status/conditions")
             .cloned()
             .unwrap_or(json!([]));
+        let responsive = extras.responsive.as_ref().map(|r| XrCondition {
+            type_: "Responsive",
+            status: if r.status { "True" } else { "False" },
+            reason: r.reason,
+            message: Some(r.message.clone()).filter(|m| !m.is_empty()),
+        });
         let conditions: Vec<Value> = result
             .conditions
             .iter()
+            .chain(responsive.as_ref())
             .map(|c| {
                 let same = previous.as_array().and_then(|p| {
                     p.iter().find(|o| {
@@ -295,11 +334,14 @@ impl Composer {
                 condition
             })
             .collect();
-        let status_patch = json!({
+        let mut status_patch = json!({
             "apiVersion": xr_json["apiVersion"], "kind": xr_json["kind"],
             "metadata": {"name": xr_name},
             "status": {"conditions": conditions},
         });
+        if let Some(token) = &extras.last_handled_reconcile_at {
+            status_patch["status"]["lastHandledReconcileAt"] = json!(token);
+        }
         xrs.patch_status(&xr_name, &apply_xr, &Patch::Apply(&status_patch))
             .await
             .map_err(api("apply the XR's status"))?;

@@ -17,7 +17,7 @@ mod requeue;
 mod revision;
 mod select;
 
-pub use compose::{ComposeError, Composed, Composer};
+pub use compose::{ComposeError, Composed, Composer, StatusExtras};
 pub use field_owner::{FIELD_OWNER_COMPOSED_PREFIX, FIELD_OWNER_XR, composed_field_owner};
 pub use machinery::{LabelSelector, Machinery, NameRef, ResourceRef};
 pub use outcome::{ComposedState, Outcome, XrCondition, outcome, stable_n_and_some_more};

@@ -6,15 +6,18 @@
 //! a reconcile here costs more GETs and LISTs than core's; there are no events, no pause
 //! annotation and no circuit-breaker condition yet.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use limiter::controller::Request;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::{
-    ComposeError, Composer, LABEL_COMPOSITE, Machinery, Requeue, RequeueSettings, RevisionError,
-    SelectError, fetch_revision, requeue, select_composition,
+    ComposeError, Composer, LABEL_COMPOSITE, Machinery, RECONCILE_REQUESTED_AT_ANNOTATION,
+    Realtime, Requeue, RequeueSettings, RevisionError, SelectError, StatusExtras, fetch_revision,
+    requeue, select_composition,
 };
 use crate::api::{CompositeResourceDefinition, Composition, CompositionRevision};
 
@@ -60,6 +63,7 @@ pub struct Reconciler {
     resource: ApiResource,
     composer: Composer,
     settings: RequeueSettings,
+    realtime: Option<Arc<Realtime>>,
 }
 
 impl Reconciler {
@@ -79,7 +83,15 @@ impl Reconciler {
             resource,
             composer,
             settings,
+            realtime: None,
         }
+    }
+
+    /// Shows the `Responsive` condition of `realtime`'s breaker on each XR.
+    #[must_use]
+    pub fn with_realtime(mut self, realtime: Arc<Realtime>) -> Self {
+        self.realtime = Some(realtime);
+        self
     }
 
     fn xrs(&self, namespace: Option<&str>) -> Api<DynamicObject> {
@@ -194,9 +206,26 @@ impl Reconciler {
                 .map_err(api("add the composite label"))?;
         }
 
+        let mut extras = StatusExtras {
+            responsive: self.realtime.as_ref().map(|r| {
+                r.responsive(
+                    Instant::now(),
+                    &Request::new(namespace.unwrap_or_default(), name),
+                )
+            }),
+            last_handled_reconcile_at: None,
+        };
+        // The reconcile-request token, recorded once (core records it before composing).
+        let annotations = xr.metadata.annotations.clone().unwrap_or_default();
+        if let Some(token) = annotations
+            .get(RECONCILE_REQUESTED_AT_ANNOTATION)
+            .filter(|t| !t.is_empty())
+        {
+            extras.last_handled_reconcile_at = Some(token.clone());
+        }
         let composed = self
             .composer
-            .compose(&xr, &self.resource, revision, deadline)
+            .compose_with(&xr, &self.resource, revision, deadline, &extras)
             .await
             .map_err(ReconcileError::Compose)?;
         let annotation = xr

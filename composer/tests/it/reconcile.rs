@@ -2,11 +2,13 @@
 //! process: ten XRs of three composed resources each become Ready, and deleting them
 //! leaves nothing.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
 use composer::composite::{
-    Composer, FINALIZER, LABEL_COMPOSITE, Reconciler, Requeue, RequeueSettings,
+    Composer, FINALIZER, LABEL_COMPOSITE, RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, Reconciler,
+    Requeue, RequeueSettings,
 };
 use composer::function::builtin::{API_VERSION, KIND, Resources};
 use composer::function::{Functions, InProcessRunner};
@@ -16,6 +18,7 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
 };
 use kube::core::GroupVersionKind;
+use limiter::crossplane::circuit::BreakerConfig;
 use mock_apiserver::{ApiServer, Config};
 use serde_json::{Value, json};
 
@@ -155,7 +158,12 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
         xr_resource.clone(),
         Composer::new(client.clone(), functions),
         RequeueSettings::default(),
-    );
+    )
+    .with_realtime(Arc::new(Realtime::new(
+        "example.org/v1",
+        "XWidget",
+        BreakerConfig::default(),
+    )));
     let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
     let widgets: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
@@ -211,6 +219,12 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
             .await
             .unwrap();
     }
+    // A reconcile request on the first XR.
+    let request =
+        json!({"metadata": {"annotations": {RECONCILE_REQUESTED_AT_ANNOTATION: "token-1"}}});
+    xrs.patch(&names[0], &PatchParams::default(), &Patch::Merge(&request))
+        .await
+        .unwrap();
     for name in &names {
         reconciler
             .reconcile(Some("default"), name, 0.5)
@@ -220,7 +234,22 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
         let conditions = xr.data["status"]["conditions"].as_array().unwrap();
         let ready = conditions.iter().find(|c| c["type"] == "Ready").unwrap();
         assert_eq!(ready["status"], "True", "{name}: {conditions:?}");
+        let responsive = conditions
+            .iter()
+            .find(|c| c["type"] == "Responsive")
+            .unwrap();
+        assert_eq!(
+            (responsive["status"].as_str(), responsive["reason"].as_str()),
+            (Some("True"), Some("WatchCircuitClosed"))
+        );
     }
+    let first = xrs.get(&names[0]).await.unwrap();
+    assert_eq!(first.data["status"]["lastHandledReconcileAt"], "token-1");
+    assert!(
+        xrs.get(&names[1]).await.unwrap().data["status"]
+            .get("lastHandledReconcileAt")
+            .is_none()
+    );
 
     // Deleting: the finalizer holds each XR until its reconcile removes it; the API
     // server's garbage collector then removes what it owned.
