@@ -9,7 +9,9 @@
 //! function, faults, and a pipeline that chains steps as core does. The composite
 //! reconciler is under way: [`api`] holds the Crossplane objects it reads, [`xcrd`]
 //! generates an XR kind's CRD from its XRD, and [`composite`] holds the reconcile steps
-//! that need no API server (Composition and revision selection, conditions, requeue).
+//! (Composition and revision selection, conditions, requeue), composing against an API
+//! server, one XR reconcile in core's order, and realtime event mapping through the
+//! circuit breaker.
 //!
 //! ## Where to start
 //! - [`function::FunctionRunner`]: what a reconciler calls; [`function::GrpcRunner`] and
@@ -21,6 +23,8 @@
 //!   and its CRD.
 //! - [`composite::select_composition`], [`composite::fetch_revision`],
 //!   [`composite::outcome`], [`composite::requeue`]: steps of one XR reconcile.
+//! - [`composite::Reconciler`] and [`composite::Composer`]: one XR reconciled against an
+//!   API server; [`composite::Realtime`]: watch events through the breaker.
 //!
 //! ## Example
 //! The built-in function, served over gRPC on loopback and called with core's 2-minute
