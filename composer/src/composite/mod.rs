@@ -7,6 +7,7 @@
 //! reconciler that calls it (and a budget that counts its writes) knows the cost.
 
 mod compose;
+mod controller;
 mod field_owner;
 mod machinery;
 mod outcome;
@@ -18,6 +19,7 @@ mod revision;
 mod select;
 
 pub use compose::{ComposeError, Composed, Composer, StatusExtras};
+pub use controller::{DEFAULT_MAX_CONCURRENT_RECONCILES, start, xr_queue};
 pub use field_owner::{FIELD_OWNER_COMPOSED_PREFIX, FIELD_OWNER_XR, composed_field_owner};
 pub use machinery::{LabelSelector, Machinery, NameRef, ResourceRef};
 pub use outcome::{ComposedState, Outcome, XrCondition, outcome, stable_n_and_some_more};

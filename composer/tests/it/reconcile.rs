@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
 use composer::composite::{
-    Composer, FINALIZER, LABEL_COMPOSITE, RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, Reconciler,
-    Requeue, RequeueSettings,
+    Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, FINALIZER, LABEL_COMPOSITE,
+    RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, Reconciler, Requeue, RequeueSettings, start,
 };
 use composer::function::builtin::{API_VERSION, KIND, Resources};
 use composer::function::{Functions, InProcessRunner};
@@ -18,6 +18,7 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
 };
 use kube::core::GroupVersionKind;
+use limiter::controller::Request;
 use limiter::crossplane::circuit::BreakerConfig;
 use mock_apiserver::{ApiServer, Config};
 use serde_json::{Value, json};
@@ -75,8 +76,9 @@ fn pipeline() -> Value {
     }}])
 }
 
-#[tokio::test(start_paused = true)]
-async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothing() {
+/// The API server with the XR, Widget, Composition and revision kinds, a Composition of
+/// three Widgets with a valid revision, and a reconciler of its XRs.
+async fn stack() -> (ApiServer, kube::Client, Reconciler, ApiResource) {
     let server = ApiServer::new(Config::default());
     let client = kube::Client::new(server.service(), "default");
     let crds = Api::<CustomResourceDefinition>::all(client.clone());
@@ -164,6 +166,13 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
         "XWidget",
         BreakerConfig::default(),
     )));
+    (server, client, reconciler, xr_resource)
+}
+
+#[tokio::test(start_paused = true)]
+async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothing() {
+    let (_server, client, reconciler, xr_resource) = stack().await;
+    let pp = PostParams::default();
     let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
     let widgets: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
@@ -282,4 +291,58 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
             .items
             .is_empty()
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
+    let (_server, client, reconciler, xr_resource) = stack().await;
+    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
+    let widgets: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "default",
+        &resource("test.example.org", "Widget", "widgets"),
+    );
+    let controller = start(
+        "xwidgets.example.org",
+        Arc::new(reconciler),
+        DEFAULT_MAX_CONCURRENT_RECONCILES,
+    );
+    assert_eq!(controller.name(), "composite/xwidgets.example.org");
+    for i in 0..XRS {
+        let name = format!("xr-{i}");
+        let xr: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "example.org/v1", "kind": "XWidget",
+            "metadata": {"name": name}, "spec": {"region": "eu-west-1"},
+        }))
+        .unwrap();
+        xrs.create(&PostParams::default(), &xr).await.unwrap();
+        controller.queue().add(Request::new("default", name));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let all = widgets.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(all.len(), XRS * N);
+
+    for w in &all {
+        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        widgets
+            .patch_status(
+                w.metadata.name.as_deref().unwrap(),
+                &PatchParams::default(),
+                &Patch::Merge(&ready),
+            )
+            .await
+            .unwrap();
+    }
+    // No watch feeds the queue yet: the 60 s TTL requeue (jittered ±10 %) brings each XR
+    // back.
+    tokio::time::sleep(Duration::from_secs(67)).await;
+    for i in 0..XRS {
+        let xr = xrs.get(&format!("xr-{i}")).await.unwrap();
+        let conditions = xr.data["status"]["conditions"].as_array().unwrap().clone();
+        let ready = conditions.iter().find(|c| c["type"] == "Ready").unwrap();
+        assert_eq!(ready["status"], "True", "xr-{i}: {conditions:?}");
+    }
+    let stats = controller.stats();
+    controller.shut_down().await;
+    assert_eq!(stats.total(), 2 * XRS as u64, "{stats:?}");
 }
