@@ -17,6 +17,7 @@ mod render;
 mod requeue;
 mod revision;
 mod select;
+mod watch;
 
 pub use compose::{ComposeError, Composed, Composer, StatusExtras};
 pub use controller::{DEFAULT_MAX_CONCURRENT_RECONCILES, start, xr_queue};
@@ -31,6 +32,7 @@ pub use render::{
 pub use requeue::{RECONCILE_REQUESTED_AT_ANNOTATION, Requeue, RequeueSettings, jitter, requeue};
 pub use revision::{RevisionError, RevisionPick, fetch_revision};
 pub use select::{SelectError, Selection, select_composition};
+pub use watch::{Watched, watch};
 
 use std::collections::BTreeMap;
 

@@ -8,7 +8,8 @@ use std::time::Duration;
 use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
 use composer::composite::{
     Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, FINALIZER, LABEL_COMPOSITE,
-    RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, Reconciler, Requeue, RequeueSettings, start,
+    RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, Reconciler, Requeue, RequeueSettings, Watched,
+    start, watch,
 };
 use composer::function::builtin::{API_VERSION, KIND, Resources};
 use composer::function::{Functions, InProcessRunner};
@@ -22,6 +23,7 @@ use limiter::controller::Request;
 use limiter::crossplane::circuit::BreakerConfig;
 use mock_apiserver::{ApiServer, Config};
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
 const XRS: usize = 10;
 const N: usize = 3;
@@ -345,4 +347,79 @@ async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
     let stats = controller.stats();
     controller.shut_down().await;
     assert_eq!(stats.total(), 2 * XRS as u64, "{stats:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_watches_the_provider_s_status_writes_bring_xrs_to_ready_before_any_ttl() {
+    let (_server, client, reconciler, xr_resource) = stack().await;
+    let widget_resource = resource("test.example.org", "Widget", "widgets");
+    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
+    let widgets: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &widget_resource);
+    let realtime = Arc::new(Realtime::new(
+        "example.org/v1",
+        "XWidget",
+        BreakerConfig::default(),
+    ));
+    let controller = start(
+        "xwidgets.example.org",
+        Arc::new(reconciler),
+        DEFAULT_MAX_CONCURRENT_RECONCILES,
+    );
+    let xr_watch = tokio::spawn(watch(
+        Api::all_with(client.clone(), &xr_resource),
+        Watched::Xr,
+        Arc::clone(&realtime),
+        controller.queue().clone(),
+    ));
+    let composed_watch = tokio::spawn(watch(
+        Api::all_with(client.clone(), &widget_resource),
+        Watched::Composed,
+        Arc::clone(&realtime),
+        controller.queue().clone(),
+    ));
+
+    // The XR watch enqueues each new XR: no manual adds.
+    for i in 0..XRS {
+        let xr: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "example.org/v1", "kind": "XWidget",
+            "metadata": {"name": format!("xr-{i}")}, "spec": {"region": "eu-west-1"},
+        }))
+        .unwrap();
+        xrs.create(&PostParams::default(), &xr).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let all = widgets.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(all.len(), XRS * N);
+
+    for w in &all {
+        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        widgets
+            .patch_status(
+                w.metadata.name.as_deref().unwrap(),
+                &PatchParams::default(),
+                &Patch::Merge(&ready),
+            )
+            .await
+            .unwrap();
+    }
+    // Well before the 60 s TTL: the composed resources' Update events bring the XRs back.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for i in 0..XRS {
+        let xr = xrs.get(&format!("xr-{i}")).await.unwrap();
+        let conditions = xr.data["status"]["conditions"].as_array().unwrap().clone();
+        let ready = conditions.iter().find(|c| c["type"] == "Ready").unwrap();
+        assert_eq!(ready["status"], "True", "xr-{i}: {conditions:?}");
+        // Three creates and three updates per XR, plus its own events: far below 100.
+        assert!(
+            realtime
+                .responsive(Instant::now(), &Request::new("default", format!("xr-{i}")))
+                .status
+        );
+    }
+    xr_watch.abort();
+    composed_watch.abort();
+    let stats = controller.stats();
+    controller.shut_down().await;
+    assert!(stats.total() > 2 * XRS as u64, "{stats:?}");
 }
