@@ -24,7 +24,9 @@
 //! - [`composite::select_composition`], [`composite::fetch_revision`],
 //!   [`composite::outcome`], [`composite::requeue`]: steps of one XR reconcile.
 //! - [`composite::Reconciler`] and [`composite::Composer`]: one XR reconciled against an
-//!   API server; [`composite::Realtime`]: watch events through the breaker.
+//!   API server; [`composite::start`]: its controller with a worker pool;
+//!   [`composite::watch`] and [`composite::Realtime`]: watch events through the breaker
+//!   into the queue.
 //!
 //! ## Example
 //! The built-in function, served over gRPC on loopback and called with core's 2-minute
