@@ -32,7 +32,7 @@ pub use render::{
 pub use requeue::{RECONCILE_REQUESTED_AT_ANNOTATION, Requeue, RequeueSettings, jitter, requeue};
 pub use revision::{RevisionError, RevisionPick, fetch_revision};
 pub use select::{SelectError, Selection, select_composition};
-pub use watch::{Watched, watch};
+pub use watch::{Watched, watch, watch_revisions};
 
 use std::collections::BTreeMap;
 

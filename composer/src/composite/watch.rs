@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use kube::api::{Api, DynamicObject};
+use kube::api::{Api, DynamicObject, ListParams};
 use kube::runtime::watcher::{self, Event};
 use limiter::controller::Request;
 use limiter::crossplane::circuit::{Handled, WatchEvent};
@@ -18,6 +18,7 @@ use limiter::workqueue::WorkQueue;
 use tokio::time::Instant;
 
 use super::Realtime;
+use crate::api::CompositionRevision;
 
 /// Which map function a watch runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +68,51 @@ pub async fn watch(
             Watched::Xr => realtime.xr(now, kind, old.as_ref(), &object),
             Watched::Composed => realtime.composed(now, kind, old.as_ref(), &object),
         };
+        for request in handled.enqueued {
+            queue.add(request);
+        }
+    }
+}
+
+/// Watches CompositionRevisions until the stream ends: each event maps to every Automatic
+/// XR of the revision's Composition (listed from `xrs` at the time; core reads its cache),
+/// through `realtime`, into `queue` (`definition/handlers.go`).
+pub async fn watch_revisions(
+    revisions: Api<CompositionRevision>,
+    xrs: Api<DynamicObject>,
+    realtime: Arc<Realtime>,
+    queue: WorkQueue<Request>,
+) {
+    let mut known: HashMap<Option<String>, ()> = HashMap::new();
+    let mut events = watcher::watcher(revisions, watcher::Config::default()).boxed();
+    while let Some(event) = events.next().await {
+        let Ok(event) = event else {
+            tracing::debug!("watch error; the watcher retries");
+            continue;
+        };
+        let (kind, revision) = match event {
+            Event::Apply(r) | Event::InitApply(r) => {
+                let seen = known.insert(r.metadata.name.clone(), ()).is_some();
+                (
+                    if seen {
+                        WatchEvent::Update
+                    } else {
+                        WatchEvent::Create
+                    },
+                    r,
+                )
+            }
+            Event::Delete(r) => {
+                known.remove(&r.metadata.name);
+                (WatchEvent::Delete, r)
+            }
+            Event::Init | Event::InitDone => continue,
+        };
+        let Ok(list) = xrs.list(&ListParams::default()).await else {
+            tracing::debug!("cannot list XRs to map a revision event");
+            continue;
+        };
+        let handled = realtime.revision(Instant::now(), kind, &revision, &list.items);
         for request in handled.enqueued {
             queue.add(request);
         }

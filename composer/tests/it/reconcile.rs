@@ -9,7 +9,7 @@ use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VA
 use composer::composite::{
     Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, FINALIZER, LABEL_COMPOSITE,
     RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, Reconciler, Requeue, RequeueSettings, Watched,
-    start, watch,
+    start, watch, watch_revisions,
 };
 use composer::function::builtin::{API_VERSION, KIND, Resources};
 use composer::function::{Functions, InProcessRunner};
@@ -350,7 +350,7 @@ async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn with_watches_the_provider_s_status_writes_bring_xrs_to_ready_before_any_ttl() {
+async fn with_watches_status_writes_make_xrs_ready_and_a_new_revision_moves_them_before_any_ttl() {
     let (_server, client, reconciler, xr_resource) = stack().await;
     let widget_resource = resource("test.example.org", "Widget", "widgets");
     let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
@@ -417,6 +417,56 @@ async fn with_watches_the_provider_s_status_writes_bring_xrs_to_ready_before_any
                 .status
         );
     }
+
+    // A new revision of the Composition: its events fan out to every Automatic XR, which
+    // moves to it (crossplane#7114's fan-out).
+    let revisions_watch = tokio::spawn(watch_revisions(
+        Api::all(client.clone()),
+        Api::all_with(client.clone(), &xr_resource),
+        Arc::clone(&realtime),
+        controller.queue().clone(),
+    ));
+    let compositions: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &resource("apiextensions.crossplane.io", "Composition", "compositions"),
+    );
+    let uid = compositions.get("widgets").await.unwrap().metadata.uid;
+    let revisions: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &resource(
+            "apiextensions.crossplane.io",
+            "CompositionRevision",
+            "compositionrevisions",
+        ),
+    );
+    let second: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
+        "metadata": {"name": "widgets-2", "labels": {LABEL_COMPOSITION_NAME: "widgets"},
+            "ownerReferences": [{"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+                "name": "widgets", "uid": uid, "controller": true}]},
+        "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
+                 "mode": "Pipeline", "pipeline": pipeline(), "revision": 2},
+    }))
+    .unwrap();
+    revisions
+        .create(&PostParams::default(), &second)
+        .await
+        .unwrap();
+    let valid = json!({"status": {"conditions": [{"type": TYPE_VALID_PIPELINE, "status": "True",
+        "reason": "ValidPipeline", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+    revisions
+        .patch_status("widgets-2", &PatchParams::default(), &Patch::Merge(&valid))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for i in 0..XRS {
+        let xr = xrs.get(&format!("xr-{i}")).await.unwrap();
+        assert_eq!(
+            xr.data["spec"]["crossplane"]["compositionRevisionRef"]["name"], "widgets-2",
+            "xr-{i}"
+        );
+    }
+    revisions_watch.abort();
     xr_watch.abort();
     composed_watch.abort();
     let stats = controller.stats();
