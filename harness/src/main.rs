@@ -1,5 +1,5 @@
 //! The `harness` command. Exit codes: 0 pass, 1 an assertion or regression failed, 2 bad
-//! input or setup.
+//! input or setup, 141 standard output closed before everything was printed.
 
 mod cli;
 

@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use harness::calibrate::{CalibrationMeta, SampleOptions, calibration_yaml, sample, summary};
 use harness::scenario::{self, TimeMode};
 
+use super::stdout::outln;
 use super::{ClusterArgs, Outcome, Where, execute, init_tracing, write};
 
 /// The options of `harness calibrate`.
@@ -90,18 +91,20 @@ pub fn calibrate_cmd(a: CalibrateArgs) -> Result<Outcome> {
     let file = out.join("calibration.yaml");
     write(&out, "calibration.yaml", calibration_yaml(&c, per, &meta))?;
     for line in summary(per) {
-        println!("{line}");
+        outln!("{line}")?;
     }
-    println!(
+    outln!(
         "{} calls attributed to reconciles, {} in reconciles still open at the end, {} to none",
-        per.attributed, per.open, per.unattributed
-    );
-    println!(
+        per.attributed,
+        per.open,
+        per.unattributed
+    )?;
+    outln!(
         "calibration: {} (name it in the profile: `calibration: {}`)",
         file.display(),
         relative_hint(&file)
-    );
-    println!("reports: {}", out.display());
+    )?;
+    outln!("reports: {}", out.display())?;
     Ok(match interrupted {
         Some(signal) => Outcome::Interrupted(signal),
         None if r.partial => Outcome::Fail,

@@ -15,6 +15,9 @@ use harness::{compare, predict, report, run};
 mod calibrate;
 mod git;
 mod signals;
+mod stdout;
+
+use stdout::{out, outln};
 
 /// Run YAML load scenarios against a rate-limited provider, predict its budget, assert and
 /// report.
@@ -23,7 +26,7 @@ mod signals;
     name = "harness",
     version,
     about,
-    after_help = "Exit codes: 0 pass; 1 an assertion failed, a phase timed out or failed (a resync phase\nwhose provider does not implement reconcile requests), or compare found a regression; 2 bad input or setup; 3 compare: the two results cannot be compared (NEW\npartial or failed, OLD partial, different workloads, or missing metrics); 130 interrupted\nby SIGINT (Ctrl-C), 143 by SIGTERM (CI cancelling a job): the partial report is written,\nthen what the run created is cleaned up.\n\nThe budget's formulas and symbols are explained in docs/budget.md."
+    after_help = "Exit codes: 0 pass; 1 an assertion failed, a phase timed out or failed (a resync phase\nwhose provider does not implement reconcile requests), or compare found a regression; 2 bad input or setup; 3 compare: the two results cannot be compared (NEW\npartial or failed, OLD partial, different workloads, or missing metrics); 130 interrupted\nby SIGINT (Ctrl-C), 143 by SIGTERM (CI cancelling a job): the partial report is written,\nthen what the run created is cleaned up; 141 standard output closed early (`| head`).\n\nThe budget's formulas and symbols are explained in docs/budget.md."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -429,14 +432,14 @@ impl Command {
             Command::Flowschema {
                 service_account: (namespace, name),
             } => {
-                print!("{}", run::flow_schema::manifest(&namespace, &name));
+                out!("{}", run::flow_schema::manifest(&namespace, &name))?;
                 Ok(Outcome::Pass)
             }
             Command::Schema => {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&scenario::json_schema())?
-                );
+                )?;
                 Ok(Outcome::Pass)
             }
             Command::Compare {
@@ -465,10 +468,10 @@ fn provider_args(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outc
         .map(|(flag, value)| format!("--{flag}={value}"))
         .collect();
     if json {
-        println!("{}", serde_json::to_string(&flags)?);
+        outln!("{}", serde_json::to_string(&flags)?)?;
     } else {
         for f in flags {
-            println!("{f}");
+            outln!("{f}")?;
         }
     }
     Ok(Outcome::Pass)
@@ -501,8 +504,8 @@ fn run_cmd(
     let target = cluster.target(&s, virtual_time, process)?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&s.name));
     let (r, interrupted) = execute(&s, target, &out, strict)?;
-    print!("{}", report::assertion_table(&r));
-    println!("reports: {}", out.display());
+    out!("{}", report::assertion_table(&r))?;
+    outln!("reports: {}", out.display())?;
     Ok(match interrupted {
         Some(signal) => Outcome::Interrupted(signal),
         None if r.passed() => Outcome::Pass,
@@ -597,7 +600,7 @@ fn validate(path: &Path, sets: &[scenario::Set]) -> Result<Outcome> {
         eprintln!("warning: {}: {}", s.place(w.pos), w.message);
     }
     let plan = predict::plan(&s);
-    println!(
+    outln!(
         "{}: ok: scenario {} with {} resources in {} groups, {} phases, {} assertions; expected duration {}",
         s.file,
         s.name,
@@ -606,7 +609,7 @@ fn validate(path: &Path, sets: &[scenario::Set]) -> Result<Outcome> {
         s.phases.len(),
         s.assertions.len(),
         report::human_duration(plan.expected_duration(&s).total)
-    );
+    )?;
     Ok(Outcome::Pass)
 }
 
@@ -615,9 +618,9 @@ fn predict_cmd(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outcom
     let plan = predict::plan(&s);
     if json {
         let all: Vec<_> = plan.all().collect();
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        outln!("{}", serde_json::to_string_pretty(&all)?)?;
     } else {
-        print!("{}", report::plan_listing(&s, &plan));
+        out!("{}", report::plan_listing(&s, &plan))?;
     }
     Ok(Outcome::Pass)
 }
@@ -642,7 +645,7 @@ fn compare_cmd(old: &Path, new: &Path, pct: f64) -> Result<Outcome> {
         bail!("--max-regression must be a percentage ≥ 0, got {pct}");
     }
     let c = compare::compare(&read_result(old)?, &read_result(new)?, pct);
-    print!("{}", compare::render(&c));
+    out!("{}", compare::render(&c))?;
     Ok(if !c.comparable() {
         Outcome::NotComparable
     } else if c.regressions().next().is_some() {
@@ -656,7 +659,7 @@ fn report_cmd(path: &Path, out: &Path) -> Result<Outcome> {
     let r = read_result(path)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     write_reports(out, &r)?;
-    print!("{}", report::assertion_table(&r));
+    out!("{}", report::assertion_table(&r))?;
     Ok(if r.passed() {
         Outcome::Pass
     } else {
@@ -679,8 +682,12 @@ fn hint(err: &anyhow::Error) -> &'static str {
     "run with --help for usage"
 }
 
-/// Prints an error with its "caused by" chain and a hint; exit 2.
+/// Prints an error with its "caused by" chain and a hint; exit 2. Standard output closing
+/// (`harness schema | head -1`) is no error: nothing is printed, exit 141.
 pub fn report_error(err: &anyhow::Error) -> ExitCode {
+    if let Some(code) = stdout::closed_exit(err) {
+        return code;
+    }
     eprintln!("error: {err}");
     for cause in err.chain().skip(1) {
         eprintln!("  caused by: {cause}");

@@ -7,6 +7,7 @@ mod bins;
 mod cli;
 mod client_limiters;
 mod clock;
+mod closed_pipe;
 mod cluster;
 mod compare;
 mod docs;
