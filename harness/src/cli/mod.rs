@@ -345,6 +345,10 @@ impl ClusterArgs {
                 "scenario {} has a profile, which describes a provider the harness does not build: run it with --process (the profile's command) or --kubeconfig (the provider deployed in a cluster)",
                 s.name
             ),
+            // Refused here, before the run announces itself, rather than by the stack.
+            (None, _) if s.uses_aws() && !cfg!(feature = "aws") => {
+                Err(run::RunError::NeedsAwsFeature.into())
+            }
             (None, _) => Ok(Where::Embedded),
         }
     }
@@ -667,23 +671,31 @@ fn report_cmd(path: &Path, out: &Path) -> Result<Outcome> {
     })
 }
 
-fn hint(err: &anyhow::Error) -> &'static str {
+fn hint(err: &anyhow::Error) -> Option<&'static str> {
     if let Some(e) = err.downcast_ref::<ScenarioError>() {
-        return match e {
+        return Some(match e {
             ScenarioError::Read { .. } => "check the path; shipped scenarios are in scenarios/",
             ScenarioError::Invalid { .. } => {
                 "scenarios/README.md documents every field; `harness schema` prints the JSON Schema"
             }
-        };
+        });
     }
     if err.chain().any(|c| c.is::<serde_json::Error>()) {
-        return "compare and report read the result.json that `harness run --out DIR` writes";
+        return Some("compare and report read the result.json that `harness run --out DIR` writes");
     }
-    "run with --help for usage"
+    // A build without the AWS flavour: the error says which build has it; usage is not it.
+    if matches!(
+        err.downcast_ref::<run::RunError>(),
+        Some(run::RunError::NeedsAwsFeature)
+    ) {
+        return None;
+    }
+    Some("run with --help for usage")
 }
 
-/// Prints an error with its "caused by" chain and a hint; exit 2. Standard output closing
-/// (`harness schema | head -1`) is no error: nothing is printed, exit 141.
+/// Prints an error with its "caused by" chain and, unless the error says what to do, a
+/// hint; exit 2. Standard output closing (`harness schema | head -1`) is no error: nothing
+/// is printed, exit 141.
 pub fn report_error(err: &anyhow::Error) -> ExitCode {
     if let Some(code) = stdout::closed_exit(err) {
         return code;
@@ -692,6 +704,8 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
     for cause in err.chain().skip(1) {
         eprintln!("  caused by: {cause}");
     }
-    eprintln!("hint: {}", hint(err));
+    if let Some(hint) = hint(err) {
+        eprintln!("hint: {hint}");
+    }
     ExitCode::from(2)
 }

@@ -179,3 +179,26 @@ fn the_flowschema_in_ci_manifests_is_what_harness_flowschema_prints_for_its_prov
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[cfg(not(feature = "aws"))]
+#[test]
+fn an_aws_scenario_without_the_aws_build_is_refused_before_the_run_starts_and_without_a_usage_hint()
+{
+    let dir = temp_dir("aws-refused").join("out");
+    let out = harness()
+        .args(["run", &scenario("aws-upjet.yaml"), "--out"])
+        .arg(&dir)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "error: the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert!(
+        !dir.exists(),
+        "no output directory for a run that never started"
+    );
+}
