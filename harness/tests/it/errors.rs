@@ -55,6 +55,18 @@ t.yaml:9:31: unknown phase \"x\", expected one of c"
 }
 
 #[test]
+fn a_phase_whose_body_fails_its_checks_is_still_a_phase_assertions_can_name() {
+    let e = err(
+        "resources:\n  - {name: b, kind: Bucket, count: 1}\nphases:\n  - {name: c, action: create}\n  - {name: hold, action: hold, duration: 5 minutes}\nassertions:\n  - {check: steadyRate, phase: hold}\n  - {check: throttles, phase: x}\n",
+    );
+    assert_eq!(
+        e,
+        "t.yaml:7:42: duration: time: unknown unit \" minutes\" in duration \"5 minutes\", expected a Go duration such as 500ms, 10s, 1m or 1h30m\n\
+t.yaml:10:31: unknown phase \"x\", expected one of c, hold"
+    );
+}
+
+#[test]
 fn templates_with_unknown_placeholders_are_rejected_where_written() {
     let e = err(
         "resources:\n  - {name: b, kind: Bucket, count: 2, namePattern: \"b-{{idx}}\"}\nphases:\n  - {name: c, action: create}\n",

@@ -5,8 +5,9 @@ use std::time::Duration;
 use limiter::go::GoDuration;
 
 use super::checker::Checker;
+use super::phases::Declared;
 use super::pos;
-use crate::scenario::model::{Action, Assertion, Check, Cloud, Phase, TtrLimit};
+use crate::scenario::model::{Action, Assertion, Check, Cloud, TtrLimit};
 use crate::scenario::raw::{CheckName, RawAssertion};
 
 const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
@@ -42,7 +43,7 @@ fn check_str(k: CheckName) -> &'static str {
 pub(super) fn assertions(
     c: &mut Checker,
     raw: &[RawAssertion],
-    phases: &[Phase],
+    phases: &[Declared],
     cloud: &Cloud,
 ) -> Vec<Assertion> {
     raw.iter()
@@ -53,7 +54,7 @@ pub(super) fn assertions(
 fn assertion(
     c: &mut Checker,
     a: &RawAssertion,
-    phases: &[Phase],
+    phases: &[Declared],
     cloud: &Cloud,
 ) -> Option<Assertion> {
     let k = a.check.value;
@@ -104,16 +105,18 @@ fn assertion(
     }
     let phase = match &a.phase {
         Some(p) => {
-            let i = phases.iter().position(|x| x.name == p.value);
-            if i.is_none() {
+            let Some(i) = phases.iter().position(|x| x.name == p.value) else {
                 c.unknown(p, "phase", phases.iter().map(|x| x.name.as_str()));
                 return None;
-            }
-            i
+            };
+            // A phase whose body failed its checks has said so; naming it is no mistake.
+            phases[i].phase.as_ref()?;
+            Some(i)
         }
         None => None,
     };
-    let phase_action = phase.map(|i| &phases[i].action);
+    let action = |i: usize| phases[i].phase.as_ref().map(|p| &p.action);
+    let phase_action = phase.and_then(action);
     if let (Some(p), Some(Action::Kill { .. })) = (&a.phase, phase_action) {
         c.err(
             pos(p),
@@ -133,9 +136,8 @@ fn assertion(
             | CheckName::DrainEfficiency
     );
     let killed = |i: usize| {
-        phases
-            .iter()
-            .any(|p| matches!(p.action, Action::Kill { during, .. } if during == i))
+        (0..phases.len())
+            .any(|k| matches!(action(k), Some(Action::Kill { during, .. }) if *during == i))
     };
     let has_kills = match phase {
         Some(i) => killed(i),

@@ -116,8 +116,10 @@ pub fn validate(
             _ => 1,
         };
     }
-    let phases = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
-    let assertions = assertions::assertions(&mut c, &raw.assertions, &phases, &cloud);
+    let declared = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
+    let assertions = assertions::assertions(&mut c, &raw.assertions, &declared, &cloud);
+    // Every phase passed its checks unless a problem was reported, which returns below.
+    let phases: Vec<_> = declared.into_iter().filter_map(|d| d.phase).collect();
     for a in &assertions {
         if matches!(a.check, Check::CallsPerReconcile { .. })
             && purpose == Purpose::Run

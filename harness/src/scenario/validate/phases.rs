@@ -52,12 +52,24 @@ fn action_str(a: ActionName) -> &'static str {
     }
 }
 
+/// A phase as listed: its name, which the rest of the scenario may name even when the
+/// phase's body failed its checks (those problems are reported once, by the phase), and the
+/// phase when it passed them.
+pub(super) struct Declared {
+    /// The phase's name.
+    pub name: String,
+    /// The phase, if its body passed its checks.
+    pub phase: Option<Phase>,
+}
+
+/// Every phase of `raw`, in its order: a kill phase's `during` and an assertion's phase are
+/// indices into this list.
 pub(super) fn phases(
     c: &mut Checker,
     raw: &[RawPhase],
     groups: &[ResourceGroup],
     scenario: &Spanned<String>,
-) -> Vec<Phase> {
+) -> Vec<Declared> {
     if raw.is_empty() {
         c.err(
             pos(scenario),
@@ -67,7 +79,10 @@ pub(super) fn phases(
     let mut names = BTreeSet::new();
     raw.iter()
         .enumerate()
-        .filter_map(|(i, p)| phase(c, raw, i, p, groups, &mut names))
+        .map(|(i, p)| Declared {
+            name: p.name.value.clone(),
+            phase: phase(c, raw, i, p, groups, &mut names),
+        })
         .collect()
 }
 
