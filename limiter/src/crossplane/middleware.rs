@@ -50,7 +50,7 @@ impl MiddlewareStats {
 /// # Semantics
 /// Exactly as crossplane-runtime v2.4: the key is the controller name followed by the item's
 /// text (`name + req.String()`); the flag is per key, so whichever pass of the key comes next
-/// uses it, even an unrelated early event (flaws documented in `specs/limiter.md` §5.6). The
+/// uses it, even an unrelated early event (flaws documented in docs/go-rate-limiting.md §5.6). The
 /// limiter is `forget`-ed before the inner reconciler runs. A throttle's `RequeueAfter` makes
 /// controller-runtime forget the item's own backoff.
 pub struct GlobalRateLimited<R> {

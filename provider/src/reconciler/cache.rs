@@ -14,9 +14,9 @@ use crate::crd::Managed;
 /// # Semantics
 /// crossplane-runtime reads only the informer cache, so the reconcile that follows its own
 /// write often sees the object from before that write, and its next PUT fails with 409
-/// (`specs/managed-reconciler.md` §10 pitfall 3). Here a read returns our last written copy
-/// while the cache has not caught up with it (compared by resourceVersion), and the cache's
-/// copy as soon as it has (or when a newer write by someone else arrived). Objects missing
+/// (docs/managed-reconciler.md, "Pitfalls a reproduction must avoid"). Here a read returns
+/// our last written copy while the cache has not caught up with it (compared by
+/// resourceVersion), and the cache's copy as soon as it has (or when a newer write by someone else arrived). Objects missing
 /// from the cache are missing: a deletion is never hidden.
 pub struct ReadYourWrites<K: Managed> {
     store: Store<K>,

@@ -1,5 +1,5 @@
 //! The managed reconciler's paths, in crossplane-runtime v2.4's order (the `P` numbers are
-//! those of `specs/managed-reconciler.md` §5).
+//! those of docs/managed-reconciler.md, "The paths").
 
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@
 //! returns exactly one of: done, `RequeueAfter(poll)` (success paths), a rate-limited
 //! requeue (creation, deletion and every failure, including cloud throttling), or an error
 //! (a status write that failed other than by conflict). The paths are listed in
-//! `specs/managed-reconciler.md` §5; the deviations are in the crate docs.
+//! docs/managed-reconciler.md, "The paths"; the deviations are in the crate docs.
 
 mod cache;
 pub mod conditions;
