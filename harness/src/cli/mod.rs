@@ -605,16 +605,25 @@ fn validate(path: &Path, sets: &[scenario::Set]) -> Result<Outcome> {
     }
     let plan = predict::plan(&s);
     outln!(
-        "{}: ok: scenario {} with {} resources in {} groups, {} phases, {} assertions; expected duration {}",
+        "{}: ok: scenario {} with {} in {}, {}, {}; expected duration {}",
         s.file,
         s.name,
-        s.total_resources(),
-        s.groups.len(),
-        s.phases.len(),
-        s.assertions.len(),
+        counted(s.total_resources(), "resource"),
+        counted(s.groups.len() as u64, "group"),
+        counted(s.phases.len() as u64, "phase"),
+        counted(s.assertions.len() as u64, "assertion"),
         report::human_duration(plan.expected_duration(&s).total)
     )?;
     Ok(Outcome::Pass)
+}
+
+/// `1 group`, `2 groups`.
+fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 fn predict_cmd(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outcome> {

@@ -202,3 +202,21 @@ fn an_aws_scenario_without_the_aws_build_is_refused_before_the_run_starts_and_wi
         "no output directory for a run that never started"
     );
 }
+
+#[test]
+fn validate_counts_in_the_singular_when_there_is_one() {
+    let dir = temp_dir("validate-singular");
+    let file = dir.join("one.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: harness/v1\nname: one\nresources:\n  - {name: b, kind: Bucket, count: 1}\nphases:\n  - {name: c, action: create}\nassertions:\n  - {check: stuck, phase: c}\n",
+    )
+    .expect("write");
+    let out = harness().arg("validate").arg(&file).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ok: scenario one with 1 resource in 1 group, 1 phase, 1 assertion;"),
+        "{text}"
+    );
+}
