@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::escape::xml_escape;
-use super::svg::{LEFT, LIMIT, RIGHT, TOP, W, open, time_label, time_step};
+use super::svg::{LEFT, LIMIT, RIGHT, TOP, W, axis_time_label, open, time_label, time_step};
 use crate::predict::fmt_num;
 
 /// One row: a resource and its calls per bin.
@@ -139,7 +139,7 @@ pub fn strip_chart(
             "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{bottom:.1}\" y2=\"{:.1}\" stroke=\"#444\"/><text x=\"{xt:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
             bottom + 4.0,
             bottom + 16.0,
-            time_label(t)
+            axis_time_label(t, step)
         );
         t += step;
     }

@@ -83,6 +83,17 @@ pub(super) fn time_step(span: f64) -> f64 {
         .unwrap_or(14_400.0)
 }
 
+/// A tick of a time axis whose ticks are `step` apart, in one unit for the whole axis:
+/// minutes when every tick is a whole minute, seconds otherwise (never `90s` beside `2m`).
+pub(super) fn axis_time_label(t: f64, step: f64) -> String {
+    if step >= 60.0 && (step % 60.0).abs() < 1e-9 {
+        format!("{}m", fmt_num(t / 60.0))
+    } else {
+        format!("{}s", fmt_num(t))
+    }
+}
+
+/// One moment, as a tooltip names it.
 pub(super) fn time_label(t: f64) -> String {
     if t >= 120.0 && (t % 60.0).abs() < 1e-9 {
         format!("{}m", fmt_num(t / 60.0))
@@ -302,7 +313,7 @@ pub fn time_chart(
             "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
             x(t),
             H - BOTTOM + 16.0,
-            time_label(t)
+            axis_time_label(t, step)
         );
         t += step;
     }
@@ -576,6 +587,28 @@ mod tests {
         assert_eq!(time_step(3_700.0), 600.0);
         assert_eq!(time_label(600.0), "10m");
         assert_eq!(time_label(45.0), "45s");
+    }
+
+    #[test]
+    fn a_time_axis_keeps_one_unit_for_all_its_ticks() {
+        let labels = |span: f64| {
+            let step = time_step(span);
+            (0..=(span / step) as u32)
+                .map(|i| axis_time_label(f64::from(i) * step, step))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            labels(150.0),
+            [
+                "0s", "15s", "30s", "45s", "60s", "75s", "90s", "105s", "120s", "135s", "150s"
+            ]
+        );
+        assert_eq!(
+            labels(600.0),
+            [
+                "0m", "1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m", "10m"
+            ]
+        );
     }
 
     #[test]
