@@ -122,4 +122,4 @@ async fn run(session: Session) {
 /// The 500s the real API server answers too, for input its field manager or strategic
 /// merge patch cannot type (`managedfields/internal/structuredmerge.go`, and errors
 /// `interpretStrategicMergePatchError` passes through): the only 5xx allowed.
-const UPSTREAM_500: [&str; 3] = ["failed to create typed ", "map: ", "unknown patch type: "];
+pub const UPSTREAM_500: [&str; 3] = ["failed to create typed ", "map: ", "unknown patch type: "];

@@ -126,7 +126,7 @@ pub const MAX_MEAN: f64 = 1e8;
 /// # Semantics
 ///
 /// Bounded for every input: the search over k is a bisection between the mean and
-/// [`search_upper`]'s far tail (at most 64 tail sums), a mean that is not finite or above
+/// the far tail ψ + 12√ψ + 60, doubled (at most 64 tail sums), a mean that is not finite or above
 /// [`MAX_MEAN`] is taken as [`MAX_MEAN`], and a window of 0 s or less is 0 calls.
 #[must_use]
 pub fn union_tolerance(rate: f64, w: f64, t: f64, alpha: f64) -> (u64, f64) {
@@ -178,7 +178,7 @@ pub fn naus_exceed(rate: f64, w: f64, t: f64, k: u64) -> f64 {
 const NAUS_MAX_MEAN: f64 = 1e5;
 
 /// Naus's tolerance: the least k with P(M ≥ k) ≤ α, searched by bisection between the
-/// mean and twice [`search_upper`] (at most 64 evaluations); 0 for an empty window or rate.
+/// mean and twice the far tail ψ + 12√ψ + 60 (at most 64 evaluations); 0 for an empty window or rate.
 /// Above a window mean of 10⁵ the union bound stands in (it is the larger of the two).
 #[must_use]
 pub fn naus_tolerance(rate: f64, w: f64, t: f64, alpha: f64) -> u64 {
