@@ -333,8 +333,25 @@ pub fn hot_loops_verdict(
     v
 }
 
-/// `pollPeriod`: the healthy resources' mean realised period between Observes in the hold
-/// against the predicted one (§9.2), within `tolerance` percent.
+/// Each resource's own poll interval P_i (its annotation, clamped), by cloud name.
+fn own_intervals(s: &Scenario) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for g in &s.groups {
+        for i in 0..g.count {
+            out.insert(
+                g.resource_name(i, &s.name),
+                g.poll_interval_of(i, &s.settings, &s.name).as_secs_f64(),
+            );
+        }
+    }
+    out
+}
+
+/// `pollPeriod`: each healthy resource's mean realised period between Observes in the hold
+/// against its own predicted one (§9.2), P_i stretched by the wait the healthy resources
+/// share plus L̄, within `tolerance` percent on average: the mean of observed ÷ predicted
+/// is within `tolerance` of 1. A resource polled every hour by its annotation is held to
+/// an hour, not to the flag's P.
 #[must_use]
 pub fn poll_period_verdict(
     s: &Scenario,
@@ -345,35 +362,46 @@ pub fn poll_period_verdict(
     tolerance: f64,
 ) -> Verdict {
     let planned = planned_faults(s);
+    let own = own_intervals(s);
     let found = measured(obs, range, 1.0);
-    let healthy: Vec<f64> = found
-        .iter()
-        .filter(|r| !planned.contains_key(&r.name) && r.mean_period_s.is_finite())
-        .map(|r| r.mean_period_s)
-        .collect();
-    let observed = if healthy.is_empty() {
-        f64::NAN
-    } else {
-        healthy.iter().sum::<f64>() / healthy.len() as f64
-    };
     let poll = s.settings.poll_interval.as_secs_f64();
     let l = params(plan, Some(phase)).map_or(0.0, |p| p.l);
-    let predicted = plan
+    // The wait every healthy resource gets: the plan's stretched period over P (§9.2).
+    let stretch = plan
         .find(&format!("{phase}/error-paths/healthy-poll-period"))
-        .map_or(poll, |p| p.value)
-        + l;
-    let deviation = (observed - predicted).abs() / predicted * 100.0;
+        .map_or(0.0, |p| (p.value - poll).max(0.0));
+    let (mut observed, mut predicted, mut ratio, mut n) = (0.0, 0.0, 0.0, 0.0);
+    let mut intervals = std::collections::BTreeSet::new();
+    for r in &found {
+        if planned.contains_key(&r.name) || !r.mean_period_s.is_finite() {
+            continue;
+        }
+        let p_i = own.get(&r.name).copied().unwrap_or(poll);
+        let expected = p_i + stretch + l;
+        intervals.insert((p_i * 1e3).round() as u64);
+        observed += r.mean_period_s;
+        predicted += expected;
+        ratio += r.mean_period_s / expected;
+        n += 1.0;
+    }
+    let (observed, predicted, deviation) = if n > 0.0 {
+        (observed / n, predicted / n, (ratio / n - 1.0).abs() * 100.0)
+    } else {
+        (f64::NAN, poll + stretch + l, f64::NAN)
+    };
     Verdict {
         name: a.name.clone(),
         check: "pollPeriod".into(),
         phase: None,
-        formula: "|mean period − (max(P, N_h/(R − Σ n_f·λ_f)) + L̄)| / predicted ≤ tolerance (§9.2)"
+        formula: "|mean over healthy i of period_i / (P_i + max(0, N_h/(R − Σ n_f·λ_f) − P) + L̄) − 1| ≤ tolerance (§9.2)"
             .into(),
         inputs: format!(
-            "P={}, L̄={}, healthy resources={}",
+            "P={}, stretch={}, L̄={}, healthy resources={}, own intervals={}",
             fmt_num(poll),
+            fmt_num(stretch),
             fmt_num(l),
-            healthy.len()
+            n,
+            intervals.len()
         ),
         predicted,
         limit: tolerance,
@@ -382,7 +410,80 @@ pub fn poll_period_verdict(
         margin: tolerance - deviation,
         pass: deviation <= tolerance,
         outcome: Outcome::default(),
-        note: Some(format!("deviation {} %", fmt_num(deviation))),
+        note: Some(format!(
+            "deviation {} % (observed and predicted: means over the healthy resources)",
+            fmt_num(deviation)
+        )),
         calls_window_s: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::observe::{CloudCall, PhaseSpan};
+
+    /// 100 Buckets at P = 1m, the first 20 annotated to poll every 10 s, held 10 minutes.
+    const YAML: &str = "apiVersion: harness/v1\nname: own\nprovider: {maxReconcileRate: 100, pollInterval: 1m}\nresources:\n  - name: b\n    kind: Bucket\n    count: 100\n    annotations: [{percent: 20, values: {crossplane.io/poll-interval: 10s}}]\nphases:\n  - {name: create, action: create}\n  - {name: hold, action: hold, duration: 10m}\nassertions:\n  - {check: pollPeriod, phase: hold}\n";
+
+    /// Every resource polled at exactly its own interval plus L̄ (50 ms) through the hold.
+    fn observations(s: &Scenario) -> Observations {
+        let (start, end) = (1_000_000u64, 601_000_000u64);
+        let mut calls = Vec::new();
+        for g in &s.groups {
+            for i in 0..g.count {
+                let every = g.poll_interval_of(i, &s.settings, &s.name).as_secs_f64() + 0.05;
+                let mut t = start as f64 + f64::from(i) * 1e4;
+                while t < end as f64 {
+                    calls.push(CloudCall {
+                        at_us: t as u64,
+                        account: "default".into(),
+                        action: CallAction::Get,
+                        op: "generic:get".into(),
+                        name: g.resource_name(i, &s.name),
+                        status: 200,
+                        throttled: false,
+                        retry_not_before_us: None,
+                    });
+                    t += every * 1e6;
+                }
+            }
+        }
+        calls.sort_by_key(|c| c.at_us);
+        let span = |name: &str, start_us, end_us| PhaseSpan {
+            name: name.into(),
+            start_us,
+            end_us,
+            completed: true,
+            failure: None,
+        };
+        Observations {
+            duration_us: end,
+            phases: vec![span("create", 0, start), span("hold", start, end)],
+            cloud_calls: calls,
+            ..Observations::default()
+        }
+    }
+
+    #[test]
+    fn each_resource_is_held_to_its_own_poll_interval() {
+        let s = crate::scenario::parse(YAML, "own.yaml").expect("valid");
+        let plan = crate::predict::plan(&s);
+        let obs = observations(&s);
+        let v = poll_period_verdict(
+            &s,
+            &plan,
+            &obs,
+            &s.assertions[0],
+            ((1_000_000, 601_000_000), "hold"),
+            20.0,
+        );
+        assert!(v.pass, "{v:?}");
+        // Every resource at its own interval: no deviation, though the mean period (about
+        // 50 s) is far from the flag's 60 s.
+        assert!(v.margin > 19.9, "{v:?}");
+        assert!((v.observed - v.predicted).abs() < 0.1, "{v:?}");
+        assert!(v.observed < 55.0, "{v:?}");
+        assert!(v.inputs.contains("own intervals=2"), "{}", v.inputs);
     }
 }

@@ -482,25 +482,29 @@ impl ResourceGroup {
     /// and the fallback), in ascending interval order.
     #[must_use]
     pub fn poll_intervals(&self, settings: &Settings, scenario: &str) -> Vec<(Duration, u32)> {
-        let mut by: BTreeMap<Duration, u32> = BTreeMap::new();
-        let mut annotated = 0;
-        for share in &self.annotations {
-            if let Some(t) = share
-                .values
-                .get(limiter::crossplane::POLL_INTERVAL_ANNOTATION)
-            {
-                for i in share.start..share.end {
-                    let v = t.render(self.vars(i, scenario));
-                    *by.entry(settings.effective_poll(Some(&v)).interval)
-                        .or_default() += 1;
-                    annotated += 1;
-                }
-            }
+        if self.annotations.is_empty() {
+            return vec![(settings.poll_interval, self.count)];
         }
-        if self.count > annotated {
-            *by.entry(settings.poll_interval).or_default() += self.count - annotated;
+        let mut by: BTreeMap<Duration, u32> = BTreeMap::new();
+        for i in 0..self.count {
+            *by.entry(self.poll_interval_of(i, settings, scenario))
+                .or_default() += 1;
         }
         by.into_iter().collect()
+    }
+
+    /// Resource `index`'s own poll interval: its `crossplane.io/poll-interval` annotation,
+    /// clamped to the floor, or the provider's P.
+    #[must_use]
+    pub fn poll_interval_of(&self, index: u32, settings: &Settings, scenario: &str) -> Duration {
+        self.annotations
+            .iter()
+            .filter(|s| (s.start..s.end).contains(&index))
+            .find_map(|s| s.values.get(limiter::crossplane::POLL_INTERVAL_ANNOTATION))
+            .map_or(settings.poll_interval, |t| {
+                let v = t.render(self.vars(index, scenario));
+                settings.effective_poll(Some(&v)).interval
+            })
     }
 }
 
