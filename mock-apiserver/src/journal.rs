@@ -1,7 +1,10 @@
-//! The request journal: one entry per request, with per-user-agent counts, and the page
-//! that `GET /mock/v1/requests?since=SEQ` serves (its wire type, both ways).
+//! The request journal: one entry per request, with per-user-agent counts, the request
+//! metrics, and the page that `GET /mock/v1/requests?since=SEQ` serves (its wire type,
+//! both ways).
 //!
 //! # Semantics
+//! An entry is journaled when the response head is ready (a watch: when its stream
+//! starts); the metrics count a watch when its stream ends, as the apiserver does.
 //! Times are microseconds since the server's epoch ([`JournalPage::epoch`], the wall-clock
 //! time at which the server's clock read zero; in-process also
 //! [`ApiServer::epoch`](crate::ApiServer::epoch)), so a reader places every entry on its own
@@ -99,11 +102,44 @@ struct Inner {
     by_series: BTreeMap<(Series, u16), u64>,
     /// `apiserver_request_duration_seconds` histograms.
     durations: BTreeMap<Series, Histogram>,
+    /// `apiserver_longrunning_requests`: the open watches of each series.
+    long_running: BTreeMap<Series, u64>,
+}
+
+impl Inner {
+    /// Counts a finished request of `series` that answered `code` after `seconds`.
+    fn count(&mut self, series: Series, code: u16, seconds: f64) {
+        match self.durations.get_mut(&series) {
+            Some(histogram) => histogram.observe(seconds),
+            None => {
+                let mut histogram = Histogram::default();
+                histogram.observe(seconds);
+                self.durations.insert(series.clone(), histogram);
+            }
+        }
+        *self.by_series.entry((series, code)).or_default() += 1;
+    }
 }
 
 /// The labels of a request series but the code: verb, group, version, resource,
 /// subresource, scope.
-type Series = (&'static str, String, String, String, String, &'static str);
+pub(crate) type Series = (&'static str, String, String, String, String, &'static str);
+
+/// The series of `entry` counted under `verb` and `version`.
+fn series_of(entry: &Entry, verb: &'static str, version: &str) -> Series {
+    let (resource, subresource) = entry
+        .resource
+        .split_once('/')
+        .unwrap_or((entry.resource.as_str(), ""));
+    (
+        verb,
+        entry.group.clone(),
+        version.to_owned(),
+        resource.to_owned(),
+        subresource.to_owned(),
+        scope(entry),
+    )
+}
 
 /// `apiserver_request_duration_seconds`'s buckets (`endpoints/metrics/metrics.go`).
 const DURATION_BUCKETS: [f64; 23] = [
@@ -177,19 +213,25 @@ impl Journal {
     /// Appends an entry, assigning its sequence number (the `seq` given is ignored).
     pub fn record(&self, entry: Entry) -> u64 {
         let label = entry.verb.metric_label();
-        self.record_labelled(entry, label, "")
+        self.record_labelled(entry, label, "", false).0
     }
 
     /// [`Journal::record`], counting the request in `apiserver_request_total` under
     /// `metric_verb` (`APPLY` for a server-side apply, as the real server's `CleanVerb`)
-    /// and the API `version` of its path, and (but a WATCH, whose answer outlives this
-    /// call) timing it in `apiserver_request_duration_seconds`.
+    /// and the API `version` of its path, and timing it in
+    /// `apiserver_request_duration_seconds`, unless `ends_later`: then the request (a
+    /// watch whose stream outlives this call) is an open long-running request until
+    /// [`Journal::long_running_ended`] counts it, as the apiserver's `MonitorRequest`
+    /// counts a watch when its handler returns (`endpoints/metrics/metrics.go`).
+    ///
+    /// Returns the sequence number and, when the request is counted later, its series.
     pub(crate) fn record_labelled(
         &self,
         mut entry: Entry,
         metric_verb: Option<&'static str>,
         version: &str,
-    ) -> u64 {
+        ends_later: bool,
+    ) -> (u64, Option<Series>) {
         let mut inner = self.lock();
         entry.seq = inner.next_seq;
         inner.next_seq += 1;
@@ -197,34 +239,18 @@ impl Journal {
             .by_user_agent
             .entry(entry.user_agent.clone())
             .or_default() += 1;
+        let mut open = None;
         if let Some(verb) = metric_verb {
-            let (resource, subresource) = entry
-                .resource
-                .split_once('/')
-                .unwrap_or((entry.resource.as_str(), ""));
-            let series: Series = (
-                verb,
-                entry.group.clone(),
-                version.to_owned(),
-                resource.to_owned(),
-                subresource.to_owned(),
-                scope(&entry),
-            );
-            if entry.verb != Verb::Watch {
-                let seconds = entry.latency_us as f64 / 1e6;
-                match inner.durations.get_mut(&series) {
-                    Some(histogram) => histogram.observe(seconds),
-                    None => {
-                        let mut histogram = Histogram::default();
-                        histogram.observe(seconds);
-                        inner.durations.insert(series.clone(), histogram);
-                    }
-                }
+            let series = series_of(&entry, verb, version);
+            if ends_later {
+                *inner.long_running.entry(series.clone()).or_default() += 1;
+                open = Some(series);
+            } else {
+                inner.count(series, entry.status, entry.latency_us as f64 / 1e6);
             }
-            *inner.by_series.entry((series, entry.status)).or_default() += 1;
         }
         if self.capacity == 0 {
-            return entry.seq;
+            return (entry.seq, open);
         }
         if inner.entries.len() >= self.capacity
             && let Some(old) = inner.entries.pop_front()
@@ -234,7 +260,20 @@ impl Journal {
         let seq = entry.seq;
         inner.entry_text_bytes += entry.text_bytes();
         inner.entries.push_back(entry);
-        seq
+        (seq, open)
+    }
+
+    /// A long-running request of `series` (a watch) ended after `elapsed`, answering
+    /// `code`: it leaves `apiserver_longrunning_requests` (`RecordLongRunning`) and is
+    /// counted in `apiserver_request_total` and timed in
+    /// `apiserver_request_duration_seconds` over its whole life (`MonitorRequest`), so a
+    /// watch longer than the last bucket lands in `+Inf` only.
+    pub(crate) fn long_running_ended(&self, series: Series, code: u16, elapsed: Duration) {
+        let mut inner = self.lock();
+        if let Some(open) = inner.long_running.get_mut(&series) {
+            *open = open.saturating_sub(1);
+        }
+        inner.count(series, code, elapsed.as_secs_f64());
     }
 
     /// Heap bytes the kept entries take: their slots (spare capacity included) and their
@@ -262,8 +301,9 @@ impl Journal {
         self.lock().by_user_agent.clone()
     }
 
-    /// `apiserver_request_total` in Prometheus text, over the server's whole life, with the
-    /// labels the real API server gives it (`version`, `scope` and `dry_run` left empty).
+    /// `apiserver_request_total`, `apiserver_request_duration_seconds` and
+    /// `apiserver_longrunning_requests` in Prometheus text, over the server's whole life,
+    /// with the labels the real API server gives them (`dry_run` left empty).
     pub fn prometheus_text(&self) -> String {
         use std::fmt::Write as _;
         let inner = self.lock();
@@ -295,6 +335,14 @@ impl Journal {
                 out,
                 "apiserver_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}\napiserver_request_duration_seconds_sum{{{labels}}} {}\napiserver_request_duration_seconds_count{{{labels}}} {}",
                 histogram.count, histogram.sum, histogram.count
+            );
+        }
+        out.push_str("# HELP apiserver_longrunning_requests Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.\n# TYPE apiserver_longrunning_requests gauge\n");
+        for (series, open) in &inner.long_running {
+            let (verb, group, version, resource, subresource, scope) = series;
+            let _ = writeln!(
+                out,
+                "apiserver_longrunning_requests{{component=\"apiserver\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\"}} {open}"
             );
         }
         out
@@ -413,13 +461,11 @@ mod tests {
     }
 
     #[test]
-    fn durations_are_a_histogram_with_the_apiservers_buckets_and_watches_are_left_out() {
+    fn durations_are_a_histogram_with_the_apiservers_buckets() {
         let journal = Journal::new(1, Clock::new());
         let mut slow = entry("a");
         slow.latency_us = 300_000;
-        let mut watch = entry("a");
-        watch.verb = Verb::Watch;
-        for e in [entry("a"), slow, watch] {
+        for e in [entry("a"), slow] {
             journal.record(e);
         }
         let text = journal.prometheus_text();
@@ -441,6 +487,57 @@ mod tests {
             )),
             "{text}"
         );
-        assert!(!text.contains("duration_seconds_count{component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"configmaps\",scope=\"namespace\",subresource=\"\",verb=\"WATCH\""), "{text}");
+    }
+
+    #[test]
+    fn a_watch_is_long_running_until_it_ends_then_counted_with_its_whole_duration() {
+        // endpoints/metrics/metrics.go: RecordLongRunning holds the gauge while the watch
+        // is served; MonitorRequest counts and times it when the handler returns.
+        let journal = Journal::new(1, Clock::new());
+        let mut watch = entry("a");
+        watch.verb = Verb::Watch;
+        let (_, open) = journal.record_labelled(watch, Some("WATCH"), "v1", true);
+        let series = open.expect("a streaming watch is counted later");
+        let labels = "group=\"\",resource=\"configmaps\",scope=\"namespace\",subresource=\"\",verb=\"WATCH\",version=\"v1\"";
+        let text = journal.prometheus_text();
+        assert!(
+            text.contains(&format!(
+                "apiserver_longrunning_requests{{component=\"apiserver\",{labels}}} 1\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("apiserver_request_total{") && l.contains("WATCH")),
+            "not counted while open: {text}"
+        );
+        journal.long_running_ended(series, 200, Duration::from_secs(90));
+        let text = journal.prometheus_text();
+        assert!(
+            text.contains(&format!(
+                "apiserver_request_total{{code=\"200\",component=\"apiserver\",dry_run=\"\",{labels}}} 1\n"
+            )),
+            "{text}"
+        );
+        let histogram = format!("component=\"apiserver\",dry_run=\"\",{labels}");
+        for (le, n) in [("60", 0), ("+Inf", 1)] {
+            let line = format!(
+                "apiserver_request_duration_seconds_bucket{{{histogram},le=\"{le}\"}} {n}\n"
+            );
+            assert!(text.contains(&line), "{line} in {text}");
+        }
+        assert!(
+            text.contains(&format!(
+                "apiserver_request_duration_seconds_sum{{{histogram}}} 90\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "apiserver_longrunning_requests{{component=\"apiserver\",{labels}}} 0\n"
+            )),
+            "{text}"
+        );
     }
 }

@@ -54,6 +54,7 @@ mod journal;
 mod jsonpath;
 mod kinds;
 mod kubeconfig;
+mod long_running;
 mod object;
 mod openapi;
 mod patch;

@@ -18,6 +18,7 @@ use crate::error::ApiError;
 use crate::flowcontrol;
 use crate::handlers;
 use crate::journal::{self, Entry, X_EPOCH};
+use crate::long_running::OnEnd;
 use crate::openapi;
 use crate::query::Query;
 use crate::response::{
@@ -176,10 +177,26 @@ where
         Route::Resource(p) => p.version.as_str(),
         _ => "",
     };
-    server
+    // A watch that streams is counted when its stream ends, as the apiserver's
+    // `MonitorRequest` runs when the watch handler returns (`endpoints/metrics/metrics.go`,
+    // `endpoints/handlers/watch.go`); one refused at once is counted at once.
+    let streams = verb == Verb::Watch && response.status() == StatusCode::OK;
+    let code = entry.status;
+    let (_, open) = server
         .journal()
-        .record_labelled(entry, metric_verb, version);
-    response
+        .record_labelled(entry, metric_verb, version, streams);
+    match open {
+        Some(series) => response.map(|body| {
+            let server = server.clone();
+            let on_end = move || {
+                server
+                    .journal()
+                    .long_running_ended(series, code, started.elapsed());
+            };
+            OnEnd::new(body, on_end).boxed_unsync()
+        }),
+        None => response,
+    }
 }
 
 /// `GET /mock/v1/requests?since=SEQ`: a [`journal::JournalPage`], with the epoch also in

@@ -389,3 +389,73 @@ async fn a_controller_with_idempotent_status_patches_settles_instead_of_hot_loop
     assert!((1..=2).contains(&count), "reconciled {count} times in 30 s");
     task.abort();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_is_counted_in_the_request_metrics_when_it_ends_with_its_whole_duration() {
+    // endpoints/metrics/metrics.go: InstrumentRouteFunc calls MonitorRequest when the
+    // handler returns, which for a watch (endpoints/handlers/watch.go) is when the stream
+    // ends; RecordLongRunning holds apiserver_longrunning_requests meanwhile.
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let labels = "group=\"example.org\",resource=\"buckets\",scope=\"namespace\",subresource=\"\",verb=\"WATCH\",version=\"v1alpha1\"";
+    let total = format!(
+        "apiserver_request_total{{code=\"200\",component=\"apiserver\",dry_run=\"\",{labels}}} 1\n"
+    );
+    let gauge = |n: u32| {
+        format!("apiserver_longrunning_requests{{component=\"apiserver\",{labels}}} {n}\n")
+    };
+    let mut stream = buckets
+        .watch(&WatchParams::default().timeout(3).disable_bookmarks(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let text = server.journal().prometheus_text();
+    assert!(!text.contains(&total), "counted while open: {text}");
+    assert!(text.contains(&gauge(1)), "{text}");
+    buckets
+        .create(&PostParams::default(), &bucket("b1", "eu"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(WatchEvent::Added(_)))
+    ));
+    assert!(stream.next().await.is_none(), "the watch times out");
+    let text = server.journal().prometheus_text();
+    assert!(text.contains(&total), "{text}");
+    assert!(text.contains(&gauge(0)), "{text}");
+    let histogram = format!("component=\"apiserver\",dry_run=\"\",{labels}");
+    for (le, n) in [("2", 0), ("3", 1)] {
+        let line =
+            format!("apiserver_request_duration_seconds_bucket{{{histogram},le=\"{le}\"}} {n}\n");
+        assert!(text.contains(&line), "{line} in {text}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_the_client_drops_is_counted_when_it_is_dropped() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let stream = buckets
+        .watch(&WatchParams::default().timeout(290), "0")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(70)).await;
+    let counted = |text: &str| {
+        text.lines()
+            .any(|l| l.starts_with("apiserver_request_total{") && l.contains("verb=\"WATCH\""))
+    };
+    assert!(!counted(&server.journal().prometheus_text()));
+    drop(stream);
+    let text = server.journal().prometheus_text();
+    assert!(counted(&text), "{text}");
+    // Longer than the last bucket (60 s): only +Inf holds it.
+    assert!(
+        text.lines().any(
+            |l| l.starts_with("apiserver_request_duration_seconds_bucket")
+                && l.contains("verb=\"WATCH\"")
+                && l.contains("le=\"60\"} 0")
+        ),
+        "{text}"
+    );
+}
