@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::Parser;
-use mock_apiserver::{ApiServer, Config, FlowControl};
+use mock_apiserver::{ApiServer, Config, FlowControl, GarbageCollection};
 
 /// An embedded Kubernetes API server that kubectl and kube-rs clients accept.
 ///
@@ -51,6 +51,29 @@ struct Args {
     /// Off unless given.
     #[arg(long, value_name = "MILLIS")]
     deployment_rollouts: Option<u64>,
+    /// When the garbage collector deletes the dependents of a deleted owner (by
+    /// ownerReferences) and completes foreground and orphaning deletes: `immediate`
+    /// inside the DELETE (the default); a duration such as `2s` or `500ms` to run it as
+    /// kube-controller-manager does, that long after each change; `none` never, as a
+    /// bare API server (envtest) where foreground deletes wait for ever.
+    #[arg(long, value_name = "immediate|none|DURATION", default_value = "immediate", value_parser = garbage_collection)]
+    gc: GarbageCollection,
+}
+
+/// `--gc`: `immediate`, `none`, or a duration (`2s`, `500ms`, `1m`).
+fn garbage_collection(text: &str) -> Result<GarbageCollection, String> {
+    match text {
+        "immediate" => Ok(GarbageCollection::Immediate),
+        "none" => Ok(GarbageCollection::None),
+        _ => text
+            .parse::<jiff::SignedDuration>()
+            .ok()
+            .and_then(|d| std::time::Duration::try_from(d).ok())
+            .map(|delay| GarbageCollection::Async { delay })
+            .ok_or_else(|| {
+                format!("expected immediate, none or a duration such as 2s, not {text:?}")
+            }),
+    }
 }
 
 fn config(args: &Args) -> Config {
@@ -69,7 +92,7 @@ fn config(args: &Args) -> Config {
     if let Some(millis) = args.deployment_rollouts {
         config = config.with_deployment_rollouts(std::time::Duration::from_millis(millis));
     }
-    config
+    config.with_garbage_collection(args.gc)
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
@@ -129,5 +152,48 @@ async fn main() -> std::process::ExitCode {
             eprintln!("mock-apiserver: {error:#}");
             std::process::ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn the_gc_flag_takes_immediate_none_or_a_delay() {
+        assert_eq!(
+            garbage_collection("immediate"),
+            Ok(GarbageCollection::Immediate)
+        );
+        assert_eq!(garbage_collection("none"), Ok(GarbageCollection::None));
+        assert_eq!(
+            garbage_collection("500ms"),
+            Ok(GarbageCollection::Async {
+                delay: Duration::from_millis(500)
+            })
+        );
+        assert_eq!(
+            garbage_collection("2s"),
+            Ok(GarbageCollection::Async {
+                delay: Duration::from_secs(2)
+            })
+        );
+        assert!(garbage_collection("-1s").is_err());
+        assert!(
+            garbage_collection("soon")
+                .unwrap_err()
+                .contains("not \"soon\"")
+        );
+    }
+
+    #[test]
+    fn the_default_gc_is_immediate() {
+        let args = Args::parse_from(["mock-apiserver"]);
+        assert_eq!(
+            config(&args).garbage_collection,
+            GarbageCollection::Immediate
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::error::ApiError;
 use crate::flowcontrol::{FlowControl, Limiter};
 use crate::journal::Journal;
 use crate::registry::{Registry, ResourceKind};
-use crate::store::{Store, Subresource, WriteOptions};
+use crate::store::{GarbageCollection, Store, Subresource, WriteOptions, run_collector};
 
 /// Server settings. `Config::default()` suits tests and load runs alike.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +37,9 @@ pub struct Config {
     /// When set, Deployments get a status and their rollouts complete this long after
     /// each change (see [`Config::with_deployment_rollouts`]).
     pub rollout_delay: Option<Duration>,
+    /// When the garbage collector acts on `ownerReferences` (see
+    /// [`Config::with_garbage_collection`]).
+    pub garbage_collection: GarbageCollection,
 }
 
 impl Default for Config {
@@ -51,6 +54,7 @@ impl Default for Config {
             seed: None,
             epoch: None,
             rollout_delay: None,
+            garbage_collection: GarbageCollection::Immediate,
         }
     }
 }
@@ -112,6 +116,17 @@ impl Config {
     #[must_use]
     pub fn with_deployment_rollouts(mut self, delay: Duration) -> Self {
         self.rollout_delay = Some(delay);
+        self
+    }
+
+    /// When the garbage collector deletes dependents and completes foreground and
+    /// orphaning deletes: [`GarbageCollection::Immediate`] (the default) inside the
+    /// DELETE; [`GarbageCollection::Async`] as kube-controller-manager's collector does,
+    /// `delay` after each change (it needs a tokio runtime when the server is built);
+    /// [`GarbageCollection::None`] never, as a bare API server (envtest).
+    #[must_use]
+    pub fn with_garbage_collection(mut self, mode: GarbageCollection) -> Self {
+        self.garbage_collection = mode;
         self
     }
 }
@@ -176,12 +191,18 @@ impl ApiServer {
         let seed = config.seed.unwrap_or_else(|| {
             std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0_u8)
         });
-        let store = Arc::new(Store::new(
-            clock,
-            config.watch_history,
-            config.watch_buffer,
-            seed,
-        ));
+        let store = Arc::new(
+            Store::new(clock, config.watch_history, config.watch_buffer, seed)
+                .with_garbage_collection(config.garbage_collection),
+        );
+        if let GarbageCollection::Async { .. } = config.garbage_collection {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(run_collector(Arc::downgrade(&store)));
+                }
+                Err(_) => tracing::warn!("no tokio runtime: the garbage collector will not run"),
+            }
+        }
         let registry = Registry::with_builtins();
         let namespaces = registry
             .get("", "v1", "namespaces")

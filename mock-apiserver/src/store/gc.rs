@@ -1,5 +1,7 @@
 //! The garbage collector: what kube-controller-manager's does with `ownerReferences`,
-//! run at once inside the write that makes it necessary.
+//! run at once inside the write that makes it necessary, later, or never, as the
+//! store's [`GarbageCollection`](super::GarbageCollection) mode says (the `collector`
+//! module).
 //!
 //! # Semantics
 //! Owners are matched by uid. When an object is removed, each dependent is classified
@@ -22,6 +24,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::collector::Work;
 use super::{Event, EventType, Inner, Store, key};
 use crate::object::{self, StoredObject};
 use crate::registry::ResourceKind;
@@ -116,7 +119,7 @@ impl Inner {
         }
     }
 
-    fn lookup(&self, location: &Location) -> Option<Arc<StoredObject>> {
+    pub(super) fn lookup(&self, location: &Location) -> Option<Arc<StoredObject>> {
         self.resources
             .get(&location.0)
             .and_then(|r| r.objects.get(location.1.as_str()))
@@ -173,7 +176,7 @@ impl Store {
         if removed {
             resource.objects.remove(location.1.as_str());
             self.publish(resource, Event::Change(EventType::Deleted, stored, None));
-            self.collect(inner, &new);
+            self.schedule(inner, Work::Removed(new));
         } else {
             resource
                 .objects

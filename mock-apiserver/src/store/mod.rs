@@ -23,10 +23,13 @@ use crate::object::StoredObject;
 use crate::registry::ResourceKind;
 use crate::schema::FieldValidation;
 
+mod collector;
 mod gc;
 mod ids;
 mod write;
 
+pub use collector::GarbageCollection;
+pub(crate) use collector::run as run_collector;
 pub use gc::Propagation;
 
 /// The type of a watch event.
@@ -167,6 +170,8 @@ struct Inner {
     dependents: HashMap<String, BTreeSet<gc::Location>>,
     /// The kind of each resource that has stored objects, by storage key.
     kinds: HashMap<String, Arc<ResourceKind>>,
+    /// The asynchronous collector's steps, in the order they are due.
+    gc_queue: VecDeque<(tokio::time::Instant, collector::Work)>,
 }
 
 /// The store. Cheap to share behind an `Arc`; every method takes the lock briefly.
@@ -176,6 +181,15 @@ pub struct Store {
     clock: Clock,
     history: usize,
     channel: usize,
+    garbage_collection: GarbageCollection,
+    /// Wakes the asynchronous collector when a step is queued or the store goes.
+    gc_wake: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.gc_wake.notify_one();
+    }
 }
 
 fn key(namespace: &str, name: &str) -> String {
@@ -242,11 +256,22 @@ impl Store {
                 uids: HashMap::new(),
                 dependents: HashMap::new(),
                 kinds: HashMap::new(),
+                gc_queue: VecDeque::new(),
             }),
             clock,
             history: history.max(1),
             channel: channel.max(16),
+            garbage_collection: GarbageCollection::default(),
+            gc_wake: Arc::new(tokio::sync::Notify::new()),
         }
+    }
+
+    /// The store with its garbage collector running as `mode` says (an asynchronous one
+    /// needs [`run_collector`] spawned).
+    #[must_use]
+    pub fn with_garbage_collection(mut self, mode: GarbageCollection) -> Self {
+        self.garbage_collection = mode;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::collector::{Work, deferred_finalizer};
 use super::ids::{new_uid, random_suffix};
 use super::{
-    Event, EventType, Fields, Inner, Preconditions, Propagation, Store, Subresource, WriteOptions,
-    Written, conflict, details, gc, invalid, key, namespace_exists, not_found,
+    Event, EventType, Fields, GarbageCollection, Inner, Preconditions, Propagation, Store,
+    Subresource, WriteOptions, Written, conflict, details, gc, invalid, key, namespace_exists,
+    not_found,
 };
 use crate::error::{ApiError, Details};
 use crate::kinds;
@@ -368,7 +370,7 @@ impl Store {
                 resource,
                 Event::Change(EventType::Deleted, stored.clone(), None),
             );
-            self.collect(&mut inner, new);
+            self.schedule(&mut inner, Work::Removed(new.clone()));
         } else {
             resource
                 .objects
@@ -460,14 +462,23 @@ impl Store {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        if policy == Propagation::Orphan {
+        let immediate = self.garbage_collection == GarbageCollection::Immediate;
+        if policy == Propagation::Orphan && immediate {
             self.orphan_dependents(inner, &uid);
         }
-        if policy == Propagation::Foreground {
+        // kube-apiserver's registry store adds the collector's finalizer
+        // (`deletionFinalizersForGarbageCollection`); the collector removes it.
+        let finalizer = match policy {
+            Propagation::Orphan if immediate => None,
+            _ => deferred_finalizer(policy),
+        };
+        if let Some(finalizer) = finalizer
+            && !object::finalizers(&value).contains(&finalizer)
+        {
             let meta = object::metadata_mut(&mut value);
             let finalizers = meta.entry("finalizers").or_insert_with(|| json!([]));
             if let Some(list) = finalizers.as_array_mut() {
-                list.push(json!(gc::FOREGROUND));
+                list.push(json!(finalizer));
             }
         }
         let has_finalizers = !object::finalizers(&value).is_empty();
@@ -502,8 +513,10 @@ impl Store {
                 resource,
                 Event::Change(EventType::Modified, stored.clone(), Some(old.clone())),
             );
-            if policy == Propagation::Foreground {
-                self.delete_dependents(inner, &uid);
+            match policy {
+                Propagation::Foreground => self.schedule(inner, Work::DeleteDependents(uid)),
+                Propagation::Orphan if !immediate => self.schedule(inner, Work::Orphan(uid)),
+                _ => {}
             }
         } else {
             resource.objects.remove(key(namespace, name).as_str());
@@ -511,7 +524,7 @@ impl Store {
                 resource,
                 Event::Change(EventType::Deleted, stored.clone(), None),
             );
-            self.collect(inner, &value);
+            self.schedule(inner, Work::Removed(value));
         }
         Ok(stored)
     }

@@ -95,6 +95,7 @@ async fn help_explains_every_flag_and_bad_setup_exits_2() {
         "--max-in-flight",
         "--watch-history",
         "--bookmark-interval",
+        "--gc",
     ] {
         assert!(text.contains(flag), "--help mentions {flag}:\n{text}");
     }
