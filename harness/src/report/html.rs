@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::escape::xml_escape as esc;
 use super::strip::{Boundary, StripRow, strip_chart};
-use super::svg::{Marker, PeakRow, PhaseBand, Series, histogram, peaks_chart, time_chart};
+use super::svg::{Level, Marker, PeakRow, PhaseBand, Series, histogram, peaks_chart, time_chart};
 use crate::predict::fmt_num;
 use crate::result::{Outcome, RunResult, RunTarget};
 
@@ -132,6 +132,14 @@ fn charts(o: &mut String, r: &RunResult) {
             " No assertion checks the 1 s bound in this scenario; it is drawn for reference.",
         );
     }
+    let quota_levels = quota_levels(r, bin);
+    if !quota_levels.is_empty() {
+        let _ = write!(
+            o,
+            " Brown: each account's cloud quota, its refill rate per {} s bin (dashed) and its burst (dotted, where it fits); the calls drawn are every account's together.",
+            fmt_num(bin)
+        );
+    }
     o.push_str("</p>");
     o.push_str(&time_chart(
         "cloud calls / s",
@@ -150,6 +158,7 @@ fn charts(o: &mut String, r: &RunResult) {
             },
         ],
         &call_bands,
+        &quota_levels,
     ));
     let api_bands: Vec<PhaseBand<'_>> = r
         .phases
@@ -173,9 +182,44 @@ fn charts(o: &mut String, r: &RunResult) {
             values: &api,
         }],
         &api_bands,
+        &[],
     ));
     peaks(o, r);
     ttr(o, r);
+}
+
+/// Each account's quota per class as levels of a chart with bins of `bin_s`: the refill per
+/// bin, and the burst.
+fn quota_levels(r: &RunResult, bin_s: f64) -> Vec<Level> {
+    let mut levels = Vec::new();
+    for q in super::quota::quotas(&r.predictions) {
+        let per_bin = q.per_second * bin_s;
+        let rate = if (bin_s - 1.0).abs() < 1e-9 {
+            format!("{}/s", fmt_num(q.per_second))
+        } else {
+            format!(
+                "{}/s, {} per {} s",
+                fmt_num(q.per_second),
+                fmt_num(per_bin),
+                fmt_num(bin_s)
+            )
+        };
+        levels.push(Level {
+            label: format!("{} quota of {}: {rate}", q.class, q.account),
+            value: per_bin,
+            dotted: false,
+            only_if_it_fits: false,
+        });
+        if let Some(b) = q.burst {
+            levels.push(Level {
+                label: format!("{} burst of {}: {}", q.class, q.account, fmt_num(b)),
+                value: b,
+                dotted: true,
+                only_if_it_fits: true,
+            });
+        }
+    }
+    levels
 }
 
 fn prediction_value(r: &RunResult, id: &str) -> Option<f64> {

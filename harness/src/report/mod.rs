@@ -6,6 +6,7 @@ mod escape;
 mod html;
 mod junit;
 pub mod per_reconcile;
+mod quota;
 mod strip;
 mod svg;
 mod text;

@@ -32,6 +32,22 @@ pub struct PhaseBand<'a> {
     pub limit: Option<f64>,
 }
 
+/// A level across the whole time chart (a cloud quota), labelled at its right end.
+pub struct Level {
+    /// Label.
+    pub label: String,
+    /// The value per bin.
+    pub value: f64,
+    /// Dotted (a burst) rather than dashed (a rate).
+    pub dotted: bool,
+    /// Drawn only when it fits under the axis the rest of the chart needs (a burst), rather
+    /// than widening the axis to show it (a rate).
+    pub only_if_it_fits: bool,
+}
+
+/// The colour of a quota's levels.
+const QUOTA: &str = "#8b4513";
+
 /// A series of one value per bin.
 pub struct Series<'a> {
     /// Legend.
@@ -225,8 +241,9 @@ impl YAxis {
 }
 
 /// A time-series chart: phases shaded, each phase's band from its expected value (dashed
-/// green) to its limit (red) shaded, one polyline per series. A limit far above the data is
-/// drawn in a strip above a marked break of the y axis.
+/// green) to its limit (red) shaded, one polyline per series, and levels (quotas) across the
+/// whole chart. A limit far above the data is drawn in a strip above a marked break of the y
+/// axis.
 #[must_use]
 pub fn time_chart(
     title: &str,
@@ -234,6 +251,7 @@ pub fn time_chart(
     bin_s: f64,
     series: &[Series<'_>],
     phases: &[PhaseBand<'_>],
+    levels: &[Level],
 ) -> String {
     let n = series
         .iter()
@@ -247,6 +265,13 @@ pub fn time_chart(
     let data_max = series
         .iter()
         .flat_map(|s| s.values.iter().copied())
+        .chain(
+            levels
+                .iter()
+                .filter(|l| !l.only_if_it_fits)
+                .map(|l| l.value),
+        )
+        .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     let expected_max = phases.iter().filter_map(|p| p.expected).fold(0.0, f64::max);
     let limits: Vec<f64> = phases
@@ -343,8 +368,28 @@ pub fn time_chart(
             s.color
         );
     }
+    let shown: Vec<&Level> = levels
+        .iter()
+        .filter(|l| l.value.is_finite() && (!l.only_if_it_fits || l.value <= axis.low_max))
+        .collect();
+    for (i, l) in shown.iter().enumerate() {
+        let yy = axis.y(l.value);
+        let dash = if l.dotted { "1 3" } else { "8 4" };
+        // Labels of levels close together are staggered along the line.
+        let lx = W - RIGHT - 4.0 - 260.0 * (i % 3) as f64;
+        let _ = write!(
+            o,
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"{QUOTA}\" stroke-width=\"1.5\" stroke-dasharray=\"{dash}\"/><text x=\"{lx:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\" style=\"fill:{QUOTA}\">{}</text>",
+            W - RIGHT,
+            yy - 3.0,
+            xml_escape(&l.label)
+        );
+    }
     let mut entries: Vec<(&str, &str, bool)> =
         series.iter().map(|s| (s.label, s.color, false)).collect();
+    if !shown.is_empty() {
+        entries.push(("quota", QUOTA, true));
+    }
     if phases.iter().any(|p| p.expected.is_some()) {
         entries.push(("expected", EXPECTED, true));
     }

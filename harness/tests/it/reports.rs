@@ -286,3 +286,45 @@ fn the_strip_chart_shows_which_resources_eat_the_budget_and_is_as_snapshotted() 
         .expect("a strip chart");
     insta::assert_snapshot!("svg_strip", strip);
 }
+
+#[test]
+fn the_cloud_calls_chart_draws_the_quota_behind_the_429s() {
+    // smoke under a read quota of 4/s with a burst of 20: the chart draws both, labelled.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml");
+    let text = std::fs::read_to_string(path).expect("readable").replace(
+        "resources:\n",
+        "cloud:\n  quotas:\n    read: {burst: 20, perSecond: 4}\nresources:\n",
+    );
+    let s = harness::scenario::parse(&text, "smoke.yaml").expect("valid");
+    let r = evaluate(&s, &plan(&s), &smoke_observations());
+    assert_eq!(r.timeline.bin_s, 1.0);
+    let page = html(&r);
+    write_for_a_look("quota-report.html", &page);
+    let calls = charts(&page)
+        .into_iter()
+        .find(|c| c.contains("aria-label=\"cloud calls / s\""))
+        .expect("a cloud-calls chart");
+    assert!(
+        calls.contains(">read quota of default: 4/s</text>"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains(">read burst of default: 20</text>"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains(">quota</text>"),
+        "the legend names it: {calls}"
+    );
+    // The rate's line sits at 4 calls per bin, below the burst's at 20.
+    let y_of = |dash: &str| -> f64 {
+        let line = calls
+            .lines()
+            .find(|l| l.contains(&format!("stroke-dasharray=\"{dash}\"")) && l.contains("#8b4513"))
+            .expect("a quota line");
+        let y = line.split("y1=\"").nth(1).expect("y1");
+        y[..y.find('"').expect("closed")].parse().expect("a number")
+    };
+    assert!(y_of("8 4") > y_of("1 3"), "{calls}");
+    assert!(page.contains("Brown: each account's cloud quota"), "{page}");
+}
