@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::escape::xml_escape as esc;
 use super::strip::{Boundary, StripRow, strip_chart};
-use super::svg::{Level, Marker, PeakRow, PhaseBand, Series, histogram, peaks_chart, time_chart};
+use super::svg::{Level, Marker, PhaseBand, Series, histogram, time_chart};
 use crate::predict::fmt_num;
 use crate::result::{Outcome, RunResult, RunTarget};
 
@@ -14,7 +14,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}.sub{color:
 table{border-collapse:collapse;font-size:13px;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}.f{font-family:ui-monospace,monospace;font-size:12px;color:#444}\
 svg text.title{font-size:14px;font-weight:600}svg text.tick{font-size:11px;fill:#444}svg text.phase{font-size:11px;fill:#555}\
-svg text.bound{font-size:11px;fill:#b22222}.badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff}\
+svg text.bound{font-size:11px;fill:#b22222}svg text.flag{font-size:11px;fill:#b35900;font-weight:600}.flagged{color:#b35900;font-weight:600}.badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff}\
 .headline{font-size:16px;margin:6px 0}.incomplete{color:#a0522d;font-weight:600}.unmodeled{color:#6a5acd;font-weight:600}";
 
 /// The report.
@@ -184,7 +184,7 @@ fn charts(o: &mut String, r: &RunResult) {
         &api_bands,
         &[],
     ));
-    peaks(o, r);
+    super::peaks::section(o, r);
     ttr(o, r);
 }
 
@@ -220,53 +220,6 @@ fn quota_levels(r: &RunResult, bin_s: f64) -> Vec<Level> {
         }
     }
     levels
-}
-
-fn prediction_value(r: &RunResult, id: &str) -> Option<f64> {
-    r.predictions.iter().find(|p| p.id == id).map(|p| p.value)
-}
-
-fn peaks(o: &mut String, r: &RunResult) {
-    let rows: Vec<PeakRow<'_>> = r
-        .phases
-        .iter()
-        .flat_map(|p| {
-            p.peaks.iter().map(move |k| {
-                let w = fmt_num(k.window_s);
-                let bound = prediction_value(r, &format!("{}/cloud-calls/{w}s", p.name))
-                    .unwrap_or(f64::INFINITY);
-                PeakRow {
-                    phase: &p.name,
-                    window_s: k.window_s,
-                    observed: k.count as f64,
-                    bound,
-                    tolerance: prediction_value(
-                        r,
-                        &format!("{}/steady-max-conditional/{w}s", p.name),
-                    )
-                    .or_else(|| prediction_value(r, &format!("{}/steady-max/{w}s", p.name))),
-                    asserted: asserted_limit(r, &p.name, k.window_s).filter(|a| *a < bound),
-                }
-            })
-        })
-        .collect();
-    if rows.is_empty() {
-        return;
-    }
-    o.push_str("<h2>Busiest windows against their bounds</h2><p class=\"sub\">The most cloud calls in any closed window of 1 s and 10 s (and each asserted window) per phase; red mark: the hard bound; dashed green: a hold's statistical tolerance (docs/budget.md §2, §3.5, §3.6).</p>");
-    o.push_str(&peaks_chart("busiest windows (cloud calls)", &rows));
-}
-
-/// The tightest upper limit that an assertion on every cloud call puts on `phase`'s busiest
-/// window of W (a run-wide one, or one of this phase), when it is below the bound.
-fn asserted_limit(r: &RunResult, phase: &str, window_s: f64) -> Option<f64> {
-    r.verdicts
-        .iter()
-        .filter(|v| v.upper && v.calls_window_s == Some(window_s))
-        .filter(|v| v.phase.as_deref().is_none_or(|p| p == phase))
-        .map(|v| v.limit)
-        .filter(|l| l.is_finite())
-        .min_by(f64::total_cmp)
 }
 
 fn ttr(o: &mut String, r: &RunResult) {

@@ -5,6 +5,7 @@ mod chaos;
 mod escape;
 mod html;
 mod junit;
+mod peaks;
 pub mod per_reconcile;
 mod quota;
 mod strip;

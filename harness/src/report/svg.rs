@@ -416,11 +416,34 @@ pub struct PeakRow<'a> {
     /// The tightest limit an assertion puts on this row (the run's or this phase's, for W),
     /// when it is below the bound: what the verdict depends on.
     pub asserted: Option<f64>,
+    /// The tightest limit any assertion puts on this row, below the bound or not: whether an
+    /// excess is checked at all.
+    pub checked: Option<f64>,
 }
+
+impl PeakRow<'_> {
+    /// The limit this row's busiest window is above while no assertion checks it, and the
+    /// flag that says so: the hard bound first, else a hold's tolerance.
+    #[must_use]
+    pub fn unasserted(&self) -> Option<(f64, &'static str)> {
+        let unchecked = |limit: f64| self.checked.is_none_or(|c| c > limit);
+        if self.bound.is_finite() && self.observed > self.bound && unchecked(self.bound) {
+            return Some((self.bound, "above bound, not asserted"));
+        }
+        self.tolerance
+            .filter(|t| t.is_finite() && self.observed > *t && unchecked(*t))
+            .map(|t| (t, "above tolerance, not asserted"))
+    }
+}
+
+/// The colour of a flag: an excess no assertion checks.
+const FLAG: &str = "#e08a00";
 
 /// Windowed maxima against their bounds: one row per phase and window, a bar for the busiest
 /// window, a red mark at the bound and a dashed green one at a hold's tolerance, each row on
-/// its own scale (its bound, or the observation if higher, is 90 % of the width).
+/// its own scale (its bound, or the observation if higher, is 90 % of the width). The part of
+/// a bar above a limit that no assertion checks is amber, with a triangle over its end and a
+/// flag in its label ([`PeakRow::unasserted`]).
 #[must_use]
 pub fn peaks_chart(title: &str, rows: &[PeakRow<'_>]) -> String {
     let row_h = 22.0;
@@ -436,9 +459,12 @@ pub fn peaks_chart(title: &str, rows: &[PeakRow<'_>]) -> String {
     if rows.iter().any(|r| r.asserted.is_some()) {
         keys.push(("asserted limit", ASSERTED, false));
     }
+    if rows.iter().any(|r| r.unasserted().is_some()) {
+        keys.push(("above a limit, not asserted", FLAG, false));
+    }
     legend(&mut o, &keys);
     let x0 = LEFT + label_w;
-    let pw = W - RIGHT - x0 - 170.0;
+    let pw = W - RIGHT - x0 - 340.0;
     for (i, r) in rows.iter().enumerate() {
         let y = TOP + 14.0 + row_h * i as f64;
         let scale_to = [
@@ -464,6 +490,23 @@ pub fn peaks_chart(title: &str, rows: &[PeakRow<'_>]) -> String {
             (x(r.observed) - x0).max(0.5),
             if over { LIMIT } else { "#1f4e79" }
         );
+        let flag = r.unasserted();
+        if let Some((limit, what)) = flag {
+            // The excess: amber from the limit to the bar's end, a triangle over the end.
+            let (xl, xe) = (x(limit), x(r.observed).max(x(limit) + 1.0));
+            let _ = write!(
+                o,
+                "<rect x=\"{xl:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"12\" fill=\"{FLAG}\"><title>{}</title></rect><polygon points=\"{:.1},{:.1} {:.1},{:.1} {xe:.1},{:.1}\" fill=\"{FLAG}\"/>",
+                y + 1.0,
+                xe - xl,
+                what,
+                xe - 5.0,
+                y - 6.0,
+                xe + 5.0,
+                y - 6.0,
+                y
+            );
+        }
         if let Some(t) = r.tolerance.filter(|t| t.is_finite()) {
             let xt = x(t);
             let _ = write!(
@@ -482,11 +525,18 @@ pub fn peaks_chart(title: &str, rows: &[PeakRow<'_>]) -> String {
                 y + 17.0
             );
         }
-        let asserted = r
+        let mut asserted = r
             .asserted
             .filter(|a| a.is_finite())
             .map(|a| format!("; asserted ≤ {}", fmt_num(a)))
             .unwrap_or_default();
+        if let Some((limit, what)) = flag {
+            let _ = write!(
+                asserted,
+                "<tspan class=\"flag\" style=\"fill:{FLAG}\"> · {what} ({})</tspan>",
+                fmt_num(limit)
+            );
+        }
         let text = if r.bound.is_finite() {
             let xb = x(r.bound);
             let _ = write!(

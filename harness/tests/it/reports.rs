@@ -328,3 +328,52 @@ fn the_cloud_calls_chart_draws_the_quota_behind_the_429s() {
     assert!(y_of("8 4") > y_of("1 3"), "{calls}");
     assert!(page.contains("Brown: each account's cloud quota"), "{page}");
 }
+
+#[test]
+fn a_window_above_its_tolerance_is_flagged_even_when_no_assertion_checks_it() {
+    // smoke asserts no steadyRate: its hold's busiest 1 s (35) is above the tolerance (27).
+    let r = smoke_result();
+    assert!(!r.verdicts.iter().any(|v| v.check == "steadyRate"));
+    let tolerance = r
+        .predictions
+        .iter()
+        .find(|p| p.id == "hold/steady-max/1s")
+        .expect("a tolerance for the hold")
+        .value;
+    let hold = r.phases.iter().find(|p| p.name == "hold").expect("a hold");
+    let peak = hold
+        .peaks
+        .iter()
+        .find(|k| k.window_s == 1.0)
+        .expect("a 1 s peak")
+        .count as f64;
+    assert!(
+        peak > tolerance,
+        "the fixture exceeds it: {peak} > {tolerance}"
+    );
+    let page = html(&r);
+    let peaks = charts(&page)
+        .into_iter()
+        .find(|c| c.contains("busiest windows"))
+        .expect("a busiest-windows chart");
+    let flag = format!(" · above tolerance, not asserted ({})</tspan>", tolerance);
+    assert_eq!(peaks.matches(&flag).count(), 1, "{peaks}");
+    assert!(
+        peaks.contains("<title>above tolerance, not asserted</title>"),
+        "the mark on the bar: {peaks}"
+    );
+    let line = format!(
+        "<p class=\"flagged\">Above a predicted limit, not asserted: hold per 1 s, {peak} calls against its tolerance of {tolerance}."
+    );
+    assert!(page.contains(&line), "{page}");
+}
+
+#[test]
+fn a_window_above_its_tolerance_is_not_flagged_once_a_steady_rate_assertion_checks_it() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml");
+    let text = std::fs::read_to_string(path).expect("readable")
+        + "  - {check: steadyRate, phase: hold, window: 1s}\n";
+    let s = harness::scenario::parse(&text, "smoke.yaml").expect("valid");
+    let page = html(&evaluate(&s, &plan(&s), &smoke_observations()));
+    assert!(!page.contains("not asserted"), "{page}");
+}
