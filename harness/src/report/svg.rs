@@ -134,7 +134,7 @@ pub(super) fn open(o: &mut String, title: &str, h: f64) {
 fn legend(o: &mut String, entries: &[(&str, &str, bool)]) {
     let mut lx = W - RIGHT - 10.0;
     for (label, color, dashed) in entries.iter().rev() {
-        lx -= 22.0 + 6.5 * label.chars().count() as f64;
+        lx -= 24.0 + 6.5 * label.chars().count() as f64;
         let dash = if *dashed {
             " stroke-dasharray=\"4 3\""
         } else {
@@ -379,7 +379,7 @@ pub fn time_chart(
         let lx = W - RIGHT - 4.0 - 260.0 * (i % 3) as f64;
         let _ = write!(
             o,
-            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"{QUOTA}\" stroke-width=\"1.5\" stroke-dasharray=\"{dash}\"/><text x=\"{lx:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\" style=\"fill:{QUOTA}\">{}</text>",
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"{QUOTA}\" stroke-width=\"1.5\" stroke-dasharray=\"{dash}\"/><text x=\"{lx:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\" style=\"fill:{QUOTA};stroke:#fff;stroke-width:3px;paint-order:stroke\">{}</text>",
             W - RIGHT,
             yy - 3.0,
             xml_escape(&l.label)
