@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::escape::xml_escape as esc;
 use super::strip::{Boundary, StripRow, strip_chart};
-use super::svg::{Level, Marker, PhaseBand, Series, histogram, time_chart};
+use super::svg::{Level, Marker, PhaseBand, Series, bins_over_limit, histogram, time_chart};
 use crate::predict::fmt_num;
 use crate::result::{Outcome, RunResult, RunTarget};
 
@@ -150,16 +150,26 @@ fn charts(o: &mut String, r: &RunResult) {
                 label: "calls",
                 color: "#1f4e79",
                 values: &calls,
+                over: Some(over_flag(asserted("cloudCalls", 1.0))),
             },
             Series {
                 label: "throttled (429)",
                 color: "#d2691e",
                 values: &thr,
+                over: None,
             },
         ],
         &call_bands,
         &quota_levels,
     ));
+    seconds_over(
+        o,
+        &calls,
+        bin,
+        &call_bands,
+        "cloud calls",
+        asserted("cloudCalls", 1.0),
+    );
     let api_bands: Vec<PhaseBand<'_>> = r
         .phases
         .iter()
@@ -180,12 +190,55 @@ fn charts(o: &mut String, r: &RunResult) {
             label: "requests",
             color: "#6a3d9a",
             values: &api,
+            over: Some(over_flag(asserted("apiRequests", 1.0))),
         }],
         &api_bands,
         &[],
     ));
+    seconds_over(
+        o,
+        &api,
+        bin,
+        &api_bands,
+        "API requests",
+        asserted("apiRequests", 1.0),
+    );
     super::peaks::section(o, r);
     ttr(o, r);
+}
+
+/// A line under a time chart naming the seconds above their phase's 1 s limit, if any.
+fn seconds_over(
+    o: &mut String,
+    values: &[f64],
+    bin_s: f64,
+    bands: &[PhaseBand<'_>],
+    what: &str,
+    asserted: bool,
+) {
+    let over = bins_over_limit(values, bin_s, bands);
+    let Some(&(first, limit)) = over.first() else {
+        return;
+    };
+    let _ = write!(
+        o,
+        "<p class=\"flagged\">{what} above their phase's 1 s limit in {} {} (the first at {} s: {} against {}){}.</p>",
+        over.len(),
+        if over.len() == 1 { "second" } else { "seconds" },
+        fmt_num(first as f64 * bin_s),
+        fmt_num(values[first]),
+        fmt_num(limit),
+        if asserted { "" } else { ", not asserted" }
+    );
+}
+
+/// The flag for a second above its phase's 1 s limit.
+fn over_flag(asserted: bool) -> &'static str {
+    if asserted {
+        "above limit"
+    } else {
+        "above limit, not asserted"
+    }
 }
 
 /// Each account's quota per class as levels of a chart with bins of `bin_s`: the refill per

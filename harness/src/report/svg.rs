@@ -56,6 +56,31 @@ pub struct Series<'a> {
     pub color: &'a str,
     /// Values.
     pub values: &'a [f64],
+    /// When its bins are checked against their phase's limit: the flag for a bin above it
+    /// (`above limit, not asserted`).
+    pub over: Option<&'a str>,
+}
+
+/// The bins of `values` above the limit of the phase they fall in, with that limit: only
+/// when a bin is 1 s long, the window the time charts' limits are for.
+#[must_use]
+pub fn bins_over_limit(values: &[f64], bin_s: f64, phases: &[PhaseBand<'_>]) -> Vec<(usize, f64)> {
+    if (bin_s - 1.0).abs() > 1e-9 {
+        return Vec::new();
+    }
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &v)| {
+            let mid = (i as f64 + 0.5) * bin_s;
+            let limit = phases
+                .iter()
+                .find(|p| p.start <= mid && mid < p.end)?
+                .limit
+                .filter(|l| l.is_finite())?;
+            (v > limit).then_some((i, limit))
+        })
+        .collect()
 }
 
 /// The least of 1, 2, 2.5, 5 × 10ⁿ at or above `v` (1 for nothing to show).
@@ -385,8 +410,41 @@ pub fn time_chart(
             xml_escape(&l.label)
         );
     }
+    let mut flagged = false;
+    for s in series {
+        let Some(flag) = s.over else {
+            continue;
+        };
+        for (k, (i, _)) in bins_over_limit(s.values, bin_s, phases)
+            .into_iter()
+            .enumerate()
+        {
+            flagged = true;
+            let (xx, yy) = (
+                x((i as f64 + 0.5) * bin_s),
+                axis.y(s.values[i].min(axis.low_max)),
+            );
+            let _ = write!(
+                o,
+                "<circle cx=\"{xx:.1}\" cy=\"{yy:.1}\" r=\"4\" fill=\"{FLAG}\"><title>{}</title></circle>",
+                xml_escape(flag)
+            );
+            if k == 0 {
+                let _ = write!(
+                    o,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" class=\"flag\" style=\"fill:{FLAG};stroke:#fff;stroke-width:3px;paint-order:stroke\">{}</text>",
+                    xx + 7.0,
+                    (yy - 6.0).max(TOP + 10.0),
+                    xml_escape(flag)
+                );
+            }
+        }
+    }
     let mut entries: Vec<(&str, &str, bool)> =
         series.iter().map(|s| (s.label, s.color, false)).collect();
+    if flagged {
+        entries.push(("above limit", FLAG, false));
+    }
     if !shown.is_empty() {
         entries.push(("quota", QUOTA, true));
     }
@@ -703,6 +761,47 @@ mod tests {
             [
                 "0m", "1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m", "10m"
             ]
+        );
+    }
+
+    #[test]
+    fn a_second_above_its_phases_limit_is_flagged_and_only_with_1_s_bins() {
+        let phases = [
+            PhaseBand {
+                label: "create",
+                start: 0.0,
+                end: 2.0,
+                expected: None,
+                limit: Some(20.0),
+            },
+            PhaseBand {
+                label: "hold",
+                start: 2.0,
+                end: 4.0,
+                expected: None,
+                limit: None,
+            },
+        ];
+        let values = [5.0, 30.0, 50.0, 10.0];
+        assert_eq!(bins_over_limit(&values, 1.0, &phases), [(1, 20.0)]);
+        assert!(bins_over_limit(&values, 10.0, &phases).is_empty());
+        let chart = time_chart(
+            "calls",
+            "calls",
+            1.0,
+            &[Series {
+                label: "calls",
+                color: "#000",
+                values: &values,
+                over: Some("above limit, not asserted"),
+            }],
+            &phases,
+            &[],
+        );
+        assert_eq!(chart.matches("<circle ").count(), 1, "{chart}");
+        assert!(
+            chart.contains(">above limit, not asserted</text>"),
+            "{chart}"
         );
     }
 
