@@ -1,0 +1,30 @@
+//! The `composer` binary: Crossplane core's composite controllers with core's flags
+//! (`composer --help`). Exit codes: 0 stopped by SIGTERM or Ctrl-C, 1 a failure while
+//! running, 2 bad flags or a failed setup.
+
+mod cli;
+mod metrics;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    match runtime.block_on(run::run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {:#}", failure.error);
+            ExitCode::from(failure.code)
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Setup and the run: the client, the discovered Functions, Compositions, revisions and
+//! XRDs, one controller per XRD with its watches, the resync, and the shutdown.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use composer::api::{
+    CompositeResourceDefinition, Composition, CompositionRevision, Endpoint, Function,
+};
+use composer::composite::{
+    Composer, Realtime, Reconciler, RequeueSettings, Watched, start, watch, watch_revisions,
+};
+use composer::function::builtin::Resources;
+use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
+use composer::xcrd::for_composite_resource;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::core::GroupVersionKind;
+use limiter::controller::{Controller, Request};
+use tokio::task::JoinHandle;
+
+use crate::cli::Cli;
+
+/// The field manager of the XR CRDs this process applies (core's definition controller).
+const FIELD_MANAGER_DEFINITION: &str = "apiextensions.crossplane.io/definition";
+
+/// An error and the exit code it ends the process with.
+pub struct Failure {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+fn setup(error: impl Into<anyhow::Error>) -> Failure {
+    Failure {
+        code: 2,
+        error: error.into(),
+    }
+}
+
+/// Runs the controllers until SIGTERM or Ctrl-C.
+///
+/// # Errors
+/// A [`Failure`] with exit code 2 when the setup fails, 1 when running fails.
+pub async fn run(cli: Cli) -> Result<(), Failure> {
+    let client = client(&cli).await.map_err(setup)?;
+    let metrics = Arc::new(FunctionMetrics::new());
+    let (stop_metrics, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+    let metrics_server = match cli.metrics_addr {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on --metrics-addr {addr}"))
+                .map_err(setup)?;
+            tracing::info!(%addr, "serving /metrics");
+            let stopped = async { metrics_stopped.await.ok().unwrap_or_default() };
+            Some(tokio::spawn(crate::metrics::serve(
+                listener,
+                Arc::clone(&metrics),
+                stopped,
+            )))
+        }
+        None => None,
+    };
+    let functions = functions(&client, &metrics).await.map_err(setup)?;
+    check_compositions(&client, &functions)
+        .await
+        .map_err(setup)?;
+    let (controllers, tasks) = controllers(&cli, &client, &functions)
+        .await
+        .map_err(setup)?;
+    terminated().await;
+    for task in tasks {
+        task.abort();
+    }
+    for controller in controllers {
+        controller.shut_down().await;
+    }
+    let _ = stop_metrics.send(());
+    if let Some(server) = metrics_server {
+        server
+            .await
+            .context("the metrics server failed")
+            .map_err(|error| Failure { code: 1, error })?;
+    }
+    Ok(())
+}
+
+async fn client(cli: &Cli) -> anyhow::Result<kube::Client> {
+    let config = match &cli.kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .with_context(|| format!("cannot read --kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .with_context(|| format!("cannot use --kubeconfig {}", path.display()))?
+        }
+        None => kube::Config::infer()
+            .await
+            .context("no in-cluster config and no kubeconfig (pass --kubeconfig)")?,
+    };
+    kube::Client::try_from(config).context("cannot build a Kubernetes client")
+}
+
+/// The Functions: InProcess ones run the built-in function, Development ones are called
+/// over gRPC; any other is skipped with a warning.
+async fn functions(
+    client: &kube::Client,
+    metrics: &Arc<FunctionMetrics>,
+) -> anyhow::Result<Functions> {
+    let list = Api::<Function>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .context("cannot list Functions (pkg.crossplane.io/v1)")?;
+    let mut functions = Functions::new();
+    for function in &list.items {
+        let name = function.metadata.name.clone().unwrap_or_default();
+        match function.endpoint() {
+            Ok(Endpoint::InProcess) => {
+                tracing::info!(function = %name, "the built-in function, in process");
+                functions.insert(
+                    name,
+                    Arc::new(InProcessRunner::new(Resources).metrics(Arc::clone(metrics))),
+                );
+            }
+            Ok(Endpoint::Development(address)) => {
+                tracing::info!(function = %name, %address, "a function over gRPC");
+                functions.insert(
+                    name,
+                    Arc::new(GrpcRunner::new(address).metrics(Arc::clone(metrics))),
+                );
+            }
+            Err(error) => tracing::warn!(%error, "skipping a Function"),
+        }
+    }
+    Ok(functions)
+}
+
+/// Lists Compositions and revisions and warns about the ones that cannot run.
+async fn check_compositions(client: &kube::Client, functions: &Functions) -> anyhow::Result<()> {
+    let known: Vec<Function> = functions
+        .names()
+        .map(|name| {
+            Function::new(
+                name,
+                composer::api::FunctionSpec {
+                    package: String::new(),
+                },
+            )
+        })
+        .collect();
+    let compositions = Api::<Composition>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .context("cannot list Compositions (apiextensions.crossplane.io/v1)")?;
+    for composition in &compositions.items {
+        if let Err(error) = composition.validate(&known) {
+            tracing::warn!(%error, "a Composition cannot run");
+        }
+    }
+    let revisions = Api::<CompositionRevision>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .context("cannot list CompositionRevisions (apiextensions.crossplane.io/v1)")?;
+    tracing::info!(
+        compositions = compositions.items.len(),
+        revisions = revisions.items.len(),
+        "read the Compositions"
+    );
+    Ok(())
+}
+
+/// One controller per valid XRD, its XR CRD applied, with its watches and resync.
+async fn controllers(
+    cli: &Cli,
+    client: &kube::Client,
+    functions: &Functions,
+) -> anyhow::Result<(Vec<Controller<Request>>, Vec<JoinHandle<()>>)> {
+    let xrds = Api::<CompositeResourceDefinition>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .context("cannot list CompositeResourceDefinitions (apiextensions.crossplane.io/v2)")?;
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let settings = RequeueSettings {
+        realtime: cli.enable_realtime_compositions,
+        poll_interval: cli.poll_interval,
+        min_poll_interval: cli.min_poll_interval,
+    };
+    let (mut controllers, mut tasks) = (Vec::new(), Vec::new());
+    for xrd in xrds.items {
+        let name = xrd.metadata.name.clone().unwrap_or_default();
+        let (crd, version) = match xrd.validate().and_then(|()| for_composite_resource(&xrd)) {
+            Ok(crd) => (
+                crd,
+                xrd.referenceable_version().unwrap_or_default().to_owned(),
+            ),
+            Err(error) => {
+                tracing::warn!(%error, "skipping an XRD");
+                continue;
+            }
+        };
+        crds.patch(
+            crd.metadata.name.as_deref().unwrap_or_default(),
+            &PatchParams::apply(FIELD_MANAGER_DEFINITION).force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .with_context(|| format!("cannot apply the XR CRD of XRD {name}"))?;
+        let gvk = GroupVersionKind::gvk(&xrd.spec.group, &version, &xrd.spec.names.kind);
+        let resource = ApiResource::from_gvk_with_plural(&gvk, &xrd.spec.names.plural);
+        let api_version = format!("{}/{version}", xrd.spec.group);
+        let realtime = Arc::new(Realtime::new(&api_version, &gvk.kind, cli.breaker()));
+        let composer = Composer::new(client.clone(), functions.clone());
+        let reconciler = Reconciler::new(client.clone(), xrd, resource.clone(), composer, settings)
+            .with_realtime(Arc::clone(&realtime));
+        let controller = start(&name, Arc::new(reconciler), cli.max_reconcile_rate);
+        let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let queue = controller.queue().clone();
+        tasks.push(tokio::spawn(watch(
+            xrs.clone(),
+            Watched::Xr,
+            Arc::clone(&realtime),
+            queue.clone(),
+        )));
+        tasks.push(tokio::spawn(watch_revisions(
+            Api::all(client.clone()),
+            xrs.clone(),
+            realtime,
+            queue.clone(),
+        )));
+        let every = cli.sync_interval;
+        tasks.push(tokio::spawn(async move {
+            let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            loop {
+                ticks.tick().await;
+                match xrs.list(&ListParams::default()).await {
+                    Ok(list) => list.items.iter().for_each(|xr| {
+                        queue.add(Request::new(
+                            xr.metadata.namespace.clone().unwrap_or_default(),
+                            xr.metadata.name.clone().unwrap_or_default(),
+                        ));
+                    }),
+                    Err(error) => tracing::warn!(%error, "cannot list XRs to resync them"),
+                }
+            }
+        }));
+        tracing::info!(xrd = %name, kind = %gvk.kind, "started the XR controller");
+        controllers.push(controller);
+    }
+    Ok((controllers, tasks))
+}
+
+/// SIGTERM or Ctrl-C.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        if let Ok(mut term) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received"),
+                _ = tokio::signal::ctrl_c() => tracing::info!("interrupt received"),
+            }
+            return;
+        }
+        tracing::warn!("cannot listen for SIGTERM; only Ctrl-C stops composer");
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
