@@ -1,6 +1,7 @@
 //! composer's integration tests: functions over real gRPC on loopback, in process on
 //! paused time, and real Python functions as processes.
 
+mod binary;
 mod breaker;
 mod compose;
 mod grpc;
