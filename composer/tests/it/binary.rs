@@ -317,6 +317,22 @@ async fn the_binary_composes_an_xr_on_mock_apiserver_until_ready_and_stops_on_si
     })
     .await;
 
+    // Settled: over the next two seconds, the XR's status applies are the TTL's requeues
+    // (about one a second), not a loop of reconciles fed by the XR's own watch events.
+    let from = server.journal().last_seq();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let applies = server
+        .journal()
+        .since(from)
+        .iter()
+        .filter(|e| e.resource == "xwidgets/status")
+        .count();
+    eprintln!("XR status writes in 2 s: {applies}");
+    assert!(
+        (1..=4).contains(&applies),
+        "{applies} XR status writes in 2 s"
+    );
+
     // SIGTERM: a clean stop, exit code 0.
     let mut child = process.0.take().unwrap();
     let killed = Command::new("kill")
