@@ -14,12 +14,13 @@
 //! # Targets
 //! [`TARGETS`]: `scenario` ([`scenario`]), `cloud_config` ([`cloud_config`]),
 //! `cloud_requests` ([`cloud`]), `aws_requests` ([`aws`]), `apiserver_requests` ([`apiserver`]), `replay`
-//! ([`replay`]).
+//! ([`replay`]), `composer_inputs` ([`composer`]).
 
 pub mod apiserver;
 pub mod aws;
 pub mod cloud;
 pub mod cloud_config;
+pub mod composer;
 mod json;
 pub mod pick;
 pub mod replay;
@@ -74,6 +75,11 @@ pub const TARGETS: &[Target] = &[
         name: "replay",
         check: replay::check,
         seeds: &[("limiter/tests/vectors", ".txt")],
+    },
+    Target {
+        name: "composer_inputs",
+        check: composer::check,
+        seeds: &[("composer/tests/fuzz-seeds", "")],
     },
 ];
 

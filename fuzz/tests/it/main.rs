@@ -57,7 +57,8 @@ fn every_target_is_replayed_here() {
             "cloud_requests",
             "aws_requests",
             "apiserver_requests",
-            "replay"
+            "replay",
+            "composer_inputs"
         ]
     );
 }
@@ -90,4 +91,9 @@ fn the_apiserver_requests_corpus_passes() {
 #[test]
 fn the_replay_corpus_passes() {
     replays("replay");
+}
+
+#[test]
+fn the_composer_inputs_corpus_passes() {
+    replays("composer_inputs");
 }
