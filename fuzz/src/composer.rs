@@ -248,3 +248,90 @@ fn composition_holds(composition: &Composition) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn seed(name: &str) -> Vec<u8> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        std::fs::read(root.join("composer/tests/fuzz-seeds").join(name)).unwrap()
+    }
+
+    fn text(name: &str) -> String {
+        String::from_utf8(seed(name)).unwrap()
+    }
+
+    #[test]
+    fn the_manifest_seeds_reach_their_readers() {
+        let xrds = parsed::<CompositeResourceDefinition>(&text("xrd.yaml"));
+        assert_eq!(xrds.len(), 1, "YAML only");
+        assert!(xrds[0].validate().is_ok());
+        let cluster = parsed::<CompositeResourceDefinition>(&text("xrd-cluster.json"));
+        assert_eq!(cluster.len(), 2, "JSON is YAML too");
+        assert!(cluster[0].validate().is_ok());
+        let two = parsed::<CompositeResourceDefinition>(&text("xrd-two-referenceable.yaml"));
+        assert!(two[0].validate().is_err());
+        let compositions = parsed::<Composition>(&text("composition.yaml"));
+        assert_eq!(compositions[0].spec.pipeline.len(), 2);
+        let bad = parsed::<Composition>(&text("composition-bad.json"));
+        assert_eq!(bad.len(), 2);
+        let functions = parsed::<Function>(&text("function.yaml"));
+        assert!(functions[0].endpoint().is_ok());
+    }
+
+    #[test]
+    fn the_response_seeds_decode_with_what_the_target_checks() {
+        let resources = decode_response(&seed("response-resources.pb")).unwrap();
+        assert_eq!(resources.desired.unwrap().resources.len(), 2);
+        let other = decode_response(&seed("response-other-controller.pb")).unwrap();
+        let x = &other.desired.unwrap().resources["x"];
+        let object = Value::Object(from_struct(x.resource.as_ref().unwrap()));
+        let refused = render_composed(
+            "x",
+            &object,
+            None,
+            &json!({"metadata": {"labels": {LABEL_COMPOSITE: "a"}, "uid": "b"}}),
+        );
+        assert!(matches!(
+            refused,
+            Err(RenderError::ControlledByOther { .. })
+        ));
+        let every = decode_response(&seed("response-every-field.pb")).unwrap();
+        assert!(
+            every
+                .results
+                .iter()
+                .any(|r| r.severity() == Severity::Fatal)
+        );
+        for name in [
+            "response-resources.pb",
+            "response-other-controller.pb",
+            "response-bad-metadata.pb",
+            "response-every-field.pb",
+        ] {
+            check(&seed(name));
+        }
+    }
+
+    #[test]
+    fn a_refusal_passes_only_with_its_cause() {
+        // Owner references that are not a list: refused as not an object, which holds.
+        let desired = json!({"metadata": {"ownerReferences": "not a list"}});
+        render_holds(
+            "r",
+            &desired,
+            &json!({"metadata": {"labels": {LABEL_COMPOSITE: "xr-0"}, "namespace": "default", "uid": "xr-uid"}}),
+        );
+        // An unlabelled XR: a refusal the target never expects, so the check panics.
+        let outcome = std::panic::catch_unwind(|| {
+            render_holds("r", &json!({}), &json!({"metadata": {"uid": "xr-uid"}}));
+        });
+        assert!(
+            outcome.is_err(),
+            "an unlabelled XR breaks the target's assumption"
+        );
+    }
+}
