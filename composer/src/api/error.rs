@@ -31,6 +31,15 @@ pub enum ApiError {
         /// How many are.
         found: usize,
     },
+    /// An XRD whose name is not `<plural>.<group>`: the XR CRD takes the XRD's name, and the
+    /// API server refuses a CRD named otherwise.
+    #[error("XRD {xrd:?}: the name must be spec.names.plural+\".\"+spec.group, {expected:?}")]
+    Name {
+        /// The XRD.
+        xrd: String,
+        /// `<plural>.<group>`.
+        expected: String,
+    },
     /// A Composition whose mode is not `Pipeline`.
     #[error("composition {composition:?}: mode {mode:?} is not supported, only Pipeline")]
     Mode {

@@ -194,11 +194,20 @@ impl CompositeResourceDefinition {
     }
 
     /// Checks what the XRD's own CRD validation would refuse and what the CRD generation
-    /// needs: exactly one referenceable version, and a schema per version that parses.
+    /// needs: the name `<plural>.<group>` (the XR CRD's name, which the API server insists
+    /// on), exactly one referenceable version, and a schema per version that parses.
     ///
     /// # Errors
     /// The first problem found.
     pub fn validate(&self) -> Result<(), ApiError> {
+        let name = self.metadata.name.as_deref().unwrap_or_default();
+        let expected = format!("{}.{}", self.spec.names.plural, self.spec.group);
+        if name != expected {
+            return Err(ApiError::Name {
+                xrd: name.to_owned(),
+                expected,
+            });
+        }
         let found = self
             .spec
             .versions
@@ -284,5 +293,20 @@ mod tests {
             xrd.validate(),
             Err(ApiError::Referenceable { found: 0, .. })
         ));
+    }
+
+    #[test]
+    fn an_xrd_must_be_named_plural_dot_group() {
+        // Found by the composer_inputs fuzz target: the XR CRD takes the XRD's name, and
+        // a CRD not named `<plural>.<group>` is refused by the API server.
+        let mut xrd = xrd(json!({"type": "object"}));
+        assert!(xrd.validate().is_ok());
+        xrd.metadata.name = Some("xbucket.example.org".to_owned());
+        let error = xrd.validate().unwrap_err();
+        assert!(matches!(error, ApiError::Name { .. }));
+        assert_eq!(
+            error.to_string(),
+            r#"XRD "xbucket.example.org": the name must be spec.names.plural+"."+spec.group, "xbuckets.example.org""#
+        );
     }
 }
