@@ -61,9 +61,12 @@ pub fn render_composed(
     let Some(object) = cd.as_object_mut() else {
         return Err(RenderError::NotAnObject(name.to_owned()));
     };
-    let metadata = object
-        .entry("metadata")
-        .or_insert_with(|| json!({}))
+    // A null field is an absent one, as Kubernetes' typed decoding reads it.
+    let metadata = object.entry("metadata").or_insert(Value::Null);
+    if metadata.is_null() {
+        *metadata = json!({});
+    }
+    let metadata = metadata
         .as_object_mut()
         .ok_or_else(|| RenderError::NotAnObject(name.to_owned()))?;
 
@@ -115,9 +118,11 @@ pub fn render_composed(
         "controller": true,
         "blockOwnerDeletion": true,
     });
-    let owners = metadata
-        .entry("ownerReferences")
-        .or_insert_with(|| json!([]))
+    let owners = metadata.entry("ownerReferences").or_insert(Value::Null);
+    if owners.is_null() {
+        *owners = json!([]);
+    }
+    let owners = owners
         .as_array_mut()
         .ok_or_else(|| RenderError::NotAnObject(name.to_owned()))?;
     if let Some(other) = owners
@@ -193,6 +198,25 @@ mod tests {
                     "uid": "xr-uid", "controller": true, "blockOwnerDeletion": true}])
         );
         assert_eq!(cd["spec"]["region"], "eu");
+    }
+
+    #[test]
+    fn null_metadata_or_owner_references_read_as_absent() {
+        // Found by the composer_inputs fuzz target: a function's `metadata: null` (or
+        // `ownerReferences: null`) was refused as not an object.
+        for desired in [
+            json!({"apiVersion": "v1", "kind": "B", "metadata": null}),
+            json!({"apiVersion": "v1", "kind": "B", "metadata": {"ownerReferences": null}}),
+        ] {
+            let cd = render_composed("b", &desired, None, &xr()).unwrap();
+            assert_eq!(cd["metadata"]["generateName"], "one-");
+            assert_eq!(cd["metadata"]["ownerReferences"][0]["uid"], "xr-uid");
+        }
+        let list = json!({"metadata": ["not", "an", "object"]});
+        assert_eq!(
+            render_composed("b", &list, None, &xr()),
+            Err(RenderError::NotAnObject("b".to_owned()))
+        );
     }
 
     #[test]
