@@ -11,7 +11,8 @@
 //! generates an XR kind's CRD from its XRD, and [`composite`] holds the reconcile steps
 //! (Composition and revision selection, conditions, requeue), composing against an API
 //! server, one XR reconcile in core's order, and realtime event mapping through the
-//! circuit breaker.
+//! circuit breaker. The `composer` binary (feature `cli`, on by default) runs one
+//! controller per XRD against an API server with core's flags.
 //!
 //! ## Where to start
 //! - [`function::FunctionRunner`]: what a reconciler calls; [`function::GrpcRunner`] and
