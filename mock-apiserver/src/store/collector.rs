@@ -25,9 +25,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::gc::{FOREGROUND, ORPHAN};
 use super::{Inner, Store};
 use crate::object;
+
+/// The finalizer of a foreground deletion.
+pub const FOREGROUND: &str = "foregroundDeletion";
+/// The finalizer of an orphaning deletion.
+pub const ORPHAN: &str = "orphan";
 
 /// Whether and when the garbage collector acts on `ownerReferences`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

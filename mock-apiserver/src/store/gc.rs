@@ -29,10 +29,7 @@ use super::{Event, EventType, Inner, Store, key};
 use crate::object::{self, StoredObject};
 use crate::registry::ResourceKind;
 
-/// The finalizer of a foreground deletion.
-pub const FOREGROUND: &str = "foregroundDeletion";
-/// The finalizer of an orphaning deletion.
-pub const ORPHAN: &str = "orphan";
+pub use super::collector::{FOREGROUND, ORPHAN};
 
 /// How a delete treats the object's dependents (`DeleteOptions.propagationPolicy`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
