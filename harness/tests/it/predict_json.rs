@@ -1,5 +1,5 @@
 //! `harness predict --json` on shipped scenarios: the shape of its output, and values that
-//! follow from specs/budget.md for each scenario's settings.
+//! follow from docs/budget.md for each scenario's settings.
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -12,7 +12,7 @@ pub const POLL_INTERVAL_ANNOTATION: &str = "crossplane.io/poll-interval";
 pub enum Jitter {
     /// crossplane-runtime's `WithPollJitterHook(j)`: the same absolute jitter for every resource.
     /// A resource whose interval is at most `j` can get a requeue of zero or less, which stops its
-    /// polling (`specs/budget.md` §8 row 12).
+    /// polling (docs/budget.md §8, row 12).
     Fixed(Duration),
     /// Ours: a share (percent, below 100) of each resource's own interval, so a requeue is never
     /// zero.
