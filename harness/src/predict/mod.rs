@@ -5,6 +5,7 @@
 pub mod backlog;
 pub mod bounds;
 pub mod conditional;
+pub mod coupled;
 pub mod error_paths;
 mod formula;
 mod params;
