@@ -80,7 +80,9 @@ pub enum Behaviour {
 }
 
 impl Behaviour {
-    fn fails(self) -> bool {
+    /// Whether every reconcile fails (a lasting error).
+    #[must_use]
+    pub fn fails(self) -> bool {
         matches!(self, Behaviour::FailObserve | Behaviour::FailCreate)
     }
 
@@ -365,13 +367,7 @@ pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
     let longest = classes
         .iter()
         .filter(|c| c.n > 0)
-        .map(|c| {
-            if c.behaviour.fails() {
-                max
-            } else {
-                c.interval
-            }
-        })
+        .map(|c| if c.behaviour.fails() { max } else { c.interval })
         .fold(0.0, f64::max);
     let warm = longest.min(MAX_WARM_UP);
     let accounts = cfg.quotas.len().max(1);
@@ -407,7 +403,11 @@ pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
     };
     for i in 0..n {
         let c = &classes[sim.class_of[i] as usize];
-        let phase = if c.behaviour.fails() { base } else { c.interval };
+        let phase = if c.behaviour.fails() {
+            base
+        } else {
+            c.interval
+        };
         let at = sim.rng.next() * phase;
         sim.push(at, Event::Ready(i as u32));
     }
@@ -512,7 +512,11 @@ fn measure(sim: &Sim<'_>, classes: &[Class], span: f64, truncated_at: Option<f64
         let (c, all) = busiest(&sim.calls, &sim.class_of, classes.len(), w);
         let (r, _) = busiest(&sim.runs, &sim.class_of, classes.len(), w);
         // A window longer than the span simulated: the fluid continuation.
-        let stretch = if w > span && span > 0.0 { w / span } else { 1.0 };
+        let stretch = if w > span && span > 0.0 {
+            w / span
+        } else {
+            1.0
+        };
         for k in 0..classes.len() {
             busiest_calls[k].push((c[k] * stretch).ceil());
             busiest_runs[k].push((r[k] * stretch).ceil());
@@ -591,7 +595,12 @@ pub fn classes(s: &Scenario, p: &Params, alive: &[bool]) -> Vec<Class> {
         if !alive.get(gi).copied().unwrap_or(false) {
             continue;
         }
-        let reads = s.calls.get(&g.kind).copied().unwrap_or(Calls::SAMPLE).poll();
+        let reads = s
+            .calls
+            .get(&g.kind)
+            .copied()
+            .unwrap_or(Calls::SAMPLE)
+            .poll();
         let controller = kinds.iter().position(|k| *k == g.kind).unwrap_or(0);
         let account = accounts.iter().position(|a| *a == g.account).unwrap_or(0);
         for i in 0..g.count {
@@ -716,7 +725,10 @@ mod tests {
         assert!((f.reconciles * 60.05 - 1.0).abs() < 0.01, "{f:?}");
         assert_eq!(out.delayed, 0.0);
         // After the warm-up the ramp is over: no window of 10 minutes holds more than A(600).
-        assert!(f.busiest_calls[0] <= backoff_attempts(600.0, 1.0, 60.0), "{f:?}");
+        assert!(
+            f.busiest_calls[0] <= backoff_attempts(600.0, 1.0, 60.0),
+            "{f:?}"
+        );
         let h = out.class("b/poll-60").expect("class");
         assert!((h.reconciles * 60.05 - 1.0).abs() < 0.02, "{h:?}");
     }

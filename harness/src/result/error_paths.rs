@@ -222,6 +222,40 @@ fn measured(obs: &Observations, range: (u64, u64), w: f64) -> Vec<ResourceCalls>
     per_resource(named(obs), range.0, range.1, (w * 1e6) as u64)
 }
 
+/// The coupled regime's most calls of one resource of each class in a window of `w` (§9.7),
+/// by class label: the hold `phase`'s, or the largest of every hold's without one.
+fn coupled_limits(plan: &Plan, phase: Option<&str>, w: f64) -> BTreeMap<String, f64> {
+    let suffix = format!("/per-resource/{w}s");
+    let mut out: BTreeMap<String, f64> = BTreeMap::new();
+    for p in plan.all() {
+        let Some((at, rest)) = p.id.split_once("/coupled/") else {
+            continue;
+        };
+        if phase.is_some_and(|ph| ph != at) {
+            continue;
+        }
+        if let Some(label) = rest.strip_suffix(&suffix) {
+            let v = out.entry(label.to_owned()).or_insert(0.0);
+            *v = v.max(p.value);
+        }
+    }
+    out
+}
+
+/// Each resource's class label in the coupled regime, by cloud name.
+fn class_labels(s: &Scenario) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (gi, g) in s.groups.iter().enumerate() {
+        for i in 0..g.count {
+            out.insert(
+                g.resource_name(i, &s.name),
+                crate::predict::coupled::class_label(s, gi, i),
+            );
+        }
+    }
+    out
+}
+
 /// `perResourceCalls`: the busiest window of any one resource against the most a resource
 /// of the scenario may make in it (§9.4): the healthy limit, the drift limit, and c·A(W) of
 /// each failing share (the ramp is the densest part of the backoff).
@@ -254,22 +288,37 @@ pub fn per_resource_calls(
         .filter(|f| f.backoff)
         .map(|f| f.calls_per_reconcile * backoff_attempts(w, b, m))
         .fold(0.0, f64::max);
-    let predicted = healthy.max(failing);
+    // In the coupled regime (§9.7) a failing or throttled resource comes back at the
+    // bucket's pace: the simulated limit of its class replaces A(W).
+    let coupled = coupled_limits(plan, phase, w)
+        .into_values()
+        .fold(0.0, f64::max);
+    let predicted = healthy.max(failing).max(coupled);
     let mut v = verdict(
         a,
         "perResourceCalls",
-        "max(c_max·(⌊W/g⌋ + 1), c_f·A(W)) with g = min(P − j, d_max) (§9.4)".into(),
+        if coupled > 0.0 {
+            "max(c_max·(⌊W/g⌋ + 1), c_f·A(W), the coupled regime's per-resource limit) with g = min(P − j, d_max) (§9.4, §9.7)"
+        } else {
+            "max(c_max·(⌊W/g⌋ + 1), c_f·A(W)) with g = min(P − j, d_max) (§9.4)"
+        }
+        .into(),
         max.unwrap_or(predicted),
         observed,
     );
     v.predicted = predicted;
     v.inputs = format!(
-        "W={}, g={}, c_max={}, b={}, d_max={}",
+        "W={}, g={}, c_max={}, b={}, d_max={}{}",
         fmt_num(w),
         fmt_num(gap),
         fmt_num(p.c_max),
         fmt_num(b),
-        fmt_num(m)
+        fmt_num(m),
+        if coupled > 0.0 {
+            format!(", coupled={}", fmt_num(coupled))
+        } else {
+            String::new()
+        }
     );
     if let Some(top) = found.first() {
         v.note = Some(format!(
@@ -297,11 +346,34 @@ pub fn hot_loops_verdict(
     let (allowed, gap) =
         params(plan, phase).map_or((f64::NAN, f64::NAN), |p| allowed_in_window(s, p, w));
     let limit = factor * allowed;
-    let hot = hot_loops(&found, limit);
+    // A resource whose rate the crossplane rules explain (the coupled regime's simulated
+    // limit of its class, §9.7) is not a hot loop: its own limit is the larger one.
+    let coupled = coupled_limits(plan, phase, w);
+    let hot: Vec<&ResourceCalls> = if coupled.is_empty() {
+        hot_loops(&found, limit)
+    } else {
+        let labels = class_labels(s);
+        hot_loops(&found, limit)
+            .into_iter()
+            .filter(|r| {
+                let own = labels
+                    .get(&r.name)
+                    .and_then(|l| coupled.get(l))
+                    .copied()
+                    .unwrap_or(0.0);
+                r.busiest_window as f64 > factor * allowed.max(own)
+            })
+            .collect()
+    };
     let mut v = verdict(
         a,
         "hotLoops",
-        "resources with calls in some W > k·c_max·(⌊W/g⌋ + 1), g = min(P − j, d_max) (§9.4)".into(),
+        if coupled.is_empty() {
+            "resources with calls in some W > k·c_max·(⌊W/g⌋ + 1), g = min(P − j, d_max) (§9.4)"
+        } else {
+            "resources with calls in some W > k·max(c_max·(⌊W/g⌋ + 1), the coupled regime's limit of their class), g = min(P − j, d_max) (§9.4, §9.7)"
+        }
+        .into(),
         max as f64,
         hot.len() as f64,
     );

@@ -36,17 +36,20 @@ pub(super) fn bucket_binds(p: &Params, rate: f64, t: f64, alpha: f64) -> bool {
         })
 }
 
-/// The UNMODELED conditions of a hold of `t` seconds.
-pub(super) fn hold_coverage(
+/// Why a hold leaves the formulas of §3 and §9: the bucket binds while resources fail, or a
+/// read quota rejects steady polls. Each reason with the figures it was decided on. Under the
+/// `crossplane` model the simulation of §9.7 covers both (see [`super::coupled`]); elsewhere
+/// they are UNMODELED ([`unmodeled`]).
+pub(super) fn coupled_reasons(
     p: &Params,
     name: &str,
     t: f64,
     alpha: f64,
     st: &Steady,
     failing: Option<&WindowExcess>,
-    preds: &mut Vec<Prediction>,
-) {
-    let mut reasons: Vec<(String, Vec<(&str, f64)>)> = Vec::new();
+    preds: &[Prediction],
+) -> Vec<(String, Vec<(&'static str, f64)>)> {
+    let mut reasons: Vec<(String, Vec<(&'static str, f64)>)> = Vec::new();
     if let Some(f) = failing
         && p.model == RateLimitModel::Crossplane
         && !f.off_poll.is_empty()
@@ -58,7 +61,7 @@ pub(super) fn hold_coverage(
         if bucket_binds(p, demand, t, alpha) {
             reasons.push((
                 format!(
-                    "the global bucket binds (demand {}/s against R = {}/s, burst {}) while {} resources fail: crossplane-runtime's middleware answers a reconcile the bucket delays with RequeueAfter, which resets the per-item backoff, so the failing resources do not follow the backoff ramp A(t) the limits assume (§9.1)",
+                    "the global bucket binds (demand {}/s against R = {}/s, burst {}) while {} resources fail: crossplane-runtime's middleware answers a reconcile the bucket delays with RequeueAfter, which resets the per-item backoff, so the failing resources do not follow the backoff ramp A(t) (§9.1)",
                     fmt_num(demand),
                     fmt_num(p.r),
                     fmt_num(p.b),
@@ -76,15 +79,23 @@ pub(super) fn hold_coverage(
     if rejected > 0.0 {
         reasons.push((
             format!(
-                "the cloud's read quota rejects {}/s of the steady polls: a throttled poll fails its reconcile and retries on the per-item backoff, whose calls and share of the bucket the steady and per-resource limits leave out",
+                "the cloud's read quota rejects {}/s of the steady polls: a throttled poll fails its reconcile and retries on the per-item backoff",
                 fmt_num(rejected)
             ),
             vec![("rejected", rejected)],
         ));
     }
-    if reasons.is_empty() {
-        return;
-    }
+    reasons
+}
+
+/// The UNMODELED conditions `PHASE/unmodeled/N` of a hold whose `reasons` no model covers
+/// (not the `crossplane` model, or errors requeued at once), each saying why.
+pub(super) fn unmodeled(
+    name: &str,
+    reasons: Vec<(String, Vec<(&'static str, f64)>)>,
+    why_not: &str,
+    preds: &mut Vec<Prediction>,
+) {
     for (i, (why, inputs)) in reasons.into_iter().enumerate() {
         let mut pred = Prediction::new(
             format!("{name}/unmodeled/{i}"),
@@ -97,7 +108,7 @@ pub(super) fn hold_coverage(
         .source("§11")
         .phase(Some(name))
         .checks(&HOLD_CHECKS)
-        .note(why);
+        .note(format!("{why}; {why_not}"));
         for (k, v) in inputs {
             pred = pred.input(k, v);
         }
@@ -123,12 +134,53 @@ mod tests {
             .collect()
     }
 
+    fn ids(yaml: &str, prefix: &str) -> Vec<String> {
+        let s = parse(yaml, "t.yaml").expect("valid");
+        plan(&s)
+            .all()
+            .filter(|p| p.id.starts_with(prefix))
+            .map(|p| p.id.clone())
+            .collect()
+    }
+
     #[test]
-    fn a_binding_bucket_with_failing_resources_and_a_rejecting_quota_are_unmodeled() {
-        let r = reasons(MIXED);
-        assert_eq!(r.len(), 2, "{r:?}");
-        assert!(r[0].contains("the global bucket binds"), "{}", r[0]);
-        assert!(r[1].contains("read quota rejects"), "{}", r[1]);
+    fn the_crossplane_model_simulates_a_binding_bucket_with_failing_resources_and_a_rejecting_quota()
+     {
+        assert_eq!(reasons(MIXED), Vec::<String>::new());
+        let s = parse(MIXED, "t.yaml").expect("valid");
+        let plan = plan(&s);
+        let regime = plan.find("hold/coupled/regime").expect("coupled");
+        let note = regime.note.clone().unwrap_or_default();
+        assert!(note.contains("the global bucket binds"), "{note}");
+        assert!(note.contains("read quota rejects"), "{note}");
+        // The Conflict share comes back at the bucket's pace, far above the ramp's 60 an hour.
+        let conflict = plan
+            .find("hold/coupled/b/Conflict/calls-per-hour")
+            .expect("share");
+        assert!(conflict.value > 2.0 * 60.0, "{conflict:?}");
+        assert!(
+            plan.find("hold/coupled/b/Conflict/per-resource/600s")
+                .is_some()
+        );
+        let steady = plan.find("hold/steady-max/10s").expect("steady");
+        assert!(
+            steady.formula.contains("the bucket binds"),
+            "{}",
+            steady.formula
+        );
+    }
+
+    #[test]
+    fn other_models_and_errors_requeued_at_once_keep_the_reasons_unmodeled() {
+        let cr = MIXED.replace(
+            "provider: {maxReconcileRate: 5,",
+            "provider: {rateLimitModel: controller-runtime, maxReconcileRate: 5,",
+        );
+        let r = reasons(&cr);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].contains("read quota rejects"), "{}", r[0]);
+        assert!(r[0].contains("crossplane model"), "{}", r[0]);
+        assert!(ids(&cr, "hold/coupled/").is_empty());
     }
 
     #[test]

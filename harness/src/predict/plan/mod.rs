@@ -6,6 +6,7 @@
 //! not cover (UNMODELED).
 
 mod accounts;
+mod coupled;
 mod coverage;
 mod duration;
 mod faults;
@@ -278,15 +279,37 @@ fn phase_plan(
                 since_wave.take(),
                 &mut preds,
             );
-            coverage::hold_coverage(
+            let t = duration.as_secs_f64();
+            let reasons = coverage::coupled_reasons(
                 p,
                 name,
-                duration.as_secs_f64(),
+                t,
                 s.prediction.alpha,
                 &st,
                 failing.as_ref(),
-                &mut preds,
+                &preds,
             );
+            if !reasons.is_empty() {
+                let ws = windows(s);
+                match crate::predict::coupled::hold(s, p, alive, t, &coupled::sim_windows(s, &ws)) {
+                    Some(out) => coupled::apply(
+                        s,
+                        p,
+                        alive,
+                        (name, t, s.prediction.alpha),
+                        &reasons,
+                        &ws,
+                        &out,
+                        &mut preds,
+                    ),
+                    None => coverage::unmodeled(
+                        name,
+                        reasons,
+                        "the simulation of §9.7 models the crossplane model with errors on the backoff only",
+                        &mut preds,
+                    ),
+                }
+            }
         }
         Action::CloudOutage { duration, .. } => {
             faults::outage_predictions(p, name, duration.as_secs_f64(), population, &mut preds)
