@@ -35,6 +35,12 @@
 //! writes nothing: a `deleting` span may hold several reconciles. Its Connect calls are
 //! left out of connect's figures and of [`PerReconcile::reconciles`].
 //!
+//! A call the cloud answered 429 (a quota's throttle) is kept apart: it is not the path's
+//! cost, and it does not make its reconcile one that writes. A create the quota throttled
+//! is retried by a later reconcile, whose path is then `create`; counting the throttled
+//! attempt too would charge a calibrated path for the cloud's throttling (docs/budget.md
+//! §10.4). Each path counts the 429s of its reconciles apart ([`CallStats::throttled`]).
+//!
 //! A read is an operation named `Get…`, `Head…`, `Describe…` or `List…` (the generic API's
 //! `get` and `list`); every other operation writes. A reconcile without a single call is
 //! counted apart (`empty`): it made no call whatever its path.
@@ -53,6 +59,8 @@ pub struct Call<'a> {
     pub name: &'a str,
     /// `service:Operation`.
     pub op: &'a str,
+    /// Answered 429 by a quota: kept apart from the path's cost.
+    pub throttled: bool,
 }
 
 /// A resource whose reconciles are counted.
@@ -152,6 +160,9 @@ pub struct CallStats {
     /// The most calls of each operation in one reconcile.
     #[serde(default)]
     pub operations_max: BTreeMap<String, u64>,
+    /// Calls answered 429 per reconcile, apart from the others (not in `mean`).
+    #[serde(default, with = "crate::result::float")]
+    pub throttled: f64,
 }
 
 impl CallStats {
@@ -194,6 +205,7 @@ impl CallStats {
                 .unwrap_or(0),
             operations,
             operations_max,
+            throttled: 0.0,
         }
     }
 
@@ -278,12 +290,16 @@ pub struct PerReconcile {
     /// Calls no reconcile took: made after every reconcile had ended, or naming a resource
     /// the run did not count.
     pub unattributed: u64,
+    /// Calls answered 429 among the attributed ones: kept apart from every path's cost.
+    #[serde(default)]
+    pub throttled: u64,
 }
 
 /// One kind's reconciles while they are gathered: each a list of operations.
 #[derive(Default)]
 struct Grouped<'a> {
     paths: BTreeMap<Path, Vec<Vec<&'a str>>>,
+    throttled: BTreeMap<Path, u64>,
     connect: Vec<Vec<&'a str>>,
     connect_overlapped: Vec<Vec<&'a str>>,
     resources: u64,
@@ -345,6 +361,8 @@ pub fn per_reconcile(
     }
     events.sort_unstable();
     let mut held: Vec<Vec<Vec<&str>>> = ends.iter().map(|e| vec![Vec::new(); e.len()]).collect();
+    let mut rejected: Vec<Vec<u64>> = ends.iter().map(|e| vec![0; e.len()]).collect();
+    let mut throttled = 0u64;
     let mut first_call: Vec<Vec<Option<u64>>> = ends.iter().map(|e| vec![None; e.len()]).collect();
     let (mut attributed, mut open, mut unattributed) = (0u64, 0u64, 0u64);
     for c in calls {
@@ -365,7 +383,12 @@ pub fn per_reconcile(
             open += 1;
             continue;
         }
-        held[r][k].push(c.op);
+        if c.throttled {
+            rejected[r][k] += 1;
+            throttled += 1;
+        } else {
+            held[r][k].push(c.op);
+        }
         let first = &mut first_call[r][k];
         *first = Some(first.map_or(c.at_us, |f| f.min(c.at_us)));
         attributed += 1;
@@ -424,6 +447,7 @@ pub fn per_reconcile(
                 }
             }
             g.paths.entry(path).or_default().push(rest);
+            *g.throttled.entry(path).or_default() += rejected[r][k];
         }
     }
     let is_write = |op: &str| !is_read(op);
@@ -439,10 +463,15 @@ pub fn per_reconcile(
             &g.connect
         };
         kind.connect = CallStats::of(connect, is_write);
+        let rejected = g.throttled;
         kind.paths = g
             .paths
             .into_iter()
-            .map(|(p, rs)| (p, CallStats::of(&rs, is_write)))
+            .map(|(p, rs)| {
+                let mut st = CallStats::of(&rs, is_write);
+                st.throttled = rejected.get(&p).copied().unwrap_or(0) as f64 / rs.len() as f64;
+                (p, st)
+            })
             .collect();
     }
     let reconciles = kinds
@@ -458,6 +487,7 @@ pub fn per_reconcile(
         attributed,
         open,
         unattributed,
+        throttled,
     }
 }
 
@@ -494,7 +524,12 @@ mod tests {
     use super::*;
 
     fn call(at_us: u64, name: &'static str, op: &'static str) -> Call<'static> {
-        Call { at_us, name, op }
+        Call {
+            at_us,
+            name,
+            op,
+            throttled: false,
+        }
     }
 
     fn bucket(name: &'static str, ends: &[u64], deleted_us: Option<u64>) -> Resource<'static> {
@@ -504,6 +539,38 @@ mod tests {
             ends: ends.to_vec(),
             deleted_us,
         }
+    }
+
+    #[test]
+    fn a_create_the_quota_throttled_is_not_the_paths_cost_and_its_retry_is_the_create() {
+        let throttled = |at_us, op| Call {
+            at_us,
+            name: "a",
+            op,
+            throttled: true,
+        };
+        let calls = [
+            // The create is answered 429: the reconcile wrote nothing.
+            call(11, "a", "s3:HeadBucket"),
+            throttled(12, "s3:CreateBucket"),
+            // The next reconcile creates it.
+            call(111, "a", "s3:HeadBucket"),
+            call(112, "a", "s3:CreateBucket"),
+            // A poll answered 429, and one that is not.
+            throttled(211, "s3:HeadBucket"),
+            call(311, "a", "s3:HeadBucket"),
+        ];
+        let out = per_reconcile(&calls, &[bucket("a", &[20, 120, 220, 320], None)], &[]);
+        assert_eq!((out.attributed, out.throttled), (6, 2));
+        let b = &out.kinds[0];
+        let path = |p| b.path(p).expect("taken");
+        assert_eq!(path(Path::Create).describe(), "2 calls: CreateBucket 1, HeadBucket 1");
+        assert_eq!(path(Path::Create).throttled, 0.0);
+        assert_eq!(path(Path::FirstObserve).max, 1);
+        assert_eq!(path(Path::FirstObserve).throttled, 1.0);
+        // The reconcile whose only call was answered 429 made no call of its path.
+        assert_eq!(b.empty, 1);
+        assert_eq!(path(Path::Observe).reconciles, 1);
     }
 
     #[test]

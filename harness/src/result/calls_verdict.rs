@@ -27,7 +27,7 @@ pub(super) fn verdict(
     (kind, path, extra): (Option<&str>, Option<&str>, f64),
     base: Verdict,
 ) -> Verdict {
-    let formula = "mean calls per reconcile of each kind and path ≤ the most one reconcile made in the calibration + extra".to_owned();
+    let formula = "mean calls per reconcile of each kind and path, calls answered 429 apart, ≤ the most one reconcile made in the calibration + extra".to_owned();
     let fail = |note: String| Verdict {
         formula: formula.clone(),
         predicted: f64::NAN,
@@ -117,6 +117,16 @@ pub(super) fn verdict(
             pairs.len(),
             above.join(", ")
         )
+    };
+    // Calls the cloud answered 429 are no path's cost: the throttled reconcile retries
+    // later, and its retry is the path (docs/budget.md §10.4).
+    let note = if per.throttled > 0 {
+        format!(
+            "{note}; {} calls answered 429 kept apart (not a path's cost)",
+            per.throttled
+        )
+    } else {
+        note
     };
     Verdict {
         formula,

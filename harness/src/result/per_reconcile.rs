@@ -78,6 +78,7 @@ pub fn calls_per_reconcile(s: &Scenario, obs: &Observations) -> Option<PerReconc
             at_us: c.at_us,
             name: &c.name,
             op: &c.op,
+            throttled: c.throttled || c.status == 429,
         })
         .collect();
     Some(per_reconcile(&calls, &resources, &CONNECT_SERVICES))
