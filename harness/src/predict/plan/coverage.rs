@@ -1,8 +1,9 @@
-//! Where the model stops (docs/budget.md §11): the checks whose formulas do not cover a
-//! hold of this scenario, each with its reason. The plan records them as conditions
-//! `PHASE/unmodeled/N` naming
-//! the checks they take out of the model's cover; the verdicts of those checks then say UNMODELED with the reason
-//! and the measured figure instead of failing against a limit that does not apply.
+//! Where the formulas of §3 and §9 stop (docs/budget.md §9.7, §11): the reasons a hold is
+//! coupled (the bucket binds while resources fail, a quota rejects polls). Under the
+//! `crossplane` model the plan simulates such a hold ([`super::coupled`]); elsewhere it
+//! records conditions `PHASE/unmodeled/N` naming the checks they take out of the model's
+//! cover, whose verdicts then say UNMODELED with the reason and the measured figure instead of
+//! failing against a limit that does not apply.
 
 use limiter::crossplane::RateLimitModel;
 

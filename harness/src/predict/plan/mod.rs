@@ -2,8 +2,8 @@
 //!
 //! [`plan`] walks the phases; each kind of phase has its file: [`wave`] for backlogs, [`hold`]
 //! for steady holds, [`faults`] for outages and latency, [`accounts`] for cloud quotas,
-//! [`scope`] for what a phase acts on, and [`coverage`] for the checks a hold's formulas do
-//! not cover (UNMODELED).
+//! [`scope`] for what a phase acts on, [`coverage`] for the reasons a hold leaves the
+//! formulas, [`coupled`] for the simulated coupled regime and UNMODELED for the rest.
 
 mod accounts;
 mod coupled;
