@@ -564,7 +564,10 @@ mod tests {
         assert_eq!((out.attributed, out.throttled), (6, 2));
         let b = &out.kinds[0];
         let path = |p| b.path(p).expect("taken");
-        assert_eq!(path(Path::Create).describe(), "2 calls: CreateBucket 1, HeadBucket 1");
+        assert_eq!(
+            path(Path::Create).describe(),
+            "2 calls: CreateBucket 1, HeadBucket 1"
+        );
         assert_eq!(path(Path::Create).throttled, 0.0);
         assert_eq!(path(Path::FirstObserve).max, 1);
         assert_eq!(path(Path::FirstObserve).throttled, 1.0);

@@ -224,7 +224,7 @@ impl Policer {
 struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> f64 {
+    fn uniform(&mut self) -> f64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -344,7 +344,7 @@ impl Sim<'_> {
             }
             self.last_success[i as usize] = t;
             let c = &self.classes[k];
-            let u = 2.0 * self.rng.next() - 1.0;
+            let u = 2.0 * self.rng.uniform() - 1.0;
             t + (c.interval + u * c.jitter).max(1e-3)
         } else {
             t + self.items.when(&i).seconds().max(0.0)
@@ -408,7 +408,7 @@ pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
         } else {
             c.interval
         };
-        let at = sim.rng.next() * phase;
+        let at = sim.rng.uniform() * phase;
         sim.push(at, Event::Ready(i as u32));
     }
     let end = warm + cfg.duration;

@@ -256,7 +256,10 @@ fn the_coupled_regime_is_simulated_and_the_provider_stays_within_it() {
         .filter_map(|c| c.reconciles_total())
         .sum();
     let reserved = provider.reservations.expect("the middleware's count");
-    assert!(passes > reserved + 1000, "{passes} passes, {reserved} tokens");
+    assert!(
+        passes > reserved + 1000,
+        "{passes} passes, {reserved} tokens"
+    );
     // The cloud answered 429s, kept apart from the paths' cost.
     let per = r.calls_per_reconcile.as_ref().expect("measured");
     assert!(per.throttled > 0);

@@ -65,7 +65,7 @@ pub(super) fn apply(
     p: &Params,
     alive: &[bool],
     (name, t, alpha): (&str, f64, f64),
-    reasons: &[(String, Vec<(&'static str, f64)>)],
+    reasons: &super::coverage::Reasons,
     plan_windows: &[f64],
     out: &Outcome,
     preds: &mut Vec<Prediction>,

@@ -37,6 +37,9 @@ pub(super) fn bucket_binds(p: &Params, rate: f64, t: f64, alpha: f64) -> bool {
         })
 }
 
+/// Reasons a hold is coupled, each with the figures it was decided on.
+pub(super) type Reasons = Vec<(String, Vec<(&'static str, f64)>)>;
+
 /// Why a hold leaves the formulas of §3 and §9: the bucket binds while resources fail, or a
 /// read quota rejects steady polls. Each reason with the figures it was decided on. Under the
 /// `crossplane` model the simulation of §9.7 covers both (see [`super::coupled`]); elsewhere
@@ -49,8 +52,8 @@ pub(super) fn coupled_reasons(
     st: &Steady,
     failing: Option<&WindowExcess>,
     preds: &[Prediction],
-) -> Vec<(String, Vec<(&'static str, f64)>)> {
-    let mut reasons: Vec<(String, Vec<(&'static str, f64)>)> = Vec::new();
+) -> Reasons {
+    let mut reasons: Reasons = Vec::new();
     if let Some(f) = failing
         && p.model == RateLimitModel::Crossplane
         && !f.off_poll.is_empty()
@@ -91,12 +94,7 @@ pub(super) fn coupled_reasons(
 
 /// The UNMODELED conditions `PHASE/unmodeled/N` of a hold whose `reasons` no model covers
 /// (not the `crossplane` model, or errors requeued at once), each saying why.
-pub(super) fn unmodeled(
-    name: &str,
-    reasons: Vec<(String, Vec<(&'static str, f64)>)>,
-    why_not: &str,
-    preds: &mut Vec<Prediction>,
-) {
+pub(super) fn unmodeled(name: &str, reasons: Reasons, why_not: &str, preds: &mut Vec<Prediction>) {
     for (i, (why, inputs)) in reasons.into_iter().enumerate() {
         let mut pred = Prediction::new(
             format!("{name}/unmodeled/{i}"),
