@@ -82,9 +82,19 @@ pub fn per_resource<'a>(
 /// The resources whose busiest window holds more than `limit` calls, most first.
 #[must_use]
 pub fn hot_loops(resources: &[ResourceCalls], limit: f64) -> Vec<&ResourceCalls> {
+    hot_loops_by(resources, |_| limit)
+}
+
+/// The resources whose busiest window holds more than their own limit, `limit_of(resource)`
+/// (a resource's limit follows its own poll interval), most first.
+#[must_use]
+pub fn hot_loops_by(
+    resources: &[ResourceCalls],
+    limit_of: impl Fn(&ResourceCalls) -> f64,
+) -> Vec<&ResourceCalls> {
     let mut hot: Vec<&ResourceCalls> = resources
         .iter()
-        .filter(|r| r.busiest_window as f64 > limit)
+        .filter(|r| r.busiest_window as f64 > limit_of(r))
         .collect();
     hot.sort_by_key(|r| std::cmp::Reverse(r.busiest_window));
     hot

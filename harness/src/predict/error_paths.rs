@@ -5,6 +5,7 @@
 use limiter::crossplane::{ErrorRequeue, ObserveOnlyAbsent};
 
 use super::formula::{Prediction, fmt_num};
+use super::intervals;
 use super::params::Params;
 use crate::scenario::{GroupFault, Scenario};
 
@@ -66,6 +67,8 @@ pub struct FaultedShare {
     pub first_hour_reconciles: f64,
     /// On the failure backoff (error paths) rather than the poll (drift, observe-only).
     pub backoff: bool,
+    /// The share's own poll intervals: (P_i in seconds, resources), ascending.
+    pub intervals: Vec<(f64, f64)>,
 }
 
 impl FaultedShare {
@@ -82,7 +85,12 @@ impl FaultedShare {
 pub fn faulted_shares(s: &Scenario, p: &Params, alive: &[bool]) -> Vec<FaultedShare> {
     let (b, m) = p.backoff;
     let ramp = backoff_attempts(HOUR, b, m);
-    let poll = s.settings.poll_interval.as_secs_f64();
+    // A share paced by the poll reconciles once per P_i: 3600/P_i per resource-hour, and
+    // 3600/P_i + 1 in its first, averaged over the share's own intervals.
+    let paced = |hist: &[(f64, f64)], n: f64| {
+        let per_hour = intervals::sum_over(hist, |pi| HOUR / pi.max(1e-3)) / n.max(1.0);
+        (per_hour, per_hour + 1.0)
+    };
     let mut out = Vec::new();
     for (g, group) in s.groups.iter().enumerate() {
         if !alive.get(g).copied().unwrap_or(false) {
@@ -90,20 +98,25 @@ pub fn faulted_shares(s: &Scenario, p: &Params, alive: &[bool]) -> Vec<FaultedSh
         }
         if group.observe_only() {
             let backoff = s.settings.observe_only_absent == ObserveOnlyAbsent::Backoff;
+            let hist = intervals::histogram(s, g, 0..group.count);
+            let n = f64::from(group.count);
+            let (per_hour, first) = paced(&hist, n);
             out.push(FaultedShare {
                 id: format!("{}/observe-only-absent", group.name),
                 group: g,
-                n: f64::from(group.count),
+                n,
                 calls_per_reconcile: 1.0,
-                reconciles_per_hour: if backoff { HOUR / m } else { HOUR / poll },
-                first_hour_reconciles: if backoff { ramp } else { HOUR / poll + 1.0 },
+                reconciles_per_hour: if backoff { HOUR / m } else { per_hour },
+                first_hour_reconciles: if backoff { ramp } else { first },
                 backoff,
+                intervals: hist,
             });
             continue;
         }
         for share in &group.faults {
             let id = format!("{}/{}", group.name, share.fault.label());
             let n = f64::from(share.len());
+            let hist = intervals::histogram(s, g, share.start..share.end);
             match &share.fault {
                 GroupFault::Error { .. } => out.push(FaultedShare {
                     id,
@@ -113,21 +126,76 @@ pub fn faulted_shares(s: &Scenario, p: &Params, alive: &[bool]) -> Vec<FaultedSh
                     reconciles_per_hour: HOUR / m,
                     first_hour_reconciles: ramp,
                     backoff: true,
+                    intervals: hist,
                 }),
-                GroupFault::Drift { .. } => out.push(FaultedShare {
-                    id,
-                    group: g,
-                    n,
-                    calls_per_reconcile: 2.0,
-                    reconciles_per_hour: HOUR / poll,
-                    first_hour_reconciles: HOUR / poll + 1.0,
-                    backoff: false,
-                }),
+                GroupFault::Drift { .. } => {
+                    let (per_hour, first) = paced(&hist, n);
+                    out.push(FaultedShare {
+                        id,
+                        group: g,
+                        n,
+                        calls_per_reconcile: 2.0,
+                        reconciles_per_hour: per_hour,
+                        first_hour_reconciles: first,
+                        backoff: false,
+                        intervals: hist,
+                    });
+                }
                 GroupFault::NotFoundAfterCreate(_) | GroupFault::SlowCreate(_) => {}
             }
         }
     }
     out
+}
+
+/// The poll classes of the healthy resources the groups `alive` marks: each group's own
+/// intervals less its faulted shares' (§9.2).
+fn healthy_intervals(s: &Scenario, alive: &[bool], shares: &[FaultedShare]) -> Vec<(f64, f64)> {
+    let mut by: Vec<(f64, f64)> = Vec::new();
+    let mut add = |p: f64, n: f64| match by.iter_mut().find(|(x, _)| *x == p) {
+        Some((_, c)) => *c += n,
+        None => by.push((p, n)),
+    };
+    for (g, group) in s.groups.iter().enumerate() {
+        if !alive.get(g).copied().unwrap_or(false) {
+            continue;
+        }
+        for (p, n) in intervals::histogram(s, g, 0..group.count) {
+            add(p, n);
+        }
+        for sh in shares.iter().filter(|sh| sh.group == g) {
+            for &(p, n) in &sh.intervals {
+                add(p, -n);
+            }
+        }
+    }
+    by.retain(|(_, n)| *n > 0.0);
+    by
+}
+
+/// V ≥ 0 with Σ n_i/(P_i + V) = `rate` (0 when the classes ask for no more): the wait the
+/// healthy resources share when what the faulted shares leave of the bucket binds (§9.2).
+fn shared_wait(hist: &[(f64, f64)], rate: f64) -> f64 {
+    let demand = |v: f64| intervals::sum_over(hist, |pi| 1.0 / (pi + v).max(1e-9));
+    if demand(0.0) <= rate {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..200 {
+        if demand(hi) <= rate {
+            break;
+        }
+        hi *= 2.0;
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if demand(mid) > rate {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
 
 /// The error-path predictions of a hold of `duration` seconds (§9): per faulted share, calls
@@ -146,7 +214,8 @@ pub fn predictions(
     let (b, m) = p.backoff;
     let poll = s.settings.poll_interval.as_secs_f64();
     let immediate = s.settings.error_requeue == ErrorRequeue::Immediate;
-    let healthy_demand = healthy / poll;
+    let healthy_cls = healthy_intervals(s, alive, &shares);
+    let healthy_demand = intervals::sum_over(&healthy_cls, |pi| 1.0 / pi.max(1e-3));
     let mut failing_rate = 0.0;
     for sh in &shares {
         let rate = if sh.backoff && immediate {
@@ -158,11 +227,11 @@ pub fn predictions(
         };
         failing_rate += sh.n * rate / HOUR;
         let formula = if sh.backoff && immediate {
-            "c_f·3600·(R − N_h/P)/n_f per resource-hour: requeued at once, the failing resources take what the bucket leaves"
+            "c_f·3600·(R − Σ_h 1/P_i)/n_f per resource-hour: requeued at once, the failing resources take what the bucket leaves"
         } else if sh.backoff {
             "c_f·3600/d_max per resource-hour at the cap; first hour c_f·A(3600) with A(t) the attempts of the ramp 0, b, 3b, 7b, … then every d_max"
         } else {
-            "c_f·3600/P per resource-hour: one reconcile per poll, Observe + Update (drift) or Observe (observe-only)"
+            "c_f·3600/P_i per resource-hour, averaged over the share's own intervals: one reconcile per poll, Observe + Update (drift) or Observe (observe-only)"
         };
         out.push(
             Prediction::new(
@@ -204,7 +273,9 @@ pub fn predictions(
         .source("[D] §9.2"),
     );
     let left = (p.r - failing_rate).max(1e-9);
-    let stretched = poll.max(healthy / left);
+    // One interval: max(P, N_h/left). Own intervals: every healthy resource waits the same
+    // V, Σ_h 1/(P_i + V) = left, and the flag's P stretches to P + V.
+    let stretched = poll + shared_wait(&healthy_cls, left);
     out.push(
         Prediction::new(
             format!("{phase}/error-paths/healthy-poll-period"),
@@ -212,9 +283,10 @@ pub fn predictions(
             stretched,
             "s",
         )
-        .formula("max(P, N_h/(R − Σ n_f·λ_f))")
+        .formula("P + V, V ≥ 0 the least with Σ_h 1/(P_i + V) ≤ R − Σ n_f·λ_f (one interval: max(P, N_h/(R − Σ n_f·λ_f)))")
         .input("P", poll)
         .input("N_h", healthy)
+        .input("Σ_h 1/P_i", healthy_demand)
         .input("R", p.r)
         .input("Σ n_f·λ_f", failing_rate)
         .phase(Some(phase))
@@ -247,8 +319,8 @@ pub struct WindowExcess {
 #[must_use]
 pub fn window_excess(s: &Scenario, p: &Params, alive: &[bool], w: f64) -> WindowExcess {
     let (b, m) = p.backoff;
-    let poll = s.settings.poll_interval.as_secs_f64();
-    let polls = (w / (poll - p.jitter_of(poll)).max(1e-3)).floor() + 1.0;
+    // The most polls one resource at P_i makes in W: ⌊W/(P_i − j_i)⌋ + 1.
+    let polls = |pi: f64| (w / (pi - p.jitter_of(pi)).max(1e-3)).floor() + 1.0;
     let attempts = backoff_attempts(w, b, m);
     let immediate = s.settings.error_requeue == ErrorRequeue::Immediate;
     let mut out = WindowExcess::default();
@@ -267,10 +339,11 @@ pub fn window_excess(s: &Scenario, p: &Params, alive: &[bool], w: f64) -> Window
                 fmt_num(c)
             ));
         } else if c > 1.0 {
-            out.calls += sh.n * (c - 1.0) * polls;
-            out.extra_calls += sh.n * (c - 1.0) * polls;
+            let polls = intervals::sum_over(&sh.intervals, polls);
+            out.calls += (c - 1.0) * polls;
+            out.extra_calls += (c - 1.0) * polls;
             out.terms.push(format!(
-                "{}: {}·{}·(⌊W/(P − j)⌋ + 1)",
+                "{}: {}·{}·(⌊W/(P_i − j_i)⌋ + 1)",
                 sh.id,
                 fmt_num(sh.n),
                 fmt_num(c - 1.0)
@@ -302,12 +375,21 @@ pub fn off_poll_names(s: &Scenario) -> std::collections::BTreeSet<String> {
 }
 
 /// The most calls one resource may make in a closed window of `w` seconds without looping
-/// hot (§9.4): c_max·(⌊w/g⌋ + 1), where g = min(P − j, d_max) is the shortest gap between
-/// two reconciles the provider's rules allow a resource in steady state.
+/// hot (§9.4) at the provider's P: [`allowed_for_interval`] of P.
 #[must_use]
 pub fn allowed_in_window(s: &Scenario, p: &Params, w: f64) -> (f64, f64) {
-    let poll = s.settings.poll_interval.as_secs_f64();
-    let gap = (poll - p.jitter_of(poll)).min(p.backoff.1).max(1e-3);
+    allowed_for_interval(p, s.settings.poll_interval.as_secs_f64(), w)
+}
+
+/// The most calls a resource polled every `interval` seconds (its own P_i) may make in a
+/// closed window of `w` seconds without looping hot (§9.4): c_max·(⌊w/g⌋ + 1), where
+/// g = min(P_i − j_i, d_max) is the shortest gap between two of its reconciles the
+/// provider's rules allow in steady state. Returns (the limit, g).
+#[must_use]
+pub fn allowed_for_interval(p: &Params, interval: f64, w: f64) -> (f64, f64) {
+    let gap = (interval - p.jitter_of(interval))
+        .min(p.backoff.1)
+        .max(1e-3);
     (p.c_max * ((w / gap).floor() + 1.0), gap)
 }
 

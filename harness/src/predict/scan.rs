@@ -149,6 +149,30 @@ pub fn union_tolerance(rate: f64, w: f64, t: f64, alpha: f64) -> (u64, f64) {
         .unwrap_or((0, w))
 }
 
+/// The union-bound tolerance over windows whose means differ: `blocks` holds (G_b, ψ_b),
+/// G_b grid windows each of mean at most ψ_b; the least k with Σ_b G_b·P(Poisson(ψ_b) ≥ k)
+/// ≤ α. Bounded as [`union_tolerance`] is: a bisection of at most 64 steps, each one tail
+/// sum per block.
+#[must_use]
+pub fn union_tolerance_blocks(blocks: &[(f64, f64)], alpha: f64) -> u64 {
+    let blocks: Vec<(f64, f64)> = blocks
+        .iter()
+        .filter(|(g, psi)| *g > 0.0 && psi.is_finite() && *psi > 0.0)
+        .map(|&(g, psi)| (g, psi.min(MAX_MEAN)))
+        .collect();
+    let Some(top) = blocks.iter().map(|b| b.1).reduce(f64::max) else {
+        return 0;
+    };
+    let lo = top.floor() as u64 + 1;
+    least_k(lo, search_upper(top) * 2, |k| {
+        blocks
+            .iter()
+            .map(|&(g, psi)| g * poisson_tail(psi, k))
+            .sum::<f64>()
+            > alpha
+    })
+}
+
 /// Naus (1982): P(M ≥ k) for the maximum M of a Poisson process of rate λ over windows of
 /// W in a run of T.
 #[must_use]

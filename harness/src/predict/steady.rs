@@ -1,4 +1,5 @@
-//! Steady state (budget.md §3): expected rate, saturation, the count in a window, echoes.
+//! Steady state (budget.md §3): expected rate, saturation, the count in a window (the
+//! echoes of a wave are in [`super::echo`]).
 
 use limiter::crossplane::RateLimitModel;
 
@@ -150,35 +151,6 @@ pub fn steady(p: &Params, classes: &[PollClass], w: f64) -> Steady {
     }
 }
 
-/// The first echo after a wave (§3.6): (peak per second, mean of the busiest window of `w`).
-/// `n` resources, jitter half-width `j`, the wave drained at B + R·t for bucket models.
-#[must_use]
-pub fn first_echo(p: &Params, n: f64, j: f64, w: f64) -> (f64, f64) {
-    let in_2j = if p.has_bucket() {
-        n.min(p.b + 2.0 * j * p.r)
-    } else {
-        n
-    };
-    let peak = in_2j / (2.0 * j);
-    (peak, peak * w.min(2.0 * j))
-}
-
-fn sinc(x: f64) -> f64 {
-    if x.abs() < 1e-12 { 1.0 } else { x.sin() / x }
-}
-
-/// Cycles until the echo ripple falls below `eps` of the mean (§3.6):
-/// n_ε = ln(2|ŝ_0|/ε) / (−ln|sinc(2πj/μ)|), ŝ_0 = sinc(πD/μ).
-#[must_use]
-pub fn ripple_cycles(j: f64, mu: f64, spread: f64, eps: f64) -> f64 {
-    let s0 = sinc(std::f64::consts::PI * spread / mu).abs();
-    let decay = sinc(2.0 * std::f64::consts::PI * j / mu).abs();
-    if decay >= 1.0 {
-        return f64::INFINITY;
-    }
-    ((2.0 * s0 / eps).ln() / -decay.ln()).max(0.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,25 +297,5 @@ mod tests {
         let s = steady(&params(100.0), &classes, 10.0);
         assert!(close(60.0 + 0.05 + s.wait, 115.3, 0.05), "{}", s.wait);
         assert!(close(10.0 + 0.05 + s.wait, 65.3, 0.05));
-    }
-
-    /// §7.2's "first echo after a restart" and "cycles to 10 % ripple" columns.
-    #[test]
-    fn echoes_match_the_worked_example_of_section_7_2() {
-        let (peak, busiest) = first_echo(&params(10.0), 1000.0, 60.0, 10.0);
-        assert!(close(peak, 8.33, 0.01) && close(busiest, 83.3, 0.1));
-        let (peak, busiest) = first_echo(&params(100.0), 1000.0, 6.0, 10.0);
-        assert!(close(peak, 83.3, 0.1) && close(busiest, 833.3, 0.1));
-        // (R, N, P, spread of the wave, cycles)
-        for (r, n, poll, cycles) in [
-            (10.0_f64, 1000.0_f64, 600.0, 44.0),
-            (100.0, 1000.0, 60.0, 45.0),
-            (100.0, 1000.0, 600.0, 45.0),
-            (100.0, 10000.0, 600.0, 44.0),
-        ] {
-            let spread = ((n - 10.0 * r) / r).max(0.0);
-            let c = ripple_cycles(poll / 10.0, poll + 0.05, spread, 0.1);
-            assert_eq!(c.round(), cycles, "R={r} N={n} P={poll}: {c}");
-        }
     }
 }

@@ -181,7 +181,8 @@ fn charts(o: &mut String, r: &RunResult) {
             limit: p.api_bound_per_s.is_finite().then_some(p.api_bound_per_s),
         })
         .collect();
-    o.push_str("<h2>API-server requests from the provider</h2><p class=\"sub\">Red: the API client's bound for any 1 s window, ⌊10R + 5R·W⌋ plus watch starts (docs/budget.md §2.5).</p>");
+    o.push_str("<h2>API-server requests from the provider</h2>");
+    o.push_str(&api_caption(r));
     o.push_str(&time_chart(
         "API requests / s",
         "requests per second",
@@ -205,6 +206,42 @@ fn charts(o: &mut String, r: &RunResult) {
     );
     super::peaks::section(o, r);
     ttr(o, r);
+}
+
+/// The API chart's caption: the formula of the bound that drew its red line, phase by phase
+/// as the plan computed it (one limiter or several, a restart's fresh bursts), so the caption
+/// and the line come from one prediction.
+fn api_caption(r: &RunResult) -> String {
+    let mut by: Vec<(&str, Vec<&str>)> = Vec::new();
+    for p in r.phases.iter().filter(|p| p.api_bound_per_s.is_finite()) {
+        match by.iter_mut().find(|(f, _)| *f == p.api_bound_formula) {
+            Some((_, phases)) => phases.push(&p.name),
+            None => by.push((&p.api_bound_formula, vec![&p.name])),
+        }
+    }
+    let lines: Vec<String> = by
+        .iter()
+        .map(|(f, phases)| {
+            let f = if f.is_empty() {
+                "(the plan's bound; its formula is not in this result)"
+            } else {
+                f
+            };
+            if by.len() == 1 {
+                esc(f)
+            } else {
+                format!("{}: {}", esc(&phases.join(", ")), esc(f))
+            }
+        })
+        .collect();
+    if lines.is_empty() {
+        return "<p class=\"sub\">No bound on the provider's API requests in this run.</p>"
+            .to_owned();
+    }
+    format!(
+        "<p class=\"sub\">Red: the bound on the provider's API requests in any 1 s window (docs/budget.md §2.5), W = 1 s: {}.</p>",
+        lines.join("; ")
+    )
 }
 
 /// A line under a time chart naming the seconds above their phase's 1 s limit, if any.

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use super::model::{Offender, Outcome, ShareCost, Verdict};
 use super::observe::{CallAction, Observations};
-use crate::measure::{NamedCall, ResourceCalls, hot_loops, per_resource};
-use crate::predict::error_paths::{allowed_in_window, backoff_attempts, faulted_shares};
+use crate::measure::{NamedCall, ResourceCalls, hot_loops_by, per_resource};
+use crate::predict::error_paths::{allowed_for_interval, backoff_attempts, faulted_shares};
+use crate::predict::intervals::OwnIntervals;
 use crate::predict::{Plan, fmt_num};
 use crate::scenario::{Assertion, Scenario};
 
@@ -256,26 +257,40 @@ fn class_labels(s: &Scenario) -> BTreeMap<String, String> {
     out
 }
 
-/// `perResourceCalls`: the busiest window of any one resource against the most a resource
-/// of the scenario may make in it (§9.4): the healthy limit, the drift limit, and c·A(W) of
-/// each failing share (the ramp is the densest part of the backoff).
+/// The own intervals in a verdict's inputs: `5s→268, 3600s→22` (interval → its limit),
+/// only when some resource's interval is not P.
+fn limits_by_interval(own: &OwnIntervals, limit: impl Fn(f64) -> f64) -> String {
+    if own.distinct().iter().all(|&pi| pi == own.default()) {
+        return String::new();
+    }
+    let each: Vec<String> = own
+        .distinct()
+        .iter()
+        .map(|&pi| format!("{}s→{}", fmt_num(pi), fmt_num(limit(pi))))
+        .collect();
+    format!(", limits by own interval P_i: {}", each.join(", "))
+}
+
+/// `perResourceCalls`: the busiest window of each resource against the most a resource of
+/// the scenario at its own poll interval may make in it (§9.4): the healthy limit at its
+/// P_i, and c·A(W) of each failing share (the ramp is the densest part of the backoff).
+/// Without `max`, the verdict shows the resource nearest its own limit (or furthest over
+/// it); with `max`, the busiest resource against it.
 #[must_use]
 pub fn per_resource_calls(
     s: &Scenario,
     plan: &Plan,
     obs: &Observations,
     a: &Assertion,
+    own: &OwnIntervals,
     (range, phase): ((u64, u64), Option<&str>),
     (w, max): (f64, Option<f64>),
 ) -> Verdict {
     let found = measured(obs, range, w);
-    let observed = found.first().map_or(0.0, |_| {
-        found.iter().map(|r| r.busiest_window).max().unwrap_or(0) as f64
-    });
+    let busiest = found.iter().map(|r| r.busiest_window).max().unwrap_or(0) as f64;
     let Some(p) = params(plan, phase) else {
-        return verdict(a, "perResourceCalls", "no plan".into(), f64::NAN, observed);
+        return verdict(a, "perResourceCalls", "no plan".into(), f64::NAN, busiest);
     };
-    let (healthy, gap) = allowed_in_window(s, p, w);
     let all = vec![true; s.groups.len()];
     let (b, m) = p.backoff;
     let seen = match phase.and_then(|name| s.phase_index(name)) {
@@ -293,14 +308,30 @@ pub fn per_resource_calls(
     let coupled = coupled_limits(plan, phase, w)
         .into_values()
         .fold(0.0, f64::max);
-    let predicted = healthy.max(failing).max(coupled);
+    let limit_at = |pi: f64| allowed_for_interval(p, pi, w).0.max(failing).max(coupled);
+    // The resource nearest its own limit: the largest busiest window over limit.
+    let shown = found
+        .iter()
+        .map(|r| (r, own.get(&r.name)))
+        .max_by(|x, y| {
+            (x.0.busiest_window as f64 / limit_at(x.1))
+                .total_cmp(&(y.0.busiest_window as f64 / limit_at(y.1)))
+        });
+    let top = found.iter().max_by_key(|r| r.busiest_window);
+    let (observed, interval) = match (max, shown) {
+        (Some(_), _) => (busiest, top.map_or(own.default(), |r| own.get(&r.name))),
+        (None, Some((r, pi))) => (r.busiest_window as f64, pi),
+        (None, None) => (0.0, own.default()),
+    };
+    let predicted = limit_at(interval);
+    let gap = allowed_for_interval(p, interval, w).1;
     let mut v = verdict(
         a,
         "perResourceCalls",
         if coupled > 0.0 {
-            "max(c_max·(⌊W/g⌋ + 1), c_f·A(W), the coupled regime's per-resource limit) with g = min(P − j, d_max) (§9.4, §9.7)"
+            "each resource's busiest W ≤ max(c_max·(⌊W/g_i⌋ + 1), c_f·A(W), the coupled regime's per-resource limit) with g_i = min(P_i − j_i, d_max) (§9.4, §9.7)"
         } else {
-            "max(c_max·(⌊W/g⌋ + 1), c_f·A(W)) with g = min(P − j, d_max) (§9.4)"
+            "each resource's busiest W ≤ max(c_max·(⌊W/g_i⌋ + 1), c_f·A(W)) with g_i = min(P_i − j_i, d_max) (§9.4)"
         }
         .into(),
         max.unwrap_or(predicted),
@@ -308,30 +339,46 @@ pub fn per_resource_calls(
     );
     v.predicted = predicted;
     v.inputs = format!(
-        "W={}, g={}, c_max={}, b={}, d_max={}{}",
+        "W={}, P_i={}, g_i={}, c_max={}, b={}, d_max={}{}{}",
         fmt_num(w),
+        fmt_num(interval),
         fmt_num(gap),
         fmt_num(p.c_max),
         fmt_num(b),
         fmt_num(m),
+        limits_by_interval(own, limit_at),
         if coupled > 0.0 {
             format!(", coupled={}", fmt_num(coupled))
         } else {
             String::new()
         }
     );
-    if let Some(top) = found.first() {
-        v.note = Some(format!(
-            "busiest: {} with {} calls in {} s",
+    let mut notes = Vec::new();
+    if let Some(top) = top {
+        notes.push(format!(
+            "busiest: {} with {} calls in {} s (P_i = {} s, limit {})",
             top.name,
             top.busiest_window,
-            fmt_num(w)
+            fmt_num(w),
+            fmt_num(own.get(&top.name)),
+            fmt_num(limit_at(own.get(&top.name)))
         ));
+    }
+    if let (None, Some((r, pi))) = (max, shown) {
+        notes.push(format!(
+            "nearest its own limit: {} with {} of {}",
+            r.name,
+            r.busiest_window,
+            fmt_num(limit_at(pi))
+        ));
+    }
+    if !notes.is_empty() {
+        v.note = Some(notes.join("; "));
     }
     v
 }
 
-/// `hotLoops`: resources whose busiest window holds more than `factor` times what their
+/// `hotLoops`: resources whose busiest window holds more than `factor` times what their own
 /// interval allows (§9.4); the verdict names them.
 #[must_use]
 pub fn hot_loops_verdict(
@@ -339,39 +386,39 @@ pub fn hot_loops_verdict(
     plan: &Plan,
     obs: &Observations,
     a: &Assertion,
+    own: &OwnIntervals,
     (range, phase): ((u64, u64), Option<&str>),
     (w, factor, max): (f64, f64, u64),
 ) -> Verdict {
     let found = measured(obs, range, w);
-    let (allowed, gap) =
-        params(plan, phase).map_or((f64::NAN, f64::NAN), |p| allowed_in_window(s, p, w));
-    let limit = factor * allowed;
+    let p = params(plan, phase);
     // A resource whose rate the crossplane rules explain (the coupled regime's simulated
     // limit of its class, §9.7) is not a hot loop: its own limit is the larger one.
     let coupled = coupled_limits(plan, phase, w);
-    let hot: Vec<&ResourceCalls> = if coupled.is_empty() {
-        hot_loops(&found, limit)
+    let labels = if coupled.is_empty() {
+        BTreeMap::new()
     } else {
-        let labels = class_labels(s);
-        hot_loops(&found, limit)
-            .into_iter()
-            .filter(|r| {
-                let own = labels
-                    .get(&r.name)
-                    .and_then(|l| coupled.get(l))
-                    .copied()
-                    .unwrap_or(0.0);
-                r.busiest_window as f64 > factor * allowed.max(own)
-            })
-            .collect()
+        class_labels(s)
     };
+    let class_limit = |name: &str| {
+        labels
+            .get(name)
+            .and_then(|l| coupled.get(l))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let limit_at = |pi: f64| p.map_or(f64::NAN, |p| factor * allowed_for_interval(p, pi, w).0);
+    let gap = p.map_or(f64::NAN, |p| allowed_for_interval(p, own.default(), w).1);
+    let hot = hot_loops_by(&found, |r| {
+        limit_at(own.get(&r.name)).max(factor * class_limit(&r.name))
+    });
     let mut v = verdict(
         a,
         "hotLoops",
         if coupled.is_empty() {
-            "resources with calls in some W > k·c_max·(⌊W/g⌋ + 1), g = min(P − j, d_max) (§9.4)"
+            "resources with calls in some W > k·c_max·(⌊W/g_i⌋ + 1), g_i = min(P_i − j_i, d_max) (§9.4)"
         } else {
-            "resources with calls in some W > k·max(c_max·(⌊W/g⌋ + 1), the coupled regime's limit of their class), g = min(P − j, d_max) (§9.4, §9.7)"
+            "resources with calls in some W > k·max(c_max·(⌊W/g_i⌋ + 1), the coupled regime's limit of their class), g_i = min(P_i − j_i, d_max) (§9.4, §9.7)"
         }
         .into(),
         max as f64,
@@ -379,17 +426,25 @@ pub fn hot_loops_verdict(
     );
     v.predicted = 0.0;
     v.inputs = format!(
-        "W={}, k={}, g={}, per-resource limit={}",
+        "W={}, k={}, g={}, per-resource limit={}{}",
         fmt_num(w),
         fmt_num(factor),
         fmt_num(gap),
-        fmt_num(limit)
+        fmt_num(limit_at(own.default())),
+        limits_by_interval(own, limit_at)
     );
     if !hot.is_empty() {
         let names: Vec<String> = hot
             .iter()
             .take(10)
-            .map(|r| format!("{} ({} calls)", r.name, r.busiest_window))
+            .map(|r| {
+                format!(
+                    "{} ({} calls, limit {})",
+                    r.name,
+                    r.busiest_window,
+                    fmt_num(limit_at(own.get(&r.name)).max(factor * class_limit(&r.name)))
+                )
+            })
             .collect();
         let more = hot.len().saturating_sub(10);
         v.note = Some(format!(
@@ -405,20 +460,6 @@ pub fn hot_loops_verdict(
     v
 }
 
-/// Each resource's own poll interval P_i (its annotation, clamped), by cloud name.
-fn own_intervals(s: &Scenario) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    for g in &s.groups {
-        for i in 0..g.count {
-            out.insert(
-                g.resource_name(i, &s.name),
-                g.poll_interval_of(i, &s.settings, &s.name).as_secs_f64(),
-            );
-        }
-    }
-    out
-}
-
 /// `pollPeriod`: each healthy resource's mean realised period between Observes in the hold
 /// against its own predicted one (§9.2), P_i stretched by the wait the healthy resources
 /// share plus L̄, within `tolerance` percent on average: the mean of observed ÷ predicted
@@ -430,11 +471,11 @@ pub fn poll_period_verdict(
     plan: &Plan,
     obs: &Observations,
     a: &Assertion,
+    own: &OwnIntervals,
     (range, phase): ((u64, u64), &str),
     tolerance: f64,
 ) -> Verdict {
     let planned = planned_faults(s);
-    let own = own_intervals(s);
     let found = measured(obs, range, 1.0);
     let poll = s.settings.poll_interval.as_secs_f64();
     let l = params(plan, Some(phase)).map_or(0.0, |p| p.l);
@@ -448,7 +489,7 @@ pub fn poll_period_verdict(
         if planned.contains_key(&r.name) || !r.mean_period_s.is_finite() {
             continue;
         }
-        let p_i = own.get(&r.name).copied().unwrap_or(poll);
+        let p_i = own.get(&r.name);
         let expected = p_i + stretch + l;
         intervals.insert((p_i * 1e3).round() as u64);
         observed += r.mean_period_s;
@@ -547,6 +588,7 @@ mod tests {
             &plan,
             &obs,
             &s.assertions[0],
+            &OwnIntervals::of(&s),
             ((1_000_000, 601_000_000), "hold"),
             20.0,
         );
@@ -557,5 +599,106 @@ mod tests {
         assert!((v.observed - v.predicted).abs() < 0.1, "{v:?}");
         assert!(v.observed < 55.0, "{v:?}");
         assert!(v.inputs.contains("own intervals=2"), "{}", v.inputs);
+    }
+}
+
+#[cfg(test)]
+mod own_interval_tests {
+    use super::*;
+    use crate::result::observe::{CloudCall, PhaseSpan};
+
+    /// 100 Buckets at P = 10m: the first 20 annotated to poll every 5 s, the next 30 every
+    /// hour; a 10-minute hold, checked in windows of 10 minutes.
+    const YAML: &str = "apiVersion: harness/v1\nname: own\nprovider: {maxReconcileRate: 100, pollInterval: 10m}\nresources:\n  - name: b\n    kind: Bucket\n    count: 100\n    annotations: [{percent: 20, values: {crossplane.io/poll-interval: 5s}}, {percent: 30, values: {crossplane.io/poll-interval: 1h}}]\nphases:\n  - {name: create, action: create}\n  - {name: hold, action: hold, duration: 10m}\nassertions:\n  - {check: perResourceCalls, phase: hold, window: 10m}\n  - {check: hotLoops, phase: hold, window: 10m}\n";
+
+    const HOLD: (u64, u64) = (1_000_000, 601_000_000);
+
+    /// Each resource polled at its own interval plus L̄ through the hold, except those
+    /// `every` gives another period (s).
+    fn observations(s: &Scenario, every: impl Fn(&str) -> Option<f64>) -> Observations {
+        let mut calls = Vec::new();
+        for g in &s.groups {
+            for i in 0..g.count {
+                let name = g.resource_name(i, &s.name);
+                let period = every(&name).unwrap_or(
+                    g.poll_interval_of(i, &s.settings, &s.name).as_secs_f64() + 0.05,
+                );
+                let mut t = HOLD.0 as f64 + f64::from(i) * 1e4;
+                while t < HOLD.1 as f64 {
+                    calls.push(CloudCall {
+                        at_us: t as u64,
+                        account: "default".into(),
+                        action: CallAction::Get,
+                        op: "generic:get".into(),
+                        name: name.clone(),
+                        status: 200,
+                        throttled: false,
+                        retry_not_before_us: None,
+                    });
+                    t += period * 1e6;
+                }
+            }
+        }
+        calls.sort_by_key(|c| c.at_us);
+        let span = |name: &str, start_us, end_us| PhaseSpan {
+            name: name.into(),
+            start_us,
+            end_us,
+            completed: true,
+            failure: None,
+        };
+        Observations {
+            duration_us: HOLD.1,
+            phases: vec![span("create", 0, HOLD.0), span("hold", HOLD.0, HOLD.1)],
+            cloud_calls: calls,
+            ..Observations::default()
+        }
+    }
+
+    fn verdicts(s: &Scenario, obs: &Observations) -> (Verdict, Verdict) {
+        let plan = crate::predict::plan(s);
+        let own = OwnIntervals::of(s);
+        let at = (HOLD, Some("hold"));
+        let per = per_resource_calls(s, &plan, obs, &s.assertions[0], &own, at, (600.0, None));
+        let hot = hot_loops_verdict(&plan, obs, &s.assertions[1], &own, at, (600.0, 3.0, 0));
+        (per, hot)
+    }
+
+    #[test]
+    fn each_resource_is_held_to_the_limit_of_its_own_interval() {
+        let s = crate::scenario::parse(YAML, "own.yaml").expect("valid");
+        let name = |i: u32| s.groups[0].resource_name(i, &s.name);
+        // Every resource at its own interval: the 5 s share makes 119 calls in 10 minutes,
+        // far above what the flag's 10 minutes allow (2·(⌊600/60⌋ + 1) = 22, hot above 66),
+        // and within its own (g = 4.5 s: 2·(⌊600/4.5⌋ + 1) = 268, hot above 804).
+        let (per, hot) = verdicts(&s, &observations(&s, |_| None));
+        assert!(per.pass, "{per:?}");
+        assert!(hot.pass && hot.observed == 0.0, "{hot:?}");
+        assert!(per.inputs.contains("5s→268"), "{}", per.inputs);
+        assert!(hot.inputs.contains("5s→804") && hot.inputs.contains("3600s→66"), "{}", hot.inputs);
+        let busiest = per.note.as_deref().unwrap_or_default();
+        assert!(busiest.contains("with 119 calls") && busiest.contains("limit 268"), "{busiest}");
+
+        // A resource of the hour share calling every 2 s (300 calls) is a hot loop against
+        // its own limit (66), and so is one of the 5 s share calling every 0.5 s (1,200
+        // against 804); the other 5 s resources are not named.
+        let (slow, fast) = (name(30), name(3));
+        let looping = |n: &str| {
+            if n == slow {
+                Some(2.0)
+            } else if n == fast {
+                Some(0.5)
+            } else {
+                None
+            }
+        };
+        let (per, hot) = verdicts(&s, &observations(&s, looping));
+        assert!(!per.pass, "{per:?}");
+        assert_eq!(hot.observed, 2.0, "{hot:?}");
+        let named = hot.note.as_deref().unwrap_or_default();
+        assert!(named.contains(&format!("{fast} (1200 calls, limit 804)")), "{named}");
+        assert!(named.contains(&format!("{slow} (300 calls, limit 66)")), "{named}");
+        // The verdict shows the resource furthest over its own limit: the hour one.
+        assert_eq!((per.observed, per.limit), (300.0, 22.0), "{per:?}");
     }
 }

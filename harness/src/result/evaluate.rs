@@ -113,10 +113,12 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
             .filter_map(|(_, c)| c.as_ref().ok())
             .cloned(),
     );
+    let own = crate::predict::intervals::OwnIntervals::of(s);
     let series = Series {
         all: &all_calls,
         api: &api,
         conditional: &conditional,
+        own: &own,
     };
     result.verdicts = s
         .assertions
@@ -132,6 +134,8 @@ struct Series<'a> {
     all: &'a [u64],
     api: &'a [u64],
     conditional: &'a [(String, Result<Prediction, String>)],
+    /// Each resource's own poll interval, for the per-resource checks: built once a run.
+    own: &'a crate::predict::intervals::OwnIntervals,
 }
 
 /// §3.6 (b) for every steadyRate assertion on a hold the plan puts within a wave's echo.
@@ -277,9 +281,11 @@ fn phase_result(
         }
         _ => 0.0,
     };
-    let api_bound = plan
-        .find(&format!("{}/api-requests/1s", span.name))
-        .map_or(f64::NAN, |p| p.value);
+    let api_pred = plan.find(&format!("{}/api-requests/1s", span.name));
+    let api_bound = api_pred.map_or(f64::NAN, |p| p.value);
+    let api_bound_formula = api_pred.map_or_else(String::new, |p| {
+        format!("{} [{}] {}", p.formula, p.inputs_text(), p.source)
+    });
     PhaseResult {
         name: span.name.clone(),
         action: action.to_owned(),
@@ -296,6 +302,7 @@ fn phase_result(
         bound_per_s: bound,
         expected_calls_per_s: expected + backlog_rate,
         api_bound_per_s: api_bound,
+        api_bound_formula,
         failure: span.failure.clone(),
     }
 }
@@ -505,6 +512,7 @@ fn verdict(
             plan,
             obs,
             a,
+            series.own,
             (range, phase.as_deref()),
             (window.as_secs_f64(), *max),
         ),
@@ -517,6 +525,7 @@ fn verdict(
             plan,
             obs,
             a,
+            series.own,
             (range, phase.as_deref()),
             (window.as_secs_f64(), *factor, *max),
         ),
@@ -526,6 +535,7 @@ fn verdict(
             plan,
             obs,
             a,
+            series.own,
             (range, phase.as_deref().unwrap_or_default()),
             *tolerance_percent,
         ),

@@ -255,6 +255,10 @@ pub struct PhaseResult {
     /// Hard bound on the provider's API requests in any 1 s (NaN when unknown).
     #[serde(default = "super::float::nan", with = "super::float")]
     pub api_bound_per_s: f64,
+    /// The formula of that bound, as the plan computed it (the HTML chart's caption names
+    /// the formula that drew its line).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_bound_formula: String,
     /// Why it ended early without its `until` (the phase failed; the run went on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<super::PhaseFailure>,

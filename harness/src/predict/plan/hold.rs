@@ -6,12 +6,13 @@ use limiter::crossplane::RateLimitModel;
 use super::scope::windows;
 use super::wave::Wave;
 use crate::predict::bounds;
+use crate::predict::echo::{self, EchoClass, WaveShape};
 use crate::predict::error_paths::{self, WindowExcess};
 use crate::predict::formula::{Meaning, Prediction};
 use crate::predict::params::Params;
 use crate::predict::quota;
 use crate::predict::scan;
-use crate::predict::steady::{self, PollClass, Steady};
+use crate::predict::steady::{PollClass, Steady};
 use crate::scenario::Scenario;
 
 #[allow(clippy::too_many_arguments)]
@@ -23,7 +24,7 @@ pub(super) fn hold_predictions(
     t: f64,
     cls: &[PollClass],
     st: &Steady,
-    wave: Option<Wave>,
+    wave: Option<(Wave, Vec<PollClass>)>,
     preds: &mut Vec<Prediction>,
 ) {
     let alpha = s.prediction.alpha;
@@ -112,7 +113,7 @@ pub(super) fn hold_predictions(
         let poll_calls = if p.c_poll > 1.0 {
             // A window of W holds the calls of the polls that start in W + Δ, each at most
             // c_poll of them (§10).
-            let inner = steady_tolerance(p, name, w + p.l_max, t, alpha, cls, st, wave);
+            let inner = steady_tolerance(p, name, w + p.l_max, t, alpha, cls, st, wave.as_ref());
             let mut out = Prediction::new(
                 format!("{name}/steady-max/{w}s"),
                 format!("windowed maximum of cloud calls per {w}s in the hold"),
@@ -132,7 +133,7 @@ pub(super) fn hold_predictions(
             ));
             out
         } else {
-            steady_tolerance(p, name, w, t, alpha, cls, st, wave)
+            steady_tolerance(p, name, w, t, alpha, cls, st, wave.as_ref())
         };
         let failing = error_paths::window_excess(s, p, alive, w);
         preds.push(with_failing(p, poll_calls, &failing, w));
@@ -224,7 +225,7 @@ fn steady_tolerance(
     alpha: f64,
     cls: &[PollClass],
     st: &Steady,
-    wave: Option<Wave>,
+    wave: Option<&(Wave, Vec<PollClass>)>,
 ) -> Prediction {
     let id = format!("{name}/steady-max/{w}s");
     let what = format!("windowed maximum of cloud calls per {w}s in the hold");
@@ -248,18 +249,68 @@ fn steady_tolerance(
     if wave.is_some() && j <= 0.0 {
         return deterministic_echo(p, (id, what), w, n).phase(Some(name));
     }
-    if let Some(Wave { size, spread, .. }) = wave {
-        let cycles = steady::ripple_cycles(j, mu, spread, 0.1);
-        if t < cycles * mu {
-            let (peak, busiest) = steady::first_echo(p, size, j, w);
-            let (k, delta) = scan::union_tolerance(peak, w, t, alpha);
-            return Prediction::new(id, what, k as f64, "calls")
-                .formula("least k with G·P(Poisson(λ_echo·(W + δ)) ≥ k) ≤ α, λ_echo = min(N, B + 2jR)/(2j)")
-                .input("λ_echo", peak).input("busiest W mean", busiest).input("W", w).input("δ", delta).input("T", t).input("α", alpha)
-                .input("cycles to 10% ripple", cycles)
-                .meaning(Meaning::Tolerance).source("[D] §3.5, §3.6").phase(Some(name))
-                .note(format!("the hold starts within {cycles:.0} poll cycles of a wave: its echo, not the stationary count, sets the maximum; after a run the verdict uses the bound conditioned on the observed last polls (§3.6 b) where it applies"));
+    let mut settled_note = None;
+    if let Some((wave, wave_cls)) = wave {
+        let classes: Vec<EchoClass> = wave_cls
+            .iter()
+            .map(|c| EchoClass {
+                n: c.count,
+                interval: c.interval,
+                mu: c.interval + p.l + st.wait,
+                jitter: p.jitter_of(c.interval),
+            })
+            .collect();
+        let shape = WaveShape {
+            spread: wave.spread,
+            burst: wave.burst,
+        };
+        let e = echo::tolerance(st.rate, &classes, &shape, w, t, alpha);
+        let (union, _) = scan::union_tolerance(st.rate, w, t, alpha);
+        let peaks = e
+            .by_cycle
+            .iter()
+            .map(|(k, m)| format!("{k}: {}", crate::predict::fmt_num(m.round())))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut dephased = if e.dephased_cycles.is_finite() {
+            format!(
+                "it dephases (ripple ≤ 10 %) after {} cycles, {} s after the wave",
+                crate::predict::fmt_num(e.dephased_cycles),
+                crate::predict::fmt_num(e.dephased_after.round())
+            )
+        } else {
+            "it does not dephase within 2⁴⁰ cycles".to_owned()
+        };
+        if e.uncovered > 0.0 {
+            dephased.push_str(&format!(
+                "; {} of its resources poll within W + δ of their last poll (P_i − j_i ≤ W + δ): a window holds two of their cycles, which the echo model does not describe, and they keep their stationary mean",
+                crate::predict::fmt_num(e.uncovered)
+            ));
         }
+        if e.k > union {
+            let first = e.by_cycle.first().map_or(0.0, |x| x.1);
+            return Prediction::new(id, what, e.k as f64, "calls")
+                .formula("least k with Σ_g P(Poisson(m_g) ≥ k) ≤ α over grid windows of W + δ; m_g = λ·(W + δ) + Σ_c n_c·(W + δ)/μ_c·ripple_c(k_g), k_g the window's poll cycle after the wave; ripple_c(k) = 2·min(Σ_m s_m^k·w_m, Σ_m |a_m|·|s_m|^k·|w_m|), s_m = sinc(2πm·j_c/μ_c), w_m = sinc(πm·(W + δ)/μ_c), |a_m| ≤ b₀/N + (1 − b₀/N)·|sinc(πm·D/μ_c)|")
+                .input("N", n)
+                .input("λ", st.rate)
+                .input("N_wave", wave.size)
+                .input("D", wave.spread)
+                .input("b₀/N", wave.burst)
+                .input("busiest W mean", first)
+                .input("cycles to 10% ripple", e.dephased_cycles)
+                .input("W", w)
+                .input("δ", e.delta)
+                .input("T", t)
+                .input("α", alpha)
+                .input("stationary union bound", union as f64)
+                .meaning(Meaning::Tolerance)
+                .source("[D][A][S] §3.5, §3.6")
+                .phase(Some(name))
+                .note(format!("the hold follows a wave of {} resources whose polls come back together: its echo, not the stationary count, sets the maximum; the busiest window's mean by poll cycle after the wave is {peaks}; {dephased}; after a run the verdict uses the bound conditioned on the observed last polls (§3.6 b) where it applies", crate::predict::fmt_num(wave.size)));
+        }
+        settled_note = Some(format!(
+            "the wave before the hold echoes (busiest window's mean by poll cycle: {peaks}; {dephased}) within the stationary tolerance"
+        ));
     }
     let naus = scan::naus_tolerance(st.rate, w, t, alpha);
     let (union, delta) = scan::union_tolerance(st.rate, w, t, alpha);
@@ -278,7 +329,10 @@ fn steady_tolerance(
         .meaning(Meaning::Tolerance)
         .source("[D][A][S] §3.4, §3.5")
         .phase(Some(name))
-        .note("above Naus: anomaly at level ≈ α; above the union bound: proven at level ≤ α")
+        .note(match settled_note {
+            Some(echo) => format!("above Naus: anomaly at level ≈ α; above the union bound: proven at level ≤ α; {echo}"),
+            None => "above Naus: anomaly at level ≈ α; above the union bound: proven at level ≤ α".to_owned(),
+        })
 }
 
 /// A hold after a wave with no jitter (§3.6 with j = 0): every resource keeps the phase the

@@ -248,8 +248,12 @@ fn phase_plan(
             excess = e;
         }
         physical = Some(out.physical);
-        if out.wave.is_some() {
-            *since_wave = out.wave;
+        if let Some(mut w) = out.wave {
+            if w.groups.is_empty() {
+                // A restart reconciles every live resource.
+                w.groups = (0..alive.len()).filter(|&g| alive[g]).collect();
+            }
+            *since_wave = Some(w);
         }
     }
     if let Action::Hold { .. } = &phase.action {
@@ -268,6 +272,16 @@ fn phase_plan(
     }
     match &phase.action {
         Action::Hold { duration } => {
+            // The wave's resources that are still live and polled, by poll class.
+            let echo = since_wave.take().map(|w| {
+                let mut on = vec![false; alive.len()];
+                w.groups
+                    .iter()
+                    .filter(|&&g| alive.get(g).copied().unwrap_or(false))
+                    .for_each(|&g| on[g] = true);
+                let off = failing.as_ref().map_or(&[][..], |f| &f.off_poll[..]);
+                (w, classes(s, &on, off))
+            });
             hold::hold_predictions(
                 s,
                 p,
@@ -276,7 +290,7 @@ fn phase_plan(
                 duration.as_secs_f64(),
                 &poll_cls,
                 &st,
-                since_wave.take(),
+                echo,
                 &mut preds,
             );
             let t = duration.as_secs_f64();

@@ -8,6 +8,7 @@ use super::scope::per_controller;
 use crate::predict::backlog::{self, Backlog};
 use crate::predict::bounds::Excess;
 use crate::predict::formula::{Meaning, Prediction};
+use crate::predict::intervals;
 use crate::predict::params::Params;
 use crate::predict::steady::Steady;
 use crate::scenario::{Action, Phase, Scenario};
@@ -29,10 +30,16 @@ pub(super) fn backlog_of(
         a_next: 0.0,
         arrival_rate: action.rate(),
     };
-    // Create and delete poll until the cloud finishes: m reconciles per resource.
+    // Create and delete poll until the cloud finishes, each resource at its own P_i: m
+    // reconciles per resource on average.
     let provisioned = |t_p: f64, a_first: u32, a_next: u32| {
-        let m =
-            backlog::reconciles_per_create(p, acted, t_p, s.settings.poll_interval.as_secs_f64());
+        let m = if t_p > 0.0 {
+            let hist = acted_intervals(s, groups);
+            intervals::sum_over(&hist, |pi| backlog::reconciles_per_create(p, acted, t_p, pi))
+                / acted.max(1.0)
+        } else {
+            backlog::reconciles_per_create(p, acted, t_p, s.settings.poll_interval.as_secs_f64())
+        };
         Backlog {
             m,
             a_next: f64::from(a_next),
@@ -74,14 +81,57 @@ pub(super) fn backlog_of(
     }
 }
 
+/// The own poll intervals of the resources of `groups`: (P_i, count), a histogram.
+fn acted_intervals(s: &Scenario, groups: &[usize]) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for &g in groups {
+        let count = s.groups.get(g).map_or(0, |x| x.count);
+        for (pi, n) in intervals::histogram(s, g, 0..count) {
+            match out.iter_mut().find(|(x, _)| *x == pi) {
+                Some((_, c)) => *c += n,
+                None => out.push((pi, n)),
+            }
+        }
+    }
+    out
+}
+
+/// τ_unloaded of the q-quantile resource of `groups` (§5.1): each resource's own, at its P_i,
+/// and the q-quantile of those over the resources.
+fn ttr_unloaded_quantile(p: &Params, s: &Scenario, groups: &[usize], t_p: f64, q: f64) -> f64 {
+    let poll = s.settings.poll_interval.as_secs_f64();
+    if t_p <= 0.0 {
+        return backlog::ttr_unloaded(p, t_p, poll);
+    }
+    let mut each: Vec<(f64, f64)> = acted_intervals(s, groups)
+        .into_iter()
+        .map(|(pi, n)| (backlog::ttr_unloaded(p, t_p, pi), n))
+        .collect();
+    each.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = each.iter().map(|x| x.1).sum();
+    let mut seen = 0.0;
+    for (tau, n) in &each {
+        seen += n;
+        if seen >= q * total {
+            return *tau;
+        }
+    }
+    each.last()
+        .map_or_else(|| backlog::ttr_unloaded(p, t_p, poll), |x| x.0)
+}
+
 /// What a backlog phase's predictions leave for the rest of the plan.
 /// A wave that locks the phases of the resources it reconciles.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct Wave {
     /// How many resources it reconciled.
     pub size: f64,
     /// Its expected spread: the model's drain (s).
     pub spread: f64,
+    /// The share of its reconciles in its first second: b₀/N, the burst of its profile.
+    pub burst: f64,
+    /// The groups it reconciled (every live group for a restart).
+    pub groups: Vec<usize>,
 }
 
 pub(super) struct WaveOutcome {
@@ -202,8 +252,8 @@ pub(super) fn wave_predictions(
     phys = phys.input("L_min", p.l_min);
     preds.push(phys.clone());
     if matches!(phase.action, Action::Create { .. }) {
-        let tau = backlog::ttr_unloaded(p, t_p, s.settings.poll_interval.as_secs_f64());
         for q in [0.5, 0.9, 0.99] {
+            let tau = ttr_unloaded_quantile(p, s, groups, t_p, q);
             let sim_q = sim.as_ref().map(|w| w.ttr_quantile(q));
             let v = backlog::ttr_quantile(p, b, q, tau).max(sim_q.unwrap_or(0.0));
             let mut pred = Prediction::new(
@@ -241,9 +291,11 @@ pub(super) fn wave_predictions(
         phase.action,
         Action::Create { .. } | Action::Restart | Action::Resync { .. }
     )
-    .then_some(Wave {
+    .then(|| Wave {
         size: n,
         spread: last,
+        burst: if n > 0.0 { (first / n).min(1.0) } else { 1.0 },
+        groups: groups.to_vec(),
     });
     quota_predictions(s, p, name, &phase.action, groups, preds);
     WaveOutcome {
