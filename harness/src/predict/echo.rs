@@ -36,7 +36,7 @@
 use super::scan;
 
 /// How many harmonics the ripple sums before it bounds the rest of the series.
-pub const MAX_HARMONICS: usize = 20_000;
+pub const MAX_HARMONICS: usize = 1_000;
 
 /// The ripple below which a class counts as dephased (§3.6: "cycles to 10 % ripple").
 pub const DEPHASED: f64 = 0.1;
@@ -381,7 +381,14 @@ mod tests {
     fn the_tolerance_follows_the_echo() {
         let rate = 1000.0 / 60.05;
         let (union, _) = scan::union_tolerance(rate, 10.0, 3600.0, 0.001);
-        let sharp = tolerance(rate, &[class(1000.0, 60.0, 0.1)], &SHARP, 10.0, 3600.0, 0.001);
+        let sharp = tolerance(
+            rate,
+            &[class(1000.0, 60.0, 0.1)],
+            &SHARP,
+            10.0,
+            3600.0,
+            0.001,
+        );
         assert!(sharp.k > 3 * union, "{} vs {union}", sharp.k);
         assert_eq!(sharp.by_cycle[0].0, 1);
         assert!((40.0..=50.0).contains(&sharp.dephased_cycles), "{sharp:?}");
@@ -389,12 +396,33 @@ mod tests {
             spread: 60.0,
             burst: 0.0,
         };
-        let flat = tolerance(rate, &[class(1000.0, 60.0, 0.1)], &spread, 10.0, 3600.0, 0.001);
+        let flat = tolerance(
+            rate,
+            &[class(1000.0, 60.0, 0.1)],
+            &spread,
+            10.0,
+            3600.0,
+            0.001,
+        );
         assert!(flat.k <= union + 2, "{} vs {union}", flat.k);
-        let wide = tolerance(rate, &[class(1000.0, 60.0, 0.5)], &SHARP, 10.0, 3600.0, 0.001);
+        let wide = tolerance(
+            rate,
+            &[class(1000.0, 60.0, 0.5)],
+            &SHARP,
+            10.0,
+            3600.0,
+            0.001,
+        );
         assert!(wide.k < sharp.k, "{} vs {}", wide.k, sharp.k);
         // A window as long as a poll gap: not covered, the stationary mean stands.
-        let long = tolerance(rate, &[class(1000.0, 60.0, 0.1)], &SHARP, 60.0, 3600.0, 0.001);
+        let long = tolerance(
+            rate,
+            &[class(1000.0, 60.0, 0.1)],
+            &SHARP,
+            60.0,
+            3600.0,
+            0.001,
+        );
         assert_eq!(long.uncovered, 1000.0);
         let g = (3600.0 / long.delta).ceil();
         assert_eq!(

@@ -117,13 +117,18 @@ mod tests {
         assert_eq!(own.distinct(), &[10.0, 60.0, 3600.0]);
         for (g, group) in s.groups.iter().enumerate() {
             for i in 0..group.count {
-                let want = group.poll_interval_of(i, &s.settings, &s.name).as_secs_f64();
+                let want = group
+                    .poll_interval_of(i, &s.settings, &s.name)
+                    .as_secs_f64();
                 assert_eq!(own.get(&group.resource_name(i, &s.name)), want, "{g}/{i}");
             }
         }
         // Only the 50 annotated resources off P are stored.
         assert_eq!(own.by_name.len(), 50);
         assert_eq!(own.get("unknown"), 60.0);
-        assert_eq!(sum_over(&h, |p| 1.0 / p), 20.0 / 10.0 + 50.0 / 60.0 + 30.0 / 3600.0);
+        assert_eq!(
+            sum_over(&h, |p| 1.0 / p),
+            20.0 / 10.0 + 50.0 / 60.0 + 30.0 / 3600.0
+        );
     }
 }

@@ -310,13 +310,10 @@ pub fn per_resource_calls(
         .fold(0.0, f64::max);
     let limit_at = |pi: f64| allowed_for_interval(p, pi, w).0.max(failing).max(coupled);
     // The resource nearest its own limit: the largest busiest window over limit.
-    let shown = found
-        .iter()
-        .map(|r| (r, own.get(&r.name)))
-        .max_by(|x, y| {
-            (x.0.busiest_window as f64 / limit_at(x.1))
-                .total_cmp(&(y.0.busiest_window as f64 / limit_at(y.1)))
-        });
+    let shown = found.iter().map(|r| (r, own.get(&r.name))).max_by(|x, y| {
+        (x.0.busiest_window as f64 / limit_at(x.1))
+            .total_cmp(&(y.0.busiest_window as f64 / limit_at(y.1)))
+    });
     let top = found.iter().max_by_key(|r| r.busiest_window);
     let (observed, interval) = match (max, shown) {
         (Some(_), _) => (busiest, top.map_or(own.default(), |r| own.get(&r.name))),
@@ -620,9 +617,8 @@ mod own_interval_tests {
         for g in &s.groups {
             for i in 0..g.count {
                 let name = g.resource_name(i, &s.name);
-                let period = every(&name).unwrap_or(
-                    g.poll_interval_of(i, &s.settings, &s.name).as_secs_f64() + 0.05,
-                );
+                let period = every(&name)
+                    .unwrap_or(g.poll_interval_of(i, &s.settings, &s.name).as_secs_f64() + 0.05);
                 let mut t = HOLD.0 as f64 + f64::from(i) * 1e4;
                 while t < HOLD.1 as f64 {
                     calls.push(CloudCall {
@@ -675,9 +671,16 @@ mod own_interval_tests {
         assert!(per.pass, "{per:?}");
         assert!(hot.pass && hot.observed == 0.0, "{hot:?}");
         assert!(per.inputs.contains("5s→268"), "{}", per.inputs);
-        assert!(hot.inputs.contains("5s→804") && hot.inputs.contains("3600s→66"), "{}", hot.inputs);
+        assert!(
+            hot.inputs.contains("5s→804") && hot.inputs.contains("3600s→66"),
+            "{}",
+            hot.inputs
+        );
         let busiest = per.note.as_deref().unwrap_or_default();
-        assert!(busiest.contains("with 119 calls") && busiest.contains("limit 268"), "{busiest}");
+        assert!(
+            busiest.contains("with 119 calls") && busiest.contains("limit 268"),
+            "{busiest}"
+        );
 
         // A resource of the hour share calling every 2 s (300 calls) is a hot loop against
         // its own limit (66), and so is one of the 5 s share calling every 0.5 s (1,200
@@ -696,8 +699,14 @@ mod own_interval_tests {
         assert!(!per.pass, "{per:?}");
         assert_eq!(hot.observed, 2.0, "{hot:?}");
         let named = hot.note.as_deref().unwrap_or_default();
-        assert!(named.contains(&format!("{fast} (1200 calls, limit 804)")), "{named}");
-        assert!(named.contains(&format!("{slow} (300 calls, limit 66)")), "{named}");
+        assert!(
+            named.contains(&format!("{fast} (1200 calls, limit 804)")),
+            "{named}"
+        );
+        assert!(
+            named.contains(&format!("{slow} (300 calls, limit 66)")),
+            "{named}"
+        );
         // The verdict shows the resource furthest over its own limit: the hour one.
         assert_eq!((per.observed, per.limit), (300.0, 22.0), "{per:?}");
     }

@@ -331,15 +331,11 @@ fn the_cloud_calls_chart_draws_the_quota_behind_the_429s() {
 
 #[test]
 fn a_window_above_its_tolerance_is_flagged_even_when_no_assertion_checks_it() {
-    // smoke asserts no steadyRate: its hold's busiest 1 s (35) is above the tolerance (27).
-    let r = smoke_result();
+    // smoke asserts no steadyRate. Its hold's busiest 1 s (35) is within the echo of its
+    // creation wave (§3.6); the tolerance is set below it here, as a stationary tolerance
+    // of 27 was before the echo entered it.
+    let mut r = smoke_result();
     assert!(!r.verdicts.iter().any(|v| v.check == "steadyRate"));
-    let tolerance = r
-        .predictions
-        .iter()
-        .find(|p| p.id == "hold/steady-max/1s")
-        .expect("a tolerance for the hold")
-        .value;
     let hold = r.phases.iter().find(|p| p.name == "hold").expect("a hold");
     let peak = hold
         .peaks
@@ -347,6 +343,12 @@ fn a_window_above_its_tolerance_is_flagged_even_when_no_assertion_checks_it() {
         .find(|k| k.window_s == 1.0)
         .expect("a 1 s peak")
         .count as f64;
+    let tolerance = (peak / 2.0).floor();
+    r.predictions
+        .iter_mut()
+        .find(|p| p.id == "hold/steady-max/1s")
+        .expect("a tolerance for the hold")
+        .value = tolerance;
     assert!(
         peak > tolerance,
         "the fixture exceeds it: {peak} > {tolerance}"

@@ -35,8 +35,9 @@ pub(super) fn backlog_of(
     let provisioned = |t_p: f64, a_first: u32, a_next: u32| {
         let m = if t_p > 0.0 {
             let hist = acted_intervals(s, groups);
-            intervals::sum_over(&hist, |pi| backlog::reconciles_per_create(p, acted, t_p, pi))
-                / acted.max(1.0)
+            intervals::sum_over(&hist, |pi| {
+                backlog::reconciles_per_create(p, acted, t_p, pi)
+            }) / acted.max(1.0)
         } else {
             backlog::reconciles_per_create(p, acted, t_p, s.settings.poll_interval.as_secs_f64())
         };
