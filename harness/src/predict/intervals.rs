@@ -27,9 +27,32 @@ pub fn histogram(s: &Scenario, g: usize, range: Range<u32>) -> Vec<(f64, f64)> {
         )];
     }
     let mut by: BTreeMap<std::time::Duration, f64> = BTreeMap::new();
-    for i in range {
-        *by.entry(group.poll_interval_of(i, &s.settings, &s.name))
-            .or_default() += 1.0;
+    let key = limiter::crossplane::POLL_INTERVAL_ANNOTATION;
+    let mut covered = 0;
+    // A share's annotation that does not use {{index}} gives each of its resources the same
+    // interval: one render per share, not per resource.
+    for share in &group.annotations {
+        let Some(template) = share.values.get(key) else {
+            continue;
+        };
+        let (lo, hi) = (share.start.max(range.start), share.end.min(range.end));
+        if lo >= hi {
+            continue;
+        }
+        covered += hi - lo;
+        if template.uses_index() {
+            for i in lo..hi {
+                *by.entry(group.poll_interval_of(i, &s.settings, &s.name))
+                    .or_default() += 1.0;
+            }
+        } else {
+            *by.entry(group.poll_interval_of(lo, &s.settings, &s.name))
+                .or_default() += f64::from(hi - lo);
+        }
+    }
+    let rest = range.end - range.start - covered;
+    if rest > 0 {
+        *by.entry(s.settings.poll_interval).or_default() += f64::from(rest);
     }
     by.into_iter().map(|(d, n)| (d.as_secs_f64(), n)).collect()
 }

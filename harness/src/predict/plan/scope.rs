@@ -70,10 +70,10 @@ pub(super) fn classes(s: &Scenario, alive: &[bool], off_poll: &[(usize, f64)]) -
             (1.0 - off / f64::from(g.count)).max(0.0)
         };
         let controller = ks.iter().position(|k| *k == g.kind).unwrap_or(0);
-        for (interval, count) in g.poll_intervals(&s.settings, &s.name) {
+        for (interval, count) in crate::predict::intervals::histogram(s, i, 0..g.count) {
             out.push(PollClass {
-                interval: interval.as_secs_f64(),
-                count: f64::from(count) * keep,
+                interval,
+                count: count * keep,
                 controller,
             });
         }
