@@ -369,7 +369,13 @@ pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
         .filter(|c| c.n > 0)
         .map(|c| if c.behaviour.fails() { max } else { c.interval })
         .fold(0.0, f64::max);
-    let warm = longest.min(MAX_WARM_UP);
+    // A population whose first passes alone would use most of the event bound is measured
+    // from the start: a warm-up would leave nothing to measure.
+    let warm = if 4 * n > MAX_EVENTS {
+        0.0
+    } else {
+        longest.min(MAX_WARM_UP)
+    };
     let accounts = cfg.quotas.len().max(1);
     let mut sim = Sim {
         cfg,
