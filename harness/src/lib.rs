@@ -21,3 +21,4 @@ pub mod report;
 pub mod result;
 pub mod run;
 pub mod scenario;
+pub mod selfcheck;

@@ -14,6 +14,7 @@ use harness::{compare, predict, report, run};
 
 mod calibrate;
 mod git;
+mod selfcheck;
 mod signals;
 mod stdout;
 
@@ -200,6 +201,51 @@ pub enum Command {
         /// Largest allowed rise of any metric, in percent.
         #[arg(long, default_value_t = 10.0, value_name = "PCT")]
         max_regression: f64,
+    },
+    /// Check the budget model against the provider: draw N random scenarios from the
+    /// scenario generator (every feature and their mixes, kept small: at most 300 resources
+    /// a group, P up to 10m, holds up to 30m), run each on the embedded stack in virtual
+    /// time as `run` does, and count every assertion's verdict by check and by the kind of
+    /// its limit.
+    ///
+    /// The kind comes from docs/budget.md's tag of the formula behind the limit (the
+    /// verdict's `kind` in result.json): hard ([P], proved: must never be exceeded),
+    /// derived ([D], exact under its stated assumptions), approximation ([A], an expected
+    /// value or a statistical tolerance: the limit already holds its stated tolerance), or
+    /// given (the scenario's own limit, such as an audit's 0).
+    ///
+    /// The table has one line per check and kind: scenarios where the check applied, its
+    /// verdicts, PASS, FAIL, UNMODELED (the model says it does not cover the case, §11),
+    /// INCOMPLETE (within its limit, but its phase did not complete), and `within`, PASS ÷
+    /// (PASS + FAIL): for an approximation, the share within its stated tolerance. Then the
+    /// totals per kind, and every verdict past its limit with its seed.
+    ///
+    /// Every scenario with a FAIL, or that timed out or could not run, is kept in --out as
+    /// seed-N.yaml (run it again with `harness run`) beside seed-N/ with its result.json and
+    /// reports; the table is written to --out's selfcheck.json. Exit 0 when no hard bound
+    /// was exceeded and every scenario ran; 1 when a hard bound was exceeded or a scenario
+    /// timed out or could not run; 2 on bad usage.
+    Selfcheck {
+        /// Scenarios to draw.
+        #[arg(short = 'n', long = "count", default_value_t = 200, value_name = "N")]
+        count: u64,
+        /// The first scenario's seed; scenario i is drawn with SEED + i, so `--seed S -n 1`
+        /// draws scenario S again.
+        #[arg(long, default_value_t = harness::selfcheck::DEFAULT_SEED)]
+        seed: u64,
+        /// Where to keep the failing scenarios and selfcheck.json.
+        #[arg(long, value_name = "DIR", default_value = "target/selfcheck")]
+        out: PathBuf,
+        /// Scenarios run at once, each on a thread of its own.
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        jobs: usize,
+        /// Wall time one scenario may take: past it, the run is stopped as an interrupted
+        /// one, and what it ran is evaluated and counted.
+        #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+        timeout: u64,
+        /// How the table is printed; the JSON is what --out's selfcheck.json holds.
+        #[arg(long, value_enum, default_value_t)]
+        format: selfcheck::Format,
     },
     /// Render the table, JUnit XML and HTML report of a result.json again.
     Report {
@@ -452,6 +498,21 @@ impl Command {
                 max_regression,
             } => compare_cmd(&old, &new, max_regression),
             Command::Report { result, out } => report_cmd(&result, &out),
+            Command::Selfcheck {
+                count,
+                seed,
+                out,
+                jobs,
+                timeout,
+                format,
+            } => selfcheck::selfcheck_cmd(selfcheck::SelfcheckArgs {
+                count,
+                seed,
+                out,
+                jobs,
+                timeout: std::time::Duration::from_secs(timeout),
+                format,
+            }),
         }
     }
 }
@@ -545,22 +606,7 @@ fn execute(
         report::human_duration(plan.expected_duration(s).total),
         out.display()
     ));
-    let runtime = run::time::runtime(s.time).context("cannot start the async runtime")?;
-    let output = runtime.block_on(async {
-        match target {
-            Where::Embedded => run::run::<run::Embedded, _>(s, (), &progress, signals::next).await,
-            Where::Process => {
-                let options = run::ProcessOptions {
-                    out: out.to_path_buf(),
-                };
-                run::run::<run::Process, _>(s, options, &progress, signals::next).await
-            }
-            Where::Cluster(options) => {
-                run::run::<run::Cluster, _>(s, *options, &progress, signals::next).await
-            }
-        }
-    })?;
-    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    let output = run_on(s, target, out, &progress, signals::next)?;
     let mut r = output.result;
     if strict {
         r.make_strict();
@@ -569,6 +615,35 @@ fn execute(
     write(out, "result.json", serde_json::to_string_pretty(&r)?)?;
     write_reports(out, &r)?;
     Ok((r, output.interrupted))
+}
+
+/// Runs `s` on `target` on a runtime of its own (virtual time on a paused clock) until its
+/// phases are done or an `interrupt()` completes: the run path of `run`, which `selfcheck`
+/// shares. `out` is where the process target writes the provider's logs.
+fn run_on<F: Future<Output = Signal>>(
+    s: &harness::scenario::Scenario,
+    target: Where,
+    out: &Path,
+    progress: &run::Progress,
+    interrupt: impl FnMut() -> F,
+) -> Result<run::RunOutput> {
+    let runtime = run::time::runtime(s.time).context("cannot start the async runtime")?;
+    let output = runtime.block_on(async {
+        match target {
+            Where::Embedded => run::run::<run::Embedded, _>(s, (), progress, interrupt).await,
+            Where::Process => {
+                let options = run::ProcessOptions {
+                    out: out.to_path_buf(),
+                };
+                run::run::<run::Process, _>(s, options, progress, interrupt).await
+            }
+            Where::Cluster(options) => {
+                run::run::<run::Cluster, _>(s, *options, progress, interrupt).await
+            }
+        }
+    })?;
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    Ok(output)
 }
 
 fn write(dir: &Path, name: &str, text: String) -> Result<()> {

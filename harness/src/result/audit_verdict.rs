@@ -138,6 +138,7 @@ pub(super) fn audit_verdict(
         outcome: Outcome::default(),
         note: Some(note),
         calls_window_s: None,
+        kind: super::LimitKind::Given,
     })
 }
 

@@ -209,6 +209,7 @@ fn verdict(a: &Assertion, check: &str, formula: String, limit: f64, observed: f6
         outcome: Outcome::default(),
         note: None,
         calls_window_s: None,
+        kind: super::LimitKind::Given,
     }
 }
 
@@ -525,6 +526,7 @@ pub fn poll_period_verdict(
             fmt_num(deviation)
         )),
         calls_window_s: None,
+        kind: super::LimitKind::Given,
     }
 }
 

@@ -10,7 +10,7 @@ use super::error_paths;
 use super::info::scenario_info;
 use super::memory_verdict::memory_verdict;
 use super::model::{
-    Outcome, Peak, PhaseResult, RESULT_VERSION, RunResult, StopCause, Timeline, Verdict,
+    LimitKind, Outcome, Peak, PhaseResult, RESULT_VERSION, RunResult, StopCause, Timeline, Verdict,
 };
 use super::observe::{CloudCall, Observations, PhaseSpan};
 use crate::measure::{
@@ -344,6 +344,10 @@ fn upper(
         outcome: Outcome::default(),
         note: pred.and_then(|p| p.note.clone()).filter(|n| !n.is_empty()),
         calls_window_s: None,
+        kind: match (pred, explicit) {
+            (Some(p), None) => LimitKind::of_prediction(p),
+            _ => LimitKind::Given,
+        },
     }
 }
 
@@ -597,6 +601,7 @@ fn verdict(
                 outcome: Outcome::default(),
                 note,
                 calls_window_s: None,
+                kind: LimitKind::Given,
             }
         }
     };
@@ -607,6 +612,15 @@ fn verdict(
             Some(window.as_secs_f64())
         }
         _ => None,
+    };
+    // The per-resource checks compute their limits from §9's formulas without a
+    // prediction: their kind is that of the sections they cite.
+    v.kind = match &a.check {
+        Check::PerResourceCalls { max: None, .. } | Check::HotLoops { .. } => {
+            LimitKind::of("[D] §9.4", crate::predict::Meaning::UpperBound)
+        }
+        Check::PollPeriod { .. } => LimitKind::of("[A] §9.2", crate::predict::Meaning::Expected),
+        _ => v.kind,
     };
     v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
     let why: Vec<&str> = phase
@@ -725,6 +739,10 @@ fn ttr_verdict(
         outcome: Outcome::default(),
         note: Some(format!("limit: {how}")),
         calls_window_s: None,
+        kind: match (&pred, limit) {
+            (Some(p), TtrLimit::Predicted { .. }) => LimitKind::of_prediction(p),
+            _ => LimitKind::Given,
+        },
     }
 }
 

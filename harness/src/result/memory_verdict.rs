@@ -98,5 +98,6 @@ pub(super) fn memory_verdict(
         outcome: Outcome::default(),
         note: Some(note),
         calls_window_s: None,
+        kind: super::LimitKind::Given,
     }
 }

@@ -415,6 +415,69 @@ pub struct Verdict {
     /// `account`): what the report's busiest-windows chart marks the limit on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls_window_s: Option<f64>,
+    /// What kind of limit `limit` is, from the tag of the formula behind it
+    /// (docs/budget.md): a hard bound, a derived one, an approximation held to its stated
+    /// tolerance, or a limit the scenario gave.
+    #[serde(default)]
+    pub kind: LimitKind,
+}
+
+/// What kind of limit a verdict applies, as docs/budget.md's tags say of the formula behind
+/// it. `harness selfcheck` counts verdicts by it: a hard bound must never be exceeded, an
+/// approximation is held to its stated tolerance.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum LimitKind {
+    /// Tagged [P]: proved; a measurement past it is a bug in the provider or in the proof.
+    Hard,
+    /// Tagged [D] and neither [P] nor [A], an upper or lower bound: exact under the
+    /// assumptions stated with it; past it, one of them did not hold.
+    Derived,
+    /// Tagged [A], or an expected value or statistical tolerance (a limit exceeded at a
+    /// stated level α, or a prediction plus a stated tolerance).
+    Approximation,
+    /// The scenario's own limit (`max`, `min`, `maxDuration`, an audit's count): no formula.
+    #[default]
+    Given,
+}
+
+impl LimitKind {
+    /// The kind of a limit computed from a prediction with this `source` tag
+    /// (`[D][A][S] §3.4, §3.5`) and meaning.
+    #[must_use]
+    pub fn of(source: &str, meaning: crate::predict::Meaning) -> Self {
+        use crate::predict::Meaning;
+        if source.contains("[P]") {
+            LimitKind::Hard
+        } else if source.contains("[A]")
+            || matches!(meaning, Meaning::Tolerance | Meaning::Expected)
+        {
+            LimitKind::Approximation
+        } else if source.contains("[D]") {
+            LimitKind::Derived
+        } else {
+            LimitKind::Given
+        }
+    }
+
+    /// The kind of the limit of `prediction`.
+    #[must_use]
+    pub fn of_prediction(prediction: &Prediction) -> Self {
+        Self::of(&prediction.source, prediction.meaning)
+    }
+
+    /// `hard`, `derived`, `approximation`, `given`.
+    #[must_use]
+    pub fn word(self) -> &'static str {
+        match self {
+            LimitKind::Hard => "hard",
+            LimitKind::Derived => "derived",
+            LimitKind::Approximation => "approximation",
+            LimitKind::Given => "given",
+        }
+    }
 }
 
 /// The result of a run.

@@ -121,6 +121,7 @@ pub fn verdict(obs: &Observations, a: &Assertion, range: (u64, u64), max: u64) -
         outcome: Outcome::default(),
         note: Some(note),
         calls_window_s: None,
+        kind: super::LimitKind::Given,
     }
 }
 
