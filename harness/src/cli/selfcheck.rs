@@ -107,12 +107,14 @@ pub fn selfcheck_cmd(a: SelfcheckArgs) -> Result<Outcome> {
         ));
         if bar.is_hidden() && (last_line.elapsed() >= Duration::from_secs(30)) {
             last_line = Instant::now();
+            let done = checked.len() as f64;
+            let elapsed = started.elapsed().as_secs_f64();
             eprintln!(
                 "selfcheck: {}/{} scenarios after {} s, about {} s left; {hard} hard bounds exceeded, {failed} scenarios kept",
                 checked.len(),
                 a.count,
-                started.elapsed().as_secs(),
-                bar.eta().as_secs()
+                elapsed.round(),
+                (elapsed / done * (a.count as f64 - done)).round()
             );
         }
     }
