@@ -59,6 +59,11 @@ step "harness run scenarios/smoke.yaml (embedded stack, under a minute)"
 step "harness run scenarios/hour-virtual.yaml (an hour of virtual time, about 15 s)"
 "$LOADTEST_BIN_DIR/harness" run scenarios/hour-virtual.yaml --out target/hour-virtual
 
+# A few generated scenarios through the whole model (docs/budget.md §11.1); the N ≥ 200 run
+# that checks the model is `harness selfcheck` with its defaults, a long run of its own.
+step "harness selfcheck -n 4 --seed 50 (four generated scenarios in virtual time, about 20 s)"
+"$LOADTEST_BIN_DIR/harness" selfcheck -n 4 --seed 50 --out target/selfcheck
+
 fuzz_seconds=${FUZZ_SECONDS:-0}
 if [[ $fuzz_seconds -gt 0 ]]; then
   step "ci/fuzz.sh all $fuzz_seconds (every fuzz target, ${fuzz_seconds}s each, after an instrumented release build)"

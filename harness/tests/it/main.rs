@@ -26,5 +26,6 @@ mod run;
 mod scenario_properties;
 mod scenarios;
 mod secrets;
+mod selfcheck;
 mod soak;
 mod virtual_time;
