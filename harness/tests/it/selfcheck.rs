@@ -10,7 +10,7 @@ use harness::selfcheck::{Checked, tally};
 /// first has an approximation past its tolerance (a `pollPeriod` on a hold of one poll
 /// interval), so one scenario is kept.
 const SEED: &str = "3";
-const COUNT: u64 = 3;
+const COUNT: u64 = 2;
 
 #[test]
 fn a_small_selfcheck_tallies_every_verdict_once_and_keeps_its_failures() {
@@ -27,11 +27,17 @@ fn a_small_selfcheck_tallies_every_verdict_once_and_keeps_its_failures() {
     assert_eq!(t["runs"]["drawn"], COUNT, "{stderr}");
     let scenarios = t["scenarios"].as_array().expect("scenarios");
     assert_eq!(scenarios.len() as u64, COUNT);
-    let seeds: Vec<u64> = scenarios.iter().map(|s| s["seed"].as_u64().unwrap()).collect();
+    let seeds: Vec<u64> = scenarios
+        .iter()
+        .map(|s| s["seed"].as_u64().unwrap())
+        .collect();
     let first: u64 = SEED.parse().unwrap();
     assert_eq!(seeds, (first..first + COUNT).collect::<Vec<_>>());
     // Every verdict of every scenario is in exactly one row, and every row's outcomes add up.
-    let per_scenario: u64 = scenarios.iter().map(|s| s["verdicts"].as_u64().unwrap()).sum();
+    let per_scenario: u64 = scenarios
+        .iter()
+        .map(|s| s["verdicts"].as_u64().unwrap())
+        .sum();
     assert!(per_scenario > 0);
     for table in ["rows", "kinds"] {
         let rows = t[table].as_array().expect("rows");
@@ -50,8 +56,13 @@ fn a_small_selfcheck_tallies_every_verdict_once_and_keeps_its_failures() {
     let fails: u64 = scenarios.iter().map(|s| s["fail"].as_u64().unwrap()).sum();
     assert_eq!(fails, t["findings"].as_array().unwrap().len() as u64);
     // The exit code follows the hard bounds and the runs.
-    let clean = t["hardViolations"] == 0 && t["runs"]["timedOut"] == 0 && t["runs"]["errors"] == 0;
-    assert_eq!(run.status.code(), Some(if clean { 0 } else { 1 }), "{stderr}");
+    let clean =
+        t["hard_violations"] == 0 && t["runs"]["timed_out"] == 0 && t["runs"]["errors"] == 0;
+    assert_eq!(
+        run.status.code(),
+        Some(if clean { 0 } else { 1 }),
+        "{stderr}"
+    );
     // Each scenario with a failure is kept, and loads as a scenario of its own.
     let kept: Vec<&serde_json::Value> = scenarios
         .iter()
@@ -126,12 +137,27 @@ fn a_hard_bound_exceeded_in_a_run_is_a_violation_and_fails_the_selfcheck() {
     assert_eq!(t.hard_violations, 1);
     assert!(!t.clean());
     let hard = t.kinds.iter().find(|r| r.kind == LimitKind::Hard).unwrap();
-    assert_eq!((hard.scenarios, hard.verdicts, hard.pass, hard.fail), (2, 2, 1, 1));
+    assert_eq!(
+        (hard.scenarios, hard.verdicts, hard.pass, hard.fail),
+        (2, 2, 1, 1)
+    );
     assert_eq!(t.findings.len(), 1);
-    assert_eq!((t.findings[0].seed, t.findings[0].kind), (8, LimitKind::Hard));
+    assert_eq!(
+        (t.findings[0].seed, t.findings[0].kind),
+        (8, LimitKind::Hard)
+    );
     assert!(harness::selfcheck::render(&t).contains("hard bounds exceeded: 1 (of 2"));
 
-    let t = tally(7, &[quiet, Checked { seed: 8, ..checked(bound as u64) }]);
+    let t = tally(
+        7,
+        &[
+            quiet,
+            Checked {
+                seed: 8,
+                ..checked(bound as u64)
+            },
+        ],
+    );
     assert_eq!(t.hard_violations, 0);
     assert!(t.clean());
 }
