@@ -23,7 +23,8 @@ step "cargo fmt --all --check"
 cargo fmt --all --check
 
 # The provider's AWS flavour (feature `aws`) is checked in the same build as everything else:
-# its aws-sdk crates are the ones mock-cloud's tests build anyway, so the feature adds only the
+# its aws-sdk crates are the ones mock-cloud's SDK-client tests (the workspace member
+# mock-cloud-sdk-tests, mock-cloud/sdk-tests/) build anyway, so the feature adds only the
 # provider's own `aws` module, and the harness's `aws` (the flavour on the embedded stack: its
 # tests run a small aws-upjet scenario). The harness's smoke run below builds the default
 # features. mock-cloud's `loadgen` (the benchmarks' load generator) adds one small binary

@@ -41,7 +41,8 @@
 //! 3. **Dispatch**: one arm in [`dispatch_route`] and one in [`dispatch_handle`].
 //! 4. **State**, if it keeps any: a field of `AwsState` in `aws/state.rs` (behind its own lock),
 //!    cleared in `AwsState::reset`.
-//! 5. **Tests** with the real SDK client in `tests/it/aws_<service>.rs`.
+//! 5. **Tests** with the real SDK client in `sdk-tests/tests/it/aws_<service>.rs` (the crate
+//!    `mock-cloud-sdk-tests`, so that mock-cloud's own tests build no SDK client).
 //!
 //! What every service gets without code of its own: SigV4 verification and the
 //! authentication errors of its protocol, the rate quotas of its classes and operations

@@ -1,6 +1,6 @@
-//! Helpers for the AWS tests: a cloud served on loopback with real SDK clients pointed at
-//! it, and requests signed with the SDK's own SigV4 signer for in-process tests under
-//! paused time.
+//! Helpers for the AWS tests: requests signed with the SDK's own SigV4 signer for
+//! in-process tests under paused time. The tests with the SDK's clients
+//! (`sdk-tests/tests/it/`) use them too, and add the clients.
 
 use std::time::{Duration, SystemTime};
 
@@ -9,126 +9,7 @@ use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, si
 use aws_smithy_runtime_api::client::identity::Identity;
 use bytes::Bytes;
 use http_body_util::Full;
-use mock_cloud::{Config, MockCloud};
-use tokio::sync::oneshot;
-
-/// A cloud on a loopback socket, stopped when dropped.
-pub struct Served {
-    pub url: String,
-    pub cloud: MockCloud,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-pub async fn serve(config: Config) -> Served {
-    let cloud = MockCloud::new(config).expect("valid config");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(mock_cloud::serve(listener, cloud.clone(), async {
-        stopped.await.ok();
-    }));
-    Served {
-        url,
-        cloud,
-        stop: Some(stop),
-    }
-}
-
-fn http_client() -> aws_smithy_runtime_api::client::http::SharedHttpClient {
-    aws_smithy_http_client::Builder::new().build_http()
-}
-
-/// An S3 client of `credentials` in `region`, path-style, no retries unless `retry` says.
-pub fn s3(
-    url: &str,
-    credentials: Credentials,
-    region: &str,
-    retry: aws_smithy_types::retry::RetryConfig,
-) -> aws_sdk_s3::Client {
-    let config = aws_sdk_s3::Config::builder()
-        .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
-        .endpoint_url(url)
-        .region(aws_sdk_s3::config::Region::new(region.to_owned()))
-        .credentials_provider(credentials)
-        .force_path_style(true)
-        .retry_config(retry)
-        .http_client(http_client())
-        .build();
-    aws_sdk_s3::Client::from_conf(config)
-}
-
-/// The default account's S3 client in us-east-1, without retries.
-pub fn default_s3(url: &str) -> aws_sdk_s3::Client {
-    s3(
-        url,
-        keys("default", "default"),
-        "us-east-1",
-        aws_smithy_types::retry::RetryConfig::disabled(),
-    )
-}
-
-/// An STS client of `credentials` (none: only unsigned operations work), without retries.
-pub fn sts(url: &str, credentials: Option<Credentials>) -> aws_sdk_sts::Client {
-    sts_retrying(
-        url,
-        credentials,
-        aws_smithy_types::retry::RetryConfig::disabled(),
-    )
-}
-
-/// An STS client of `credentials` that retries as `retry` says.
-pub fn sts_retrying(
-    url: &str,
-    credentials: Option<Credentials>,
-    retry: aws_smithy_types::retry::RetryConfig,
-) -> aws_sdk_sts::Client {
-    let mut config = aws_sdk_sts::Config::builder()
-        .behavior_version(aws_sdk_sts::config::BehaviorVersion::latest())
-        .endpoint_url(url)
-        .region(aws_sdk_sts::config::Region::new("us-east-1"))
-        .retry_config(retry)
-        .http_client(http_client());
-    if let Some(credentials) = credentials {
-        config = config.credentials_provider(credentials);
-    }
-    aws_sdk_sts::Client::from_conf(config.build())
-}
-
-/// An EC2 client of `credentials` in `region` that retries as `retry` says.
-pub fn ec2(
-    url: &str,
-    credentials: Credentials,
-    region: &str,
-    retry: aws_smithy_types::retry::RetryConfig,
-) -> aws_sdk_ec2::Client {
-    let config = aws_sdk_ec2::Config::builder()
-        .behavior_version(aws_sdk_ec2::config::BehaviorVersion::latest())
-        .endpoint_url(url)
-        .region(aws_sdk_ec2::config::Region::new(region.to_owned()))
-        .credentials_provider(credentials)
-        .retry_config(retry)
-        .http_client(http_client())
-        .build();
-    aws_sdk_ec2::Client::from_conf(config)
-}
-
-/// The default account's EC2 client in us-east-1, without retries.
-pub fn default_ec2(url: &str) -> aws_sdk_ec2::Client {
-    ec2(
-        url,
-        keys("default", "default"),
-        "us-east-1",
-        aws_smithy_types::retry::RetryConfig::disabled(),
-    )
-}
+use mock_cloud::MockCloud;
 
 pub fn keys(id: &str, secret: &str) -> Credentials {
     Credentials::new(id, secret, None, None, "mock-cloud-test")
@@ -294,21 +175,4 @@ pub fn element<'a>(xml: &'a str, tag: &str) -> Option<&'a str> {
     let start = xml.find(&open)? + open.len();
     let end = xml[start..].find(&format!("</{tag}>"))? + start;
     Some(&xml[start..end])
-}
-
-/// A DynamoDB client of `credentials` in us-east-1 that retries as `retry` says.
-pub fn dynamodb(
-    url: &str,
-    credentials: Credentials,
-    retry: aws_smithy_types::retry::RetryConfig,
-) -> aws_sdk_dynamodb::Client {
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-        .endpoint_url(url)
-        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-        .credentials_provider(credentials)
-        .retry_config(retry)
-        .http_client(http_client())
-        .build();
-    aws_sdk_dynamodb::Client::from_conf(config)
 }

@@ -1,13 +1,8 @@
 //! The integration tests of mock-cloud: in-process under paused time, and over sockets
-//! in real time.
+//! in real time. The tests with aws-sdk-rust's clients are in `sdk-tests/` (the crate
+//! `mock-cloud-sdk-tests`), so that these build without the SDK's clients.
 
 mod admin;
-mod aws_auth;
-mod aws_dynamodb;
-mod aws_ec2;
-mod aws_resource_faults;
-mod aws_s3;
-mod aws_sts;
 mod aws_support;
 mod aws_wire;
 mod binary;

@@ -1,0 +1,15 @@
+//! mock-cloud's tests with aws-sdk-rust's clients, over loopback sockets in real time, and
+//! with requests signed by the SDK's signer under paused time.
+
+mod aws_auth;
+mod aws_dynamodb;
+mod aws_ec2;
+mod aws_resource_faults;
+mod aws_s3;
+mod aws_sts;
+mod aws_support;
+// The SigV4 signing helpers are mock-cloud's own tests' (one file, two test crates); these
+// tests use some of them.
+#[allow(dead_code)]
+#[path = "../../../tests/it/aws_support.rs"]
+mod signing;
