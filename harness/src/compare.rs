@@ -362,6 +362,11 @@ fn per_reconcile_metrics(old: &RunResult, new: &RunResult) -> [BTreeMap<String, 
     out
 }
 
+/// What a `deleting` line adds: why its span holds more than one reconcile.
+const DELETING_NOTE: &str = "; reconciles that find it gone write nothing and share that span: \
+a delete within 30 s of the create has the provider requeue such reconciles with backoff \
+until the creation grace has passed, one Observe each (its requeue count shows them)";
+
 /// What changed in calls per reconcile, a line per (kind, path) whose mean moved by at
 /// least 0.05 calls, with the operations that moved: `Bucket.… observe: 15 → 19 calls per
 /// reconcile (+4: s3:GetBucketX +4)`.
@@ -398,17 +403,27 @@ pub fn per_reconcile_changes(c: &Comparison) -> Vec<String> {
             })
             .collect();
         let d = n - o;
+        // A `deleting` span is not one reconcile: every reconcile that finds the deleted
+        // resource gone and requeues writes nothing, so they all share the span that the
+        // finalizer's removal ends (budget.md §10).
+        let deleting = rest.ends_with(&format!(" {}", Path::Deleting.as_str()));
         out.push(format!(
-            "{rest}: {} → {} calls per reconcile ({}{}{})",
+            "{rest}: {} → {} calls {} ({}{}{}){}",
             fmt_num((o * 100.0).round() / 100.0),
             fmt_num((n * 100.0).round() / 100.0),
+            if deleting {
+                "per deleted resource, from its delete to its finalizer's removal"
+            } else {
+                "per reconcile"
+            },
             if d > 0.0 { "+" } else { "" },
             fmt_num((d * 100.0).round() / 100.0),
             if ops.is_empty() {
                 String::new()
             } else {
                 format!(": {}", ops.join(", "))
-            }
+            },
+            if deleting { DELETING_NOTE } else { "" }
         ));
     }
     out
@@ -589,4 +604,63 @@ pub fn render(c: &Comparison) -> String {
         );
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side() -> Side {
+        Side {
+            scenario: "smoke (scenarios/smoke.yaml)".into(),
+            settings: String::new(),
+            overrides: "none".into(),
+            commit: "unknown".into(),
+            started: "unknown".into(),
+            outcome: "PASS".into(),
+        }
+    }
+
+    fn row(metric: &str, old: f64, new: f64) -> Row {
+        Row {
+            metric: metric.into(),
+            old: Some(old),
+            new: Some(new),
+            regression: false,
+        }
+    }
+
+    /// smoke at R = 10 against R = 20: the faster run deletes within the creation grace, and
+    /// the provider requeues 2.17 more reconciles per Bucket that find it gone, one get each.
+    #[test]
+    fn a_deleting_span_is_reported_per_deleted_resource_not_per_reconcile() {
+        let c = Comparison {
+            old: side(),
+            new: side(),
+            problems: Vec::new(),
+            rows: vec![
+                row("per reconcile Bucket delete", 2.0, 2.0),
+                row("per reconcile Bucket deleting", 1.0, 3.17),
+                row("per reconcile Bucket deleting generic:get", 1.0, 3.17),
+                row("per reconcile Bucket observe", 1.0, 1.5),
+                row("per reconcile Bucket observe generic:get", 1.0, 1.5),
+            ],
+            settings_changed: vec!["maxReconcileRate: 10 → 20".into()],
+            max_regression_pct: 10.0,
+        };
+        let lines = per_reconcile_changes(&c);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with(
+                "Bucket deleting: 1 → 3.17 calls per deleted resource, from its delete to its \
+                 finalizer's removal (+2.17: generic:get +2.17); reconciles that find it gone"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(
+            lines[1],
+            "Bucket observe: 1 → 1.5 calls per reconcile (+0.5: generic:get +0.5)"
+        );
+    }
 }
