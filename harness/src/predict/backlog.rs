@@ -218,13 +218,32 @@ pub fn ttr_unloaded(p: &Params, provisioning: f64, poll: f64) -> f64 {
     t1 + k * mu + p.l
 }
 
+/// The q-quantile of a mix of unloaded times to Ready: `mix` holds (τ, how many) pairs, such
+/// as [`ttr_unloaded`] of each group and poll class of a wave. The smallest τ below which at
+/// least a fraction q of the resources lie; 0 for an empty mix.
+#[must_use]
+pub fn unloaded_quantile(mix: &[(f64, f64)], q: f64) -> f64 {
+    let mut sorted: Vec<(f64, f64)> = mix.iter().copied().filter(|(_, n)| *n > 0.0).collect();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = sorted.iter().map(|(_, n)| n).sum();
+    let mut seen = 0.0;
+    for (tau, n) in &sorted {
+        seen += n;
+        if seen >= q * total - 1e-9 {
+            return *tau;
+        }
+    }
+    sorted.last().map_or(0.0, |(tau, _)| *tau)
+}
+
 /// The q-quantile of time to Ready in a creation wave of `n` (§5.2): for the bucket models
-/// max(τ_unloaded, ((m − 1 + q)·N − B)/R + L̄, API client's ready time of the q-th
-/// resource, q·N/r_h + τ_unloaded).
+/// max(τ_unloaded(q), ((m − 1 + q)·N − B)/R + L̄, API client's ready time of the q-th
+/// resource, q·N/r_h + τ_unloaded(q)).
 ///
-/// The loaded terms are counted from the start of the wave. A resource's time to Ready is
-/// counted from its own creation, so when the harness writes at a rate r_h they are an upper
-/// estimate for the later resources.
+/// `unloaded` is τ_unloaded(q), the q-quantile of the wave's times to Ready without a queue
+/// ([`unloaded_quantile`]). The loaded terms are counted from the start of the wave. A
+/// resource's time to Ready is counted from its own creation, so when the harness writes at
+/// a rate r_h they are an upper estimate for the later resources.
 #[must_use]
 pub fn ttr_quantile(p: &Params, b: &Backlog, q: f64, unloaded: f64) -> f64 {
     let n = b.n();
@@ -419,6 +438,26 @@ mod tests {
                 [rows.iter().position(|x| x.0 == r && x.1 == n).unwrap_or(0)];
             assert!(close(classic, want, 1e-6), "{at}: {classic}");
         }
+    }
+
+    #[test]
+    fn the_unloaded_time_to_ready_of_a_mix_is_the_quantile_of_its_kinds() {
+        // steady-1k: 800 Buckets and Records Ready at the reconcile after the create (2L̄ on
+        // the priority queue), 200 Databases at their first poll after provisioning.
+        let p = params(RateLimitModel::Crossplane, 100.0);
+        let (sync, provisioned) = (ttr_unloaded(&p, 0.0, 60.0), ttr_unloaded(&p, 5.0, 60.0));
+        assert!(close(sync, 1.0 + 2.0 * p.l, 1e-9), "{sync}");
+        assert!(
+            close(provisioned, 1.0 + 60.0 + 3.0 * p.l, 1e-9),
+            "{provisioned}"
+        );
+        let mix = [(provisioned, 200.0), (sync, 800.0)];
+        assert_eq!(unloaded_quantile(&mix, 0.5), sync);
+        assert_eq!(unloaded_quantile(&mix, 0.8), sync);
+        assert_eq!(unloaded_quantile(&mix, 0.81), provisioned);
+        assert_eq!(unloaded_quantile(&mix, 0.99), provisioned);
+        assert_eq!(unloaded_quantile(&[(sync, 0.0)], 0.5), 0.0);
+        assert_eq!(unloaded_quantile(&[], 0.5), 0.0);
     }
 
     #[test]

@@ -19,4 +19,5 @@ pub mod steady;
 pub use formula::{Input, Meaning, Prediction, fmt_num};
 pub use params::{Params, QueueKind};
 mod plan;
+pub(crate) use plan::unloaded_ttr;
 pub use plan::{ExpectedDuration, PhasePlan, Plan, plan};

@@ -695,10 +695,17 @@ fn ttr_verdict(
             let pp = plan.phases.iter().find(|p| p.name == phase)?;
             let b = pp.backlog.as_ref()?;
             let base = plan.find(&format!("{phase}/ttr-p50"))?;
-            let tau = base.get("τ_unloaded")?;
+            let tau = crate::predict::unloaded_ttr(s, &pp.params, &s.phases[a.phase?], q)?;
             let mut p = base.clone();
             p.value = backlog::ttr_quantile(&pp.params, b, q, tau);
             p.id = format!("{phase}/ttr-p{}", q * 100.0);
+            for input in &mut p.inputs {
+                match input.name.as_str() {
+                    "τ_unloaded" => input.value = tau,
+                    "q" => input.value = q,
+                    _ => {}
+                }
+            }
             Some(p)
         });
     let observed = res
@@ -737,7 +744,10 @@ fn ttr_verdict(
         margin: lim - observed,
         pass: observed <= lim,
         outcome: Outcome::default(),
-        note: Some(format!("limit: {how}")),
+        note: Some(match pred.as_ref().and_then(|p| p.note.as_deref()) {
+            Some(why) => format!("limit: {how}; {why}"),
+            None => format!("limit: {how}"),
+        }),
         calls_window_s: None,
         kind: match (&pred, limit) {
             (Some(p), TtrLimit::Predicted { .. }) => LimitKind::of_prediction(p),

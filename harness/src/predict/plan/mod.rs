@@ -25,6 +25,7 @@ use crate::scenario::{Action, Phase, Scenario};
 use scope::{calls_in_use, classes, kinds, scopes_in_use, windows};
 
 pub use duration::ExpectedDuration;
+pub(crate) use wave::unloaded_ttr;
 
 /// What the harness predicts for one phase.
 #[derive(Clone, Debug)]
@@ -241,9 +242,9 @@ fn phase_plan(
         .map(<[usize]>::to_vec)
         .unwrap_or_default();
     let backlog = wave::backlog_of(s, p, &phase.action, &groups, alive);
-    let acted_on = backlog.as_ref().map_or(0.0, |(b, _)| b.n());
-    if let Some((b, t_p)) = &backlog {
-        let out = wave::wave_predictions(s, p, phase, &groups, (b, *t_p), &st, mu, &mut preds);
+    let acted_on = backlog.as_ref().map_or(0.0, Backlog::n);
+    if let Some(b) = &backlog {
+        let out = wave::wave_predictions(s, p, phase, &groups, b, &st, mu, &mut preds);
         if let Some(e) = out.excess {
             excess = e;
         }
@@ -353,7 +354,7 @@ fn phase_plan(
         params: p.clone(),
         excess,
         steady: st,
-        backlog: backlog.map(|(b, _)| b),
+        backlog,
         physical,
         predictions: preds,
     }
