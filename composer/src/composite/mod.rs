@@ -32,7 +32,10 @@ pub use render::{
 pub use requeue::{RECONCILE_REQUESTED_AT_ANNOTATION, Requeue, RequeueSettings, jitter, requeue};
 pub use revision::{RevisionError, RevisionPick, fetch_revision};
 pub use select::{SelectError, Selection, select_composition};
-pub use watch::{Watched, watch, watch_revisions};
+pub use watch::{
+    LOW_PRIORITY, Watched, resync_period, watch, watch_revisions, watch_revisions_with_resync,
+    watch_with_resync,
+};
 
 use std::collections::BTreeMap;
 

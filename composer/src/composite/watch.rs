@@ -5,16 +5,25 @@
 //!
 //! Core starts one cluster-wide informer per composed kind and one on the XR kind
 //! (`definition/reconciler.go`); no predicates are applied.
+//!
+//! **Resync** (`--sync-interval`, 1 h): each informer replays every object it holds as an
+//! Update whose old and new objects are the same, on a period of its own drawn once as the
+//! interval × [0.9, 1.1) (controller-runtime `pkg/cache/internal/informers.go`,
+//! `calculateResyncPeriod`). Each replay goes through the breaker like any Update (2 tokens
+//! an object, crossplane-contrib/provider-upjet-azure#1284), and what it keeps goes into the
+//! queue at controller-runtime's low priority, as `enqueue_mapped.go` adds an Update whose
+//! resourceVersion did not change.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::runtime::watcher::{self, Event};
 use limiter::controller::Request;
 use limiter::crossplane::circuit::{Handled, WatchEvent};
-use limiter::workqueue::WorkQueue;
+use limiter::workqueue::{AddOpts, WorkQueue};
 use tokio::time::Instant;
 
 use super::Realtime;
@@ -29,16 +38,82 @@ pub enum Watched {
     Composed,
 }
 
-/// Watches `api` until the stream ends, feeding `queue` through `realtime`.
+/// controller-runtime's `handler.LowPriority`: the priority of an Update whose old and new
+/// resourceVersions are equal, as a resync's are.
+pub const LOW_PRIORITY: i64 = -100;
+
+/// An informer's resync period: `sync_interval` × [0.9, 1.1), with `u` a uniform draw in
+/// `[0, 1)` (controller-runtime's `calculateResyncPeriod`).
+#[must_use]
+pub fn resync_period(sync_interval: Duration, u: f64) -> Duration {
+    sync_interval.mul_f64(0.9 + u / 5.0)
+}
+
+/// Adds what a handler kept: at [`LOW_PRIORITY`] when `low`.
+fn enqueue(queue: &WorkQueue<Request>, handled: Handled, low: bool) {
+    for request in handled.enqueued {
+        if low {
+            queue.add_with_opts(AddOpts::default().with_priority(LOW_PRIORITY), request);
+        } else {
+            queue.add(request);
+        }
+    }
+}
+
+fn same_version(old: Option<&DynamicObject>, new: &DynamicObject) -> bool {
+    old.is_some_and(|o| o.metadata.resource_version == new.metadata.resource_version)
+}
+
+/// The informer's resync timer: never without an interval.
+async fn next_resync(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Watches `api` until the stream ends, feeding `queue` through `realtime`, with no
+/// resync.
 pub async fn watch(
     api: Api<DynamicObject>,
     watched: Watched,
     realtime: Arc<Realtime>,
     queue: WorkQueue<Request>,
 ) {
-    let mut known: HashMap<(Option<String>, Option<String>), DynamicObject> = HashMap::new();
+    watch_with_resync(api, watched, realtime, queue, None).await;
+}
+
+/// [`watch`], replaying every object it holds as an Update every `sync_interval`
+/// (`--sync-interval`), on this informer's own jittered period ([`resync_period`]).
+pub async fn watch_with_resync(
+    api: Api<DynamicObject>,
+    watched: Watched,
+    realtime: Arc<Realtime>,
+    queue: WorkQueue<Request>,
+    sync_interval: Option<Duration>,
+) {
+    let period = sync_interval.map(|i| resync_period(i, rand::random()));
+    let mut resync_at = period.map(|p| Instant::now() + p);
+    let map = |now, kind, old: Option<&DynamicObject>, object: &DynamicObject| match watched {
+        Watched::Xr => realtime.xr(now, kind, old, object),
+        Watched::Composed => realtime.composed(now, kind, old, object),
+    };
+    let mut known: BTreeMap<(Option<String>, Option<String>), DynamicObject> = BTreeMap::new();
     let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
-    while let Some(event) = events.next().await {
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            () = next_resync(resync_at) => {
+                let now = Instant::now();
+                for object in known.values() {
+                    let handled = map(now, WatchEvent::Update, Some(object), object);
+                    enqueue(&queue, handled, true);
+                }
+                resync_at = period.map(|p| now + p);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
         let Ok(event) = event else {
             tracing::debug!("watch error; the watcher retries");
             continue;
@@ -63,14 +138,9 @@ pub async fn watch(
             WatchEvent::Create
         });
         let old = (kind == WatchEvent::Update).then_some(old).flatten();
-        let now = Instant::now();
-        let handled: Handled = match watched {
-            Watched::Xr => realtime.xr(now, kind, old.as_ref(), &object),
-            Watched::Composed => realtime.composed(now, kind, old.as_ref(), &object),
-        };
-        for request in handled.enqueued {
-            queue.add(request);
-        }
+        let low = kind == WatchEvent::Update && same_version(old.as_ref(), &object);
+        let handled = map(Instant::now(), kind, old.as_ref(), &object);
+        enqueue(&queue, handled, low);
     }
 }
 
@@ -83,16 +153,47 @@ pub async fn watch_revisions(
     realtime: Arc<Realtime>,
     queue: WorkQueue<Request>,
 ) {
-    let mut known: HashMap<Option<String>, ()> = HashMap::new();
+    watch_revisions_with_resync(revisions, xrs, realtime, queue, None).await;
+}
+
+/// [`watch_revisions`], replaying every revision as an Update on this informer's own
+/// jittered `sync_interval`.
+pub async fn watch_revisions_with_resync(
+    revisions: Api<CompositionRevision>,
+    xrs: Api<DynamicObject>,
+    realtime: Arc<Realtime>,
+    queue: WorkQueue<Request>,
+    sync_interval: Option<Duration>,
+) {
+    let period = sync_interval.map(|i| resync_period(i, rand::random()));
+    let mut resync_at = period.map(|p| Instant::now() + p);
+    let mut known: BTreeMap<Option<String>, CompositionRevision> = BTreeMap::new();
     let mut events = watcher::watcher(revisions, watcher::Config::default()).boxed();
-    while let Some(event) = events.next().await {
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            () = next_resync(resync_at) => {
+                if let Ok(list) = xrs.list(&ListParams::default()).await {
+                    let now = Instant::now();
+                    for revision in known.values() {
+                        let handled = realtime.revision(now, WatchEvent::Update, revision, &list.items);
+                        enqueue(&queue, handled, true);
+                    }
+                } else {
+                    tracing::debug!("cannot list XRs to map a revision resync");
+                }
+                resync_at = period.map(|p| Instant::now() + p);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
         let Ok(event) = event else {
             tracing::debug!("watch error; the watcher retries");
             continue;
         };
         let (kind, revision) = match event {
             Event::Apply(r) | Event::InitApply(r) => {
-                let seen = known.insert(r.metadata.name.clone(), ()).is_some();
+                let seen = known.insert(r.metadata.name.clone(), r.clone()).is_some();
                 (
                     if seen {
                         WatchEvent::Update
@@ -113,8 +214,19 @@ pub async fn watch_revisions(
             continue;
         };
         let handled = realtime.revision(Instant::now(), kind, &revision, &list.items);
-        for request in handled.enqueued {
-            queue.add(request);
-        }
+        enqueue(&queue, handled, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resync_period_is_the_interval_times_nine_tenths_to_eleven_tenths() {
+        let hour = Duration::from_secs(3600);
+        assert_eq!(resync_period(hour, 0.0), Duration::from_secs(3240));
+        assert_eq!(resync_period(hour, 0.5), hour);
+        assert!(resync_period(hour, 0.999_999) < Duration::from_secs(3960));
     }
 }

@@ -8,13 +8,16 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use composer::api::{ANNOTATION_RUNTIME, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
-use composer::function::builtin::{API_VERSION, KIND};
+use composer::api::ANNOTATION_RUNTIME;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use kube::core::GroupVersionKind;
+use kube::api::{Api, ListParams, PostParams};
 use mock_apiserver::{ApiServer, Config};
-use serde_json::{Value, json};
+use serde_json::json;
+
+use crate::fixture::{
+    Cluster, X, is_true, object, resource, widget_resource, widgets_pipeline, xr, xr_resource,
+    xrd,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_composer");
 /// The bound on every wait, in real time.
@@ -33,48 +36,6 @@ impl Drop for Process {
     }
 }
 
-fn crd(
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-    scope: &str,
-) -> CustomResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}")},
-        "spec": {
-            "group": group,
-            "names": {"kind": kind, "plural": plural},
-            "scope": scope,
-            "versions": [{"name": version, "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object",
-                    "x-kubernetes-preserve-unknown-fields": true}}}],
-        },
-    }))
-    .unwrap()
-}
-
-fn api(
-    client: &kube::Client,
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk(group, version, kind);
-    Api::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(&gvk, plural),
-    )
-}
-
-fn object(v: Value) -> DynamicObject {
-    serde_json::from_value(v).unwrap()
-}
-
 /// Polls `check` every 100 ms until it answers, or panics after [`WAIT`] with `what`.
 async fn wait_for<T, F: Future<Output = Option<T>>>(what: &str, mut check: impl FnMut() -> F) -> T {
     let until = tokio::time::Instant::now() + WAIT;
@@ -91,40 +52,13 @@ async fn wait_for<T, F: Future<Output = Option<T>>>(what: &str, mut check: impl 
 }
 
 /// Crossplane's kinds, the composed kind, a Function run in process, an XRD, a Composition
-/// of two Widgets and its valid revision.
-async fn cluster(client: &kube::Client) {
+/// of two Widgets and its valid revision: the objects, not the XR CRD, which the binary
+/// applies.
+async fn cluster(server: ApiServer) -> Cluster {
+    let cluster = Cluster::new(server).await;
     let pp = PostParams::default();
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    let x = "apiextensions.crossplane.io";
-    for crd in [
-        crd(
-            x,
-            "v2",
-            "CompositeResourceDefinition",
-            "compositeresourcedefinitions",
-            "Cluster",
-        ),
-        crd(x, "v1", "Composition", "compositions", "Cluster"),
-        crd(
-            x,
-            "v1",
-            "CompositionRevision",
-            "compositionrevisions",
-            "Cluster",
-        ),
-        crd(
-            "pkg.crossplane.io",
-            "v1",
-            "Function",
-            "functions",
-            "Cluster",
-        ),
-        crd("test.example.org", "v1", "Widget", "widgets", "Namespaced"),
-    ] {
-        crds.create(&pp, &crd).await.unwrap();
-    }
-    let functions = api(client, "pkg.crossplane.io", "v1", "Function", "functions");
-    functions
+    cluster
+        .all(&resource("pkg.crossplane.io", "v1", "Function", "functions"))
         .create(
             &pp,
             &object(json!({
@@ -135,70 +69,21 @@ async fn cluster(client: &kube::Client) {
         )
         .await
         .unwrap();
-    let xrds = api(
-        client,
-        x,
-        "v2",
-        "CompositeResourceDefinition",
-        "compositeresourcedefinitions",
-    );
-    xrds.create(&pp, &object(json!({
-        "apiVersion": "apiextensions.crossplane.io/v2", "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "xwidgets.example.org"},
-        "spec": {"group": "example.org", "names": {"kind": "XWidget", "plural": "xwidgets"},
-            "versions": [{"name": "v1", "referenceable": true, "served": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {"region": {"type": "string"}}}}}}}]},
-    })))
-    .await
-    .unwrap();
+    cluster
+        .all(&resource(
+            X,
+            "v2",
+            "CompositeResourceDefinition",
+            "compositeresourcedefinitions",
+        ))
+        .create(&pp, &object(serde_json::to_value(xrd()).unwrap()))
+        .await
+        .unwrap();
     // A 1 s TTL: no watch on Widgets, so the requeue sees their Ready status.
-    let pipeline = json!([{"step": "compose", "functionRef": {"name": "resources"}, "input": {
-        "apiVersion": API_VERSION, "kind": KIND, "ttl": "1s",
-        "resources": [{"name": "widget", "count": N,
-            "base": {"apiVersion": "test.example.org/v1", "kind": "Widget"},
-            "patches": [{"fromFieldPath": "spec.region", "toFieldPath": "spec.region"}]}]}}]);
-    let spec = json!({"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
-        "mode": "Pipeline", "pipeline": pipeline});
-    let composition = api(client, x, "v1", "Composition", "compositions")
-        .create(
-            &pp,
-            &object(json!({
-                "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
-                "metadata": {"name": "widgets"}, "spec": spec,
-            })),
-        )
-        .await
-        .unwrap();
-    let mut revision_spec = spec.clone();
-    revision_spec["revision"] = json!(1);
-    let revisions = api(
-        client,
-        x,
-        "v1",
-        "CompositionRevision",
-        "compositionrevisions",
-    );
-    revisions
-        .create(
-            &pp,
-            &object(json!({
-                "apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
-                "metadata": {"name": "widgets-1", "labels": {LABEL_COMPOSITION_NAME: "widgets"},
-                    "ownerReferences": [{"apiVersion": "apiextensions.crossplane.io/v1",
-                        "kind": "Composition", "name": "widgets",
-                        "uid": composition.metadata.uid, "controller": true}]},
-                "spec": revision_spec,
-            })),
-        )
-        .await
-        .unwrap();
-    let valid = json!({"status": {"conditions": [{"type": TYPE_VALID_PIPELINE, "status": "True",
-        "reason": "ValidPipeline", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
-    revisions
-        .patch_status("widgets-1", &PatchParams::default(), &Patch::Merge(&valid))
-        .await
-        .unwrap();
+    cluster
+        .composition("widgets", &widgets_pipeline(N, "1s"))
+        .await;
+    cluster
 }
 
 fn kubeconfig(name: &str, url: &str) -> PathBuf {
@@ -217,8 +102,8 @@ async fn the_binary_composes_an_xr_on_mock_apiserver_until_ready_and_stops_on_si
     let served = tokio::spawn(mock_apiserver::serve(listener, server.clone(), async {
         let _ = stopped.await;
     }));
-    let client = kube::Client::new(server.service(), "default");
-    cluster(&client).await;
+    let cluster = cluster(server.clone()).await;
+    let client = cluster.client.clone();
 
     let path = kubeconfig("compose", &url);
     let mut process = Process(Some(
@@ -243,24 +128,13 @@ async fn the_binary_composes_an_xr_on_mock_apiserver_until_ready_and_stops_on_si
     })
     .await;
     assert_eq!(crd.spec.names.kind, "XWidget");
-    let gvk = GroupVersionKind::gvk("example.org", "v1", "XWidget");
-    let xrs: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "default",
-        &ApiResource::from_gvk_with_plural(&gvk, "xwidgets"),
-    );
-    xrs.create(
-        &PostParams::default(),
-        &object(json!({
-            "apiVersion": "example.org/v1", "kind": "XWidget",
-            "metadata": {"name": "xr-0"}, "spec": {"region": "eu-west-1"},
-        })),
-    )
-    .await
-    .unwrap();
+    let xrs = cluster.api(&xr_resource());
+    xrs.create(&PostParams::default(), &xr("xr-0"))
+        .await
+        .unwrap();
 
     // The XR watch enqueues it; its reconcile composes the Widgets.
-    let widgets = api(&client, "test.example.org", "v1", "Widget", "widgets");
+    let widgets = cluster.all(&widget_resource());
     let composed = wait_for("the composed Widgets", || async {
         let items = widgets.list(&ListParams::default()).await.unwrap().items;
         (items.len() == N).then_some(items)
@@ -285,35 +159,9 @@ async fn the_binary_composes_an_xr_on_mock_apiserver_until_ready_and_stops_on_si
     assert_eq!(refs, N);
 
     // The provider's part; the 1 s TTL requeue then finds them Ready.
-    let widgets_ns = Api::<DynamicObject>::namespaced_with(
-        client.clone(),
-        "default",
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("test.example.org", "v1", "Widget"),
-            "widgets",
-        ),
-    );
-    for w in &composed {
-        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        widgets_ns
-            .patch_status(
-                w.metadata.name.as_deref().unwrap(),
-                &PatchParams::default(),
-                &Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
-    }
+    assert_eq!(cluster.mark_ready(&widget_resource()).await, N);
     wait_for("the XR to become Ready", || async {
-        let xr = xrs.get("xr-0").await.unwrap();
-        let conditions = xr.data["status"]["conditions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        conditions
-            .iter()
-            .any(|c| c["type"] == "Ready" && c["status"] == "True")
-            .then_some(())
+        is_true(&xrs.get("xr-0").await.unwrap(), "Ready").then_some(())
     })
     .await;
 

@@ -5,50 +5,22 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use composer::api::{CompositeResourceDefinition, CompositionRevision};
+use composer::api::CompositionRevision;
 use composer::composite::{Composer, LABEL_COMPOSITE, Realtime};
-use composer::function::builtin::{API_VERSION, KIND, Resources};
+use composer::function::builtin::Resources;
 use composer::function::{Functions, InProcessRunner};
-use composer::xcrd::for_composite_resource;
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{
-    Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchParams,
-};
-use kube::core::{GroupVersionKind, WatchEvent as KubeEvent};
+use kube::api::{DynamicObject, ListParams, PostParams, WatchParams};
+use kube::core::WatchEvent as KubeEvent;
 use limiter::controller::Request;
 use limiter::crossplane::circuit::{BreakerConfig, WatchEvent};
 use mock_apiserver::{ApiServer, Config};
 use serde_json::json;
 use tokio::time::Instant;
 
+use crate::fixture::{Cluster, widget_resource, widgets_pipeline, xr_resource, xrd};
+
 const N: usize = 60;
-
-fn xrd() -> CompositeResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.crossplane.io/v2",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "xwidgets.example.org"},
-        "spec": {"group": "example.org", "names": {"kind": "XWidget", "plural": "xwidgets"},
-            "versions": [{"name": "v1", "referenceable": true, "served": true,
-                "schema": {"openAPIV3Schema": {"type": "object"}}}]},
-    }))
-    .unwrap()
-}
-
-fn widget_crd() -> CustomResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.test.example.org"},
-        "spec": {"group": "test.example.org", "names": {"kind": "Widget", "plural": "widgets"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]},
-    }))
-    .unwrap()
-}
 
 fn revision() -> CompositionRevision {
     serde_json::from_value(json!({
@@ -56,35 +28,20 @@ fn revision() -> CompositionRevision {
         "metadata": {"name": "widgets-1"},
         "spec": {"revision": 1,
             "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
-            "pipeline": [{"step": "compose", "functionRef": {"name": "resources"}, "input": {
-                "apiVersion": API_VERSION, "kind": KIND,
-                "resources": [{"name": "widget", "count": N,
-                    "base": {"apiVersion": "test.example.org/v1", "kind": "Widget"}}]}}]},
+            "pipeline": widgets_pipeline(N, "60s")},
     }))
     .unwrap()
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_xr_of_sixty_resources_whose_provider_writes_status_opens_its_own_breaker() {
-    let server = ApiServer::new(Config::default());
-    let client = kube::Client::new(server.service(), "default");
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let cluster = Cluster::new(ApiServer::new(Config::default())).await;
+    cluster.install_xrd(&xrd()).await;
+    let client = cluster.client.clone();
     let pp = PostParams::default();
-    crds.create(&pp, &for_composite_resource(&xrd()).unwrap())
-        .await
-        .unwrap();
-    crds.create(&pp, &widget_crd()).await.unwrap();
-    let xr_resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("example.org", "v1", "XWidget"),
-        "xwidgets",
-    );
-    let widget_resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("test.example.org", "v1", "Widget"),
-        "widgets",
-    );
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
-    let widgets: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), "default", &widget_resource);
+    let xr_resource = xr_resource();
+    let xrs = cluster.api(&xr_resource);
+    let widgets = cluster.api(&widget_resource());
 
     let from = widgets
         .list(&ListParams::default())
@@ -117,17 +74,7 @@ async fn an_xr_of_sixty_resources_whose_provider_writes_status_opens_its_own_bre
         .await
         .unwrap();
     // The provider: every composed resource's status written at once.
-    for w in widgets.list(&ListParams::default()).await.unwrap().items {
-        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        widgets
-            .patch_status(
-                w.metadata.name.as_deref().unwrap(),
-                &PatchParams::default(),
-                &Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
-    }
+    assert_eq!(cluster.mark_ready(&widget_resource()).await, N);
 
     // Core's defaults: burst 100, refill 1/s; all within the same instant.
     let realtime = Realtime::new("example.org/v1", "XWidget", BreakerConfig::default());

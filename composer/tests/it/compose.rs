@@ -4,59 +4,18 @@
 
 use std::time::Duration;
 
-use composer::api::{CompositeResourceDefinition, CompositionRevision};
+use composer::api::CompositionRevision;
 use composer::composite::{Composer, LABEL_COMPOSITE};
-use composer::function::builtin::{API_VERSION, KIND, Resources};
+use composer::function::builtin::Resources;
 use composer::function::{Functions, InProcessRunner};
-use composer::xcrd::for_composite_resource;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
-};
-use kube::core::GroupVersionKind;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use mock_apiserver::{ApiServer, Config, Verb};
 use serde_json::json;
 use tokio::time::Instant;
 
+use crate::fixture::{Cluster, widget_resource, widgets_pipeline, xr_resource, xrd};
+
 const N: usize = 3;
-
-fn xrd() -> CompositeResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.crossplane.io/v2",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "xwidgets.example.org"},
-        "spec": {
-            "group": "example.org",
-            "names": {"kind": "XWidget", "plural": "xwidgets"},
-            "versions": [{"name": "v1", "referenceable": true, "served": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {"region": {"type": "string"}}},
-                }}}}],
-        },
-    }))
-    .unwrap()
-}
-
-/// The composed kind, standing in for a provider's managed resource.
-fn widget_crd() -> CustomResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.test.example.org"},
-        "spec": {
-            "group": "test.example.org",
-            "names": {"kind": "Widget", "plural": "widgets"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-                }}}}],
-        },
-    }))
-    .unwrap()
-}
 
 fn revision() -> CompositionRevision {
     serde_json::from_value(json!({
@@ -66,47 +25,18 @@ fn revision() -> CompositionRevision {
         "spec": {
             "revision": 1,
             "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
-            "pipeline": [{"step": "compose", "functionRef": {"name": "resources"}, "input": {
-                "apiVersion": API_VERSION, "kind": KIND, "ttl": "60s",
-                "resources": [{"name": "widget", "count": N,
-                    "base": {"apiVersion": "test.example.org/v1", "kind": "Widget"},
-                    "patches": [{"fromFieldPath": "spec.region", "toFieldPath": "spec.region"}]}],
-            }}],
+            "pipeline": widgets_pipeline(N, "60s"),
         },
     }))
     .unwrap()
 }
 
-fn xr_resource() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("example.org", "v1", "XWidget"),
-        "xwidgets",
-    )
-}
-
-fn widget_resource() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("test.example.org", "v1", "Widget"),
-        "widgets",
-    )
-}
-
 async fn setup() -> (ApiServer, kube::Client, Composer) {
-    let server = ApiServer::new(Config::default());
-    let client = kube::Client::new(server.service(), "default");
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    crds.create(
-        &PostParams::default(),
-        &for_composite_resource(&xrd()).unwrap(),
-    )
-    .await
-    .unwrap();
-    crds.create(&PostParams::default(), &widget_crd())
-        .await
-        .unwrap();
+    let cluster = Cluster::new(ApiServer::new(Config::default())).await;
+    cluster.install_xrd(&xrd()).await;
     let functions = Functions::new().with("resources", InProcessRunner::new(Resources));
-    let composer = Composer::new(client.clone(), functions);
-    (server, client, composer)
+    let composer = Composer::new(cluster.client.clone(), functions);
+    (cluster.server, cluster.client, composer)
 }
 
 fn deadline() -> Instant {

@@ -3,7 +3,9 @@
 
 mod binary;
 mod breaker;
+mod chain;
 mod compose;
+mod fixture;
 mod grpc;
 mod in_process;
 mod python;

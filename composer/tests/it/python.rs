@@ -30,9 +30,9 @@ const CLIENT: &str = concat!(
 const DEADLINE: Duration = Duration::from_secs(60);
 
 /// The Python function, killed on drop.
-struct PythonFunction {
+pub struct PythonFunction {
     child: Child,
-    address: SocketAddr,
+    pub address: SocketAddr,
 }
 
 impl Drop for PythonFunction {
@@ -64,7 +64,7 @@ pub fn sdk_installed() -> bool {
 }
 
 /// Starts the function, unless the SDK is missing.
-fn start(ttl_seconds: u32) -> Option<PythonFunction> {
+pub fn start(ttl_seconds: u32) -> Option<PythonFunction> {
     if !sdk_installed() {
         return None;
     }

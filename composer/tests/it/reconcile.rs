@@ -5,190 +5,48 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
 use composer::composite::{
-    Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, FINALIZER, LABEL_COMPOSITE,
-    RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, Reconciler, Requeue, RequeueSettings, Watched,
-    start, watch, watch_revisions,
+    DEFAULT_MAX_CONCURRENT_RECONCILES, FINALIZER, LABEL_COMPOSITE,
+    RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, Reconciler, Requeue, RequeueSettings, start,
 };
-use composer::function::builtin::{API_VERSION, KIND, Resources};
+use composer::function::builtin::Resources;
 use composer::function::{Functions, InProcessRunner};
-use composer::xcrd::for_composite_resource;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
-};
-use kube::core::GroupVersionKind;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use limiter::controller::Request;
 use limiter::crossplane::circuit::BreakerConfig;
 use mock_apiserver::{ApiServer, Config};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::time::Instant;
+
+use crate::fixture::{
+    Cluster, Running, is_true, realtime, reconciler, widget_resource, widgets_pipeline, xr,
+    xr_resource, xrd,
+};
 
 const XRS: usize = 10;
 const N: usize = 3;
 
-fn open_crd(group: &str, kind: &str, plural: &str, scope: &str) -> CustomResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}")},
-        "spec": {
-            "group": group,
-            "names": {"kind": kind, "plural": plural},
-            "scope": scope,
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-                }}}}],
-        },
-    }))
-    .unwrap()
-}
-
-fn xrd() -> CompositeResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.crossplane.io/v2",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "xwidgets.example.org"},
-        "spec": {
-            "group": "example.org",
-            "names": {"kind": "XWidget", "plural": "xwidgets"},
-            "versions": [{"name": "v1", "referenceable": true, "served": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {"region": {"type": "string"}}},
-                }}}}],
-        },
-    }))
-    .unwrap()
-}
-
-fn resource(group: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1", kind), plural)
-}
-
-fn pipeline() -> Value {
-    json!([{"step": "compose", "functionRef": {"name": "resources"}, "input": {
-        "apiVersion": API_VERSION, "kind": KIND, "ttl": "60s",
-        "resources": [{"name": "widget", "count": N,
-            "base": {"apiVersion": "test.example.org/v1", "kind": "Widget"},
-            "patches": [{"fromFieldPath": "spec.region", "toFieldPath": "spec.region"}]}],
-    }}])
-}
-
-/// The API server with the XR, Widget, Composition and revision kinds, a Composition of
-/// three Widgets with a valid revision, and a reconciler of its XRs.
-async fn stack() -> (ApiServer, kube::Client, Reconciler, ApiResource) {
-    let server = ApiServer::new(Config::default());
-    let client = kube::Client::new(server.service(), "default");
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    let pp = PostParams::default();
-    crds.create(&pp, &for_composite_resource(&xrd()).unwrap())
-        .await
-        .unwrap();
-    crds.create(
-        &pp,
-        &open_crd("test.example.org", "Widget", "widgets", "Namespaced"),
-    )
-    .await
-    .unwrap();
-    crds.create(
-        &pp,
-        &open_crd(
-            "apiextensions.crossplane.io",
-            "Composition",
-            "compositions",
-            "Cluster",
-        ),
-    )
-    .await
-    .unwrap();
-    crds.create(
-        &pp,
-        &open_crd(
-            "apiextensions.crossplane.io",
-            "CompositionRevision",
-            "compositionrevisions",
-            "Cluster",
-        ),
-    )
-    .await
-    .unwrap();
-
-    let compositions: Api<DynamicObject> = Api::all_with(
-        client.clone(),
-        &resource("apiextensions.crossplane.io", "Composition", "compositions"),
-    );
-    let composition: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
-        "metadata": {"name": "widgets"},
-        "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
-                 "mode": "Pipeline", "pipeline": pipeline()},
-    }))
-    .unwrap();
-    let composition = compositions.create(&pp, &composition).await.unwrap();
-    let revisions: Api<DynamicObject> = Api::all_with(
-        client.clone(),
-        &resource(
-            "apiextensions.crossplane.io",
-            "CompositionRevision",
-            "compositionrevisions",
-        ),
-    );
-    let revision: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
-        "metadata": {"name": "widgets-1", "labels": {LABEL_COMPOSITION_NAME: "widgets"},
-            "ownerReferences": [{"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
-                "name": "widgets", "uid": composition.metadata.uid, "controller": true}]},
-        "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
-                 "mode": "Pipeline", "pipeline": pipeline(), "revision": 1},
-    }))
-    .unwrap();
-    revisions.create(&pp, &revision).await.unwrap();
-    let valid = json!({"status": {"conditions": [{"type": TYPE_VALID_PIPELINE, "status": "True",
-        "reason": "ValidPipeline", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
-    revisions
-        .patch_status("widgets-1", &PatchParams::default(), &Patch::Merge(&valid))
-        .await
-        .unwrap();
-
-    let xr_resource = resource("example.org", "XWidget", "xwidgets");
+/// The API server with Crossplane's kinds, the XR kind, a Composition of three Widgets with
+/// a valid revision, and a reconciler of its XRs showing `breaker`.
+async fn stack(breaker: &Arc<Realtime>) -> (Cluster, Reconciler) {
+    let cluster = Cluster::new(ApiServer::new(Config::default())).await;
+    cluster.install_xrd(&xrd()).await;
+    cluster
+        .composition("widgets", &widgets_pipeline(N, "60s"))
+        .await;
     let functions = Functions::new().with("resources", InProcessRunner::new(Resources));
-    let reconciler = Reconciler::new(
-        client.clone(),
-        xrd(),
-        xr_resource.clone(),
-        Composer::new(client.clone(), functions),
-        RequeueSettings::default(),
-    )
-    .with_realtime(Arc::new(Realtime::new(
-        "example.org/v1",
-        "XWidget",
-        BreakerConfig::default(),
-    )));
-    (server, client, reconciler, xr_resource)
+    let reconciler = reconciler(&cluster, functions, RequeueSettings::default(), breaker);
+    (cluster, reconciler)
 }
 
 #[tokio::test(start_paused = true)]
 async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothing() {
-    let (_server, client, reconciler, xr_resource) = stack().await;
-    let pp = PostParams::default();
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
-    let widgets: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "default",
-        &resource("test.example.org", "Widget", "widgets"),
-    );
+    let (cluster, reconciler) = stack(&realtime(BreakerConfig::default())).await;
+    let xrs = cluster.api(&xr_resource());
+    let widgets = cluster.api(&widget_resource());
     let names: Vec<String> = (0..XRS).map(|i| format!("xr-{i}")).collect();
     for name in &names {
-        let xr: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "example.org/v1", "kind": "XWidget",
-            "metadata": {"name": name}, "spec": {"region": "eu-west-1"},
-        }))
-        .unwrap();
-        xrs.create(&pp, &xr).await.unwrap();
+        xrs.create(&PostParams::default(), &xr(name)).await.unwrap();
         // Realtime on: the pipeline's 60 s TTL, jittered (0.5 is no jitter).
         let requeue = reconciler
             .reconcile(Some("default"), name, 0.5)
@@ -219,17 +77,7 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
     }
 
     // The provider's part: each composed resource reports Ready.
-    for w in &all {
-        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        widgets
-            .patch_status(
-                w.metadata.name.as_deref().unwrap(),
-                &PatchParams::default(),
-                &Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
-    }
+    assert_eq!(cluster.mark_ready(&widget_resource()).await, XRS * N);
     // A reconcile request on the first XR.
     let request =
         json!({"metadata": {"annotations": {RECONCILE_REQUESTED_AT_ANNOTATION: "token-1"}}});
@@ -242,9 +90,8 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
             .await
             .unwrap();
         let xr = xrs.get(name).await.unwrap();
+        assert!(is_true(&xr, "Ready"), "{name}: {:?}", xr.data["status"]);
         let conditions = xr.data["status"]["conditions"].as_array().unwrap();
-        let ready = conditions.iter().find(|c| c["type"] == "Ready").unwrap();
-        assert_eq!(ready["status"], "True", "{name}: {conditions:?}");
         let responsive = conditions
             .iter()
             .find(|c| c["type"] == "Responsive")
@@ -297,13 +144,9 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
 
 #[tokio::test(start_paused = true)]
 async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
-    let (_server, client, reconciler, xr_resource) = stack().await;
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
-    let widgets: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "default",
-        &resource("test.example.org", "Widget", "widgets"),
-    );
+    let (cluster, reconciler) = stack(&realtime(BreakerConfig::default())).await;
+    let xrs = cluster.api(&xr_resource());
+    let widgets = cluster.api(&widget_resource());
     let controller = start(
         "xwidgets.example.org",
         Arc::new(reconciler),
@@ -312,37 +155,19 @@ async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
     assert_eq!(controller.name(), "composite/xwidgets.example.org");
     for i in 0..XRS {
         let name = format!("xr-{i}");
-        let xr: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "example.org/v1", "kind": "XWidget",
-            "metadata": {"name": name}, "spec": {"region": "eu-west-1"},
-        }))
-        .unwrap();
-        xrs.create(&PostParams::default(), &xr).await.unwrap();
+        xrs.create(&PostParams::default(), &xr(&name)).await.unwrap();
         controller.queue().add(Request::new("default", name));
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     let all = widgets.list(&ListParams::default()).await.unwrap().items;
     assert_eq!(all.len(), XRS * N);
-
-    for w in &all {
-        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        widgets
-            .patch_status(
-                w.metadata.name.as_deref().unwrap(),
-                &PatchParams::default(),
-                &Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
-    }
+    cluster.mark_ready(&widget_resource()).await;
     // No watch feeds the queue yet: the 60 s TTL requeue (jittered ±10 %) brings each XR
     // back.
     tokio::time::sleep(Duration::from_secs(67)).await;
     for i in 0..XRS {
         let xr = xrs.get(&format!("xr-{i}")).await.unwrap();
-        let conditions = xr.data["status"]["conditions"].as_array().unwrap().clone();
-        let ready = conditions.iter().find(|c| c["type"] == "Ready").unwrap();
-        assert_eq!(ready["status"], "True", "xr-{i}: {conditions:?}");
+        assert!(is_true(&xr, "Ready"), "xr-{i}: {:?}", xr.data["status"]);
     }
     let stats = controller.stats();
     controller.shut_down().await;
@@ -351,68 +176,35 @@ async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
 
 #[tokio::test(start_paused = true)]
 async fn with_watches_status_writes_make_xrs_ready_and_a_new_revision_moves_them_before_any_ttl() {
-    let (_server, client, reconciler, xr_resource) = stack().await;
-    let widget_resource = resource("test.example.org", "Widget", "widgets");
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource);
-    let widgets: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), "default", &widget_resource);
-    let realtime = Arc::new(Realtime::new(
-        "example.org/v1",
-        "XWidget",
-        BreakerConfig::default(),
-    ));
-    let controller = start(
-        "xwidgets.example.org",
-        Arc::new(reconciler),
-        DEFAULT_MAX_CONCURRENT_RECONCILES,
+    let breaker = realtime(BreakerConfig::default());
+    let (cluster, reconciler) = stack(&breaker).await;
+    let xrs = cluster.api(&xr_resource());
+    let widgets = cluster.api(&widget_resource());
+    // The XR, Widget and revision watches feed the queue: no manual adds.
+    let running = Running::start(
+        &cluster,
+        reconciler,
+        Arc::clone(&breaker),
+        &[widget_resource()],
     );
-    let xr_watch = tokio::spawn(watch(
-        Api::all_with(client.clone(), &xr_resource),
-        Watched::Xr,
-        Arc::clone(&realtime),
-        controller.queue().clone(),
-    ));
-    let composed_watch = tokio::spawn(watch(
-        Api::all_with(client.clone(), &widget_resource),
-        Watched::Composed,
-        Arc::clone(&realtime),
-        controller.queue().clone(),
-    ));
-
-    // The XR watch enqueues each new XR: no manual adds.
     for i in 0..XRS {
-        let xr: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "example.org/v1", "kind": "XWidget",
-            "metadata": {"name": format!("xr-{i}")}, "spec": {"region": "eu-west-1"},
-        }))
-        .unwrap();
-        xrs.create(&PostParams::default(), &xr).await.unwrap();
+        xrs.create(&PostParams::default(), &xr(&format!("xr-{i}")))
+            .await
+            .unwrap();
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     let all = widgets.list(&ListParams::default()).await.unwrap().items;
     assert_eq!(all.len(), XRS * N);
-
-    for w in &all {
-        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        widgets
-            .patch_status(
-                w.metadata.name.as_deref().unwrap(),
-                &PatchParams::default(),
-                &Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
-    }
+    cluster.mark_ready(&widget_resource()).await;
     // Well before the 60 s TTL: the composed resources' Update events bring the XRs back.
     tokio::time::sleep(Duration::from_secs(2)).await;
     for i in 0..XRS {
         let xr = xrs.get(&format!("xr-{i}")).await.unwrap();
-        let conditions = xr.data["status"]["conditions"].as_array().unwrap().clone();
-        let ready = conditions.iter().find(|c| c["type"] == "Ready").unwrap();
-        assert_eq!(ready["status"], "True", "xr-{i}: {conditions:?}");
+        assert!(is_true(&xr, "Ready"), "xr-{i}: {:?}", xr.data["status"]);
         // Three creates and three updates per XR, plus its own events: far below 100.
         assert!(
-            realtime
+            running
+                .realtime
                 .responsive(Instant::now(), &Request::new("default", format!("xr-{i}")))
                 .status
         );
@@ -420,44 +212,9 @@ async fn with_watches_status_writes_make_xrs_ready_and_a_new_revision_moves_them
 
     // A new revision of the Composition: its events fan out to every Automatic XR, which
     // moves to it (crossplane#7114's fan-out).
-    let revisions_watch = tokio::spawn(watch_revisions(
-        Api::all(client.clone()),
-        Api::all_with(client.clone(), &xr_resource),
-        Arc::clone(&realtime),
-        controller.queue().clone(),
-    ));
-    let compositions: Api<DynamicObject> = Api::all_with(
-        client.clone(),
-        &resource("apiextensions.crossplane.io", "Composition", "compositions"),
-    );
-    let uid = compositions.get("widgets").await.unwrap().metadata.uid;
-    let revisions: Api<DynamicObject> = Api::all_with(
-        client.clone(),
-        &resource(
-            "apiextensions.crossplane.io",
-            "CompositionRevision",
-            "compositionrevisions",
-        ),
-    );
-    let second: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
-        "metadata": {"name": "widgets-2", "labels": {LABEL_COMPOSITION_NAME: "widgets"},
-            "ownerReferences": [{"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
-                "name": "widgets", "uid": uid, "controller": true}]},
-        "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
-                 "mode": "Pipeline", "pipeline": pipeline(), "revision": 2},
-    }))
-    .unwrap();
-    revisions
-        .create(&PostParams::default(), &second)
-        .await
-        .unwrap();
-    let valid = json!({"status": {"conditions": [{"type": TYPE_VALID_PIPELINE, "status": "True",
-        "reason": "ValidPipeline", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
-    revisions
-        .patch_status("widgets-2", &PatchParams::default(), &Patch::Merge(&valid))
-        .await
-        .unwrap();
+    cluster
+        .revision("widgets", 2, &widgets_pipeline(N, "60s"))
+        .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     for i in 0..XRS {
         let xr = xrs.get(&format!("xr-{i}")).await.unwrap();
@@ -466,10 +223,6 @@ async fn with_watches_status_writes_make_xrs_ready_and_a_new_revision_moves_them
             "xr-{i}"
         );
     }
-    revisions_watch.abort();
-    xr_watch.abort();
-    composed_watch.abort();
-    let stats = controller.stats();
-    controller.shut_down().await;
+    let stats = running.stop().await;
     assert!(stats.total() > 2 * XRS as u64, "{stats:?}");
 }

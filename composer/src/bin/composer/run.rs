@@ -8,7 +8,8 @@ use composer::api::{
     CompositeResourceDefinition, Composition, CompositionRevision, Endpoint, Function,
 };
 use composer::composite::{
-    Composer, Realtime, Reconciler, RequeueSettings, Watched, start, watch, watch_revisions,
+    Composer, Realtime, Reconciler, RequeueSettings, Watched, start, watch_revisions_with_resync,
+    watch_with_resync,
 };
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
@@ -216,34 +217,22 @@ async fn controllers(
         let controller = start(&name, Arc::new(reconciler), cli.max_reconcile_rate);
         let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let queue = controller.queue().clone();
-        tasks.push(tokio::spawn(watch(
+        // Each informer resyncs on its own jittered --sync-interval.
+        let resync = Some(cli.sync_interval);
+        tasks.push(tokio::spawn(watch_with_resync(
             xrs.clone(),
             Watched::Xr,
             Arc::clone(&realtime),
             queue.clone(),
+            resync,
         )));
-        tasks.push(tokio::spawn(watch_revisions(
+        tasks.push(tokio::spawn(watch_revisions_with_resync(
             Api::all(client.clone()),
-            xrs.clone(),
+            xrs,
             realtime,
-            queue.clone(),
+            queue,
+            resync,
         )));
-        let every = cli.sync_interval;
-        tasks.push(tokio::spawn(async move {
-            let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-            loop {
-                ticks.tick().await;
-                match xrs.list(&ListParams::default()).await {
-                    Ok(list) => list.items.iter().for_each(|xr| {
-                        queue.add(Request::new(
-                            xr.metadata.namespace.clone().unwrap_or_default(),
-                            xr.metadata.name.clone().unwrap_or_default(),
-                        ));
-                    }),
-                    Err(error) => tracing::warn!(%error, "cannot list XRs to resync them"),
-                }
-            }
-        }));
         tracing::info!(xrd = %name, kind = %gvk.kind, "started the XR controller");
         controllers.push(controller);
     }

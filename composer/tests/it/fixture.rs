@@ -1,0 +1,463 @@
+//! The API server, Crossplane's kinds and the objects the composite tests share: one place
+//! that installs the CRDs, an XRD, a Composition with its valid revision, and marks
+//! composed resources Ready as a provider would; a reconciler, its controller and its
+//! realtime watches; a function's own log of the calls it served; and a runner that calls
+//! a real function over a socket from a test on tokio's paused clock.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
+use composer::composite::{
+    Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, Realtime, Reconciler, RequeueSettings, Watched,
+    start, watch_revisions_with_resync, watch_with_resync,
+};
+use composer::function::builtin::{API_VERSION, KIND};
+use composer::function::proto::{RunFunctionRequest, RunFunctionResponse};
+use composer::function::{
+    BoxFuture, Function, FunctionError, FunctionRunner, Functions, GrpcRunner,
+};
+use composer::xcrd::for_composite_resource;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::core::GroupVersionKind;
+use limiter::controller::{Controller, Request};
+use limiter::crossplane::circuit::BreakerConfig;
+use mock_apiserver::ApiServer;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+pub const NS: &str = "default";
+/// Crossplane's API group of XRDs, Compositions and revisions.
+pub const X: &str = "apiextensions.crossplane.io";
+
+/// A CRD with an open `spec` and `status` and a status subresource.
+pub fn crd(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    scope: &str,
+) -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "plural": plural},
+            "scope": scope,
+            "versions": [{"name": version, "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                }}}}],
+        },
+    }))
+    .unwrap()
+}
+
+pub fn object(v: Value) -> DynamicObject {
+    serde_json::from_value(v).unwrap()
+}
+
+pub fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+/// `XWidget` (example.org/v1): a Namespaced XRD whose spec has a `region`.
+pub fn xrd() -> CompositeResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.crossplane.io/v2",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": "xwidgets.example.org"},
+        "spec": {
+            "group": "example.org",
+            "names": {"kind": "XWidget", "plural": "xwidgets"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "referenceable": true, "served": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"region": {"type": "string"}}},
+                }}}}],
+        },
+    }))
+    .unwrap()
+}
+
+pub fn xr_resource() -> ApiResource {
+    resource("example.org", "v1", "XWidget", "xwidgets")
+}
+
+/// The composed kind that stands in for a provider's managed resource.
+pub fn widget_resource() -> ApiResource {
+    resource("test.example.org", "v1", "Widget", "widgets")
+}
+
+pub fn revision_resource() -> ApiResource {
+    resource(X, "v1", "CompositionRevision", "compositionrevisions")
+}
+
+/// An XWidget in [`NS`].
+pub fn xr(name: &str) -> DynamicObject {
+    object(json!({
+        "apiVersion": "example.org/v1", "kind": "XWidget",
+        "metadata": {"name": name}, "spec": {"region": "eu-west-1"},
+    }))
+}
+
+/// A built-in function step composing `count` objects from `base`, with the XR's region
+/// patched to `region_path` and a TTL.
+pub fn builtin_step(count: usize, base: Value, region_path: &str, ttl: &str) -> Value {
+    json!({"step": "compose", "functionRef": {"name": "resources"}, "input": {
+        "apiVersion": API_VERSION, "kind": KIND, "ttl": ttl,
+        "resources": [{"name": "widget", "count": count, "base": base,
+            "patches": [{"fromFieldPath": "spec.region", "toFieldPath": region_path}]}],
+    }})
+}
+
+/// One step of the built-in function composing `count` Widgets.
+pub fn widgets_pipeline(count: usize, ttl: &str) -> Value {
+    json!([builtin_step(
+        count,
+        json!({"apiVersion": "test.example.org/v1", "kind": "Widget"}),
+        "spec.region",
+        ttl,
+    )])
+}
+
+/// An API server with Crossplane's kinds, and a client of it.
+pub struct Cluster {
+    pub server: ApiServer,
+    pub client: kube::Client,
+}
+
+impl Cluster {
+    /// `server` with the CRDs of XRDs, Compositions, CompositionRevisions, Functions and
+    /// the Widget kind.
+    pub async fn new(server: ApiServer) -> Cluster {
+        let client = kube::Client::new(server.service(), NS);
+        let cluster = Cluster { server, client };
+        for crd in [
+            crd(
+                X,
+                "v2",
+                "CompositeResourceDefinition",
+                "compositeresourcedefinitions",
+                "Cluster",
+            ),
+            crd(X, "v1", "Composition", "compositions", "Cluster"),
+            crd(
+                X,
+                "v1",
+                "CompositionRevision",
+                "compositionrevisions",
+                "Cluster",
+            ),
+            crd(
+                "pkg.crossplane.io",
+                "v1",
+                "Function",
+                "functions",
+                "Cluster",
+            ),
+            crd("test.example.org", "v1", "Widget", "widgets", "Namespaced"),
+        ] {
+            cluster.create_crd(&crd).await;
+        }
+        cluster
+    }
+
+    pub async fn create_crd(&self, crd: &CustomResourceDefinition) {
+        Api::<CustomResourceDefinition>::all(self.client.clone())
+            .create(&PostParams::default(), crd)
+            .await
+            .unwrap();
+    }
+
+    /// The XR CRD generated from `xrd`.
+    pub async fn install_xrd(&self, xrd: &CompositeResourceDefinition) {
+        self.create_crd(&for_composite_resource(xrd).unwrap()).await;
+    }
+
+    /// Objects of `resource`: namespaced in [`NS`], or all.
+    pub fn api(&self, resource: &ApiResource) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), NS, resource)
+    }
+
+    pub fn all(&self, resource: &ApiResource) -> Api<DynamicObject> {
+        Api::all_with(self.client.clone(), resource)
+    }
+
+    pub async fn list(&self, resource: &ApiResource) -> Vec<DynamicObject> {
+        self.all(resource)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+    }
+
+    /// The Composition `name` of XWidgets with `pipeline`, and its revision 1, valid.
+    pub async fn composition(&self, name: &str, pipeline: &Value) {
+        let spec = json!({"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
+            "mode": "Pipeline", "pipeline": pipeline});
+        self.all(&resource(X, "v1", "Composition", "compositions"))
+            .create(
+                &PostParams::default(),
+                &object(json!({
+                    "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+                    "metadata": {"name": name}, "spec": spec,
+                })),
+            )
+            .await
+            .unwrap();
+        self.revision(name, 1, pipeline).await;
+    }
+
+    /// Revision `n` of Composition `composition` (`<composition>-<n>`), controlled by it and
+    /// marked `ValidPipeline`, as core's revision controller would leave it.
+    pub async fn revision(&self, composition: &str, n: u64, pipeline: &Value) {
+        let uid = self
+            .all(&resource(X, "v1", "Composition", "compositions"))
+            .get(composition)
+            .await
+            .unwrap()
+            .metadata
+            .uid;
+        let name = format!("{composition}-{n}");
+        let revisions = self.all(&revision_resource());
+        revisions
+            .create(
+                &PostParams::default(),
+                &object(json!({
+                    "apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
+                    "metadata": {"name": name, "labels": {LABEL_COMPOSITION_NAME: composition},
+                        "ownerReferences": [{"apiVersion": "apiextensions.crossplane.io/v1",
+                            "kind": "Composition", "name": composition, "uid": uid,
+                            "controller": true}]},
+                    "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XWidget"},
+                        "mode": "Pipeline", "pipeline": pipeline, "revision": n},
+                })),
+            )
+            .await
+            .unwrap();
+        let valid = json!({"status": {"conditions": [{"type": TYPE_VALID_PIPELINE, "status": "True",
+            "reason": "ValidPipeline", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+        revisions
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&valid))
+            .await
+            .unwrap();
+    }
+
+    /// The provider's part, done by hand: every object of `resource` in [`NS`] reports
+    /// `Ready=True` with one status write.
+    pub async fn mark_ready(&self, resource: &ApiResource) -> usize {
+        let api = self.api(resource);
+        let all = api.list(&ListParams::default()).await.unwrap().items;
+        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        for o in &all {
+            api.patch_status(
+                o.metadata.name.as_deref().unwrap(),
+                &PatchParams::default(),
+                &Patch::Merge(&ready),
+            )
+            .await
+            .unwrap();
+        }
+        all.len()
+    }
+}
+
+/// Whether `o` has the condition `type_` with status `True`.
+pub fn is_true(o: &DynamicObject, type_: &str) -> bool {
+    o.data["status"]["conditions"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c["type"] == type_ && c["status"] == "True"))
+}
+
+/// A reconciler of XWidgets composing through `functions`, showing `realtime`'s breaker.
+pub fn reconciler(
+    cluster: &Cluster,
+    functions: Functions,
+    settings: RequeueSettings,
+    realtime: &Arc<Realtime>,
+) -> Reconciler {
+    Reconciler::new(
+        cluster.client.clone(),
+        xrd(),
+        xr_resource(),
+        Composer::new(cluster.client.clone(), functions),
+        settings,
+    )
+    .with_realtime(Arc::clone(realtime))
+}
+
+/// The XWidget breaker with `config`.
+pub fn realtime(config: BreakerConfig) -> Arc<Realtime> {
+    Arc::new(Realtime::new("example.org/v1", "XWidget", config))
+}
+
+/// An XRD's controller and its realtime watches, as the binary starts them.
+pub struct Running {
+    pub controller: Controller<Request>,
+    pub realtime: Arc<Realtime>,
+    watches: Vec<JoinHandle<()>>,
+}
+
+impl Running {
+    /// The controller of `reconciler` with core's worker count, watching XWidgets, the
+    /// composed kinds in `composed` and CompositionRevisions through `realtime`.
+    pub fn start(
+        cluster: &Cluster,
+        reconciler: Reconciler,
+        realtime: Arc<Realtime>,
+        composed: &[ApiResource],
+    ) -> Running {
+        Running::start_with(cluster, reconciler, realtime, composed, None)
+    }
+
+    /// [`Running::start`], each informer resyncing on its own jittered `sync_interval`.
+    pub fn start_with(
+        cluster: &Cluster,
+        reconciler: Reconciler,
+        realtime: Arc<Realtime>,
+        composed: &[ApiResource],
+        sync_interval: Option<Duration>,
+    ) -> Running {
+        let controller = start(
+            "xwidgets.example.org",
+            Arc::new(reconciler),
+            DEFAULT_MAX_CONCURRENT_RECONCILES,
+        );
+        let queue = controller.queue().clone();
+        let mut watches = vec![
+            tokio::spawn(watch_with_resync(
+                cluster.all(&xr_resource()),
+                Watched::Xr,
+                Arc::clone(&realtime),
+                queue.clone(),
+                sync_interval,
+            )),
+            tokio::spawn(watch_revisions_with_resync(
+                Api::all(cluster.client.clone()),
+                cluster.all(&xr_resource()),
+                Arc::clone(&realtime),
+                queue.clone(),
+                sync_interval,
+            )),
+        ];
+        for kind in composed {
+            watches.push(tokio::spawn(watch_with_resync(
+                cluster.all(kind),
+                Watched::Composed,
+                Arc::clone(&realtime),
+                queue.clone(),
+                sync_interval,
+            )));
+        }
+        Running {
+            controller,
+            realtime,
+            watches,
+        }
+    }
+
+    pub async fn stop(self) -> limiter::controller::ControllerStatsSnapshot {
+        for w in &self.watches {
+            w.abort();
+        }
+        let stats = self.controller.stats();
+        self.controller.shut_down().await;
+        stats
+    }
+}
+
+/// A function's own log: how many requests it served, counted inside the function (not by
+/// the caller's metrics).
+pub struct Logged<F> {
+    inner: F,
+    served: Arc<AtomicU64>,
+}
+
+impl<F> Logged<F> {
+    /// `inner`, and the counter of the calls it serves.
+    pub fn new(inner: F) -> (Logged<F>, Arc<AtomicU64>) {
+        let served = Arc::new(AtomicU64::new(0));
+        (
+            Logged {
+                inner,
+                served: Arc::clone(&served),
+            },
+            served,
+        )
+    }
+}
+
+impl<F: Function> Function for Logged<F> {
+    fn run_function(
+        &self,
+        request: RunFunctionRequest,
+    ) -> BoxFuture<'_, Result<RunFunctionResponse, tonic::Status>> {
+        self.served.fetch_add(1, Ordering::Relaxed);
+        self.inner.run_function(request)
+    }
+}
+
+/// Calls a function over a real socket from a test on tokio's paused clock: the call runs
+/// on a real-time runtime of its own while the test's thread waits for it, so the paused
+/// clock does not jump to the next timer while the bytes are on the wire. The function's
+/// real latency costs no virtual time; the virtual deadline's remainder bounds the call in
+/// real time.
+pub struct RealTime {
+    runner: Arc<GrpcRunner>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl RealTime {
+    pub fn new(runner: GrpcRunner) -> RealTime {
+        RealTime {
+            runner: Arc::new(runner),
+            runtime: Some(
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .enable_all()
+                    .build()
+                    .unwrap(),
+            ),
+        }
+    }
+}
+
+impl Drop for RealTime {
+    fn drop(&mut self) {
+        // A runtime may not be dropped inside another's context.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl FunctionRunner for RealTime {
+    fn run<'a>(
+        &'a self,
+        name: &'a str,
+        request: RunFunctionRequest,
+        deadline: tokio::time::Instant,
+    ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>> {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let runner = Arc::clone(&self.runner);
+        let name_owned = name.to_owned();
+        let (answer, answered) = mpsc::sync_channel(1);
+        let runtime = self.runtime.as_ref().expect("running until dropped");
+        runtime.spawn(async move {
+            let real_deadline = tokio::time::Instant::now() + left;
+            let _ = answer.send(runner.run(&name_owned, request, real_deadline).await);
+        });
+        // Blocks the test's thread (and so its paused clock) until the call ends.
+        let result = answered
+            .recv_timeout(left + Duration::from_secs(5))
+            .expect("the real-time call answers by its deadline");
+        Box::pin(std::future::ready(result))
+    }
+}
