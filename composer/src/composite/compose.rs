@@ -81,11 +81,15 @@ pub struct StatusExtras {
     pub last_handled_reconcile_at: Option<String>,
 }
 
+/// What a [`Composer`] calls for each kind it meets the first time.
+type NewKind = Box<dyn Fn(&ApiResource) + Send + Sync>;
+
 /// Composes XRs of one kind through a function runner, with an API client.
 pub struct Composer {
     client: kube::Client,
     runner: Box<dyn FunctionRunner>,
     kinds: Mutex<HashMap<GroupVersionKind, ApiResource>>,
+    new_kind: Option<NewKind>,
 }
 
 impl Composer {
@@ -95,7 +99,17 @@ impl Composer {
             client,
             runner: Box::new(runner),
             kinds: Mutex::new(HashMap::new()),
+            new_kind: None,
         }
+    }
+
+    /// Calls `start` once for each composed kind this composer meets (discovers) the first
+    /// time: where core starts a watch for a new composed kind (`StartWatches`, step 7 of a
+    /// reconcile); the binary starts one there.
+    #[must_use]
+    pub fn on_new_kind(mut self, start: impl Fn(&ApiResource) + Send + Sync + 'static) -> Self {
+        self.new_kind = Some(Box::new(start));
+        self
     }
 
     async fn resource(&self, api_version: &str, kind: &str) -> Result<ApiResource, ComposeError> {
@@ -110,10 +124,15 @@ impl Composer {
         let (resource, _) = kube::discovery::pinned_kind(&self.client, &gvk)
             .await
             .map_err(api(format!("discover {api_version} {kind}")))?;
-        self.kinds
+        let first = self
+            .kinds
             .lock()
             .expect("not poisoned")
-            .insert(gvk, resource.clone());
+            .insert(gvk, resource.clone())
+            .is_none();
+        if first && let Some(start) = &self.new_kind {
+            start(&resource);
+        }
         Ok(resource)
     }
 

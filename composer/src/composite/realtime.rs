@@ -13,7 +13,8 @@ use std::sync::Mutex;
 use kube::api::DynamicObject;
 use limiter::controller::Request;
 use limiter::crossplane::circuit::{
-    Breaker, BreakerConfig, Deletion, EventSource, Handled, Responsive, Watch, WatchEvent, handle,
+    Breaker, BreakerConfig, BreakerMetrics, Deletion, EventSource, Handled, Mode, Responsive,
+    Watch, WatchEvent, handle,
 };
 use tokio::time::Instant;
 
@@ -137,6 +138,40 @@ impl Realtime {
     pub fn responsive(&self, now: Instant, xr: &Request) -> Responsive {
         let state = self.breaker.lock().expect("not poisoned").state(now, xr);
         Responsive::from_state(&state)
+    }
+
+    /// The breaker's counters: `circuit_breaker_opens_total`, `_closes_total` and
+    /// `_events_total` by result, for this controller.
+    #[must_use]
+    pub fn metrics(&self) -> BreakerMetrics {
+        self.breaker.lock().expect("not poisoned").metrics()
+    }
+
+    /// In [`Mode::EagerClose`] (crossplane/crossplane PR #7725, the fix for #7703), the
+    /// reconciler's half of the fix: while `xr`'s circuit is open, reconcile it again when
+    /// its next half-open event could pass, or a half-open interval (30 s) from now once
+    /// that instant is past, so that an XR whose events were dropped is not left stale;
+    /// the reconcile after the cooldown finds the circuit closed (the mode's `GetState`)
+    /// and stops asking. `None` in [`Mode::Released`] or while closed. The PR describes this
+    /// half ("requeue while the circuit breaker is open"); its diff was not at hand, so
+    /// the interval is this reading of it.
+    #[must_use]
+    pub fn requeue_while_open(&self, now: Instant, xr: &Request) -> Option<std::time::Duration> {
+        let mut breaker = self.breaker.lock().expect("not poisoned");
+        if breaker.config().mode != Mode::EagerClose {
+            return None;
+        }
+        let state = breaker.state(now, xr);
+        if !state.is_open {
+            return None;
+        }
+        let interval = breaker.config().half_open_interval.to_std();
+        Some(
+            state
+                .next_allowed_at
+                .filter(|at| *at > now)
+                .map_or(interval, |at| at - now),
+        )
     }
 
     fn controller_of(&self, object: &DynamicObject) -> Vec<Request> {

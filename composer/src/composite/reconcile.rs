@@ -50,6 +50,10 @@ pub enum ReconcileError {
     /// The XR does not read.
     #[error("cannot read the XR's spec.crossplane")]
     Machinery(#[source] serde_json::Error),
+    /// The reconcile's deadline ([`RECONCILE_TIMEOUT`]) passed: whatever request or call
+    /// was in flight was abandoned, as Go's context cancels it.
+    #[error("context deadline exceeded after {0:?}")]
+    DeadlineExceeded(Duration),
 }
 
 fn api(action: &'static str) -> impl FnOnce(kube::Error) -> ReconcileError {
@@ -112,6 +116,13 @@ impl Reconciler {
     /// - Then one compose ([`Composer::compose`]) within core's 2-minute deadline, and the
     ///   requeue of [`requeue`].
     ///
+    /// - The whole reconcile, every request and function call, runs under core's 2-minute
+    ///   deadline: when it passes, what is in flight is abandoned and the reconcile fails
+    ///   ([`ReconcileError::DeadlineExceeded`]), as Go's context timeout does
+    ///   (crossplane#6240: sequential applies after a slow function).
+    /// - With the breaker's [`limiter::crossplane::circuit::Mode::EagerClose`], an XR whose
+    ///   circuit is open is requeued by [`Realtime::requeue_while_open`] at the latest.
+    ///
     /// # Errors
     /// [`ReconcileError`]; the caller backs the XR off.
     pub async fn reconcile(
@@ -120,7 +131,32 @@ impl Reconciler {
         name: &str,
         u: f64,
     ) -> Result<Requeue, ReconcileError> {
-        let deadline = Instant::now() + RECONCILE_TIMEOUT;
+        let started = Instant::now();
+        let deadline = started + RECONCILE_TIMEOUT;
+        let requeue =
+            tokio::time::timeout_at(deadline, self.reconcile_by(namespace, name, u, deadline))
+                .await
+                .map_err(|_| ReconcileError::DeadlineExceeded(started.elapsed()))??;
+        let open = self.realtime.as_ref().and_then(|r| {
+            r.requeue_while_open(
+                Instant::now(),
+                &Request::new(namespace.unwrap_or_default(), name),
+            )
+        });
+        Ok(match (requeue, open) {
+            (Requeue::Never, Some(wait)) => Requeue::After(wait),
+            (Requeue::After(after), Some(wait)) => Requeue::After(after.min(wait)),
+            (requeue, _) => requeue,
+        })
+    }
+
+    async fn reconcile_by(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        u: f64,
+        deadline: Instant,
+    ) -> Result<Requeue, ReconcileError> {
         let xrs = self.xrs(namespace);
         let Some(mut xr) = xrs
             .get_opt(name)

@@ -83,16 +83,16 @@ pub async fn watch(
     watch_with_resync(api, watched, realtime, queue, None).await;
 }
 
-/// [`watch`], replaying every object it holds as an Update every `sync_interval`
-/// (`--sync-interval`), on this informer's own jittered period ([`resync_period`]).
+/// [`watch`], replaying every object it holds as an Update every `period`: this
+/// informer's own period, [`resync_period`] of `--sync-interval` with a fresh draw, as core
+/// gets it (a test passes exact periods).
 pub async fn watch_with_resync(
     api: Api<DynamicObject>,
     watched: Watched,
     realtime: Arc<Realtime>,
     queue: WorkQueue<Request>,
-    sync_interval: Option<Duration>,
+    period: Option<Duration>,
 ) {
-    let period = sync_interval.map(|i| resync_period(i, rand::random()));
     let mut resync_at = period.map(|p| Instant::now() + p);
     let map = |now, kind, old: Option<&DynamicObject>, object: &DynamicObject| match watched {
         Watched::Xr => realtime.xr(now, kind, old, object),
@@ -156,16 +156,15 @@ pub async fn watch_revisions(
     watch_revisions_with_resync(revisions, xrs, realtime, queue, None).await;
 }
 
-/// [`watch_revisions`], replaying every revision as an Update on this informer's own
-/// jittered `sync_interval`.
+/// [`watch_revisions`], replaying every revision as an Update every `period` (this
+/// informer's own, as for [`watch_with_resync`]).
 pub async fn watch_revisions_with_resync(
     revisions: Api<CompositionRevision>,
     xrs: Api<DynamicObject>,
     realtime: Arc<Realtime>,
     queue: WorkQueue<Request>,
-    sync_interval: Option<Duration>,
+    period: Option<Duration>,
 ) {
-    let period = sync_interval.map(|i| resync_period(i, rand::random()));
     let mut resync_at = period.map(|p| Instant::now() + p);
     let mut known: BTreeMap<Option<String>, CompositionRevision> = BTreeMap::new();
     let mut events = watcher::watcher(revisions, watcher::Config::default()).boxed();

@@ -15,8 +15,7 @@ use mock_apiserver::{ApiServer, Config};
 use serde_json::json;
 
 use crate::fixture::{
-    Cluster, X, is_true, object, resource, widget_resource, widgets_pipeline, xr, xr_resource,
-    xrd,
+    Cluster, X, is_true, object, resource, widget_resource, widgets_pipeline, xr, xr_resource, xrd,
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_composer");
@@ -58,7 +57,12 @@ async fn cluster(server: ApiServer) -> Cluster {
     let cluster = Cluster::new(server).await;
     let pp = PostParams::default();
     cluster
-        .all(&resource("pkg.crossplane.io", "v1", "Function", "functions"))
+        .all(&resource(
+            "pkg.crossplane.io",
+            "v1",
+            "Function",
+            "functions",
+        ))
         .create(
             &pp,
             &object(json!({

@@ -21,15 +21,13 @@ use limiter::crossplane::Settings;
 use limiter::crossplane::circuit::BreakerConfig;
 use mock_apiserver::ApiServer;
 use mock_cloud::{AccountConfig, Action, Collection, MockCloud, Quotas};
-use provider::crd::{
-    ProviderConfig, ProviderConfigSpec, ProviderCredentials, SecretKeySelector,
-};
+use provider::crd::{ProviderConfig, ProviderConfigSpec, ProviderCredentials, SecretKeySelector};
 use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
 use serde_json::json;
 
 use crate::fixture::{
-    Cluster, Logged, NS, RealTime, Running, builtin_step, is_true, realtime, reconciler,
-    resource, xr, xr_resource, xrd,
+    Cluster, Logged, NS, RealTime, Running, builtin_step, is_true, realtime, reconciler, resource,
+    xr, xr_resource, xrd,
 };
 
 const XRS: usize = 100;
@@ -108,7 +106,12 @@ async fn a_hundred_xrs_of_five_buckets_through_two_functions_and_the_provider_be
     )
     .unwrap();
 
-    let buckets = resource(provider::crd::GROUP, provider::crd::VERSION, "Bucket", "buckets");
+    let buckets = resource(
+        provider::crd::GROUP,
+        provider::crd::VERSION,
+        "Bucket",
+        "buckets",
+    );
     let pipeline = json!([
         builtin_step(
             N,
@@ -180,7 +183,9 @@ async fn a_hundred_xrs_of_five_buckets_through_two_functions_and_the_provider_be
         assert!(is_true(b, "Ready") && is_true(b, "Synced"), "{b:?}");
     }
     for x in cluster.list(&xr_resource()).await {
-        let refs = x.data["spec"]["crossplane"]["resourceRefs"].as_array().unwrap();
+        let refs = x.data["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .unwrap();
         assert_eq!(refs.len(), N);
         assert!(is_true(&x, "Responsive"), "{:?}", x.data["status"]);
     }

@@ -67,7 +67,7 @@ pub fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiReso
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
 }
 
-/// `XWidget` (example.org/v1): a Namespaced XRD whose spec has a `region`.
+/// `XWidget` (example.org/v1): a Namespaced XRD whose spec has a `region` and a `count`.
 pub fn xrd() -> CompositeResourceDefinition {
     serde_json::from_value(json!({
         "apiVersion": "apiextensions.crossplane.io/v2",
@@ -79,7 +79,8 @@ pub fn xrd() -> CompositeResourceDefinition {
             "scope": "Namespaced",
             "versions": [{"name": "v1", "referenceable": true, "served": true,
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {"region": {"type": "string"}}},
+                    "spec": {"type": "object", "properties": {
+                        "region": {"type": "string"}, "count": {"type": "integer"}}},
                 }}}}],
         },
     }))
@@ -271,9 +272,10 @@ impl Cluster {
 
 /// Whether `o` has the condition `type_` with status `True`.
 pub fn is_true(o: &DynamicObject, type_: &str) -> bool {
-    o.data["status"]["conditions"]
-        .as_array()
-        .is_some_and(|c| c.iter().any(|c| c["type"] == type_ && c["status"] == "True"))
+    o.data["status"]["conditions"].as_array().is_some_and(|c| {
+        c.iter()
+            .any(|c| c["type"] == type_ && c["status"] == "True")
+    })
 }
 
 /// A reconciler of XWidgets composing through `functions`, showing `realtime`'s breaker.
@@ -298,6 +300,15 @@ pub fn realtime(config: BreakerConfig) -> Arc<Realtime> {
     Arc::new(Realtime::new("example.org/v1", "XWidget", config))
 }
 
+/// Each informer's resync period (`--sync-interval` × [0.9, 1.1), drawn once per informer
+/// in core; exact here); `None`: no resync.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Resync {
+    pub xr: Option<Duration>,
+    pub revisions: Option<Duration>,
+    pub composed: Option<Duration>,
+}
+
 /// An XRD's controller and its realtime watches, as the binary starts them.
 pub struct Running {
     pub controller: Controller<Request>,
@@ -314,16 +325,16 @@ impl Running {
         realtime: Arc<Realtime>,
         composed: &[ApiResource],
     ) -> Running {
-        Running::start_with(cluster, reconciler, realtime, composed, None)
+        Running::start_with(cluster, reconciler, realtime, composed, Resync::default())
     }
 
-    /// [`Running::start`], each informer resyncing on its own jittered `sync_interval`.
+    /// [`Running::start`], each informer resyncing on the period `resync` gives it.
     pub fn start_with(
         cluster: &Cluster,
         reconciler: Reconciler,
         realtime: Arc<Realtime>,
         composed: &[ApiResource],
-        sync_interval: Option<Duration>,
+        resync: Resync,
     ) -> Running {
         let controller = start(
             "xwidgets.example.org",
@@ -337,14 +348,14 @@ impl Running {
                 Watched::Xr,
                 Arc::clone(&realtime),
                 queue.clone(),
-                sync_interval,
+                resync.xr,
             )),
             tokio::spawn(watch_revisions_with_resync(
                 Api::all(cluster.client.clone()),
                 cluster.all(&xr_resource()),
                 Arc::clone(&realtime),
                 queue.clone(),
-                sync_interval,
+                resync.revisions,
             )),
         ];
         for kind in composed {
@@ -353,7 +364,7 @@ impl Running {
                 Watched::Composed,
                 Arc::clone(&realtime),
                 queue.clone(),
-                sync_interval,
+                resync.composed,
             )));
         }
         Running {

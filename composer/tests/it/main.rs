@@ -11,6 +11,7 @@ mod in_process;
 mod python;
 mod pythonic;
 mod reconcile;
+mod storms;
 mod support;
 mod wire;
 mod xcrd;

@@ -155,7 +155,9 @@ async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
     assert_eq!(controller.name(), "composite/xwidgets.example.org");
     for i in 0..XRS {
         let name = format!("xr-{i}");
-        xrs.create(&PostParams::default(), &xr(&name)).await.unwrap();
+        xrs.create(&PostParams::default(), &xr(&name))
+            .await
+            .unwrap();
         controller.queue().add(Request::new("default", name));
     }
     tokio::time::sleep(Duration::from_secs(1)).await;

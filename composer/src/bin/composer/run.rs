@@ -8,8 +8,8 @@ use composer::api::{
     CompositeResourceDefinition, Composition, CompositionRevision, Endpoint, Function,
 };
 use composer::composite::{
-    Composer, Realtime, Reconciler, RequeueSettings, Watched, start, watch_revisions_with_resync,
-    watch_with_resync,
+    Composer, Realtime, Reconciler, RequeueSettings, Watched, resync_period, start,
+    watch_revisions_with_resync, watch_with_resync,
 };
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
@@ -211,27 +211,49 @@ async fn controllers(
         let resource = ApiResource::from_gvk_with_plural(&gvk, &xrd.spec.names.plural);
         let api_version = format!("{}/{version}", xrd.spec.group);
         let realtime = Arc::new(Realtime::new(&api_version, &gvk.kind, cli.breaker()));
-        let composer = Composer::new(client.clone(), functions.clone());
+        // Core's step 7: a watch on each composed kind, started when a reconcile first
+        // meets it; the kinds go to a task that starts the watches once the queue exists.
+        let (kinds, mut new_kinds) = tokio::sync::mpsc::unbounded_channel::<ApiResource>();
+        let composer = Composer::new(client.clone(), functions.clone()).on_new_kind(move |kind| {
+            let _ = kinds.send(kind.clone());
+        });
         let reconciler = Reconciler::new(client.clone(), xrd, resource.clone(), composer, settings)
             .with_realtime(Arc::clone(&realtime));
         let controller = start(&name, Arc::new(reconciler), cli.max_reconcile_rate);
         let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let queue = controller.queue().clone();
         // Each informer resyncs on its own jittered --sync-interval.
-        let resync = Some(cli.sync_interval);
+        let resync = || Some(resync_period(cli.sync_interval, rand::random()));
         tasks.push(tokio::spawn(watch_with_resync(
             xrs.clone(),
             Watched::Xr,
             Arc::clone(&realtime),
             queue.clone(),
-            resync,
+            resync(),
         )));
+        let (watch_client, watch_realtime, watch_queue) =
+            (client.clone(), Arc::clone(&realtime), queue.clone());
+        let sync_interval = cli.sync_interval;
+        tasks.push(tokio::spawn(async move {
+            // Dropped (so its watches aborted) when this task is aborted at shutdown.
+            let mut watches = tokio::task::JoinSet::new();
+            while let Some(kind) = new_kinds.recv().await {
+                tracing::info!(kind = %kind.kind, group = %kind.group, "watching a composed kind");
+                watches.spawn(watch_with_resync(
+                    Api::all_with(watch_client.clone(), &kind),
+                    Watched::Composed,
+                    Arc::clone(&watch_realtime),
+                    watch_queue.clone(),
+                    Some(resync_period(sync_interval, rand::random())),
+                ));
+            }
+        }));
         tasks.push(tokio::spawn(watch_revisions_with_resync(
             Api::all(client.clone()),
             xrs,
             realtime,
             queue,
-            resync,
+            resync(),
         )));
         tracing::info!(xrd = %name, kind = %gvk.kind, "started the XR controller");
         controllers.push(controller);
