@@ -9,7 +9,8 @@
 //! `meta.k8s.io/v1` Tables, both Event APIs, protobuf bodies of the built-in kinds
 //! client-go sends that way, a garbage collector for `ownerReferences`, an optional
 //! Deployment status writer ([`Config::with_deployment_rollouts`]), optional flow
-//! control (429 with `Retry-After`) and a journal of every request.
+//! control ([`FlowControl`]: API Priority and Fairness with kube-apiserver's priority
+//! levels and queues, or an immediate limit) and a journal of every request.
 //!
 //! # Where to start
 //! - [`ApiServer::new`] builds a server from a [`Config`]; [`ApiServer::service`] gives a
@@ -50,6 +51,7 @@ mod error;
 mod events;
 mod flowcontrol;
 mod handlers;
+mod identity;
 mod journal;
 mod jsonpath;
 mod kinds;
@@ -79,7 +81,12 @@ mod verb;
 mod watch;
 
 pub use error::{ApiError, Cause, Details};
-pub use flowcontrol::FlowControl;
+pub use flowcontrol::config::{
+    ConfigError as FlowControlConfigError, Distinguisher, FlowSchema, LevelKind, LimitResponse,
+    NonResourceRule, PolicyRules, PriorityLevel, ResourceRule, Subject,
+};
+pub use flowcontrol::{FlowControl, PriorityAndFairness, RateLimit};
+pub use identity::User;
 pub use journal::{Entry, JOURNAL_PATH, Journal, JournalPage, X_EPOCH};
 pub use kubeconfig::{kubeconfig, write_kubeconfig};
 pub use response::ResponseBody;

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::Parser;
-use mock_apiserver::{ApiServer, Config, FlowControl, GarbageCollection};
+use mock_apiserver::{
+    ApiServer, Config, FlowControl, GarbageCollection, PriorityAndFairness, User,
+};
 
 /// An embedded Kubernetes API server that kubectl and kube-rs clients accept.
 ///
@@ -28,8 +30,55 @@ struct Args {
     /// allowed). Repeat for more files.
     #[arg(long = "crd", value_name = "FILE")]
     crds: Vec<PathBuf>,
-    /// Server-side flow control: sustained requests per second before answering 429
-    /// with Retry-After. Off when not given.
+    /// Flow control as kube-apiserver runs it, API Priority and Fairness: each request is
+    /// classified by its user and verb (the bootstrap flow schemas, plus --apf-config)
+    /// into a priority level with its share of the seats; requests beyond them wait in
+    /// fair queues (up to --apf-queue-wait), then get a plain-text 429 with Retry-After.
+    /// `system:masters` is exempt. The user is --user, or what a request's
+    /// Impersonate-User/Impersonate-Group headers name (kubectl --as, --as-group).
+    /// Series: apiserver_flowcontrol_* on /metrics.
+    #[arg(long, conflicts_with = "qps")]
+    priority_and_fairness: bool,
+    /// Seats for read-only requests; with --max-mutating-requests-inflight, the seats the
+    /// priority levels share (kube-apiserver's flags and defaults: 400 + 200).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 400,
+        requires = "priority_and_fairness"
+    )]
+    max_requests_inflight: usize,
+    /// Seats for writes (see --max-requests-inflight).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 200,
+        requires = "priority_and_fairness"
+    )]
+    max_mutating_requests_inflight: usize,
+    /// Longest wait in a priority level's queue before a 429 (kube-apiserver: a quarter
+    /// of its 60 s request timeout), e.g. 15s or 500ms.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration, requires = "priority_and_fairness")]
+    apf_queue_wait: std::time::Duration,
+    /// PriorityLevelConfiguration and FlowSchema objects (YAML,
+    /// flowcontrol.apiserver.k8s.io/v1) that add to or replace the bootstrap ones, as
+    /// creating them in a cluster does. Repeatable.
+    #[arg(
+        long = "apf-config",
+        value_name = "FILE",
+        requires = "priority_and_fairness"
+    )]
+    apf_configs: Vec<PathBuf>,
+    /// The user a request without Impersonate-User is (default system:anonymous, in
+    /// system:unauthenticated; any other is also in system:authenticated).
+    #[arg(long, value_name = "NAME")]
+    user: Option<String>,
+    /// A group of --user. Repeatable; `--group system:masters` makes it exempt.
+    #[arg(long = "group", value_name = "NAME", requires = "user")]
+    groups: Vec<String>,
+    /// The immediate limit (not kube-apiserver's behaviour): sustained requests per
+    /// second before answering 429 with a JSON Status and Retry-After, for every user
+    /// alike. Off when not given.
     #[arg(long, value_name = "QPS")]
     qps: Option<NonZeroU32>,
     /// Flow-control burst (requests allowed at once after idling); defaults to --qps.
@@ -76,7 +125,31 @@ fn garbage_collection(text: &str) -> Result<GarbageCollection, String> {
     }
 }
 
-fn config(args: &Args) -> Config {
+/// A duration such as `15s` or `500ms`.
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    text.parse::<jiff::SignedDuration>()
+        .ok()
+        .and_then(|d| std::time::Duration::try_from(d).ok())
+        .ok_or_else(|| format!("expected a duration such as 15s or 500ms, not {text:?}"))
+}
+
+/// API Priority and Fairness from the flags and the --apf-config files.
+fn priority_and_fairness(args: &Args) -> anyhow::Result<PriorityAndFairness> {
+    let mut apf = PriorityAndFairness::default()
+        .with_server_concurrency_limit(
+            args.max_requests_inflight + args.max_mutating_requests_inflight,
+        )
+        .with_request_wait_limit(args.apf_queue_wait);
+    for path in &args.apf_configs {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        apf.add_objects_yaml(&text)
+            .with_context(|| format!("{}", path.display()))?;
+    }
+    Ok(apf)
+}
+
+fn config(args: &Args) -> anyhow::Result<Config> {
     let mut config = Config::default()
         .with_watch_history(args.watch_history)
         .with_bookmark_interval(std::time::Duration::from_secs(
@@ -89,14 +162,22 @@ fn config(args: &Args) -> Config {
         }
         config = config.with_flow_control(flow);
     }
+    if args.priority_and_fairness {
+        config = config.with_flow_control(FlowControl::PriorityAndFairness(priority_and_fairness(
+            args,
+        )?));
+    }
+    if let Some(name) = &args.user {
+        config = config.with_user(User::new(name.clone(), args.groups.clone()));
+    }
     if let Some(millis) = args.deployment_rollouts {
         config = config.with_deployment_rollouts(std::time::Duration::from_millis(millis));
     }
-    config.with_garbage_collection(args.gc)
+    Ok(config.with_garbage_collection(args.gc))
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    let server = ApiServer::new(config(&args));
+    let server = ApiServer::new(config(&args)?);
     for path in &args.crds {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -192,8 +273,41 @@ mod tests {
     fn the_default_gc_is_immediate() {
         let args = Args::parse_from(["mock-apiserver"]);
         assert_eq!(
-            config(&args).garbage_collection,
+            config(&args).unwrap().garbage_collection,
             GarbageCollection::Immediate
+        );
+    }
+
+    #[test]
+    fn priority_and_fairness_takes_the_apiservers_seat_flags_and_a_user() {
+        let args = Args::parse_from([
+            "mock-apiserver",
+            "--priority-and-fairness",
+            "--max-requests-inflight",
+            "10",
+            "--max-mutating-requests-inflight",
+            "5",
+            "--apf-queue-wait",
+            "2s",
+            "--user",
+            "admin",
+            "--group",
+            "system:masters",
+        ]);
+        let config = config(&args).unwrap();
+        let Some(FlowControl::PriorityAndFairness(apf)) = config.flow_control else {
+            panic!("{:?}", config.flow_control);
+        };
+        assert_eq!(apf.server_concurrency_limit, 15);
+        assert_eq!(apf.request_wait_limit, Duration::from_secs(2));
+        assert_eq!(
+            config.user.groups,
+            ["system:masters", "system:authenticated"]
+        );
+        assert!(
+            Args::try_parse_from(["mock-apiserver", "--priority-and-fairness", "--qps", "5"])
+                .is_err(),
+            "one mode at a time"
         );
     }
 }

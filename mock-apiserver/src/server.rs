@@ -9,6 +9,7 @@ use crate::clock::Clock;
 use crate::crd;
 use crate::error::ApiError;
 use crate::flowcontrol::{FlowControl, Limiter};
+use crate::identity::User;
 use crate::journal::Journal;
 use crate::registry::{Registry, ResourceKind};
 use crate::store::{GarbageCollection, Store, Subresource, WriteOptions, run_collector};
@@ -22,8 +23,12 @@ pub struct Config {
     pub watch_buffer: usize,
     /// How often watches with `allowWatchBookmarks` get a BOOKMARK.
     pub bookmark_interval: Duration,
-    /// Optional flow control (429 with `Retry-After`).
+    /// Optional flow control (429 with `Retry-After`): API Priority and Fairness or the
+    /// immediate limit.
     pub flow_control: Option<FlowControl>,
+    /// Who a request without impersonation headers is, for API Priority and Fairness
+    /// (see [`Config::with_user`]).
+    pub user: User,
     /// Journal entries kept (counts per user agent are always complete).
     pub journal_capacity: usize,
     /// Namespaces that exist from the start.
@@ -49,6 +54,7 @@ impl Default for Config {
             watch_buffer: 16_384,
             bookmark_interval: Duration::from_secs(60),
             flow_control: None,
+            user: User::anonymous(),
             journal_capacity: 100_000,
             namespaces: vec!["default".into(), "kube-system".into(), "kube-public".into()],
             seed: None,
@@ -85,6 +91,17 @@ impl Config {
     #[must_use]
     pub fn with_flow_control(mut self, flow_control: FlowControl) -> Self {
         self.flow_control = Some(flow_control);
+        self
+    }
+
+    /// Who a request without `Impersonate-User` is: `system:anonymous` in
+    /// `system:unauthenticated` by default, as a real server names a request without
+    /// credentials (API Priority and Fairness classifies it into `global-default`). A
+    /// request's `Impersonate-User` and `Impersonate-Group` headers (`kubectl --as`,
+    /// kube's `impersonate`) name another user; nothing is authenticated or authorized.
+    #[must_use]
+    pub fn with_user(mut self, user: User) -> Self {
+        self.user = user;
         self
     }
 
@@ -227,7 +244,7 @@ impl ApiServer {
                 Err(_) => tracing::warn!("no tokio runtime: Deployments will get no status"),
             }
         }
-        let limiter = config.flow_control.map(Limiter::new);
+        let limiter = config.flow_control.clone().map(Limiter::new);
         let journal = Journal::new(config.journal_capacity, clock);
         Self {
             shared: Arc::new(Shared {

@@ -15,8 +15,11 @@ use tokio::time::Instant;
 
 use crate::discovery;
 use crate::error::ApiError;
-use crate::flowcontrol;
+use crate::flowcontrol::apf::{Classification, Rejection};
+use crate::flowcontrol::config::RequestDigest;
+use crate::flowcontrol::{self, Limiter};
 use crate::handlers;
+use crate::identity::User;
 use crate::journal::{self, Entry, X_EPOCH};
 use crate::long_running::OnEnd;
 use crate::openapi;
@@ -102,10 +105,14 @@ where
         return journal_response(&server, &query);
     }
     if route == Route::Metrics {
+        let mut text = server.journal().prometheus_text();
+        if let Some(Limiter::PriorityAndFairness(apf)) = &server.shared.limiter {
+            text.push_str(&apf.prometheus_text());
+        }
         return bytes_response(
             StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",
-            Bytes::from(server.journal().prometheus_text()),
+            Bytes::from(text),
         );
     }
     let verb = Verb::of_route(&route, &parts.method, &query);
@@ -131,9 +138,15 @@ where
         entry.namespace = p.namespace.clone().unwrap_or_default();
         entry.name = p.name.clone().unwrap_or_default();
     }
-    let response = match admit(&server, &route, started) {
-        Err(error) => error_response(&error),
-        Ok(_permit) => match body.collect().await {
+    let admission = admit(&server, &route, &parts, verb, &path, started).await;
+    let classification = match &admission {
+        Admission::PriorityAndFairness(_, c) => Some(c.clone()),
+        Admission::Refused(_, c) => c.clone(),
+        Admission::Open | Admission::Immediate(_) => None,
+    };
+    let mut response = match admission {
+        Admission::Refused(response, _) => response,
+        _permit => match body.collect().await {
             Err(error) => error_response(&ApiError::bad_request(format!(
                 "the request body could not be read: {error}"
             ))),
@@ -157,6 +170,9 @@ where
             }
         },
     };
+    if let Some(classification) = &classification {
+        set_classification_headers(&mut response, classification);
+    }
     entry.status = response.status().as_u16();
     entry.latency_us = journal::micros(started.elapsed());
     tracing::debug!(
@@ -214,23 +230,127 @@ fn journal_response(server: &ApiServer, query: &Query) -> Response<ResponseBody>
     response
 }
 
-fn admit(
+/// What flow control decided.
+enum Admission {
+    /// No flow control, or a path it does not limit.
+    Open,
+    /// Admitted by the immediate limit.
+    Immediate(#[expect(dead_code, reason = "held for its Drop")] flowcontrol::bucket::Permit),
+    /// Admitted by API Priority and Fairness (the seat is held until the handler returns).
+    PriorityAndFairness(
+        #[expect(dead_code, reason = "held for its Drop")] flowcontrol::apf::Seat,
+        Classification,
+    ),
+    /// Refused: the answer, and how API Priority and Fairness classified the request.
+    Refused(Response<ResponseBody>, Option<Classification>),
+}
+
+async fn admit(
     server: &ApiServer,
     route: &Route,
+    parts: &http::request::Parts,
+    verb: Verb,
+    path: &str,
     now: Instant,
-) -> Result<Option<flowcontrol::Permit>, ApiError> {
+) -> Admission {
     let Some(limiter) = &server.shared.limiter else {
-        return Ok(None);
+        return Admission::Open;
     };
-    if *route == Route::Health {
-        return Ok(None);
+    match limiter {
+        Limiter::Immediate(_) if *route == Route::Health => Admission::Open,
+        Limiter::Immediate(limiter) => match limiter.admit(now) {
+            Ok(permit) => Admission::Immediate(permit),
+            Err(wait) => Admission::Refused(
+                error_response(&ApiError::TooManyRequests {
+                    retry_after_secs: flowcontrol::retry_after_secs(wait),
+                }),
+                None,
+            ),
+        },
+        Limiter::PriorityAndFairness(apf) => {
+            let user = match User::of_request(&parts.headers, &server.shared.config.user) {
+                Ok(user) => user,
+                Err(message) => {
+                    return Admission::Refused(
+                        error_response(&ApiError::bad_request(message)),
+                        None,
+                    );
+                }
+            };
+            let method = parts.method.as_str().to_ascii_lowercase();
+            let digest = match route {
+                Route::Resource(p) => {
+                    // The apiserver's request info names a namespace's own namespace.
+                    let namespace = match (&p.namespace, &p.name) {
+                        (Some(ns), _) => ns.as_str(),
+                        (None, Some(name)) if p.plural == "namespaces" && p.group.is_empty() => {
+                            name.as_str()
+                        }
+                        (None, _) => "",
+                    };
+                    RequestDigest {
+                        user: &user,
+                        resource_request: true,
+                        verb: verb.as_str(),
+                        api_group: &p.group,
+                        resource: &p.plural,
+                        subresource: p.subresource.as_deref().unwrap_or_default(),
+                        namespace,
+                        path,
+                    }
+                }
+                _ => RequestDigest {
+                    user: &user,
+                    resource_request: false,
+                    verb: &method,
+                    api_group: "",
+                    resource: "",
+                    subresource: "",
+                    namespace: "",
+                    path,
+                },
+            };
+            match apf.admit(&digest).await {
+                Ok((seat, classification)) => Admission::PriorityAndFairness(seat, classification),
+                Err(rejection) => {
+                    Admission::Refused(apf_rejection(&rejection), Some(rejection.classification))
+                }
+            }
+        }
     }
-    limiter
-        .admit(now)
-        .map(Some)
-        .map_err(|wait| ApiError::TooManyRequests {
-            retry_after_secs: flowcontrol::retry_after_secs(wait),
-        })
+}
+
+/// API Priority and Fairness's 429: `tooManyRequests` in
+/// `server/filters/priority-and-fairness.go`, written by Go's `http.Error` (plain text,
+/// `nosniff`, a newline after the message).
+fn apf_rejection(rejection: &Rejection) -> Response<ResponseBody> {
+    let mut response = bytes_response(
+        StatusCode::TOO_MANY_REQUESTS,
+        "text/plain; charset=utf-8",
+        Bytes::from_static(b"Too many requests, please try again later.\n"),
+    );
+    let headers = response.headers_mut();
+    headers.insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(rejection.retry_after_secs),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// The uids of the flow schema and priority level a request was classified into, on its
+/// answer (served or refused), as `setResponseHeaders` sends them.
+fn set_classification_headers(response: &mut Response<ResponseBody>, c: &Classification) {
+    let headers = response.headers_mut();
+    if let Ok(uid) = HeaderValue::try_from(c.priority_level_uid.as_str()) {
+        headers.insert("x-kubernetes-pf-prioritylevel-uid", uid);
+    }
+    if let Ok(uid) = HeaderValue::try_from(c.flow_schema_uid.as_str()) {
+        headers.insert("x-kubernetes-pf-flowschema-uid", uid);
+    }
 }
 
 fn route_request(

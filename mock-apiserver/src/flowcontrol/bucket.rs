@@ -1,5 +1,6 @@
-//! Optional server-side flow control: a token bucket (QPS with burst) and a cap on
-//! requests in flight, answered with 429 and `Retry-After`.
+//! The immediate limit: a token bucket (QPS with burst) and a cap on requests in flight,
+//! answered at once with a JSON `Status` 429 and `Retry-After`. Not what kube-apiserver
+//! does (see [`super::apf`]); kept as a named mode for its simplicity.
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,9 +9,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// Flow-control settings.
+/// The immediate limit's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlowControl {
+pub struct RateLimit {
     /// Sustained requests per second.
     pub qps: NonZeroU32,
     /// Requests allowed at once after idling.
@@ -19,7 +20,7 @@ pub struct FlowControl {
     pub max_in_flight: Option<NonZeroUsize>,
 }
 
-impl FlowControl {
+impl RateLimit {
     /// A token bucket of `qps` per second holding up to `burst` tokens.
     pub fn new(qps: NonZeroU32, burst: NonZeroU32) -> Self {
         Self {
@@ -46,7 +47,7 @@ struct Bucket {
 /// The live limiter.
 #[derive(Debug)]
 pub struct Limiter {
-    settings: FlowControl,
+    settings: RateLimit,
     bucket: Mutex<Bucket>,
     in_flight: Arc<AtomicUsize>,
 }
@@ -65,7 +66,7 @@ impl Drop for Permit {
 
 impl Limiter {
     /// A full bucket.
-    pub fn new(settings: FlowControl) -> Self {
+    pub fn new(settings: RateLimit) -> Self {
         Self {
             settings,
             bucket: Mutex::new(Bucket {
@@ -118,7 +119,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_bucket_allows_a_burst_then_refills_at_the_rate() {
-        let limiter = Limiter::new(FlowControl::new(nz(2), nz(3)));
+        let limiter = Limiter::new(RateLimit::new(nz(2), nz(3)));
         let now = Instant::now();
         for _ in 0..3 {
             assert!(limiter.admit(now).is_ok());
@@ -133,7 +134,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn requests_in_flight_are_capped_until_permits_drop() {
         let settings =
-            FlowControl::new(nz(1000), nz(1000)).with_max_in_flight(NonZeroUsize::new(2).unwrap());
+            RateLimit::new(nz(1000), nz(1000)).with_max_in_flight(NonZeroUsize::new(2).unwrap());
         let limiter = Limiter::new(settings);
         let now = Instant::now();
         let first = limiter.admit(now).unwrap();
