@@ -128,6 +128,12 @@ pub enum StrategicError {
     /// An item of a merged list lacks the merge key.
     #[error("map: {0} does not contain declared merge key: {1}")]
     NoMergeKey(String, String),
+    /// `$setElementOrder/...` (or the list it orders) is not a list.
+    #[error("invalid patch format of setElementOrder list")]
+    SetElementOrder,
+    /// The patch list's items are not in the `$setElementOrder` list's order.
+    #[error("The order in patch list:\n{0}\n doesn't match $setElementOrder list:\n{1}\n")]
+    SetElementOrderMismatch(String, String),
 }
 
 /// Applies strategic merge patch `patch` to `original`, an object of kind `kind`.
@@ -137,7 +143,8 @@ pub enum StrategicError {
 /// merges by its key (scalars as a set), new items first where they have no place in
 /// the stored order (`mergeSortedSlice`); `$patch: replace|delete` on a map or a merged
 /// item, `$retainKeys` and `$deleteFromPrimitiveList/<field>` act as upstream;
-/// `$setElementOrder/<field>` is accepted and not applied (the merged order stands);
+/// `$setElementOrder/<field>` orders the merged list (`mergePatchIntoOriginal`: the
+/// listed items in its order, the others where the stored order puts them);
 /// other lists, and fields the tables do not tag, are replaced.
 pub fn apply(kind: &str, original: &mut Value, patch: &Value) -> Result<(), StrategicError> {
     let spec: Option<fn() -> &'static [Field]> = match kind {
@@ -185,6 +192,7 @@ fn merge_map(
             .collect::<Result<_, _>>()?;
         original.retain(|k, _| keys.contains(&k.as_str()));
     }
+    let ordered = set_element_order(&mut original, patch, fields)?;
     for (key, values) in patch {
         if let Some(target) = key.strip_prefix("$deleteFromPrimitiveList/") {
             let values = values.as_array().ok_or(StrategicError::PrimitiveList)?;
@@ -194,7 +202,7 @@ fn merge_map(
         }
     }
     for (key, value) in patch {
-        if key.starts_with('$') {
+        if key.starts_with('$') || ordered.contains(&key.as_str()) {
             continue;
         }
         if value.is_null() {
@@ -215,6 +223,84 @@ fn merge_map(
         original.insert(key.clone(), merged);
     }
     Ok(original)
+}
+
+/// `mergePatchIntoOriginal`: each list a `$setElementOrder/<field>` names is merged with
+/// the patch's list (if any) and put in the directive's order; returns the fields done.
+fn set_element_order<'p>(
+    original: &mut Map<String, Value>,
+    patch: &'p Map<String, Value>,
+    fields: &[Field],
+) -> Result<Vec<&'p str>, StrategicError> {
+    let mut done = Vec::new();
+    for (key, order_list) in patch {
+        let Some(target) = key.strip_prefix("$setElementOrder/") else {
+            continue;
+        };
+        let order_list = order_list
+            .as_array()
+            .ok_or(StrategicError::SetElementOrder)?;
+        let tagged = lookup(fields, target);
+        let child: &[Field] = tagged.and_then(|f| f.child).map_or(&[], |c| c());
+        let strategy = tagged.map_or(Strategy::Replace, |f| f.strategy);
+        let merge_key = match strategy {
+            Strategy::Merge(key) => key,
+            _ => None,
+        };
+        let stored = match original.get(target) {
+            None => None,
+            Some(Value::Array(items)) => Some(items.clone()),
+            Some(_) => return Err(StrategicError::SetElementOrder),
+        };
+        let patched = match patch.get(target) {
+            None => None,
+            Some(Value::Array(items)) => Some(items),
+            Some(_) => return Err(StrategicError::SetElementOrder),
+        };
+        let same = |a: &Value, b: &Value| match merge_key {
+            Some(k) => a.get(k).is_some() && a.get(k) == b.get(k),
+            None => a == b,
+        };
+        if let Some(items) = patched {
+            // validatePatchWithSetOrderList: the patch's items appear in the
+            // directive's order.
+            let mut at = 0;
+            for item in items.iter().filter(|i| i.get("$patch").is_none()) {
+                match order_list[at.min(order_list.len())..]
+                    .iter()
+                    .position(|o| same(item, o))
+                {
+                    Some(found) => at += found + 1,
+                    None if order_list.is_empty() => break,
+                    None => {
+                        return Err(StrategicError::SetElementOrderMismatch(
+                            Value::Array(items.clone()).to_string(),
+                            Value::Array(order_list.clone()).to_string(),
+                        ));
+                    }
+                }
+            }
+        }
+        let merged = match (&stored, patched) {
+            (Some(stored), None) => stored.clone(),
+            (None, Some(items)) => match strip(&Value::Array(items.clone())) {
+                Value::Array(items) => items,
+                _ => Vec::new(),
+            },
+            (Some(stored), Some(items)) => match strategy {
+                Strategy::Merge(key) => merge_slice(stored.clone(), items, key, child)?,
+                _ => match strip(&Value::Array(items.clone())) {
+                    Value::Array(items) => items,
+                    _ => Vec::new(),
+                },
+            },
+            (None, None) => continue,
+        };
+        let ordered = order(merged, order_list, stored.as_deref().unwrap_or(&[]), same);
+        original.insert(target.to_owned(), Value::Array(ordered));
+        done.push(target);
+    }
+    Ok(done)
 }
 
 fn strip(value: &Value) -> Value {
@@ -421,6 +507,62 @@ mod tests {
         );
         assert_eq!(doc["metadata"]["labels"], json!({"only": "this"}));
         assert_eq!(doc["spec"]["strategy"], json!({"type": "Recreate"}));
+    }
+
+    #[test]
+    fn set_element_order_puts_the_merged_list_in_its_order() {
+        // The listed items in the directive's order, a server-only item merged in where
+        // the stored order puts it (mergeSortedSlice: b, stored before c, goes first).
+        let doc = patched(
+            "ConfigMap",
+            json!({"metadata": {"finalizers": ["a", "b", "c"]}}),
+            json!({"metadata": {"$setElementOrder/finalizers": ["c", "a"]}}),
+        );
+        assert_eq!(doc["metadata"]["finalizers"], json!(["b", "c", "a"]));
+        let doc = patched(
+            "Pod",
+            json!({"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "1"}]}}),
+            json!({"spec": {
+                "$setElementOrder/containers": [{"name": "b"}, {"name": "new"}, {"name": "a"}],
+                "containers": [{"name": "new", "image": "2"}, {"name": "a", "image": "2"}],
+            }}),
+        );
+        assert_eq!(
+            doc["spec"]["containers"],
+            json!([
+                {"name": "b", "image": "1"},
+                {"name": "new", "image": "2"},
+                {"name": "a", "image": "2"}
+            ])
+        );
+        let doc = patched(
+            "ConfigMap",
+            json!({}),
+            json!({"metadata": {"$setElementOrder/finalizers": ["y", "x"], "finalizers": ["y", "x"]}}),
+        );
+        assert_eq!(doc["metadata"]["finalizers"], json!(["y", "x"]));
+    }
+
+    #[test]
+    fn a_patch_list_out_of_its_set_element_order_is_an_error() {
+        let mut doc = json!({"metadata": {"finalizers": ["a"]}});
+        assert!(matches!(
+            apply(
+                "ConfigMap",
+                &mut doc,
+                &json!({"metadata": {"$setElementOrder/finalizers": ["x", "y"], "finalizers": ["y", "x"]}})
+            ),
+            Err(StrategicError::SetElementOrderMismatch(..))
+        ));
+        assert_eq!(
+            apply(
+                "ConfigMap",
+                &mut doc,
+                &json!({"metadata": {"$setElementOrder/finalizers": "x"}})
+            ),
+            Err(StrategicError::SetElementOrder)
+        );
+        assert_eq!(doc, json!({"metadata": {"finalizers": ["a"]}}), "unchanged");
     }
 
     #[test]

@@ -367,12 +367,12 @@ fn patch_options_invalid(reason: &'static str, field: &str, message: &str) -> Ap
 fn strategic_error(error: crate::strategic::StrategicError) -> ApiError {
     use crate::strategic::StrategicError;
     match error {
-        StrategicError::RetainKeys | StrategicError::PrimitiveList => {
-            ApiError::bad_request(error.to_string())
-        }
-        StrategicError::PatchType(..) | StrategicError::NoMergeKey(..) => {
-            ApiError::internal(error.to_string())
-        }
+        StrategicError::RetainKeys
+        | StrategicError::PrimitiveList
+        | StrategicError::SetElementOrder => ApiError::bad_request(error.to_string()),
+        StrategicError::PatchType(..)
+        | StrategicError::NoMergeKey(..)
+        | StrategicError::SetElementOrderMismatch(..) => ApiError::internal(error.to_string()),
     }
 }
 

@@ -7,6 +7,7 @@ mod binary;
 mod gc;
 mod kube_rs;
 mod kubectl;
+mod priority_fairness;
 mod protobuf;
 mod python;
 mod rollout;
