@@ -75,7 +75,7 @@ fn sinc(x: f64) -> f64 {
 #[must_use]
 pub fn ripple(class: &EchoClass, shape: &WaveShape, k: f64, w: f64) -> f64 {
     let (mu, j) = (class.mu, class.jitter);
-    if !(j > 0.0 && mu > 0.0 && w > 0.0 && k >= 1.0) || !mu.is_finite() {
+    if !(j > 0.0 && mu > 0.0 && w > 0.0 && k >= 1.0 && mu.is_finite()) {
         return f64::INFINITY;
     }
     let pi = std::f64::consts::PI;

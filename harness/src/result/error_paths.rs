@@ -658,7 +658,7 @@ mod own_interval_tests {
         let own = OwnIntervals::of(s);
         let at = (HOLD, Some("hold"));
         let per = per_resource_calls(s, &plan, obs, &s.assertions[0], &own, at, (600.0, None));
-        let hot = hot_loops_verdict(&plan, obs, &s.assertions[1], &own, at, (600.0, 3.0, 0));
+        let hot = hot_loops_verdict(s, &plan, obs, &s.assertions[1], &own, at, (600.0, 3.0, 0));
         (per, hot)
     }
 
