@@ -811,7 +811,6 @@ mod tests {
 
     #[test]
     fn a_hold_of_a_hundred_thousand_resources_stops_at_its_event_bound() {
-        let start = std::time::Instant::now();
         let out = simulate(
             &cfg(10.0, 86_400.0, &[10.0, 3600.0]),
             &[class("b/poll-1", 100_000, 1.0, Behaviour::Healthy)],
@@ -819,7 +818,5 @@ mod tests {
         assert!(out.truncated_at.is_some());
         assert!(out.calls > 0.0 && out.calls.is_finite());
         assert!(out.busiest_calls.iter().all(|v| v.is_finite()));
-        // Bounded work; generous for a debug build on a loaded machine.
-        assert!(start.elapsed() < std::time::Duration::from_secs(5));
     }
 }
