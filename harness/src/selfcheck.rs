@@ -3,10 +3,10 @@
 //! the kind of limit they applied ([`LimitKind`], from docs/budget.md's tags). This module
 //! is the counting and the table; the command line draws and runs the scenarios.
 //!
-//! A hard bound ([P]) must never be exceeded: one FAIL of a hard bound is a bug in the
-//! provider or in the proof, and fails the selfcheck. An approximation ([A], an expected
+//! A hard bound (\[P\]) must never be exceeded: one FAIL of a hard bound is a bug in the
+//! provider or in the proof, and fails the selfcheck. An approximation (\[A\], an expected
 //! value or a statistical tolerance) is held to its stated tolerance: the table gives the
-//! share of its verdicts within it. A derived bound ([D]) holds under its stated
+//! share of its verdicts within it. A derived bound (\[D\]) holds under its stated
 //! assumptions; a FAIL says one of them did not. UNMODELED verdicts (docs/budget.md §11) are
 //! counted apart: the model says it does not cover them.
 

@@ -430,12 +430,12 @@ pub struct Verdict {
 )]
 #[serde(rename_all = "camelCase")]
 pub enum LimitKind {
-    /// Tagged [P]: proved; a measurement past it is a bug in the provider or in the proof.
+    /// Tagged \[P\]: proved; a measurement past it is a bug in the provider or in the proof.
     Hard,
-    /// Tagged [D] and neither [P] nor [A], an upper or lower bound: exact under the
+    /// Tagged \[D\] and neither \[P\] nor \[A\], an upper or lower bound: exact under the
     /// assumptions stated with it; past it, one of them did not hold.
     Derived,
-    /// Tagged [A], or an expected value or statistical tolerance (a limit exceeded at a
+    /// Tagged \[A\], or an expected value or statistical tolerance (a limit exceeded at a
     /// stated level α, or a prediction plus a stated tolerance).
     Approximation,
     /// The scenario's own limit (`max`, `min`, `maxDuration`, an audit's count): no formula.

@@ -13,7 +13,7 @@ use crate::identity::{User, service_account};
 /// kube-apiserver's default configuration (`apis/flowcontrol/bootstrap/default.go`).
 const BOOTSTRAP: &str = include_str!("bootstrap.yaml");
 
-/// API Priority and Fairness settings: what [`FlowControl::PriorityAndFairness`]
+/// API Priority and Fairness settings: what [`FlowControl::PriorityAndFairness`](super::FlowControl::PriorityAndFairness)
 /// (crate::FlowControl) runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PriorityAndFairness {
