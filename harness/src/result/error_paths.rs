@@ -547,20 +547,34 @@ mod tests {
                 let every = g.poll_interval_of(i, &s.settings, &s.name).as_secs_f64() + 0.05;
                 let mut t = start as f64 + f64::from(i) * 1e4;
                 while t < end as f64 {
-                    calls.push(CloudCall {
-                        at_us: t as u64,
-                        account: "default".into(),
-                        action: CallAction::Get,
-                        op: "generic:get".into(),
-                        name: g.resource_name(i, &s.name),
-                        status: 200,
-                        throttled: false,
-                        retry_not_before_us: None,
-                    });
+                    calls.push(get(t, g.resource_name(i, &s.name)));
                     t += every * 1e6;
                 }
             }
         }
+        hold_observations(calls, start, end)
+    }
+
+    /// A successful generic read of `name` at `t_us`.
+    pub(super) fn get(t_us: f64, name: String) -> CloudCall {
+        CloudCall {
+            at_us: t_us as u64,
+            account: "default".into(),
+            action: CallAction::Get,
+            op: "generic:get".into(),
+            name,
+            status: 200,
+            throttled: false,
+            retry_not_before_us: None,
+        }
+    }
+
+    /// A run of a create until `start` and a hold until `end` (µs) that made `calls`.
+    pub(super) fn hold_observations(
+        mut calls: Vec<CloudCall>,
+        start: u64,
+        end: u64,
+    ) -> Observations {
         calls.sort_by_key(|c| c.at_us);
         let span = |name: &str, start_us, end_us| PhaseSpan {
             name: name.into(),
@@ -603,8 +617,8 @@ mod tests {
 
 #[cfg(test)]
 mod own_interval_tests {
+    use super::tests::get;
     use super::*;
-    use crate::result::observe::{CloudCall, PhaseSpan};
 
     /// 100 Buckets at P = 10m: the first 20 annotated to poll every 5 s, the next 30 every
     /// hour; a 10-minute hold, checked in windows of 10 minutes.
@@ -623,34 +637,12 @@ mod own_interval_tests {
                     .unwrap_or(g.poll_interval_of(i, &s.settings, &s.name).as_secs_f64() + 0.05);
                 let mut t = HOLD.0 as f64 + f64::from(i) * 1e4;
                 while t < HOLD.1 as f64 {
-                    calls.push(CloudCall {
-                        at_us: t as u64,
-                        account: "default".into(),
-                        action: CallAction::Get,
-                        op: "generic:get".into(),
-                        name: name.clone(),
-                        status: 200,
-                        throttled: false,
-                        retry_not_before_us: None,
-                    });
+                    calls.push(get(t, name.clone()));
                     t += period * 1e6;
                 }
             }
         }
-        calls.sort_by_key(|c| c.at_us);
-        let span = |name: &str, start_us, end_us| PhaseSpan {
-            name: name.into(),
-            start_us,
-            end_us,
-            completed: true,
-            failure: None,
-        };
-        Observations {
-            duration_us: HOLD.1,
-            phases: vec![span("create", 0, HOLD.0), span("hold", HOLD.0, HOLD.1)],
-            cloud_calls: calls,
-            ..Observations::default()
-        }
+        tests::hold_observations(calls, HOLD.0, HOLD.1)
     }
 
     fn verdicts(s: &Scenario, obs: &Observations) -> (Verdict, Verdict) {
