@@ -514,17 +514,22 @@ pub fn poll_period_verdict(
             n,
             intervals.len()
         ),
-        predicted,
+        predicted: 0.0,
         limit: tolerance,
-        observed,
+        observed: deviation,
         upper: true,
         margin: tolerance - deviation,
         pass: deviation <= tolerance,
         outcome: Outcome::default(),
-        note: Some(format!(
-            "deviation {} % (observed and predicted: means over the healthy resources)",
-            fmt_num(deviation)
-        )),
+        note: Some(if n > 0.0 {
+            format!(
+                "deviation in percent of each resource's predicted period; mean period over the healthy resources {} s observed, {} s predicted",
+                fmt_num(observed),
+                fmt_num(predicted)
+            )
+        } else {
+            "no healthy resource polled twice in the hold: no period to measure".to_owned()
+        }),
         calls_window_s: None,
         kind: super::LimitKind::Given,
     }
@@ -609,8 +614,15 @@ mod tests {
         // Every resource at its own interval: no deviation, though the mean period (about
         // 50 s) is far from the flag's 60 s.
         assert!(v.margin > 19.9, "{v:?}");
-        assert!((v.observed - v.predicted).abs() < 0.1, "{v:?}");
-        assert!(v.observed < 55.0, "{v:?}");
+        assert!(v.observed < 0.1, "{v:?}");
+        let note = v.note.as_deref().unwrap_or_default();
+        let periods: Vec<f64> = note
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(periods.len(), 2, "{note}");
+        assert!((periods[0] - periods[1]).abs() < 0.1, "{note}");
+        assert!(periods[0] < 55.0, "{note}");
         assert!(v.inputs.contains("own intervals=2"), "{}", v.inputs);
     }
 }

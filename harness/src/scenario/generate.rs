@@ -134,8 +134,8 @@ pub fn generate(seed: u64, shape: &Shape) -> String {
         let _ = writeln!(y, "  backoffBase: {base}\n  backoffMax: {max}");
     }
     cloud(&mut d, &mut y);
-    let groups = resources(&mut d, shape, &mut y);
-    phases_and_assertions(&mut d, shape, &groups, &mut y);
+    let (groups, every) = resources(&mut d, shape, &mut y);
+    phases_and_assertions(&mut d, shape, (&groups, seconds(poll).min(every)), &mut y);
     y
 }
 
@@ -179,9 +179,11 @@ fn cloud(d: &mut Draw, y: &mut String) {
 }
 
 /// Writes `resources:` and returns the group names.
-fn resources(d: &mut Draw, shape: &Shape, y: &mut String) -> Vec<String> {
+/// The groups' names, and the shortest annotated poll interval (s; infinite without one).
+fn resources(d: &mut Draw, shape: &Shape, y: &mut String) -> (Vec<String>, f64) {
     let n = 1 + d.below(3);
     let mut names = Vec::new();
+    let mut shortest = f64::INFINITY;
     let _ = writeln!(y, "resources:");
     for g in 0..n {
         let kind = *d.pick(&KINDS);
@@ -190,9 +192,17 @@ fn resources(d: &mut Draw, shape: &Shape, y: &mut String) -> Vec<String> {
         let _ = writeln!(y, "  - name: {name}\n    kind: {kind}\n    count: {count}");
         if d.chance(35) {
             let _ = writeln!(y, "    annotations:");
+            // A share is the resources between its cumulative percentages, rounded, as the
+            // validator cuts it: a small group's 5 % may hold none.
+            let at = |percent: f64| (percent / 100.0 * f64::from(count)).round();
+            let mut covered = 0.0;
             for _ in 0..=d.below(2) {
                 let pct = *d.pick(&[5, 20, 40]);
                 let every = *d.pick(&["1s", "10s", "1m", "1h", "24h"]);
+                if at(covered + f64::from(pct)) > at(covered) {
+                    shortest = shortest.min(seconds(every));
+                }
+                covered += f64::from(pct);
                 let _ = writeln!(
                     y,
                     "      - {{percent: {pct}, values: {{crossplane.io/poll-interval: {every}}}}}"
@@ -212,10 +222,17 @@ fn resources(d: &mut Draw, shape: &Shape, y: &mut String) -> Vec<String> {
         }
         names.push(name);
     }
-    names
+    (names, shortest)
 }
 
-fn phases_and_assertions(d: &mut Draw, shape: &Shape, groups: &[String], y: &mut String) {
+/// `groups` with the shortest poll interval any resource has (s), which a `pollPeriod`
+/// check's hold must exceed to see a resource poll twice.
+fn phases_and_assertions(
+    d: &mut Draw,
+    shape: &Shape,
+    (groups, shortest): (&[String], f64),
+    y: &mut String,
+) {
     let mut holds = Vec::new();
     let mut restarts = Vec::new();
     let _ = writeln!(y, "phases:");
@@ -230,12 +247,12 @@ fn phases_and_assertions(d: &mut Draw, shape: &Shape, groups: &[String], y: &mut
         let name = format!("p{i}");
         match d.below(9) {
             0..=2 => {
+                let duration = *d.pick(&shape.holds);
                 let _ = writeln!(
                     y,
-                    "  - {{name: {name}, action: hold, duration: {}}}",
-                    d.pick(&shape.holds)
+                    "  - {{name: {name}, action: hold, duration: {duration}}}"
                 );
-                holds.push(name);
+                holds.push((name, seconds(duration)));
             }
             3 => {
                 let _ = writeln!(y, "  - {{name: {name}, action: resync, timeout: 2h}}");
@@ -292,9 +309,10 @@ fn phases_and_assertions(d: &mut Draw, shape: &Shape, groups: &[String], y: &mut
         y,
         "  - {{check: timeToReady, phase: create, quantile: 0.99}}"
     );
-    for h in &holds {
+    for (h, duration) in &holds {
         let _ = writeln!(y, "  - {{check: steadyRate, phase: {h}}}");
-        if d.chance(50) {
+        // The draw is made either way, so a scenario's other choices do not depend on it.
+        if d.chance(50) && *duration >= 2.0 * shortest {
             let _ = writeln!(y, "  - {{check: pollPeriod, phase: {h}}}");
         }
         if d.chance(50) {
@@ -310,4 +328,17 @@ fn phases_and_assertions(d: &mut Draw, shape: &Shape, groups: &[String], y: &mut
         }
     }
     let _ = writeln!(y, "  - {{check: orphans}}\n  - {{check: duplicates}}");
+}
+
+/// Seconds in one of the generator's own durations ("10ms", "1s", "5m", "2h").
+fn seconds(d: &str) -> f64 {
+    let (n, unit) = d.split_at(d.find(|c: char| !c.is_ascii_digit()).unwrap_or(d.len()));
+    let n: f64 = n.parse().unwrap_or(0.0);
+    n * match unit {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    }
 }

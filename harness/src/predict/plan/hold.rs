@@ -247,7 +247,7 @@ fn steady_tolerance(
     };
     let j = p.jitter_of(mu - p.l);
     if wave.is_some() && j <= 0.0 {
-        return deterministic_echo(p, (id, what), w, n).phase(Some(name));
+        return deterministic_echo(p, (id, what), w, cls).phase(Some(name));
     }
     let mut settled_note = None;
     if let Some((wave, wave_cls)) = wave {
@@ -339,17 +339,29 @@ fn steady_tolerance(
 /// wave's last reconciles gave it, so each poll cycle replays them and the echo never
 /// dephases. Those phases follow whichever limiter released the wave's last steps (the API
 /// client's, the cloud's latency), so no spread of the wave bounds them: the hard bounds do,
-/// the reconciles the bucket and the workers let through in W (§3.3, Lemma 3), at most N.
-fn deterministic_echo(p: &Params, (id, what): (String, String), w: f64, n: f64) -> Prediction {
+/// the reconciles the bucket and the workers let through in W (§3.3, Lemma 3), and each
+/// resource's own polls: one every P_i + L_min at the most, so ⌊W/(P_i + L_min)⌋ + 1 in W.
+fn deterministic_echo(
+    p: &Params,
+    (id, what): (String, String),
+    w: f64,
+    cls: &[PollClass],
+) -> Prediction {
     let bucket = if p.has_bucket() {
         bounds::bucket_window(p.b, p.r, w)
     } else {
         f64::INFINITY
     };
     let workers = bounds::worker_cap(p, w);
-    Prediction::new(id, what, n.min(bucket).min(workers), "calls")
-        .formula("min(N, ⌊B + R·W⌋, Σ_c w·(⌊W/L_min⌋ + 1)) (jitter 0: every cycle replays the wave's phases)")
+    let own: f64 = cls
+        .iter()
+        .map(|c| c.count * ((w / (c.interval + p.l_min).max(1e-9) + 1e-9).floor() + 1.0))
+        .sum();
+    let n: f64 = cls.iter().map(|c| c.count).sum();
+    Prediction::new(id, what, own.min(bucket).min(workers), "calls")
+        .formula("min(Σ_i (⌊W/(P_i + L_min)⌋ + 1), ⌊B + R·W⌋, Σ_c w·(⌊W/L_min⌋ + 1)) (jitter 0: every cycle replays the wave's phases)")
         .input("N", n)
+        .input("Σ_i (⌊W/(P_i + L_min)⌋ + 1)", own)
         .input("B", p.b)
         .input("R", p.r)
         .input("w", p.w)

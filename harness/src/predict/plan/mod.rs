@@ -76,6 +76,7 @@ pub fn plan(s: &Scenario) -> Plan {
     let mut phases = Vec::new();
     let mut params = base.clone();
     let mut since_wave: Option<wave::Wave> = None;
+    let mut last_wave: Option<wave::Wave> = None;
     let changes_faults = s.changes_faults();
     for (index, phase) in s.phases.iter().enumerate() {
         let pre_alive = alive.clone();
@@ -116,6 +117,31 @@ pub fn plan(s: &Scenario) -> Plan {
             live,
             &mut since_wave,
         );
+        if let Some(w) = &since_wave {
+            last_wave = Some(w.clone());
+        }
+        // A cloud outage or fault wave puts the resources it fails on the backoff, whose
+        // schedule has no jitter and starts at each one's next poll: they come back in the
+        // order and with the spacing they failed in, so the phases the last wave locked
+        // echo again in the hold after it, at least as tight as before, with the bucket's
+        // drain when more come back than B + R pass (§3.6).
+        if matches!(
+            phase.action,
+            Action::CloudOutage { .. } | Action::CloudFault { .. }
+        ) && since_wave.is_none()
+            && let Some(w) = &last_wave
+        {
+            let n = w.size;
+            let drain = if phase_params.has_bucket() && n > phase_params.b {
+                (n - phase_params.b) / phase_params.r
+            } else {
+                0.0
+            };
+            since_wave = Some(wave::Wave {
+                spread: w.spread.max(drain),
+                ..w.clone()
+            });
+        }
         if let Action::Delete { groups, .. } = &phase.action {
             groups.iter().for_each(|&g| alive[g] = false);
         }

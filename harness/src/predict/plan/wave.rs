@@ -110,7 +110,7 @@ pub(super) struct Wave {
 }
 
 pub(super) struct WaveOutcome {
-    /// The `crossplane` model's excess, for resync and update waves.
+    /// The `crossplane` model's excess, for resync, update and delete waves.
     pub excess: Option<Excess>,
     /// The physical drain limit.
     pub physical: Prediction,
@@ -133,7 +133,12 @@ pub(super) fn wave_predictions(
     let name = phase.name.as_str();
     let n = b.n();
     let mut excess = None;
-    if matches!(phase.action, Action::Resync { .. } | Action::Update { .. }) {
+    // A delete marks every key of the wave as a resync or an update does: each deletion's
+    // watch event reaches a key the `crossplane` model may have flagged (§2.2, §7.4).
+    if matches!(
+        phase.action,
+        Action::Resync { .. } | Action::Update { .. } | Action::Delete { .. }
+    ) {
         let (e, expected) = backlog::resync_excess(p, n, st, 10.0, mu);
         preds.push(
             Prediction::new(
@@ -288,10 +293,12 @@ pub(super) fn wave_predictions(
 /// many) by group and poll class of a create wave: a kind the cloud provisions for T_p
 /// seconds is observed again on its own poll interval (its `crossplane.io/poll-interval`
 /// annotation or the provider's) until T_p has passed; any other kind is Ready at the
-/// reconcile that follows its create. A mix of synchronous and provisioned kinds thus has
-/// quantiles of both: steady-1k's p50 is a Bucket's or a Record's 2L̄, not a Database's
-/// next poll.
+/// reconcile that follows its create; each of those polls waits P_i ± j_i with its jitter.
+/// A mix of synchronous and provisioned kinds thus has quantiles of both: steady-1k's p50
+/// is a Bucket's or a Record's 2L̄, not a Database's next poll.
 fn unloaded_mix(s: &Scenario, p: &Params, groups: &[usize]) -> Vec<(f64, f64)> {
+    /// Points at which a jittered poll's wait is taken, equally likely.
+    const JITTER_POINTS: u32 = 20;
     let provisioning = s.cloud.provisioning.database_create.as_secs_f64();
     let mut mix = Vec::new();
     for &g in groups {
@@ -302,8 +309,22 @@ fn unloaded_mix(s: &Scenario, p: &Params, groups: &[usize]) -> Vec<(f64, f64)> {
             0.0
         };
         for (interval, count) in group.poll_intervals(&s.settings, &s.name) {
-            let tau = backlog::ttr_unloaded(p, t_p, interval.as_secs_f64());
-            mix.push((tau, f64::from(count)));
+            let interval = interval.as_secs_f64();
+            let j = p.jitter_of(interval);
+            if t_p > 0.0 && j > 0.0 {
+                // Each poll while it provisions waits P_i ± j_i, uniformly: the mix takes
+                // the wait at JITTER_POINTS equally likely points of that range, so a
+                // quantile reaches into the jittered tail (99 % jitter nearly doubles a
+                // poll) instead of stopping at P_i.
+                let share = f64::from(count) / f64::from(JITTER_POINTS);
+                for k in 0..JITTER_POINTS {
+                    let u = (f64::from(k) + 0.5) / f64::from(JITTER_POINTS);
+                    let wait = (interval + j * (2.0 * u - 1.0)).max(0.0);
+                    mix.push((backlog::ttr_unloaded(p, t_p, wait), share));
+                }
+            } else {
+                mix.push((backlog::ttr_unloaded(p, t_p, interval), f64::from(count)));
+            }
         }
     }
     mix
@@ -376,21 +397,24 @@ mod tests {
         );
         assert!(p50.value < 60.0, "{p50:?}");
         assert_eq!(p50.note.as_deref(), Some(super::LOADED_NOTE));
-        // The 200 Databases provision for 5 s and are Ready at their first poll after it.
-        let p90 = plan.find("create/ttr-p90").expect("predicted");
-        assert!(
-            (p90.get("τ_unloaded").unwrap() - (60.0 + 3.0 * l)).abs() < 1e-9,
-            "{p90:?}"
-        );
+        // The 200 Databases provision for 5 s and are Ready at their first poll after it,
+        // which waits P ± j: the p90 is the median Database's, the p99 near P + j.
         let p = &plan.phases[0].params;
+        let j = p.jitter_of(60.0);
+        assert!(j > 0.0);
+        let p90 = plan.find("create/ttr-p90").expect("predicted");
+        let tau90 = p90.get("τ_unloaded").unwrap();
+        assert!((tau90 - (60.0 + 3.0 * l)).abs() <= 0.1 * j, "{p90:?}");
         let create = &s.phases[0];
         assert_eq!(
             super::unloaded_ttr(&s, p, create, 0.75),
             p50.get("τ_unloaded")
         );
-        assert_eq!(
-            super::unloaded_ttr(&s, p, create, 0.95),
-            p90.get("τ_unloaded")
+        assert_eq!(super::unloaded_ttr(&s, p, create, 0.9), Some(tau90));
+        let tau99 = super::unloaded_ttr(&s, p, create, 0.99).unwrap();
+        assert!(
+            tau99 > 60.0 + 0.8 * j && tau99 < 60.0 + j + 3.0 * l,
+            "{tau99} with j = {j}"
         );
         assert_eq!(super::unloaded_ttr(&s, p, &s.phases[1], 0.5), None);
     }

@@ -81,7 +81,15 @@ pub fn validate(
             prediction.client = Some(p.client);
             Catalogue::of_profile(&p.kinds)
         }
-        None => Catalogue::embedded(),
+        None => {
+            // Our own provider's shortest reconcile is known: its CPU time (slept in virtual
+            // time), not the 50 ms mean a foreign provider is assumed to take. The worker
+            // bounds are hard only with a true floor.
+            if raw.prediction.min_reconcile_duration.is_none() {
+                prediction.min_reconcile = prediction.reconcile_cpu.min(prediction.reconcile);
+            }
+            Catalogue::embedded()
+        }
     };
     let groups = resources::groups(&mut c, &raw, &cloud, &settings, &catalogue);
     let objects = objects::objects(&mut c, &raw.objects, &catalogue, &raw.name.value);
@@ -155,6 +163,12 @@ pub fn validate(
         }
         t.value
     });
+    poll_period_measurable(
+        &mut c,
+        &assertions,
+        &phases,
+        (&groups, &settings, &raw.name.value),
+    );
     let Checker {
         mut problems,
         warnings,
@@ -184,4 +198,67 @@ pub fn validate(
         assertions,
         warnings,
     })
+}
+
+/// A `pollPeriod` check measures the time between two polls of a resource in its hold: a
+/// hold shorter than every resource's poll interval has none to measure, and is refused
+/// rather than failed after the run.
+fn poll_period_measurable(
+    c: &mut Checker,
+    assertions: &[crate::scenario::model::Assertion],
+    phases: &[crate::scenario::model::Phase],
+    (groups, settings, scenario): (
+        &[crate::scenario::model::ResourceGroup],
+        &limiter::crossplane::Settings,
+        &str,
+    ),
+) {
+    use crate::scenario::model::Action;
+    let shortest = || {
+        groups
+            .iter()
+            .flat_map(|g| {
+                let covered: u32 = g.annotations.iter().map(|s| s.end - s.start).sum();
+                let default = (covered < g.count).then_some(settings.poll_interval);
+                // A share whose interval does not use {{index}} is rendered once.
+                g.annotations
+                    .iter()
+                    .flat_map(move |s| {
+                        let per_index = s
+                            .values
+                            .get(limiter::crossplane::POLL_INTERVAL_ANNOTATION)
+                            .is_some_and(|t| t.uses_index());
+                        let end = if per_index {
+                            s.end
+                        } else {
+                            s.end.min(s.start + 1)
+                        };
+                        s.start..end
+                    })
+                    .map(move |i| g.poll_interval_of(i, settings, scenario))
+                    .chain(default)
+            })
+            .min()
+    };
+    for a in assertions {
+        let (Check::PollPeriod { .. }, Some(phase)) = (&a.check, a.phase) else {
+            continue;
+        };
+        let Some(Action::Hold { duration }) = phases.get(phase).map(|p| &p.action) else {
+            continue;
+        };
+        if let Some(p) = shortest()
+            && *duration < p
+        {
+            c.err(
+                a.pos,
+                format!(
+                    "pollPeriod measures the time between two polls of a resource in hold {:?}, which lasts {:?} while the shortest poll interval is {:?}: no resource polls twice; expected a hold longer than the shortest poll interval (two intervals or more measure it well)",
+                    phases[phase].name,
+                    duration,
+                    p,
+                ),
+            );
+        }
+    }
 }
