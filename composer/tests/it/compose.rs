@@ -250,10 +250,7 @@ async fn composes_while_a_provider_updates_status_meet_no_conflict_and_a_steady_
                 "atProvider": {"id": format!("{name}-id")},
                 "conditions": [{"type": "Ready", "status": ready, "reason": "Observed"}],
             });
-            widgets
-                .replace_status(&name, &provider, &w)
-                .await
-                .unwrap();
+            widgets.replace_status(&name, &provider, &w).await.unwrap();
         }
 
         // The next reconcile sees the status change (the XR's readiness follows it);

@@ -187,7 +187,10 @@ fn valid_answer(described: &str, value: &serde_json::Value) {
     }
     if kind.ends_with("List") {
         let items = value["items"].as_array();
-        assert!(items.is_some(), "{described}: a list without items: {value}");
+        assert!(
+            items.is_some(),
+            "{described}: a list without items: {value}"
+        );
         for item in items.into_iter().flatten() {
             valid_object(described, item);
         }

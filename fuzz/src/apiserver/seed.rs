@@ -18,8 +18,8 @@
 use serde_json::Value;
 
 use super::input::{
-    Accept, At, Encoding, Endpoint, FromPath, Json, Name, Namespace, Object, Op, Operation,
-    Param, Patch, Request, Session, Word,
+    Accept, At, Encoding, Endpoint, FromPath, Json, Name, Namespace, Object, Op, Operation, Param,
+    Patch, Request, Session, Word,
 };
 use super::query::{FieldOp, LabelOp, LabelSelector, Requirement};
 use crate::pick::{Pick, Vocabulary};
@@ -79,7 +79,10 @@ fn variant(out: &mut Vec<u8>, index: u32, count: u32) {
     assert!(index < count, "variant {index} of {count}");
     let value = (u64::from(index) << 32).div_ceil(u64::from(count));
     let value = u32::try_from(value).expect("a variant's u32");
-    debug_assert_eq!((u64::from(value) * u64::from(count)) >> 32, u64::from(index));
+    debug_assert_eq!(
+        (u64::from(value) * u64::from(count)) >> 32,
+        u64::from(index)
+    );
     out.extend_from_slice(&value.to_le_bytes());
 }
 
@@ -768,7 +771,13 @@ pub fn seeds() -> Vec<(&'static str, Session)> {
                     &json!({"metadata": {"name": "cm1"}, "data": {"x": "1", "app": "web"}}),
                     vec![Param::FieldManager(w("web"))],
                 ),
-                apply(CONFIG_MAPS, "cm1", &json!({"metadata": {"name": "cm1"}, "data": {"x": "10"}}), None, false),
+                apply(
+                    CONFIG_MAPS,
+                    "cm1",
+                    &json!({"metadata": {"name": "cm1"}, "data": {"x": "10"}}),
+                    None,
+                    false,
+                ),
                 apply(
                     CONFIG_MAPS,
                     "cm1",
@@ -790,24 +799,46 @@ pub fn seeds() -> Vec<(&'static str, Session)> {
                     })),
                     query: Vec::new(),
                 }),
-                apply(CONFIG_MAPS, "cm1", &json!({"data": {"app": "tier"}}), Some("team"), false),
-                apply(CONFIG_MAPS, "cm1", &json!({"data": {"x": "10"}}), None, false),
+                apply(
+                    CONFIG_MAPS,
+                    "cm1",
+                    &json!({"data": {"app": "tier"}}),
+                    Some("team"),
+                    false,
+                ),
+                apply(
+                    CONFIG_MAPS,
+                    "cm1",
+                    &json!({"data": {"x": "10"}}),
+                    None,
+                    false,
+                ),
                 patch(
                     CONFIG_MAPS,
                     "cm1",
                     false,
-                    Patch::Merge(object(&json!({"metadata": {"name": "cm1", "managedFields": []}}))),
+                    Patch::Merge(object(
+                        &json!({"metadata": {"name": "cm1", "managedFields": []}}),
+                    )),
                     Vec::new(),
                 ),
                 patch(
                     CONFIG_MAPS,
                     "cm1",
                     false,
-                    Patch::Merge(object(&json!({"metadata": {"name": "cm1", "managedFields": [
-                        {"manager": "x", "operation": "delete", "fieldsV1": {"f:spec": 1}}]}}))),
+                    Patch::Merge(object(
+                        &json!({"metadata": {"name": "cm1", "managedFields": [
+                        {"manager": "x", "operation": "delete", "fieldsV1": {"f:spec": 1}}]}}),
+                    )),
                     Vec::new(),
                 ),
-                apply(CONFIG_MAPS, "cm1", &json!({"data": {"x": "10"}}), None, true),
+                apply(
+                    CONFIG_MAPS,
+                    "cm1",
+                    &json!({"data": {"x": "10"}}),
+                    None,
+                    true,
+                ),
                 get(CONFIG_MAPS, "cm1"),
             ]),
         ),
@@ -938,7 +969,10 @@ mod tests {
                 let mut out = Vec::new();
                 variant(&mut out, index, count);
                 let value = u32::arbitrary(&mut Unstructured::new(&out)).unwrap();
-                assert_eq!((u64::from(value) * u64::from(count)) >> 32, u64::from(index));
+                assert_eq!(
+                    (u64::from(value) * u64::from(count)) >> 32,
+                    u64::from(index)
+                );
             }
         }
     }

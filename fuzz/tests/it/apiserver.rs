@@ -23,7 +23,14 @@ fn replay(name: &str) -> Vec<Answer> {
 fn dump(answers: &[Answer]) -> String {
     answers
         .iter()
-        .map(|a| format!("{} -> {} {}", a.request, a.status, a.json.as_ref().map(ToString::to_string).unwrap_or_default()))
+        .map(|a| {
+            format!(
+                "{} -> {} {}",
+                a.request,
+                a.status,
+                a.json.as_ref().map(ToString::to_string).unwrap_or_default()
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -38,7 +45,10 @@ fn the_seed_files_are_what_the_seed_sessions_encode() {
     names.sort();
     let mut expected: Vec<String> = seed::seeds().iter().map(|(n, _)| (*n).to_owned()).collect();
     expected.sort();
-    assert_eq!(names, expected, "rewrite them: cargo run -p fuzz --bin corpus -- write-seeds apiserver_requests");
+    assert_eq!(
+        names, expected,
+        "rewrite them: cargo run -p fuzz --bin corpus -- write-seeds apiserver_requests"
+    );
     for (name, session) in seed::seeds() {
         let file = std::fs::read(dir.join(name)).unwrap();
         assert!(
@@ -68,26 +78,49 @@ fn owner(manager: &str, operation: &str, subresource: &str) -> (String, String, 
 
 /// The answer's `message` (a Status's).
 fn message(answer: &Answer) -> &str {
-    answer.json.as_ref().and_then(|j| j["message"].as_str()).unwrap_or_default()
+    answer
+        .json
+        .as_ref()
+        .and_then(|j| j["message"].as_str())
+        .unwrap_or_default()
 }
 
 #[test]
 fn the_apply_seed_meets_a_conflict_a_forced_takeover_and_a_status_apply() {
     let a = replay("apply-conflict-force");
     let statuses: Vec<u16> = a.iter().map(|a| a.status).collect();
-    assert_eq!(statuses, [201, 409, 200, 200, 200, 200, 200, 409, 200], "{}", dump(&a));
+    assert_eq!(
+        statuses,
+        [201, 409, 200, 200, 200, 200, 200, 409, 200],
+        "{}",
+        dump(&a)
+    );
     assert_eq!(owners(&a[0]), [owner("fuzz", "Apply", "")]);
     assert_eq!(
         message(&a[1]),
         "Apply failed with 1 conflict: conflict with \"fuzz\": .spec.forProvider.region"
     );
-    assert_eq!(a[1].json.as_ref().unwrap()["details"]["causes"][0]["reason"], "FieldManagerConflict");
+    assert_eq!(
+        a[1].json.as_ref().unwrap()["details"]["causes"][0]["reason"],
+        "FieldManagerConflict"
+    );
     let forced = &a[2].json.as_ref().unwrap();
     assert_eq!(forced["spec"]["forProvider"]["region"], "eu-west-1");
     // web stops applying storageClass: it is removed, as nobody else owns it.
-    assert_eq!(a[4].json.as_ref().unwrap()["spec"]["forProvider"]["storageClass"], "x");
-    assert!(a[5].json.as_ref().unwrap()["spec"]["forProvider"].get("storageClass").is_none());
-    assert!(owners(&a[6]).contains(&owner("db", "Apply", "status")), "{}", dump(&a));
+    assert_eq!(
+        a[4].json.as_ref().unwrap()["spec"]["forProvider"]["storageClass"],
+        "x"
+    );
+    assert!(
+        a[5].json.as_ref().unwrap()["spec"]["forProvider"]
+            .get("storageClass")
+            .is_none()
+    );
+    assert!(
+        owners(&a[6]).contains(&owner("db", "Apply", "status")),
+        "{}",
+        dump(&a)
+    );
     assert_eq!(
         message(&a[7]),
         "Apply failed with 1 conflict: conflict with \"web\": .spec.forProvider.region"
@@ -98,7 +131,12 @@ fn the_apply_seed_meets_a_conflict_a_forced_takeover_and_a_status_apply() {
 fn the_managed_fields_seed_meets_update_managers_and_client_sent_entries() {
     let a = replay("apply-managed-fields");
     let statuses: Vec<u16> = a.iter().map(|a| a.status).collect();
-    assert_eq!(statuses, [201, 409, 400, 200, 409, 409, 200, 200, 200, 200], "{}", dump(&a));
+    assert_eq!(
+        statuses,
+        [201, 409, 400, 200, 409, 409, 200, 200, 200, 200],
+        "{}",
+        dump(&a)
+    );
     assert_eq!(owners(&a[0]), [owner("web", "Update", "")]);
     // An apply over a create's field conflicts with its Update manager.
     assert_eq!(
@@ -107,14 +145,22 @@ fn the_managed_fields_seed_meets_update_managers_and_client_sent_entries() {
     );
     assert_eq!(message(&a[2]), "metadata.managedFields must be nil");
     // An update carrying managedFields: the client's entries are what the object keeps.
-    assert!(owners(&a[3]).contains(&owner("db", "Update", "")), "{}", dump(&a));
+    assert!(
+        owners(&a[3]).contains(&owner("db", "Update", "")),
+        "{}",
+        dump(&a)
+    );
     assert_eq!(
         message(&a[5]),
         "Apply failed with 1 conflict: conflict with \"db\" using v1: .data.x"
     );
     // Forced, the apply takes x.
     assert_eq!(a[8].json.as_ref().unwrap()["data"]["x"], "10");
-    assert!(owners(&a[9]).contains(&owner("fuzz", "Apply", "")), "{}", dump(&a));
+    assert!(
+        owners(&a[9]).contains(&owner("fuzz", "Apply", "")),
+        "{}",
+        dump(&a)
+    );
 }
 
 #[test]
@@ -123,7 +169,9 @@ fn the_strategic_seed_meets_every_directive() {
     let statuses: Vec<u16> = a.iter().map(|a| a.status).collect();
     assert_eq!(
         statuses,
-        [201, 200, 200, 200, 200, 200, 200, 500, 400, 500, 200, 200, 404],
+        [
+            201, 200, 200, 200, 200, 200, 200, 500, 400, 500, 200, 200, 404
+        ],
         "{}",
         dump(&a)
     );
@@ -150,7 +198,10 @@ fn the_strategic_seed_meets_every_directive() {
     let web = &object(3)["spec"]["template"]["spec"]["containers"][1];
     assert_eq!(web["env"], serde_json::json!([{"name": "b", "value": "0"}]));
     // $retainKeys clears the strategy's other keys.
-    assert_eq!(object(4)["spec"]["strategy"], serde_json::json!({"type": "Recreate"}));
+    assert_eq!(
+        object(4)["spec"]["strategy"],
+        serde_json::json!({"type": "Recreate"})
+    );
     assert_eq!(containers(5), ["web"]);
     // `$patch: replace` replaces the pod spec.
     assert_eq!(
@@ -158,7 +209,10 @@ fn the_strategic_seed_meets_every_directive() {
         serde_json::json!({"containers": [{"name": "web", "image": "x"}]})
     );
     assert!(message(&a[7]).starts_with("unknown patch type: \"merge\""));
-    assert_eq!(message(&a[8]), "invalid patch format of setElementOrder list");
+    assert_eq!(
+        message(&a[8]),
+        "invalid patch format of setElementOrder list"
+    );
     assert!(message(&a[9]).starts_with("The order in patch list:"));
     // A top-level `$patch: delete` empties the object but for what identifies it.
     assert!(object(11).get("spec").is_none(), "{}", dump(&a));
@@ -169,7 +223,12 @@ fn the_strategic_seed_meets_every_directive() {
 fn the_built_in_apply_seed_merges_containers_by_name_and_conflicts_on_a_shared_one() {
     let a = replay("apply-built-in-lists");
     let statuses: Vec<u16> = a.iter().map(|a| a.status).collect();
-    assert_eq!(statuses, [201, 200, 409, 200, 200, 200, 200], "{}", dump(&a));
+    assert_eq!(
+        statuses,
+        [201, 200, 409, 200, 200, 200, 200],
+        "{}",
+        dump(&a)
+    );
     let containers = |i: usize| -> Vec<String> {
         a[i].json.as_ref().unwrap()["spec"]["template"]["spec"]["containers"]
             .as_array()
@@ -190,5 +249,9 @@ fn the_built_in_apply_seed_merges_containers_by_name_and_conflicts_on_a_shared_o
     assert_eq!(containers(3), ["web", "db"]);
     // A strategic merge patch deletes web: team owns nothing left, and its entry goes.
     assert!(owners(&a[4]).iter().all(|o| o.0 != "team"), "{}", dump(&a));
-    assert!(owners(&a[6]).contains(&owner("fuzz", "Apply", "")), "{}", dump(&a));
+    assert!(
+        owners(&a[6]).contains(&owner("fuzz", "Apply", "")),
+        "{}",
+        dump(&a)
+    );
 }

@@ -42,8 +42,7 @@ async fn the_official_python_client_sees_schemas_garbage_collection_and_rollouts
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_official_python_client_applies_server_side_conflicts_until_forced_and_reads_owners()
-{
+async fn the_official_python_client_applies_server_side_conflicts_until_forced_and_reads_owners() {
     // DynamicClient.server_side_apply: PATCH with application/apply-patch+yaml,
     // fieldManager and force. The 409's message and causes are conflict.go's.
     let k = Kubectl::start().await.with_crd().await;
@@ -58,7 +57,12 @@ async fn the_official_python_client_applies_server_side_conflicts_until_forced_a
         .managed_fields
         .unwrap_or_default()
         .into_iter()
-        .map(|e| (e.manager.unwrap_or_default(), e.operation.unwrap_or_default()))
+        .map(|e| {
+            (
+                e.manager.unwrap_or_default(),
+                e.operation.unwrap_or_default(),
+            )
+        })
         .collect();
     assert_eq!(
         managers,
