@@ -69,7 +69,7 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "apiserver_requests",
         check: apiserver::check,
-        seeds: &[],
+        seeds: &[(apiserver::seed::DIR, "")],
     },
     Target {
         name: "replay",

@@ -31,6 +31,15 @@ impl Query {
     pub fn flag(&self, key: &str) -> bool {
         matches!(self.get(key), Some("true" | "1"))
     }
+
+    /// A boolean option (`force`, `orphanDependents`) as the apiserver's query conversion
+    /// reads it (`Convert_Slice_string_To_bool` in apimachinery's `runtime/conversion.go`):
+    /// absent is `None`; `0` and `false` in any case are false; any other value, `True`
+    /// and the empty one among them, is true. The official Python client sends `True`.
+    pub fn bool_option(&self, key: &str) -> Option<bool> {
+        self.get(key)
+            .map(|v| !(v == "0" || v.eq_ignore_ascii_case("false")))
+    }
 }
 
 #[cfg(test)]
@@ -48,5 +57,17 @@ mod tests {
         assert_eq!(q.get("labelSelector"), Some("a in (x)"));
         assert_eq!(Query::parse(""), Query::default());
         assert_eq!(Query::parse("a=%zz%4").get("a"), Some("%zz%4"));
+    }
+
+    #[test]
+    fn boolean_options_read_as_the_apiserver_converts_them() {
+        let q = Query::parse("a=True&b=1&c=&d=yes&e=FALSE&f=0&g=false");
+        for key in ["a", "b", "c", "d"] {
+            assert_eq!(q.bool_option(key), Some(true), "{key}");
+        }
+        for key in ["e", "f", "g"] {
+            assert_eq!(q.bool_option(key), Some(false), "{key}");
+        }
+        assert_eq!(q.bool_option("h"), None);
     }
 }

@@ -191,3 +191,150 @@ async fn a_resource_no_longer_desired_is_deleted_as_garbage() {
         1
     );
 }
+
+/// `(manager, operation, subresource)` of each of `o`'s managedFields entries.
+fn managers(o: &DynamicObject) -> Vec<(String, String, String)> {
+    o.metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|e| {
+            (
+                e.manager.clone().unwrap_or_default(),
+                e.operation.clone().unwrap_or_default(),
+                e.subresource.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn composes_while_a_provider_updates_status_meet_no_conflict_and_a_steady_compose_writes_nothing()
+ {
+    // Crossplane core server-side applies every composed resource on every reconcile
+    // (force, with its composed field owner) while the provider writes their status with
+    // Update calls on /status. As in a cluster (managedfields' no-op apply,
+    // managedfieldsupdater.go), the applies never conflict with the provider's status, and
+    // an apply that changes nothing writes nothing: no resourceVersion, no event.
+    let (server, client, composer) = setup().await;
+    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource());
+    let widgets: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &widget_resource());
+    let xr: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.org/v1", "kind": "XWidget",
+        "metadata": {"name": "three", "labels": {LABEL_COMPOSITE: "three"}},
+        "spec": {"region": "eu-west-1"},
+    }))
+    .unwrap();
+    xrs.create(&PostParams::default(), &xr).await.unwrap();
+    let owner = composer::composite::composed_field_owner("three", "XWidget", "example.org");
+    let provider = PostParams {
+        field_manager: Some("provider-widgets".into()),
+        ..PostParams::default()
+    };
+
+    for round in 0..4 {
+        let xr = xrs.get("three").await.unwrap();
+        let before = server.journal().last_seq();
+        composer
+            .compose(&xr, &xr_resource(), &revision(), deadline())
+            .await
+            .unwrap();
+
+        // The provider observes each widget and writes its status (an Update, PUT on
+        // /status, from the object it read), Ready flipping every round.
+        let ready = if round % 2 == 0 { "True" } else { "False" };
+        for mut w in widgets.list(&ListParams::default()).await.unwrap().items {
+            let name = w.metadata.name.clone().unwrap();
+            w.data["status"] = json!({
+                "atProvider": {"id": format!("{name}-id")},
+                "conditions": [{"type": "Ready", "status": ready, "reason": "Observed"}],
+            });
+            widgets.replace_status(&name, &provider, &w).await.unwrap();
+        }
+
+        // The next reconcile sees the status change (the XR's readiness follows it);
+        // the one after that has nothing to change.
+        let xr = xrs.get("three").await.unwrap();
+        composer
+            .compose(&xr, &xr_resource(), &revision(), deadline())
+            .await
+            .unwrap();
+        let composed = widgets.list(&ListParams::default()).await.unwrap().items;
+        let rv = server.resource_version();
+        let steady_from = server.journal().last_seq();
+        let xr = xrs.get("three").await.unwrap();
+        let steady = composer
+            .compose(&xr, &xr_resource(), &revision(), deadline())
+            .await
+            .unwrap();
+        assert_eq!(
+            steady.outcome.waiting,
+            if ready == "True" { 0 } else { N },
+            "round {round}"
+        );
+        assert_eq!(
+            server.resource_version(),
+            rv,
+            "round {round}: a compose that changes nothing bumps no resourceVersion"
+        );
+        let steady_requests = server.journal().since(steady_from);
+        assert_eq!(
+            steady_requests
+                .iter()
+                .filter(|e| e.verb == Verb::Patch)
+                .count(),
+            N + 2,
+            "{steady_requests:#?}"
+        );
+        let after = widgets.list(&ListParams::default()).await.unwrap().items;
+        for (was, now) in composed.iter().zip(&after) {
+            assert_eq!(now.metadata.resource_version, was.metadata.resource_version);
+            assert_eq!(now.metadata.managed_fields, was.metadata.managed_fields);
+        }
+
+        // No request of the round was refused: no 409 between the composer's applies
+        // and the provider's status updates (the first compose's reads of widgets not
+        // made yet are 404s).
+        let refused: Vec<_> = server
+            .journal()
+            .since(before)
+            .into_iter()
+            .filter(|e| e.status >= 400 && !(e.status == 404 && e.verb == Verb::Get))
+            .collect();
+        assert!(refused.is_empty(), "round {round}: {refused:#?}");
+
+        // Each widget: the composer's apply owns what it applies, the provider's update
+        // owns the status, and neither took the other's fields.
+        for w in &after {
+            let name = w.metadata.name.as_deref().unwrap();
+            assert_eq!(w.data["status"]["atProvider"]["id"], format!("{name}-id"));
+            assert_eq!(w.data["status"]["conditions"][0]["status"], ready);
+            assert_eq!(w.data["spec"]["region"], "eu-west-1");
+            let mut entries = managers(w);
+            entries.sort();
+            assert_eq!(
+                entries,
+                [
+                    (owner.clone(), "Apply".to_owned(), String::new()),
+                    (
+                        "provider-widgets".to_owned(),
+                        "Update".to_owned(),
+                        "status".to_owned()
+                    ),
+                ],
+                "{name}"
+            );
+            let applied = w
+                .metadata
+                .managed_fields
+                .iter()
+                .flatten()
+                .find(|e| e.manager.as_deref() == Some(owner.as_str()))
+                .unwrap();
+            let fields = serde_json::to_value(&applied.fields_v1).unwrap();
+            assert!(fields.get("f:status").is_none(), "{fields}");
+            assert_eq!(fields["f:spec"]["f:region"], json!({}), "{fields}");
+        }
+    }
+}

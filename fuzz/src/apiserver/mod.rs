@@ -11,12 +11,19 @@
 //! the end (a watch is read for [`WATCH_READ`] of virtual time, then dropped); no 5xx
 //! but the ones the real API server gives for an object its field manager or strategic
 //! merge patch cannot type ([`UPSTREAM_500`]); every JSON error is a `Status` whose
-//! `code` is the HTTP status.
+//! `code` is the HTTP status; every JSON success of a resource request is a `Status` or
+//! a valid object or list (`kind`, `apiVersion`, a named object's `managedFields` entries
+//! well formed).
+//!
+//! Seeds ([`seed`]): sessions of server-side applies with managed fields and conflicts,
+//! and strategic merge patches with every directive, written as the bytes `arbitrary`
+//! decodes into them.
 
 mod body;
 mod build;
 mod input;
 mod query;
+pub mod seed;
 mod words;
 
 use std::num::{NonZeroU32, NonZeroUsize};
@@ -47,13 +54,35 @@ const BUCKETS_CRD: &str =
 /// # Panics
 /// When mock-apiserver breaks a promise (see the module's docs).
 pub fn check(data: &[u8]) {
-    let Ok(session) = Session::arbitrary_take_rest(Unstructured::new(data)) else {
-        return;
-    };
-    crate::runtime().block_on(run(session));
+    let _ = answers(data);
 }
 
-async fn run(session: Session) {
+/// One request of a session and its answer.
+#[derive(Debug)]
+pub struct Answer {
+    /// The method and URI.
+    pub request: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// The body, when it is JSON (a watch's stream is not kept).
+    pub json: Option<serde_json::Value>,
+}
+
+/// Runs one input, as [`check`] does, and returns each request's answer (none when the
+/// bytes decode into no session).
+///
+/// # Panics
+/// When mock-apiserver breaks a promise (see the module's docs).
+#[must_use]
+pub fn answers(data: &[u8]) -> Vec<Answer> {
+    let Ok(session) = Session::arbitrary_take_rest(Unstructured::new(data)) else {
+        return Vec::new();
+    };
+    crate::runtime().block_on(run(session))
+}
+
+async fn run(session: Session) -> Vec<Answer> {
+    let mut answers = Vec::new();
     let mut config = Config::default().with_journal_capacity(64);
     if let Some((qps, burst, in_flight)) = session.flow_control {
         let mut fc = FlowControl::new(
@@ -79,6 +108,10 @@ async fn run(session: Session) {
         let uri = http_request.uri().clone();
         let described = format!("{} {uri}", http_request.method());
         let verb = Verb::of(http_request.method(), uri.path(), uri.query().unwrap_or(""));
+        let resource_request = !matches!(
+            request.op,
+            input::Op::Watch { .. } | input::Op::Discovery(_) | input::Op::Any(_)
+        );
         let response = tokio::time::timeout(ANSWER_WITHIN, server.service().oneshot(http_request))
             .await
             .unwrap_or_else(|_| panic!("no answer to {described}"))
@@ -97,13 +130,24 @@ async fn run(session: Session) {
             Ok(body) => body
                 .unwrap_or_else(|e| panic!("the body of {described} breaks off: {e}"))
                 .to_bytes(),
-            Err(_) if verb == Verb::Watch => continue,
+            Err(_) if verb == Verb::Watch => {
+                answers.push(Answer {
+                    request: described,
+                    status,
+                    json: None,
+                });
+                continue;
+            }
             Err(_) => panic!("the body of {described} does not end"),
         };
-        if status >= 400 && json && !body.is_empty() {
-            let value: serde_json::Value = serde_json::from_slice(&body).unwrap_or_else(|e| {
-                panic!("{described}: {status} with a body that is not JSON ({e})")
+        let parsed = json && !body.is_empty() && verb != Verb::Watch;
+        let value: Option<serde_json::Value> = (parsed && (status >= 400 || resource_request))
+            .then(|| {
+                serde_json::from_slice(&body).unwrap_or_else(|e| {
+                    panic!("{described}: {status} with a body that is not JSON ({e})")
+                })
             });
+        if let Some(value) = value.as_ref().filter(|_| status >= 400) {
             assert_eq!(value["kind"], "Status", "{described}: {status} {value}");
             assert_eq!(value["code"], status, "{described}: {status} {value}");
             if status >= 500 {
@@ -116,10 +160,70 @@ async fn run(session: Session) {
         } else {
             assert!(status < 500, "{described}: {status}");
         }
+        if let Some(value) = value.as_ref().filter(|_| status < 300 && resource_request) {
+            valid_answer(&described, value);
+        }
+        answers.push(Answer {
+            request: described,
+            status,
+            json: value,
+        });
+    }
+    answers
+}
+
+/// Asserts that a resource request's JSON success is a `Status`, a list of objects or
+/// an object: `kind` and `apiVersion` set, an object named, its `managedFields` entries
+/// as `ValidateManagedFields` requires them (a manager, `Apply` or `Update`,
+/// `FieldsV1`).
+fn valid_answer(described: &str, value: &serde_json::Value) {
+    let kind = value["kind"].as_str().unwrap_or_default();
+    assert!(
+        !kind.is_empty() && value["apiVersion"].is_string(),
+        "{described}: an answer without kind or apiVersion: {value}"
+    );
+    if kind == "Status" || kind == "Table" {
+        return;
+    }
+    if kind.ends_with("List") {
+        let items = value["items"].as_array();
+        assert!(
+            items.is_some(),
+            "{described}: a list without items: {value}"
+        );
+        for item in items.into_iter().flatten() {
+            valid_object(described, item);
+        }
+        return;
+    }
+    valid_object(described, value);
+}
+
+fn valid_object(described: &str, object: &serde_json::Value) {
+    let metadata = &object["metadata"];
+    assert!(
+        metadata["name"].as_str().is_some_and(|n| !n.is_empty()),
+        "{described}: an object without a name: {object}"
+    );
+    for entry in metadata["managedFields"].as_array().into_iter().flatten() {
+        let operation = entry["operation"].as_str();
+        assert!(
+            entry["manager"].is_string()
+                && matches!(operation, Some("Apply" | "Update"))
+                && entry["fieldsType"] == "FieldsV1"
+                && entry["fieldsV1"].is_object(),
+            "{described}: a managedFields entry the apiserver would refuse: {entry}"
+        );
     }
 }
 
 /// The 500s the real API server answers too, for input its field manager or strategic
 /// merge patch cannot type (`managedfields/internal/structuredmerge.go`, and errors
-/// `interpretStrategicMergePatchError` passes through): the only 5xx allowed.
-pub const UPSTREAM_500: [&str; 3] = ["failed to create typed ", "map: ", "unknown patch type: "];
+/// `interpretStrategicMergePatchError` passes through, among them `normalizeElementOrder`'s
+/// for a `$setElementOrder` list the patch's items do not follow): the only 5xx allowed.
+pub const UPSTREAM_500: [&str; 4] = [
+    "failed to create typed ",
+    "map: ",
+    "unknown patch type: ",
+    "The order in patch list:",
+];

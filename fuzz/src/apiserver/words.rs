@@ -18,6 +18,11 @@ vocabulary!(
         "$setElementOrder/finalizers", "replace", "delete", "merge", "managedFields",
         "manager", "operation", "Apply", "Update", "fieldsV1", "f:spec", "f:data",
         "ownerReferences", "uid", "finalizers", "containers", "name", "env",
+        "$setElementOrder/containers", "$setElementOrder/env", "$deleteFromPrimitiveList/args",
+        "args", "apiVersion", "fieldsType", "FieldsV1", "subresource", "f:x", "f:app",
+        "f:metadata", "f:labels", "f:forProvider", "f:region", "namespace", "labels",
+        "template", "image", "value", "strategy", "rollingUpdate", "maxSurge",
+        "RollingUpdate", "Recreate", "storageClass", "eu-west-1", "Ready", "a", "b",
     ]
 );
 /// A name the server meets, or any text.

@@ -5,6 +5,9 @@
 //! corpus list                      the targets, one a line
 //! corpus seeds TARGET              TARGET's seed files taken from the tests, one a line
 //! corpus replay TARGET FILE...     runs each FILE through TARGET; a failure panics
+//! corpus write-seeds apiserver_requests
+//!                                  writes the target's encoded seed sessions
+//!                                  (fuzz::apiserver::seed) as its seed files
 //! ```
 //!
 //! Paths are relative to the workspace root. Exit codes: 0 done, 2 bad arguments or an
@@ -39,7 +42,19 @@ fn main() -> anyhow::Result<()> {
                 println!("{file}: ok");
             }
         }
-        _ => bail!("usage: corpus list | corpus seeds TARGET | corpus replay TARGET FILE..."),
+        Some("write-seeds") => match args.get(1).map(String::as_str) {
+            Some("apiserver_requests") => {
+                for file in fuzz::apiserver::seed::write(root)? {
+                    println!("{}", file.strip_prefix(root).unwrap_or(&file).display());
+                }
+            }
+            other => bail!(
+                "write-seeds: only apiserver_requests has encoded seed sessions (got {other:?})"
+            ),
+        },
+        _ => bail!(
+            "usage: corpus list | corpus seeds TARGET | corpus replay TARGET FILE... | corpus write-seeds apiserver_requests"
+        ),
     }
     Ok(())
 }

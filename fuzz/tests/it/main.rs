@@ -2,6 +2,7 @@
 //! kept, and every crash it found, named `crash-*`), run through its target; and what the
 //! generators of the structured targets make of random bytes (`aws`).
 
+mod apiserver;
 mod aws;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -148,7 +148,7 @@ impl Context<'_> {
                 Fields::Update(manager)
             },
         };
-        let force = request.query.get("force") == Some("true");
+        let force = request.query.bool_option("force") == Some(true);
         let api_version = self.kind.api_version();
         let now = self.server.shared.store.clock().rfc3339();
         let writer = ssa::Writer {
@@ -223,7 +223,7 @@ impl Context<'_> {
         let mut dry = dry_run(request.query);
         let mut preconditions = Preconditions::default();
         let mut policy = request.query.get("propagationPolicy").map(str::to_owned);
-        let mut orphan = request.query.get("orphanDependents").map(|v| v == "true");
+        let mut orphan = request.query.bool_option("orphanDependents");
         if !request.body.iter().all(u8::is_ascii_whitespace) {
             let options: Value = if request.body.starts_with(b"k8s\0") {
                 protobuf::decode_delete_options(&request.body).map_err(|e| {

@@ -324,18 +324,25 @@ fn record_create(writer: &Writer<'_>, new: &mut Value) -> Result<(), SsaError> {
     else {
         return Ok(());
     };
-    let mut entry = json!({
-        "manager": writer.manager,
-        "operation": "Update",
-        "apiVersion": writer.api_version,
-        "time": writer.now,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields,
-    });
+    // Built by hand rather than with `json!`, which would serialize `fields` again
+    // (`to_value`): this runs on every create.
+    let mut entry = serde_json::Map::new();
+    entry.insert("manager".into(), Value::String(writer.manager.to_owned()));
+    entry.insert("operation".into(), Value::String("Update".into()));
+    entry.insert(
+        "apiVersion".into(),
+        Value::String(writer.api_version.to_owned()),
+    );
+    entry.insert("time".into(), Value::String(writer.now.to_owned()));
+    entry.insert("fieldsType".into(), Value::String("FieldsV1".into()));
+    entry.insert("fieldsV1".into(), fields);
     if writer.status {
-        entry["subresource"] = json!("status");
+        entry.insert("subresource".into(), Value::String("status".into()));
     }
-    crate::object::metadata_mut(new).insert("managedFields".into(), json!([entry]));
+    crate::object::metadata_mut(new).insert(
+        "managedFields".into(),
+        Value::Array(vec![Value::Object(entry)]),
+    );
     Ok(())
 }
 

@@ -154,10 +154,13 @@ impl Store {
             inner.resource_version + 1
         };
         object::metadata_mut(&mut body).insert("resourceVersion".into(), json!(rv.to_string()));
-        let stored = Arc::new(StoredObject::from_value(&body, rv));
+        if !options.dry_run {
+            inner.index(kind, &gc::location(kind, namespace, &name), None, &body);
+        }
+        // The body is not used after this: stored as it is, not copied.
+        let stored = Arc::new(StoredObject::from_owned(body, rv));
         if !options.dry_run {
             inner.resource_version = rv;
-            inner.index(kind, &gc::location(kind, namespace, &name), None, &body);
             let resource = self.resource_mut(inner, &storage);
             resource
                 .objects
