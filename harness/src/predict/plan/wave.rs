@@ -11,7 +11,7 @@ use crate::predict::formula::{Meaning, Prediction};
 use crate::predict::intervals;
 use crate::predict::params::Params;
 use crate::predict::steady::Steady;
-use crate::scenario::{Action, Phase, Scenario};
+use crate::scenario::{Action, GroupFault, Phase, Scenario};
 
 /// A phase's backlog. Create and delete waves take as many reconciles per resource as the
 /// slowest of their resources to provision or delete.
@@ -308,7 +308,34 @@ fn unloaded_mix(s: &Scenario, p: &Params, groups: &[usize]) -> Vec<(f64, f64)> {
         } else {
             0.0
         };
+        // Faulted shares: a lasting error is never Ready (and not in the measured times);
+        // a read answering 404 for d after the create is Ready at the first retry on the
+        // backoff past d; a create that stays `creating` for d is a provisioning of d.
+        let mut unfaulted = f64::from(group.count);
+        for share in &group.faults {
+            let n = f64::from(share.len());
+            match &share.fault {
+                GroupFault::Error { .. } => unfaulted -= n,
+                GroupFault::NotFoundAfterCreate(d) => {
+                    unfaulted -= n;
+                    let first = backlog::first_observe(p);
+                    mix.push((first + backoff_retry_after(p, d.as_secs_f64()) + p.l, n));
+                }
+                GroupFault::SlowCreate(d) => {
+                    unfaulted -= n;
+                    let poll = s.settings.poll_interval.as_secs_f64();
+                    mix.push((backlog::ttr_unloaded(p, d.as_secs_f64().max(t_p), poll), n));
+                }
+                GroupFault::Drift { .. } => {}
+            }
+        }
+        let keep = if group.count > 0 {
+            unfaulted.max(0.0) / f64::from(group.count)
+        } else {
+            0.0
+        };
         for (interval, count) in group.poll_intervals(&s.settings, &s.name) {
+            let count = f64::from(count) * keep;
             let interval = interval.as_secs_f64();
             let j = p.jitter_of(interval);
             if t_p > 0.0 && j > 0.0 {
@@ -316,18 +343,41 @@ fn unloaded_mix(s: &Scenario, p: &Params, groups: &[usize]) -> Vec<(f64, f64)> {
                 // the wait at JITTER_POINTS equally likely points of that range, so a
                 // quantile reaches into the jittered tail (99 % jitter nearly doubles a
                 // poll) instead of stopping at P_i.
-                let share = f64::from(count) / f64::from(JITTER_POINTS);
+                let share = count / f64::from(JITTER_POINTS);
                 for k in 0..JITTER_POINTS {
                     let u = (f64::from(k) + 0.5) / f64::from(JITTER_POINTS);
                     let wait = (interval + j * (2.0 * u - 1.0)).max(0.0);
                     mix.push((backlog::ttr_unloaded(p, t_p, wait), share));
                 }
             } else {
-                mix.push((backlog::ttr_unloaded(p, t_p, interval), f64::from(count)));
+                mix.push((backlog::ttr_unloaded(p, t_p, interval), count));
             }
         }
     }
     mix
+}
+
+/// When the first retry on the per-item backoff (base b, cap c) comes at or after `d`
+/// seconds: the retries come b, 2b, 4b, … (each at most c) after one another.
+fn backoff_retry_after(p: &Params, d: f64) -> f64 {
+    let (b, c) = p.backoff;
+    if b <= 0.0 {
+        return d;
+    }
+    let (mut t, mut step) = (0.0, b);
+    // Bounded: the steps reach the cap within 64 doublings, then at most d/c more.
+    for _ in 0..64 {
+        if t >= d {
+            return t;
+        }
+        t += step.min(c);
+        step *= 2.0;
+    }
+    if t >= d || c <= 0.0 {
+        t
+    } else {
+        t + ((d - t) / c).ceil() * c
+    }
 }
 
 /// τ_unloaded(q) of a create phase's wave: the q-quantile of [`unloaded_mix`]; None for a
