@@ -188,7 +188,7 @@ fn an_aws_scenario_without_the_aws_build_is_refused_before_the_run_starts_and_wi
     let file = dir.join("table.yaml");
     std::fs::write(
         &file,
-        "apiVersion: harness/v1\nname: table\nresources:\n  - {name: t, apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, count: 1, spec: {region: eu-west-1, billingMode: PAY_PER_REQUEST, hashKey: id, attribute: [{name: id, type: S}]}}\nphases:\n  - {name: c, action: create}\nassertions:\n  - {check: stuck, phase: c}\n",
+        "apiVersion: harness/v1\nname: table\ncalls:\n  - {apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, connect: 1, observe: 2, create: 1, update: 2, delete: 1}\nresources:\n  - {name: t, apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, count: 1, spec: {region: eu-west-1, billingMode: PAY_PER_REQUEST, hashKey: id, attribute: [{name: id, type: S}]}}\nphases:\n  - {name: c, action: create}\nassertions:\n  - {check: stuck, phase: c}\n",
     )
     .expect("write");
     let out_dir = dir.join("out");

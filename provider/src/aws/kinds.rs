@@ -157,7 +157,7 @@ pub struct NamespacedBucketSpec {
 }
 
 /// An EC2 VPC (namespaced, `ec2.aws.m.upbound.io`'s shape). The cloud assigns its ID, which
-/// becomes the external name at Create. Feature `aws-vpc`.
+/// becomes the external name at Create.
 #[cfg(feature = "aws-vpc")]
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(

@@ -373,7 +373,7 @@ mod tests {
 
     fn scenario(group: &str) -> Scenario {
         let text = format!(
-            "apiVersion: harness/v1\nname: f\nresources:\n  - {group}\nphases:\n  - {{name: c, action: create}}\nassertions:\n  - {{check: stuck, phase: c}}\n"
+            "apiVersion: harness/v1\nname: f\ncalls:\n  - {{apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, connect: 1, observe: 1, create: 1, update: 2, delete: 1}}\n  - {{apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, connect: 1, observe: 2, create: 1, update: 2, delete: 1}}\nresources:\n  - {group}\nphases:\n  - {{name: c, action: create}}\nassertions:\n  - {{check: stuck, phase: c}}\n"
         );
         crate::scenario::parse(&text, "f.yaml").expect("valid in every build")
     }
