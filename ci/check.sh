@@ -22,14 +22,17 @@ export CARGO_PROFILE_DEV_DEBUG=${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}
 step "cargo fmt --all --check"
 cargo fmt --all --check
 
-# The provider's AWS flavour (feature `aws`) is checked in the same build as everything else:
-# its aws-sdk crates are the ones mock-cloud's SDK-client tests (the workspace member
-# mock-cloud-sdk-tests, mock-cloud/sdk-tests/) build anyway, so the feature adds only the
-# provider's own `aws` module, and the harness's `aws` (the flavour on the embedded stack: its
-# tests run a small aws-upjet scenario). The harness's smoke run below builds the default
-# features. mock-cloud's `loadgen` (the benchmarks' load generator) adds one small binary
-# whose only extra dependency, wiremock, mock-cloud's tests build anyway.
-FEATURES=(--features "provider/aws,harness/aws,mock-cloud/loadgen")
+# The provider's AWS flavour (feature `aws-vpc`: all of it, `aws` and the VPC kind's EC2
+# client) is checked in the same build as everything else: its aws-sdk crates are the ones
+# mock-cloud's SDK-client tests (the workspace member mock-cloud-sdk-tests,
+# mock-cloud/sdk-tests/) build anyway, so the feature adds only the provider's own `aws`
+# module, and the harness's `aws` (the flavour on the embedded stack: its tests run a small
+# aws-upjet scenario). aws-sdk-ec2, the VPC's client and mock-cloud's EC2 front end's test
+# client, is the one crate whose rustc needs about 8 GB of memory (about 6 GB for the check
+# that clippy builds of it). The harness's smoke run below builds the default features.
+# mock-cloud's `loadgen` (the benchmarks' load generator) adds one small binary whose only
+# extra dependency, wiremock, mock-cloud's tests build anyway.
+FEATURES=(--features "provider/aws-vpc,harness/aws-vpc,mock-cloud/loadgen")
 
 step "cargo clippy --workspace --all-targets ${FEATURES[*]} --locked -- -D warnings"
 cargo clippy --workspace --all-targets "${FEATURES[@]}" --locked -- -D warnings

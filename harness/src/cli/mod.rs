@@ -392,10 +392,10 @@ impl ClusterArgs {
                 s.name
             ),
             // Refused here, before the run announces itself, rather than by the stack.
-            (None, _) if s.uses_aws() && !cfg!(feature = "aws") => {
-                Err(run::RunError::NeedsAwsFeature.into())
-            }
-            (None, _) => Ok(Where::Embedded),
+            (None, _) => match run::target::embedded::missing_feature(s) {
+                Some(e) => Err(e.into()),
+                None => Ok(Where::Embedded),
+            },
         }
     }
 }
@@ -767,10 +767,11 @@ fn hint(err: &anyhow::Error) -> Option<&'static str> {
     if err.chain().any(|c| c.is::<serde_json::Error>()) {
         return Some("compare and report read the result.json that `harness run --out DIR` writes");
     }
-    // A build without the AWS flavour: the error says which build has it; usage is not it.
+    // A build without the AWS flavour or its VPC: the error says which build has it; usage
+    // is not it.
     if matches!(
         err.downcast_ref::<run::RunError>(),
-        Some(run::RunError::NeedsAwsFeature)
+        Some(run::RunError::NeedsAwsFeature | run::RunError::NeedsAwsVpcFeature)
     ) {
         return None;
     }

@@ -184,7 +184,40 @@ fn the_flowschema_in_ci_manifests_is_what_harness_flowschema_prints_for_its_prov
 #[test]
 fn an_aws_scenario_without_the_aws_build_is_refused_before_the_run_starts_and_without_a_usage_hint()
 {
-    let dir = temp_dir("aws-refused").join("out");
+    let dir = temp_dir("aws-refused");
+    let file = dir.join("table.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: harness/v1\nname: table\ncalls:\n  - {apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, connect: 1, observe: 2, create: 1, update: 2, delete: 1}\nresources:\n  - {name: t, apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, count: 1, spec: {region: eu-west-1, billingMode: PAY_PER_REQUEST, hashKey: id, attribute: [{name: id, type: S}]}}\nphases:\n  - {name: c, action: create}\nassertions:\n  - {check: stuck, phase: c}\n",
+    )
+    .expect("write");
+    let out_dir = dir.join("out");
+    let out = harness()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "error: the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert!(
+        !out_dir.exists(),
+        "no output directory for a run that never started"
+    );
+}
+
+/// Also in a build with feature `aws`: the VPC's EC2 client is feature `aws-vpc`'s.
+#[cfg(not(feature = "aws-vpc"))]
+#[test]
+fn a_scenario_with_vpcs_without_the_aws_vpc_build_is_refused_before_the_run_starts_naming_that_feature()
+ {
+    let dir = temp_dir("aws-vpc-refused").join("out");
     let out = harness()
         .args(["run", &scenario("aws-upjet.yaml"), "--out"])
         .arg(&dir)
@@ -194,7 +227,7 @@ fn an_aws_scenario_without_the_aws_build_is_refused_before_the_run_starts_and_wi
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         err,
-        "error: the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`\n"
+        "error: the scenario has the provider's VPC kind (ec2.aws.m.loadtest.dev), and this harness is built without it: the VPC's EC2 client needs about 8 GB of memory to compile, so it has a feature of its own: build it with `cargo build --release -p harness --features aws-vpc`\n"
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert!(

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, GroupVersionKind, PostParams};
 
-#[cfg(feature = "aws")]
+#[cfg(feature = "aws-vpc")]
 use crate::aws_flavour;
 use crate::bins::binaries;
 
@@ -649,7 +649,7 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
 /// as separate processes, its profile's settings read from its Deployment's args, its
 /// kinds named by `apiVersion` and `kind` only. Each kind's calls per path are the ones
 /// `provider/README.md` documents.
-#[cfg(feature = "aws")]
+#[cfg(feature = "aws-vpc")]
 #[test]
 fn the_aws_flavour_calibrates_in_cluster_mode_to_its_documented_calls() {
     let flags = aws_flavour::settings_flags("4s", "none");

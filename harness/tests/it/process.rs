@@ -12,7 +12,7 @@ use std::process::Command;
 use harness::predict::plan;
 use harness::scenario::{load, parse};
 
-#[cfg(feature = "aws")]
+#[cfg(feature = "aws-vpc")]
 use crate::aws_flavour;
 use crate::bins::binaries;
 
@@ -398,7 +398,7 @@ fn a_profiles_metrics_url_must_be_http_and_beside_a_command() {
     );
 }
 
-#[cfg(feature = "aws")]
+#[cfg(feature = "aws-vpc")]
 #[test]
 fn the_aws_flavour_runs_as_a_foreign_process_with_generic_groups_and_its_budgets_hold() {
     let dir = temp("process-aws");
@@ -517,12 +517,12 @@ kinds:
 }
 
 /// A profile's line naming the calibration file beside it.
-#[cfg(feature = "aws")]
+#[cfg(feature = "aws-vpc")]
 const CALIBRATION: &str = "calibration: calibration.yaml\n";
 
 /// The AWS flavour's three kinds by `apiVersion` and `kind` only, created, held through a
 /// few polls, re-tagged and deleted; with `assertions` for a run (none for a calibration).
-#[cfg(feature = "aws")]
+#[cfg(feature = "aws-vpc")]
 fn aws_calibration_scenario(assertions: &str) -> String {
     [
         "apiVersion: harness/v1
@@ -546,7 +546,7 @@ profile: {file: profile-none.yaml}
 
 /// Runs the harness with `args` in `dir`; returns its exit code and standard output, the
 /// test failing with both streams when the code is not one of `ok`.
-#[cfg(feature = "aws")]
+#[cfg(feature = "aws-vpc")]
 fn harness_in(dir: &Path, args: &[&str], ok: &[i32]) -> (i32, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_harness"))
         .current_dir(dir)
@@ -569,7 +569,7 @@ fn harness_in(dir: &Path, args: &[&str], ok: &[i32]) -> (i32, String) {
 /// budgets taken from them hold with the credentials cached and without, and `compare`
 /// flags Connect's extra call per reconcile when the provider runs with
 /// `--credential-cache=none` instead of `all`.
-#[cfg(feature = "aws")]
+#[cfg(feature = "aws-vpc")]
 #[test]
 fn the_aws_flavour_calibrates_to_its_documented_calls_and_compare_flags_an_uncached_connect() {
     let dir = temp("calibrate-aws");

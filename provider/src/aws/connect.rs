@@ -192,7 +192,8 @@ impl ConnectError {
 pub struct Clients {
     /// S3.
     pub s3: aws_sdk_s3::Client,
-    /// EC2.
+    /// EC2 (feature `aws-vpc`).
+    #[cfg(feature = "aws-vpc")]
     pub ec2: aws_sdk_ec2::Client,
     /// DynamoDB.
     pub dynamodb: aws_sdk_dynamodb::Client,
@@ -562,6 +563,7 @@ impl Connector {
             }
             aws_sdk_s3::Client::from_conf(b.build())
         };
+        #[cfg(feature = "aws-vpc")]
         let ec2 = {
             let mut b = aws_sdk_ec2::Config::builder()
                 .behavior_version(aws_sdk_ec2::config::BehaviorVersion::latest())
@@ -598,6 +600,7 @@ impl Connector {
         };
         Ok(Clients {
             s3,
+            #[cfg(feature = "aws-vpc")]
             ec2,
             dynamodb,
             sts,
@@ -619,6 +622,7 @@ impl Connector {
 struct Partitions {
     s3: RetryPartition,
     sts: RetryPartition,
+    #[cfg(feature = "aws-vpc")]
     ec2: RetryPartition,
     dynamodb: RetryPartition,
 }
@@ -634,6 +638,7 @@ impl Partitions {
         Partitions {
             s3: partition("s3"),
             sts: partition("sts"),
+            #[cfg(feature = "aws-vpc")]
             ec2: partition("ec2"),
             dynamodb: partition("dynamodb"),
         }

@@ -23,10 +23,14 @@ use super::config::ProviderConfigSpec;
 use super::connect::{Clients, ConnectError, Connector};
 use super::kinds::{
     AwsKind, CLUSTER_PROVIDER_CONFIG, ClusterBucket, ClusterProviderConfig, NamespacedBucket,
-    PROVIDER_CONFIG, ProviderConfig, Table, Vpc,
+    PROVIDER_CONFIG, ProviderConfig, Table,
 };
 use super::table::{self, TableObservation};
-use super::vpc::{self, VpcObservation};
+#[cfg(feature = "aws-vpc")]
+use super::{
+    kinds::Vpc,
+    vpc::{self, VpcObservation},
+};
 use crate::kinds::Kinds;
 use crate::reconciler::conditions;
 use crate::reconciler::{Connecter, ExternalClient, ExternalFailure, Observation};
@@ -300,10 +304,12 @@ impl AwsExternal for NamespacedBucket {
 }
 
 /// The EC2 VPC's external client.
+#[cfg(feature = "aws-vpc")]
 struct VpcClient {
     ec2: aws_sdk_ec2::Client,
 }
 
+#[cfg(feature = "aws-vpc")]
 impl ExternalClient<Vpc> for VpcClient {
     fn observe<'a>(
         &'a self,
@@ -360,6 +366,7 @@ impl ExternalClient<Vpc> for VpcClient {
     }
 }
 
+#[cfg(feature = "aws-vpc")]
 impl AwsExternal for Vpc {
     fn external(clients: Clients) -> Box<dyn ExternalClient<Self>> {
         Box::new(VpcClient { ec2: clients.ec2 })
@@ -440,7 +447,8 @@ impl AwsExternal for Table {
     }
 }
 
-/// Starts the four AWS controllers, their SDK calls counted into `requests`.
+/// Starts the AWS controllers (the VPC's with feature `aws-vpc`), their SDK calls counted
+/// into `requests`.
 pub(crate) fn start(
     kinds: &mut Kinds<'_>,
     caches: Caches,
@@ -458,6 +466,7 @@ pub(crate) fn start(
     let connecter = Arc::new(AwsConnecter::new(connector, caches, secrets, provider_wide));
     kinds.start::<ClusterBucket>(connecter.clone());
     kinds.start::<NamespacedBucket>(connecter.clone());
+    #[cfg(feature = "aws-vpc")]
     kinds.start::<Vpc>(connecter.clone());
     kinds.start::<Table>(connecter);
 }

@@ -1,12 +1,12 @@
 //! The AWS flavour's custom resources, shaped like provider-upjet-aws's v2 kinds in groups of
 //! ours: the managed kinds `Bucket` (cluster-scoped in `s3.aws.loadtest.dev`, namespaced in
-//! `s3.aws.m.loadtest.dev`), `VPC` (`ec2.aws.m.loadtest.dev`) and `Table`
+//! `s3.aws.m.loadtest.dev`), `VPC` (`ec2.aws.m.loadtest.dev`, feature `aws-vpc`) and `Table`
 //! (`dynamodb.aws.m.loadtest.dev`), all `v1beta1`; and the ProviderConfigs they use,
 //! `ClusterProviderConfig` (cluster-scoped) and `ProviderConfig` (namespaced), in
 //! `aws.m.loadtest.dev/v1beta1`.
 //!
 //! Each managed kind has `spec.forProvider` (the API fields of [`super::bucket`],
-//! [`super::vpc`] and [`super::table`]), `spec.providerConfigRef` (`{kind, name}`, by default
+//! `super::vpc` and [`super::table`]), `spec.providerConfigRef` (`{kind, name}`, by default
 //! the ClusterProviderConfig named `default`) and a status of `atProvider` (what the last
 //! Observe read) and the `Ready` and `Synced` conditions.
 
@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::bucket::{BucketObservation, BucketParameters};
 use super::config::ProviderConfigSpec;
 use super::table::{TableObservation, TableParameters};
+#[cfg(feature = "aws-vpc")]
 use super::vpc::{VpcObservation, VpcParameters};
 use crate::crd::common::ManagedStatus;
 use crate::crd::managed::Managed;
@@ -101,6 +102,7 @@ pub struct NamespacedProviderConfigSpec {
 /// The status of a Bucket.
 pub type BucketStatus = ManagedStatus<BucketObservation>;
 /// The status of a VPC.
+#[cfg(feature = "aws-vpc")]
 pub type VpcStatus = ManagedStatus<VpcObservation>;
 /// The status of a Table.
 pub type TableStatus = ManagedStatus<TableObservation>;
@@ -156,6 +158,7 @@ pub struct NamespacedBucketSpec {
 
 /// An EC2 VPC (namespaced, `ec2.aws.m.upbound.io`'s shape). The cloud assigns its ID, which
 /// becomes the external name at Create.
+#[cfg(feature = "aws-vpc")]
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "ec2.aws.m.loadtest.dev",
@@ -273,6 +276,7 @@ aws_kind!(
     true,
     namespaced
 );
+#[cfg(feature = "aws-vpc")]
 aws_kind!(
     Vpc,
     VpcObservation,
@@ -291,7 +295,7 @@ aws_kind!(
 );
 
 /// The AWS flavour's CRDs, in a stable order: ClusterProviderConfig, ProviderConfig, the
-/// cluster-scoped Bucket, the namespaced Bucket, VPC, Table.
+/// cluster-scoped Bucket, the namespaced Bucket, VPC (with feature `aws-vpc`), Table.
 #[must_use]
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
@@ -299,6 +303,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         ProviderConfig::crd(),
         ClusterBucket::crd(),
         NamespacedBucket::crd(),
+        #[cfg(feature = "aws-vpc")]
         Vpc::crd(),
         Table::crd(),
     ]
@@ -319,6 +324,7 @@ mod tests {
             ("aws.m.loadtest.dev", "ProviderConfig", "Namespaced"),
             ("s3.aws.loadtest.dev", "Bucket", "Cluster"),
             ("s3.aws.m.loadtest.dev", "Bucket", "Namespaced"),
+            #[cfg(feature = "aws-vpc")]
             ("ec2.aws.m.loadtest.dev", "VPC", "Namespaced"),
             ("dynamodb.aws.m.loadtest.dev", "Table", "Namespaced"),
         ];

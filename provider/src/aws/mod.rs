@@ -17,7 +17,8 @@
 //!   (`--aws-retry-mode`: `standard`, `adaptive`, `off`) and
 //!   `--credential-cache=none|irsa|all`.
 //! - [`bucket`]: the S3 Bucket's external client: Observe is Terraform's 15-call read.
-//! - [`vpc`]: the EC2 VPC's external client; [`table`]: the DynamoDB Table's.
+//! - `vpc`: the EC2 VPC's external client (feature `aws-vpc`, which builds aws-sdk-ec2);
+//!   [`table`]: the DynamoDB Table's.
 //! - [`attempts`]: each HTTP attempt of the SDK clients counted in
 //!   `provider_cloud_requests_total`, by operation and status.
 //! - [`transport`]: the SDK clients on a tower `Service` in process (the harness's embedded
@@ -34,6 +35,7 @@ pub mod kinds;
 pub mod table;
 pub mod time;
 pub mod transport;
+#[cfg(feature = "aws-vpc")]
 pub mod vpc;
 
 use aws_smithy_runtime_api::client::http::SharedHttpClient;

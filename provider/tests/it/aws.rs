@@ -498,6 +498,7 @@ async fn a_throttled_observe_shows_the_sdks_retries_in_the_journal_within_three_
     }
 }
 
+#[cfg(feature = "aws-vpc")]
 #[tokio::test]
 async fn a_vpc_goes_through_create_observe_update_and_delete_with_one_call_each() {
     use provider::aws::vpc::{self, VpcParameters};

@@ -16,7 +16,9 @@ use mock_apiserver::ApiServer;
 use mock_cloud::{Call, MockCloud};
 use provider::aws::AwsOptions;
 use provider::aws::connect::{CredentialCache, RetryMode};
-use provider::aws::kinds::{ClusterBucket, ClusterProviderConfig, NamespacedBucket, Table, Vpc};
+#[cfg(feature = "aws-vpc")]
+use provider::aws::kinds::Vpc;
+use provider::aws::kinds::{ClusterBucket, ClusterProviderConfig, NamespacedBucket, Table};
 use provider::crd::Managed;
 use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions, RunSummary};
 use tokio::sync::oneshot;
@@ -397,6 +399,7 @@ async fn a_cluster_scoped_bucket_is_reconciled_and_each_connect_validates_with_s
     assert!(stack.stop().await.drained);
 }
 
+#[cfg(feature = "aws-vpc")]
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_vpc_takes_the_id_ec2_assigns_as_its_external_name() {
     let mut stack = AwsStack::open(NO_STS).await;
@@ -707,6 +710,7 @@ async fn a_provider_configs_reconciliation_policy_backoff_wins_over_the_flags() 
 /// cluster-scoped Buckets and 200 VPCs that are ready: every one is observed once, with one
 /// status write. The bursts come first (with two buckets, their 2 × 100 tokens outrun the
 /// API client's QPS 5R with burst 10R: 50/s for 4 s), then R/s per global bucket.
+#[cfg(feature = "aws-vpc")]
 async fn backlog_rate(scoped_buckets: bool) -> f64 {
     let settings = settings().scoped_buckets(scoped_buckets);
     let mut stack = AwsStack::start(
@@ -756,6 +760,7 @@ async fn backlog_rate(scoped_buckets: bool) -> f64 {
     rate
 }
 
+#[cfg(feature = "aws-vpc")]
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn two_scopes_at_r_10_drain_at_20_per_second_with_scoped_buckets_and_10_without() {
     let scoped = backlog_rate(true).await;

@@ -177,6 +177,23 @@ fn aws_options(s: AwsSettings, cloud: &MockCloud) -> provider::aws::AwsOptions {
     }
 }
 
+/// Why this build cannot run `s` on the embedded stack: the VPC kind needs feature
+/// `aws-vpc` (which includes `aws`), the rest of the AWS flavour feature `aws`.
+#[must_use]
+pub fn missing_feature(s: &Scenario) -> Option<RunError> {
+    missing_feature_of(s, cfg!(feature = "aws"), cfg!(feature = "aws-vpc"))
+}
+
+fn missing_feature_of(s: &Scenario, aws: bool, aws_vpc: bool) -> Option<RunError> {
+    if s.uses_aws_vpc() && !aws_vpc {
+        Some(RunError::NeedsAwsVpcFeature)
+    } else if s.uses_aws() && !aws {
+        Some(RunError::NeedsAwsFeature)
+    } else {
+        None
+    }
+}
+
 /// The seed of the provider's `start`-th start (from 0) in a run seeded with `seed`:
 /// SplitMix64's output function of the pair, so restarts draw differently from each other.
 fn provider_seed(seed: u64, start: u32) -> u64 {
@@ -195,8 +212,8 @@ impl Target for Embedded {
     /// provider. The API server and the provider stamp objects on one time line, from the
     /// run's start in whole seconds, and draw uids and jitter from the scenario's seed.
     async fn start(s: &Scenario, (): ()) -> Result<Self, RunError> {
-        if s.uses_aws() && !cfg!(feature = "aws") {
-            return Err(RunError::NeedsAwsFeature);
+        if let Some(e) = missing_feature(s) {
+            return Err(e);
         }
         let clock = RunClock::start();
         let config = cloud::config(s).map_err(RunError::CloudQuota)?;
@@ -347,5 +364,48 @@ impl Target for Embedded {
 
     fn notes(&self) -> Vec<String> {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(group: &str) -> Scenario {
+        let text = format!(
+            "apiVersion: harness/v1\nname: f\ncalls:\n  - {{apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, connect: 1, observe: 1, create: 1, update: 2, delete: 1}}\n  - {{apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, connect: 1, observe: 2, create: 1, update: 2, delete: 1}}\nresources:\n  - {group}\nphases:\n  - {{name: c, action: create}}\nassertions:\n  - {{check: stuck, phase: c}}\n"
+        );
+        crate::scenario::parse(&text, "f.yaml").expect("valid in every build")
+    }
+
+    #[test]
+    fn the_vpc_kind_needs_feature_aws_vpc_and_the_rest_of_the_aws_flavour_feature_aws() {
+        let vpc = scenario(
+            "{name: v, apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, count: 1, spec: {region: eu-west-1, cidrBlock: 10.0.0.0/16}}",
+        );
+        let table = scenario(
+            "{name: t, apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, count: 1, spec: {region: eu-west-1, billingMode: PAY_PER_REQUEST, hashKey: id, attribute: [{name: id, type: S}]}}",
+        );
+        let sample = scenario("{name: b, kind: Bucket, count: 1}");
+        assert!(vpc.uses_aws() && vpc.uses_aws_vpc());
+        assert!(table.uses_aws() && !table.uses_aws_vpc());
+        let missing = |s: &Scenario, aws: bool, aws_vpc: bool| {
+            missing_feature_of(s, aws, aws_vpc).map(|e| e.to_string())
+        };
+        let needs_vpc = Some(RunError::NeedsAwsVpcFeature.to_string());
+        let needs_aws = Some(RunError::NeedsAwsFeature.to_string());
+        // The VPC names feature aws-vpc whether or not aws is there (aws-vpc includes it).
+        assert_eq!(missing(&vpc, false, false), needs_vpc);
+        assert_eq!(missing(&vpc, true, false), needs_vpc);
+        assert_eq!(missing(&vpc, true, true), None);
+        assert_eq!(missing(&table, false, false), needs_aws);
+        assert_eq!(missing(&table, true, false), None);
+        assert_eq!(missing(&sample, false, false), None);
+        assert!(
+            needs_vpc.as_deref().is_some_and(
+                |m| m.ends_with("`cargo build --release -p harness --features aws-vpc`")
+            ),
+            "{needs_vpc:?}"
+        );
     }
 }
