@@ -113,7 +113,17 @@ pub(super) fn hold_predictions(
         let poll_calls = if p.c_poll > 1.0 {
             // A window of W holds the calls of the polls that start in W + Δ, each at most
             // c_poll of them (§10).
-            let inner = steady_tolerance(p, name, w + p.l_max, t, alpha, cls, st, wave.as_ref());
+            let inner = steady_tolerance(
+                p,
+                name,
+                w + p.l_max,
+                t,
+                alpha,
+                cls,
+                st,
+                wave.as_ref(),
+                s.retries_possible(),
+            );
             let mut out = Prediction::new(
                 format!("{name}/steady-max/{w}s"),
                 format!("windowed maximum of cloud calls per {w}s in the hold"),
@@ -133,7 +143,17 @@ pub(super) fn hold_predictions(
             ));
             out
         } else {
-            steady_tolerance(p, name, w, t, alpha, cls, st, wave.as_ref())
+            steady_tolerance(
+                p,
+                name,
+                w,
+                t,
+                alpha,
+                cls,
+                st,
+                wave.as_ref(),
+                s.retries_possible(),
+            )
         };
         let failing = error_paths::window_excess(s, p, alive, w);
         preds.push(with_failing(p, poll_calls, &failing, w));
@@ -226,6 +246,7 @@ fn steady_tolerance(
     cls: &[PollClass],
     st: &Steady,
     wave: Option<&(Wave, Vec<PollClass>)>,
+    retries: bool,
 ) -> Prediction {
     let id = format!("{name}/steady-max/{w}s");
     let what = format!("windowed maximum of cloud calls per {w}s in the hold");
@@ -247,7 +268,7 @@ fn steady_tolerance(
     };
     let j = p.jitter_of(mu - p.l);
     if wave.is_some() && j <= 0.0 {
-        return deterministic_echo(p, (id, what), w, cls).phase(Some(name));
+        return deterministic_echo(p, (id, what), w, (cls, retries)).phase(Some(name));
     }
     let mut settled_note = None;
     if let Some((wave, wave_cls)) = wave {
@@ -340,12 +361,14 @@ fn steady_tolerance(
 /// dephases. Those phases follow whichever limiter released the wave's last steps (the API
 /// client's, the cloud's latency), so no spread of the wave bounds them: the hard bounds do,
 /// the reconciles the bucket and the workers let through in W (§3.3, Lemma 3), and each
-/// resource's own polls: one every P_i + L_min at the most, so ⌊W/(P_i + L_min)⌋ + 1 in W.
+/// resource's own polls: one every P_i + L_min at the most, so ⌊W/(P_i + L_min)⌋ + 1 in W,
+/// unless the cloud may throttle or fail a call (`retries`), whose retry comes on the
+/// backoff, not on the resource's interval.
 fn deterministic_echo(
     p: &Params,
     (id, what): (String, String),
     w: f64,
-    cls: &[PollClass],
+    (cls, retries): (&[PollClass], bool),
 ) -> Prediction {
     let bucket = if p.has_bucket() {
         bounds::bucket_window(p.b, p.r, w)
@@ -353,15 +376,21 @@ fn deterministic_echo(
         f64::INFINITY
     };
     let workers = bounds::worker_cap(p, w);
-    let own: f64 = cls
-        .iter()
-        .map(|c| c.count * ((w / (c.interval + p.l_min).max(1e-9) + 1e-9).floor() + 1.0))
-        .sum();
+    let own: f64 = if retries {
+        f64::INFINITY
+    } else {
+        cls.iter()
+            .map(|c| c.count * ((w / (c.interval + p.l_min).max(1e-9) + 1e-9).floor() + 1.0))
+            .sum()
+    };
     let n: f64 = cls.iter().map(|c| c.count).sum();
-    Prediction::new(id, what, own.min(bucket).min(workers), "calls")
+    let mut pred = Prediction::new(id, what, own.min(bucket).min(workers), "calls");
+    if !retries {
+        pred = pred.input("Σ_i (⌊W/(P_i + L_min)⌋ + 1)", own);
+    }
+    pred
         .formula("min(Σ_i (⌊W/(P_i + L_min)⌋ + 1), ⌊B + R·W⌋, Σ_c w·(⌊W/L_min⌋ + 1)) (jitter 0: every cycle replays the wave's phases)")
         .input("N", n)
-        .input("Σ_i (⌊W/(P_i + L_min)⌋ + 1)", own)
         .input("B", p.b)
         .input("R", p.r)
         .input("w", p.w)
@@ -369,5 +398,9 @@ fn deterministic_echo(
         .input("W", w)
         .meaning(Meaning::Tolerance)
         .source("[P] §3.3, §3.6")
-        .note("no poll jitter: every cycle replays the phases of the wave's last reconciles, which never dephase; only the hard bounds hold")
+        .note(if retries {
+            "no poll jitter: every cycle replays the phases of the wave's last reconciles, which never dephase; only the hard bounds hold, and not the resources' own intervals, since the cloud may throttle or fail a call and its retry comes on the backoff"
+        } else {
+            "no poll jitter: every cycle replays the phases of the wave's last reconciles, which never dephase; only the hard bounds hold"
+        })
 }
