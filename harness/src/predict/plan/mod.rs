@@ -110,6 +110,14 @@ pub fn plan(s: &Scenario) -> Plan {
         }
         // A cloudFault phase changes which resources fail from then on.
         let during = changes_faults.then(|| s.during(index));
+        // Without jitter the phases a wave locked never dephase: every later hold replays
+        // them, not only the first one after the wave (§3.6).
+        if matches!(phase.action, Action::Hold { .. })
+            && since_wave.is_none()
+            && phase_params.jitter_of(s.settings.poll_interval.as_secs_f64()) <= 0.0
+        {
+            since_wave.clone_from(&last_wave);
+        }
         let pp = phase_plan(
             during.as_ref().unwrap_or(s),
             &phase_params,
