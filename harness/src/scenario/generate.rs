@@ -330,15 +330,8 @@ fn phases_and_assertions(
     let _ = writeln!(y, "  - {{check: orphans}}\n  - {{check: duplicates}}");
 }
 
-/// Seconds in one of the generator's own durations ("10ms", "1s", "5m", "2h").
+/// Seconds in one of the generator's own durations ("10ms", "1s", "5m", "2h"), read as
+/// the provider reads a poll interval: a Go duration.
 fn seconds(d: &str) -> f64 {
-    let (n, unit) = d.split_at(d.find(|c: char| !c.is_ascii_digit()).unwrap_or(d.len()));
-    let n: f64 = n.parse().unwrap_or(0.0);
-    n * match unit {
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        _ => f64::NAN,
-    }
+    limiter::go::GoDuration::parse(d).map_or(f64::NAN, limiter::go::GoDuration::seconds)
 }
