@@ -30,9 +30,7 @@ cargo fmt --all --check
 # aws-upjet scenario). aws-sdk-ec2, the VPC's client and mock-cloud's EC2 front end's test
 # client, is the one crate whose rustc needs about 8 GB of memory (about 6 GB for the check
 # that clippy builds of it). The harness's smoke run below builds the default features.
-# mock-cloud's `loadgen` (the benchmarks' load generator) adds one small binary whose only
-# extra dependency, wiremock, mock-cloud's tests build anyway.
-FEATURES=(--features "provider/aws-vpc,harness/aws-vpc,mock-cloud/loadgen")
+FEATURES=(--features "provider/aws-vpc,harness/aws-vpc")
 
 step "cargo clippy --workspace --all-targets ${FEATURES[*]} --locked -- -D warnings"
 cargo clippy --workspace --all-targets "${FEATURES[@]}" --locked -- -D warnings

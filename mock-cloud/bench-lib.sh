@@ -76,7 +76,7 @@ median() {
 # Builds the release binaries (mock-cloud and loadgen, no AWS SDK), makes the work directory
 # $work and, on exit, stops every server in `pids` and removes $work.
 prepare_run() {
-  cargo build --release -q -p mock-cloud --features loadgen --bin mock-cloud --bin loadgen
+  cargo build --release -q -p mock-cloud -p mock-cloud-loadgen
   target_dir="${CARGO_TARGET_DIR:-target}"
   work="$(mktemp -d)"
   pids=()

@@ -16,7 +16,7 @@
 # Usage: mock-cloud/bench.sh [rounds] [seconds-per-target] [connections]
 # Needs wrk (Debian: apt-get install wrk). Without it, the built-in Rust client measures
 # the same servers in one process (not pinned, no CPU accounting):
-#   cargo run --release -p mock-cloud --features loadgen --bin loadgen
+#   cargo run --release -p mock-cloud-loadgen
 set -euo pipefail
 script="$(realpath "$0")"
 cd "$(dirname "$script")/.."

@@ -5,14 +5,14 @@
 //! these sockets can answer for less, so their ratios to wiremock bound any server's.
 //!
 //! ```text
-//! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --seconds 5 --connections 32
-//! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --target http://127.0.0.1:8080/v1/accounts/default/buckets/b1
-//! cargo run --release -p mock-cloud --features loadgen --bin loadgen -- --method HEAD --token '' --target 'PRESIGNED-URL'
+//! cargo run --release -p mock-cloud-loadgen -- --seconds 5 --connections 32
+//! cargo run --release -p mock-cloud-loadgen -- --target http://127.0.0.1:8080/v1/accounts/default/buckets/b1
+//! cargo run --release -p mock-cloud-loadgen -- --method HEAD --token '' --target 'PRESIGNED-URL'
 //! mock-cloud/bench.sh   # the same servers measured by wrk from another process
 //! ```
 //!
-//! Built only with the feature `loadgen` (which brings wiremock): it needs none of the AWS
-//! SDKs that mock-cloud's tests use. The in-process cost of a SigV4-verified HeadBucket is
+//! A crate of its own, so that wiremock is no dependency of mock-cloud: it needs none of
+//! the AWS SDKs that mock-cloud's tests use. The in-process cost of a SigV4-verified HeadBucket is
 //! timed by the criterion bench instead (`cargo bench -p mock-cloud --bench request_path`).
 //!
 //! The servers run on their own runtime (mock-cloud: `--server-threads`, default 2; wiremock: its own
