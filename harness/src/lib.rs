@@ -19,6 +19,7 @@ pub mod measure;
 pub mod predict;
 pub mod report;
 pub mod result;
+pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod selfcheck;

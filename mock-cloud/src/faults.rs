@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use rand_xoshiro::SplitMix64;
+use rand_xoshiro::rand_core::{Rng as _, SeedableRng as _};
+
 use crate::config::{Faults, Latency, OperationFaults, ResourceFault};
 use crate::model::Class;
 use crate::service::Operation;
@@ -27,7 +30,7 @@ pub(crate) struct FaultState {
 
 impl FaultState {
     pub fn new(faults: Faults) -> FaultState {
-        let rng = SplitMix64(faults.seed);
+        let rng = SplitMix64::seed_from_u64(faults.seed);
         let rules = faults.resources.clone().into();
         FaultState { faults, rules, rng }
     }
@@ -56,7 +59,7 @@ impl FaultState {
             .map(|o| o.status);
         let error = outage.or_else(|| {
             let rate = self.faults.errors.get(&class)?;
-            (self.rng.unit() < rate.probability).then_some(rate.status)
+            (unit(&mut self.rng) < rate.probability).then_some(rate.status)
         });
         FaultDecision {
             latency,
@@ -93,7 +96,7 @@ impl FaultState {
             });
         let error = outage.or_else(|| {
             let rate = own.errors?;
-            (self.rng.unit() < rate.probability).then(|| (rate.status, own.code.clone()))
+            (unit(&mut self.rng) < rate.probability).then(|| (rate.status, own.code.clone()))
         });
         FaultDecision {
             latency,
@@ -114,9 +117,9 @@ impl FaultState {
         match latency {
             None => Duration::ZERO,
             Some(Latency::Fixed(d)) => d,
-            Some(Latency::Uniform { min, max }) => min + (max - min).mul_f64(self.rng.unit()),
+            Some(Latency::Uniform { min, max }) => min + (max - min).mul_f64(unit(&mut self.rng)),
             Some(Latency::LogNormal { median, sigma }) => {
-                let factor = (sigma * self.rng.standard_normal()).exp();
+                let factor = (sigma * standard_normal(&mut self.rng)).exp();
                 Duration::try_from_secs_f64(median.as_secs_f64() * factor).unwrap_or(Duration::MAX)
             }
         }
@@ -131,34 +134,20 @@ pub(crate) fn share_unit(seed: u64, name: &str) -> f64 {
         hash ^= u64::from(b);
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    SplitMix64(seed ^ hash).unit()
+    unit(&mut SplitMix64::seed_from_u64(seed ^ hash))
 }
 
-/// SplitMix64 (Steele, Lea and Flood, 2014): a tiny, well-studied seeded generator, enough
-/// for fault draws and reproducible for a seed.
-#[derive(Debug, Clone)]
-struct SplitMix64(u64);
+/// Uniform in `[0, 1)`, from the draws' generator: SplitMix64 (Steele, Lea and Flood,
+/// 2014), seeded with the state itself, so a seed gives the same faults in every run.
+fn unit(rng: &mut SplitMix64) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
 
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Standard normal, by the Box–Muller transform.
-    fn standard_normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.unit();
-        let u2 = self.unit();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
+/// Standard normal, by the Box–Muller transform.
+fn standard_normal(rng: &mut SplitMix64) -> f64 {
+    let u1 = 1.0 - unit(rng);
+    let u2 = unit(rng);
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 #[cfg(test)]

@@ -26,16 +26,9 @@ const REFUSALS: &[&str] = &[
 
 /// Bytes from a fixed seed (splitmix64), so that the test is the same on every run.
 fn bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut state = seed;
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
-    }
-    out.truncate(len);
+    use rand_xoshiro::rand_core::{Rng as _, SeedableRng as _};
+    let mut out = vec![0; len];
+    rand_xoshiro::SplitMix64::seed_from_u64(seed).fill_bytes(&mut out);
     out
 }
 

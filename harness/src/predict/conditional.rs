@@ -432,22 +432,9 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator (splitmix64) so the Monte Carlo needs no new crate.
-    struct Rng(u64);
-
-    impl Rng {
-        fn uniform(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
-
     /// The same renewal model, simulated: the (1 − α) quantile of the exact windowed max.
     fn monte_carlo(resources: &[Renewal], h: &Hold, runs: usize, seed: u64) -> Vec<u64> {
-        let mut rng = Rng(seed);
+        let mut rng = crate::rng::seeded(seed);
         let end = h.start + h.duration;
         let mut maxima = Vec::with_capacity(runs);
         for _ in 0..runs {
@@ -460,12 +447,14 @@ mod tests {
                 );
                 // Conditioned on no call by the start: uniform on the part after it.
                 let lo = lo.max(h.start);
-                let mut t = lo + (hi - lo) * rng.uniform();
+                let mut t = lo + (hi - lo) * crate::rng::unit(&mut rng);
                 // A gap of at least 1 ms (the requeue the provider rounds a zero to), so an
                 // absolute jitter at or above P cannot stall the loop.
                 while t <= end {
                     times.push((t * 1e6) as u64);
-                    t += (h.l_min + r.poll - r.jitter + 2.0 * r.jitter * rng.uniform()).max(1e-3);
+                    t += (h.l_min + r.poll - r.jitter
+                        + 2.0 * r.jitter * crate::rng::unit(&mut rng))
+                    .max(1e-3);
                 }
             }
             times.sort_unstable();

@@ -220,20 +220,6 @@ impl Policer {
     }
 }
 
-/// splitmix64: a fixed pseudo-random sequence for phases and jitter.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     /// The item becomes ready.
@@ -261,7 +247,8 @@ struct Sim<'a> {
     waiting: Vec<VecDeque<u32>>,
     reads: Vec<Option<Policer>>,
     mutates: Vec<Option<Policer>>,
-    rng: Rng,
+    /// A fixed pseudo-random sequence for phases and jitter.
+    rng: crate::rng::SplitMix64,
     from: f64,
     /// Measured: each call (time, item), each reconcile run (time, item).
     calls: Vec<(f64, u32)>,
@@ -344,7 +331,7 @@ impl Sim<'_> {
             }
             self.last_success[i as usize] = t;
             let c = &self.classes[k];
-            let u = 2.0 * self.rng.uniform() - 1.0;
+            let u = 2.0 * crate::rng::unit(&mut self.rng) - 1.0;
             t + (c.interval + u * c.jitter).max(1e-3)
         } else {
             t + self.items.when(&i).seconds().max(0.0)
@@ -398,7 +385,7 @@ pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
         mutates: (0..accounts)
             .map(|a| cfg.quotas.get(a).and_then(|q| q.1).map(Policer::new))
             .collect(),
-        rng: Rng(0x5EED_C0DE),
+        rng: crate::rng::seeded(0x5EED_C0DE),
         from: warm,
         calls: Vec::new(),
         runs: Vec::new(),
@@ -414,7 +401,7 @@ pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
         } else {
             c.interval
         };
-        let at = sim.rng.uniform() * phase;
+        let at = crate::rng::unit(&mut sim.rng) * phase;
         sim.push(at, Event::Ready(i as u32));
     }
     let end = warm + cfg.duration;

@@ -22,31 +22,14 @@ use crate::scenario::Scenario;
 pub fn schedule(s: &Scenario, index: usize) -> Vec<(usize, Duration)> {
     let mut out = Vec::new();
     for (k, count, window) in s.kills_during(index) {
-        let mut draws = SplitMix64(s.seed ^ (k as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
+        let mut draws =
+            crate::rng::seeded(s.seed ^ (k as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
         for _ in 0..count {
-            out.push((k, window.mul_f64(draws.unit())));
+            out.push((k, window.mul_f64(crate::rng::unit(&mut draws))));
         }
     }
     out.sort_by_key(|(_, at)| *at);
     out
-}
-
-/// SplitMix64: a small, well-mixed generator for a handful of draws.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// What a kill loop needs besides the target.
@@ -112,20 +95,4 @@ pub async fn kill_loop<T: Target>(
         });
     }
     Ok(kills)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn draws_are_uniform_in_the_unit_interval_and_repeat_for_a_seed() {
-        let mut a = SplitMix64(7);
-        let mut b = SplitMix64(7);
-        let xs: Vec<f64> = (0..1000).map(|_| a.unit()).collect();
-        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
-        let mean = xs.iter().sum::<f64>() / 1000.0;
-        assert!((mean - 0.5).abs() < 0.05, "mean {mean}");
-        assert_eq!(xs[..3], (0..3).map(|_| b.unit()).collect::<Vec<_>>()[..]);
-    }
 }

@@ -163,7 +163,7 @@ struct Resource {
 struct Inner {
     resource_version: u64,
     resources: HashMap<String, Resource>,
-    uid_state: u64,
+    uid_state: rand_xoshiro::SplitMix64,
     /// Where each stored object lives, by uid (the collector's owner lookup).
     uids: HashMap<String, gc::Location>,
     /// The objects that name each uid in their `ownerReferences`.
@@ -252,7 +252,7 @@ impl Store {
             inner: Mutex::new(Inner {
                 resource_version: 0,
                 resources: HashMap::new(),
-                uid_state: seed,
+                uid_state: rand_xoshiro::rand_core::SeedableRng::seed_from_u64(seed),
                 uids: HashMap::new(),
                 dependents: HashMap::new(),
                 kinds: HashMap::new(),

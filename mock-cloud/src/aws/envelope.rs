@@ -152,12 +152,10 @@ fn header_value(ascii: &[u8]) -> HeaderValue {
     HeaderValue::from_bytes(ascii).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-/// SplitMix64's finalizer.
+/// SplitMix64's first output from the state `x`.
 fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    use rand_xoshiro::rand_core::{Rng as _, SeedableRng as _};
+    rand_xoshiro::SplitMix64::seed_from_u64(x).next_u64()
 }
 
 /// A response with a body and the request-id headers of the protocol.
