@@ -5,6 +5,7 @@ mod binary;
 mod breaker;
 mod chain;
 mod compose;
+mod errors;
 mod fixture;
 mod grpc;
 mod in_process;
