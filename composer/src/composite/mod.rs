@@ -18,6 +18,7 @@ mod reconcile;
 mod render;
 mod requeue;
 mod revision;
+mod revisions;
 mod select;
 mod watch;
 
@@ -40,6 +41,10 @@ pub use render::{
 };
 pub use requeue::{RECONCILE_REQUESTED_AT_ANNOTATION, Requeue, RequeueSettings, jitter, requeue};
 pub use revision::{RevisionError, RevisionPick, fetch_revision};
+pub use revisions::{
+    LABEL_COMPOSITION_HASH, RevisionChange, composition_hash, new_revision, reconcile_composition,
+    run_revision_controllers, validate_revision,
+};
 pub use select::{SelectError, Selection, select_composition};
 pub use watch::{
     Cache, LOW_PRIORITY, Watched, resync_period, watch, watch_cached, watch_revisions,

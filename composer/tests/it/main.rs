@@ -12,6 +12,7 @@ mod in_process;
 mod python;
 mod pythonic;
 mod reconcile;
+mod revisions;
 mod storms;
 mod support;
 mod wire;

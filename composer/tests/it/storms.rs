@@ -168,9 +168,14 @@ async fn the_hourly_resync_of_fifty_one_watched_widgets_opens_an_xr_s_breaker_an
         (2 * (51 + 50) - 1, 1 + 2),
         "{metrics:?}"
     );
-    // The replays collapse in the queue into a reconcile or two of each XR, each one
-    // function call at the function's log and, at the journal, one status apply and every
-    // Widget of its XR applied.
+    // The replays collapse in the queue into two reconciles of each XR, each one function
+    // call at the function's log and, at the journal, one status apply and every Widget of
+    // its XR applied. Two, not one: the XR's first replayed event hands it at once to an
+    // idle worker (controller-runtime's priority queue gives a ready key to a waiting
+    // getter), so the rest of its replays, delivered while it is being reconciled, queue
+    // it once more. Core does the same whenever its queue's goroutine hands the key out
+    // before the informer has delivered that XR's last object, which is all but certain
+    // with 50 objects; the queue here does it at the first add, always.
     let requests = cluster.server.journal().since(from);
     let reconciles = |name: &str| {
         requests
@@ -179,7 +184,7 @@ async fn the_hourly_resync_of_fifty_one_watched_widgets_opens_an_xr_s_breaker_an
             .count()
     };
     let (r51, r50) = (reconciles("fifty-one"), reconciles("fifty"));
-    assert!(r51 >= 1 && r50 >= 1, "{r51} and {r50} reconciles");
+    assert_eq!((r51, r50), (2, 2), "{r51} and {r50} reconciles");
     assert_eq!(calls.load(Ordering::Relaxed) - before, (r51 + r50) as u64);
     assert_eq!(widget_applies(&cluster.server, from), 51 * r51 + 50 * r50);
     eprintln!("#1284: at the resync, {r51} and {r50} reconciles of the XRs of 51 and 50 Widgets");

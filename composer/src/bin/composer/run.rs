@@ -9,7 +9,7 @@ use composer::api::{
 };
 use composer::composite::{
     Cache, Composer, Realtime, Reconciler, Recorder, RequeueSettings, Watched, resync_period,
-    start, watch_cached, watch_revisions_with_resync, watch_with_resync,
+    run_revision_controllers, start, watch_cached, watch_revisions_with_resync, watch_with_resync,
 };
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
@@ -191,6 +191,8 @@ async fn controllers(
     // One event writer for every XR controller, as core's one recorder.
     let (events, event_writer) = Recorder::start(client.clone());
     tasks.push(event_writer);
+    // Core's revision controllers: a revision per change of a Composition, each valid.
+    tasks.push(tokio::spawn(run_revision_controllers(client.clone())));
     for xrd in xrds.items {
         let name = xrd.metadata.name.clone().unwrap_or_default();
         let (crd, version) = match xrd.validate().and_then(|()| for_composite_resource(&xrd)) {
