@@ -42,13 +42,15 @@ pub enum Watched {
 type Key = (Option<String>, Option<String>);
 /// What one watch holds.
 type Store = Arc<RwLock<BTreeMap<Key, DynamicObject>>>;
+/// A kind: group, version and kind.
+type KindKey = (String, String, String);
 
 /// The objects the watches hold, by kind: what core's informer cache serves to a
 /// reconcile. A watch started with [`watch_cached`] keeps its kind's store current; the
 /// composer reads composed resources from it ([`super::Composer::with_cache`]).
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
-    kinds: Arc<RwLock<HashMap<(String, String, String), Store>>>,
+    kinds: Arc<RwLock<HashMap<KindKey, Store>>>,
 }
 
 impl Cache {
@@ -58,7 +60,7 @@ impl Cache {
         Cache::default()
     }
 
-    fn key(resource: &ApiResource) -> (String, String, String) {
+    fn key(resource: &ApiResource) -> KindKey {
         (
             resource.group.clone(),
             resource.version.clone(),
