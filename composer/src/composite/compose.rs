@@ -89,6 +89,39 @@ pub struct Composed {
     pub events: Vec<(EventType, String, String)>,
     /// How many composed resources were read with a live GET (not from the cache).
     pub live_reads: usize,
+    /// The conditions the functions returned, for the reconciler to set on the XR.
+    pub conditions: Vec<crate::function::proto::Condition>,
+}
+
+/// The events of the functions' non-fatal results, as core turns them into events: the
+/// result's reason (`ComposeResources` when it has none), Normal or Warning by severity,
+/// and `Pipeline step "<step>": <message>`.
+#[must_use]
+pub fn result_events(
+    results: &[(String, crate::function::proto::Result)],
+) -> Vec<(EventType, String, String)> {
+    results
+        .iter()
+        .map(|(step, result)| {
+            let reason = result
+                .reason
+                .clone()
+                .filter(|r| !r.is_empty())
+                .unwrap_or_else(|| REASON_COMPOSE.to_owned());
+            let (type_, message) = match result.severity() {
+                Severity::Normal => (EventType::Normal, result.message.clone()),
+                Severity::Warning => (EventType::Warning, result.message.clone()),
+                _ => (
+                    EventType::Warning,
+                    format!(
+                        "Pipeline step {step:?} returned a result of unknown severity (assuming warning): {}",
+                        result.message
+                    ),
+                ),
+            };
+            (type_, reason, format!("Pipeline step {step:?}: {message}"))
+        })
+        .collect()
 }
 
 /// What a [`Composer`] calls for each kind it meets the first time.
@@ -246,26 +279,7 @@ impl Composer {
         )
         .await
         .map_err(ComposeError::Pipeline)?;
-        let mut events: Vec<(EventType, String, String)> = Vec::new();
-        for (step, result) in &run.results {
-            let reason = result
-                .reason
-                .clone()
-                .filter(|r| !r.is_empty())
-                .unwrap_or_else(|| REASON_COMPOSE.to_owned());
-            let (type_, message) = match result.severity() {
-                Severity::Normal => (EventType::Normal, result.message.clone()),
-                Severity::Warning => (EventType::Warning, result.message.clone()),
-                _ => (
-                    EventType::Warning,
-                    format!(
-                        "Pipeline step {step:?} returned a result of unknown severity (assuming warning): {}",
-                        result.message
-                    ),
-                ),
-            };
-            events.push((type_, reason, format!("Pipeline step {step:?}: {message}")));
-        }
+        let mut events = result_events(&run.results);
 
         // Render each desired resource, naming new ones.
         let mut desired = Vec::new();
@@ -427,6 +441,7 @@ impl Composer {
             xr: applied,
             events,
             live_reads,
+            conditions: run.conditions,
         })
     }
 

@@ -104,6 +104,85 @@ pub fn now() -> String {
 pub fn mark(xr: &mut DynamicObject, conditions: &[XrCondition]) {
     let generation = xr.metadata.generation.unwrap_or(0);
     let now = now();
+    let new: Vec<Value> = conditions
+        .iter()
+        .map(|c| to_json(c, generation, &now))
+        .collect();
+    set(xr, new);
+}
+
+/// Whether core keeps a condition type for itself (`IsSystemConditionType`): functions
+/// may not set these.
+#[must_use]
+pub fn is_system(type_: &str) -> bool {
+    matches!(
+        type_,
+        "Ready" | "Synced" | "Healthy" | "UpToDate" | "Responsive"
+    )
+}
+
+/// Sets the conditions functions returned on `xr`, skipping the system types, as core's
+/// `handleCommonCompositionResult` does (`SetConditions`, no observed generation); returns
+/// the types set.
+pub fn set_function_conditions(
+    xr: &mut DynamicObject,
+    conditions: &[crate::function::proto::Condition],
+) -> Vec<String> {
+    use crate::function::proto::Status;
+    let now = now();
+    let mut seen = Vec::new();
+    let mut new = Vec::new();
+    for c in conditions {
+        if is_system(&c.r#type) {
+            continue;
+        }
+        let status = match Status::try_from(c.status) {
+            Ok(Status::ConditionTrue) => "True",
+            Ok(Status::ConditionFalse) => "False",
+            _ => "Unknown",
+        };
+        let mut v = json!({"type": c.r#type, "status": status, "lastTransitionTime": now,
+            "reason": c.reason});
+        if let Some(m) = c.message.as_ref().filter(|m| !m.is_empty()) {
+            v["message"] = json!(m);
+        }
+        seen.push(c.r#type.clone());
+        new.push(v);
+    }
+    set(xr, new);
+    seen
+}
+
+/// After a FATAL result: each custom condition of `xr` whose type the functions did not
+/// return (`seen`) is marked `Unknown` with reason `FatalError`, as core does.
+pub fn mark_unseen_unknown(xr: &mut DynamicObject, seen: &[String]) {
+    let generation = xr.metadata.generation.unwrap_or(0);
+    let now = now();
+    let unseen: Vec<Value> = xr
+        .data
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            let t = text(c, "type");
+            !is_system(t) && !seen.iter().any(|s| s == t)
+        })
+        .map(|c| {
+            let mut v = json!({"type": text(c, "type"), "status": "Unknown",
+                "lastTransitionTime": now, "reason": "FatalError",
+                "message": "A fatal error occurred before the status of this condition could be determined."});
+            if generation != 0 {
+                v["observedGeneration"] = json!(generation);
+            }
+            v
+        })
+        .collect();
+    set(xr, unseen);
+}
+
+/// `SetConditions` of `new` (conditions as JSON) on `xr`.
+fn set(xr: &mut DynamicObject, new: Vec<Value>) {
     if !xr.data.is_object() {
         xr.data = json!({});
     }
@@ -121,11 +200,11 @@ pub fn mark(xr: &mut DynamicObject, conditions: &[XrCondition]) {
         *list = json!([]);
     }
     let list = list.as_array_mut().expect("an array");
-    for c in conditions {
-        let new = to_json(c, generation, &now);
+    for new in new {
+        let type_ = text(&new, "type").to_owned();
         let mut exists = false;
         for existing in list.iter_mut() {
-            if text(existing, "type") != c.type_ {
+            if text(existing, "type") != type_ {
                 continue;
             }
             exists = true;

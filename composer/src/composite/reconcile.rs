@@ -19,7 +19,11 @@ use limiter::crossplane::circuit::Responsive;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::conditions::{deleting, mark, reconcile_error, reconcile_success, responsive_condition};
+use super::compose::result_events;
+use super::conditions::{
+    deleting, mark, mark_unseen_unknown, reconcile_error, reconcile_success, responsive_condition,
+    set_function_conditions,
+};
 use super::events::{
     REASON_COMPOSE, REASON_COMPOSITION_SELECTION, REASON_DELETE, REASON_INIT,
     REASON_RECONCILE_REQUEST_HANDLED, REASON_SELECT_COMPOSITION, Recorder,
@@ -30,6 +34,7 @@ use super::{
     select_composition,
 };
 use crate::api::{CompositeResourceDefinition, Composition, CompositionRevision};
+use crate::function::pipeline::PipelineError;
 
 /// The XR finalizer core adds.
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
@@ -517,8 +522,28 @@ impl Reconciler {
             }
             Err(e) => {
                 in_flight.lock().expect("not poisoned").take();
-                let failure = fail_compose(xr, ReconcileError::Compose(e));
-                return Err(self.fail(namespace, failure).await);
+                // Core: the warning and Synced=False, then what the functions returned
+                // before failing (their results' events, their conditions), then every
+                // custom condition they did not return marked Unknown.
+                let error = ReconcileError::Compose(e);
+                let message = error_message(&error);
+                self.events.warning(&xr, REASON_COMPOSE, message.clone());
+                mark(&mut xr, &[reconcile_error(message)]);
+                let mut seen = Vec::new();
+                if let ReconcileError::Compose(ComposeError::Pipeline(PipelineError::Fatal {
+                    results,
+                    conditions,
+                    ..
+                })) = &error
+                {
+                    for (type_, reason, message) in result_events(results) {
+                        self.events.record(&xr, type_, &reason, message);
+                    }
+                    seen = set_function_conditions(&mut xr, conditions);
+                }
+                mark_unseen_unknown(&mut xr, &seen);
+                let _ = self.put_status(namespace, name, &xr).await;
+                return Err(error);
             }
         };
         in_flight.lock().expect("not poisoned").take();
@@ -526,6 +551,7 @@ impl Reconciler {
         for (type_, reason, message) in &composed.events {
             self.events.record(&xr, *type_, reason, message.clone());
         }
+        set_function_conditions(&mut xr, &composed.conditions);
         for message in &composed.outcome.events {
             self.events.normal(&xr, REASON_COMPOSE, message.clone());
         }

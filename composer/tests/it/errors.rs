@@ -437,3 +437,110 @@ async fn handled(cluster: &Cluster) -> Vec<(String, String, String, i32)> {
         .filter(|e| e.1 == REASON_RECONCILE_REQUEST_HANDLED)
         .collect()
 }
+
+/// A second pipeline step reporting on the XR: while `failing` is false it passes the
+/// desired state on with a `DatabaseReady` condition and a NORMAL result; then a NORMAL
+/// result and a FATAL one, no condition.
+struct Reporter {
+    failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl composer::function::Function for Reporter {
+    fn run_function(
+        &self,
+        request: composer::function::proto::RunFunctionRequest,
+    ) -> composer::function::BoxFuture<
+        '_,
+        Result<composer::function::proto::RunFunctionResponse, tonic::Status>,
+    > {
+        use composer::function::proto::{
+            Condition, Result as FnResult, RunFunctionResponse, Severity, Status,
+        };
+        let failing = self.failing.load(std::sync::atomic::Ordering::Relaxed);
+        let result = |severity: Severity, message: &str| FnResult {
+            severity: severity as i32,
+            message: message.to_owned(),
+            ..FnResult::default()
+        };
+        let response = RunFunctionResponse {
+            desired: request.desired,
+            context: request.context,
+            results: if failing {
+                vec![
+                    result(Severity::Normal, "checked"),
+                    result(Severity::Fatal, "database gone"),
+                ]
+            } else {
+                vec![result(Severity::Normal, "checked")]
+            },
+            conditions: if failing {
+                vec![]
+            } else {
+                vec![Condition {
+                    r#type: "DatabaseReady".to_owned(),
+                    status: Status::ConditionTrue as i32,
+                    reason: "Available".to_owned(),
+                    message: Some("up".to_owned()),
+                    target: None,
+                }]
+            },
+            ..RunFunctionResponse::default()
+        };
+        Box::pin(std::future::ready(Ok(response)))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn functions_set_their_conditions_and_a_fatal_result_leaves_the_unreported_ones_unknown() {
+    let cluster = cluster().await;
+    let mut pipeline = widgets_pipeline(N, "60s");
+    pipeline
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"step": "report", "functionRef": {"name": "reporter"}}));
+    cluster.composition("widgets", &pipeline).await;
+    let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let functions = builtin().with(
+        "reporter",
+        InProcessRunner::new(Reporter {
+            failing: std::sync::Arc::clone(&failing),
+        }),
+    );
+    let reconciler = recording(
+        &cluster,
+        reconciler(
+            &cluster,
+            functions,
+            RequeueSettings::default(),
+            &realtime(BreakerConfig::default()),
+        ),
+    );
+    reconcile(&cluster, &reconciler).await.0.unwrap();
+    let database = condition(&cluster, "DatabaseReady").await;
+    assert_eq!(
+        status_reason_message(&database),
+        json!({"status": "True", "reason": "Available", "message": "up"})
+    );
+    assert!(
+        events(&cluster)
+            .await
+            .iter()
+            .any(|e| e.1 == REASON_COMPOSE && e.2 == r#"Pipeline step "report": checked"#)
+    );
+
+    // FATAL: the condition the functions no longer report is Unknown, FatalError.
+    failing.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (result, _) = reconcile(&cluster, &reconciler).await;
+    assert!(result.is_err());
+    assert_eq!(
+        status_reason_message(&condition(&cluster, "Synced").await),
+        synced_error(
+            r#"cannot compose resources: pipeline step "report" returned a fatal result: database gone"#
+        )
+    );
+    assert_eq!(
+        status_reason_message(&condition(&cluster, "DatabaseReady").await),
+        json!({"status": "Unknown", "reason": "FatalError",
+            "message": "A fatal error occurred before the status of this condition could be determined."})
+    );
+}
