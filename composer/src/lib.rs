@@ -27,7 +27,10 @@
 //! - [`composite::Reconciler`] and [`composite::Composer`]: one XR reconciled against an
 //!   API server; [`composite::start`]: its controller with a worker pool;
 //!   [`composite::watch`] and [`composite::Realtime`]: watch events through the breaker
-//!   into the queue.
+//!   into the queue; [`composite::watch_cached`] and [`composite::Cache`]: the composed
+//!   resources a reconcile reads.
+//! - [`composite::Recorder`]: core's XR events; [`composite::run_revision_controllers`]:
+//!   a CompositionRevision per Composition change.
 //!
 //! ## Example
 //! The built-in function, served over gRPC on loopback and called with core's 2-minute

@@ -3,11 +3,15 @@
 //! resource in order, the XR's status).
 //!
 //! Follows crossplane/crossplane's `composite/composition_functions.go`
-//! (`FunctionComposer.Compose`), with these differences: composed resources are read
-//! live (core reads them from its cache and falls back to a live GET), connection and
-//! credential secrets are not read, garbage is deleted without core's Update that first
-//! removes the XR's owner reference, and the conditions go out with the status apply
-//! instead of core's separate status Update when `.status` changed.
+//! (`FunctionComposer.Compose`): composed resources are read from the watches' [`Cache`]
+//! when one holds their kind, with a live GET when it does not hold the object (core's
+//! fallback when its cache answers NotFound) or watches no such kind; the status apply
+//! carries the functions' desired XR status and the XR's conditions as the reconciler
+//! holds them, and its answer is the XR the reconciler goes on with (core loads it into
+//! its XR object); a composed apply the API server refuses as invalid (422) leaves that
+//! resource unsynced with a warning event, any other failure fails the compose. Not
+//! reproduced: connection and credential secrets (no Secret reads), and core's Update that
+//! strips the composite labels before a garbage delete.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -16,18 +20,20 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy,
 };
 use kube::core::GroupVersionKind;
-use limiter::crossplane::circuit::Responsive;
+use kube::runtime::events::EventType;
 use rand::Rng;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::outcome::{ComposedState, Outcome, XrCondition, outcome};
+use super::events::REASON_COMPOSE;
+use super::outcome::{ComposedState, Outcome, outcome};
 use super::render::{ANNOTATION_COMPOSITION_RESOURCE_NAME, RenderError, render_composed};
+use super::watch::Cache;
 use super::{FIELD_OWNER_XR, Machinery, ResourceRef, composed_field_owner};
 use crate::api::CompositionRevision;
 use crate::function::FunctionRunner;
 use crate::function::pipeline::{self, PipelineError, Step};
-use crate::function::proto::{Ready, Resource, State};
+use crate::function::proto::{Ready, Resource, Severity, State};
 use crate::function::value::{from_struct, to_struct};
 
 /// Why composing failed.
@@ -42,9 +48,9 @@ pub enum ComposeError {
         #[source]
         source: kube::Error,
     },
-    /// The pipeline failed.
-    #[error("cannot run the function pipeline")]
-    Pipeline(#[source] PipelineError),
+    /// The pipeline failed (core does not wrap this error).
+    #[error(transparent)]
+    Pipeline(PipelineError),
     /// A desired resource could not be rendered.
     #[error("cannot render composed resource")]
     Render(#[source] RenderError),
@@ -64,21 +70,58 @@ fn api(action: impl Into<String>) -> impl FnOnce(kube::Error) -> ComposeError {
 /// What one compose did.
 #[derive(Debug)]
 pub struct Composed {
-    /// Conditions, events and how many resources wait.
+    /// Conditions, events and how many resources wait: [`outcome`] of the composed
+    /// resources and the functions' verdict on the XR.
     pub outcome: Outcome,
+    /// Each desired composed resource: applied (synced) or refused, and ready.
+    pub resources: Vec<ComposedState>,
+    /// The functions' verdict on the XR's readiness (`res.Ready`), if they gave one.
+    pub ready: Option<bool>,
     /// The pipeline's smallest non-zero TTL.
     pub ttl: Option<std::time::Duration>,
     /// How many composed resources were deleted as garbage.
     pub deleted: usize,
+    /// The XR as the API server answered the status apply.
+    pub xr: DynamicObject,
+    /// Events for the reconciler to record, in order: one per function result (NORMAL or
+    /// WARNING, `Pipeline step "<step>": <message>`) and one warning per composed apply
+    /// refused as invalid.
+    pub events: Vec<(EventType, String, String)>,
+    /// How many composed resources were read with a live GET (not from the cache).
+    pub live_reads: usize,
+    /// The conditions the functions returned, for the reconciler to set on the XR.
+    pub conditions: Vec<crate::function::proto::Condition>,
 }
 
-/// What the reconciler adds to the XR's status apply.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StatusExtras {
-    /// The `Responsive` condition from the XR's circuit breaker.
-    pub responsive: Option<Responsive>,
-    /// The `crossplane.io/reconcile-requested-at` token this reconcile handled.
-    pub last_handled_reconcile_at: Option<String>,
+/// The events of the functions' non-fatal results, as core turns them into events: the
+/// result's reason (`ComposeResources` when it has none), Normal or Warning by severity,
+/// and `Pipeline step "<step>": <message>`.
+#[must_use]
+pub fn result_events(
+    results: &[(String, crate::function::proto::Result)],
+) -> Vec<(EventType, String, String)> {
+    results
+        .iter()
+        .map(|(step, result)| {
+            let reason = result
+                .reason
+                .clone()
+                .filter(|r| !r.is_empty())
+                .unwrap_or_else(|| REASON_COMPOSE.to_owned());
+            let (type_, message) = match result.severity() {
+                Severity::Normal => (EventType::Normal, result.message.clone()),
+                Severity::Warning => (EventType::Warning, result.message.clone()),
+                _ => (
+                    EventType::Warning,
+                    format!(
+                        "Pipeline step {step:?} returned a result of unknown severity (assuming warning): {}",
+                        result.message
+                    ),
+                ),
+            };
+            (type_, reason, format!("Pipeline step {step:?}: {message}"))
+        })
+        .collect()
 }
 
 /// What a [`Composer`] calls for each kind it meets the first time.
@@ -90,6 +133,7 @@ pub struct Composer {
     runner: Box<dyn FunctionRunner>,
     kinds: Mutex<HashMap<GroupVersionKind, ApiResource>>,
     new_kind: Option<NewKind>,
+    cache: Option<Cache>,
 }
 
 impl Composer {
@@ -100,7 +144,17 @@ impl Composer {
             runner: Box::new(runner),
             kinds: Mutex::new(HashMap::new()),
             new_kind: None,
+            cache: None,
         }
+    }
+
+    /// Reads composed resources from `cache` (what the composed kinds' watches hold), as
+    /// core reads them from its informers: an object the cache does not hold, or a kind
+    /// no watch fills, is read with a live GET.
+    #[must_use]
+    pub fn with_cache(mut self, cache: Cache) -> Self {
+        self.cache = Some(cache);
+        self
     }
 
     /// Calls `start` once for each composed kind this composer meets (discovers) the first
@@ -143,7 +197,8 @@ impl Composer {
         }
     }
 
-    /// Composes `xr` (of `xr_resource`) with `revision`'s pipeline, by `deadline`.
+    /// Composes `xr` (of `xr_resource`) with `revision`'s pipeline, by `deadline`. `xr` is
+    /// the XR as the reconciler holds it: its conditions go out with the status apply.
     ///
     /// # Errors
     /// [`ComposeError`]: a failed request, pipeline, or render.
@@ -154,28 +209,6 @@ impl Composer {
         revision: &CompositionRevision,
         deadline: Instant,
     ) -> Result<Composed, ComposeError> {
-        self.compose_with(
-            xr,
-            xr_resource,
-            revision,
-            deadline,
-            &StatusExtras::default(),
-        )
-        .await
-    }
-
-    /// [`Composer::compose`], with the reconciler's own additions to the status apply.
-    ///
-    /// # Errors
-    /// [`ComposeError`]: a failed request, pipeline, or render.
-    pub async fn compose_with(
-        &self,
-        xr: &DynamicObject,
-        xr_resource: &ApiResource,
-        revision: &CompositionRevision,
-        deadline: Instant,
-        extras: &StatusExtras,
-    ) -> Result<Composed, ComposeError> {
         let xr_json = serde_json::to_value(xr).expect("objects serialize");
         let xr_name = xr.metadata.name.clone().unwrap_or_default();
         let namespace = xr.metadata.namespace.as_deref();
@@ -183,16 +216,32 @@ impl Composer {
 
         // Observed composed resources, by their pipeline name.
         let mut observed: BTreeMap<String, (Value, ApiResource)> = BTreeMap::new();
+        let mut live_reads = 0;
+        let xr_uid = xr.metadata.uid.clone().unwrap_or_default();
         for r in &machinery.resource_refs {
             let Some(name) = &r.name else { continue };
             let resource = self.resource(&r.api_version, &r.kind).await?;
             let ns = namespace.or(r.namespace.as_deref());
-            let found = self
-                .dynamic(&resource, ns)
-                .get_opt(name)
-                .await
-                .map_err(api(format!("get composed resource {name}")))?;
+            let cached = self.cache.as_ref().and_then(|c| c.get(&resource, ns, name));
+            let found = match cached {
+                Some(object) => Some(object),
+                None => {
+                    live_reads += 1;
+                    self.dynamic(&resource, ns)
+                        .get_opt(name)
+                        .await
+                        .map_err(api("get composed resource"))?
+                }
+            };
             if let Some(object) = found {
+                // A resource another XR controls is treated as absent, as core does.
+                let other =
+                    object.metadata.owner_references.iter().flatten().any(|o| {
+                        o.controller == Some(true) && !xr_uid.is_empty() && o.uid != xr_uid
+                    });
+                if other {
+                    continue;
+                }
                 let value = serde_json::to_value(&object).expect("objects serialize");
                 if let Some(id) = value
                     .pointer("/metadata/annotations")
@@ -230,6 +279,7 @@ impl Composer {
         )
         .await
         .map_err(ComposeError::Pipeline)?;
+        let mut events = result_events(&run.results);
 
         // Render each desired resource, naming new ones.
         let mut desired = Vec::new();
@@ -301,7 +351,7 @@ impl Composer {
         });
         xrs.patch(&xr_name, &apply_xr, &Patch::Apply(&refs_patch))
             .await
-            .map_err(api("apply the XR's resource refs"))?;
+            .map_err(api("update composed resource references"))?;
 
         let owner = composed_field_owner(&xr_name, &xr_resource.kind, &xr_resource.group);
         let apply_composed = PatchParams::apply(&owner).force();
@@ -309,66 +359,89 @@ impl Composer {
         for (id, cd, resource, ready) in &desired {
             let name = cd["metadata"]["name"].as_str().unwrap_or_default();
             let ns = cd.pointer("/metadata/namespace").and_then(Value::as_str);
-            self.dynamic(resource, ns)
+            let synced = match self
+                .dynamic(resource, ns)
                 .patch(name, &apply_composed, &Patch::Apply(cd))
                 .await
-                .map_err(api(format!("apply composed resource {id}")))?;
+            {
+                Ok(_) => true,
+                // Invalid: a warning, the resource unsynced, and on to the next.
+                Err(kube::Error::Api(s)) if s.code == 422 => {
+                    events.push((
+                        EventType::Warning,
+                        REASON_COMPOSE.to_owned(),
+                        format!("cannot apply composed resource {id:?}: {}", s.message),
+                    ));
+                    false
+                }
+                Err(e) => return Err(api(format!("apply composed resource {id:?}"))(e)),
+            };
             states.push(ComposedState {
                 name: id.clone(),
-                synced: true,
+                synced,
                 ready: *ready,
             });
         }
 
-        let result = outcome(&states, None);
-        let now = jiff::Timestamp::now().to_string();
-        let previous = xr_json
-            .pointer("/status/conditions")
+        // The XR's status: the functions' desired status, and the conditions the reconciler
+        // holds (core's `FromStruct` of the desired composite, then `SetConditions(cs...)`).
+        let desired_xr = run
+            .desired
+            .composite
+            .as_ref()
+            .and_then(|c| c.resource.as_ref())
+            .map(from_struct)
+            .unwrap_or_default();
+        let mut status = desired_xr
+            .get("status")
             .cloned()
-            .unwrap_or(json!([]));
-        let responsive = extras.responsive.as_ref().map(|r| XrCondition {
-            type_: "Responsive",
-            status: if r.status { "True" } else { "False" },
-            reason: r.reason,
-            message: Some(r.message.clone()).filter(|m| !m.is_empty()),
-        });
-        let conditions: Vec<Value> = result
-            .conditions
-            .iter()
-            .chain(responsive.as_ref())
-            .map(|c| {
-                let same = previous.as_array().and_then(|p| {
-                    p.iter().find(|o| {
-                        o["type"] == c.type_ && o["status"] == c.status && o["reason"] == c.reason
-                    })
-                });
-                let since = same
-                    .and_then(|o| o["lastTransitionTime"].as_str())
-                    .map_or(now.clone(), str::to_owned);
-                let mut condition = json!({"type": c.type_, "status": c.status,
-                    "reason": c.reason, "lastTransitionTime": since});
-                if let Some(message) = &c.message {
-                    condition["message"] = json!(message);
-                }
-                condition
-            })
-            .collect();
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
+        if let Some(conditions) = xr_json
+            .pointer("/status/conditions")
+            .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            status["conditions"] = conditions.clone();
+        }
+        let mut metadata = json!({"name": xr_name});
+        if let Some(ns) = namespace {
+            metadata["namespace"] = json!(ns);
+        }
+        if let Some(uid) = &xr.metadata.uid {
+            metadata["uid"] = json!(uid);
+        }
         let mut status_patch = json!({
             "apiVersion": xr_json["apiVersion"], "kind": xr_json["kind"],
-            "metadata": {"name": xr_name},
-            "status": {"conditions": conditions},
+            "metadata": metadata,
         });
-        if let Some(token) = &extras.last_handled_reconcile_at {
-            status_patch["status"]["lastHandledReconcileAt"] = json!(token);
+        if status.as_object().is_some_and(|s| !s.is_empty()) {
+            status_patch["status"] = status;
         }
-        xrs.patch_status(&xr_name, &apply_xr, &Patch::Apply(&status_patch))
+        let applied = xrs
+            .patch_status(&xr_name, &apply_xr, &Patch::Apply(&status_patch))
             .await
-            .map_err(api("apply the XR's status"))?;
+            .map_err(api("apply composite resource status"))?;
 
+        let ready = match run
+            .desired
+            .composite
+            .as_ref()
+            .map_or(Ready::Unspecified, Resource::ready)
+        {
+            Ready::True => Some(true),
+            Ready::False => Some(false),
+            Ready::Unspecified => None,
+        };
         Ok(Composed {
-            outcome: result,
+            outcome: outcome(&states, ready),
+            resources: states,
+            ready,
             ttl: run.ttl,
             deleted,
+            xr: applied,
+            events,
+            live_reads,
+            conditions: run.conditions,
         })
     }
 

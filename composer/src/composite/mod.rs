@@ -7,7 +7,9 @@
 //! reconciler that calls it (and a budget that counts its writes) knows the cost.
 
 mod compose;
+mod conditions;
 mod controller;
+mod events;
 mod field_owner;
 mod machinery;
 mod outcome;
@@ -16,25 +18,37 @@ mod reconcile;
 mod render;
 mod requeue;
 mod revision;
+mod revisions;
 mod select;
 mod watch;
 
-pub use compose::{ComposeError, Composed, Composer, StatusExtras};
+pub use compose::{ComposeError, Composed, Composer};
+pub use conditions::{deleting, mark, reconcile_error, reconcile_success, responsive_condition};
 pub use controller::{DEFAULT_MAX_CONCURRENT_RECONCILES, start, xr_queue};
+pub use events::{
+    REASON_COMPOSE, REASON_COMPOSITION_SELECTION, REASON_DELETE, REASON_INIT,
+    REASON_RECONCILE_REQUEST_HANDLED, REASON_SELECT_COMPOSITION, REPORTING_CONTROLLER, Recorder,
+};
 pub use field_owner::{FIELD_OWNER_COMPOSED_PREFIX, FIELD_OWNER_XR, composed_field_owner};
 pub use machinery::{LabelSelector, Machinery, NameRef, ResourceRef};
 pub use outcome::{ComposedState, Outcome, XrCondition, outcome, stable_n_and_some_more};
 pub use realtime::Realtime;
-pub use reconcile::{FINALIZER, RECONCILE_TIMEOUT, ReconcileError, Reconciler};
+pub use reconcile::{
+    FINALIZER, RECONCILE_TIMEOUT, ReconcileError, Reconciler, UPDATE_TIMEOUT, error_message,
+};
 pub use render::{
     ANNOTATION_COMPOSITION_RESOURCE_NAME, LABEL_COMPOSITE, RenderError, render_composed,
 };
 pub use requeue::{RECONCILE_REQUESTED_AT_ANNOTATION, Requeue, RequeueSettings, jitter, requeue};
 pub use revision::{RevisionError, RevisionPick, fetch_revision};
+pub use revisions::{
+    LABEL_COMPOSITION_HASH, RevisionChange, composition_hash, new_revision, reconcile_composition,
+    run_revision_controllers, validate_revision,
+};
 pub use select::{SelectError, Selection, select_composition};
 pub use watch::{
-    LOW_PRIORITY, Watched, resync_period, watch, watch_revisions, watch_revisions_with_resync,
-    watch_with_resync,
+    Cache, LOW_PRIORITY, Watched, resync_period, watch, watch_cached, watch_revisions,
+    watch_revisions_with_resync, watch_with_resync,
 };
 
 use std::collections::BTreeMap;

@@ -14,12 +14,12 @@
 //! queue at controller-runtime's low priority, as `enqueue_mapped.go` adds an Update whose
 //! resourceVersion did not change.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::runtime::watcher::{self, Event};
 use limiter::controller::Request;
 use limiter::crossplane::circuit::{Handled, WatchEvent};
@@ -36,6 +36,73 @@ pub enum Watched {
     Xr,
     /// A composed kind.
     Composed,
+}
+
+/// An object's key in a watch's store: namespace and name.
+type Key = (Option<String>, Option<String>);
+/// What one watch holds.
+type Store = Arc<RwLock<BTreeMap<Key, DynamicObject>>>;
+/// A kind: group, version and kind.
+type KindKey = (String, String, String);
+
+/// The objects the watches hold, by kind: what core's informer cache serves to a
+/// reconcile. A watch started with [`watch_cached`] keeps its kind's store current; the
+/// composer reads composed resources from it ([`super::Composer::with_cache`]).
+#[derive(Clone, Debug, Default)]
+pub struct Cache {
+    kinds: Arc<RwLock<HashMap<KindKey, Store>>>,
+}
+
+impl Cache {
+    /// An empty cache.
+    #[must_use]
+    pub fn new() -> Self {
+        Cache::default()
+    }
+
+    fn key(resource: &ApiResource) -> KindKey {
+        (
+            resource.group.clone(),
+            resource.version.clone(),
+            resource.kind.clone(),
+        )
+    }
+
+    /// The store of `resource`'s kind, made empty if no watch filled it yet.
+    fn store(&self, resource: &ApiResource) -> Store {
+        let mut kinds = self.kinds.write().expect("not poisoned");
+        Arc::clone(kinds.entry(Cache::key(resource)).or_default())
+    }
+
+    /// Whether a watch fills `resource`'s kind.
+    #[must_use]
+    pub fn watches(&self, resource: &ApiResource) -> bool {
+        self.kinds
+            .read()
+            .expect("not poisoned")
+            .contains_key(&Cache::key(resource))
+    }
+
+    /// The object `name` (in `namespace`) of `resource`'s kind, if a watch of that kind
+    /// holds it.
+    #[must_use]
+    pub fn get(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<DynamicObject> {
+        let store = self
+            .kinds
+            .read()
+            .expect("not poisoned")
+            .get(&Cache::key(resource))
+            .cloned()?;
+        let objects = store.read().expect("not poisoned");
+        objects
+            .get(&(namespace.map(str::to_owned), Some(name.to_owned())))
+            .cloned()
+    }
 }
 
 /// controller-runtime's `handler.LowPriority`: the priority of an Update whose old and new
@@ -93,6 +160,32 @@ pub async fn watch_with_resync(
     queue: WorkQueue<Request>,
     period: Option<Duration>,
 ) {
+    run_watch(api, watched, realtime, queue, period, None).await;
+}
+
+/// [`watch_with_resync`] of `resource`'s kind, keeping what it holds in `cache` for
+/// reconciles to read.
+pub async fn watch_cached(
+    api: Api<DynamicObject>,
+    resource: &ApiResource,
+    watched: Watched,
+    realtime: Arc<Realtime>,
+    queue: WorkQueue<Request>,
+    period: Option<Duration>,
+    cache: &Cache,
+) {
+    let store = cache.store(resource);
+    run_watch(api, watched, realtime, queue, period, Some(store)).await;
+}
+
+async fn run_watch(
+    api: Api<DynamicObject>,
+    watched: Watched,
+    realtime: Arc<Realtime>,
+    queue: WorkQueue<Request>,
+    period: Option<Duration>,
+    store: Option<Store>,
+) {
     let mut resync_at = period.map(|p| Instant::now() + p);
     let map = |now, kind, old: Option<&DynamicObject>, object: &DynamicObject| match watched {
         Watched::Xr => realtime.xr(now, kind, old, object),
@@ -127,6 +220,14 @@ pub async fn watch_with_resync(
             object.metadata.namespace.clone(),
             object.metadata.name.clone(),
         );
+        if let Some(store) = &store {
+            let mut objects = store.write().expect("not poisoned");
+            if kind == Some(WatchEvent::Delete) {
+                objects.remove(&key);
+            } else {
+                objects.insert(key.clone(), object.clone());
+            }
+        }
         let old = if kind == Some(WatchEvent::Delete) {
             known.remove(&key)
         } else {

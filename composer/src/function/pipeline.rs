@@ -99,6 +99,11 @@ pub enum PipelineError {
         step: String,
         /// The result's message.
         message: String,
+        /// The non-fatal results returned before it (with their steps), which core still
+        /// records as events.
+        results: Vec<(String, FnResult)>,
+        /// The conditions returned up to it, which core still sets on the XR.
+        conditions: Vec<Condition>,
     },
 }
 
@@ -156,6 +161,8 @@ pub async fn run(
                 return Err(PipelineError::Fatal {
                     step: step.step.clone(),
                     message: result.message,
+                    results: std::mem::take(&mut outcome.results),
+                    conditions: std::mem::take(&mut outcome.conditions),
                 });
             }
             outcome.results.push((step.step.clone(), result));

@@ -152,11 +152,23 @@ async fn the_binary_composes_an_xr_on_mock_apiserver_until_ready_and_stops_on_si
             "xr-0"
         );
     }
-    let xr = xrs.get("xr-0").await.unwrap();
-    assert_eq!(
-        xr.data["spec"]["crossplane"]["compositionRevisionRef"]["name"],
-        "widgets-1"
+    // The binary's revision controller made revision 2 (the test made revision 1 by hand,
+    // without the hash label), named by the Composition's hash; the XR uses the newest.
+    let composition: composer::api::Composition =
+        Api::all(client.clone()).get("widgets").await.unwrap();
+    let newest = format!(
+        "widgets-{}",
+        &composer::composite::composition_hash(&composition)[..7]
     );
+    let revision: composer::api::CompositionRevision =
+        Api::all(client.clone()).get(&newest).await.unwrap();
+    assert_eq!(revision.spec.revision, 2);
+    let xr = wait_for("the XR on the newest revision", || async {
+        let xr = xrs.get("xr-0").await.unwrap();
+        (xr.data["spec"]["crossplane"]["compositionRevisionRef"]["name"] == newest.as_str())
+            .then_some(xr)
+    })
+    .await;
     let refs = xr.data["spec"]["crossplane"]["resourceRefs"]
         .as_array()
         .map_or(0, Vec::len);

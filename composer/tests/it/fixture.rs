@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
 use composer::composite::{
-    Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, Realtime, Reconciler, RequeueSettings, Watched,
-    start, watch_revisions_with_resync, watch_with_resync,
+    Cache, Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, Realtime, Reconciler, RequeueSettings,
+    Watched, start, watch_cached, watch_revisions_with_resync, watch_with_resync,
 };
 use composer::function::builtin::{API_VERSION, KIND};
 use composer::function::proto::{RunFunctionRequest, RunFunctionResponse};
@@ -285,11 +285,23 @@ pub fn reconciler(
     settings: RequeueSettings,
     realtime: &Arc<Realtime>,
 ) -> Reconciler {
+    cached_reconciler(cluster, functions, settings, realtime, &Cache::new())
+}
+
+/// [`reconciler`], reading composed resources from `cache` (filled by the watches of a
+/// [`Running::start_cached`]).
+pub fn cached_reconciler(
+    cluster: &Cluster,
+    functions: Functions,
+    settings: RequeueSettings,
+    realtime: &Arc<Realtime>,
+    cache: &Cache,
+) -> Reconciler {
     Reconciler::new(
         cluster.client.clone(),
         xrd(),
         xr_resource(),
-        Composer::new(cluster.client.clone(), functions),
+        Composer::new(cluster.client.clone(), functions).with_cache(cache.clone()),
         settings,
     )
     .with_realtime(Arc::clone(realtime))
@@ -336,6 +348,25 @@ impl Running {
         composed: &[ApiResource],
         resync: Resync,
     ) -> Running {
+        Running::start_cached(
+            cluster,
+            reconciler,
+            realtime,
+            composed,
+            resync,
+            &Cache::new(),
+        )
+    }
+
+    /// [`Running::start_with`], the composed kinds' watches keeping `cache` current.
+    pub fn start_cached(
+        cluster: &Cluster,
+        reconciler: Reconciler,
+        realtime: Arc<Realtime>,
+        composed: &[ApiResource],
+        resync: Resync,
+        cache: &Cache,
+    ) -> Running {
         let controller = start(
             "xwidgets.example.org",
             Arc::new(reconciler),
@@ -359,13 +390,25 @@ impl Running {
             )),
         ];
         for kind in composed {
-            watches.push(tokio::spawn(watch_with_resync(
+            let (api, kind, realtime, queue, cache) = (
                 cluster.all(kind),
-                Watched::Composed,
+                kind.clone(),
                 Arc::clone(&realtime),
                 queue.clone(),
-                resync.composed,
-            )));
+                cache.clone(),
+            );
+            watches.push(tokio::spawn(async move {
+                watch_cached(
+                    api,
+                    &kind,
+                    Watched::Composed,
+                    realtime,
+                    queue,
+                    resync.composed,
+                    &cache,
+                )
+                .await;
+            }));
         }
         Running {
             controller,

@@ -168,18 +168,23 @@ async fn the_hourly_resync_of_fifty_one_watched_widgets_opens_an_xr_s_breaker_an
         (2 * (51 + 50) - 1, 1 + 2),
         "{metrics:?}"
     );
-    // The replays collapse in the queue into a reconcile or two of each XR, each one
-    // function call at the function's log and, at the journal, one status apply and every
-    // Widget of its XR applied.
+    // The replays collapse in the queue into two reconciles of each XR, each one function
+    // call at the function's log and, at the journal, one status apply and every Widget of
+    // its XR applied. Two, not one: the XR's first replayed event hands it at once to an
+    // idle worker (controller-runtime's priority queue gives a ready key to a waiting
+    // getter), so the rest of its replays, delivered while it is being reconciled, queue
+    // it once more. Core does the same whenever its queue's goroutine hands the key out
+    // before the informer has delivered that XR's last object, which is all but certain
+    // with 50 objects; the queue here does it at the first add, always.
     let requests = cluster.server.journal().since(from);
     let reconciles = |name: &str| {
         requests
             .iter()
-            .filter(|e| e.resource == "xwidgets/status" && e.name == name)
+            .filter(|e| e.resource == "xwidgets/status" && e.name == name && e.verb == Verb::Patch)
             .count()
     };
     let (r51, r50) = (reconciles("fifty-one"), reconciles("fifty"));
-    assert!(r51 >= 1 && r50 >= 1, "{r51} and {r50} reconciles");
+    assert_eq!((r51, r50), (2, 2), "{r51} and {r50} reconciles");
     assert_eq!(calls.load(Ordering::Relaxed) - before, (r51 + r50) as u64);
     assert_eq!(widget_applies(&cluster.server, from), 51 * r51 + 50 * r50);
     eprintln!("#1284: at the resync, {r51} and {r50} reconciles of the XRs of 51 and 50 Widgets");
@@ -376,14 +381,16 @@ async fn a_slow_function_and_sixty_sequential_applies_on_a_slow_api_server_pass_
         matches!(failed, Err(ReconcileError::DeadlineExceeded(d)) if d == Duration::from_secs(120)),
         "{failed:?}"
     );
-    assert_eq!(began.elapsed(), Duration::from_secs(120));
+    // Core's error path then writes the failure on the XR: one status Update, which
+    // reaches the server 0.5 s later.
+    assert_eq!(began.elapsed(), Duration::from_millis(120_500));
     assert_eq!(
         slow_calls.load(Ordering::Relaxed),
         1,
         "one call at the function's log"
     );
     let requests = cluster.server.journal().since(from);
-    assert_eq!(requests.len(), 119, "{requests:#?}");
+    assert_eq!(requests.len(), 119 + 1, "{requests:#?}");
     let applies = widget_applies(&cluster.server, from);
     let reads = requests
         .iter()
@@ -395,11 +402,32 @@ async fn a_slow_function_and_sixty_sequential_applies_on_a_slow_api_server_pass_
         "{applies} of 60 composed applies before the deadline"
     );
     eprintln!("#6240: {applies} of 60 composed applies before the 2-minute deadline");
-    let xr_status_applies = requests
+    let status_writes: Vec<Verb> = requests
         .iter()
         .filter(|e| e.resource == "xwidgets/status")
-        .count();
-    assert_eq!(xr_status_applies, 0, "the status apply never comes");
+        .map(|e| e.verb)
+        .collect();
+    assert_eq!(
+        status_writes,
+        [Verb::Update],
+        "the status apply never comes; the failure's status Update does"
+    );
+    let failed = cluster.api(&xr_resource()).get("big").await.unwrap();
+    let synced = failed.data["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Synced")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&synced["status"], &synced["reason"], &synced["message"]),
+        (
+            &json!("False"),
+            &json!("ReconcileError"),
+            &json!("cannot compose resources: context deadline exceeded")
+        )
+    );
 
     // The same with the API server fast: all 60 applies and the status, in 60.25 s.
     let (logged, slow_calls) =

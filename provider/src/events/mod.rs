@@ -69,8 +69,20 @@ impl EventSink {
     /// # Panics
     /// Outside a tokio runtime.
     pub fn start(client: kube::Client, clock: Clock) -> (EventSink, JoinHandle<()>) {
+        EventSink::start_as(client, clock, REPORTING_CONTROLLER)
+    }
+
+    /// [`EventSink::start`], reporting as `controller` (an event's `reportingController`).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub fn start_as(
+        client: kube::Client,
+        clock: Clock,
+        controller: &str,
+    ) -> (EventSink, JoinHandle<()>) {
         let reporter = Reporter {
-            controller: REPORTING_CONTROLLER.to_owned(),
+            controller: controller.to_owned(),
             instance: None,
         };
         let mut recorder = Recorder::new(client, reporter, clock);
@@ -114,6 +126,12 @@ impl EventSink {
         reason: &str,
         note: String,
     ) {
+        self.record(obj.object_ref(&()), type_, reason, note);
+    }
+
+    /// An event about the object `reference` names: for objects of kinds known only at
+    /// run time (a `DynamicObject`'s reference).
+    pub fn record(&self, reference: ObjectReference, type_: EventType, reason: &str, note: String) {
         let event = Event {
             type_,
             reason: reason.to_owned(),
@@ -121,7 +139,7 @@ impl EventSink {
             action: "Reconcile".to_owned(),
             secondary: None,
         };
-        match self.tx.try_send((event, obj.object_ref(&()))) {
+        match self.tx.try_send((event, reference)) {
             Ok(()) => self.counters.queued.fetch_add(1, Ordering::Relaxed),
             Err(_) => self.counters.dropped.fetch_add(1, Ordering::Relaxed),
         };

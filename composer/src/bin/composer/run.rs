@@ -8,8 +8,8 @@ use composer::api::{
     CompositeResourceDefinition, Composition, CompositionRevision, Endpoint, Function,
 };
 use composer::composite::{
-    Composer, Realtime, Reconciler, RequeueSettings, Watched, resync_period, start,
-    watch_revisions_with_resync, watch_with_resync,
+    Cache, Composer, Realtime, Reconciler, Recorder, RequeueSettings, Watched, resync_period,
+    run_revision_controllers, start, watch_cached, watch_revisions_with_resync, watch_with_resync,
 };
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
@@ -188,6 +188,11 @@ async fn controllers(
         min_poll_interval: cli.min_poll_interval,
     };
     let (mut controllers, mut tasks) = (Vec::new(), Vec::new());
+    // One event writer for every XR controller, as core's one recorder.
+    let (events, event_writer) = Recorder::start(client.clone());
+    tasks.push(event_writer);
+    // Core's revision controllers: a revision per change of a Composition, each valid.
+    tasks.push(tokio::spawn(run_revision_controllers(client.clone())));
     for xrd in xrds.items {
         let name = xrd.metadata.name.clone().unwrap_or_default();
         let (crd, version) = match xrd.validate().and_then(|()| for_composite_resource(&xrd)) {
@@ -214,11 +219,16 @@ async fn controllers(
         // Core's step 7: a watch on each composed kind, started when a reconcile first
         // meets it; the kinds go to a task that starts the watches once the queue exists.
         let (kinds, mut new_kinds) = tokio::sync::mpsc::unbounded_channel::<ApiResource>();
-        let composer = Composer::new(client.clone(), functions.clone()).on_new_kind(move |kind| {
-            let _ = kinds.send(kind.clone());
-        });
+        // Composed resources are read from what those watches hold.
+        let cache = Cache::new();
+        let composer = Composer::new(client.clone(), functions.clone())
+            .with_cache(cache.clone())
+            .on_new_kind(move |kind| {
+                let _ = kinds.send(kind.clone());
+            });
         let reconciler = Reconciler::new(client.clone(), xrd, resource.clone(), composer, settings)
-            .with_realtime(Arc::clone(&realtime));
+            .with_realtime(Arc::clone(&realtime))
+            .with_events(events.clone());
         let controller = start(&name, Arc::new(reconciler), cli.max_reconcile_rate);
         let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let queue = controller.queue().clone();
@@ -239,13 +249,25 @@ async fn controllers(
             let mut watches = tokio::task::JoinSet::new();
             while let Some(kind) = new_kinds.recv().await {
                 tracing::info!(kind = %kind.kind, group = %kind.group, "watching a composed kind");
-                watches.spawn(watch_with_resync(
-                    Api::all_with(watch_client.clone(), &kind),
-                    Watched::Composed,
+                let (realtime, queue, cache) = (
                     Arc::clone(&watch_realtime),
                     watch_queue.clone(),
-                    Some(resync_period(sync_interval, rand::random())),
-                ));
+                    cache.clone(),
+                );
+                let api = Api::all_with(watch_client.clone(), &kind);
+                let period = Some(resync_period(sync_interval, rand::random()));
+                watches.spawn(async move {
+                    watch_cached(
+                        api,
+                        &kind,
+                        Watched::Composed,
+                        realtime,
+                        queue,
+                        period,
+                        &cache,
+                    )
+                    .await;
+                });
             }
         }));
         tasks.push(tokio::spawn(watch_revisions_with_resync(
