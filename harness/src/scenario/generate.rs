@@ -134,8 +134,8 @@ pub fn generate(seed: u64, shape: &Shape) -> String {
         let _ = writeln!(y, "  backoffBase: {base}\n  backoffMax: {max}");
     }
     cloud(&mut d, &mut y);
-    let (groups, every) = resources(&mut d, shape, &mut y);
-    phases_and_assertions(&mut d, shape, (&groups, seconds(poll).min(every)), &mut y);
+    let (groups, shortest) = resources(&mut d, shape, seconds(poll), &mut y);
+    phases_and_assertions(&mut d, shape, (&groups, shortest), &mut y);
     y
 }
 
@@ -178,9 +178,10 @@ fn cloud(d: &mut Draw, y: &mut String) {
     }
 }
 
-/// Writes `resources:` and returns the group names.
-/// The groups' names, and the shortest annotated poll interval (s; infinite without one).
-fn resources(d: &mut Draw, shape: &Shape, y: &mut String) -> (Vec<String>, f64) {
+/// Writes `resources:`, and returns the groups' names and the shortest poll interval any
+/// resource has (s): an annotated share's that holds a resource, or the provider's `poll`
+/// where a group's shares leave resources without the annotation.
+fn resources(d: &mut Draw, shape: &Shape, poll: f64, y: &mut String) -> (Vec<String>, f64) {
     let n = 1 + d.below(3);
     let mut names = Vec::new();
     let mut shortest = f64::INFINITY;
@@ -190,6 +191,7 @@ fn resources(d: &mut Draw, shape: &Shape, y: &mut String) -> (Vec<String>, f64) 
         let name = format!("{}-{g}", kind.to_ascii_lowercase());
         let count = *d.pick(&shape.counts);
         let _ = writeln!(y, "  - name: {name}\n    kind: {kind}\n    count: {count}");
+        let mut annotated = 0.0;
         if d.chance(35) {
             let _ = writeln!(y, "    annotations:");
             // A share is the resources between its cumulative percentages, rounded, as the
@@ -203,11 +205,16 @@ fn resources(d: &mut Draw, shape: &Shape, y: &mut String) -> (Vec<String>, f64) 
                     shortest = shortest.min(seconds(every));
                 }
                 covered += f64::from(pct);
+                annotated = at(covered);
                 let _ = writeln!(
                     y,
                     "      - {{percent: {pct}, values: {{crossplane.io/poll-interval: {every}}}}}"
                 );
             }
+        }
+        // Resources no share holds poll at the provider's interval.
+        if annotated < f64::from(count) {
+            shortest = shortest.min(poll);
         }
         if d.chance(35) {
             let _ = writeln!(y, "    faults:");
