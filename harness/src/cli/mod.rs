@@ -308,6 +308,12 @@ pub struct ClusterArgs {
     /// the provider's API group minus the harness's own; scraped every second).
     #[arg(long, value_enum, default_value_t, value_name = "SOURCE")]
     api_requests_from: run::source::ApiSource,
+    /// Start even when the provider's Deployment args differ from the scenario's settings.
+    /// Without it a cluster run reads the container's args (this workspace's provider's
+    /// flags, or the profile's `flags` family) and refuses with exit 2 naming each flag
+    /// that differs, since the budget is predicted from the scenario's settings.
+    #[arg(long, requires = "kubeconfig")]
+    no_settings_check: bool,
 }
 
 /// Where a run happens, as the command line says.
@@ -378,6 +384,7 @@ impl ClusterArgs {
                     provider_service_account: self.provider_service_account,
                     keep: self.keep,
                     api_source: self.api_requests_from,
+                    settings_check: !self.no_settings_check,
                 })))
             }
             (Some(_), None) => bail!(

@@ -636,6 +636,7 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
         provider_service_account: Some("provider-aws-s3".to_owned()),
         keep: false,
         api_source: harness::run::source::ApiSource::Auto,
+        settings_check: true,
     };
     let mut notes = Vec::new();
     check_deployment(&s, &options, &deployment, &mut notes).unwrap_or_else(|e| panic!("{e}"));
@@ -685,4 +686,45 @@ fn the_aws_flavour_calibrates_in_cluster_mode_to_its_documented_calls() {
     let file: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(file["target"], "cluster", "{text}");
     aws_flavour::assert_documented_calls(&text);
+}
+
+/// A Deployment whose args disagree with the scenario's settings (no profile: this
+/// workspace's provider, whose flags the harness knows) stops the run before it starts,
+/// with exit 2 naming each flag; `--no-settings-check` runs it anyway and says so.
+#[test]
+fn a_deployment_whose_args_differ_from_the_scenario_is_refused_naming_each_flag() {
+    let flags = [
+        "--max-reconcile-rate=20",
+        "--rate-limit-model=crossplane",
+        "--poll-interval=7s",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut cluster = Cluster::start_with("cluster-settings", flags);
+    let (status, stdout, stderr) = cluster.run_status(SCENARIO, &[]);
+    assert_eq!(status.code(), Some(2), "{stdout}\n{stderr}");
+    for named in [
+        "--max-reconcile-rate=20 (the scenario says 10)",
+        "--poll-interval=7s (the scenario says 5s)",
+    ] {
+        assert!(stderr.contains(named), "{named} not in {stderr}");
+    }
+    assert!(!stderr.contains("--rate-limit-model"), "{stderr}");
+    assert!(
+        !cluster.secret_exists("mock-cloud-team-a"),
+        "nothing was created"
+    );
+    let scenario = SCENARIO
+        .replace("  - {name: restart, action: restart, timeout: 60s}\n", "")
+        .replace("count: 20", "count: 2")
+        .replace("  - {check: apiRequests, window: 1s}\n", "")
+        .replace("  - {check: cloudCalls, window: 1s}\n", "");
+    let (status, stdout, stderr) = cluster.run_status(&scenario, &["--no-settings-check"]);
+    assert!(status.code() != Some(2), "{stdout}\n{stderr}");
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cluster.dir.join("out/result.json")).unwrap(),
+    )
+    .unwrap();
+    let notes = result["run"]["notes"].to_string();
+    assert!(notes.contains("(--no-settings-check)"), "{notes}");
 }

@@ -247,7 +247,7 @@ impl Process {
     async fn connect_metrics(&mut self, s: &Scenario, url: &str) -> Result<(), RunError> {
         let deadline = Instant::now() + METRICS_TIMEOUT;
         let (tally, checked) = loop {
-            match Tally::connect(url, &s.settings).await {
+            match Tally::connect(url, Some(&s.settings)).await {
                 Ok(connected) => break connected,
                 Err(RunError::ProviderMetrics(_)) if Instant::now() < deadline => {
                     self.check_running()?;
