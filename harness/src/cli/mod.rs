@@ -308,12 +308,29 @@ pub struct ClusterArgs {
     /// the provider's API group minus the harness's own; scraped every second).
     #[arg(long, value_enum, default_value_t, value_name = "SOURCE")]
     api_requests_from: run::source::ApiSource,
+    /// How often the API server's journal or /metrics is read, e.g. 1s or 200ms. A
+    /// metrics source dates each read's increase at the read, so a window's count is exact
+    /// to one interval; a real API server's /metrics is megabytes, so keep it at a second
+    /// or more there.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = scrape_interval, requires = "kubeconfig")]
+    api_scrape_interval: std::time::Duration,
     /// Start even when the provider's Deployment args differ from the scenario's settings.
     /// Without it a cluster run reads the container's args (this workspace's provider's
     /// flags, or the profile's `flags` family) and refuses with exit 2 naming each flag
     /// that differs, since the budget is predicted from the scenario's settings.
     #[arg(long, requires = "kubeconfig")]
     no_settings_check: bool,
+}
+
+/// `--api-scrape-interval`: a Go duration of at least 10 ms.
+fn scrape_interval(text: &str) -> std::result::Result<std::time::Duration, String> {
+    let d = limiter::go::GoDuration::parse(text)
+        .map_err(|e| format!("{e}, expected a duration such as 1s or 200ms"))?
+        .to_std();
+    if d < std::time::Duration::from_millis(10) {
+        return Err(format!("{text} is below 10ms, expected a longer interval"));
+    }
+    Ok(d)
 }
 
 /// Where a run happens, as the command line says.
@@ -385,6 +402,7 @@ impl ClusterArgs {
                     keep: self.keep,
                     api_source: self.api_requests_from,
                     settings_check: !self.no_settings_check,
+                    api_scrape_interval: self.api_scrape_interval,
                 })))
             }
             (Some(_), None) => bail!(

@@ -56,6 +56,8 @@ pub struct ClusterOptions {
     pub keep: bool,
     /// Where API requests are read from.
     pub api_source: ApiSource,
+    /// How often the API server's journal or metrics are read.
+    pub api_scrape_interval: Duration,
     /// Compare the provider's Deployment args with the scenario's settings
     /// (`--no-settings-check` turns it off).
     pub settings_check: bool,
@@ -457,7 +459,14 @@ impl Target for Cluster {
             }
         };
         let clock = RunClock::start();
-        let api = ApiRequests::probe(&client, clock, own, options.api_source).await?;
+        let agent = crate::run::own::ProviderAgent::of(s);
+        let api = ApiRequests::probe(
+            &client,
+            clock,
+            (own, agent),
+            (options.api_source, options.api_scrape_interval),
+        )
+        .await?;
         let config = cloud::config(s).map_err(RunError::CloudQuota)?;
         let cloud_client = CloudClient::new(&options.cloud_url).map_err(RunError::CloudAdmin)?;
         let epoch = cloud_client
