@@ -533,6 +533,14 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
             > 0,
         "rest_client_requests_total: {provider_check}"
     );
+    // The journal counts the provider's User-Agent only: the kubelet stand-in's reads of
+    // the Deployment (another client) and the harness's are not the provider's.
+    let by = api_requests_by(&result);
+    assert!(
+        by.keys().all(|k| !k.ends_with("deployments.apps")),
+        "{by:#?}"
+    );
+    assert!(by.contains_key("create events.events.k8s.io"), "{by:#?}");
     // The run deleted what it created: the buckets (their finalizers released by the
     // provider), then the namespace, the Secret and the ProviderConfig.
     assert!(!cluster.secret_exists("mock-cloud-team-a"));
