@@ -11,7 +11,7 @@ use super::info::scenario_info;
 use super::memory_verdict::memory_verdict;
 use super::model::{
     ApiCount, ApiRequestCount, LimitKind, Outcome, Peak, PhaseResult, RESULT_VERSION, RunResult,
-    StopCause, Timeline, Verdict,
+    ServerThrottling, StopCause, Timeline, Verdict,
 };
 use super::observe::{CloudCall, Observations, PhaseSpan};
 use crate::measure::{
@@ -70,6 +70,34 @@ fn judged_by_count(mut v: Verdict, count: ApiCount) -> Verdict {
     });
     v.pass = true;
     v.outcome = Outcome::Unmeasured;
+    v
+}
+
+/// An API-request verdict of a provider the server held back (429s, requests queued by
+/// priority and fairness): within its bound it is not within by its own merit, since the
+/// server let through less than it sent or later than it sent it, so it is UNMEASURED with
+/// what the server did; past its bound it fails as it is.
+fn held_back_by_the_server(mut v: Verdict, th: Option<&ServerThrottling>) -> Verdict {
+    let Some(th) = th.filter(|t| t.held_back()) else {
+        return v;
+    };
+    let what = format!(
+        "the server held the provider back ({} requests rejected with 429, {} queued for {} s in all at priority level {})",
+        th.rejected,
+        th.queued,
+        fmt_num(th.queued_s),
+        th.priority_level
+    );
+    let why = if v.pass && v.outcome != Outcome::Unmeasured {
+        v.outcome = Outcome::Unmeasured;
+        format!("UNMEASURED: within the limit, but {what}, so not by the provider's own limits")
+    } else {
+        what
+    };
+    v.note = Some(match v.note.take() {
+        Some(n) => format!("{n}; {why}"),
+        None => why,
+    });
     v
 }
 
@@ -509,7 +537,8 @@ fn verdict(
                 Some(p) => plan.find(&format!("{p}/{key}")).cloned(),
                 None => run_bound(plan, &key),
             };
-            judged_by_count(upper(a, pred.as_ref(), *max, observed), res.run.api_count)
+            let v = judged_by_count(upper(a, pred.as_ref(), *max, observed), res.run.api_count);
+            held_back_by_the_server(v, res.run.api_server_throttling.as_ref())
         }
         Check::SteadyRate { window, max } => {
             let w = window.as_secs_f64();
@@ -905,6 +934,36 @@ mod unmeasured_tests {
             }]
         );
         r.verdicts[0].clone()
+    }
+
+    #[test]
+    fn a_provider_the_server_held_back_is_not_within_its_budget_by_its_own_merit() {
+        let held = ServerThrottling {
+            priority_level: "tiny".into(),
+            rejected: 2,
+            queued: 5,
+            queued_s: 1.5,
+        };
+        let within = held_back_by_the_server(verdict(4, ApiCount::Exact), Some(&held));
+        assert_eq!(within.outcome, Outcome::Unmeasured, "{within:?}");
+        assert!(
+            within.note.as_deref().unwrap_or_default().contains(
+                "UNMEASURED: within the limit, but the server held the provider back (2 requests rejected with 429, 5 queued for 1.5 s in all at priority level tiny)"
+            ),
+            "{within:?}"
+        );
+        let past = held_back_by_the_server(verdict(7, ApiCount::Exact), Some(&held));
+        assert_eq!(
+            (past.outcome, past.pass),
+            (Outcome::Fail, false),
+            "{past:?}"
+        );
+        let free = ServerThrottling {
+            priority_level: "tiny".into(),
+            ..ServerThrottling::default()
+        };
+        let v = held_back_by_the_server(verdict(4, ApiCount::Exact), Some(&free));
+        assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
     }
 
     #[test]

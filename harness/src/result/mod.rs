@@ -25,8 +25,8 @@ pub use info::{scenario_info, workload};
 pub use kills::{Kill, PhaseAudit};
 pub use model::{
     ApiCount, ApiRequestCount, Concurrency, Dropped, LimitKind, Outcome, Peak, PhaseResult,
-    ProviderCheck, RESULT_VERSION, RunInfo, RunResult, RunTarget, ScenarioInfo, SettingsInfo,
-    Signal, StopCause, Stopped, TimeInfo, Timeline, Verdict,
+    ProviderCheck, RESULT_VERSION, RunInfo, RunResult, RunTarget, ScenarioInfo, ServerThrottling,
+    SettingsInfo, Signal, StopCause, Stopped, TimeInfo, Timeline, Verdict,
 };
 pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,

@@ -102,6 +102,29 @@ impl ApiCount {
     }
 }
 
+/// How the API server's priority and fairness held the provider's requests back over the
+/// run, from the FlowSchema's `apiserver_flowcontrol_*` series.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerThrottling {
+    /// The priority level the FlowSchema puts them in.
+    pub priority_level: String,
+    /// Requests rejected with 429 (`apiserver_flowcontrol_rejected_requests_total`).
+    pub rejected: u64,
+    /// Requests that waited in a queue before they ran or were rejected
+    /// (`apiserver_flowcontrol_request_wait_duration_seconds`, above its `0` bucket).
+    pub queued: u64,
+    /// The time they waited, seconds (its sum).
+    pub queued_s: f64,
+}
+
+impl ServerThrottling {
+    /// Whether the server held any request back.
+    #[must_use]
+    pub fn held_back(&self) -> bool {
+        self.rejected > 0 || self.queued > 0
+    }
+}
+
 /// The provider's API requests of one verb and resource over the run.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ApiRequestCount {
@@ -132,6 +155,10 @@ pub struct RunInfo {
     /// long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_read_gap_s: Option<f64>,
+    /// How the server's priority and fairness held the provider back, where the
+    /// FlowSchema's series say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_server_throttling: Option<ServerThrottling>,
     /// Journal entries dropped; any drop makes the result partial.
     pub dropped: Dropped,
     /// How many times the provider was started or rolled.
@@ -214,6 +241,18 @@ impl RunInfo {
             }
             .to_owned(),
         ));
+        if let Some(th) = &self.api_server_throttling {
+            rows.push((
+                "api server throttling".to_owned(),
+                format!(
+                    "{} requests rejected with 429, {} queued for {} s in all, at priority level {}",
+                    th.rejected,
+                    th.queued,
+                    fmt_num(th.queued_s),
+                    th.priority_level
+                ),
+            ));
+        }
         if let Some(gap) = self.api_read_gap_s {
             rows.push((
                 "api requests' longest gap between reads".to_owned(),

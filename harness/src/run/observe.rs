@@ -137,6 +137,7 @@ fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo
         target: target.info,
         api_requests_measured_by: reports.api.measure.describe(reports.api.interval),
         api_count: reports.api.count,
+        api_server_throttling: reports.api.throttling.clone(),
         api_read_gap_s: reports
             .api
             .max_gap

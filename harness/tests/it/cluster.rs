@@ -176,6 +176,20 @@ impl Cluster {
     /// kubeconfig impersonates that ServiceAccount (as a pod's token would name it), and
     /// every other request is `system:masters`'s (exempt).
     fn start_stack(name: &str, flags: Vec<String>, flow_control: bool) -> Cluster {
+        let schema = flow_control
+            .then(|| harness::run::flow_schema::manifest("loadtest-system", "provider"));
+        Cluster::start_flow_control(name, flags, schema.as_deref(), &[])
+    }
+
+    /// The stack with a provider started with `flags`, and with `apf_config` (a FlowSchema
+    /// `loadtest-provider` and what it needs), mock-apiserver in priority-and-fairness
+    /// mode with `server_flags` (see [`Cluster::start_stack`]).
+    fn start_flow_control(
+        name: &str,
+        flags: Vec<String>,
+        apf_config: Option<&str>,
+        server_flags: &[&str],
+    ) -> Cluster {
         let bin = binaries();
         let dir = std::env::temp_dir().join(format!("harness-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -190,16 +204,13 @@ impl Cluster {
             .arg("--crd")
             .arg(&crds);
         let mut provider_kubeconfig = kubeconfig.clone();
-        if flow_control {
+        if let Some(config) = apf_config {
             let schema = dir.join("flowschema.yaml");
-            std::fs::write(
-                &schema,
-                harness::run::flow_schema::manifest("loadtest-system", "provider"),
-            )
-            .unwrap();
+            std::fs::write(&schema, config).unwrap();
             api.args(["--priority-and-fairness", "--apf-config"])
                 .arg(&schema)
-                .args(["--user", "admin", "--group", "system:masters"]);
+                .args(["--user", "admin", "--group", "system:masters"])
+                .args(server_flags);
             provider_kubeconfig = dir.join("provider-kubeconfig");
             std::fs::write(
                 &provider_kubeconfig,
@@ -952,5 +963,82 @@ fn smoke_counts_every_request_of_the_provider_alike_from_the_journal_the_flow_sc
             "exact"
         };
         assert_eq!(run["api_count"], expect_count, "{source}: {run}");
+    }
+}
+
+/// A provider held back by the server: mock-apiserver's priority and fairness gives the
+/// provider's FlowSchema a priority level of one seat and short queues, so a create wave
+/// queues and some requests get 429s. The run reports the server's throttling from the
+/// FlowSchema's series, and the apiRequests check, within its bound, is UNMEASURED rather
+/// than a pass by the provider's own merit.
+#[test]
+fn a_provider_the_server_throttles_is_reported_and_not_passed_on_its_budget() {
+    let config = "apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: loadtest-tiny}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 1
+    limitResponse:
+      type: Queue
+      queuing: {queues: 1, handSize: 1, queueLengthLimit: 4}
+---
+"
+    .to_owned()
+        + &harness::run::flow_schema::manifest("loadtest-system", "provider")
+            .replace("name: workload-low", "name: loadtest-tiny");
+    let mut cluster = Cluster::start_flow_control(
+        "cluster-throttled",
+        default_flags(),
+        Some(&config),
+        &[
+            "--max-requests-inflight",
+            "1",
+            "--max-mutating-requests-inflight",
+            "1",
+            "--apf-queue-wait",
+            "50ms",
+        ],
+    );
+    let scenario = SCENARIO.replace("  - {name: restart, action: restart, timeout: 60s}\n", "");
+    let (status, stdout, stderr) = cluster.run_status(
+        &scenario,
+        &[
+            "--api-requests-from",
+            "flowschema",
+            "--api-scrape-interval",
+            "200ms",
+        ],
+    );
+    assert!(
+        matches!(status.code(), Some(0 | 1)),
+        "exit {status}\n{stdout}\n{stderr}"
+    );
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cluster.dir.join("out/result.json")).unwrap(),
+    )
+    .unwrap();
+    let th = &result["run"]["api_server_throttling"];
+    eprintln!("throttling: {th}");
+    assert_eq!(th["priority_level"], "loadtest-tiny", "{th}");
+    let held = th["rejected"].as_u64().unwrap() + th["queued"].as_u64().unwrap();
+    assert!(held > 0, "the server held the provider back: {th}");
+    let verdict = result["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["check"] == "apiRequests")
+        .unwrap();
+    eprintln!("apiRequests: {} {}", verdict["outcome"], verdict["note"]);
+    if verdict["observed"].as_f64() <= verdict["limit"].as_f64() {
+        assert_eq!(verdict["outcome"], "unmeasured", "{verdict}");
+        assert!(
+            verdict["note"]
+                .as_str()
+                .unwrap()
+                .contains("the server held the provider back"),
+            "{verdict}"
+        );
     }
 }

@@ -120,6 +120,7 @@ impl ApiRequests {
                 count: ApiCount::Unknown,
                 interval: Duration::ZERO,
                 max_gap: None,
+                throttling: None,
                 dropped: 0,
                 notes: Vec::new(),
             },

@@ -113,6 +113,7 @@ impl InProcess {
             count: ApiCount::Exact,
             interval: std::time::Duration::ZERO,
             max_gap: None,
+            throttling: None,
             dropped,
             notes: Vec::new(),
         }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use super::intern::Interner;
 use super::report::PROVIDER_FLOW_SCHEMA;
-use crate::result::{ApiCount, ApiRequest};
+use crate::result::{ApiCount, ApiRequest, ServerThrottling};
 use crate::run::clock::RunClock;
 use crate::run::error::ApiReadError;
 use crate::run::own::{OwnRequests, RequestKey, resource_name};
@@ -74,6 +74,53 @@ pub fn flow_schema_total(metrics: &str, flow_schema: &str) -> Option<u64> {
         .filter(|(labels, _)| has_label(labels, "flow_schema", flow_schema))
         .map(|(_, v)| v as u64)
         .reduce(|a, b| a + b)
+}
+
+/// The cumulative throttling of one flow schema in a scrape: its priority level, requests
+/// rejected, requests that waited in a queue (the wait histogram above its `0` bucket),
+/// and their wait, seconds. `None` when it has no series.
+#[must_use]
+pub fn throttling(metrics: &str, flow_schema: &str) -> Option<ServerThrottling> {
+    let ours = |labels: &&str| has_label(labels, "flow_schema", flow_schema);
+    let (labels, _) = samples(metrics, "apiserver_flowcontrol_dispatched_requests_total")
+        .chain(samples(
+            metrics,
+            "apiserver_flowcontrol_rejected_requests_total",
+        ))
+        .find(|(l, _)| ours(l))?;
+    let mut out = ServerThrottling {
+        priority_level: label_value(labels, "priority_level")
+            .unwrap_or_default()
+            .to_owned(),
+        ..ServerThrottling::default()
+    };
+    out.rejected = samples(metrics, "apiserver_flowcontrol_rejected_requests_total")
+        .filter(|(l, _)| ours(l))
+        .map(|(_, v)| v as u64)
+        .sum();
+    let count: u64 = samples(
+        metrics,
+        "apiserver_flowcontrol_request_wait_duration_seconds_count",
+    )
+    .filter(|(l, _)| ours(l))
+    .map(|(_, v)| v as u64)
+    .sum();
+    let unqueued: u64 = samples(
+        metrics,
+        "apiserver_flowcontrol_request_wait_duration_seconds_bucket",
+    )
+    .filter(|(l, _)| ours(l) && has_label(l, "le", "0"))
+    .map(|(_, v)| v as u64)
+    .sum();
+    out.queued = count.saturating_sub(unqueued);
+    out.queued_s = samples(
+        metrics,
+        "apiserver_flowcontrol_request_wait_duration_seconds_sum",
+    )
+    .filter(|(l, _)| ours(l))
+    .map(|(_, v)| v)
+    .sum();
+    Some(out)
 }
 
 /// The API server's `/metrics` text.
@@ -182,6 +229,8 @@ pub struct FlowSchema {
     /// Verbs and resources [`RequestTotals`] counted that no request of the FlowSchema
     /// has taken yet.
     pool: BTreeMap<(String, Option<std::sync::Arc<str>>), u64>,
+    /// The FlowSchema's throttling at the first scrape and at the last.
+    throttled: (ServerThrottling, ServerThrottling),
 }
 
 impl FlowSchema {
@@ -195,7 +244,9 @@ impl FlowSchema {
         first: &str,
     ) -> Option<Self> {
         let last = flow_schema_total(first, PROVIDER_FLOW_SCHEMA)?;
+        let base = throttling(first, PROVIDER_FLOW_SCHEMA).unwrap_or_default();
         Some(FlowSchema {
+            throttled: (base.clone(), base),
             totals: RequestTotals::start(client.clone(), clock, own, first),
             client,
             clock,
@@ -220,6 +271,9 @@ impl FlowSchema {
             *self.pool.entry((r.verb, r.resource)).or_default() += 1;
         }
         let total = flow_schema_total(text, PROVIDER_FLOW_SCHEMA).unwrap_or(0);
+        if let Some(now) = throttling(text, PROVIDER_FLOW_SCHEMA) {
+            self.throttled.1 = now;
+        }
         let grew = counter_increase(self.last, total);
         self.last = total;
         (0..grew)
@@ -235,6 +289,18 @@ impl FlowSchema {
                 }
             })
             .collect()
+    }
+
+    /// How the server held the provider back between the first scrape and the last.
+    #[must_use]
+    pub fn throttling(&self) -> ServerThrottling {
+        let (first, last) = &self.throttled;
+        ServerThrottling {
+            priority_level: last.priority_level.clone(),
+            rejected: last.rejected.saturating_sub(first.rejected),
+            queued: last.queued.saturating_sub(first.queued),
+            queued_s: ((last.queued_s - first.queued_s).max(0.0) * 1e3).round() / 1e3,
+        }
     }
 
     /// A verb and resource from the pool.
@@ -360,6 +426,43 @@ apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"service-accounts\"
         let got = totals.absorb(&series("GET", "", "secrets", "", 14), 2_000_000);
         assert_eq!(table(&got), BTreeMap::from([("get secrets".to_owned(), 2)]));
         assert!(got.iter().all(|r| r.at_us == 2_000_000 && r.from_provider));
+    }
+
+    #[tokio::test]
+    async fn the_servers_throttling_of_the_flow_schema_is_its_rejections_and_queued_requests() {
+        let text = |rejected: u64, count: u64, zero: u64, sum: f64| {
+            let l = "flow_schema=\"loadtest-provider\",priority_level=\"tiny\"";
+            format!(
+                "apiserver_flowcontrol_dispatched_requests_total{{{l}}} 10\n\
+apiserver_flowcontrol_rejected_requests_total{{{l},reason=\"time-out\"}} {rejected}\n\
+apiserver_flowcontrol_request_wait_duration_seconds_bucket{{execute=\"true\",{l},le=\"0\"}} {zero}\n\
+apiserver_flowcontrol_request_wait_duration_seconds_bucket{{execute=\"true\",{l},le=\"1\"}} {count}\n\
+apiserver_flowcontrol_request_wait_duration_seconds_sum{{execute=\"true\",{l}}} {sum}\n\
+apiserver_flowcontrol_request_wait_duration_seconds_count{{execute=\"true\",{l}}} {count}\n\
+apiserver_flowcontrol_rejected_requests_total{{flow_schema=\"other\",priority_level=\"tiny\",reason=\"time-out\"}} 99\n"
+            )
+        };
+        let mut fs = FlowSchema::start(
+            client(),
+            RunClock::start(),
+            OwnRequests::default(),
+            &text(1, 10, 8, 0.5),
+        )
+        .unwrap();
+        assert!(!fs.throttling().held_back());
+        let _ = fs.absorb(&text(4, 30, 20, 2.75), 1);
+        let th = fs.throttling();
+        assert_eq!(
+            th,
+            ServerThrottling {
+                priority_level: "tiny".into(),
+                rejected: 3,
+                queued: 8,
+                queued_s: 2.25
+            }
+        );
+        assert!(th.held_back());
+        assert_eq!(throttling("", PROVIDER_FLOW_SCHEMA), None);
     }
 
     #[tokio::test]

@@ -155,11 +155,13 @@ impl Poller {
         requests.sort_by_key(|r| r.at_us);
         let mut notes = Vec::new();
         let mut count = ApiCount::Unknown;
+        let mut throttling = None;
         if let Some(mut reader) = reader {
             let (c, note) = reader.count();
             count = c;
             notes.extend(note);
             if let Reader::FlowSchema(f) = &mut reader {
+                throttling = Some(f.throttling());
                 let (c, settled) = f.settle(&mut requests);
                 count = count.and(c);
                 notes.extend(settled);
@@ -192,6 +194,7 @@ impl Poller {
             count,
             interval: self.interval,
             max_gap: (self.measure != ApiMeasure::Journal).then_some(c.max_gap),
+            throttling,
             dropped: 0,
             notes,
         }

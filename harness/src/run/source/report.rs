@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::result::{ApiCount, ApiRequest, CloudCall, ProviderMetrics};
+use crate::result::{ApiCount, ApiRequest, CloudCall, ProviderMetrics, ServerThrottling};
 
 /// How often a source that polls another process reads it (the API server's, unless
 /// `--api-scrape-interval` says otherwise).
@@ -63,6 +63,9 @@ pub struct ApiReport {
     /// For a source that dates requests at its reads (metrics): the longest time between
     /// two reads, which bounds how far a window's count may be off.
     pub max_gap: Option<Duration>,
+    /// How the server's priority and fairness held the provider back (the FlowSchema
+    /// source).
+    pub throttling: Option<ServerThrottling>,
     /// Requests the journal dropped before they were read.
     pub dropped: u64,
     /// What a reader must know (failed reads).
