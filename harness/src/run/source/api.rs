@@ -77,7 +77,7 @@ impl ApiRequests {
                     FlowSchema::start(client.clone(), clock, own.clone(), &text)
                 };
                 match flow_schema {
-                    Some(f) => Ok(Self::polled(Reader::FlowSchema(f), interval)),
+                    Some(f) => Ok(Self::polled(Reader::FlowSchema(Box::new(f)), interval)),
                     None if choice == ApiSource::FlowSchema => Err(RunError::NoFlowSchema),
                     None => Ok(Self::polled(
                         Reader::Metrics(RequestTotals::start(client.clone(), clock, own, &text)),

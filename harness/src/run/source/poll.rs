@@ -19,7 +19,7 @@ pub enum Reader {
     /// `apiserver_request_total`.
     Metrics(RequestTotals),
     /// The provider's FlowSchema counter.
-    FlowSchema(FlowSchema),
+    FlowSchema(Box<FlowSchema>),
 }
 
 impl Reader {
