@@ -63,7 +63,7 @@ struct Collected {
     errors: u64,
     last_error: Option<String>,
     /// When the last read that succeeded was made.
-    last_read: Option<std::time::Instant>,
+    last_read: Option<tokio::time::Instant>,
     /// The longest time between two reads that succeeded.
     max_gap: std::time::Duration,
 }
@@ -79,7 +79,7 @@ pub struct Poller {
 
 async fn read_into(reader: &mut Reader, out: &Mutex<Collected>) {
     let result = reader.read().await;
-    let now = std::time::Instant::now();
+    let now = tokio::time::Instant::now();
     let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
     match result {
         Ok((requests, missed)) => {
