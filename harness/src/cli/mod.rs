@@ -302,10 +302,13 @@ pub struct ClusterArgs {
     /// Leave the resources, namespace, Secrets and ProviderConfigs the run created.
     #[arg(long, requires = "kubeconfig")]
     keep: bool,
-    /// Where to read API-server requests: `auto` takes mock-apiserver's journal when the
-    /// server has one (exact), else the server's /metrics (the FlowSchema
-    /// loadtest-provider's dispatched requests if installed, else apiserver_request_total for
-    /// the provider's API group minus the harness's own; scraped every second).
+    /// Where to read the provider's API-server requests (every group, by verb and
+    /// resource): `journal`, mock-apiserver's (exact; the provider told apart by its
+    /// User-Agent); `flowschema`, the FlowSchema loadtest-provider's series (its
+    /// ServiceAccount's requests, and the server's 429s and queueing of them);
+    /// `metrics`, apiserver_request_total minus the harness's own (other clients' count
+    /// too, so a count past its bound is UNMEASURED). `auto` takes the first the server
+    /// offers, in that order.
     #[arg(long, value_enum, default_value_t, value_name = "SOURCE")]
     api_requests_from: run::source::ApiSource,
     /// How often the API server's journal or /metrics is read, e.g. 1s or 200ms. A

@@ -82,7 +82,7 @@ fn held_back_by_the_server(mut v: Verdict, th: Option<&ServerThrottling>) -> Ver
         return v;
     };
     let what = format!(
-        "the server held the provider back ({} requests rejected with 429, {} queued for {} s in all at priority level {})",
+        "the server held the provider back ({} requests rejected with 429, {} queued more than 5 ms, {} s of waiting in all, at priority level {})",
         th.rejected,
         th.queued,
         fmt_num(th.queued_s),
@@ -948,7 +948,7 @@ mod unmeasured_tests {
         assert_eq!(within.outcome, Outcome::Unmeasured, "{within:?}");
         assert!(
             within.note.as_deref().unwrap_or_default().contains(
-                "UNMEASURED: within the limit, but the server held the provider back (2 requests rejected with 429, 5 queued for 1.5 s in all at priority level tiny)"
+                "UNMEASURED: within the limit, but the server held the provider back (2 requests rejected with 429, 5 queued more than 5 ms, 1.5 s of waiting in all, at priority level tiny)"
             ),
             "{within:?}"
         );

@@ -110,10 +110,10 @@ pub struct ServerThrottling {
     pub priority_level: String,
     /// Requests rejected with 429 (`apiserver_flowcontrol_rejected_requests_total`).
     pub rejected: u64,
-    /// Requests that waited in a queue before they ran or were rejected
-    /// (`apiserver_flowcontrol_request_wait_duration_seconds`, above its `0` bucket).
+    /// Requests that waited in a queue more than 5 ms before they ran or were rejected
+    /// (`apiserver_flowcontrol_request_wait_duration_seconds`, above its `0.005` bucket).
     pub queued: u64,
-    /// The time they waited, seconds (its sum).
+    /// The time all its requests waited, seconds (its sum).
     pub queued_s: f64,
 }
 
@@ -245,7 +245,7 @@ impl RunInfo {
             rows.push((
                 "api server throttling".to_owned(),
                 format!(
-                    "{} requests rejected with 429, {} queued for {} s in all, at priority level {}",
+                    "{} requests rejected with 429, {} queued more than 5 ms, {} s of waiting in all, at priority level {}",
                     th.rejected,
                     th.queued,
                     fmt_num(th.queued_s),

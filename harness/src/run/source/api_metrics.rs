@@ -77,8 +77,9 @@ pub fn flow_schema_total(metrics: &str, flow_schema: &str) -> Option<u64> {
 }
 
 /// The cumulative throttling of one flow schema in a scrape: its priority level, requests
-/// rejected, requests that waited in a queue (the wait histogram above its `0` bucket),
-/// and their wait, seconds. `None` when it has no series.
+/// rejected, requests that waited in a queue more than 5 ms (the wait histogram above its
+/// `0.005` bucket: a request that was not queued still spends microseconds in the filter),
+/// and the wait of all its requests, seconds. `None` when it has no series.
 #[must_use]
 pub fn throttling(metrics: &str, flow_schema: &str) -> Option<ServerThrottling> {
     let ours = |labels: &&str| has_label(labels, "flow_schema", flow_schema);
@@ -109,7 +110,7 @@ pub fn throttling(metrics: &str, flow_schema: &str) -> Option<ServerThrottling> 
         metrics,
         "apiserver_flowcontrol_request_wait_duration_seconds_bucket",
     )
-    .filter(|(l, _)| ours(l) && has_label(l, "le", "0"))
+    .filter(|(l, _)| ours(l) && has_label(l, "le", "0.005"))
     .map(|(_, v)| v as u64)
     .sum();
     out.queued = count.saturating_sub(unqueued);
@@ -435,7 +436,7 @@ apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"service-accounts\"
             format!(
                 "apiserver_flowcontrol_dispatched_requests_total{{{l}}} 10\n\
 apiserver_flowcontrol_rejected_requests_total{{{l},reason=\"time-out\"}} {rejected}\n\
-apiserver_flowcontrol_request_wait_duration_seconds_bucket{{execute=\"true\",{l},le=\"0\"}} {zero}\n\
+apiserver_flowcontrol_request_wait_duration_seconds_bucket{{execute=\"true\",{l},le=\"0.005\"}} {zero}\n\
 apiserver_flowcontrol_request_wait_duration_seconds_bucket{{execute=\"true\",{l},le=\"1\"}} {count}\n\
 apiserver_flowcontrol_request_wait_duration_seconds_sum{{execute=\"true\",{l}}} {sum}\n\
 apiserver_flowcontrol_request_wait_duration_seconds_count{{execute=\"true\",{l}}} {count}\n\
