@@ -295,7 +295,7 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     provider_container: Option<String>,
     /// The ServiceAccount the provider's pods run as (the one the FlowSchema of
-    /// --api-requests-from metrics selects: `harness flowschema` prints it for any); the
+    /// --api-requests-from flowschema selects: `harness flowschema` prints it for any); the
     /// run refuses a Deployment that runs as another.
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     provider_service_account: Option<String>,
