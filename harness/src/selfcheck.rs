@@ -170,7 +170,7 @@ impl Row {
         match v.outcome {
             Outcome::Pass => self.pass += 1,
             Outcome::Fail => self.fail += 1,
-            Outcome::Unmodeled => self.unmodeled += 1,
+            Outcome::Unmodeled | Outcome::Unmeasured => self.unmodeled += 1,
             Outcome::Incomplete => self.incomplete += 1,
         }
     }

@@ -41,6 +41,32 @@ use tower::{BoxError, Layer, Service};
 /// Requests queued in front of the transport (kube's own `Client::new` uses 1024 too).
 const BUFFER: usize = 1024;
 
+/// What every `User-Agent` of this provider starts with: the program's name and a slash,
+/// as client-go's `DefaultKubernetesUserAgent` begins.
+pub const USER_AGENT_PREFIX: &str = "provider/";
+
+/// The `User-Agent` of the provider's Kubernetes requests, in client-go's convention
+/// (`BINARY/VERSION (OS/ARCH) kubernetes/COMMIT`, Go's names for the OS and architecture):
+/// `provider/v0.1.0 (linux/amd64) kube-rs`. An API server's journal or audit log tells the
+/// provider's requests apart by it.
+#[must_use]
+pub fn user_agent() -> &'static str {
+    static AGENT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let arch = match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            "x86" => "386",
+            other => other,
+        };
+        format!(
+            "{USER_AGENT_PREFIX}v{} ({}/{arch}) kube-rs",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS
+        )
+    });
+    &AGENT
+}
+
 /// Labels of `provider_kube_requests_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KubeRequestLabels {
@@ -201,7 +227,8 @@ where
     }
 }
 
-/// Counts each request by verb and status, and by status, method and host.
+/// Counts each request by verb and status, and by status, method and host, and gives it
+/// the provider's [`user_agent`] unless it has one.
 #[derive(Clone, Debug)]
 pub struct CountRequests<S> {
     inner: S,
@@ -222,7 +249,13 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
+    fn call(&mut self, mut request: Request<Body>) -> Self::Future {
+        if !request.headers().contains_key(http::header::USER_AGENT) {
+            request.headers_mut().insert(
+                http::header::USER_AGENT,
+                http::HeaderValue::from_static(user_agent()),
+            );
+        }
         let watch = request
             .uri()
             .query()
@@ -402,6 +435,29 @@ mod tests {
         for _ in 0..n {
             api.list(&Default::default()).await.unwrap();
         }
+    }
+
+    #[tokio::test]
+    async fn every_request_says_it_is_the_provider_in_client_gos_user_agent_convention() {
+        let apiserver = mock_apiserver::ApiServer::default();
+        let separate = Settings::new(NonZeroU32::MIN).event_client(EventClient::Separate);
+        let layer = KubeStackLayer::new(&separate, KubeRequests::default());
+        let clients = limited_clients(apiserver.service(), "default", &layer);
+        list(&clients.main, 1).await;
+        list(clients.events.as_ref().expect("an event client"), 1).await;
+        let agents = apiserver.journal().counts_by_user_agent();
+        assert_eq!(agents.len(), 1, "{agents:?}");
+        let (agent, n) = agents.iter().next().unwrap();
+        assert_eq!(*n, 2);
+        assert_eq!(agent, user_agent());
+        // NAME/VERSION (OS/ARCH) …, with Go's names.
+        let (name_version, rest) = agent.split_once(' ').unwrap();
+        assert_eq!(
+            name_version,
+            format!("provider/v{}", env!("CARGO_PKG_VERSION"))
+        );
+        assert!(rest.starts_with('(') && rest.contains('/'), "{agent}");
+        assert!(!agent.contains("x86_64"), "{agent}");
     }
 
     #[tokio::test(start_paused = true)]

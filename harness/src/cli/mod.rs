@@ -295,19 +295,45 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     provider_container: Option<String>,
     /// The ServiceAccount the provider's pods run as (the one the FlowSchema of
-    /// --api-requests-from metrics selects: `harness flowschema` prints it for any); the
+    /// --api-requests-from flowschema selects: `harness flowschema` prints it for any); the
     /// run refuses a Deployment that runs as another.
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     provider_service_account: Option<String>,
     /// Leave the resources, namespace, Secrets and ProviderConfigs the run created.
     #[arg(long, requires = "kubeconfig")]
     keep: bool,
-    /// Where to read API-server requests: `auto` takes mock-apiserver's journal when the
-    /// server has one (exact), else the server's /metrics (the FlowSchema
-    /// loadtest-provider's dispatched requests if installed, else apiserver_request_total for
-    /// the provider's API group minus the harness's own; scraped every second).
+    /// Where to read the provider's API-server requests (every group, by verb and
+    /// resource): `journal`, mock-apiserver's (exact; the provider told apart by its
+    /// User-Agent); `flowschema`, the FlowSchema loadtest-provider's series (its
+    /// ServiceAccount's requests, and the server's 429s and queueing of them);
+    /// `metrics`, apiserver_request_total minus the harness's own (other clients' count
+    /// too, so a count past its bound is UNMEASURED). `auto` takes the first the server
+    /// offers, in that order.
     #[arg(long, value_enum, default_value_t, value_name = "SOURCE")]
     api_requests_from: run::source::ApiSource,
+    /// How often the API server's journal or /metrics is read, e.g. 1s or 200ms. A
+    /// metrics source dates each read's increase at the read, so a window's count is exact
+    /// to one interval; a real API server's /metrics is megabytes, so keep it at a second
+    /// or more there.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = scrape_interval, requires = "kubeconfig")]
+    api_scrape_interval: std::time::Duration,
+    /// Start even when the provider's Deployment args differ from the scenario's settings.
+    /// Without it a cluster run reads the container's args (this workspace's provider's
+    /// flags, or the profile's `flags` family) and refuses with exit 2 naming each flag
+    /// that differs, since the budget is predicted from the scenario's settings.
+    #[arg(long, requires = "kubeconfig")]
+    no_settings_check: bool,
+}
+
+/// `--api-scrape-interval`: a Go duration of at least 10 ms.
+fn scrape_interval(text: &str) -> std::result::Result<std::time::Duration, String> {
+    let d = limiter::go::GoDuration::parse(text)
+        .map_err(|e| format!("{e}, expected a duration such as 1s or 200ms"))?
+        .to_std();
+    if d < std::time::Duration::from_millis(10) {
+        return Err(format!("{text} is below 10ms, expected a longer interval"));
+    }
+    Ok(d)
 }
 
 /// Where a run happens, as the command line says.
@@ -378,6 +404,8 @@ impl ClusterArgs {
                     provider_service_account: self.provider_service_account,
                     keep: self.keep,
                     api_source: self.api_requests_from,
+                    settings_check: !self.no_settings_check,
+                    api_scrape_interval: self.api_scrape_interval,
                 })))
             }
             (Some(_), None) => bail!(

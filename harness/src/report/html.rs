@@ -15,7 +15,7 @@ table{border-collapse:collapse;font-size:13px;width:100%}td,th{border-bottom:1px
 td.n{text-align:right;font-variant-numeric:tabular-nums}.f{font-family:ui-monospace,monospace;font-size:12px;color:#444}\
 svg text.title{font-size:14px;font-weight:600}svg text.tick{font-size:11px;fill:#444}svg text.phase{font-size:11px;fill:#555}\
 svg text.bound{font-size:11px;fill:#b22222}svg text.flag{font-size:11px;fill:#b35900;font-weight:600}.flagged{color:#b35900;font-weight:600}.badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff}\
-.headline{font-size:16px;margin:6px 0}.incomplete{color:#a0522d;font-weight:600}.unmodeled{color:#6a5acd;font-weight:600}";
+.headline{font-size:16px;margin:6px 0}.incomplete{color:#a0522d;font-weight:600}.unmodeled{color:#6a5acd;font-weight:600}.unmeasured{color:#6a5acd;font-weight:600}";
 
 /// The report.
 #[must_use]
@@ -384,6 +384,7 @@ fn assertions(o: &mut String, r: &RunResult) {
                 Outcome::Fail => "fail",
                 Outcome::Incomplete => "incomplete",
                 Outcome::Unmodeled => "unmodeled",
+                Outcome::Unmeasured => "unmeasured",
             },
             v.outcome.word(),
             esc(&v.name),

@@ -142,6 +142,24 @@ pub fn junit(r: &RunResult) -> String {
                 .set_description(detail(v));
                 st
             }
+            // The run could not measure what the check counts: skipped, or a failure
+            // under --strict.
+            Outcome::Unmeasured => {
+                let mut st = if v.pass {
+                    TestCaseStatus::skipped()
+                } else {
+                    TestCaseStatus::non_success(NonSuccessKind::Failure)
+                };
+                st.set_message(format!(
+                    "unmeasured: observed {} against limit {}, from a count that cannot judge it{}",
+                    fmt_num(v.observed),
+                    fmt_num(v.limit),
+                    if v.pass { "" } else { "; --strict" }
+                ))
+                .set_type("unmeasured")
+                .set_description(detail(v));
+                st
+            }
             _ if v.pass => TestCaseStatus::success(),
             Outcome::Incomplete => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);

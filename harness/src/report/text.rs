@@ -191,21 +191,30 @@ pub fn assertion_table(r: &RunResult) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
-    let unmodeled = r
-        .verdicts
-        .iter()
-        .filter(|v| v.pass && v.outcome == Outcome::Unmodeled)
-        .count();
+    let count = |o: Outcome| {
+        r.verdicts
+            .iter()
+            .filter(|v| v.pass && v.outcome == o)
+            .count()
+    };
+    let (unmodeled, unmeasured) = (count(Outcome::Unmodeled), count(Outcome::Unmeasured));
+    let mut aside = String::new();
+    if unmodeled > 0 {
+        aside.push_str(&format!(
+            ", {unmodeled} UNMODELED (not covered by the model; --strict fails them)"
+        ));
+    }
+    if unmeasured > 0 {
+        aside.push_str(&format!(
+            ", {unmeasured} UNMEASURED (the count cannot judge them: see the note; --strict fails them)"
+        ));
+    }
     let _ = writeln!(
         out,
         "{} of {} assertions passed{}{}",
-        r.verdicts.len() - failed - unmodeled,
+        r.verdicts.len() - failed - unmodeled - unmeasured,
         r.verdicts.len(),
-        if unmodeled > 0 {
-            format!(", {unmodeled} UNMODELED (not covered by the model; --strict fails them)")
-        } else {
-            String::new()
-        },
+        aside,
         if r.partial { " (partial run)" } else { "" }
     );
     let _ = writeln!(

@@ -10,7 +10,8 @@ use super::error_paths;
 use super::info::scenario_info;
 use super::memory_verdict::memory_verdict;
 use super::model::{
-    LimitKind, Outcome, Peak, PhaseResult, RESULT_VERSION, RunResult, StopCause, Timeline, Verdict,
+    ApiCount, ApiRequestCount, LimitKind, Outcome, Peak, PhaseResult, RESULT_VERSION, RunResult,
+    ServerThrottling, StopCause, Timeline, Verdict,
 };
 use super::observe::{CloudCall, Observations, PhaseSpan};
 use crate::measure::{
@@ -38,6 +39,82 @@ fn windows_of(s: &Scenario) -> Vec<f64> {
     w.sort_by(f64::total_cmp);
     w.dedup();
     w
+}
+
+/// An API-request verdict as far as the count can judge it: a count that may include other
+/// clients' requests shows a provider within its bound when it is within, and cannot show
+/// it past; a count that may miss some of the provider's shows it past its bound when it
+/// is past, and cannot show it within; an unknown count shows neither (UNMEASURED, with
+/// the measured figure kept).
+fn judged_by_count(mut v: Verdict, count: ApiCount) -> Verdict {
+    let why = match (count, v.pass) {
+        (ApiCount::Exact, _)
+        | (ApiCount::MayIncludeOthers, true)
+        | (ApiCount::MayMissSome, false) => return v,
+        (ApiCount::MayIncludeOthers, false) => {
+            "past the limit, but the count includes other clients' requests, so it does not show the provider's past it"
+        }
+        (ApiCount::MayMissSome, true) => {
+            "within the limit, but the count may miss some of the provider's requests, so it does not show the provider's within it"
+        }
+        (ApiCount::Unknown, _) => {
+            "the provider's API requests were not measured apart from other clients' nor in full"
+        }
+    };
+    let why = format!(
+        "UNMEASURED: {why} (run.api_requests_measured_by and the run's notes say how they were counted)"
+    );
+    v.note = Some(match v.note.take() {
+        Some(n) => format!("{n}; {why}"),
+        None => why,
+    });
+    v.pass = true;
+    v.outcome = Outcome::Unmeasured;
+    v
+}
+
+/// An API-request verdict of a provider the server held back (429s, requests queued by
+/// priority and fairness): within its bound it is not within by its own merit, since the
+/// server let through less than it sent or later than it sent it, so it is UNMEASURED with
+/// what the server did; past its bound it fails as it is.
+fn held_back_by_the_server(mut v: Verdict, th: Option<&ServerThrottling>) -> Verdict {
+    let Some(th) = th.filter(|t| t.held_back()) else {
+        return v;
+    };
+    let what = format!(
+        "the server held the provider back ({} requests rejected with 429, {} queued more than 5 ms, {} s of waiting in all, at priority level {})",
+        th.rejected,
+        th.queued,
+        fmt_num(th.queued_s),
+        th.priority_level
+    );
+    let why = if v.pass && v.outcome != Outcome::Unmeasured {
+        v.outcome = Outcome::Unmeasured;
+        format!("UNMEASURED: within the limit, but {what}, so not by the provider's own limits")
+    } else {
+        what
+    };
+    v.note = Some(match v.note.take() {
+        Some(n) => format!("{n}; {why}"),
+        None => why,
+    });
+    v
+}
+
+/// The provider's API requests by verb and resource.
+fn api_requests_by(obs: &Observations) -> Vec<ApiRequestCount> {
+    let mut by: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    for r in obs.api_requests.iter().filter(|r| r.from_provider) {
+        *by.entry((r.verb.as_str(), r.resource.as_deref().unwrap_or("unknown")))
+            .or_default() += 1;
+    }
+    by.into_iter()
+        .map(|((verb, resource), count)| ApiRequestCount {
+            verb: verb.to_owned(),
+            resource: resource.to_owned(),
+            count,
+        })
+        .collect()
 }
 
 /// Evaluates a run: measurements per phase, timelines, the audit, and one verdict per
@@ -105,6 +182,7 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
         verdicts: Vec::new(),
         provider: super::provider_check::provider_check(s, obs, end),
         calls_per_reconcile: super::per_reconcile::calls_per_reconcile(s, obs),
+        api_requests_by: api_requests_by(obs),
     };
     let conditional = conditional_tolerances(s, plan, obs);
     result.predictions.extend(
@@ -459,7 +537,8 @@ fn verdict(
                 Some(p) => plan.find(&format!("{p}/{key}")).cloned(),
                 None => run_bound(plan, &key),
             };
-            upper(a, pred.as_ref(), *max, observed)
+            let v = judged_by_count(upper(a, pred.as_ref(), *max, observed), res.run.api_count);
+            held_back_by_the_server(v, res.run.api_server_throttling.as_ref())
         }
         Check::SteadyRate { window, max } => {
             let w = window.as_secs_f64();
@@ -622,7 +701,9 @@ fn verdict(
         Check::PollPeriod { .. } => LimitKind::of("[A] §9.2", crate::predict::Meaning::Expected),
         _ => v.kind,
     };
-    v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
+    if v.outcome != Outcome::Unmeasured {
+        v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
+    }
     let why: Vec<&str> = phase
         .as_ref()
         .map(|p| unmodeled(plan, p, check_name(&a.check)))
@@ -807,5 +888,118 @@ mod unmodeled_tests {
         r.make_strict();
         assert!(!r.passed());
         assert!(!r.verdicts[0].pass && r.verdicts[1].pass);
+    }
+}
+
+#[cfg(test)]
+mod unmeasured_tests {
+    use super::*;
+    use crate::result::observe::{ApiRequest, PhaseSpan};
+
+    const S: &str = "apiVersion: harness/v1\nname: api\nprovider: {maxReconcileRate: 10}\nresources:\n  - {name: b, kind: Bucket, count: 1}\nphases:\n  - {name: hold, action: hold, duration: 10s}\nassertions:\n  - {check: apiRequests, window: 1s, max: 5}\n";
+
+    /// `n` of the provider's requests in the first second, counted as `count` says.
+    fn verdict(n: u64, count: ApiCount) -> Verdict {
+        let s = crate::scenario::parse(S, "api.yaml").expect("valid");
+        let plan = crate::predict::plan(&s);
+        let mut obs = Observations {
+            duration_us: 10_000_000,
+            phases: vec![PhaseSpan {
+                name: "hold".into(),
+                start_us: 0,
+                end_us: 10_000_000,
+                completed: true,
+                failure: None,
+            }],
+            api_requests: (0..n)
+                .map(|i| ApiRequest {
+                    at_us: i * 1_000,
+                    verb: "get".into(),
+                    resource: Some("secrets".into()),
+                    from_provider: true,
+                    object: None,
+                    main_write: false,
+                })
+                .collect(),
+            ..Observations::default()
+        };
+        obs.run.api_count = count;
+        let r = evaluate(&s, &plan, &obs);
+        assert_eq!(
+            r.api_requests_by,
+            [ApiRequestCount {
+                verb: "get".into(),
+                resource: "secrets".into(),
+                count: n
+            }]
+        );
+        r.verdicts[0].clone()
+    }
+
+    #[test]
+    fn a_provider_the_server_held_back_is_not_within_its_budget_by_its_own_merit() {
+        let held = ServerThrottling {
+            priority_level: "tiny".into(),
+            rejected: 2,
+            queued: 5,
+            queued_s: 1.5,
+        };
+        let within = held_back_by_the_server(verdict(4, ApiCount::Exact), Some(&held));
+        assert_eq!(within.outcome, Outcome::Unmeasured, "{within:?}");
+        assert!(
+            within.note.as_deref().unwrap_or_default().contains(
+                "UNMEASURED: within the limit, but the server held the provider back (2 requests rejected with 429, 5 queued more than 5 ms, 1.5 s of waiting in all, at priority level tiny)"
+            ),
+            "{within:?}"
+        );
+        let past = held_back_by_the_server(verdict(7, ApiCount::Exact), Some(&held));
+        assert_eq!(
+            (past.outcome, past.pass),
+            (Outcome::Fail, false),
+            "{past:?}"
+        );
+        let free = ServerThrottling {
+            priority_level: "tiny".into(),
+            ..ServerThrottling::default()
+        };
+        let v = held_back_by_the_server(verdict(4, ApiCount::Exact), Some(&free));
+        assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+    }
+
+    #[test]
+    fn a_count_that_cannot_judge_the_provider_is_unmeasured_on_the_side_it_cannot_judge() {
+        use ApiCount::{Exact, MayIncludeOthers, MayMissSome, Unknown};
+        // (observed, count) → outcome: within the limit of 5 at 4, past it at 7.
+        for (n, count, outcome) in [
+            (4, Exact, Outcome::Pass),
+            (7, Exact, Outcome::Fail),
+            (4, MayIncludeOthers, Outcome::Pass),
+            (7, MayIncludeOthers, Outcome::Unmeasured),
+            (4, MayMissSome, Outcome::Unmeasured),
+            (7, MayMissSome, Outcome::Fail),
+            (4, Unknown, Outcome::Unmeasured),
+            (7, Unknown, Outcome::Unmeasured),
+        ] {
+            let v = verdict(n, count);
+            let got = if v.outcome == Outcome::Unmeasured {
+                Outcome::Unmeasured
+            } else if v.pass {
+                Outcome::Pass
+            } else {
+                Outcome::Fail
+            };
+            assert_eq!(got, outcome, "{n} {count:?}: {v:?}");
+            assert_eq!(v.observed, n as f64);
+            if outcome == Outcome::Unmeasured {
+                assert!(v.pass, "not a failure unless --strict");
+                assert!(
+                    v.note
+                        .as_deref()
+                        .unwrap_or_default()
+                        .contains("UNMEASURED: "),
+                    "{v:?}"
+                );
+            }
+        }
     }
 }

@@ -24,9 +24,9 @@ pub use evaluate::evaluate;
 pub use info::{scenario_info, workload};
 pub use kills::{Kill, PhaseAudit};
 pub use model::{
-    Concurrency, Dropped, LimitKind, Outcome, Peak, PhaseResult, ProviderCheck, RESULT_VERSION,
-    RunInfo, RunResult, RunTarget, ScenarioInfo, SettingsInfo, Signal, StopCause, Stopped,
-    TimeInfo, Timeline, Verdict,
+    ApiCount, ApiRequestCount, Concurrency, Dropped, LimitKind, Outcome, Peak, PhaseResult,
+    ProviderCheck, RESULT_VERSION, RunInfo, RunResult, RunTarget, ScenarioInfo, ServerThrottling,
+    SettingsInfo, Signal, StopCause, Stopped, TimeInfo, Timeline, Verdict,
 };
 pub use observe::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,

@@ -69,6 +69,75 @@ pub struct Dropped {
     pub cloud: u64,
 }
 
+/// Whether the measured API requests are the provider's, all of them and only them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ApiCount {
+    /// Every request of the provider and no other client's.
+    #[default]
+    Exact,
+    /// Every request of the provider, and maybe other clients' too (the source cannot tell
+    /// them apart): a count within its bound is the provider's within it, one past it is
+    /// UNMEASURED.
+    MayIncludeOthers,
+    /// Only the provider's, and maybe not all of them: a count past its bound fails, one
+    /// within it is UNMEASURED.
+    MayMissSome,
+    /// Neither all of the provider's nor only its (or nothing measured): UNMEASURED.
+    Unknown,
+}
+
+impl ApiCount {
+    /// The count of a source that may both miss some of the provider's requests and
+    /// count others'.
+    #[must_use]
+    pub fn and(self, other: ApiCount) -> ApiCount {
+        use ApiCount::{Exact, MayIncludeOthers, MayMissSome, Unknown};
+        match (self, other) {
+            (Exact, x) | (x, Exact) => x,
+            (MayIncludeOthers, MayIncludeOthers) => MayIncludeOthers,
+            (MayMissSome, MayMissSome) => MayMissSome,
+            _ => Unknown,
+        }
+    }
+}
+
+/// How the API server's priority and fairness held the provider's requests back over the
+/// run, from the FlowSchema's `apiserver_flowcontrol_*` series.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerThrottling {
+    /// The priority level the FlowSchema puts them in.
+    pub priority_level: String,
+    /// Requests rejected with 429 (`apiserver_flowcontrol_rejected_requests_total`).
+    pub rejected: u64,
+    /// Requests that waited in a queue more than 5 ms before they ran or were rejected
+    /// (`apiserver_flowcontrol_request_wait_duration_seconds`, above its `0.005` bucket).
+    pub queued: u64,
+    /// The time all its requests waited, seconds (its sum).
+    pub queued_s: f64,
+}
+
+impl ServerThrottling {
+    /// Whether the server held any request back.
+    #[must_use]
+    pub fn held_back(&self) -> bool {
+        self.rejected > 0 || self.queued > 0
+    }
+}
+
+/// The provider's API requests of one verb and resource over the run.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ApiRequestCount {
+    /// The verb (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+    /// `deletecollection`, `discovery`).
+    pub verb: String,
+    /// `PLURAL[.GROUP][/SUBRESOURCE]`, the path of a discovery request, or `unknown` where
+    /// the source does not say.
+    pub resource: String,
+    /// How many.
+    pub count: u64,
+}
+
 /// What ran and how it was measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
@@ -78,6 +147,18 @@ pub struct RunInfo {
     pub target: RunTarget,
     /// How API-server requests were measured, in words.
     pub api_requests_measured_by: String,
+    /// Whether that count is the provider's, all of it and only it.
+    #[serde(default)]
+    pub api_count: ApiCount,
+    /// For API requests dated at each read of the server's metrics: the longest time
+    /// between two reads, seconds. A window's count may be off by the requests of that
+    /// long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_read_gap_s: Option<f64>,
+    /// How the server's priority and fairness held the provider back, where the
+    /// FlowSchema's series say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_server_throttling: Option<ServerThrottling>,
     /// Journal entries dropped; any drop makes the result partial.
     pub dropped: Dropped,
     /// How many times the provider was started or rolled.
@@ -146,6 +227,41 @@ impl RunInfo {
             "api requests measured by".to_owned(),
             self.api_requests_measured_by.clone(),
         ));
+        rows.push((
+            "api requests counted".to_owned(),
+            match self.api_count {
+                ApiCount::Exact => "the provider's, all of them and only them",
+                ApiCount::MayIncludeOthers => {
+                    "the provider's and maybe other clients' (a count past its bound is UNMEASURED)"
+                }
+                ApiCount::MayMissSome => {
+                    "the provider's, maybe not all of them (a count within its bound is UNMEASURED)"
+                }
+                ApiCount::Unknown => "not the provider's alone nor all of them (UNMEASURED)",
+            }
+            .to_owned(),
+        ));
+        if let Some(th) = &self.api_server_throttling {
+            rows.push((
+                "api server throttling".to_owned(),
+                format!(
+                    "{} requests rejected with 429, {} queued more than 5 ms, {} s of waiting in all, at priority level {}",
+                    th.rejected,
+                    th.queued,
+                    fmt_num(th.queued_s),
+                    th.priority_level
+                ),
+            ));
+        }
+        if let Some(gap) = self.api_read_gap_s {
+            rows.push((
+                "api requests' longest gap between reads".to_owned(),
+                format!(
+                    "{} s (a window's count may be off by the requests of that long)",
+                    fmt_num(gap)
+                ),
+            ));
+        }
         rows.push((
             "journal entries dropped (api, cloud)".to_owned(),
             format!("{}, {}", self.dropped.api, self.dropped.cloud),
@@ -361,6 +477,10 @@ pub enum Outcome {
     /// predict): the note gives the reason and the measured figure. Not a failure, unless
     /// the run is `--strict`.
     Unmodeled,
+    /// What the check counts was not measured well enough to judge (API requests from a
+    /// source that may miss some of the provider's or count other clients'): the note
+    /// says why. Not a failure, unless the run is `--strict`.
+    Unmeasured,
 }
 
 impl Outcome {
@@ -372,6 +492,7 @@ impl Outcome {
             Outcome::Fail => "FAIL",
             Outcome::Incomplete => "INCOMPLETE",
             Outcome::Unmodeled => "UNMODELED",
+            Outcome::Unmeasured => "UNMEASURED",
         }
     }
 }
@@ -532,6 +653,10 @@ pub struct RunResult {
     /// dated the provider's status writes (`crate::measure::per_reconcile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls_per_reconcile: Option<crate::measure::per_reconcile::PerReconcile>,
+    /// The provider's API requests over the run by verb and resource, as
+    /// `run.api_requests_measured_by` counted them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_requests_by: Vec<ApiRequestCount>,
 }
 
 /// The provider's own metrics, cross-checked against the mock cloud's journal and the API
@@ -587,10 +712,11 @@ impl RunResult {
             && self.phases.iter().all(|p| p.failure.is_none())
     }
 
-    /// `--strict`: a check the model does not cover (UNMODELED) fails the run.
+    /// `--strict`: a check the model does not cover (UNMODELED) or the run could not
+    /// measure (UNMEASURED) fails the run.
     pub fn make_strict(&mut self) {
         for v in &mut self.verdicts {
-            if v.outcome == Outcome::Unmodeled {
+            if matches!(v.outcome, Outcome::Unmodeled | Outcome::Unmeasured) {
                 v.pass = false;
             }
         }

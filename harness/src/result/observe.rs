@@ -71,8 +71,17 @@ pub struct CloudCall {
 pub struct ApiRequest {
     /// Arrival, µs since the run started.
     pub at_us: u64,
-    /// Verb (get, list, watch, create, update, patch, delete).
+    /// Verb (get, list, watch, create, update, patch, delete, deletecollection,
+    /// discovery).
     pub verb: String,
+    /// The resource, `PLURAL[.GROUP][/SUBRESOURCE]`, or the path of a request that names
+    /// none (discovery); `None` where the source does not say.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "super::shared_str::option"
+    )]
+    pub resource: Option<Arc<str>>,
     /// Made by the provider (not by the harness).
     pub from_provider: bool,
     /// For the provider's writes (update, patch) of a custom resource, its status or the

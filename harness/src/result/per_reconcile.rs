@@ -110,6 +110,7 @@ mod tests {
         ApiRequest {
             at_us,
             verb: "update".into(),
+            resource: None,
             from_provider: true,
             object: Some(Arc::from(object_key(
                 "buckets",

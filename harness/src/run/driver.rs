@@ -127,6 +127,18 @@ pub struct Driver<'s> {
     requested: BTreeMap<Key, String>,
     /// The fault shares of each group in force in the current phase.
     in_force: Vec<Vec<FaultShare>>,
+    /// How many of the seeded objects the clean-up has deleted (the last first).
+    seeded_deleted: usize,
+}
+
+/// How often a clean-up without a bar (no terminal) prints where it stands.
+const CLEANUP_PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// The time a clean-up that let `done` of `total` resources go in `elapsed` needs for the
+/// rest at the same pace; `None` before the first.
+#[must_use]
+pub fn time_left(done: usize, total: usize, elapsed: Duration) -> Option<Duration> {
+    (done > 0).then(|| elapsed.mul_f64(total.saturating_sub(done) as f64 / done as f64))
 }
 
 /// Sets the cloud's faults; a failure is logged (the run goes on, and the cloud's journal
@@ -148,6 +160,7 @@ impl<'s> Driver<'s> {
             log: Log::default(),
             requested: BTreeMap::new(),
             in_force: scenario.groups.iter().map(|g| g.faults.clone()).collect(),
+            seeded_deleted: 0,
         }
     }
 
@@ -662,7 +675,7 @@ impl<'s> Driver<'s> {
             .map(|(k, _)| *k)
             .collect();
         progress.line(format_args!(
-            "cleaning up: deleting {} resources and what the run created (--keep leaves them)",
+            "cleaning up: deleting {} resources and what the run created (--keep leaves them; Ctrl-C again leaves the rest and lists it)",
             live.len()
         ));
         let s = self.scenario;
@@ -682,8 +695,11 @@ impl<'s> Driver<'s> {
         })
         .await;
         let keys: Vec<Key> = live.iter().map(|(g, i)| self.key(*g, *i)).collect();
-        let bar = progress.phase(self.log.spans.len(), "cleanup", "delete", keys.len());
+        let bar = progress
+            .phase(self.log.spans.len(), "cleanup", "delete", keys.len())
+            .plain_every(CLEANUP_PROGRESS_EVERY);
         let mut gone = false;
+        let waiting = Instant::now();
         while Instant::now() < deadline {
             let left = {
                 let seen = watches.lock();
@@ -691,6 +707,12 @@ impl<'s> Driver<'s> {
                     .filter(|k| seen.get(*k).is_some_and(|s| s.gone_us.is_none()))
                     .count()
             };
+            bar.note(
+                &match time_left(keys.len() - left, keys.len(), waiting.elapsed()) {
+                    Some(eta) => format!("about {:.0}s left", eta.as_secs_f64().ceil()),
+                    None => "waiting for the provider to release the first".to_owned(),
+                },
+            );
             bar.set(keys.len() - left);
             if left == 0 {
                 gone = true;
@@ -712,8 +734,40 @@ impl<'s> Driver<'s> {
             if let Err(e) = api.delete(&seeded.name, &DeleteParams::default()).await {
                 tracing::warn!(error = %e, name = seeded.name, "cannot delete");
             }
+            self.seeded_deleted += 1;
         }
         gone
+    }
+
+    /// What a clean-up that was stopped left in the cluster: the managed resources the
+    /// watches still see (`KIND NAME`), then the seeded objects it had not deleted yet.
+    #[must_use]
+    pub fn left_after_cleanup(&self, seeded: &[Seeded], watches: &Watches) -> Vec<String> {
+        let seen = watches.lock();
+        let mut left: Vec<String> = self
+            .log
+            .records
+            .iter()
+            .filter(|(k, r)| {
+                !r.create_failed
+                    && seen
+                        .get(&self.key(k.0, k.1))
+                        .is_some_and(|s| s.gone_us.is_none())
+            })
+            .map(|(_, r)| format!("{} {}", r.kind, r.name))
+            .collect();
+        drop(seen);
+        left.extend(
+            seeded
+                .iter()
+                .rev()
+                .skip(self.seeded_deleted)
+                .map(|s| match &s.namespace {
+                    Some(ns) => format!("{} {ns}/{}", s.resource.kind, s.name),
+                    None => format!("{} {}", s.resource.kind, s.name),
+                }),
+        );
+        left
     }
 
     /// Runs `op` for every target, starting them `1/rate` apart (all at once without a rate),

@@ -320,3 +320,87 @@ async fn a_resync_whose_provider_records_the_token_completes_as_before() {
     assert!(span.completed && span.failure.is_none());
     assert!(span.end_us - span.start_us <= 2_250_000);
 }
+
+#[test]
+fn the_cleanups_estimate_is_the_pace_so_far_applied_to_the_rest() {
+    assert_eq!(time_left(0, 100, Duration::from_secs(3)), None);
+    assert_eq!(
+        time_left(25, 100, Duration::from_secs(10)),
+        Some(Duration::from_secs(30))
+    );
+    assert_eq!(
+        time_left(100, 100, Duration::from_secs(10)),
+        Some(Duration::ZERO)
+    );
+}
+
+/// A clean-up stopped while the resources' finalizers hold them (no provider releases
+/// them): what is left is every resource, then the seeded objects, and the line names
+/// them.
+#[tokio::test(start_paused = true)]
+async fn a_cleanup_stopped_early_says_what_it_leaves() {
+    let s = scenario("  - {name: create, action: create}\n");
+    let target = FakeTarget::start(&s, ()).await.unwrap();
+    let seeded = objects::seed(&target.client(), &s, None, None)
+        .await
+        .unwrap();
+    let kinds = vec![kind_info(
+        crate::scenario::Kind::Bucket,
+        &objects::namespace(&s),
+    )];
+    let watches = Watches::start(&target.client(), &kinds, target.clock());
+    let mut rig = Rig { target, watches };
+    let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        driver.run_phase(
+            0,
+            &s.phases[0],
+            &mut rig.target,
+            &rig.watches,
+            &Progress::quiet(),
+        ),
+    )
+    .await;
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        rig.target.client(),
+        &objects::namespace(&s),
+        &kind_info(crate::scenario::Kind::Bucket, "unused").resource,
+    );
+    let held = json!({"metadata": {"finalizers": ["test.loadtest/hold"]}});
+    for i in 0..s.groups[0].count {
+        let name = s.groups[0].resource_name(i, &s.name);
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&held))
+            .await
+            .unwrap();
+    }
+    // Let the watches see them.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let stopped = tokio::time::timeout(
+        Duration::from_secs(3),
+        driver.clean_up(
+            &seeded,
+            &rig.watches,
+            Duration::from_secs(60),
+            &Progress::quiet(),
+        ),
+    )
+    .await;
+    assert!(stopped.is_err(), "the finalizers hold the resources");
+    let left = driver.left_after_cleanup(&seeded, &rig.watches);
+    assert_eq!(left.len(), 5 + seeded.len(), "{left:?}");
+    assert!(left[0].starts_with("Bucket "), "{left:?}");
+    assert_eq!(left.len() - seeded.len(), 5);
+    let line = crate::run::cleanup_interrupted(&left);
+    assert!(
+        line.starts_with(&format!(
+            "cleanup interrupted: {} objects the run created are left in the cluster: Bucket ",
+            left.len()
+        )),
+        "{line}"
+    );
+    assert_eq!(
+        crate::run::cleanup_interrupted(&[]),
+        "cleanup interrupted: nothing the run created is left"
+    );
+}

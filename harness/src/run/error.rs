@@ -51,10 +51,11 @@ pub enum RunError {
         /// Its log.
         log: PathBuf,
     },
-    /// The provider's Deployment runs with other flags than the profile says.
+    /// The provider's Deployment runs with other flags than the scenario's settings (or
+    /// its profile's) say.
     #[error(
-        "the provider's Deployment {deployment} runs with {}; the budget is predicted from the profile, so change the profile or the Deployment",
-        .differ.iter().map(|d| format!("--{}={} (the profile says {})", d.flag, d.deployed, d.scenario)).collect::<Vec<_>>().join(", ")
+        "the provider's Deployment {deployment} runs with {}; the budget is predicted from the scenario's settings, so change them or the Deployment (`harness provider-args SCENARIO` prints the flags that match), or pass --no-settings-check to run against a budget the provider does not follow",
+        .differ.iter().map(|d| format!("--{}={} (the scenario says {})", d.flag, d.deployed, d.scenario)).collect::<Vec<_>>().join(", ")
     )]
     DeploymentArgs {
         /// `namespace/name`.
@@ -174,9 +175,16 @@ pub enum RunError {
     /// `--api-requests-from journal`, and the API server has no mock journal.
     #[error("--api-requests-from journal: the API server has no mock journal at /mock/v1/requests")]
     NoApiJournal(#[source] ApiReadError),
-    /// `--api-requests-from metrics`, and the API server's `/metrics` cannot be read.
+    /// `--api-requests-from metrics` or `flowschema`, and the API server's `/metrics`
+    /// cannot be read.
     #[error("--api-requests-from metrics: cannot read the API server's /metrics")]
     NoApiMetrics(#[source] ApiReadError),
+    /// `--api-requests-from flowschema`, and the server's `/metrics` has no series of the
+    /// FlowSchema.
+    #[error(
+        "--api-requests-from flowschema: the API server's /metrics has no apiserver_flowcontrol_dispatched_requests_total{{flow_schema=\"loadtest-provider\"}}: install the FlowSchema for the provider's ServiceAccount (`harness flowschema --service-account NAMESPACE/NAME | kubectl apply -f -`)"
+    )]
+    NoFlowSchema,
 }
 
 /// A read of the API server's journal or metrics that failed.

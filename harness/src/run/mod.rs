@@ -202,7 +202,10 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     if target.cleans_up() {
         tokio::select! {
             _ = driver.clean_up(&seeded, &watches, CLEANUP_TIMEOUT, progress) => {}
-            _ = interrupt() => progress.line(format_args!("cleanup interrupted: what is left stays")),
+            _ = interrupt() => {
+                let left = driver.left_after_cleanup(&seeded, &watches);
+                progress.line(format_args!("{}", cleanup_interrupted(&left)));
+            }
         }
     } else {
         objects::delete_scene_objects(&client, scenario).await;
@@ -212,4 +215,27 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         result: evaluate(scenario, &plan, &obs),
         interrupted,
     })
+}
+
+/// What a second Ctrl-C during the clean-up says: what stays in the cluster, the first
+/// few by name.
+#[must_use]
+pub fn cleanup_interrupted(left: &[String]) -> String {
+    const NAMED: usize = 10;
+    if left.is_empty() {
+        return "cleanup interrupted: nothing the run created is left".to_owned();
+    }
+    let mut names = left
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if left.len() > NAMED {
+        names.push_str(&format!(" and {} more", left.len() - NAMED));
+    }
+    format!(
+        "cleanup interrupted: {} objects the run created are left in the cluster: {names} (delete them with kubectl, or run again: objects that exist are used as they are)",
+        left.len()
+    )
 }

@@ -135,7 +135,13 @@ fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo
     RunInfo {
         harness: env!("CARGO_PKG_VERSION").to_owned(),
         target: target.info,
-        api_requests_measured_by: reports.api.measure.describe().to_owned(),
+        api_requests_measured_by: reports.api.measure.describe(reports.api.interval),
+        api_count: reports.api.count,
+        api_server_throttling: reports.api.throttling.clone(),
+        api_read_gap_s: reports
+            .api
+            .max_gap
+            .map(|g| (g.as_secs_f64() * 1e3).round() / 1e3),
         dropped: Dropped {
             api: reports.api.dropped,
             cloud: reports.cloud.dropped,

@@ -76,6 +76,8 @@ impl Progress {
             last_line: std::sync::Mutex::new(Instant::now()),
             done: std::sync::atomic::AtomicUsize::new(0),
             total: std::sync::atomic::AtomicUsize::new(total),
+            every: PLAIN_EVERY,
+            note: std::sync::Mutex::default(),
         }
     }
 }
@@ -94,9 +96,27 @@ pub(crate) struct PhaseBar {
     last_line: std::sync::Mutex<Instant>,
     done: std::sync::atomic::AtomicUsize,
     total: std::sync::atomic::AtomicUsize,
+    /// How often it prints a line without a bar.
+    every: std::time::Duration,
+    /// What it says beside the count (an estimate of the time left).
+    note: std::sync::Mutex<String>,
 }
 
 impl PhaseBar {
+    /// Prints a line every `every` without a bar (instead of every 30 s).
+    pub(crate) fn plain_every(mut self, every: std::time::Duration) -> Self {
+        self.every = every;
+        self
+    }
+
+    /// Says `text` beside the count (an estimate of the time left).
+    pub(crate) fn note(&self, text: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(text.to_owned());
+        }
+        text.clone_into(&mut self.note.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
     pub(crate) fn set_total(&self, total: usize) {
         self.total
             .store(total, std::sync::atomic::Ordering::Relaxed);
@@ -111,10 +131,16 @@ impl PhaseBar {
             Some(b) => b.set_position(done as u64),
             None if !self.quiet => {
                 let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
-                if last.elapsed() >= PLAIN_EVERY {
+                if last.elapsed() >= self.every {
                     *last = Instant::now();
                     let total = self.total.load(std::sync::atomic::Ordering::Relaxed);
-                    eprintln!("{}: {done}/{total} after {}", self.label, self.took());
+                    let note = self.note.lock().unwrap_or_else(|e| e.into_inner());
+                    let note = if note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {note}")
+                    };
+                    eprintln!("{}: {done}/{total} after {}{note}", self.label, self.took());
                 }
             }
             None => {}

@@ -3,6 +3,7 @@
 //! the kubelet's one part the run needs: when the provider's Deployment is rolled, it stops
 //! the provider process (SIGTERM) and starts a new one.
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -166,6 +167,29 @@ impl Cluster {
 
     /// The stack with a provider started with `flags`.
     fn start_with(name: &str, flags: Vec<String>) -> Cluster {
+        Cluster::start_stack(name, flags, false)
+    }
+
+    /// The stack with a provider started with `flags`; with `flow_control`, mock-apiserver
+    /// runs API Priority and Fairness with the FlowSchema `loadtest-provider` that
+    /// `harness flowschema` prints for the provider's ServiceAccount, the provider's
+    /// kubeconfig impersonates that ServiceAccount (as a pod's token would name it), and
+    /// every other request is `system:masters`'s (exempt).
+    fn start_stack(name: &str, flags: Vec<String>, flow_control: bool) -> Cluster {
+        let schema = flow_control
+            .then(|| harness::run::flow_schema::manifest("loadtest-system", "provider"));
+        Cluster::start_flow_control(name, flags, schema.as_deref(), &[])
+    }
+
+    /// The stack with a provider started with `flags`, and with `apf_config` (a FlowSchema
+    /// `loadtest-provider` and what it needs), mock-apiserver in priority-and-fairness
+    /// mode with `server_flags` (see [`Cluster::start_stack`]).
+    fn start_flow_control(
+        name: &str,
+        flags: Vec<String>,
+        apf_config: Option<&str>,
+        server_flags: &[&str],
+    ) -> Cluster {
         let bin = binaries();
         let dir = std::env::temp_dir().join(format!("harness-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -173,15 +197,36 @@ impl Cluster {
         let crds = dir.join("crds.yaml");
         std::fs::write(&crds, provider::crd::crds_yaml().unwrap()).unwrap();
         let api_port = free_port();
-        let api = spawn(
-            Command::new(bin.join("mock-apiserver"))
-                .args(["--listen", &format!("127.0.0.1:{api_port}")])
-                .arg("--write-kubeconfig")
-                .arg(&kubeconfig)
-                .arg("--crd")
-                .arg(&crds),
-            &dir.join("mock-apiserver.log"),
-        );
+        let mut api = Command::new(bin.join("mock-apiserver"));
+        api.args(["--listen", &format!("127.0.0.1:{api_port}")])
+            .arg("--write-kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--crd")
+            .arg(&crds);
+        let mut provider_kubeconfig = kubeconfig.clone();
+        if let Some(config) = apf_config {
+            let schema = dir.join("flowschema.yaml");
+            std::fs::write(&schema, config).unwrap();
+            api.args(["--priority-and-fairness", "--apf-config"])
+                .arg(&schema)
+                .args(["--user", "admin", "--group", "system:masters"])
+                .args(server_flags);
+            provider_kubeconfig = dir.join("provider-kubeconfig");
+            std::fs::write(
+                &provider_kubeconfig,
+                format!(
+                    "apiVersion: v1
+kind: Config
+clusters: [{{name: mock, cluster: {{server: \"http://127.0.0.1:{api_port}\"}}}}]
+users: [{{name: provider, user: {{as: \"system:serviceaccount:loadtest-system:provider\"}}}}]
+contexts: [{{name: provider, context: {{cluster: mock, user: provider, namespace: default}}}}]
+current-context: provider
+"
+                ),
+            )
+            .unwrap();
+        }
+        let api = spawn(&mut api, &dir.join("mock-apiserver.log"));
         let cloud_port = free_port();
         let cloud = spawn(
             Command::new(bin.join("mock-cloud"))
@@ -224,7 +269,7 @@ impl Cluster {
                     "selector": {"matchLabels": {"app": "provider"}},
                     "template": {
                         "metadata": {"labels": {"app": "provider"}},
-                        "spec": {"containers": [{
+                        "spec": {"serviceAccountName": "provider", "containers": [{
                             "name": "provider",
                             "image": "loadtest/provider:dev",
                             "args": flags,
@@ -241,7 +286,7 @@ impl Cluster {
         let metrics_port = free_port();
         let mut provider = Provider {
             bin: bin.join("provider"),
-            kubeconfig: kubeconfig.clone(),
+            kubeconfig: provider_kubeconfig,
             cloud: format!("http://127.0.0.1:{cloud_port}"),
             metrics_port,
             logs: dir.clone(),
@@ -314,12 +359,19 @@ impl Cluster {
         let template = |d: &DynamicObject| d.data.pointer("/spec/template").cloned();
         let deployments = deployments(&self.client);
         let mut last = template(&self.runtime.block_on(deployments.get("provider")).unwrap());
+        // The kubelet stand-in reads the Deployment only when the run may roll it, so that
+        // a run without restarts has no client but the harness and the provider.
+        let rolls = scenario.contains("action: restart");
         let deadline = Instant::now() + Duration::from_secs(240);
         let status = loop {
             if let Some(status) = run.try_wait().unwrap() {
                 break status;
             }
             assert!(Instant::now() < deadline, "the run did not finish in time");
+            if !rolls {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
             if let Ok(d) = self.runtime.block_on(deployments.get("provider")) {
                 let now = template(&d);
                 if now != last {
@@ -332,6 +384,64 @@ impl Cluster {
         };
         let read = |name: &str| std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
         (status, read("harness.out"), read("harness.err"))
+    }
+
+    /// The last sequence number of mock-apiserver's journal.
+    fn journal_seq(&self) -> u64 {
+        self.journal_since(u64::MAX).last_seq
+    }
+
+    /// The journal's last sequence number once the provider has sent nothing for a second
+    /// (its lists and watches at start are done).
+    fn provider_quiet(&self) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let seq = self.journal_seq();
+            std::thread::sleep(Duration::from_secs(1));
+            if self.provider_requests_since(seq).1.is_empty() {
+                return seq;
+            }
+            assert!(Instant::now() < deadline, "the provider never went quiet");
+        }
+    }
+
+    fn journal_since(&self, since: u64) -> mock_apiserver::JournalPage {
+        let request = http::Request::get(format!("/mock/v1/requests?since={since}"))
+            .body(Vec::new())
+            .unwrap();
+        let text = self
+            .runtime
+            .block_on(self.client.request_text(request))
+            .unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The provider's requests (its User-Agent) journalled after `since`: by verb and
+    /// resource as the harness names them, and their times (µs).
+    fn provider_requests_since(&self, since: u64) -> (BTreeMap<String, u64>, Vec<u64>) {
+        let page = self.journal_since(since);
+        assert!(
+            page.entries.first().is_none_or(|e| e.seq == since + 1),
+            "the journal dropped entries"
+        );
+        let mut by = BTreeMap::new();
+        let mut times = Vec::new();
+        for e in page
+            .entries
+            .iter()
+            .filter(|e| e.user_agent.starts_with("provider/"))
+        {
+            let resource = if e.verb == mock_apiserver::Verb::Discovery {
+                e.resource.clone()
+            } else {
+                let (plural, sub) = e.resource.split_once('/').unwrap_or((&e.resource, ""));
+                harness::run::own::resource_name(&e.group, plural, sub)
+            };
+            *by.entry(format!("{} {resource}", e.verb.as_str()))
+                .or_default() += 1;
+            times.push(e.at_us);
+        }
+        (by, times)
     }
 
     fn secret_exists(&self, name: &str) -> bool {
@@ -434,6 +544,14 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
             > 0,
         "rest_client_requests_total: {provider_check}"
     );
+    // The journal counts the provider's User-Agent only: the kubelet stand-in's reads of
+    // the Deployment (another client) and the harness's are not the provider's.
+    let by = api_requests_by(&result);
+    assert!(
+        by.keys().all(|k| !k.ends_with("deployments.apps")),
+        "{by:#?}"
+    );
+    assert!(by.contains_key("create events.events.k8s.io"), "{by:#?}");
     // The run deleted what it created: the buckets (their finalizers released by the
     // provider), then the namespace, the Secret and the ProviderConfig.
     assert!(!cluster.secret_exists("mock-cloud-team-a"));
@@ -636,6 +754,8 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
         provider_service_account: Some("provider-aws-s3".to_owned()),
         keep: false,
         api_source: harness::run::source::ApiSource::Auto,
+        settings_check: true,
+        api_scrape_interval: std::time::Duration::from_secs(1),
     };
     let mut notes = Vec::new();
     check_deployment(&s, &options, &deployment, &mut notes).unwrap_or_else(|e| panic!("{e}"));
@@ -685,4 +805,249 @@ fn the_aws_flavour_calibrates_in_cluster_mode_to_its_documented_calls() {
     let file: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(file["target"], "cluster", "{text}");
     aws_flavour::assert_documented_calls(&text);
+}
+
+/// A Deployment whose args disagree with the scenario's settings (no profile: this
+/// workspace's provider, whose flags the harness knows) stops the run before it starts,
+/// with exit 2 naming each flag; `--no-settings-check` runs it anyway and says so.
+#[test]
+fn a_deployment_whose_args_differ_from_the_scenario_is_refused_naming_each_flag() {
+    let flags = [
+        "--max-reconcile-rate=20",
+        "--rate-limit-model=crossplane",
+        "--poll-interval=7s",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut cluster = Cluster::start_with("cluster-settings", flags);
+    let (status, stdout, stderr) = cluster.run_status(SCENARIO, &[]);
+    assert_eq!(status.code(), Some(2), "{stdout}\n{stderr}");
+    for named in [
+        "--max-reconcile-rate=20 (the scenario says 10)",
+        "--poll-interval=7s (the scenario says 5s)",
+    ] {
+        assert!(stderr.contains(named), "{named} not in {stderr}");
+    }
+    assert!(!stderr.contains("--rate-limit-model"), "{stderr}");
+    assert!(
+        !cluster.secret_exists("mock-cloud-team-a"),
+        "nothing was created"
+    );
+    let scenario = SCENARIO
+        .replace("  - {name: restart, action: restart, timeout: 60s}\n", "")
+        .replace("count: 20", "count: 2")
+        .replace("  - {check: apiRequests, window: 1s}\n", "")
+        .replace("  - {check: cloudCalls, window: 1s}\n", "");
+    let (status, stdout, stderr) = cluster.run_status(&scenario, &["--no-settings-check"]);
+    assert!(status.code() != Some(2), "{stdout}\n{stderr}");
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cluster.dir.join("out/result.json")).unwrap(),
+    )
+    .unwrap();
+    let notes = result["run"]["notes"].to_string();
+    assert!(notes.contains("(--no-settings-check)"), "{notes}");
+}
+
+/// The provider's requests in a result (`api_requests_by`), as `VERB RESOURCE` → count.
+fn api_requests_by(result: &serde_json::Value) -> BTreeMap<String, u64> {
+    result["api_requests_by"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no api_requests_by: {}", result["run"]))
+        .iter()
+        .map(|c| {
+            (
+                format!(
+                    "{} {}",
+                    c["verb"].as_str().unwrap(),
+                    c["resource"].as_str().unwrap()
+                ),
+                c["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The smoke scenario in cluster mode, once per API-request source, against one
+/// mock-apiserver in priority-and-fairness mode: each run's count of the provider's
+/// requests by verb and resource equals what the server's journal holds of the provider's
+/// User-Agent over the run (Events of both APIs, Secrets, the managed kinds and their
+/// status), and its busiest second equals the journal's (a metrics source dates each
+/// scrape's increase at the scrape: to within the journal's most requests in the longest
+/// gap between two scrapes).
+#[test]
+fn smoke_counts_every_request_of_the_provider_alike_from_the_journal_the_flow_schema_and_the_request_metrics()
+ {
+    use harness::measure::{window_us, windowed_max};
+
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml");
+    let s = harness::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let flags = harness::run::source::provider_metrics::provider_flags(&s.settings)
+        .into_iter()
+        .map(|(flag, value)| format!("--{flag}={value}"))
+        .collect();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut cluster = Cluster::start_stack("cluster-sources", flags, true);
+    for (source, measured_by) in [
+        ("journal", "mock-apiserver's request journal"),
+        (
+            "flowschema",
+            "apiserver_flowcontrol_dispatched_requests_total",
+        ),
+        ("metrics", "apiserver_request_total"),
+    ] {
+        let before = cluster.provider_quiet();
+        let (status, stdout, stderr) = cluster.run_status(
+            &text,
+            &[
+                "--api-requests-from",
+                source,
+                "--api-scrape-interval",
+                "100ms",
+                "--keep",
+            ],
+        );
+        assert!(
+            matches!(status.code(), Some(0 | 1)),
+            "{source}: exit {status}\n{stdout}\n{stderr}"
+        );
+        let result: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(cluster.dir.join("out/result.json")).unwrap(),
+        )
+        .unwrap();
+        let run = &result["run"];
+        assert!(
+            run["api_requests_measured_by"]
+                .as_str()
+                .unwrap()
+                .starts_with(measured_by),
+            "{source}: {run}"
+        );
+        let (truth, mut times) = cluster.provider_requests_since(before);
+        let counted = api_requests_by(&result);
+        for group in ["events.events.k8s.io", "buckets.mockcloud.example.org"] {
+            assert!(
+                truth.keys().any(|k| k.ends_with(group)),
+                "the provider's {group} requests are in the journal: {truth:#?}"
+            );
+        }
+        assert_eq!(counted, truth, "{source}: by verb and resource");
+        times.sort_unstable();
+        let busiest = windowed_max(&times, window_us(Duration::from_secs(1))).count as f64;
+        let verdict = result["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["check"] == "apiRequests")
+            .unwrap();
+        let observed = verdict["observed"].as_f64().unwrap();
+        // A scrape's increase is dated at the scrape: the busiest second may be off by the
+        // requests of the longest gap between two scrapes.
+        let slack = match run["api_read_gap_s"].as_f64() {
+            None => 0.0,
+            Some(gap) => windowed_max(&times, window_us(Duration::from_secs_f64(gap))).count as f64,
+        };
+        assert_eq!(source == "journal", slack == 0.0, "{source}: {run}");
+        eprintln!(
+            "{source}: {} requests; busiest second {observed} (journal {busiest}, slack {slack}); {} {}",
+            counted.values().sum::<u64>(),
+            verdict["outcome"],
+            run["api_count"]
+        );
+        assert!(
+            (observed - busiest).abs() <= slack,
+            "{source}: busiest second {observed}, the journal's {busiest} (slack {slack})"
+        );
+        // The server's default seats never hold smoke's provider back.
+        assert!(
+            run["api_server_throttling"]["rejected"]
+                .as_u64()
+                .unwrap_or(0)
+                == 0
+                && run["api_server_throttling"]["queued"].as_u64().unwrap_or(0) == 0,
+            "{source}: {run}"
+        );
+        let expect_count = if source == "metrics" {
+            "mayIncludeOthers"
+        } else {
+            "exact"
+        };
+        assert_eq!(run["api_count"], expect_count, "{source}: {run}");
+    }
+}
+
+/// A provider held back by the server: mock-apiserver's priority and fairness gives the
+/// provider's FlowSchema a priority level of one seat and short queues, so a create wave
+/// queues and some requests get 429s. The run reports the server's throttling from the
+/// FlowSchema's series, and the apiRequests check, within its bound, is UNMEASURED rather
+/// than a pass by the provider's own merit.
+#[test]
+fn a_provider_the_server_throttles_is_reported_and_not_passed_on_its_budget() {
+    let config = "apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: loadtest-tiny}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 1
+    limitResponse:
+      type: Queue
+      queuing: {queues: 1, handSize: 1, queueLengthLimit: 1}
+---
+"
+    .to_owned()
+        + &harness::run::flow_schema::manifest("loadtest-system", "provider")
+            .replace("name: workload-low", "name: loadtest-tiny");
+    let mut cluster = Cluster::start_flow_control(
+        "cluster-throttled",
+        default_flags(),
+        Some(&config),
+        &[
+            "--max-requests-inflight",
+            "1",
+            "--max-mutating-requests-inflight",
+            "1",
+            "--apf-queue-wait",
+            "50ms",
+        ],
+    );
+    let scenario = SCENARIO.replace("  - {name: restart, action: restart, timeout: 60s}\n", "");
+    let (status, stdout, stderr) = cluster.run_status(
+        &scenario,
+        &[
+            "--api-requests-from",
+            "flowschema",
+            "--api-scrape-interval",
+            "200ms",
+        ],
+    );
+    assert!(
+        matches!(status.code(), Some(0 | 1)),
+        "exit {status}\n{stdout}\n{stderr}"
+    );
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cluster.dir.join("out/result.json")).unwrap(),
+    )
+    .unwrap();
+    let th = &result["run"]["api_server_throttling"];
+    eprintln!("throttling: {th}");
+    assert_eq!(th["priority_level"], "loadtest-tiny", "{th}");
+    let held = th["rejected"].as_u64().unwrap() + th["queued"].as_u64().unwrap();
+    assert!(held > 0, "the server held the provider back: {th}");
+    let verdict = result["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["check"] == "apiRequests")
+        .unwrap();
+    eprintln!("apiRequests: {} {}", verdict["outcome"], verdict["note"]);
+    if verdict["observed"].as_f64() <= verdict["limit"].as_f64() {
+        assert_eq!(verdict["outcome"], "unmeasured", "{verdict}");
+        assert!(
+            verdict["note"]
+                .as_str()
+                .unwrap()
+                .contains("the server held the provider back"),
+            "{verdict}"
+        );
+    }
 }

@@ -91,6 +91,7 @@ pub fn smoke_observations() -> Observations {
             api.push(ApiRequest {
                 at_us: start + k * 2_000,
                 verb: "patch".into(),
+                resource: None,
                 from_provider: true,
                 object: None,
                 main_write: false,
@@ -123,6 +124,7 @@ pub fn smoke_observations() -> Observations {
             api.push(ApiRequest {
                 at_us: t,
                 verb: "update".into(),
+                resource: None,
                 from_provider: true,
                 object: None,
                 main_write: false,
@@ -142,6 +144,7 @@ pub fn smoke_observations() -> Observations {
         api.push(ApiRequest {
             at_us: t + 1_000,
             verb: "update".into(),
+            resource: None,
             from_provider: true,
             object: None,
             main_write: false,

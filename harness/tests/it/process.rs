@@ -702,3 +702,37 @@ fn the_aws_flavour_calibrates_to_its_documented_calls_and_compare_flags_an_uncac
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A profile's `userAgent` names the start of the provider's User-Agent; an empty one is
+/// refused at its place, and a scenario without a profile names this workspace's provider.
+#[test]
+fn a_profiles_user_agent_is_what_the_journal_tells_the_provider_by() {
+    use harness::run::own::ProviderAgent;
+    let kinds = "  kinds: [{apiVersion: example.org/v1, kind: Widget, scope: Cluster}]\n";
+    let e = err(&format!(
+        "{HEAD}profile:\n  flags: loadtest\n  args: []\n  userAgent: ' '\n{kinds}{BODY}"
+    ));
+    assert!(
+        e.starts_with("t.yaml:6:14: userAgent \" \" is not the start of a User-Agent header"),
+        "{e}"
+    );
+    let s = parse(
+        &format!(
+            "{HEAD}profile:\n  flags: loadtest\n  args: []\n  userAgent: provider-aws-s3/\n{kinds}{BODY}"
+        ),
+        "t.yaml",
+    )
+    .unwrap();
+    let agent = ProviderAgent::of(&s);
+    assert_eq!(agent, ProviderAgent::Prefix("provider-aws-s3/".to_owned()));
+    assert!(
+        agent.is_provider("provider-aws-s3/v1.20.0 (linux/amd64) kubernetes/abc/leader-election")
+    );
+    assert!(!agent.is_provider("provider/v0.1.0 (linux/amd64) kube-rs"));
+    let s = parse(
+        &format!("{HEAD}profile:\n  flags: loadtest\n  args: []\n{kinds}{BODY}"),
+        "t.yaml",
+    )
+    .unwrap();
+    assert_eq!(ProviderAgent::of(&s), ProviderAgent::NotHarness);
+}

@@ -2,28 +2,41 @@
 //!
 //! - Embedded: mock-apiserver's journal in this process: every request, its time, verb and
 //!   `User-Agent` (the harness's own requests carry
-//!   [`HARNESS_USER_AGENT`](crate::run::own::HARNESS_USER_AGENT)).
+//!   [`harness_user_agent`](crate::run::own::harness_user_agent), the provider's are told
+//!   apart by [`ProviderAgent`]).
 //! - Cluster, when the server is a mock-apiserver: its journal over HTTP, read every
 //!   second; as exact as embedded.
-//! - Cluster, any other API server: its `/metrics` (see [`super::api_metrics`]).
+//! - Cluster, any other API server: its `/metrics` (see [`super::api_metrics`]): the
+//!   FlowSchema's series when they are there, else `apiserver_request_total`.
+
+use std::time::Duration;
 
 use super::api_journal::{self, InProcess};
 use super::api_metrics::{FlowSchema, RequestTotals, scrape};
 use super::poll::{Poller, Reader};
 use super::report::{ApiMeasure, ApiReport};
+use crate::result::ApiCount;
 use crate::run::clock::RunClock;
 use crate::run::error::RunError;
-use crate::run::own::OwnRequests;
+use crate::run::own::{OwnRequests, ProviderAgent};
 
 /// Where a cluster run should read API requests from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ApiSource {
-    /// The mock journal if the server has one, else `/metrics`.
+    /// The mock journal if the server has one, else the FlowSchema's series if they are
+    /// there, else `apiserver_request_total`.
     #[default]
     Auto,
-    /// mock-apiserver's journal (`/mock/v1/requests`); the run stops if there is none.
+    /// mock-apiserver's journal (`/mock/v1/requests`): every request, exact times, the
+    /// provider's told apart by its User-Agent; the run stops if there is none.
     Journal,
-    /// The server's `/metrics`; the run stops if it cannot be read.
+    /// `apiserver_flowcontrol_*` of the FlowSchema loadtest-provider in the server's
+    /// `/metrics`: every request of the provider's ServiceAccount; the run stops if the
+    /// series are not there.
+    #[value(name = "flowschema")]
+    FlowSchema,
+    /// `apiserver_request_total` in the server's `/metrics`: every client's requests but
+    /// the harness's; the run stops if it cannot be read.
     Metrics,
 }
 
@@ -46,26 +59,35 @@ impl ApiRequests {
     pub async fn probe(
         client: &kube::Client,
         clock: RunClock,
-        own: OwnRequests,
-        choice: ApiSource,
+        (own, agent): (OwnRequests, ProviderAgent),
+        (choice, interval): (ApiSource, Duration),
     ) -> Result<ApiRequests, RunError> {
-        if choice != ApiSource::Metrics {
-            match api_journal::Http::probe(client.clone(), clock).await {
-                Ok(journal) => return Ok(Self::polled(Reader::Journal(journal))),
+        if !matches!(choice, ApiSource::Metrics | ApiSource::FlowSchema) {
+            match api_journal::Http::probe(client.clone(), clock, agent).await {
+                Ok(journal) => return Ok(Self::polled(Reader::Journal(journal), interval)),
                 Err(e) if choice == ApiSource::Journal => return Err(RunError::NoApiJournal(e)),
                 Err(_) => {}
             }
         }
         match scrape(client).await {
-            Ok(text) => Ok(Self::polled(
-                match FlowSchema::start(client.clone(), clock, &text) {
-                    Some(f) => Reader::FlowSchema(f),
-                    None => {
-                        Reader::Metrics(RequestTotals::start(client.clone(), clock, own, &text))
-                    }
-                },
-            )),
-            Err(e) if choice == ApiSource::Metrics => Err(RunError::NoApiMetrics(e)),
+            Ok(text) => {
+                let flow_schema = if choice == ApiSource::Metrics {
+                    None
+                } else {
+                    FlowSchema::start(client.clone(), clock, own.clone(), &text)
+                };
+                match flow_schema {
+                    Some(f) => Ok(Self::polled(Reader::FlowSchema(Box::new(f)), interval)),
+                    None if choice == ApiSource::FlowSchema => Err(RunError::NoFlowSchema),
+                    None => Ok(Self::polled(
+                        Reader::Metrics(RequestTotals::start(client.clone(), clock, own, &text)),
+                        interval,
+                    )),
+                }
+            }
+            Err(e) if matches!(choice, ApiSource::Metrics | ApiSource::FlowSchema) => {
+                Err(RunError::NoApiMetrics(e))
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read the API server's /metrics: API requests are not measured");
                 Ok(ApiRequests::None)
@@ -73,8 +95,8 @@ impl ApiRequests {
         }
     }
 
-    fn polled(reader: Reader) -> ApiRequests {
-        ApiRequests::Polled(Poller::start(reader))
+    fn polled(reader: Reader, interval: Duration) -> ApiRequests {
+        ApiRequests::Polled(Poller::start(reader, interval))
     }
 
     /// How the requests are measured.
@@ -95,6 +117,10 @@ impl ApiRequests {
             ApiRequests::None => ApiReport {
                 requests: Vec::new(),
                 measure: ApiMeasure::None,
+                count: ApiCount::Unknown,
+                interval: Duration::ZERO,
+                max_gap: None,
+                throttling: None,
                 dropped: 0,
                 notes: Vec::new(),
             },

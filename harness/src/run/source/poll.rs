@@ -1,4 +1,4 @@
-//! A source that reads another process every [`SCRAPE_INTERVAL`] in the background, and
+//! A source that reads another process every interval in the background, and
 //! once more when it finishes, so the tail is in.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,8 +8,8 @@ use tokio::task::JoinHandle;
 
 use super::api_journal;
 use super::api_metrics::{FlowSchema, RequestTotals};
-use super::report::{ApiMeasure, ApiReport, SCRAPE_INTERVAL};
-use crate::result::ApiRequest;
+use super::report::{ApiMeasure, ApiReport};
+use crate::result::{ApiCount, ApiRequest};
 use crate::run::error::ApiReadError;
 
 /// What a poller reads.
@@ -19,7 +19,7 @@ pub enum Reader {
     /// `apiserver_request_total`.
     Metrics(RequestTotals),
     /// The provider's FlowSchema counter.
-    FlowSchema(FlowSchema),
+    FlowSchema(Box<FlowSchema>),
 }
 
 impl Reader {
@@ -28,6 +28,21 @@ impl Reader {
             Reader::Journal(_) => ApiMeasure::Journal,
             Reader::Metrics(_) => ApiMeasure::Metrics,
             Reader::FlowSchema(_) => ApiMeasure::FlowSchema,
+        }
+    }
+
+    /// Whether what it reads is the provider's, all of it and only it, and why not.
+    fn count(&self) -> (ApiCount, Option<String>) {
+        match self {
+            Reader::Journal(j) => j.count(),
+            Reader::Metrics(_) => (
+                ApiCount::MayIncludeOthers,
+                Some(
+                    "apiserver_request_total has no client label: every client's requests but the harness's count as the provider's, so a count within its bound is the provider's within it, and one past it is UNMEASURED (install the FlowSchema loadtest-provider for the provider's ServiceAccount: `harness flowschema`)"
+                        .to_owned(),
+                ),
+            ),
+            Reader::FlowSchema(_) => (ApiCount::Exact, None),
         }
     }
 
@@ -47,23 +62,32 @@ struct Collected {
     missed: u64,
     errors: u64,
     last_error: Option<String>,
+    /// When the last read that succeeded was made.
+    last_read: Option<tokio::time::Instant>,
+    /// The longest time between two reads that succeeded.
+    max_gap: std::time::Duration,
 }
 
-/// A [`Reader`] read every [`SCRAPE_INTERVAL`].
+/// A [`Reader`] read every interval.
 pub struct Poller {
     measure: ApiMeasure,
+    interval: std::time::Duration,
     collected: Arc<Mutex<Collected>>,
     stop: Arc<AtomicBool>,
-    task: JoinHandle<()>,
+    task: JoinHandle<Reader>,
 }
 
 async fn read_into(reader: &mut Reader, out: &Mutex<Collected>) {
     let result = reader.read().await;
+    let now = tokio::time::Instant::now();
     let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
     match result {
         Ok((requests, missed)) => {
             out.requests.extend(requests);
             out.missed += missed;
+            if let Some(last) = out.last_read.replace(now) {
+                out.max_gap = out.max_gap.max(now - last);
+            }
         }
         Err(e) => {
             out.errors += 1;
@@ -83,9 +107,9 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 impl Poller {
-    /// Starts reading `reader` in the background.
+    /// Starts reading `reader` in the background, every `interval`.
     #[must_use]
-    pub fn start(mut reader: Reader) -> Poller {
+    pub fn start(mut reader: Reader, interval: std::time::Duration) -> Poller {
         let measure = reader.measure();
         let collected: Arc<Mutex<Collected>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
@@ -96,19 +120,20 @@ impl Poller {
                     let stopping = stop.load(Ordering::Acquire);
                     read_into(&mut reader, &collected).await;
                     if stopping {
-                        return;
+                        return reader;
                     }
-                    tokio::time::sleep(SCRAPE_INTERVAL).await;
+                    tokio::time::sleep(interval).await;
                     if stop.load(Ordering::Acquire) {
                         // One last read after the stop, so the tail is in.
                         read_into(&mut reader, &collected).await;
-                        return;
+                        return reader;
                     }
                 }
             })
         };
         Poller {
             measure,
+            interval,
             collected,
             stop,
             task,
@@ -124,11 +149,27 @@ impl Poller {
     /// Reads one last time and stops.
     pub async fn finish(self) -> ApiReport {
         self.stop.store(true, Ordering::Release);
-        let _ = self.task.await;
+        let reader = self.task.await.ok();
         let mut c = self.collected.lock().unwrap_or_else(|e| e.into_inner());
         let mut requests = std::mem::take(&mut c.requests);
         requests.sort_by_key(|r| r.at_us);
         let mut notes = Vec::new();
+        let mut count = ApiCount::Unknown;
+        let mut throttling = None;
+        if let Some(mut reader) = reader {
+            let (c, note) = reader.count();
+            count = c;
+            notes.extend(note);
+            if let Reader::FlowSchema(f) = &mut reader {
+                throttling = Some(f.throttling());
+                let (c, settled) = f.settle(&mut requests);
+                count = count.and(c);
+                notes.extend(settled);
+            }
+        }
+        if c.errors > 0 {
+            count = count.and(ApiCount::MayMissSome);
+        }
         if c.missed > 0 {
             notes.push(format!(
                 "{} API requests left the server's journal before they were read",
@@ -150,6 +191,10 @@ impl Poller {
         ApiReport {
             requests,
             measure: self.measure,
+            count,
+            interval: self.interval,
+            max_gap: (self.measure != ApiMeasure::Journal).then_some(c.max_gap),
+            throttling,
             dropped: 0,
             notes,
         }

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use crate::result::{ApiRequest, CloudCall, ProviderMetrics};
+use crate::result::{ApiCount, ApiRequest, CloudCall, ProviderMetrics, ServerThrottling};
 
-/// How often a source that polls another process reads it.
+/// How often a source that polls another process reads it (the API server's, unless
+/// `--api-scrape-interval` says otherwise).
 pub const SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The FlowSchema that sets the provider's requests apart in the API server's metrics.
@@ -26,21 +27,25 @@ pub enum ApiMeasure {
 }
 
 impl ApiMeasure {
-    /// A sentence for the result.
+    /// A sentence for the result, for a source read every `interval`.
     #[must_use]
-    pub fn describe(self) -> &'static str {
-        match self {
-            ApiMeasure::Journal => "mock-apiserver's request journal: every request, exact times",
+    pub fn describe(self, interval: Duration) -> String {
+        let every = format!("{:?}", interval);
+        let text = match self {
+            ApiMeasure::Journal => {
+                "mock-apiserver's request journal: every request, exact times, the provider's told apart by its User-Agent"
+            }
             ApiMeasure::Metrics => {
-                "apiserver_request_total for the provider's API group, minus the harness's own requests, scraped every 1 s (window counts exact to one scrape interval; Events and Secret reads not included)"
+                "apiserver_request_total (every group, watches from apiserver_longrunning_requests as they start) minus the harness's own requests, scraped every INTERVAL (window counts exact to one scrape interval); it has no client label, so every other client's requests count as the provider's"
             }
             ApiMeasure::FlowSchema => {
-                "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"loadtest-provider\"}: every request of the provider's ServiceAccount, scraped every 1 s (window counts exact to one scrape interval)"
+                "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"loadtest-provider\"}: every request of the provider's ServiceAccount, scraped every INTERVAL (window counts exact to one scrape interval); verbs and resources from apiserver_request_total minus the harness's own requests"
             }
             ApiMeasure::None => {
                 "not measured: the API server offers neither a mock journal nor /metrics to this kubeconfig"
             }
-        }
+        };
+        text.replace("INTERVAL", &every)
     }
 }
 
@@ -51,6 +56,16 @@ pub struct ApiReport {
     pub requests: Vec<ApiRequest>,
     /// How they were measured.
     pub measure: ApiMeasure,
+    /// Whether they are the provider's, all of them and only them.
+    pub count: ApiCount,
+    /// How often a source read over HTTP was read.
+    pub interval: Duration,
+    /// For a source that dates requests at its reads (metrics): the longest time between
+    /// two reads, which bounds how far a window's count may be off.
+    pub max_gap: Option<Duration>,
+    /// How the server's priority and fairness held the provider back (the FlowSchema
+    /// source).
+    pub throttling: Option<ServerThrottling>,
     /// Requests the journal dropped before they were read.
     pub dropped: u64,
     /// What a reader must know (failed reads).

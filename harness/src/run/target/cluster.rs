@@ -56,6 +56,11 @@ pub struct ClusterOptions {
     pub keep: bool,
     /// Where API requests are read from.
     pub api_source: ApiSource,
+    /// How often the API server's journal or metrics are read.
+    pub api_scrape_interval: Duration,
+    /// Compare the provider's Deployment args with the scenario's settings
+    /// (`--no-settings-check` turns it off).
+    pub settings_check: bool,
 }
 
 /// A `--provider-deployment` value that is not `NAMESPACE/NAME`.
@@ -293,13 +298,16 @@ fn pods_service_account(namespace: &str, d: &Deployment) -> String {
     format!("{namespace}/{name}")
 }
 
-/// Checks the provider's Deployment against the scenario's profile and the options: its
-/// ServiceAccount, when `--provider-service-account` is given, and its container's args,
-/// read in the profile's dialect, against the profile's settings.
+/// Checks the provider's Deployment against the scenario and the options: its
+/// ServiceAccount, when `--provider-service-account` is given, and its container's args
+/// against the settings the budget is predicted from. The args are read in the profile's
+/// flag family (`flags`), or as this workspace's provider's flags (`harness
+/// provider-args`) when the scenario has no profile. A profile without `flags` names no
+/// flags to read, and `--no-settings-check` skips the comparison: a note says so.
 ///
 /// # Errors
 /// Another ServiceAccount, no such container, a flag that does not parse, or flags whose
-/// values differ from the profile's (each named).
+/// values differ from the scenario's (each named).
 pub fn check_deployment(
     s: &Scenario,
     options: &ClusterOptions,
@@ -321,8 +329,23 @@ pub fn check_deployment(
             });
         }
     }
-    let Some((dialect, profile)) = s.profile.as_ref().and_then(|p| p.flags.map(|d| (d, p))) else {
+    if !options.settings_check {
+        notes.push(format!(
+            "the provider's Deployment {deployment}: its args were not compared with the scenario's settings (--no-settings-check)"
+        ));
         return Ok(());
+    }
+    let (dialect, settings) = match &s.profile {
+        None => (crate::scenario::flags::Dialect::Loadtest, &s.settings),
+        Some(p) => match p.flags {
+            Some(d) => (d, &p.settings),
+            None => {
+                notes.push(format!(
+                    "the provider's Deployment {deployment}: its args were not compared with the profile's settings (the profile names no `flags` family to read them in)"
+                ));
+                return Ok(());
+            }
+        },
     };
     let containers = pod.map(|p| p.containers.as_slice()).unwrap_or_default();
     let container = match &options.provider_container {
@@ -352,7 +375,7 @@ pub fn check_deployment(
         }
     })?;
     let differ: Vec<FlagDiff> =
-        crate::scenario::flags::differ(dialect, &deployed.settings, &profile.settings)
+        crate::scenario::flags::differ(dialect, &deployed.settings, settings)
             .into_iter()
             .map(|d| FlagDiff {
                 flag: d.flag,
@@ -363,14 +386,20 @@ pub fn check_deployment(
     if !differ.is_empty() {
         return Err(RunError::DeploymentArgs { deployment, differ });
     }
+    let whose = if s.profile.is_some() {
+        "the profile's"
+    } else {
+        "the scenario's"
+    };
     notes.push(format!(
-        "the provider's container {} runs with the profile's settings ({dialect} flags: {})",
+        "the provider's container {} runs with {whose} settings ({dialect} flags: {})",
         container.name,
         crate::scenario::flags::write(dialect, &deployed.settings)
             .into_iter()
             .map(|(f, v)| format!("--{f}={v}"))
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" "),
+        dialect = dialect.as_str(),
     ));
     Ok(())
 }
@@ -411,8 +440,9 @@ impl Target for Cluster {
         }
         let tally = match &options.provider_metrics_url {
             Some(url) => {
-                let (tally, checked) = Tally::connect(url, &s.settings).await?;
-                if !checked {
+                let settings = options.settings_check.then_some(&s.settings);
+                let (tally, checked) = Tally::connect(url, settings).await?;
+                if !checked && options.settings_check {
                     notes.push(
                         "the provider does not report provider_settings: its settings were not checked against the scenario"
                             .to_owned(),
@@ -422,14 +452,21 @@ impl Target for Cluster {
             }
             None => {
                 notes.push(
-                    "provider metrics not read (no --provider-metrics-url); its settings were not checked against the scenario"
+                    "provider metrics not read (no --provider-metrics-url): the settings it runs with (provider_settings) were not read, only its Deployment's args"
                         .to_owned(),
                 );
                 None
             }
         };
         let clock = RunClock::start();
-        let api = ApiRequests::probe(&client, clock, own, options.api_source).await?;
+        let agent = crate::run::own::ProviderAgent::of(s);
+        let api = ApiRequests::probe(
+            &client,
+            clock,
+            (own, agent),
+            (options.api_source, options.api_scrape_interval),
+        )
+        .await?;
         let config = cloud::config(s).map_err(RunError::CloudQuota)?;
         let cloud_client = CloudClient::new(&options.cloud_url).map_err(RunError::CloudAdmin)?;
         let epoch = cloud_client

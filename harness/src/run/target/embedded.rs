@@ -18,7 +18,7 @@ use crate::run::clock::{Epoch, RunClock};
 use crate::run::cloud;
 use crate::run::error::RunError;
 use crate::run::objects::scenario_kinds;
-use crate::run::own::{self, OwnRequests};
+use crate::run::own::{self, OwnRequests, ProviderAgent};
 use crate::run::source::api::ApiRequests;
 use crate::run::source::api_journal::InProcess;
 use crate::run::source::memory::MemoryProbe;
@@ -300,7 +300,12 @@ impl Target for Embedded {
 
     fn take_sources(&mut self) -> TargetSources {
         TargetSources {
-            api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), self.api_epoch)),
+            // The harness's own server: every request but the harness's is the provider's.
+            api: ApiRequests::InProcess(InProcess::start(
+                self.apiserver.clone(),
+                self.api_epoch,
+                ProviderAgent::NotHarness,
+            )),
             provider: Some(ProviderMetricsSource::InProcess(self.readings.clone())),
             memory: MemoryProbe::InProcess {
                 cloud: self.cloud.cloud.clone(),

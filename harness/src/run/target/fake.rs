@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::{CallsPage, CloudControl, CloudError, Target, TargetInfo, TargetSources};
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::error::RunError;
+use crate::run::own::ProviderAgent;
 use crate::run::source::api::ApiRequests;
 use crate::run::source::api_journal::InProcess;
 use crate::scenario::Scenario;
@@ -133,7 +134,11 @@ impl Target for FakeTarget {
 
     fn take_sources(&mut self) -> TargetSources {
         TargetSources {
-            api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), Epoch::RUN)),
+            api: ApiRequests::InProcess(InProcess::start(
+                self.apiserver.clone(),
+                Epoch::RUN,
+                ProviderAgent::NotHarness,
+            )),
             provider: None,
             memory: crate::run::source::memory::MemoryProbe::None,
         }

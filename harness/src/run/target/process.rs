@@ -38,7 +38,7 @@ use crate::run::clock::RunClock;
 use crate::run::cloud;
 use crate::run::error::RunError;
 use crate::run::objects::scenario_kinds;
-use crate::run::own::{self, OwnRequests};
+use crate::run::own::{self, OwnRequests, ProviderAgent};
 use crate::run::source::api::ApiRequests;
 use crate::run::source::api_journal::InProcess;
 use crate::run::source::memory::MemoryProbe;
@@ -70,6 +70,8 @@ pub struct Process {
     clock: RunClock,
     apiserver: ApiServer,
     api_epoch: crate::run::clock::Epoch,
+    /// How the journal tells the provider's requests apart.
+    agent: ProviderAgent,
     client: kube::Client,
     cloud: LocalCloud,
     command: ProcessCommand,
@@ -247,7 +249,7 @@ impl Process {
     async fn connect_metrics(&mut self, s: &Scenario, url: &str) -> Result<(), RunError> {
         let deadline = Instant::now() + METRICS_TIMEOUT;
         let (tally, checked) = loop {
-            match Tally::connect(url, &s.settings).await {
+            match Tally::connect(url, Some(&s.settings)).await {
                 Ok(connected) => break connected,
                 Err(RunError::ProviderMetrics(_)) if Instant::now() < deadline => {
                     self.check_running()?;
@@ -376,6 +378,7 @@ impl Target for Process {
         let mut target = Process {
             clock,
             api_epoch,
+            agent: ProviderAgent::of(s),
             client: kube::Client::new(service, "default"),
             cloud: LocalCloud::new(local, cloud_epoch),
             apiserver,
@@ -433,7 +436,11 @@ impl Target for Process {
 
     fn take_sources(&mut self) -> TargetSources {
         TargetSources {
-            api: ApiRequests::InProcess(InProcess::start(self.apiserver.clone(), self.api_epoch)),
+            api: ApiRequests::InProcess(InProcess::start(
+                self.apiserver.clone(),
+                self.api_epoch,
+                self.agent.clone(),
+            )),
             provider: self.provider_metrics.take(),
             memory: MemoryProbe::InProcess {
                 cloud: self.cloud.mock().clone(),

@@ -35,6 +35,8 @@ pub struct Profile {
     /// The kinds' calls per reconcile from the calibration file the profile names
     /// (`calibration`), which `harness calibrate` writes.
     pub calibration: Vec<Calibrated>,
+    /// The start of the provider's `User-Agent` (`userAgent`), if the profile states it.
+    pub user_agent: Option<String>,
 }
 
 /// One kind's calls per reconcile from a calibration file.

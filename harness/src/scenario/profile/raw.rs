@@ -68,6 +68,14 @@ pub struct RawProfile {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub calibration: Option<Spanned<String>>,
+    /// The start of the provider's `User-Agent` header, such as `provider-aws-s3/`
+    /// (client-go's convention is `BINARY/VERSION (OS/ARCH) kubernetes/COMMIT`, and its
+    /// leader-election client appends `/leader-election`): an API server journal counts the
+    /// requests whose `User-Agent` starts with it as the provider's. Default: every request
+    /// that is not the harness's (the result notes it).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub user_agent: Option<Spanned<String>>,
     /// The rate-limit settings. Without `flags`, every one is required.
     #[serde(default)]
     pub settings: RawProfileSettings,

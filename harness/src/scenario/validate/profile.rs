@@ -151,6 +151,17 @@ pub(crate) fn profile(
             "crds are for the process target, expected a `command` beside them",
         );
     }
+    if let Some(ua) = &raw.user_agent
+        && (ua.value.trim().is_empty() || ua.value.chars().any(char::is_control))
+    {
+        c.err(
+            pos(ua),
+            format!(
+                "userAgent {:?} is not the start of a User-Agent header, expected such as provider-aws-s3/",
+                ua.value
+            ),
+        );
+    }
     let Checker { mut problems, .. } = c;
     if !problems.is_empty() {
         problems.sort_by_key(|p| (p.pos.line, p.pos.column));
@@ -165,6 +176,7 @@ pub(crate) fn profile(
         kinds,
         process,
         calibration: Vec::new(),
+        user_agent: raw.user_agent.as_ref().map(|u| u.value.clone()),
     })
 }
 
