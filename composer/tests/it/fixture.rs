@@ -279,14 +279,22 @@ pub fn is_true(o: &DynamicObject, type_: &str) -> bool {
     })
 }
 
-/// A reconciler of XWidgets composing through `functions`, showing `realtime`'s breaker.
+/// A reconciler of XWidgets composing through `functions`, showing `realtime`'s breaker,
+/// reading everything live (no watch needed: a test drives it alone).
 pub fn reconciler(
     cluster: &Cluster,
     functions: Functions,
     settings: RequeueSettings,
     realtime: &Arc<Realtime>,
 ) -> Reconciler {
-    cached_reconciler(cluster, functions, settings, realtime, &Cache::new())
+    Reconciler::new(
+        cluster.client.clone(),
+        xrd(),
+        xr_resource(),
+        Composer::new(cluster.client.clone(), functions),
+        settings,
+    )
+    .with_realtime(Arc::clone(realtime))
 }
 
 /// [`reconciler`], reading the XR, Compositions, revisions and composed resources from
