@@ -418,6 +418,27 @@ impl Running {
         )
     }
 
+    /// The controller as the binary runs it: a [`cached_reconciler`] of `functions` (core's
+    /// requeue settings) reading the cache its watches keep, each informer resyncing on the
+    /// period `resync` gives it.
+    pub fn cached(
+        cluster: &Cluster,
+        functions: Functions,
+        realtime: Arc<Realtime>,
+        composed: &[ApiResource],
+        resync: Resync,
+    ) -> Running {
+        let cache = Cache::new();
+        let reconciler = cached_reconciler(
+            cluster,
+            functions,
+            RequeueSettings::default(),
+            &realtime,
+            &cache,
+        );
+        Running::start_cached(cluster, reconciler, realtime, composed, resync, &cache)
+    }
+
     /// [`Running::start_with`], the watches keeping `cache` current (what a
     /// [`cached_reconciler`] of the same cache reads).
     pub fn start_cached(
