@@ -27,8 +27,9 @@
 //! - [`composite::Reconciler`] and [`composite::Composer`]: one XR reconciled against an
 //!   API server; [`composite::start`]: its controller with a worker pool;
 //!   [`composite::watch`] and [`composite::Realtime`]: watch events through the breaker
-//!   into the queue; [`composite::watch_cached`] and [`composite::Cache`]: the composed
-//!   resources a reconcile reads.
+//!   into the queue; [`composite::watch_cached`], [`composite::watch_compositions`],
+//!   [`composite::watch_revisions_cached`] and [`composite::Cache`]: the XR, Compositions,
+//!   revisions and composed resources a reconcile reads.
 //! - [`composite::Recorder`]: core's XR events; [`composite::run_revision_controllers`]:
 //!   a CompositionRevision per Composition change.
 //!

@@ -47,7 +47,8 @@ pub use revisions::{
 };
 pub use select::{SelectError, Selection, select_composition};
 pub use watch::{
-    Cache, LOW_PRIORITY, Watched, resync_period, watch, watch_cached, watch_revisions,
+    Cache, LOW_PRIORITY, Watched, composition_resource, resync_period, revision_resource, watch,
+    watch_cached, watch_compositions, watch_into, watch_revisions, watch_revisions_cached,
     watch_revisions_with_resync, watch_with_resync,
 };
 

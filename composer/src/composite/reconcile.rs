@@ -7,9 +7,11 @@
 //! `Synced=False` (`ReconcileError`, the error's message) and writes the status with an
 //! Update before returning the error; a conflict requeues with backoff and no error. After
 //! composing, `Synced` and `Ready` are marked on the XR the status apply returned, and the
-//! status Update is sent only when that status differs from the one read. Differences: the
-//! XR, Compositions and revisions are read live (core reads them from its cache), so a
-//! reconcile here costs one XR GET and two LISTs more than core's; no pause annotation.
+//! status Update is sent only when that status differs from the one read. With
+//! [`Reconciler::with_cache`] the XR, Compositions and revisions are read from the watches'
+//! cache, as core reads them from its informers (a steady reconcile is then N+2 applies and
+//! nothing else); without one they are read live (one XR GET and two LISTs more).
+//! Difference: no pause annotation.
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,7 +31,7 @@ use super::events::{
     REASON_RECONCILE_REQUEST_HANDLED, REASON_SELECT_COMPOSITION, Recorder,
 };
 use super::{
-    ComposeError, Composer, LABEL_COMPOSITE, Machinery, RECONCILE_REQUESTED_AT_ANNOTATION,
+    Cache, ComposeError, Composer, LABEL_COMPOSITE, Machinery, RECONCILE_REQUESTED_AT_ANNOTATION,
     Realtime, Requeue, RequeueSettings, RevisionError, SelectError, fetch_revision, requeue,
     select_composition,
 };
@@ -110,6 +112,7 @@ pub struct Reconciler {
     settings: RequeueSettings,
     realtime: Option<Arc<Realtime>>,
     events: Recorder,
+    cache: Option<Cache>,
 }
 
 /// Where a failing step leaves the reconcile: the XR to write the error on, and the
@@ -147,7 +150,20 @@ impl Reconciler {
             settings,
             realtime: None,
             events: Recorder::nop(),
+            cache: None,
         }
+    }
+
+    /// Reads the XR, Compositions and CompositionRevisions from `cache`, as core's
+    /// reconciler reads them through controller-runtime's cached client: each read waits
+    /// until its kind's watch has synced, and a missing XR is done, with no live read. The
+    /// caller starts those watches once for the controller, into the same cache:
+    /// [`super::watch_cached`] on the XR kind, [`super::watch_compositions`] and
+    /// [`super::watch_revisions_cached`]. Without a cache they are read live.
+    #[must_use]
+    pub fn with_cache(mut self, cache: Cache) -> Self {
+        self.cache = Some(cache);
+        self
     }
 
     /// Records events through `events` (none by default, as core's default recorder).
@@ -290,11 +306,14 @@ impl Reconciler {
         in_flight: &InFlight,
     ) -> Result<Requeue, ReconcileError> {
         let xrs = self.xrs(namespace);
-        let Some(mut xr) = xrs
-            .get_opt(name)
-            .await
-            .map_err(api("get composite resource"))?
-        else {
+        let read = match &self.cache {
+            Some(cache) => cache.get_synced(&self.resource, namespace, name).await,
+            None => xrs
+                .get_opt(name)
+                .await
+                .map_err(api("get composite resource"))?,
+        };
+        let Some(mut xr) = read else {
             return Ok(Requeue::Never);
         };
         let status_before = xr.data.get("status").cloned();
@@ -385,11 +404,8 @@ impl Reconciler {
             reason: REASON_SELECT_COMPOSITION,
             error,
         };
-        let compositions: Vec<Composition> = match Api::<Composition>::all(self.client.clone())
-            .list(&ListParams::default())
-            .await
-        {
-            Ok(list) => list.items,
+        let compositions: Vec<Composition> = match self.list().await {
+            Ok(list) => list,
             Err(e) => {
                 let failure = fail_select(xr, api("list Compositions")(e));
                 return Err(self.fail(namespace, failure).await);
@@ -458,17 +474,13 @@ impl Reconciler {
             let error = ReconcileError::Select(SelectError::NoCompatibleComposition);
             return Err(self.fail(namespace, fail_select(xr, error)).await);
         };
-        let revisions: Vec<CompositionRevision> =
-            match Api::<CompositionRevision>::all(self.client.clone())
-                .list(&ListParams::default())
-                .await
-            {
-                Ok(list) => list.items,
-                Err(e) => {
-                    let failure = fail_compose(xr, api("list CompositionRevisions")(e));
-                    return Err(self.fail(namespace, failure).await);
-                }
-            };
+        let revisions: Vec<CompositionRevision> = match self.list().await {
+            Ok(list) => list,
+            Err(e) => {
+                let failure = fail_compose(xr, api("list CompositionRevisions")(e));
+                return Err(self.fail(namespace, failure).await);
+            }
+        };
         let original_revision = machinery.composition_revision_ref.clone();
         let revision = match fetch_revision(&mut machinery, composition, &revisions) {
             Ok(pick) => {
@@ -576,6 +588,34 @@ impl Reconciler {
                 .map_err(api("update composite resource status"))?;
         }
         Ok(result)
+    }
+
+    /// Every `K` (Compositions or CompositionRevisions): from the cache when there is one,
+    /// else with a live LIST.
+    async fn list<K>(&self) -> Result<Vec<K>, kube::Error>
+    where
+        K: kube::Resource<DynamicType = ()>
+            + Clone
+            + std::fmt::Debug
+            + serde::de::DeserializeOwned
+            + serde::Serialize,
+    {
+        match &self.cache {
+            Some(cache) => cache
+                .list_synced(&ApiResource::erase::<K>(&()))
+                .await
+                .into_iter()
+                .map(|object| {
+                    serde_json::to_value(object)
+                        .and_then(serde_json::from_value)
+                        .map_err(kube::Error::SerdeError)
+                })
+                .collect(),
+            None => Ok(Api::<K>::all(self.client.clone())
+                .list(&ListParams::default())
+                .await?
+                .items),
+        }
     }
 
     /// `Selected composition revision: <name>` when the XR's revision reference changed.

@@ -27,7 +27,19 @@ use limiter::workqueue::{AddOpts, WorkQueue};
 use tokio::time::Instant;
 
 use super::Realtime;
-use crate::api::CompositionRevision;
+use crate::api::{Composition, CompositionRevision};
+
+/// The API resource Compositions are cached under.
+#[must_use]
+pub fn composition_resource() -> ApiResource {
+    ApiResource::erase::<Composition>(&())
+}
+
+/// The API resource CompositionRevisions are cached under.
+#[must_use]
+pub fn revision_resource() -> ApiResource {
+    ApiResource::erase::<CompositionRevision>(&())
+}
 
 /// Which map function a watch runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,14 +52,62 @@ pub enum Watched {
 
 /// An object's key in a watch's store: namespace and name.
 type Key = (Option<String>, Option<String>);
-/// What one watch holds.
-type Store = Arc<RwLock<BTreeMap<Key, DynamicObject>>>;
+
+/// What one watch holds, and whether it has synced (listed everything once), as an
+/// informer's store and its `HasSynced`.
+#[derive(Debug)]
+struct Kind {
+    objects: RwLock<BTreeMap<Key, DynamicObject>>,
+    synced: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for Kind {
+    fn default() -> Self {
+        Kind {
+            objects: RwLock::default(),
+            synced: tokio::sync::watch::Sender::new(false),
+        }
+    }
+}
+
+impl Kind {
+    /// Waits until the watch filling this store has synced.
+    async fn synced(&self) {
+        let mut synced = self.synced.subscribe();
+        // The sender lives in `self`, so the wait ends only by a sync.
+        let _ = synced.wait_for(|s| *s).await;
+    }
+
+    fn insert(&self, object: DynamicObject) {
+        let key = (
+            object.metadata.namespace.clone(),
+            object.metadata.name.clone(),
+        );
+        self.objects
+            .write()
+            .expect("not poisoned")
+            .insert(key, object);
+    }
+
+    fn remove(&self, object: &DynamicObject) {
+        let key = (
+            object.metadata.namespace.clone(),
+            object.metadata.name.clone(),
+        );
+        self.objects.write().expect("not poisoned").remove(&key);
+    }
+}
+
+type Store = Arc<Kind>;
 /// A kind: group, version and kind.
 type KindKey = (String, String, String);
 
 /// The objects the watches hold, by kind: what core's informer cache serves to a
-/// reconcile. A watch started with [`watch_cached`] keeps its kind's store current; the
-/// composer reads composed resources from it ([`super::Composer::with_cache`]).
+/// reconcile. A watch started with [`watch_cached`], [`watch_into`] or
+/// [`watch_revisions_cached`] keeps its kind's store current; the composer reads composed
+/// resources from it ([`super::Composer::with_cache`]), the reconciler the XR, Compositions
+/// and CompositionRevisions ([`super::Reconciler::with_cache`]), each read of those three
+/// waiting until its kind's watch has synced, as controller-runtime's cached client does.
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
     kinds: Arc<RwLock<HashMap<KindKey, Store>>>,
@@ -98,10 +158,36 @@ impl Cache {
             .expect("not poisoned")
             .get(&Cache::key(resource))
             .cloned()?;
-        let objects = store.read().expect("not poisoned");
+        let objects = store.objects.read().expect("not poisoned");
         objects
             .get(&(namespace.map(str::to_owned), Some(name.to_owned())))
             .cloned()
+    }
+
+    /// [`Cache::get`] once a watch of `resource`'s kind has synced: waits for that sync
+    /// (forever if no watch of the kind is started), as a read of controller-runtime's
+    /// cache blocks until its informer has synced.
+    pub async fn get_synced(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<DynamicObject> {
+        let store = self.store(resource);
+        store.synced().await;
+        let objects = store.objects.read().expect("not poisoned");
+        objects
+            .get(&(namespace.map(str::to_owned), Some(name.to_owned())))
+            .cloned()
+    }
+
+    /// Every object of `resource`'s kind once a watch of it has synced (waiting as
+    /// [`Cache::get_synced`]), by namespace and name.
+    pub async fn list_synced(&self, resource: &ApiResource) -> Vec<DynamicObject> {
+        let store = self.store(resource);
+        store.synced().await;
+        let objects = store.objects.read().expect("not poisoned");
+        objects.values().cloned().collect()
     }
 }
 
@@ -178,6 +264,32 @@ pub async fn watch_cached(
     run_watch(api, watched, realtime, queue, period, Some(store)).await;
 }
 
+/// An informer that only keeps `cache` current for `resource`'s kind, mapping nothing into
+/// any queue: what controller-runtime's cache starts for a kind a reconcile reads but no
+/// controller watches (core's XR controllers read Compositions so).
+pub async fn watch_into(api: Api<DynamicObject>, resource: &ApiResource, cache: &Cache) {
+    let store = cache.store(resource);
+    let mut events = watcher::watcher(api, watcher::Config::default()).boxed();
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(Event::Apply(o) | Event::InitApply(o)) => store.insert(o),
+            Ok(Event::Delete(o)) => store.remove(&o),
+            Ok(Event::InitDone) => {
+                store.synced.send_replace(true);
+            }
+            Ok(Event::Init) => {}
+            Err(_) => tracing::debug!("watch error; the watcher retries"),
+        }
+    }
+}
+
+/// [`watch_into`] for Compositions, started once per controller: the cache its
+/// reconciles list Compositions from.
+pub async fn watch_compositions(client: kube::Client, cache: &Cache) {
+    let resource = composition_resource();
+    watch_into(Api::all_with(client, &resource), &resource, cache).await;
+}
+
 async fn run_watch(
     api: Api<DynamicObject>,
     watched: Watched,
@@ -214,18 +326,23 @@ async fn run_watch(
         let (kind, object) = match event {
             Event::Apply(o) | Event::InitApply(o) => (None, o),
             Event::Delete(o) => (Some(WatchEvent::Delete), o),
-            Event::Init | Event::InitDone => continue,
+            Event::Init => continue,
+            Event::InitDone => {
+                if let Some(store) = &store {
+                    store.synced.send_replace(true);
+                }
+                continue;
+            }
         };
         let key = (
             object.metadata.namespace.clone(),
             object.metadata.name.clone(),
         );
         if let Some(store) = &store {
-            let mut objects = store.write().expect("not poisoned");
             if kind == Some(WatchEvent::Delete) {
-                objects.remove(&key);
+                store.remove(&object);
             } else {
-                objects.insert(key.clone(), object.clone());
+                store.insert(object.clone());
             }
         }
         let old = if kind == Some(WatchEvent::Delete) {
@@ -266,6 +383,38 @@ pub async fn watch_revisions_with_resync(
     queue: WorkQueue<Request>,
     period: Option<Duration>,
 ) {
+    run_revisions(revisions, xrs, realtime, queue, period, None).await;
+}
+
+/// [`watch_revisions_with_resync`], keeping the revisions it holds in `cache` (under
+/// [`revision_resource`]) for reconciles to read.
+pub async fn watch_revisions_cached(
+    revisions: Api<CompositionRevision>,
+    xrs: Api<DynamicObject>,
+    realtime: Arc<Realtime>,
+    queue: WorkQueue<Request>,
+    period: Option<Duration>,
+    cache: &Cache,
+) {
+    let store = cache.store(&revision_resource());
+    run_revisions(revisions, xrs, realtime, queue, period, Some(store)).await;
+}
+
+/// A revision as the cache holds it.
+fn dynamic(revision: &CompositionRevision) -> Option<DynamicObject> {
+    serde_json::to_value(revision)
+        .and_then(serde_json::from_value)
+        .ok()
+}
+
+async fn run_revisions(
+    revisions: Api<CompositionRevision>,
+    xrs: Api<DynamicObject>,
+    realtime: Arc<Realtime>,
+    queue: WorkQueue<Request>,
+    period: Option<Duration>,
+    store: Option<Store>,
+) {
     let mut resync_at = period.map(|p| Instant::now() + p);
     let mut known: BTreeMap<Option<String>, CompositionRevision> = BTreeMap::new();
     let mut events = watcher::watcher(revisions, watcher::Config::default()).boxed();
@@ -291,6 +440,24 @@ pub async fn watch_revisions_with_resync(
             tracing::debug!("watch error; the watcher retries");
             continue;
         };
+        if let Some(store) = &store {
+            match &event {
+                Event::Apply(r) | Event::InitApply(r) => {
+                    if let Some(object) = dynamic(r) {
+                        store.insert(object);
+                    }
+                }
+                Event::Delete(r) => {
+                    if let Some(object) = dynamic(r) {
+                        store.remove(&object);
+                    }
+                }
+                Event::InitDone => {
+                    store.synced.send_replace(true);
+                }
+                Event::Init => {}
+            }
+        }
         let (kind, revision) = match event {
             Event::Apply(r) | Event::InitApply(r) => {
                 let seen = known.insert(r.metadata.name.clone(), r.clone()).is_some();

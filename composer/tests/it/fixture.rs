@@ -11,7 +11,7 @@ use std::time::Duration;
 use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
 use composer::composite::{
     Cache, Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, Realtime, Reconciler, RequeueSettings,
-    Watched, start, watch_cached, watch_revisions_with_resync, watch_with_resync,
+    Watched, start, watch_cached, watch_compositions, watch_revisions_cached,
 };
 use composer::function::builtin::{API_VERSION, KIND};
 use composer::function::proto::{RunFunctionRequest, RunFunctionResponse};
@@ -24,6 +24,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams,
 use kube::core::GroupVersionKind;
 use limiter::controller::{Controller, Request};
 use limiter::crossplane::circuit::BreakerConfig;
+use limiter::workqueue::WorkQueue;
 use mock_apiserver::ApiServer;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -278,18 +279,27 @@ pub fn is_true(o: &DynamicObject, type_: &str) -> bool {
     })
 }
 
-/// A reconciler of XWidgets composing through `functions`, showing `realtime`'s breaker.
+/// A reconciler of XWidgets composing through `functions`, showing `realtime`'s breaker,
+/// reading everything live (no watch needed: a test drives it alone).
 pub fn reconciler(
     cluster: &Cluster,
     functions: Functions,
     settings: RequeueSettings,
     realtime: &Arc<Realtime>,
 ) -> Reconciler {
-    cached_reconciler(cluster, functions, settings, realtime, &Cache::new())
+    Reconciler::new(
+        cluster.client.clone(),
+        xrd(),
+        xr_resource(),
+        Composer::new(cluster.client.clone(), functions),
+        settings,
+    )
+    .with_realtime(Arc::clone(realtime))
 }
 
-/// [`reconciler`], reading composed resources from `cache` (filled by the watches of a
-/// [`Running::start_cached`]).
+/// [`reconciler`], reading the XR, Compositions, revisions and composed resources from
+/// `cache` (filled by [`watches`], or the watches of a [`Running::start_cached`]; each read
+/// but the composed resources' waits until its kind's watch has synced).
 pub fn cached_reconciler(
     cluster: &Cluster,
     functions: Functions,
@@ -305,6 +315,56 @@ pub fn cached_reconciler(
         settings,
     )
     .with_realtime(Arc::clone(realtime))
+    .with_cache(cache.clone())
+}
+
+/// The watches a controller runs, as the binary starts them, feeding `queue` through
+/// `realtime` and keeping `cache` current: the XWidgets, Compositions (cache only),
+/// CompositionRevisions and each kind of `composed`, each informer resyncing on the period
+/// `resync` gives it.
+pub fn watches(
+    cluster: &Cluster,
+    realtime: &Arc<Realtime>,
+    queue: &WorkQueue<Request>,
+    composed: &[ApiResource],
+    resync: Resync,
+    cache: &Cache,
+) -> Vec<JoinHandle<()>> {
+    let mut kinds = vec![(xr_resource(), Watched::Xr, resync.xr)];
+    kinds.extend(
+        composed
+            .iter()
+            .map(|kind| (kind.clone(), Watched::Composed, resync.composed)),
+    );
+    let mut watches: Vec<JoinHandle<()>> = kinds
+        .into_iter()
+        .map(|(kind, watched, period)| {
+            let (api, realtime, queue, cache) = (
+                cluster.all(&kind),
+                Arc::clone(realtime),
+                queue.clone(),
+                cache.clone(),
+            );
+            tokio::spawn(async move {
+                watch_cached(api, &kind, watched, realtime, queue, period, &cache).await;
+            })
+        })
+        .collect();
+    let (client, compositions) = (cluster.client.clone(), cache.clone());
+    watches.push(tokio::spawn(async move {
+        watch_compositions(client, &compositions).await;
+    }));
+    let (revisions, xrs, realtime, queue, cache) = (
+        Api::all(cluster.client.clone()),
+        cluster.all(&xr_resource()),
+        Arc::clone(realtime),
+        queue.clone(),
+        cache.clone(),
+    );
+    watches.push(tokio::spawn(async move {
+        watch_revisions_cached(revisions, xrs, realtime, queue, resync.revisions, &cache).await;
+    }));
+    watches
 }
 
 /// The XWidget breaker with `config`.
@@ -358,7 +418,29 @@ impl Running {
         )
     }
 
-    /// [`Running::start_with`], the composed kinds' watches keeping `cache` current.
+    /// The controller as the binary runs it: a [`cached_reconciler`] of `functions` (core's
+    /// requeue settings) reading the cache its watches keep, each informer resyncing on the
+    /// period `resync` gives it.
+    pub fn cached(
+        cluster: &Cluster,
+        functions: Functions,
+        realtime: Arc<Realtime>,
+        composed: &[ApiResource],
+        resync: Resync,
+    ) -> Running {
+        let cache = Cache::new();
+        let reconciler = cached_reconciler(
+            cluster,
+            functions,
+            RequeueSettings::default(),
+            &realtime,
+            &cache,
+        );
+        Running::start_cached(cluster, reconciler, realtime, composed, resync, &cache)
+    }
+
+    /// [`Running::start_with`], the watches keeping `cache` current (what a
+    /// [`cached_reconciler`] of the same cache reads).
     pub fn start_cached(
         cluster: &Cluster,
         reconciler: Reconciler,
@@ -373,43 +455,7 @@ impl Running {
             DEFAULT_MAX_CONCURRENT_RECONCILES,
         );
         let queue = controller.queue().clone();
-        let mut watches = vec![
-            tokio::spawn(watch_with_resync(
-                cluster.all(&xr_resource()),
-                Watched::Xr,
-                Arc::clone(&realtime),
-                queue.clone(),
-                resync.xr,
-            )),
-            tokio::spawn(watch_revisions_with_resync(
-                Api::all(cluster.client.clone()),
-                cluster.all(&xr_resource()),
-                Arc::clone(&realtime),
-                queue.clone(),
-                resync.revisions,
-            )),
-        ];
-        for kind in composed {
-            let (api, kind, realtime, queue, cache) = (
-                cluster.all(kind),
-                kind.clone(),
-                Arc::clone(&realtime),
-                queue.clone(),
-                cache.clone(),
-            );
-            watches.push(tokio::spawn(async move {
-                watch_cached(
-                    api,
-                    &kind,
-                    Watched::Composed,
-                    realtime,
-                    queue,
-                    resync.composed,
-                    &cache,
-                )
-                .await;
-            }));
-        }
+        let watches = watches(cluster, &realtime, &queue, composed, resync, cache);
         Running {
             controller,
             realtime,

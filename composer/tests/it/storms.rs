@@ -117,9 +117,9 @@ async fn the_hourly_resync_of_fifty_one_watched_widgets_opens_an_xr_s_breaker_an
         xr: Some(65 * MINUTE),
     };
     let started = Instant::now();
-    let running = Running::start_with(
+    let running = Running::cached(
         &cluster,
-        reconciler(&cluster, functions, RequeueSettings::default(), &breaker),
+        functions,
         Arc::clone(&breaker),
         &[widget_resource()],
         resync,
@@ -220,9 +220,9 @@ async fn the_hourly_resync_of_fifty_one_watched_widgets_opens_an_xr_s_breaker_an
 async fn stale_xr(mode: Mode) -> (Cluster, Running, Arc<AtomicU64>) {
     let (cluster, functions, calls) = counted(60).await;
     let breaker = realtime(BreakerConfig::default().mode(mode));
-    let running = Running::start_with(
+    let running = Running::cached(
         &cluster,
-        reconciler(&cluster, functions, RequeueSettings::default(), &breaker),
+        functions,
         Arc::clone(&breaker),
         &[widget_resource()],
         Resync {
@@ -460,6 +460,12 @@ async fn new_composition_revisions_fan_out_to_every_automatic_xr_until_their_bre
     const N: usize = 2;
     let (cluster, functions, calls) = counted(N).await;
     let breaker = realtime(BreakerConfig::default());
+    // The reconciler reads the XR, Compositions and revisions live here. With the
+    // controller's cached reads (`Running::cached`) the storm differs by more than the
+    // reads that leave the wire: 9 revisions still open all 10 breakers, with 250 function
+    // calls and 500 composed applies (260 and 520 live) and no conflict, but xr-0 still
+    // reads `Responsive` True 40 s after its breaker opened (no reconcile after the open).
+    // Not yet explained; kept live until it is.
     let running = Running::start(
         &cluster,
         reconciler(&cluster, functions, RequeueSettings::default(), &breaker),

@@ -9,7 +9,7 @@ use composer::api::{
 };
 use composer::composite::{
     Cache, Composer, Realtime, Reconciler, Recorder, RequeueSettings, Watched, resync_period,
-    run_revision_controllers, start, watch_cached, watch_revisions_with_resync, watch_with_resync,
+    run_revision_controllers, start, watch_cached, watch_compositions, watch_revisions_cached,
 };
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
@@ -219,7 +219,8 @@ async fn controllers(
         // Core's step 7: a watch on each composed kind, started when a reconcile first
         // meets it; the kinds go to a task that starts the watches once the queue exists.
         let (kinds, mut new_kinds) = tokio::sync::mpsc::unbounded_channel::<ApiResource>();
-        // Composed resources are read from what those watches hold.
+        // Composed resources, the XRs, Compositions and revisions are read from what the
+        // watches hold, as core reads its informers.
         let cache = Cache::new();
         let composer = Composer::new(client.clone(), functions.clone())
             .with_cache(cache.clone())
@@ -228,22 +229,43 @@ async fn controllers(
             });
         let reconciler = Reconciler::new(client.clone(), xrd, resource.clone(), composer, settings)
             .with_realtime(Arc::clone(&realtime))
-            .with_events(events.clone());
+            .with_events(events.clone())
+            .with_cache(cache.clone());
         let controller = start(&name, Arc::new(reconciler), cli.max_reconcile_rate);
         let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let queue = controller.queue().clone();
         // Each informer resyncs on its own jittered --sync-interval.
         let resync = || Some(resync_period(cli.sync_interval, rand::random()));
-        tasks.push(tokio::spawn(watch_with_resync(
+        let (xr_watch, xr_resource, xr_realtime, xr_queue, xr_cache, xr_period) = (
             xrs.clone(),
-            Watched::Xr,
+            resource.clone(),
             Arc::clone(&realtime),
             queue.clone(),
+            cache.clone(),
             resync(),
-        )));
+        );
+        tasks.push(tokio::spawn(async move {
+            watch_cached(
+                xr_watch,
+                &xr_resource,
+                Watched::Xr,
+                xr_realtime,
+                xr_queue,
+                xr_period,
+                &xr_cache,
+            )
+            .await;
+        }));
+        // Compositions: no controller of this XRD watches them, but its reconciles read
+        // them, so the cache runs an informer of them (once per controller here).
+        let (composition_client, composition_cache) = (client.clone(), cache.clone());
+        tasks.push(tokio::spawn(async move {
+            watch_compositions(composition_client, &composition_cache).await;
+        }));
         let (watch_client, watch_realtime, watch_queue) =
             (client.clone(), Arc::clone(&realtime), queue.clone());
         let sync_interval = cli.sync_interval;
+        let kinds_cache = cache.clone();
         tasks.push(tokio::spawn(async move {
             // Dropped (so its watches aborted) when this task is aborted at shutdown.
             let mut watches = tokio::task::JoinSet::new();
@@ -252,7 +274,7 @@ async fn controllers(
                 let (realtime, queue, cache) = (
                     Arc::clone(&watch_realtime),
                     watch_queue.clone(),
-                    cache.clone(),
+                    kinds_cache.clone(),
                 );
                 let api = Api::all_with(watch_client.clone(), &kind);
                 let period = Some(resync_period(sync_interval, rand::random()));
@@ -270,13 +292,10 @@ async fn controllers(
                 });
             }
         }));
-        tasks.push(tokio::spawn(watch_revisions_with_resync(
-            Api::all(client.clone()),
-            xrs,
-            realtime,
-            queue,
-            resync(),
-        )));
+        let (revisions, revision_period) = (Api::all(client.clone()), resync());
+        tasks.push(tokio::spawn(async move {
+            watch_revisions_cached(revisions, xrs, realtime, queue, revision_period, &cache).await;
+        }));
         tracing::info!(xrd = %name, kind = %gvk.kind, "started the XR controller");
         controllers.push(controller);
     }
