@@ -19,14 +19,10 @@ const CRATES: [&str; 6] = [
 
 /// Files allowed to read a wall or standard-library clock, and why. None of them decides
 /// anything by it.
-const ALLOWED: [(&str, &str); 9] = [
+const ALLOWED: [(&str, &str); 8] = [
     (
         "harness/src/cli/selfcheck.rs",
         "the wall time a selfcheck has taken and its time limit per scenario, shown to a person and bounding how long one virtual-time run may hold the command",
-    ),
-    (
-        "mock-cloud/src/bin/loadgen.rs",
-        "the benchmarks' load generator: it measures wall time, which is what it reports",
     ),
     (
         "harness/src/run/clock.rs",
