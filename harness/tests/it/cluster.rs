@@ -999,7 +999,10 @@ spec:
             .replace("name: workload-low", "name: loadtest-tiny");
     let mut cluster = Cluster::start_flow_control(
         "cluster-throttled",
-        default_flags(),
+        default_flags()
+            .into_iter()
+            .map(|f| f.replace("=10", "=100"))
+            .collect(),
         Some(&config),
         &[
             "--max-requests-inflight",
@@ -1010,7 +1013,18 @@ spec:
             "50ms",
         ],
     );
-    let scenario = SCENARIO.replace("  - {name: restart, action: restart, timeout: 60s}\n", "");
+    // 40 Buckets created at once and reconciled by 100 workers: more requests at a time
+    // than one seat and a queue of one hold, whatever the machine's speed (20 at 10
+    // workers left a loaded machine's server idle enough to hold none back; 200 made the
+    // 429s outlast the create's timeout).
+    let scenario = SCENARIO
+        .replace("  - {name: restart, action: restart, timeout: 60s}\n", "")
+        .replace("maxReconcileRate: 10", "maxReconcileRate: 100")
+        .replace("count: 20,", "count: 40,")
+        .replace(
+            "action: create, rate: 40, timeout: 60s",
+            "action: create, timeout: 120s",
+        );
     let (status, stdout, stderr) = cluster.run_status(
         &scenario,
         &[
