@@ -312,8 +312,13 @@ current-context: provider
     fn run(&mut self, scenario: &str, extra: &[&str]) -> serde_json::Value {
         let (status, stdout, stderr) = self.run_status(scenario, extra);
         assert!(status.success(), "exit {status}\n{stdout}\n{stderr}");
-        let out = self.dir.join("out");
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap()
+        self.result()
+    }
+
+    /// The last run's `result.json`.
+    fn result(&self) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(self.dir.join("out/result.json")).unwrap())
+            .unwrap()
     }
 
     /// Runs `harness run` and returns its exit status, standard output and error.
@@ -840,10 +845,7 @@ fn a_deployment_whose_args_differ_from_the_scenario_is_refused_naming_each_flag(
         .replace("  - {check: cloudCalls, window: 1s}\n", "");
     let (status, stdout, stderr) = cluster.run_status(&scenario, &["--no-settings-check"]);
     assert!(status.code() != Some(2), "{stdout}\n{stderr}");
-    let result: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(cluster.dir.join("out/result.json")).unwrap(),
-    )
-    .unwrap();
+    let result: serde_json::Value = cluster.result();
     let notes = result["run"]["notes"].to_string();
     assert!(notes.contains("(--no-settings-check)"), "{notes}");
 }
@@ -910,10 +912,7 @@ fn smoke_counts_every_request_of_the_provider_alike_from_the_journal_the_flow_sc
             matches!(status.code(), Some(0 | 1)),
             "{source}: exit {status}\n{stdout}\n{stderr}"
         );
-        let result: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(cluster.dir.join("out/result.json")).unwrap(),
-        )
-        .unwrap();
+        let result: serde_json::Value = cluster.result();
         let run = &result["run"];
         assert!(
             run["api_requests_measured_by"]
@@ -1038,10 +1037,7 @@ spec:
         matches!(status.code(), Some(0 | 1)),
         "exit {status}\n{stdout}\n{stderr}"
     );
-    let result: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(cluster.dir.join("out/result.json")).unwrap(),
-    )
-    .unwrap();
+    let result: serde_json::Value = cluster.result();
     let th = &result["run"]["api_server_throttling"];
     eprintln!("throttling: {th}");
     assert_eq!(th["priority_level"], "loadtest-tiny", "{th}");
