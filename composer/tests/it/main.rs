@@ -9,6 +9,7 @@ mod errors;
 mod fixture;
 mod grpc;
 mod in_process;
+mod predict;
 mod python;
 mod pythonic;
 mod reconcile;
