@@ -10,7 +10,7 @@
 //! under PR #7725's eager mode, the XR is requeued every half-open interval while open and
 //! the reconcile after the cooldown closes it.
 
-use super::load::creation_xr_writes;
+use super::load::{creation_xr_writes, creation_xr_writes_min};
 use super::{CloseMode, CoreShape};
 use crate::predict::formula::{Meaning, Prediction};
 
@@ -53,10 +53,17 @@ pub fn exceeds(mappings: f64, span: f64, burst: f64, refill: f64) -> bool {
 /// What one trigger does to each XR's breaker.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
-    /// 1 when the trigger opens the circuit of every XR of the shape, else 0.
+    /// 1 when the trigger opens the circuit of every XR of the shape whatever the order of
+    /// its events (its fewest tokens pass the bound), else 0.
     pub opens: Prediction,
-    /// c + 2U: the tokens the trigger takes from one XR's bucket within Δt.
+    /// 1 when the trigger may open it (its most tokens pass the bound), else 0: with 0, a
+    /// `breakerOpens` of 0 is assured.
+    pub may_open: Prediction,
+    /// c + 2U: the most tokens the trigger takes from one XR's bucket within Δt.
     pub tokens: Prediction,
+    /// The fewest (equal to `tokens` but for creation, where a reconcile may see several
+    /// composed resources' changes at once).
+    pub tokens_min: Prediction,
     /// How long the circuit stays open, at most (0 when it does not open).
     pub open_for: Prediction,
     /// XRs left stale until the next resync (#7703): all their composed resources Ready,
@@ -67,11 +74,13 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// The five predictions.
+    /// The seven predictions.
     pub fn all(&self) -> impl Iterator<Item = &Prediction> {
         [
             &self.opens,
+            &self.may_open,
             &self.tokens,
+            &self.tokens_min,
             &self.open_for,
             &self.stale_xrs,
             &self.stale_for,
@@ -143,7 +152,7 @@ fn stale(s: &CoreShape, id: &str, dropped: bool) -> (Prediction, Prediction) {
     .formula("X·[change dropped]·[TTL = 0]·[released]")
     .input("X", s.xrs)
     .input("TTL", t)
-    .meaning(Meaning::Expected)
+    .meaning(Meaning::UpperBound)
     .source("[D] §12.5");
     let how_long = Prediction::new(
         format!("core/{id}/stale-for"),
@@ -163,7 +172,7 @@ fn stale(s: &CoreShape, id: &str, dropped: bool) -> (Prediction, Prediction) {
 
 fn condition(id: &str, what: String, opens: bool, formula: &str) -> Prediction {
     Prediction::new(
-        format!("core/{id}/opens"),
+        format!("core/{id}"),
         what,
         if opens { 1.0 } else { 0.0 },
         "",
@@ -175,48 +184,103 @@ fn condition(id: &str, what: String, opens: bool, formula: &str) -> Prediction {
 
 /// Creation [P][D] §12.5: c = 1 + N_x Creates (the XR and each composed resource) and
 /// U = w_xr + u·N_x Updates (the XR's own changing writes and the provider's) within Δt
-/// open a full bucket when c + 2U > B_cb + R_cb·Δt. The last composed resource's Ready
-/// write comes last but for the XR's two status writes it causes (4 mappings): it is
-/// dropped, and the XR left behind, when the mappings up to it, c + 2U − 4, pass the bound
-/// by more than the one mapping of its Update the opening may keep: c + 2U > B_cb +
-/// R_cb·Δt + 6.
+/// open a full bucket when c + 2U > B_cb + R_cb·Δt. w_xr lies between its fewest (every
+/// composed resource's change seen by one reconcile) and its most (each by its own), so the
+/// circuit opens surely when the fewest tokens pass the bound, and may when the most do.
+/// The last composed resource's Ready write comes last but for the XR's two status writes
+/// it causes (4 mappings): it is dropped, and the XR left behind, when the mappings up to
+/// it, c + 2U − 4, pass the bound by more than the one mapping of its Update the opening may
+/// keep: c + 2U > B_cb + R_cb·Δt + 6.
 #[must_use]
 pub fn creation(s: &CoreShape) -> Verdict {
     let c = 1.0 + s.composed;
-    let u = creation_xr_writes(s) + s.provider_writes * s.composed;
-    let tokens = c + 2.0 * u;
+    let provider = s.provider_writes * s.composed;
+    let most = c + 2.0 * (creation_xr_writes(s) + provider);
+    let fewest = c + 2.0 * (creation_xr_writes_min(s) + provider);
     let b = &s.breaker;
-    let opens = s.realtime && exceeds(tokens, s.creation_span, b.burst, b.refill);
-    let dropped = s.realtime && exceeds(tokens, s.creation_span, b.burst + 6.0, b.refill);
+    let opens = s.realtime && exceeds(fewest, s.creation_span, b.burst, b.refill);
+    let may_open = s.realtime && exceeds(most, s.creation_span, b.burst, b.refill);
+    let dropped = s.realtime && exceeds(most, s.creation_span, b.burst + 6.0, b.refill);
     let (stale_xrs, stale_for) = stale(s, "creation", dropped);
+    let tokens = |id: &str, what: &str, v: f64, w: f64, formula: &str, m: Meaning| {
+        Prediction::new(format!("core/creation/{id}"), what, v, "tokens")
+            .formula(formula)
+            .input("N_x", s.composed)
+            .input("w_xr", w)
+            .input("u", s.provider_writes)
+            .input("h", s.status_changes)
+            .meaning(m)
+            .source("[D] §12.5")
+    };
     Verdict {
         opens: breaker_inputs(
             condition(
-                "creation",
-                "creation opens each XR's circuit".to_owned(),
+                "creation/opens",
+                "creation surely opens each XR's circuit".to_owned(),
                 opens,
+                "c + 2U_min > B_cb + R_cb·Δt",
+            ),
+            s,
+        )
+        .input("c + 2U", fewest)
+        .input("Δt", s.creation_span),
+        may_open: breaker_inputs(
+            condition(
+                "creation/may-open",
+                "creation may open each XR's circuit".to_owned(),
+                may_open,
                 "c + 2U > B_cb + R_cb·Δt",
             ),
             s,
         )
-        .input("c + 2U", tokens)
+        .input("c + 2U", most)
         .input("Δt", s.creation_span),
-        tokens: Prediction::new(
-            "core/creation/tokens",
-            "breaker tokens one XR's creation takes",
-            tokens,
+        tokens: tokens(
             "tokens",
-        )
-        .formula("c + 2U = 1 + N_x + 2·(w_xr + u·N_x)")
-        .input("N_x", s.composed)
-        .input("w_xr", creation_xr_writes(s))
-        .input("u", s.provider_writes)
-        .meaning(Meaning::Expected)
-        .source("[D] §12.5"),
-        open_for: open_for(s, "creation", opens),
+            "breaker tokens one XR's creation takes, at most",
+            most,
+            creation_xr_writes(s),
+            "c + 2U = 1 + N_x + 2·(w_xr + u·N_x), w_xr = 7 + 2·h·N_x",
+            Meaning::UpperBound,
+        ),
+        tokens_min: tokens(
+            "tokens-min",
+            "breaker tokens one XR's creation takes, at least",
+            fewest,
+            creation_xr_writes_min(s),
+            "1 + N_x + 2·(w_xr + u·N_x), w_xr = 7 + 2·h",
+            Meaning::LowerBound,
+        ),
+        open_for: open_for(s, "creation", may_open),
         stale_xrs,
         stale_for,
     }
+}
+
+fn resync_condition(s: &CoreShape, id: &str, opens: bool) -> Prediction {
+    breaker_inputs(
+        condition(
+            &format!("resync/{id}"),
+            "an informer's resync opens each XR's circuit".to_owned(),
+            opens,
+            "2·n_kind > B_cb",
+        ),
+        s,
+    )
+    .input("n_kind", s.watched_per_kind)
+}
+
+fn resync_tokens(s: &CoreShape, id: &str, tokens: f64) -> Prediction {
+    Prediction::new(
+        format!("core/resync/{id}"),
+        "breaker tokens one informer's resync takes from an XR",
+        tokens,
+        "tokens",
+    )
+    .formula("2·n_kind")
+    .input("n_kind", s.watched_per_kind)
+    .meaning(Meaning::Expected)
+    .source("[D] §12.5")
 }
 
 /// An informer's resync [P][D] §12.5: the replay of one watched kind maps the XR's n_kind
@@ -230,26 +294,10 @@ pub fn resync(s: &CoreShape) -> Verdict {
     let opens = s.realtime && exceeds(tokens, 0.0, b.burst, b.refill);
     let (stale_xrs, stale_for) = stale(s, "resync", false);
     Verdict {
-        opens: breaker_inputs(
-            condition(
-                "resync",
-                "an informer's resync opens each XR's circuit".to_owned(),
-                opens,
-                "2·n_kind > B_cb",
-            ),
-            s,
-        )
-        .input("n_kind", s.watched_per_kind),
-        tokens: Prediction::new(
-            "core/resync/tokens",
-            "breaker tokens one informer's resync takes from an XR",
-            tokens,
-            "tokens",
-        )
-        .formula("2·n_kind")
-        .input("n_kind", s.watched_per_kind)
-        .meaning(Meaning::Expected)
-        .source("[D] §12.5"),
+        opens: resync_condition(s, "opens", opens),
+        may_open: resync_condition(s, "may-open", opens),
+        tokens: resync_tokens(s, "tokens", tokens),
+        tokens_min: resync_tokens(s, "tokens-min", tokens),
         open_for: open_for(s, "resync", opens),
         stale_xrs,
         stale_for,
@@ -280,6 +328,40 @@ pub fn edits_to_open(s: &CoreShape) -> Option<f64> {
     Some(((b.burst - per_edit) / (tau - per_edit) + 1e-9).floor() + 1.0)
 }
 
+fn revision_condition(
+    s: &CoreShape,
+    id: &str,
+    opens: bool,
+    tau: f64,
+    n: Option<f64>,
+) -> Prediction {
+    breaker_inputs(
+        condition(
+            &format!("revision/{id}"),
+            "Composition edits δ_edit apart open each XR's circuit".to_owned(),
+            opens,
+            "n·τ_rev > B_cb + R_cb·(n − 1)·δ_edit for some edit n",
+        ),
+        s,
+    )
+    .input("τ_rev", tau)
+    .input("δ_edit", s.edit_interval)
+    .input("n*", n.unwrap_or(f64::INFINITY))
+}
+
+fn revision_tokens_prediction(s: &CoreShape, id: &str, tau: f64) -> Prediction {
+    Prediction::new(
+        format!("core/revision/{id}"),
+        "breaker tokens one new revision takes from each Automatic XR",
+        tau,
+        "tokens",
+    )
+    .formula("τ_rev = 3 + 2·v_rev")
+    .input("v_rev", s.xr_writes_per_revision)
+    .meaning(Meaning::Expected)
+    .source("[D] §12.5")
+}
+
 /// A Composition update [P][D] §12.5: every new revision maps to every Automatic XR of the
 /// Composition (#7114), τ_rev tokens each. One edit opens it when τ_rev > B_cb; a storm of
 /// edits δ_edit apart at the n*-th edit ([`edits_to_open`]). Once open, the later revisions'
@@ -290,31 +372,11 @@ pub fn revision(s: &CoreShape) -> Verdict {
     let n = edits_to_open(s);
     let opens = n.is_some();
     let (stale_xrs, stale_for) = stale(s, "revision", opens);
-    let b = &s.breaker;
     Verdict {
-        opens: breaker_inputs(
-            condition(
-                "revision",
-                "Composition edits δ_edit apart open each XR's circuit".to_owned(),
-                opens,
-                "n·τ_rev > B_cb + R_cb·(n − 1)·δ_edit for some edit n",
-            ),
-            s,
-        )
-        .input("τ_rev", tau)
-        .input("δ_edit", s.edit_interval)
-        .input("n*", n.unwrap_or(f64::INFINITY)),
-        tokens: Prediction::new(
-            "core/revision/tokens",
-            "breaker tokens one new revision takes from each Automatic XR",
-            tau,
-            "tokens",
-        )
-        .formula("τ_rev = 3 + 2·v_rev")
-        .input("v_rev", s.xr_writes_per_revision)
-        .input("B_cb", b.burst)
-        .meaning(Meaning::Expected)
-        .source("[D] §12.5"),
+        opens: revision_condition(s, "opens", opens, tau, n),
+        may_open: revision_condition(s, "may-open", opens, tau, n),
+        tokens: revision_tokens_prediction(s, "tokens", tau),
+        tokens_min: revision_tokens_prediction(s, "tokens-min", tau),
         open_for: open_for(s, "revision", opens),
         stale_xrs,
         stale_for,

@@ -176,12 +176,21 @@ pub fn function_calls_bound(s: &CoreShape, function: &str, w: f64) -> Prediction
     .source("[D] §12.2")
 }
 
-/// w_xr: the XR's changing writes while it is created, each an Update event of the XR: the
-/// first reconcile's seven, then for each of the h·N_x changes of its composed resources
-/// that its status shows, a status apply and a status Update.
+/// w_xr: the XR's changing writes while it is created, at most, each an Update event of
+/// the XR: the first reconcile's seven, then for each of the h·N_x changes of its composed
+/// resources that its status shows, a status apply and a status Update (each change seen by
+/// a reconcile of its own).
 #[must_use]
 pub fn creation_xr_writes(s: &CoreShape) -> f64 {
     FIRST_XR_WRITES + 2.0 * s.status_changes * s.composed
+}
+
+/// w_xr,min: the fewest: the first reconcile's seven and a status apply and Update for each
+/// of the h steps when every composed resource takes it at once (one reconcile sees them
+/// all).
+#[must_use]
+pub fn creation_xr_writes_min(s: &CoreShape) -> f64 {
+    FIRST_XR_WRITES + 2.0 * s.status_changes
 }
 
 /// R_c: reconciles of one XR while it is created, at most [D] §12.3:

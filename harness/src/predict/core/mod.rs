@@ -112,7 +112,8 @@ pub struct CoreShape {
     /// own prediction (docs/budget.md §5) (s).
     pub mr_ready: f64,
     /// u: the provider's writes per composed resource while creating it (finalizer,
-    /// external-name, create-pending, create-succeeded, status: 5 for ours, a_first).
+    /// external-name, create-pending, create-succeeded, and two status writes: 6 for ours,
+    /// counted at the API server's journal).
     pub provider_writes: f64,
     /// h: changes of a composed resource the XR's status shows (the resource leaving the
     /// unsynced list, then the unready one: 2; 1 for a provider that writes Ready only).
@@ -154,7 +155,7 @@ impl CoreShape {
             t_apply: 0.0,
             t_watch: 0.0,
             mr_ready: 0.0,
-            provider_writes: 5.0,
+            provider_writes: 6.0,
             status_changes: 2.0,
             creation_span: 0.0,
             composed_kinds: 1.0,
