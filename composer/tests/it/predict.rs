@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use composer::function::builtin::{API_VERSION, KIND, Resources};
 use composer::function::{Functions, InProcessRunner};
-use harness::predict::core::{CoreShape, Step, breaker, load};
+use harness::predict::core::{BreakerShape, CloseMode, CoreShape, Step, breaker, load};
 use kube::api::PostParams;
-use limiter::crossplane::circuit::BreakerConfig;
+use limiter::crossplane::circuit::{BreakerConfig, Mode};
 use mock_apiserver::{ApiServer, Config, Verb};
 use serde_json::{Value, json};
 
@@ -58,6 +58,10 @@ struct Stack {
 
 /// The controller with no resync (§12's steady windows are then TTL polls only).
 async fn stack(n: usize, ttl: &str) -> Stack {
+    stack_with(n, ttl, BreakerConfig::default(), Resync::default()).await
+}
+
+async fn stack_with(n: usize, ttl: &str, config: BreakerConfig, resync: Resync) -> Stack {
     let cluster = Cluster::new(ApiServer::new(Config::default())).await;
     cluster.install_xrd(&xrd()).await;
     cluster.composition("widgets", &two_steps(n, ttl)).await;
@@ -66,9 +70,9 @@ async fn stack(n: usize, ttl: &str) -> Stack {
     let running = Running::cached(
         &cluster,
         functions,
-        realtime(BreakerConfig::default()),
+        realtime(config),
         &[widget_resource()],
-        Resync::default(),
+        resync,
     );
     Stack {
         cluster,
@@ -463,4 +467,90 @@ async fn xr_smoke_with_our_provider_against_section_12_6() {
     stop_provider.send(()).ok();
     provider.await.unwrap();
     running.stop().await;
+}
+
+/// Writes `Ready=True` on every Widget, one every 10 s: 6 tokens each (its Update and the
+/// XR's two status writes), fewer than the 10 the bucket refills meanwhile.
+async fn trickle_ready(cluster: &Cluster) {
+    let widgets = cluster.api(&widget_resource());
+    let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+    for w in cluster.list(&widget_resource()).await {
+        widgets
+            .patch_status(
+                w.metadata.name.as_deref().unwrap(),
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&ready),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+}
+
+/// One XR of `n` Widgets made Ready slowly enough to keep its circuit closed, the Widgets'
+/// informer resyncing every S_sync = 20 minutes: the second the circuit opens and how long it
+/// stays open, as the breaker's counters show.
+async fn resync_storm(n: usize, mode: Mode) -> Option<(u64, Option<u64>)> {
+    let resync = Resync {
+        composed: Some(Duration::from_secs(1200)),
+        ..Resync::default()
+    };
+    let stack = stack_with(n, "", BreakerConfig::default().mode(mode), resync).await;
+    create_xrs(&stack.cluster, 1).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    trickle_ready(&stack.cluster).await;
+    let metrics = || stack.running.realtime.metrics();
+    assert_eq!(metrics().opens, 0, "the creation keeps the circuit closed");
+    let mut opened = None;
+    for second in 0..3000 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let m = metrics();
+        match opened {
+            None if m.opens > 0 => opened = Some(second),
+            Some(at) if m.closes > 0 => {
+                stack.running.stop().await;
+                return Some((at, Some(second - at)));
+            }
+            _ => {}
+        }
+    }
+    stack.running.stop().await;
+    opened.map(|at| (at, None))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resync_opens_past_fifty_widgets_and_closes_within_the_predicted_time() {
+    for (n, mode, close) in [
+        (50, Mode::Released, CloseMode::Released),
+        (51, Mode::Released, CloseMode::Released),
+        (51, Mode::EagerClose, CloseMode::Eager),
+    ] {
+        let s = CoreShape {
+            composed: n as f64,
+            watched_per_kind: n as f64,
+            sync_interval: 1200.0,
+            breaker: BreakerShape {
+                mode: close,
+                ..BreakerShape::default()
+            },
+            ..shape(1, n, 0.0)
+        };
+        let v = breaker::resync(&s);
+        let measured = resync_storm(n, mode).await;
+        eprintln!(
+            "§12.5 resync of {n} Widgets ({mode:?}): 2·n_kind = {}, predicted opens {}, open at \
+             most {} s; measured (opened at, open for) {measured:?}",
+            v.tokens.value, v.opens.value, v.open_for.value
+        );
+        assert_eq!(
+            f64::from(u8::from(measured.is_some())),
+            v.opens.value,
+            "{n}"
+        );
+        if let Some((_, open_for)) = measured {
+            let open_for = open_for.expect("closes") as f64;
+            assert!(open_for >= s.breaker.cooldown, "{open_for}");
+            assert!(open_for <= v.open_for.value + 1.0, "{open_for}");
+        }
+    }
 }
