@@ -65,6 +65,16 @@ fn the_worked_example_of_section_12_6() {
     };
     assert!(close(creation(&spread).may_open.value, 0.0));
     assert!(p.all().count() >= 5 + 4 + 3 * 7);
+    // Without a TTL: the resyncs alone, 7·100·4 and 100·4; a fast creation may leave all 100
+    // XRs stale until the resync, at most 1.1 h.
+    let no_ttl = CoreShape {
+        ttl: 0.0,
+        ..smoke()
+    };
+    assert!(close(steady_requests(&no_ttl, 3600.0).value, 2_800.0));
+    assert!(close(function_calls(&no_ttl, "label", 3600.0).value, 400.0));
+    assert!(close(creation(&no_ttl).stale_xrs.value, 100.0));
+    assert!(close(creation(&no_ttl).stale_for.value, 3960.0));
 }
 
 #[test]
