@@ -10,6 +10,7 @@ mod fixture;
 mod grpc;
 mod in_process;
 mod predict;
+mod predict_smoke;
 mod python;
 mod pythonic;
 mod reconcile;
