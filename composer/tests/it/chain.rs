@@ -36,7 +36,7 @@ const N: usize = 5;
 const WAIT: Duration = Duration::from_secs(600);
 
 /// The provider's account `default` in mock-cloud: a ProviderConfig and its token Secret.
-async fn provider_config(client: &kube::Client) {
+pub(crate) async fn provider_config(client: &kube::Client) {
     let secret = Secret {
         metadata: kube::api::ObjectMeta {
             name: Some("default-creds".into()),

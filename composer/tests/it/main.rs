@@ -9,6 +9,8 @@ mod errors;
 mod fixture;
 mod grpc;
 mod in_process;
+mod predict;
+mod predict_smoke;
 mod python;
 mod pythonic;
 mod reconcile;

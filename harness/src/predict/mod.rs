@@ -5,6 +5,7 @@
 pub mod backlog;
 pub mod bounds;
 pub mod conditional;
+pub mod core;
 pub mod coupled;
 pub mod echo;
 pub mod error_paths;

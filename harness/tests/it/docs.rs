@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use harness::predict::plan;
+use harness::predict::core::{CoreShape, Step, predict as predict_core};
+use harness::predict::{Prediction, plan};
 use harness::report::{assertion_table, html, junit, plan_listing};
 use harness::result::evaluate;
 use harness::scenario::load;
@@ -89,10 +90,35 @@ fn scenarios() -> Vec<harness::scenario::Scenario> {
     files.iter().map(|f| load(f).expect("loads")).collect()
 }
 
-/// What the harness prints: the plan listing and predictions of every shipped scenario, the
-/// reports of the fixtures, and every command's help.
+/// Crossplane core's predictions (docs/budget.md §12) for a shape of each kind: TTL polling
+/// with two functions, no TTL with a storm of Composition edits, realtime off.
+fn core_predictions() -> Vec<Prediction> {
+    let base = CoreShape::new(100.0, 5.0, vec![Step::new("a"), Step::new("b")]);
+    let shapes = [
+        base.clone(),
+        CoreShape {
+            ttl: 0.0,
+            edit_interval: 1.0,
+            composed: 60.0,
+            watched_per_kind: 60.0,
+            ..base.clone()
+        },
+        CoreShape {
+            realtime: false,
+            ..base
+        },
+    ];
+    shapes
+        .iter()
+        .flat_map(|s| predict_core(s).all().cloned().collect::<Vec<_>>())
+        .collect()
+}
+
+/// What the harness prints: the plan listing and predictions of every shipped scenario,
+/// core's predictions, the reports of the fixtures, and every command's help.
 fn printed() -> String {
     let mut text = String::new();
+    text.push_str(&serde_json::to_string(&core_predictions()).expect("json"));
     for s in scenarios() {
         let p = plan(&s);
         text.push_str(&plan_listing(&s, &p));
@@ -180,6 +206,13 @@ fn every_input_symbol_of_every_prediction_is_in_the_glossary() {
         .flat_map(|first| first.split(", ").map(str::to_owned).collect::<Vec<_>>())
         .collect();
     let mut missing = BTreeSet::new();
+    for p in core_predictions() {
+        for input in &p.inputs {
+            if !glossary.contains(input.name.as_str()) {
+                missing.insert(format!("{} (in {})", input.name, p.id));
+            }
+        }
+    }
     for s in scenarios() {
         for p in plan(&s).all() {
             for input in &p.inputs {
