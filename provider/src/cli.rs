@@ -146,6 +146,13 @@ pub struct RunArgs {
     /// After SIGTERM, how long in-flight reconciles may take to finish (Go duration).
     #[arg(long, env = "PROVIDER_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub shutdown_timeout: Duration,
+    /// crossplane-runtime's creation grace period (its reconciler option
+    /// `WithCreationGracePeriod`; Go duration): a resource Observe cannot find this soon after
+    /// a successful Create is waited for (requeued on the per-item backoff) rather than
+    /// created again, and, when it is being deleted, not yet released. Shorter values suit
+    /// test clusters that delete what they have just created.
+    #[arg(long, env = "PROVIDER_CREATION_GRACE_PERIOD", default_value = "30s", value_parser = parse_duration)]
+    pub creation_grace_period: Duration,
     /// The AWS SDK's own retries of the AWS kinds' calls: standard (3 attempts with
     /// exponential backoff and jitter, and a retry quota of 500 tokens per AWS service, shared
     /// by the provider's clients of it, that a throttled retry spends 5 of, a timeout 10: an
@@ -204,6 +211,8 @@ pub struct RunConfig {
     pub metrics_addr: Option<SocketAddr>,
     /// Shutdown bound.
     pub shutdown_timeout: Duration,
+    /// crossplane-runtime's creation grace period.
+    pub creation_grace: Duration,
     /// The AWS flavour's client options.
     #[cfg(feature = "aws")]
     pub aws: crate::aws::AwsOptions,
@@ -269,6 +278,7 @@ impl RunArgs {
             secret_namespace: self.secret_namespace.clone(),
             metrics_addr,
             shutdown_timeout: self.shutdown_timeout,
+            creation_grace: self.creation_grace_period,
             #[cfg(feature = "aws")]
             aws: crate::aws::AwsOptions {
                 retry_mode: self.aws_retry_mode,
@@ -296,6 +306,16 @@ mod tests {
             .unwrap();
         assert_eq!(config.settings, Settings::default());
         assert_eq!(config.metrics_addr, Some("127.0.0.1:8080".parse().unwrap()));
+        assert_eq!(config.creation_grace, Duration::from_secs(30));
+        let short = parse(&[
+            "--cloud-endpoint",
+            "http://127.0.0.1:1",
+            "--creation-grace-period=1500ms",
+        ]);
+        assert_eq!(
+            short.run.validate().unwrap().creation_grace,
+            Duration::from_millis(1500)
+        );
     }
 
     #[test]

@@ -111,6 +111,7 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
         seed: None,
         clock: None,
         reconcile_cost: std::time::Duration::ZERO,
+        creation_grace: config.creation_grace,
         #[cfg(feature = "aws")]
         aws: config.aws,
     };

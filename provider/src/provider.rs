@@ -19,7 +19,7 @@ use crate::crd::{Bucket, Database, ProviderConfig, Record};
 use crate::events::EventSink;
 use crate::kube_client::{KubeStackLayer, limited_clients};
 use crate::metrics::{Controllers, ProviderMetrics, RuntimeState};
-use crate::reconciler::meta::Clock;
+use crate::reconciler::meta::{CREATION_GRACE, Clock};
 use crate::reconciler::{CloudConnecter, Context, Draws};
 use crate::watch::reflect_only;
 
@@ -58,6 +58,10 @@ pub struct ProviderOptions {
     /// on a paused clock, where work takes no time, a reconcile then lasts as long as in
     /// real time. Zero (the default) adds nothing.
     pub reconcile_cost: Duration,
+    /// crossplane-runtime's creation grace period (`managed.WithCreationGracePeriod`): how
+    /// long after a successful Create a resource Observe cannot find is waited for rather
+    /// than created again, or, while it is being deleted, released. Default 30 s, as there.
+    pub creation_grace: Duration,
     /// The AWS flavour's clients: SDK retry mode, credential cache, HTTP client and time.
     #[cfg(feature = "aws")]
     pub aws: crate::aws::AwsOptions,
@@ -72,6 +76,7 @@ impl std::fmt::Debug for ProviderOptions {
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("seed", &self.seed)
             .field("reconcile_cost", &self.reconcile_cost)
+            .field("creation_grace", &self.creation_grace)
             .finish_non_exhaustive()
     }
 }
@@ -113,6 +118,7 @@ impl ProviderOptions {
             seed: None,
             clock: None,
             reconcile_cost: Duration::ZERO,
+            creation_grace: CREATION_GRACE,
             #[cfg(feature = "aws")]
             aws: crate::aws::AwsOptions::default(),
         }
@@ -317,6 +323,7 @@ impl Provider {
             clock,
             draws: Arc::new(options.seed.map_or_else(Draws::from_os, Draws::seeded)),
             reconcile_cost: options.reconcile_cost,
+            creation_grace: options.creation_grace,
             reconciles: options.metrics.reconciles().clone(),
             reconcile_cpu: options.metrics.reconcile_cpu().clone(),
         });

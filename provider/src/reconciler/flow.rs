@@ -14,8 +14,7 @@ use super::ManagedReconciler;
 use super::conditions::{self as c, error_chain};
 use super::external::{ExternalClient, Observation};
 use super::meta::{
-    CREATION_GRACE, CreateStamps, external_name, has_finalizer, has_other_finalizers,
-    idempotency_key,
+    CreateStamps, external_name, has_finalizer, has_other_finalizers, idempotency_key,
 };
 use super::pass::{Pass, is_conflict};
 use super::policies::Policies;
@@ -161,7 +160,7 @@ impl<K: Managed> ManagedReconciler<K> {
         }
 
         // P10: creation grace (also while deleting).
-        if !exists && stamps.succeeded_within(self.ctx.clock.now(), CREATION_GRACE) {
+        if !exists && stamps.succeeded_within(self.ctx.clock.now(), self.ctx.creation_grace) {
             events.normal(
                 &pass.mr,
                 "PendingExternalResource",

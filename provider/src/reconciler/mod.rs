@@ -57,6 +57,8 @@ pub struct Context {
     pub draws: Arc<Draws>,
     /// Simulated CPU time of a reconcile, slept on tokio's clock before its work.
     pub reconcile_cost: std::time::Duration,
+    /// crossplane-runtime's creation grace period ([`meta::CREATION_GRACE`] by default).
+    pub creation_grace: std::time::Duration,
     /// `provider_reconciles_total`.
     pub reconciles: Reconciles,
     /// `provider_reconcile_cpu_seconds`.

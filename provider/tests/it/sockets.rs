@@ -84,6 +84,7 @@ async fn the_provider_runs_against_both_mocks_over_real_sockets() {
         seed: None,
         clock: None,
         reconcile_cost: Duration::ZERO,
+        creation_grace: provider::reconciler::meta::CREATION_GRACE,
         #[cfg(feature = "aws")]
         aws: provider::aws::AwsOptions::default(),
     };
