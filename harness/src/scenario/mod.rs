@@ -4,6 +4,7 @@
 
 mod apply;
 mod calls;
+pub mod composite;
 pub mod clients;
 mod error;
 mod faults;
@@ -13,6 +14,7 @@ pub mod kinds;
 mod model;
 pub mod profile;
 pub mod raw;
+pub mod raw_composite;
 mod set;
 mod template;
 mod validate;

@@ -7,6 +7,7 @@ mod assertions;
 mod calls;
 mod checker;
 mod cloud;
+mod composite;
 mod faults;
 mod kinds;
 mod objects;
@@ -92,6 +93,9 @@ pub fn validate(
         }
     };
     let groups = resources::groups(&mut c, &raw, &cloud, &settings, &catalogue);
+    let group_names = groups.iter().map(|g| g.name.clone()).collect();
+    let composites = composite::composites(&mut c, &raw, &group_names);
+    let xr_names: Vec<String> = composites.groups.iter().map(|g| g.name.clone()).collect();
     let objects = objects::objects(&mut c, &raw.objects, &catalogue, &raw.name.value);
     let calibrated = profile.as_ref().map_or(&[][..], |p| &p.calibration[..]);
     let (calls, call_detail) = calls::calls(
@@ -124,7 +128,7 @@ pub fn validate(
             _ => 1,
         };
     }
-    let declared = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
+    let declared = phases::phases(&mut c, &raw.phases, (&groups, &xr_names), &raw.name);
     let assertions = assertions::assertions(&mut c, &raw.assertions, &declared, &cloud);
     // Every phase passed its checks unless a problem was reported, which returns below.
     let phases: Vec<_> = declared.into_iter().filter_map(|d| d.phase).collect();
@@ -194,6 +198,7 @@ pub fn validate(
         calls,
         call_detail,
         groups,
+        composites,
         phases,
         assertions,
         warnings,
