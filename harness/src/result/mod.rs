@@ -3,6 +3,7 @@
 
 mod audit_verdict;
 mod calls_verdict;
+pub mod core;
 mod echo;
 pub mod error_paths;
 mod evaluate;

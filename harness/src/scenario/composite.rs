@@ -247,3 +247,37 @@ impl Composites {
         out
     }
 }
+
+/// A check of core's composite layer (measured in `result::core`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CoreCheck {
+    /// `coreApiRequests`: core's requests in any window ≤ max.
+    ApiRequests {
+        /// W.
+        window: Duration,
+        /// The limit.
+        max: f64,
+    },
+    /// `functionCalls`: calls of every function over the run ≤ max.
+    FunctionCalls {
+        /// The limit.
+        max: f64,
+    },
+    /// `xrTimeToReady`: the quantile of the XRs' times to Ready ≤ max.
+    XrTimeToReady {
+        /// The quantile, in (0, 1].
+        quantile: f64,
+        /// The limit.
+        max: Duration,
+    },
+    /// `breakerOpens`: opens over every XR controller ≤ max.
+    BreakerOpens {
+        /// The limit.
+        max: u64,
+    },
+    /// `staleXRs`: stale XRs at the end ≤ max.
+    StaleXrs {
+        /// The limit.
+        max: u64,
+    },
+}

@@ -672,6 +672,8 @@ pub struct Assertion {
 /// What an assertion checks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Check {
+    /// A check of Crossplane core's composite layer.
+    Core(super::composite::CoreCheck),
     /// Windowed maximum of cloud calls ≤ the hard bound (or `max`).
     CloudCalls {
         /// W.

@@ -1017,6 +1017,20 @@ pub enum CheckName {
     /// made in the calibration, plus `max` calls (default 0): a provider that makes more
     /// calls per reconcile than it was calibrated with fails.
     CallsPerReconcile,
+    /// Exact windowed maximum of Crossplane core's API requests (by its `User-Agent`) ≤
+    /// `max`.
+    CoreApiRequests,
+    /// Core's composition-function calls over the run (every function) ≤ `max`.
+    FunctionCalls,
+    /// A quantile (`quantile`, default 0.99) of the XRs' times to Ready ≤ `maxDuration`.
+    #[serde(rename = "xrTimeToReady")]
+    XrTimeToReady,
+    /// Circuit-breaker opens over every XR controller ≤ max (default 0).
+    BreakerOpens,
+    /// XRs left with every composed resource Ready but not Ready themselves, at the end of
+    /// the run, ≤ max (default 0).
+    #[serde(rename = "staleXRs")]
+    StaleXrs,
 }
 
 /// A calibration file, as `harness calibrate` writes it (the profile's `calibration`).

@@ -8,6 +8,7 @@ mod calls;
 mod checker;
 mod cloud;
 mod composite;
+mod composite_checks;
 mod faults;
 mod kinds;
 mod objects;
