@@ -303,7 +303,7 @@ impl<'s> Driver<'s> {
                     .await;
                 // Then the XRs of the phase (none outside create, resync, update, delete).
                 if end == PhaseEnd::Completed && !self.xrs.wait(phase, watches, deadline).await {
-                    let pending = self.xrs.pending(phase, watches);
+                    let pending = self.xrs.pending(phase, watches).await;
                     self.log.unmet = Some(Unmet {
                         until: phase.until,
                         of: phase

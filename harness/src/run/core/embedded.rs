@@ -47,7 +47,12 @@ pub struct EmbeddedCore {
 
 /// A client of `apiserver` whose requests carry core's `User-Agent`.
 fn core_client(apiserver: &ApiServer) -> kube::Client {
-    let agent = http::HeaderValue::from_static(super::core_user_agent());
+    client_as(apiserver, super::core_user_agent())
+}
+
+/// A client of `apiserver` whose requests carry `agent`.
+fn client_as(apiserver: &ApiServer, agent: &'static str) -> kube::Client {
+    let agent = http::HeaderValue::from_static(agent);
     let service = ServiceBuilder::new()
         .map_request(move |mut req: http::Request<kube::client::Body>| {
             req.headers_mut()
@@ -92,7 +97,11 @@ impl EmbeddedCore {
     pub async fn start(apiserver: &ApiServer, s: &Scenario) -> Result<EmbeddedCore, RunError> {
         let composites = &s.composites;
         let client = core_client(apiserver);
-        let crds = Api::<CustomResourceDefinition>::all(client.clone());
+        // What a user installs (Crossplane's CRDs, Functions, XRDs, Compositions) is the
+        // harness's request; the XR CRDs are core's (its definition controller).
+        let user = client_as(apiserver, crate::run::own::harness_user_agent());
+        let crds = Api::<CustomResourceDefinition>::all(user.clone());
+        let core_crds = Api::<CustomResourceDefinition>::all(client.clone());
         let x = composer::api::APIEXTENSIONS_GROUP;
         for crd in [
             crossplane_crd(x, "v2", "CompositeResourceDefinition", "compositeresourcedefinitions"),
@@ -108,26 +117,27 @@ impl EmbeddedCore {
         for f in &composites.functions {
             let function: Function = serde_json::from_value(f.body.clone())
                 .map_err(|e| setup(&format!("Function {}", f.name), e))?;
-            Api::<Function>::all(client.clone())
+            Api::<Function>::all(user.clone())
                 .create(&post, &function)
                 .await
                 .map_err(|e| setup(&format!("cannot create Function {}", f.name), e))?;
         }
         for xrd in &composites.xrds {
             let name = xrd.metadata.name.clone().unwrap_or_default();
-            Api::<CompositeResourceDefinition>::all(client.clone())
+            Api::<CompositeResourceDefinition>::all(user.clone())
                 .create(&post, xrd)
                 .await
                 .map_err(|e| setup(&format!("cannot create XRD {name}"), e))?;
             // Core's definition controller: the XR kind's CRD.
             let crd = for_composite_resource(xrd).map_err(|e| setup(&format!("XRD {name}"), e))?;
-            crds.create(&post, &crd)
+            core_crds
+                .create(&post, &crd)
                 .await
                 .map_err(|e| setup(&format!("cannot create the XR CRD of XRD {name}"), e))?;
         }
         for comp in &composites.compositions {
             let name = comp.metadata.name.clone().unwrap_or_default();
-            Api::<Composition>::all(client.clone())
+            Api::<Composition>::all(user.clone())
                 .create(&post, comp)
                 .await
                 .map_err(|e| setup(&format!("cannot create Composition {name}"), e))?;

@@ -54,6 +54,11 @@ pub struct XrRecord {
     pub deleted_us: Option<u64>,
     /// The reconcile-request token it was last given.
     pub requested: Option<String>,
+    /// Core's `ReconcileRequestHandled` events about it when the token was given: core
+    /// keeps no token after a reconcile that composes (`status.lastHandledReconcileAt` is
+    /// replaced by the status apply's answer, as in Crossplane), so a handled request is
+    /// one more of these events.
+    pub handled_before: u32,
 }
 
 /// What the driver did to XRs.
@@ -117,6 +122,11 @@ impl<'s> XrDriver<'s> {
         let s = self.scenario;
         let ns = namespace(s);
         let token = format!("{}-{}", phase.name, now_us());
+        let handled = if matches!(phase.action, Action::Resync { .. }) {
+            handled_events(&self.client, &ns).await
+        } else {
+            BTreeMap::new()
+        };
         for (n, &(g, i)) in targets.iter().enumerate() {
             if let (Some(gap), true) = (gap, n > 0) {
                 tokio::time::sleep(gap).await;
@@ -158,18 +168,23 @@ impl<'s> XrDriver<'s> {
                 (_, false) => self.log.failed_writes += 1,
                 (Action::Create { .. }, true) => record.created_us = Some(at),
                 (Action::Delete { .. }, true) => record.deleted_us = Some(at),
-                (Action::Resync { .. }, true) => record.requested = Some(token.clone()),
+                (Action::Resync { .. }, true) => {
+                    record.handled_before = handled.get(&name).copied().unwrap_or(0);
+                    record.requested = Some(token.clone());
+                }
                 _ => {}
             }
         }
     }
 
-    fn meets(until: Until, r: &XrRecord, seen: &SeenMap) -> bool {
+    fn meets(until: Until, r: &XrRecord, seen: &SeenMap, handled: &BTreeMap<String, u32>) -> bool {
         let s = seen.get(&r.key);
         match until {
             Until::AllReady => s.is_some_and(|s| s.ready && s.gone_us.is_none()),
             Until::AllHandled => {
-                r.requested.is_none() || s.and_then(|s| s.handled.as_ref()) == r.requested.as_ref()
+                r.requested.is_none()
+                    || s.and_then(|s| s.handled.as_ref()) == r.requested.as_ref()
+                    || handled.get(&r.key.1).copied().unwrap_or(0) > r.handled_before
             }
             Until::AllGone => s.is_some_and(|s| s.gone_us.is_some()),
             Until::Elapsed => true,
@@ -177,8 +192,12 @@ impl<'s> XrDriver<'s> {
     }
 
     /// The XRs of `phase` that have not met its `until`.
-    #[must_use]
-    pub fn pending(&self, phase: &Phase, watches: &Watches) -> Vec<Key> {
+    pub async fn pending(&self, phase: &Phase, watches: &Watches) -> Vec<Key> {
+        let handled = if phase.until == Until::AllHandled {
+            handled_events(&self.client, &namespace(self.scenario)).await
+        } else {
+            BTreeMap::new()
+        };
         let seen = watches.lock();
         self.targets(&phase.composites)
             .into_iter()
@@ -187,7 +206,7 @@ impl<'s> XrDriver<'s> {
                 Until::AllGone => r.deleted_us.is_some(),
                 _ => r.created_us.is_some() && r.deleted_us.is_none(),
             })
-            .filter(|r| !Self::meets(phase.until, r, &seen))
+            .filter(|r| !Self::meets(phase.until, r, &seen, &handled))
             .map(|r| r.key.clone())
             .collect()
     }
@@ -196,7 +215,7 @@ impl<'s> XrDriver<'s> {
     /// did.
     pub async fn wait(&self, phase: &Phase, watches: &Watches, deadline: Instant) -> bool {
         loop {
-            if self.pending(phase, watches).is_empty() {
+            if self.pending(phase, watches).await.is_empty() {
                 return true;
             }
             if Instant::now() >= deadline {
@@ -209,4 +228,26 @@ impl<'s> XrDriver<'s> {
             }
         }
     }
+}
+
+/// Core's `ReconcileRequestHandled` events in `namespace`, counted by the XR they are
+/// about (an event's series counts its repeats).
+async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<String, u32> {
+    use k8s_openapi::api::events::v1::Event;
+    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let mut out = BTreeMap::new();
+    let Ok(list) = api.list(&kube::api::ListParams::default()).await else {
+        return out;
+    };
+    for e in list.items {
+        if e.reason.as_deref() != Some(composer::composite::REASON_RECONCILE_REQUEST_HANDLED) {
+            continue;
+        }
+        let Some(name) = e.regarding.and_then(|r| r.name) else {
+            continue;
+        };
+        let n = e.series.map_or(1, |s| u32::try_from(s.count).unwrap_or(u32::MAX));
+        *out.entry(name).or_default() += n;
+    }
+    out
 }
