@@ -122,7 +122,10 @@ impl CoreReport {
     #[must_use]
     pub fn composed_ready_quantile(&self, q: f64) -> Option<f64> {
         quantile(
-            self.xrs.iter().filter_map(|x| x.slowest_composed_s).collect(),
+            self.xrs
+                .iter()
+                .filter_map(|x| x.slowest_composed_s)
+                .collect(),
             q,
         )
     }
@@ -141,8 +144,6 @@ fn quantile(mut v: Vec<f64>, q: f64) -> Option<f64> {
     let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
     Some(v[i])
 }
-
-
 
 use super::model::{LimitKind, Outcome, Verdict};
 use crate::scenario::composite::CoreCheck;

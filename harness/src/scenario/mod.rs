@@ -4,8 +4,8 @@
 
 mod apply;
 mod calls;
-pub mod composite;
 pub mod clients;
+pub mod composite;
 mod error;
 mod faults;
 pub mod flags;

@@ -25,7 +25,7 @@ objects:
       group: example.org
       names: {{kind: XSet, plural: xsets}}
       scope: Namespaced
-      versions: [{{name: v1, served: true, referenceable: true}}]
+      versions: [{{name: v1, served: true, referenceable: true, schema: {{openAPIV3Schema: {{type: object}}}}}}]
   - apiVersion: apiextensions.crossplane.io/v1
     kind: Composition
     metadata: {{name: sets}}
@@ -64,7 +64,11 @@ fn a_composite_scenario_gives_the_xr_shape_and_core_s_flags() {
     assert_eq!(c.core.max_reconcile_rate, 7);
     assert_eq!(c.core.poll_interval, Duration::from_secs(30));
     assert!(!c.core.realtime);
-    assert!(c.core.args().contains(&"--circuit-breaker-mode=eager".to_owned()));
+    assert!(
+        c.core
+            .args()
+            .contains(&"--circuit-breaker-mode=eager".to_owned())
+    );
     let g = &c.groups[0];
     assert_eq!((g.count, g.composition.as_str()), (4, "sets"));
     assert!(g.kind.namespaced);
@@ -74,7 +78,10 @@ fn a_composite_scenario_gives_the_xr_shape_and_core_s_flags() {
     assert_eq!(g.shape.ttl, Some(Duration::from_secs(45)));
     assert_eq!(
         c.composed_kinds(),
-        [("mockcloud.example.org/v1alpha1".to_owned(), "Bucket".to_owned())]
+        [(
+            "mockcloud.example.org/v1alpha1".to_owned(),
+            "Bucket".to_owned()
+        )]
     );
     // Phases act on XR groups: all of them without `groups`, the named ones with.
     assert_eq!(s.phases[0].composites, [0]);
@@ -102,7 +109,7 @@ fn an_xr_group_whose_kind_no_xrd_defines_is_refused_at_its_kind() {
     let e = err(&text("resources", "XSett", "Resources"));
     assert_eq!(
         e,
-        "t.yaml:31:54: no XRD in `objects` defines kind XSett (example.org/v1), expected one of: XSet (example.org/v1)"
+        "t.yaml:30:52: no XRD in `objects` defines kind XSett (example.org/v1), expected one of: XSet (example.org/v1)"
     );
 }
 

@@ -65,7 +65,12 @@ fn client_as(apiserver: &ApiServer, agent: &'static str) -> kube::Client {
 
 /// A CRD of one of Crossplane's kinds with an open `spec` and `status` (the composer
 /// validates these objects itself; the scenario's were validated before the start).
-fn crossplane_crd(group: &str, version: &str, kind: &str, plural: &str) -> CustomResourceDefinition {
+fn crossplane_crd(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+) -> CustomResourceDefinition {
     let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
     serde_json::from_value(json!({
         "apiVersion": "apiextensions.k8s.io/v1",
@@ -104,7 +109,12 @@ impl EmbeddedCore {
         let core_crds = Api::<CustomResourceDefinition>::all(client.clone());
         let x = composer::api::APIEXTENSIONS_GROUP;
         for crd in [
-            crossplane_crd(x, "v2", "CompositeResourceDefinition", "compositeresourcedefinitions"),
+            crossplane_crd(
+                x,
+                "v2",
+                "CompositeResourceDefinition",
+                "compositeresourcedefinitions",
+            ),
             crossplane_crd(x, "v1", "Composition", "compositions"),
             crossplane_crd(x, "v1", "CompositionRevision", "compositionrevisions"),
             crossplane_crd(composer::api::PKG_GROUP, "v1", "Function", "functions"),
@@ -200,11 +210,16 @@ impl EmbeddedCore {
                 .on_new_kind(move |kind| {
                     let _ = kinds.send(kind.clone());
                 });
-            let reconciler =
-                Reconciler::new(client.clone(), xrd.clone(), resource.clone(), composer, requeue)
-                    .with_realtime(Arc::clone(&realtime))
-                    .with_events(events.clone())
-                    .with_cache(cache.clone());
+            let reconciler = Reconciler::new(
+                client.clone(),
+                xrd.clone(),
+                resource.clone(),
+                composer,
+                requeue,
+            )
+            .with_realtime(Arc::clone(&realtime))
+            .with_events(events.clone())
+            .with_cache(cache.clone());
             let controller = start(&name, Arc::new(reconciler), settings.max_reconcile_rate);
             let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
             let queue = controller.queue().clone();
@@ -223,8 +238,12 @@ impl EmbeddedCore {
             self.tasks.push(tokio::spawn(async move {
                 watch_compositions(c_client, &c_cache).await;
             }));
-            let (k_client, k_rt, k_q, k_cache) =
-                (client.clone(), Arc::clone(&realtime), queue.clone(), cache.clone());
+            let (k_client, k_rt, k_q, k_cache) = (
+                client.clone(),
+                Arc::clone(&realtime),
+                queue.clone(),
+                cache.clone(),
+            );
             let kind_periods: Vec<_> = (0..16).map(|_| resync()).collect();
             self.tasks.push(tokio::spawn(async move {
                 let mut watches = tokio::task::JoinSet::new();
@@ -243,7 +262,10 @@ impl EmbeddedCore {
             self.tasks.push(tokio::spawn(async move {
                 watch_revisions_cached(revisions, xrs, r_rt, queue, r_period, &cache).await;
             }));
-            self.breakers.push(XrdBreaker { xrd: name, realtime });
+            self.breakers.push(XrdBreaker {
+                xrd: name,
+                realtime,
+            });
             self.controllers.push(controller);
         }
     }

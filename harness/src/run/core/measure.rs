@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use super::embedded::EmbeddedCore;
 use super::xrs::XrLog;
-use crate::run::clock::Epoch;
 use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, XrTiming};
+use crate::run::clock::Epoch;
 use crate::run::source::watches::SeenMap;
 
 /// Whether `name` was generated from XR `xr`'s prefix (`<xr>-` and five characters, as
@@ -59,14 +59,13 @@ pub fn report(
         })
         .collect();
     by_verb.sort_by(|a, b| b.count.cmp(&a.count).then(a.verb.cmp(&b.verb)));
-    let function_calls = core
-        .metrics
-        .requests_by_method()
-        .into_iter()
-        .fold(BTreeMap::new(), |mut m, ((f, _), n)| {
+    let function_calls = core.metrics.requests_by_method().into_iter().fold(
+        BTreeMap::new(),
+        |mut m, ((f, _), n)| {
             *m.entry(f).or_default() += n;
             m
-        });
+        },
+    );
     let breakers = core
         .breakers
         .iter()

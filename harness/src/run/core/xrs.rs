@@ -246,7 +246,9 @@ async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<Stri
         let Some(name) = e.regarding.and_then(|r| r.name) else {
             continue;
         };
-        let n = e.series.map_or(1, |s| u32::try_from(s.count).unwrap_or(u32::MAX));
+        let n = e
+            .series
+            .map_or(1, |s| u32::try_from(s.count).unwrap_or(u32::MAX));
         *out.entry(name).or_default() += n;
     }
     out

@@ -248,7 +248,9 @@ fn assertion(
         | CheckName::FunctionCalls
         | CheckName::XrTimeToReady
         | CheckName::BreakerOpens
-        | CheckName::StaleXrs => Check::Core(super::composite_checks::check(c, a, (window, max, count))?),
+        | CheckName::StaleXrs => {
+            Check::Core(super::composite_checks::check(c, a, (window, max, count))?)
+        }
         CheckName::Throttles => Check::Throttles { max: count },
         CheckName::Orphans => Check::Orphans { max: count },
         CheckName::Duplicates => Check::Duplicates { max: count },

@@ -43,7 +43,11 @@ pub(super) fn composites(
 ) -> Composites {
     let scenario = &raw.name.value;
     let mut out = Composites {
-        core: raw.core.as_ref().map(|s| core(c, &s.value)).unwrap_or_default(),
+        core: raw
+            .core
+            .as_ref()
+            .map(|s| core(c, &s.value))
+            .unwrap_or_default(),
         ..Composites::default()
     };
     let mut placed: Vec<(Pos, String)> = Vec::new();
@@ -67,7 +71,7 @@ pub(super) fn composites(
         }
     }
     if let Some(s) = &raw.core
-        && out.groups.is_empty()
+        && raw.composites.is_empty()
     {
         c.err(
             pos(s),
@@ -101,16 +105,16 @@ fn core(c: &mut Checker, raw: &RawCore) -> CoreSettings {
             BreakerModeName::Eager => Mode::EagerClose,
         };
     }
-    let workers = raw.max_reconcile_rate.as_ref().map_or(
-        d.max_reconcile_rate,
-        |r| match usize::try_from(r.value) {
+    let workers = raw
+        .max_reconcile_rate
+        .as_ref()
+        .map_or(d.max_reconcile_rate, |r| match usize::try_from(r.value) {
             Ok(n) if n > 0 => n,
             _ => {
                 c.err(pos(r), "maxReconcileRate is 0, expected at least 1 worker");
                 d.max_reconcile_rate
             }
-        },
-    );
+        });
     CoreSettings {
         max_reconcile_rate: workers,
         poll_interval: c.opt_duration(raw.poll_interval.as_ref(), "pollInterval", d.poll_interval),
@@ -150,13 +154,22 @@ fn object(
     let text = |p: &str| body.pointer(p).and_then(serde_json::Value::as_str);
     let kind = text("/kind").unwrap_or_default().to_owned();
     let api_version = text("/apiVersion").unwrap_or_default().to_owned();
-    let Some(name) = text("/metadata/name").filter(|n| !n.is_empty()).map(str::to_owned) else {
-        c.err(at, format!("{kind} object has no metadata.name, expected a name"));
+    let Some(name) = text("/metadata/name")
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+    else {
+        c.err(
+            at,
+            format!("{kind} object has no metadata.name, expected a name"),
+        );
         return;
     };
     let what = format!("{kind} {name}");
     if placed.iter().any(|(_, n)| *n == what) {
-        c.err(at, format!("{what} is listed twice, expected each object once"));
+        c.err(
+            at,
+            format!("{what} is listed twice, expected each object once"),
+        );
         return;
     }
     placed.push((at, what.clone()));
@@ -375,7 +388,10 @@ fn xr_group(
                     None
                 }
                 None => {
-                    let known = out.compositions.iter().filter_map(|c| c.metadata.name.as_deref());
+                    let known = out
+                        .compositions
+                        .iter()
+                        .filter_map(|c| c.metadata.name.as_deref());
                     c.unknown(name, "Composition", known);
                     None
                 }
@@ -404,7 +420,10 @@ fn xr_group(
         }
         c.spec(s)
     });
-    let pattern = g.name_pattern.as_ref().map_or("{{group}}-{{index}}", |p| &p.value);
+    let pattern = g
+        .name_pattern
+        .as_ref()
+        .map_or("{{group}}-{{index}}", |p| &p.value);
     let name_pattern = match Template::parse(pattern) {
         Ok(t) => t,
         Err(e) => {
@@ -416,13 +435,21 @@ fn xr_group(
     let ready = match &g.ready {
         None => vec![("Ready".to_owned(), "True".to_owned())],
         Some(r) if r.value.is_empty() => {
-            c.err(pos(r), "ready is empty, expected at least one condition such as {type: Ready}");
+            c.err(
+                pos(r),
+                "ready is empty, expected at least one condition such as {type: Ready}",
+            );
             Vec::new()
         }
         Some(r) => r
             .value
             .iter()
-            .map(|k| (k.type_.clone(), k.status.clone().unwrap_or_else(|| "True".to_owned())))
+            .map(|k| {
+                (
+                    k.type_.clone(),
+                    k.status.clone().unwrap_or_else(|| "True".to_owned()),
+                )
+            })
             .collect(),
     };
     Some(XrGroup {

@@ -96,7 +96,13 @@ pub fn validate(
     let groups = resources::groups(&mut c, &raw, &cloud, &settings, &catalogue);
     let group_names = groups.iter().map(|g| g.name.clone()).collect();
     let composites = composite::composites(&mut c, &raw, &group_names);
-    let xr_names: Vec<String> = composites.groups.iter().map(|g| g.name.clone()).collect();
+    // Every XR group's name, refused ones too: a phase naming one is no second problem
+    // (a valid scenario has them all, in this order).
+    let xr_names: Vec<String> = raw
+        .composites
+        .iter()
+        .map(|g| g.name.value.clone())
+        .collect();
     let objects = objects::objects(&mut c, &raw.objects, &catalogue, &raw.name.value);
     let calibrated = profile.as_ref().map_or(&[][..], |p| &p.calibration[..]);
     let (calls, call_detail) = calls::calls(

@@ -20,7 +20,10 @@ pub(super) fn objects(
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     // Crossplane's objects are the composite layer's (validate/composite.rs).
-    for o in raw.iter().filter(|o| !super::composite::is_crossplane(&o.value)) {
+    for o in raw
+        .iter()
+        .filter(|o| !super::composite::is_crossplane(&o.value))
+    {
         out.extend(object(c, o, catalogue, scenario, &mut seen));
     }
     out

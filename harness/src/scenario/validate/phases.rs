@@ -162,7 +162,11 @@ fn phase(
                     }
                 } else {
                     let known = groups.iter().map(|x| x.name.as_str());
-                    c.unknown(g, "group", known.chain(xr_groups.iter().map(String::as_str)));
+                    c.unknown(
+                        g,
+                        "group",
+                        known.chain(xr_groups.iter().map(String::as_str)),
+                    );
                 }
             }
             (ids, xrs)
