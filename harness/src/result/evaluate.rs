@@ -463,7 +463,7 @@ fn check_name(c: &Check) -> &'static str {
         Check::RetryAfterHonoured { .. } => "retryAfterHonoured",
         Check::OperationCalls { .. } => "operationCalls",
         Check::CallsPerReconcile { .. } => "callsPerReconcile",
-        Check::Core(c) => super::core::check_name(c),
+        Check::Core(c) => super::core_verdict::check_name(c),
     }
 }
 
@@ -484,8 +484,8 @@ fn verdict(
     };
     let phase = a.phase.map(|i| s.phases[i].name.clone());
     let mut v = match &a.check {
-        // Judged again once the run has read core (`result::core::judge`).
-        Check::Core(c) => super::core::verdict(a, c, res.core.as_ref()),
+        // Judged again once the run has read core (`result::core_verdict::judge`).
+        Check::Core(c) => super::core_verdict::verdict(a, c, res.core.as_ref()),
         Check::CloudCalls { window, max } => {
             let w = window.as_secs_f64();
             let times = match &a.account {

@@ -6,7 +6,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use super::raw::RawCondition;
 use super::words::DurationText;
 
 /// Crossplane core's flags (the composer's, which takes core's names), camel-cased.
@@ -100,6 +99,18 @@ pub struct RawXrGroup {
     pub name_pattern: Option<Spanned<String>>,
     /// The conditions a Ready XR has. Default `[{type: Ready}]`.
     #[serde(default)]
-    #[schemars(with = "Option<Vec<RawCondition>>")]
-    pub ready: Option<Spanned<Vec<RawCondition>>>,
+    #[schemars(with = "Option<Vec<RawXrCondition>>")]
+    pub ready: Option<Spanned<Vec<RawXrCondition>>>,
+}
+
+/// A status condition a Ready XR has.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawXrCondition {
+    /// Condition type (`Ready`, `Responsive`).
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Its status (default `True`).
+    #[serde(default)]
+    pub status: Option<String>,
 }
