@@ -135,3 +135,14 @@ fn core_without_xr_groups_and_checks_without_their_limit_are_refused() {
     let e = err(&no_max);
     assert!(e.contains("a functionCalls check needs `max`"), "{e}");
 }
+
+#[test]
+fn xr_groups_run_on_the_embedded_stack_only() {
+    let cluster =
+        text("resources", "XSet", "Resources").replace("name: t\n", "name: t\ntarget: cluster\n");
+    let e = err(&cluster);
+    assert!(
+        e.contains("t.yaml:3:9: XR groups (`composites`) run on the embedded stack only"),
+        "{e}"
+    );
+}

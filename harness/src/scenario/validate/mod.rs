@@ -150,6 +150,15 @@ pub fn validate(
             );
         }
     }
+    if let Some(t) = &raw.target
+        && t.value != Target::Embedded
+        && composites.any()
+    {
+        c.err(
+            pos(t),
+            "XR groups (`composites`) run on the embedded stack only (Crossplane core's composite layer is the composer's controllers in the harness's process), expected no `target` or `target: embedded`",
+        );
+    }
     let target = raw.target.map_or(Target::Embedded, |t| {
         if t.value == Target::Process && profile.as_ref().is_none_or(|p| p.process.is_none()) {
             c.err(
