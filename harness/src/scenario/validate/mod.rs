@@ -9,6 +9,7 @@ mod checker;
 mod cloud;
 mod composite;
 mod composite_checks;
+mod crossplane_objects;
 mod faults;
 mod kinds;
 mod objects;

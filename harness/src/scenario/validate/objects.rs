@@ -22,7 +22,7 @@ pub(super) fn objects(
     // Crossplane's objects are the composite layer's (validate/composite.rs).
     for o in raw
         .iter()
-        .filter(|o| !super::composite::is_crossplane(&o.value))
+        .filter(|o| !super::crossplane_objects::is_crossplane(&o.value))
     {
         out.extend(object(c, o, catalogue, scenario, &mut seen));
     }
