@@ -72,12 +72,14 @@ pub fn sample(s: &Scenario, o: SampleOptions) -> Scenario {
             },
             until: Until::AllReady,
             timeout: paced(n),
+            composites: Vec::new(),
         },
         Phase {
             name: "hold".to_owned(),
             action: Action::Hold { duration: hold },
             until: Until::Elapsed,
             timeout: hold + Duration::from_secs(60),
+            composites: Vec::new(),
         },
     ];
     for (i, p) in s.phases.iter().enumerate() {
@@ -92,12 +94,14 @@ pub fn sample(s: &Scenario, o: SampleOptions) -> Scenario {
                 },
                 until: p.until,
                 timeout: paced(acted),
+                composites: Vec::new(),
             });
             phases.push(Phase {
                 name: format!("settle-{}", i + 1),
                 action: Action::Hold { duration: settle },
                 until: Until::Elapsed,
                 timeout: settle + Duration::from_secs(60),
+                composites: Vec::new(),
             });
         }
     }
@@ -109,6 +113,7 @@ pub fn sample(s: &Scenario, o: SampleOptions) -> Scenario {
         },
         until: Until::AllGone,
         timeout: paced(n),
+        composites: Vec::new(),
     });
     c.phases = phases;
     c

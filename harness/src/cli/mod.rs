@@ -348,6 +348,29 @@ impl ClusterArgs {
     /// `process` whether --process was given.
     fn target(self, s: &harness::scenario::Scenario, flag: bool, process: bool) -> Result<Where> {
         let process = process || s.target == scenario::Target::Process;
+        if s.composites.any() {
+            if process || self.kubeconfig.is_some() || s.target == scenario::Target::Cluster {
+                bail!(
+                    "scenario {} has XR groups (`composites`), which run on the embedded stack only: Crossplane core's composite layer is the composer's controllers in the harness's process (leave out --process and --kubeconfig)",
+                    s.name
+                );
+            }
+            let remote =
+                s.composites.functions.iter().find(|f| {
+                    matches!(f.runtime, scenario::composite::FunctionRuntime::Address(_))
+                });
+            if let (Some(f), TimeMode::Virtual) = (remote, s.time) {
+                bail!(
+                    "Function {} is served over gRPC at an address, which keeps real time: a run in virtual time calls only the built-in function (run in real time{})",
+                    f.name,
+                    if flag {
+                        " without --virtual-time"
+                    } else {
+                        " with --set time=real"
+                    }
+                );
+            }
+        }
         if s.time == TimeMode::Virtual {
             let asked = if flag {
                 "--virtual-time".to_owned()

@@ -2,6 +2,7 @@
 //! self-contained HTML page; and the `predict` listing.
 
 mod chaos;
+mod core;
 mod escape;
 mod html;
 mod junit;

@@ -173,7 +173,10 @@ pub fn assertion_table(r: &RunResult) -> String {
         }
     }
     offenders(&mut out, r);
-    for l in super::per_reconcile::lines(r) {
+    for l in super::per_reconcile::lines(r)
+        .into_iter()
+        .chain(super::core::lines(r))
+    {
         let _ = writeln!(out, "{l}");
     }
     let failed = r.verdicts.iter().filter(|v| !v.pass).count();

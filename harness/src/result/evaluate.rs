@@ -183,6 +183,7 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
         provider: super::provider_check::provider_check(s, obs, end),
         calls_per_reconcile: super::per_reconcile::calls_per_reconcile(s, obs),
         api_requests_by: api_requests_by(obs),
+        core: None,
     };
     let conditional = conditional_tolerances(s, plan, obs);
     result.predictions.extend(
@@ -462,6 +463,7 @@ fn check_name(c: &Check) -> &'static str {
         Check::RetryAfterHonoured { .. } => "retryAfterHonoured",
         Check::OperationCalls { .. } => "operationCalls",
         Check::CallsPerReconcile { .. } => "callsPerReconcile",
+        Check::Core(c) => super::core_verdict::check_name(c),
     }
 }
 
@@ -482,6 +484,8 @@ fn verdict(
     };
     let phase = a.phase.map(|i| s.phases[i].name.clone());
     let mut v = match &a.check {
+        // Judged again once the run has read core (`result::core_verdict::judge`).
+        Check::Core(c) => super::core_verdict::verdict(a, c, res.core.as_ref()),
         Check::CloudCalls { window, max } => {
             let w = window.as_secs_f64();
             let times = match &a.account {

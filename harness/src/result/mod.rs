@@ -3,6 +3,8 @@
 
 mod audit_verdict;
 mod calls_verdict;
+pub mod core;
+pub mod core_verdict;
 mod echo;
 pub mod error_paths;
 mod evaluate;

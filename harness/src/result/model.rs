@@ -657,6 +657,9 @@ pub struct RunResult {
     /// `run.api_requests_measured_by` counted them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_requests_by: Vec<ApiRequestCount>,
+    /// What Crossplane core's composite layer did, for a scenario with XR groups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core: Option<super::core::CoreReport>,
 }
 
 /// The provider's own metrics, cross-checked against the mock cloud's journal and the API

@@ -129,6 +129,8 @@ pub struct Driver<'s> {
     in_force: Vec<Vec<FaultShare>>,
     /// How many of the seeded objects the clean-up has deleted (the last first).
     seeded_deleted: usize,
+    /// The XR groups' part of each phase.
+    xrs: super::core::xrs::XrDriver<'s>,
 }
 
 /// How often a clean-up without a bar (no terminal) prints where it stands.
@@ -155,6 +157,7 @@ impl<'s> Driver<'s> {
     pub fn new(scenario: &'s Scenario, client: kube::Client, clock: RunClock) -> Self {
         Driver {
             scenario,
+            xrs: super::core::xrs::XrDriver::new(scenario, client.clone()),
             client,
             clock,
             log: Log::default(),
@@ -168,6 +171,12 @@ impl<'s> Driver<'s> {
     #[must_use]
     pub fn log(&self) -> &Log {
         &self.log
+    }
+
+    /// What the driver did to XRs so far.
+    #[must_use]
+    pub fn xr_log(&self) -> &super::core::xrs::XrLog {
+        &self.xrs.log
     }
 
     fn now_us(&self) -> u64 {
@@ -276,6 +285,8 @@ impl<'s> Driver<'s> {
             }
             action if kills.is_empty() => {
                 self.act(&phase.name, action, target.cloud()).await;
+                let clock = self.clock;
+                self.xrs.act(phase, action.rate(), || clock.now().0).await;
                 let early = match action {
                     Action::Resync {
                         handled_grace: Some(grace),
@@ -287,8 +298,25 @@ impl<'s> Driver<'s> {
                     _ => None,
                 };
                 let cloud = target.cloud();
-                self.wait_until(phase.until, &targets, watches, deadline, &bar, early, cloud)
-                    .await
+                let end = self
+                    .wait_until(phase.until, &targets, watches, deadline, &bar, early, cloud)
+                    .await;
+                // Then the XRs of the phase (none outside create, resync, update, delete).
+                if end == PhaseEnd::Completed && !self.xrs.wait(phase, watches, deadline).await {
+                    let pending = self.xrs.pending(phase, watches).await;
+                    self.log.unmet = Some(Unmet {
+                        until: phase.until,
+                        of: phase
+                            .composites
+                            .iter()
+                            .map(|&g| self.scenario.composites.groups[g].count as usize)
+                            .sum(),
+                        pending,
+                    });
+                    PhaseEnd::TimedOut
+                } else {
+                    end
+                }
             }
             action => {
                 let client = self.client.clone();
@@ -318,6 +346,7 @@ impl<'s> Driver<'s> {
         let completed = end == PhaseEnd::Completed;
         if end == PhaseEnd::TimedOut
             && !matches!(phase.action, Action::Restart | Action::Kill { .. })
+            && self.log.unmet.is_none()
         {
             self.log.unmet = Some(self.unmet(phase.until, &targets, watches));
         }

@@ -106,6 +106,10 @@ pub enum RunError {
     /// mock-apiserver did not take the provider's CRDs.
     #[error("mock-apiserver rejected the provider's CustomResourceDefinitions")]
     CrdsLoad(#[source] mock_apiserver::LoadError),
+    /// Crossplane core's composite layer could not be set up (its kinds, the scenario's
+    /// XRDs, Compositions or Functions).
+    #[error("cannot start Crossplane core's composite layer: {0}")]
+    CoreSetup(String),
     /// A Kubernetes request needed to set the run up failed.
     #[error("cannot {what}")]
     Kube {

@@ -20,6 +20,7 @@
 
 pub mod clock;
 pub mod cloud;
+pub mod core;
 pub mod discovery;
 pub mod driver;
 pub mod error;
@@ -121,7 +122,8 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         target.cloud_url(),
     )
     .await?;
-    let kinds = objects::scenario_kinds(scenario);
+    let mut kinds = objects::scenario_kinds(scenario);
+    kinds.extend(core::xrs::xr_kinds(scenario));
     let watches = Watches::start(&client, &kinds, clock);
     let mut driver = Driver::new(scenario, client.clone(), clock);
     let mut interrupted = None;
@@ -167,6 +169,10 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         }
     }
     let memory = memory.finish().await;
+    let core = {
+        let seen = watches.lock().clone();
+        target.finish_core(driver.xr_log(), &seen).await
+    };
     target.stop_provider().await;
     let cloud = cloud_journal.finish(target.cloud()).await;
     let api = sources.api.finish().await;
@@ -211,8 +217,10 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         objects::delete_scene_objects(&client, scenario).await;
     }
     watches.finish().await;
+    let mut result = evaluate(scenario, &plan, &obs);
+    crate::result::core_verdict::judge(scenario, &mut result, core);
     Ok(RunOutput {
-        result: evaluate(scenario, &plan, &obs),
+        result,
         interrupted,
     })
 }

@@ -119,7 +119,40 @@ pub fn scenario_kinds(s: &Scenario) -> Vec<KindInfo> {
             out.push(info);
         }
     }
+    // The managed resources XRs compose are the provider's as much as a group's.
+    for info in composed_kinds(s) {
+        if !out
+            .iter()
+            .any(|k| k.name == info.name && k.namespace == info.namespace)
+        {
+            out.push(info);
+        }
+    }
     out
+}
+
+/// The managed kinds the XR groups' Compositions compose that the embedded provider
+/// serves (the sample provider's short kinds), in the run's namespace.
+#[must_use]
+pub fn composed_kinds(s: &Scenario) -> Vec<KindInfo> {
+    let ns = namespace(s);
+    s.composites
+        .composed_kinds()
+        .into_iter()
+        .filter_map(|(api_version, kind)| {
+            let (group, _) = api_version.split_once('/')?;
+            if group != provider::crd::GROUP {
+                return None;
+            }
+            let short = match kind.as_str() {
+                "Bucket" => Kind::Bucket,
+                "Database" => Kind::Database,
+                "Record" => Kind::Record,
+                _ => return None,
+            };
+            Some(kind_info(short, &ns))
+        })
+        .collect()
 }
 
 /// The namespace a scenario's resources live in.

@@ -5,6 +5,7 @@
 mod apply;
 mod calls;
 pub mod clients;
+pub mod composite;
 mod error;
 mod faults;
 pub mod flags;
@@ -13,6 +14,7 @@ pub mod kinds;
 mod model;
 pub mod profile;
 pub mod raw;
+pub mod raw_composite;
 mod set;
 mod template;
 mod validate;

@@ -47,6 +47,9 @@ pub struct Scenario {
     pub call_detail: BTreeMap<GroupKind, CallDetail>,
     /// Resource groups, in file order.
     pub groups: Vec<ResourceGroup>,
+    /// The composite layer: core's settings, XRDs, Compositions, Functions and XR groups
+    /// (empty without `composites`).
+    pub composites: super::composite::Composites,
     /// Phases, in order.
     pub phases: Vec<Phase>,
     /// Assertions, in file order.
@@ -527,6 +530,9 @@ pub struct Phase {
     pub until: Until,
     /// The longest it may take.
     pub timeout: Duration,
+    /// The XR groups a create, resync, update or delete phase acts on (indexes into
+    /// [`Scenario::composites`]' groups), beside its resource groups.
+    pub composites: Vec<usize>,
 }
 
 /// What a phase does. Group lists are indexes into [`Scenario::groups`].
@@ -666,6 +672,8 @@ pub struct Assertion {
 /// What an assertion checks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Check {
+    /// A check of Crossplane core's composite layer.
+    Core(super::composite::CoreCheck),
     /// Windowed maximum of cloud calls ≤ the hard bound (or `max`).
     CloudCalls {
         /// W.

@@ -70,8 +70,20 @@ pub struct RawScenario {
     /// create, update and delete 1 each (c_max = 2).
     #[serde(default)]
     pub calls: Vec<RawCalls>,
-    /// Named groups of resources to create (at least one).
+    /// Named groups of resources to create (at least one, or one XR group in
+    /// `composites`).
+    #[serde(default)]
     pub resources: Vec<RawGroup>,
+    /// Crossplane core's settings, for scenarios with `composites`: its flags, as the
+    /// composer takes them (core's names).
+    #[serde(default)]
+    #[schemars(with = "Option<super::raw_composite::RawCore>")]
+    pub core: Option<Spanned<super::raw_composite::RawCore>>,
+    /// Groups of composite resources (XRs): each XR is composed by its Composition's
+    /// pipeline (XRDs, Compositions and Functions are in `objects`) into managed resources
+    /// the provider reconciles.
+    #[serde(default)]
+    pub composites: Vec<super::raw_composite::RawXrGroup>,
     /// What happens, in order (at least one).
     pub phases: Vec<RawPhase>,
     /// What must hold at the end.
@@ -1005,6 +1017,20 @@ pub enum CheckName {
     /// made in the calibration, plus `max` calls (default 0): a provider that makes more
     /// calls per reconcile than it was calibrated with fails.
     CallsPerReconcile,
+    /// Exact windowed maximum of Crossplane core's API requests (by its `User-Agent`) ≤
+    /// `max`.
+    CoreApiRequests,
+    /// Core's composition-function calls over the run (every function) ≤ `max`.
+    FunctionCalls,
+    /// A quantile (`quantile`, default 0.99) of the XRs' times to Ready ≤ `maxDuration`.
+    #[serde(rename = "xrTimeToReady")]
+    XrTimeToReady,
+    /// Circuit-breaker opens over every XR controller ≤ max (default 0).
+    BreakerOpens,
+    /// XRs left with every composed resource Ready but not Ready themselves, at the end of
+    /// the run, ≤ max (default 0).
+    #[serde(rename = "staleXRs")]
+    StaleXrs,
 }
 
 /// A calibration file, as `harness calibrate` writes it (the profile's `calibration`).

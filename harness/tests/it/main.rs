@@ -10,6 +10,8 @@ mod clock;
 mod closed_pipe;
 mod cluster;
 mod compare;
+mod composite_run;
+mod composite_schema;
 mod doc_links;
 mod docs;
 mod echo;

@@ -115,6 +115,13 @@ pub struct Embedded {
     reconcile_cost: Duration,
     provider: Mutex<Option<RunningProvider>>,
     starts: AtomicU32,
+    /// Crossplane core's XR controllers, for a scenario with XR groups.
+    core: Option<crate::run::core::embedded::EmbeddedCore>,
+    /// The managed kinds its XRs compose, as the watches name them.
+    composed: Vec<String>,
+    /// Whether only the provider's `User-Agent` is the provider's (core talks to the
+    /// server too).
+    exact_agent: bool,
 }
 
 impl Embedded {
@@ -237,6 +244,11 @@ impl Target for Embedded {
             .layer(own::layer(OwnRequests::default()))
             .service(apiserver.service());
         let client = kube::Client::new(service, "default");
+        let core = if s.composites.any() {
+            Some(crate::run::core::embedded::EmbeddedCore::start(&apiserver, s).await?)
+        } else {
+            None
+        };
         let metrics = Arc::new(ProviderMetrics::new());
         let target = Embedded {
             clock,
@@ -262,6 +274,12 @@ impl Target for Embedded {
             reconcile_cost: s.simulated_reconcile_cpu(),
             provider: Mutex::new(None),
             starts: AtomicU32::new(0),
+            exact_agent: core.is_some(),
+            core,
+            composed: crate::run::objects::composed_kinds(s)
+                .into_iter()
+                .map(|k| k.name)
+                .collect(),
         };
         target.start_provider();
         Ok(target)
@@ -304,7 +322,11 @@ impl Target for Embedded {
             api: ApiRequests::InProcess(InProcess::start(
                 self.apiserver.clone(),
                 self.api_epoch,
-                ProviderAgent::NotHarness,
+                if self.exact_agent {
+                    ProviderAgent::Prefix(provider::kube_client::USER_AGENT_PREFIX.to_owned())
+                } else {
+                    ProviderAgent::NotHarness
+                },
             )),
             provider: Some(ProviderMetricsSource::InProcess(self.readings.clone())),
             memory: MemoryProbe::InProcess {
@@ -358,6 +380,21 @@ impl Target for Embedded {
                 Ok(Ok(_)) => {}
             }
         }
+    }
+
+    async fn finish_core(
+        &mut self,
+        log: &crate::run::core::xrs::XrLog,
+        seen: &crate::run::source::watches::SeenMap,
+    ) -> Option<crate::result::core::CoreReport> {
+        let core = self.core.as_mut()?;
+        core.stop().await;
+        Some(crate::run::core::measure::report(
+            core,
+            &self.apiserver,
+            self.api_epoch,
+            (log, seen, &self.composed),
+        ))
     }
 
     fn info(&self) -> TargetInfo {

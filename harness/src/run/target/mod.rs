@@ -170,6 +170,17 @@ pub trait Target: Sized {
         std::future::pending()
     }
 
+    /// Stops Crossplane core's composite layer, if the target runs one for the scenario's
+    /// XR groups, and reads what it did: the driver's XR `log`, what the watches `seen`.
+    /// `None` for a target without one.
+    async fn finish_core(
+        &mut self,
+        _log: &super::core::xrs::XrLog,
+        _seen: &super::source::watches::SeenMap,
+    ) -> Option<crate::result::core::CoreReport> {
+        None
+    }
+
     /// What the result says about the target.
     fn info(&self) -> TargetInfo;
 

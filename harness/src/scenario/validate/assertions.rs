@@ -37,6 +37,11 @@ fn check_str(k: CheckName) -> &'static str {
         CheckName::RetryAfterHonoured => "retryAfterHonoured",
         CheckName::OperationCalls => "operationCalls",
         CheckName::CallsPerReconcile => "callsPerReconcile",
+        CheckName::CoreApiRequests => "coreApiRequests",
+        CheckName::FunctionCalls => "functionCalls",
+        CheckName::XrTimeToReady => "xrTimeToReady",
+        CheckName::BreakerOpens => "breakerOpens",
+        CheckName::StaleXrs => "staleXRs",
     }
 }
 
@@ -73,6 +78,9 @@ fn assertion(
         CheckName::RetryAfterHonoured => &["phase", "account", "max"],
         CheckName::OperationCalls => &["phase", "operation", "window", "max"],
         CheckName::CallsPerReconcile => &["kind", "path", "max"],
+        CheckName::CoreApiRequests => &["window", "max"],
+        CheckName::FunctionCalls | CheckName::BreakerOpens | CheckName::StaleXrs => &["max"],
+        CheckName::XrTimeToReady => &["quantile", "maxDuration"],
     };
     let present = [
         ("phase", a.phase.as_ref().map(pos)),
@@ -235,6 +243,13 @@ fn assertion(
                 path: a.path.as_ref().map(|p| p.value.clone()),
                 extra: max.unwrap_or(0.0),
             }
+        }
+        CheckName::CoreApiRequests
+        | CheckName::FunctionCalls
+        | CheckName::XrTimeToReady
+        | CheckName::BreakerOpens
+        | CheckName::StaleXrs => {
+            Check::Core(super::composite_checks::check(c, a, (window, max, count))?)
         }
         CheckName::Throttles => Check::Throttles { max: count },
         CheckName::Orphans => Check::Orphans { max: count },

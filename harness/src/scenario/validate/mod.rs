@@ -7,6 +7,9 @@ mod assertions;
 mod calls;
 mod checker;
 mod cloud;
+mod composite;
+mod composite_checks;
+mod crossplane_objects;
 mod faults;
 mod kinds;
 mod objects;
@@ -92,6 +95,15 @@ pub fn validate(
         }
     };
     let groups = resources::groups(&mut c, &raw, &cloud, &settings, &catalogue);
+    let group_names = groups.iter().map(|g| g.name.clone()).collect();
+    let composites = composite::composites(&mut c, &raw, &group_names);
+    // Every XR group's name, refused ones too: a phase naming one is no second problem
+    // (a valid scenario has them all, in this order).
+    let xr_names: Vec<String> = raw
+        .composites
+        .iter()
+        .map(|g| g.name.value.clone())
+        .collect();
     let objects = objects::objects(&mut c, &raw.objects, &catalogue, &raw.name.value);
     let calibrated = profile.as_ref().map_or(&[][..], |p| &p.calibration[..]);
     let (calls, call_detail) = calls::calls(
@@ -124,7 +136,7 @@ pub fn validate(
             _ => 1,
         };
     }
-    let declared = phases::phases(&mut c, &raw.phases, &groups, &raw.name);
+    let declared = phases::phases(&mut c, &raw.phases, (&groups, &xr_names), &raw.name);
     let assertions = assertions::assertions(&mut c, &raw.assertions, &declared, &cloud);
     // Every phase passed its checks unless a problem was reported, which returns below.
     let phases: Vec<_> = declared.into_iter().filter_map(|d| d.phase).collect();
@@ -138,6 +150,15 @@ pub fn validate(
                 "callsPerReconcile compares a run with a calibration, and no kind has one: name a calibration file in the profile (`calibration`, which `harness calibrate` writes), or give `measured` in `calls`",
             );
         }
+    }
+    if let Some(t) = &raw.target
+        && t.value != Target::Embedded
+        && composites.any()
+    {
+        c.err(
+            pos(t),
+            "XR groups (`composites`) run on the embedded stack only (Crossplane core's composite layer is the composer's controllers in the harness's process), expected no `target` or `target: embedded`",
+        );
     }
     let target = raw.target.map_or(Target::Embedded, |t| {
         if t.value == Target::Process && profile.as_ref().is_none_or(|p| p.process.is_none()) {
@@ -194,6 +215,7 @@ pub fn validate(
         calls,
         call_detail,
         groups,
+        composites,
         phases,
         assertions,
         warnings,

@@ -19,7 +19,11 @@ pub(super) fn objects(
 ) -> Vec<SceneObject> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    for o in raw {
+    // Crossplane's objects are the composite layer's (validate/composite.rs).
+    for o in raw
+        .iter()
+        .filter(|o| !super::crossplane_objects::is_crossplane(&o.value))
+    {
         out.extend(object(c, o, catalogue, scenario, &mut seen));
     }
     out

@@ -67,7 +67,7 @@ pub(super) struct Declared {
 pub(super) fn phases(
     c: &mut Checker,
     raw: &[RawPhase],
-    groups: &[ResourceGroup],
+    (groups, xr_groups): (&[ResourceGroup], &[String]),
     scenario: &Spanned<String>,
 ) -> Vec<Declared> {
     if raw.is_empty() {
@@ -81,7 +81,7 @@ pub(super) fn phases(
         .enumerate()
         .map(|(i, p)| Declared {
             name: p.name.value.clone(),
-            phase: phase(c, raw, i, p, groups, &mut names),
+            phase: phase(c, raw, i, p, (groups, xr_groups), &mut names),
         })
         .collect()
 }
@@ -91,7 +91,7 @@ fn phase(
     all: &[RawPhase],
     index: usize,
     p: &RawPhase,
-    groups: &[ResourceGroup],
+    (groups, xr_groups): (&[ResourceGroup], &[String]),
     names: &mut BTreeSet<String>,
 ) -> Option<Phase> {
     c.name(&p.name, "phase name");
@@ -133,18 +133,44 @@ fn phase(
         .rate
         .as_ref()
         .and_then(|r| c.range(r, "rate", 0.0, true, f64::INFINITY));
-    let group_ids: Vec<usize> = match &p.groups {
-        None => (0..groups.len()).collect(),
-        Some(gs) => gs
-            .iter()
-            .filter_map(|g| {
-                let i = groups.iter().position(|x| x.name == g.value);
-                if i.is_none() {
-                    c.unknown(g, "group", groups.iter().map(|x| x.name.as_str()));
+    // XR groups are named beside resource groups; a phase without `groups` acts on all.
+    let acts_on_xrs = matches!(
+        a,
+        ActionName::Create | ActionName::Resync | ActionName::Update | ActionName::Delete
+    );
+    let (group_ids, xr_ids): (Vec<usize>, Vec<usize>) = match &p.groups {
+        None if acts_on_xrs => ((0..groups.len()).collect(), (0..xr_groups.len()).collect()),
+        None => ((0..groups.len()).collect(), Vec::new()),
+        Some(gs) => {
+            let (mut ids, mut xrs) = (Vec::new(), Vec::new());
+            for g in gs {
+                if let Some(i) = groups.iter().position(|x| x.name == g.value) {
+                    ids.push(i);
+                } else if let Some(i) = xr_groups.iter().position(|x| *x == g.value) {
+                    if acts_on_xrs {
+                        xrs.push(i);
+                    } else {
+                        c.err(
+                            pos(g),
+                            format!(
+                                "{:?} is an XR group, and a {} phase acts on resource groups only, expected one of {}",
+                                g.value,
+                                action_str(a),
+                                groups.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")
+                            ),
+                        );
+                    }
+                } else {
+                    let known = groups.iter().map(|x| x.name.as_str());
+                    c.unknown(
+                        g,
+                        "group",
+                        known.chain(xr_groups.iter().map(String::as_str)),
+                    );
                 }
-                i
-            })
-            .collect(),
+            }
+            (ids, xrs)
+        }
     };
     let duration = p
         .duration
@@ -273,6 +299,7 @@ fn phase(
         action,
         until,
         timeout,
+        composites: xr_ids,
     })
 }
 

@@ -27,10 +27,10 @@ pub(super) fn groups(
     settings: &Settings,
     catalogue: &Catalogue,
 ) -> Vec<ResourceGroup> {
-    if raw.resources.is_empty() {
+    if raw.resources.is_empty() && raw.composites.is_empty() {
         c.err(
             pos(&raw.name),
-            "resources is empty, expected at least one group",
+            "resources is empty, expected at least one group (or an XR group in `composites`)",
         );
     }
     let mut names = BTreeSet::new();

@@ -1,0 +1,160 @@
+//! What core did in a run ([`CoreReport`], read by `run::core::measure` at the source);
+//! `core_verdict` judges the checks of it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Core's requests of one verb to one resource.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreRequests {
+    /// The Kubernetes verb (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`).
+    pub verb: String,
+    /// `PLURAL[.GROUP][/status]`.
+    pub resource: String,
+    /// How many.
+    pub count: u64,
+}
+
+/// One XR controller's breaker counters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakerCounts {
+    /// The XRD.
+    pub xrd: String,
+    /// Closed-to-open transitions.
+    pub opens: u64,
+    /// Open-to-closed transitions.
+    pub closes: u64,
+    /// Events let through.
+    pub allowed: u64,
+    /// Events dropped while open.
+    pub dropped: u64,
+    /// Events let through half-open.
+    pub half_open_allowed: u64,
+}
+
+/// One XR's time to Ready and its composed resources'.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct XrTiming {
+    /// Its group.
+    pub group: String,
+    /// Its name.
+    pub name: String,
+    /// From its create to its first Ready, seconds (`None`: never Ready).
+    pub ready_s: Option<f64>,
+    /// From its create to the first Ready of its slowest composed resource, seconds
+    /// (`None`: one never was, or none was seen).
+    pub slowest_composed_s: Option<f64>,
+    /// Composed resources the watches saw for it.
+    pub composed: usize,
+}
+
+/// What core did in a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CoreReport {
+    /// The `User-Agent` prefix its requests were told apart by.
+    pub user_agent: String,
+    /// Its requests in all.
+    pub requests: u64,
+    /// By verb and resource, most first.
+    pub by_verb: Vec<CoreRequests>,
+    /// When each request came, µs since the run started (for windows).
+    #[serde(skip)]
+    pub times_us: Vec<u64>,
+    /// Function calls per function.
+    pub function_calls: BTreeMap<String, u64>,
+    /// Each XR controller's breaker.
+    pub breakers: Vec<BreakerCounts>,
+    /// Every XR the run created, in group and index order.
+    pub xrs: Vec<XrTiming>,
+    /// XRs left with every composed resource Ready but not Ready themselves at the end
+    /// (not deleted).
+    pub stale: Vec<String>,
+}
+
+impl CoreReport {
+    /// The most of core's requests in any window of `w` (closed windows, every start).
+    #[must_use]
+    pub fn max_in_window(&self, w: Duration) -> u64 {
+        let w = u64::try_from(w.as_micros()).unwrap_or(u64::MAX);
+        let (mut best, mut start) = (0, 0);
+        for (end, &t) in self.times_us.iter().enumerate() {
+            while self.times_us[start] + w <= t {
+                start += 1;
+            }
+            best = best.max(end + 1 - start);
+        }
+        best as u64
+    }
+
+    /// Breaker opens over every XR controller.
+    #[must_use]
+    pub fn breaker_opens(&self) -> u64 {
+        self.breakers.iter().map(|b| b.opens).sum()
+    }
+
+    /// Function calls in all.
+    #[must_use]
+    pub fn total_function_calls(&self) -> u64 {
+        self.function_calls.values().sum()
+    }
+
+    /// PATCHes (server-side applies) core made.
+    #[must_use]
+    pub fn patches(&self) -> u64 {
+        self.by_verb
+            .iter()
+            .filter(|r| r.verb == "patch")
+            .map(|r| r.count)
+            .sum()
+    }
+
+    /// The `q` quantile of the XRs' times to Ready (only Ready ones).
+    #[must_use]
+    pub fn ready_quantile(&self, q: f64) -> Option<f64> {
+        quantile(self.xrs.iter().filter_map(|x| x.ready_s).collect(), q)
+    }
+
+    /// The `q` quantile of the times to Ready of each XR's slowest composed resource.
+    #[must_use]
+    pub fn composed_ready_quantile(&self, q: f64) -> Option<f64> {
+        quantile(
+            self.xrs
+                .iter()
+                .filter_map(|x| x.slowest_composed_s)
+                .collect(),
+            q,
+        )
+    }
+}
+
+fn quantile(mut v: Vec<f64>, q: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+    Some(v[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_windowed_maximum_counts_requests_less_than_a_window_apart() {
+        let r = CoreReport {
+            times_us: vec![0, 500_000, 999_999, 1_000_000, 3_000_000],
+            ..CoreReport::default()
+        };
+        assert_eq!(r.max_in_window(Duration::from_secs(1)), 3);
+        assert_eq!(r.max_in_window(Duration::from_secs(10)), 5);
+    }
+}

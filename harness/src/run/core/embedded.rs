@@ -1,0 +1,282 @@
+//! The composer's XR controllers in this process, against the embedded API server: the
+//! Crossplane CRDs, the scenario's Functions, Compositions and XRDs, one controller per
+//! XRD with its watches and cache, and core's revision controllers, as the composer binary
+//! wires them (`composer/src/bin/composer/run.rs`) but from the validated scenario.
+
+use std::sync::Arc;
+
+use composer::api::{CompositeResourceDefinition, Composition, Function};
+use composer::composite::{
+    Cache, Composer, Realtime, Reconciler, Recorder, RequeueSettings, Watched, resync_period,
+    run_revision_controllers, start, watch_cached, watch_compositions, watch_revisions_cached,
+};
+use composer::function::builtin::Resources;
+use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
+use composer::xcrd::for_composite_resource;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use kube::core::GroupVersionKind;
+use limiter::controller::{Controller, Request};
+use mock_apiserver::ApiServer;
+use rand_xoshiro::rand_core::Rng;
+use serde_json::json;
+use tokio::task::JoinHandle;
+use tower::ServiceBuilder;
+
+use crate::run::error::RunError;
+use crate::scenario::Scenario;
+use crate::scenario::composite::FunctionRuntime;
+
+/// One XR controller's breaker, by its XRD.
+pub struct XrdBreaker {
+    /// The XRD's name.
+    pub xrd: String,
+    /// Its realtime event mapping and breaker.
+    pub realtime: Arc<Realtime>,
+}
+
+/// The composer running in this process.
+pub struct EmbeddedCore {
+    controllers: Vec<Controller<Request>>,
+    tasks: Vec<JoinHandle<()>>,
+    /// Core's function metrics (`function_run_function_*`).
+    pub metrics: Arc<FunctionMetrics>,
+    /// Each XR controller's breaker.
+    pub breakers: Vec<XrdBreaker>,
+}
+
+/// A client of `apiserver` whose requests carry core's `User-Agent`.
+fn core_client(apiserver: &ApiServer) -> kube::Client {
+    client_as(apiserver, super::core_user_agent())
+}
+
+/// A client of `apiserver` whose requests carry `agent`.
+fn client_as(apiserver: &ApiServer, agent: &'static str) -> kube::Client {
+    let agent = http::HeaderValue::from_static(agent);
+    let service = ServiceBuilder::new()
+        .map_request(move |mut req: http::Request<kube::client::Body>| {
+            req.headers_mut()
+                .insert(http::header::USER_AGENT, agent.clone());
+            req
+        })
+        .service(apiserver.service());
+    kube::Client::new(service, "default")
+}
+
+/// A CRD of one of Crossplane's kinds with an open `spec` and `status` (the composer
+/// validates these objects itself; the scenario's were validated before the start).
+fn crossplane_crd(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+) -> CustomResourceDefinition {
+    let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "plural": plural},
+            "scope": "Cluster",
+            "versions": [{"name": version, "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": open, "status": open}}}}],
+        },
+    }))
+    .expect("a CRD")
+}
+
+fn setup(what: &str, e: impl std::fmt::Display) -> RunError {
+    RunError::CoreSetup(format!("{what}: {e}"))
+}
+
+impl EmbeddedCore {
+    /// Installs Crossplane's kinds and the scenario's composite objects in `apiserver`,
+    /// then starts one XR controller per XRD with `s`'s core settings.
+    ///
+    /// # Errors
+    /// [`RunError::CoreSetup`] when an object cannot be created.
+    pub async fn start(apiserver: &ApiServer, s: &Scenario) -> Result<EmbeddedCore, RunError> {
+        let composites = &s.composites;
+        let client = core_client(apiserver);
+        // What a user installs (Crossplane's CRDs, Functions, XRDs, Compositions) is the
+        // harness's request; the XR CRDs are core's (its definition controller).
+        let user = client_as(apiserver, crate::run::own::harness_user_agent());
+        let crds = Api::<CustomResourceDefinition>::all(user.clone());
+        let core_crds = Api::<CustomResourceDefinition>::all(client.clone());
+        let x = composer::api::APIEXTENSIONS_GROUP;
+        for crd in [
+            crossplane_crd(
+                x,
+                "v2",
+                "CompositeResourceDefinition",
+                "compositeresourcedefinitions",
+            ),
+            crossplane_crd(x, "v1", "Composition", "compositions"),
+            crossplane_crd(x, "v1", "CompositionRevision", "compositionrevisions"),
+            crossplane_crd(composer::api::PKG_GROUP, "v1", "Function", "functions"),
+        ] {
+            crds.create(&PostParams::default(), &crd)
+                .await
+                .map_err(|e| setup("cannot install Crossplane's CRDs", e))?;
+        }
+        let post = PostParams::default();
+        for f in &composites.functions {
+            let function: Function = serde_json::from_value(f.body.clone())
+                .map_err(|e| setup(&format!("Function {}", f.name), e))?;
+            Api::<Function>::all(user.clone())
+                .create(&post, &function)
+                .await
+                .map_err(|e| setup(&format!("cannot create Function {}", f.name), e))?;
+        }
+        for xrd in &composites.xrds {
+            let name = xrd.metadata.name.clone().unwrap_or_default();
+            Api::<CompositeResourceDefinition>::all(user.clone())
+                .create(&post, xrd)
+                .await
+                .map_err(|e| setup(&format!("cannot create XRD {name}"), e))?;
+            // Core's definition controller: the XR kind's CRD.
+            let crd = for_composite_resource(xrd).map_err(|e| setup(&format!("XRD {name}"), e))?;
+            core_crds
+                .create(&post, &crd)
+                .await
+                .map_err(|e| setup(&format!("cannot create the XR CRD of XRD {name}"), e))?;
+        }
+        for comp in &composites.compositions {
+            let name = comp.metadata.name.clone().unwrap_or_default();
+            Api::<Composition>::all(user.clone())
+                .create(&post, comp)
+                .await
+                .map_err(|e| setup(&format!("cannot create Composition {name}"), e))?;
+        }
+        let metrics = Arc::new(FunctionMetrics::new());
+        let mut functions = Functions::new();
+        for f in &composites.functions {
+            match f.runtime {
+                FunctionRuntime::Builtin => functions.insert(
+                    f.name.clone(),
+                    Arc::new(InProcessRunner::new(Resources).metrics(Arc::clone(&metrics))),
+                ),
+                FunctionRuntime::Address(a) => functions.insert(
+                    f.name.clone(),
+                    Arc::new(GrpcRunner::new(a).metrics(Arc::clone(&metrics))),
+                ),
+            }
+        }
+        let mut core = EmbeddedCore {
+            controllers: Vec::new(),
+            tasks: Vec::new(),
+            metrics,
+            breakers: Vec::new(),
+        };
+        core.controllers_for(&client, s, &functions);
+        Ok(core)
+    }
+
+    /// One controller per XRD, its watches, and core's event writer and revision
+    /// controllers.
+    fn controllers_for(&mut self, client: &kube::Client, s: &Scenario, functions: &Functions) {
+        let settings = &s.composites.core;
+        let requeue = RequeueSettings {
+            realtime: settings.realtime,
+            poll_interval: settings.poll_interval,
+            min_poll_interval: settings.min_poll_interval,
+        };
+        // Each informer's resync period is jittered, drawn from the scenario's seed.
+        let mut rng = crate::rng::seeded(s.seed ^ 0xC0DE);
+        let mut resync = || {
+            #[allow(clippy::cast_precision_loss)]
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            Some(resync_period(settings.sync_interval, u))
+        };
+        let (events, event_writer) = Recorder::start(client.clone());
+        self.tasks.push(event_writer);
+        self.tasks
+            .push(tokio::spawn(run_revision_controllers(client.clone())));
+        for xrd in &s.composites.xrds {
+            let name = xrd.metadata.name.clone().unwrap_or_default();
+            let version = xrd.referenceable_version().unwrap_or_default().to_owned();
+            let gvk = GroupVersionKind::gvk(&xrd.spec.group, &version, &xrd.spec.names.kind);
+            let resource = ApiResource::from_gvk_with_plural(&gvk, &xrd.spec.names.plural);
+            let api_version = format!("{}/{version}", xrd.spec.group);
+            let realtime = Arc::new(Realtime::new(&api_version, &gvk.kind, settings.breaker));
+            let (kinds, mut new_kinds) = tokio::sync::mpsc::unbounded_channel::<ApiResource>();
+            let cache = Cache::new();
+            let composer = Composer::new(client.clone(), functions.clone())
+                .with_cache(cache.clone())
+                .on_new_kind(move |kind| {
+                    let _ = kinds.send(kind.clone());
+                });
+            let reconciler = Reconciler::new(
+                client.clone(),
+                xrd.clone(),
+                resource.clone(),
+                composer,
+                requeue,
+            )
+            .with_realtime(Arc::clone(&realtime))
+            .with_events(events.clone())
+            .with_cache(cache.clone());
+            let controller = start(&name, Arc::new(reconciler), settings.max_reconcile_rate);
+            let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+            let queue = controller.queue().clone();
+            let (w_api, w_res, w_rt, w_q, w_cache, period) = (
+                xrs.clone(),
+                resource.clone(),
+                Arc::clone(&realtime),
+                queue.clone(),
+                cache.clone(),
+                resync(),
+            );
+            self.tasks.push(tokio::spawn(async move {
+                watch_cached(w_api, &w_res, Watched::Xr, w_rt, w_q, period, &w_cache).await;
+            }));
+            let (c_client, c_cache) = (client.clone(), cache.clone());
+            self.tasks.push(tokio::spawn(async move {
+                watch_compositions(c_client, &c_cache).await;
+            }));
+            let (k_client, k_rt, k_q, k_cache) = (
+                client.clone(),
+                Arc::clone(&realtime),
+                queue.clone(),
+                cache.clone(),
+            );
+            let kind_periods: Vec<_> = (0..16).map(|_| resync()).collect();
+            self.tasks.push(tokio::spawn(async move {
+                let mut watches = tokio::task::JoinSet::new();
+                let mut periods = kind_periods.into_iter().cycle();
+                while let Some(kind) = new_kinds.recv().await {
+                    let (rt, q, cache) = (Arc::clone(&k_rt), k_q.clone(), k_cache.clone());
+                    let api = Api::all_with(k_client.clone(), &kind);
+                    let period = periods.next().flatten();
+                    watches.spawn(async move {
+                        watch_cached(api, &kind, Watched::Composed, rt, q, period, &cache).await;
+                    });
+                }
+            }));
+            let (revisions, r_period) = (Api::all(client.clone()), resync());
+            let r_rt = Arc::clone(&realtime);
+            self.tasks.push(tokio::spawn(async move {
+                watch_revisions_cached(revisions, xrs, r_rt, queue, r_period, &cache).await;
+            }));
+            self.breakers.push(XrdBreaker {
+                xrd: name,
+                realtime,
+            });
+            self.controllers.push(controller);
+        }
+    }
+
+    /// Stops the watches and the controllers (in-flight reconciles finish).
+    pub async fn stop(&mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+        for controller in self.controllers.drain(..) {
+            controller.shut_down().await;
+        }
+    }
+}

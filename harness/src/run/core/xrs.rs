@@ -1,0 +1,255 @@
+//! The XR groups' part of a phase: creating, re-syncing (`crossplane.io/reconcile-
+//! requested-at`), updating (a merge into each XR's `spec`) and deleting XRs, then waiting
+//! for the phase's `until` in what the harness's watches of the XR kinds saw. The composed
+//! managed resources are the provider's, watched and audited as a resource group's are.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::json;
+use tokio::time::Instant;
+
+use crate::run::objects::{KindInfo, namespace};
+use crate::run::source::watches::{Key, SeenMap, Watches};
+use crate::scenario::composite::XrGroup;
+use crate::scenario::{GroupKind, Phase, Scenario, Until};
+
+/// The XR kind of `g` in a run of `s`, Ready by the group's conditions.
+#[must_use]
+pub fn xr_kind_info(s: &Scenario, g: &XrGroup) -> KindInfo {
+    KindInfo {
+        name: GroupKind::Api(g.kind.clone()).to_string(),
+        resource: g.kind.resource(),
+        collection: None,
+        namespace: g.kind.namespaced.then(|| namespace(s)),
+        ready: g.ready.clone(),
+    }
+}
+
+/// The XR kinds of the scenario, each once: what the harness watches beside the managed
+/// kinds.
+#[must_use]
+pub fn xr_kinds(s: &Scenario) -> Vec<KindInfo> {
+    let mut out: Vec<KindInfo> = Vec::new();
+    for g in &s.composites.groups {
+        let info = xr_kind_info(s, g);
+        if !out.iter().any(|k| k.name == info.name) {
+            out.push(info);
+        }
+    }
+    out
+}
+
+/// One XR as the driver handled it.
+#[derive(Clone, Debug, Default)]
+pub struct XrRecord {
+    /// Its group.
+    pub group: String,
+    /// Its key in the watches (kind, name).
+    pub key: Key,
+    /// When its create was accepted, µs since the run started.
+    pub created_us: Option<u64>,
+    /// When its delete was accepted.
+    pub deleted_us: Option<u64>,
+    /// The reconcile-request token it was last given.
+    pub requested: Option<String>,
+    /// Core's `ReconcileRequestHandled` events about it when the token was given: core
+    /// keeps no token after a reconcile that composes (`status.lastHandledReconcileAt` is
+    /// replaced by the status apply's answer, as in Crossplane), so a handled request is
+    /// one more of these events.
+    pub handled_before: u32,
+}
+
+/// What the driver did to XRs.
+#[derive(Clone, Debug, Default)]
+pub struct XrLog {
+    /// Every XR the run wrote, by (XR group, index).
+    pub records: BTreeMap<(usize, u32), XrRecord>,
+    /// Writes the API server refused.
+    pub failed_writes: u64,
+}
+
+/// The XR part of phases.
+pub struct XrDriver<'s> {
+    scenario: &'s Scenario,
+    client: kube::Client,
+    /// What it did.
+    pub log: XrLog,
+}
+
+impl<'s> XrDriver<'s> {
+    /// A driver whose writes go through `client`.
+    #[must_use]
+    pub fn new(scenario: &'s Scenario, client: kube::Client) -> Self {
+        XrDriver {
+            scenario,
+            client,
+            log: XrLog::default(),
+        }
+    }
+
+    fn api(&self, g: usize) -> Api<DynamicObject> {
+        xr_kind_info(self.scenario, &self.scenario.composites.groups[g]).api(&self.client)
+    }
+
+    fn targets(&self, groups: &[usize]) -> Vec<(usize, u32)> {
+        groups
+            .iter()
+            .flat_map(|&g| (0..self.scenario.composites.groups[g].count).map(move |i| (g, i)))
+            .collect()
+    }
+
+    fn record(&mut self, (g, i): (usize, u32)) -> &mut XrRecord {
+        let s = self.scenario;
+        let group = &s.composites.groups[g];
+        self.log.records.entry((g, i)).or_insert_with(|| XrRecord {
+            group: group.name.clone(),
+            key: (
+                GroupKind::Api(group.kind.clone()).to_string(),
+                group.xr_name(i, &s.name),
+            ),
+            ..XrRecord::default()
+        })
+    }
+
+    /// The writes of `phase` to its XR groups (none for other actions); `now_us` reads the
+    /// run's clock.
+    pub async fn act(&mut self, phase: &Phase, rate: Option<f64>, now_us: impl Fn() -> u64) {
+        use crate::scenario::Action;
+        let targets = self.targets(&phase.composites);
+        let gap = rate.map(|r| Duration::from_secs_f64(1.0 / r));
+        let s = self.scenario;
+        let ns = namespace(s);
+        let token = format!("{}-{}", phase.name, now_us());
+        let handled = if matches!(phase.action, Action::Resync { .. }) {
+            handled_events(&self.client, &ns).await
+        } else {
+            BTreeMap::new()
+        };
+        for (n, &(g, i)) in targets.iter().enumerate() {
+            if let (Some(gap), true) = (gap, n > 0) {
+                tokio::time::sleep(gap).await;
+            }
+            let api = self.api(g);
+            let group = &s.composites.groups[g];
+            let name = group.xr_name(i, &s.name);
+            let ok = match &phase.action {
+                Action::Create { .. } => {
+                    let body = group.xr(i, &s.name, Some(&ns));
+                    match serde_json::from_value::<DynamicObject>(body) {
+                        Ok(xr) => api.create(&PostParams::default(), &xr).await.is_ok(),
+                        Err(_) => false,
+                    }
+                }
+                Action::Resync { .. } => {
+                    let body = json!({"metadata": {"annotations": {
+                        composer::composite::RECONCILE_REQUESTED_AT_ANNOTATION: token}}});
+                    api.patch(&name, &PatchParams::default(), &Patch::Merge(&body))
+                        .await
+                        .is_ok()
+                }
+                Action::Update { spec, .. } => {
+                    let body = json!({"spec": spec});
+                    api.patch(&name, &PatchParams::default(), &Patch::Merge(&body))
+                        .await
+                        .is_ok()
+                }
+                Action::Delete { .. } => {
+                    // Foreground, as a platform team deletes an XR: its composed resources
+                    // go first.
+                    api.delete(&name, &DeleteParams::foreground()).await.is_ok()
+                }
+                _ => continue,
+            };
+            let at = now_us();
+            let record = self.record((g, i));
+            match (&phase.action, ok) {
+                (_, false) => self.log.failed_writes += 1,
+                (Action::Create { .. }, true) => record.created_us = Some(at),
+                (Action::Delete { .. }, true) => record.deleted_us = Some(at),
+                (Action::Resync { .. }, true) => {
+                    record.handled_before = handled.get(&name).copied().unwrap_or(0);
+                    record.requested = Some(token.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn meets(until: Until, r: &XrRecord, seen: &SeenMap, handled: &BTreeMap<String, u32>) -> bool {
+        let s = seen.get(&r.key);
+        match until {
+            Until::AllReady => s.is_some_and(|s| s.ready && s.gone_us.is_none()),
+            Until::AllHandled => {
+                r.requested.is_none()
+                    || s.and_then(|s| s.handled.as_ref()) == r.requested.as_ref()
+                    || handled.get(&r.key.1).copied().unwrap_or(0) > r.handled_before
+            }
+            Until::AllGone => s.is_some_and(|s| s.gone_us.is_some()),
+            Until::Elapsed => true,
+        }
+    }
+
+    /// The XRs of `phase` that have not met its `until`.
+    pub async fn pending(&self, phase: &Phase, watches: &Watches) -> Vec<Key> {
+        let handled = if phase.until == Until::AllHandled {
+            handled_events(&self.client, &namespace(self.scenario)).await
+        } else {
+            BTreeMap::new()
+        };
+        let seen = watches.lock();
+        self.targets(&phase.composites)
+            .into_iter()
+            .filter_map(|k| self.log.records.get(&k))
+            .filter(|r| match phase.until {
+                Until::AllGone => r.deleted_us.is_some(),
+                _ => r.created_us.is_some() && r.deleted_us.is_none(),
+            })
+            .filter(|r| !Self::meets(phase.until, r, &seen, &handled))
+            .map(|r| r.key.clone())
+            .collect()
+    }
+
+    /// Waits until every XR of `phase` meets its `until`, or `deadline`; whether they all
+    /// did.
+    pub async fn wait(&self, phase: &Phase, watches: &Watches, deadline: Instant) -> bool {
+        loop {
+            if self.pending(phase, watches).await.is_empty() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::select! {
+                () = watches.changed() => {}
+                () = tokio::time::sleep_until(deadline) => {}
+                () = tokio::time::sleep(Duration::from_millis(250)) => {}
+            }
+        }
+    }
+}
+
+/// Core's `ReconcileRequestHandled` events in `namespace`, counted by the XR they are
+/// about (an event's series counts its repeats).
+async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<String, u32> {
+    use k8s_openapi::api::events::v1::Event;
+    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let mut out = BTreeMap::new();
+    let Ok(list) = api.list(&kube::api::ListParams::default()).await else {
+        return out;
+    };
+    for e in list.items {
+        if e.reason.as_deref() != Some(composer::composite::REASON_RECONCILE_REQUEST_HANDLED) {
+            continue;
+        }
+        let Some(name) = e.regarding.and_then(|r| r.name) else {
+            continue;
+        };
+        let n = e
+            .series
+            .map_or(1, |s| u32::try_from(s.count).unwrap_or(u32::MAX));
+        *out.entry(name).or_default() += n;
+    }
+    out
+}
