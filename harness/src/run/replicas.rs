@@ -32,6 +32,8 @@ pub struct Replicas {
     pub balanced: bool,
     /// Why the replicas could not be listed, when they could not.
     pub unlisted: Option<String>,
+    /// How many of the listed replicas answered the harness directly.
+    pub reached: usize,
 }
 
 /// The name of the single target when the replicas are read through the kubeconfig's
@@ -47,6 +49,7 @@ impl Replicas {
             targets: vec![(Arc::from(LOAD_BALANCER), client.clone())],
             balanced: false,
             unlisted: None,
+            reached: 0,
         }
     }
 
@@ -71,19 +74,22 @@ impl Replicas {
         if listed.len() < 2 {
             return out;
         }
-        out.balanced = true;
         let mut targets = Vec::new();
         for address in &listed {
             let Some(client) = replica_client(config, address, own) else {
-                return out;
+                continue;
             };
-            match tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await {
-                Ok(Ok(_)) => targets.push((Arc::from(address.as_str()), client)),
-                _ => return out,
+            if let Ok(Ok(_)) = tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await
+            {
+                targets.push((Arc::from(address.as_str()), client));
             }
         }
-        out.targets = targets;
-        out.balanced = false;
+        out.reached = targets.len();
+        if targets.len() == listed.len() {
+            out.targets = targets;
+        } else {
+            out.balanced = true;
+        }
         out
     }
 
@@ -108,8 +114,9 @@ impl Replicas {
         let n = self.listed.len();
         Some(if self.balanced {
             format!(
-                "the API server has {n} replicas (EndpointSlices of Service default/kubernetes: {}), none of them reachable from here but through the kubeconfig's address, which answers from any one: the count may be partial (each read counts only the replica that answered it; the harness saw 1 of {n} at a time)",
-                self.listed.join(", ")
+                "the count may be partial: the API server has {n} replicas (EndpointSlices of Service default/kubernetes: {}) and the harness reached {} of them directly, so it read them through the kubeconfig's address, which answers each read from one replica: a read counts only that replica's requests, growth past the highest count seen",
+                self.listed.join(", "),
+                self.reached
             )
         } else {
             format!(
@@ -179,6 +186,76 @@ fn replica_config(config: &kube::Config, address: &str) -> Option<kube::Config> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A mock-apiserver on a loopback socket whose `kubernetes` EndpointSlices list
+    /// `also` besides itself (a replica of it on another socket, or an address nothing
+    /// listens on), and the harness's client and configuration for it.
+    async fn listed_with(also: Option<std::net::SocketAddr>) -> (kube::Client, kube::Config) {
+        let server = mock_apiserver::ApiServer::default();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(mock_apiserver::serve(
+            listener,
+            server.clone(),
+            std::future::pending(),
+        ));
+        let other = match also {
+            Some(a) => a,
+            None => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let other = listener.local_addr().unwrap();
+                tokio::spawn(mock_apiserver::serve(
+                    listener,
+                    server.replica(),
+                    std::future::pending(),
+                ));
+                other
+            }
+        };
+        server.set_replica_endpoints(&[addr, other]).unwrap();
+        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+        (kube::Client::try_from(config.clone()).unwrap(), config)
+    }
+
+    #[tokio::test]
+    async fn every_listed_replica_that_answers_is_read_directly() {
+        let (client, config) = listed_with(None).await;
+        let r = Replicas::find(&client, &config, &OwnRequests::default()).await;
+        assert_eq!((r.listed.len(), r.targets.len(), r.reached), (2, 2, 2));
+        assert!(!r.partial());
+        assert!(r.note().unwrap().contains("2 replicas"), "{:?}", r.note());
+    }
+
+    #[tokio::test]
+    async fn a_replica_out_of_reach_leaves_the_kubeconfigs_address_and_a_partial_count() {
+        // Nothing listens on a port just freed.
+        let gone = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let (client, config) = listed_with(Some(gone)).await;
+        let r = Replicas::find(&client, &config, &OwnRequests::default()).await;
+        assert_eq!((r.listed.len(), r.reached), (2, 1));
+        assert_eq!(r.targets.len(), 1);
+        assert_eq!(&*r.targets[0].0, LOAD_BALANCER);
+        assert!(r.partial());
+        let note = r.note().unwrap();
+        assert!(
+            note.starts_with("the count may be partial: the API server has 2 replicas")
+                && note.contains("reached 1 of them"),
+            "{note}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_server_that_lists_no_replicas_is_one() {
+        let server = mock_apiserver::ApiServer::default();
+        let client = kube::Client::new(server.service(), "default");
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let r = Replicas::find(&client, &config, &OwnRequests::default()).await;
+        assert!(r.listed.is_empty() && !r.partial() && r.note().is_none());
+        assert_eq!(r.targets.len(), 1);
+    }
 
     #[test]
     fn the_replicas_are_every_ready_address_with_its_slices_https_port() {
