@@ -464,7 +464,7 @@ current-context: provider
             .filter(|e| e.user_agent.starts_with("provider/"))
         {
             let resource = if e.verb == mock_apiserver::Verb::Discovery {
-                e.resource.clone()
+                harness::run::own::discovery_name(&e.resource).to_owned()
             } else {
                 let (plural, sub) = e.resource.split_once('/').unwrap_or((&e.resource, ""));
                 harness::run::own::resource_name(&e.group, plural, sub)

@@ -2,6 +2,21 @@
 //! increase dated at the scrape (so a window's count is exact to within one scrape
 //! interval).
 //!
+//! # Why the busiest second is not the journal's, and how far it can be
+//! A counter says how many requests the server had answered at each scrape, not when
+//! each arrived: a request is known only to lie between two scrapes, and is dated at the
+//! later one. No scrape interval makes the busiest second equal by design (requests at
+//! 0.1 s and at 1.9 s are one second apart and two in no window of one second; scraped
+//! at 1 s and 2 s they are dated one second apart, in one window), and kube-apiserver
+//! exposes no per-second series to read instead. What holds, for a longest gap `g`
+//! between two scrapes: the busiest second of the dated requests differs from the
+//! busiest second of their true times by at most the most true requests in any `g`. A
+//! window of dated requests holds requests of that window and of the `g` before it; a
+//! window of true times holds requests dated in it, and those after its last scrape,
+//! within `g`. The server counts a request when it answers, so on a live server `g` is
+//! the gap plus the longest request (a watch is counted from its start through
+//! `apiserver_longrunning_requests`). The result's `api_read_gap_s` gives `g`.
+//!
 //! - [`RequestTotals`]: `apiserver_request_total` of every group and resource (a watch
 //!   counted when it starts: the counter counts it when it ends, and
 //!   `apiserver_longrunning_requests` while it is open), minus the harness's own requests,
@@ -518,6 +533,30 @@ apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"service-accounts\"
         assert_eq!(counts, want);
     }
 
+    #[test]
+    fn a_request_the_server_counts_without_a_resource_is_named_alike_from_the_label_and_the_path() {
+        use crate::run::own::request_key;
+        let get = http::Method::GET;
+        for (path, label) in [
+            (
+                "/openapi/v3/apis/mockcloud.example.org/v1alpha1",
+                "openapi/v3/",
+            ),
+            ("/openapi/v3", "openapi/v3"),
+            ("/livez", "/livez"),
+        ] {
+            let text = format!(
+                "apiserver_request_total{{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"{label}\",verb=\"GET\",version=\"\"}} 1\n"
+            );
+            let counts = request_counts(&text);
+            assert_eq!(
+                counts.keys().collect::<Vec<_>>(),
+                [&request_key(&get, path, "")],
+                "{path}"
+            );
+        }
+    }
+
     #[tokio::test]
     async fn the_harness_own_requests_are_taken_out_even_when_the_server_counts_them_later() {
         let own = OwnRequests::default();
@@ -713,5 +752,86 @@ apiserver_flowcontrol_rejected_requests_total{{flow_schema=\"other\",priority_le
         .unwrap();
         let got = fs.absorb(&vec![a(flow(6)), b(flow(4))], 1);
         assert_eq!(got.len(), 3);
+    }
+
+    /// `RequestTotals` fed scrapes at `scrapes_us` of requests at `true_us` (sorted),
+    /// the dates it gives them.
+    fn dated(true_us: &[u64], scrapes_us: &[u64]) -> Vec<u64> {
+        let text = |at: u64| {
+            series(
+                "GET",
+                "",
+                "secrets",
+                "",
+                true_us.iter().filter(|&&t| t <= at).count() as u64,
+            )
+        };
+        let mut totals = RequestTotals::start(
+            scraper(),
+            RunClock::start(),
+            OwnRequests::default(),
+            &one(&text(0)),
+        );
+        let mut out: Vec<u64> = scrapes_us
+            .iter()
+            .flat_map(|&at| totals.absorb(&one(&text(at)), at))
+            .map(|r| r.at_us)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn a_scraped_counters_busiest_second_is_within_the_most_requests_of_its_longest_gap() {
+        use crate::measure::windowed_max;
+        const SECOND: u64 = 1_000_000;
+        // Requests at 0.1 s and 1.9 s, three each: at most three in any second; scraped
+        // at 1 s and 2 s, six in one. The bound is reached: three in a gap of 1 s.
+        let true_us = [100_000; 3]
+            .into_iter()
+            .chain([1_900_000; 3])
+            .collect::<Vec<_>>();
+        let got = dated(&true_us, &[SECOND, 2 * SECOND]);
+        assert_eq!(windowed_max(&true_us, SECOND).count, 3);
+        assert_eq!(windowed_max(&got, SECOND).count, 6);
+        assert_eq!(windowed_max(&true_us, SECOND).count + 3, 6);
+        // Bursts and lulls over 20 s, scraped every 100 ms with up to 60 ms of jitter: the
+        // busiest second is off by no more than the most requests in the longest gap.
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut true_us: Vec<u64> = (0..3_000)
+            .map(|i| {
+                let burst = (i % 5) * 4 * SECOND;
+                burst + next(if i % 3 == 0 { 4 * SECOND } else { 800_000 }) + 1
+            })
+            .collect();
+        true_us.sort_unstable();
+        let mut scrapes = Vec::new();
+        let mut at = 0;
+        while at <= 21 * SECOND {
+            at += 100_000 + next(60_000);
+            scrapes.push(at);
+        }
+        let gap = scrapes.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+        let got = dated(&true_us, &scrapes);
+        assert_eq!(got.len(), true_us.len(), "every request dated once");
+        let (observed, truth) = (
+            windowed_max(&got, SECOND).count,
+            windowed_max(&true_us, SECOND).count,
+        );
+        let bound = windowed_max(&true_us, gap).count;
+        assert!(
+            observed.abs_diff(truth) <= bound,
+            "busiest second {observed}, truly {truth}, bound {bound}"
+        );
+        assert!(
+            bound < truth / 2,
+            "the bound is not trivial: {bound} of {truth}"
+        );
     }
 }
