@@ -111,7 +111,9 @@ impl ApiRequests {
                     )),
                     None if choice == ApiSource::FlowSchema => Err(RunError::NoFlowSchema),
                     None => Ok(Self::polled(
-                        Reader::Metrics(RequestTotals::start(scraper, clock, own, &first)),
+                        Reader::Metrics(Box::new(RequestTotals::start(
+                            scraper, clock, own, &first,
+                        ))),
                         interval,
                         seen,
                     )),

@@ -17,7 +17,7 @@ pub enum Reader {
     /// mock-apiserver's journal over HTTP, of each replica.
     Journal(Vec<api_journal::Http>),
     /// `apiserver_request_total`.
-    Metrics(RequestTotals),
+    Metrics(Box<RequestTotals>),
     /// The provider's FlowSchema counter.
     FlowSchema(Box<FlowSchema>),
 }
