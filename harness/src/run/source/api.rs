@@ -29,7 +29,8 @@ use crate::run::replicas::Replicas;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ApiSource {
     /// The mock journal if the server has one, else the FlowSchema's series if they are
-    /// there, else `apiserver_request_total`.
+    /// there, else `apiserver_request_total`. Every source reads each replica the
+    /// `kubernetes` EndpointSlices list, when it reaches them all, and sums them.
     #[default]
     Auto,
     /// mock-apiserver's journal (`/mock/v1/requests`): every request, exact times, the
