@@ -330,7 +330,9 @@ pub struct FlowSchema {
 impl FlowSchema {
     /// Takes the baseline from `first`, a scrape made now; `None` when the FlowSchema's
     /// series is not there.
-    /// The series must be on every replica: each serves some of the provider's requests.
+    /// With several replicas the series must be on one at least: a replica's series
+    /// appears when it first classifies one of the provider's requests, so a replica
+    /// without it has counted none yet (zero).
     #[must_use]
     pub fn start(
         scraper: Scraper,
@@ -338,13 +340,17 @@ impl FlowSchema {
         own: OwnRequests,
         first: &Scrapes,
     ) -> Option<Self> {
+        let totals: Vec<Option<u64>> = first
+            .iter()
+            .map(|(_, text)| flow_schema_total(text, PROVIDER_FLOW_SCHEMA))
+            .collect();
+        if totals.iter().all(Option::is_none) {
+            return None;
+        }
         let mut last = BTreeMap::new();
         let mut throttled = BTreeMap::new();
-        for (replica, text) in first {
-            last.insert(
-                Arc::clone(replica),
-                flow_schema_total(text, PROVIDER_FLOW_SCHEMA)?,
-            );
+        for ((replica, text), total) in first.iter().zip(totals) {
+            last.insert(Arc::clone(replica), total.unwrap_or(0));
             let base = throttling(text, PROVIDER_FLOW_SCHEMA).unwrap_or_default();
             throttled.insert(Arc::clone(replica), (base.clone(), base));
         }
@@ -726,7 +732,7 @@ apiserver_flowcontrol_rejected_requests_total{{flow_schema=\"other\",priority_le
     }
 
     #[tokio::test]
-    async fn the_flow_schema_is_summed_over_replicas_and_needs_its_series_on_each() {
+    async fn the_flow_schema_is_summed_over_replicas_each_from_zero_until_its_series_appears() {
         let flow = |n: u64| {
             format!(
                 "apiserver_flowcontrol_dispatched_requests_total{{flow_schema=\"loadtest-provider\",priority_level=\"workload-low\"}} {n}\n"
@@ -734,24 +740,14 @@ apiserver_flowcontrol_rejected_requests_total{{flow_schema=\"other\",priority_le
         };
         let a = |text: String| (Arc::<str>::from("a"), text);
         let b = |text: String| (Arc::<str>::from("b"), text);
-        assert!(
-            FlowSchema::start(
-                scraper(),
-                RunClock::start(),
-                OwnRequests::default(),
-                &vec![a(flow(1)), b(String::new())]
-            )
-            .is_none()
-        );
-        let mut fs = FlowSchema::start(
-            scraper(),
-            RunClock::start(),
-            OwnRequests::default(),
-            &vec![a(flow(5)), b(flow(2))],
-        )
-        .unwrap();
-        let got = fs.absorb(&vec![a(flow(6)), b(flow(4))], 1);
-        assert_eq!(got.len(), 3);
+        let start = |first: &Scrapes| {
+            FlowSchema::start(scraper(), RunClock::start(), OwnRequests::default(), first)
+        };
+        assert!(start(&vec![a(String::new()), b(String::new())]).is_none());
+        // B has classified none of the provider's requests yet: its series appears later.
+        let mut fs = start(&vec![a(flow(5)), b(String::new())]).unwrap();
+        assert_eq!(fs.absorb(&vec![a(flow(6)), b(flow(2))], 1).len(), 3);
+        assert_eq!(fs.absorb(&vec![a(flow(6)), b(flow(4))], 2).len(), 2);
     }
 
     /// `RequestTotals` fed scrapes at `scrapes_us` of requests at `true_us` (sorted),
