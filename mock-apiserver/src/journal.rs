@@ -122,8 +122,16 @@ impl Inner {
 }
 
 /// The labels of a request series but the code: verb, group, version, resource,
-/// subresource, scope.
-pub(crate) type Series = (&'static str, String, String, String, String, &'static str);
+/// subresource, scope, component.
+pub(crate) type Series = (
+    &'static str,
+    String,
+    String,
+    String,
+    String,
+    &'static str,
+    &'static str,
+);
 
 /// The series of `entry` counted under `verb` and `version`.
 fn series_of(entry: &Entry, verb: &'static str, version: &str) -> Series {
@@ -138,7 +146,26 @@ fn series_of(entry: &Entry, verb: &'static str, version: &str) -> Series {
         resource.to_owned(),
         subresource.to_owned(),
         scope(entry),
+        "apiserver",
     )
+}
+
+/// The series kube-apiserver counts a request to `path` under when the path names no
+/// resource, for the paths it counts ([`Verb::non_resource_label`]): those whose handlers
+/// it wraps in `metrics.InstrumentHandlerFunc` with verb `GET` (whatever the method),
+/// empty group, version, resource, scope and component, and the label in `subresource`
+/// (kube-aggregator's `specProxier` for OpenAPI v3, `healthz.InstallPathHandler`).
+fn non_resource_series(path: &str) -> Option<Series> {
+    let subresource = Verb::non_resource_label(path)?;
+    Some((
+        "GET",
+        String::new(),
+        String::new(),
+        String::new(),
+        subresource.to_owned(),
+        "",
+        "",
+    ))
 }
 
 /// `apiserver_request_duration_seconds`'s buckets (`endpoints/metrics/metrics.go`).
@@ -240,8 +267,12 @@ impl Journal {
             .entry(entry.user_agent.clone())
             .or_default() += 1;
         let mut open = None;
-        if let Some(verb) = metric_verb {
-            let series = series_of(&entry, verb, version);
+        let series = match metric_verb {
+            Some(verb) => Some(series_of(&entry, verb, version)),
+            None if entry.verb == Verb::Discovery => non_resource_series(&entry.resource),
+            None => None,
+        };
+        if let Some(series) = series {
             if ends_later {
                 *inner.long_running.entry(series.clone()).or_default() += 1;
                 open = Some(series);
@@ -311,17 +342,17 @@ impl Journal {
             "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, group, resource, subresource and HTTP response code.\n# TYPE apiserver_request_total counter\n",
         );
         for ((series, code), n) in &inner.by_series {
-            let (verb, group, version, resource, subresource, scope) = series;
+            let (verb, group, version, resource, subresource, scope, component) = series;
             let _ = writeln!(
                 out,
-                "apiserver_request_total{{code=\"{code}\",component=\"apiserver\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\"}} {n}"
+                "apiserver_request_total{{code=\"{code}\",component=\"{component}\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\"}} {n}"
             );
         }
         out.push_str("# HELP apiserver_request_duration_seconds Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.\n# TYPE apiserver_request_duration_seconds histogram\n");
         for (series, histogram) in &inner.durations {
-            let (verb, group, version, resource, subresource, scope) = series;
+            let (verb, group, version, resource, subresource, scope, component) = series;
             let labels = format!(
-                "component=\"apiserver\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\""
+                "component=\"{component}\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\""
             );
             let mut cumulative = 0;
             for (bound, n) in DURATION_BUCKETS.iter().zip(histogram.buckets) {
@@ -339,10 +370,10 @@ impl Journal {
         }
         out.push_str("# HELP apiserver_longrunning_requests Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.\n# TYPE apiserver_longrunning_requests gauge\n");
         for (series, open) in &inner.long_running {
-            let (verb, group, version, resource, subresource, scope) = series;
+            let (verb, group, version, resource, subresource, scope, component) = series;
             let _ = writeln!(
                 out,
-                "apiserver_longrunning_requests{{component=\"apiserver\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\"}} {open}"
+                "apiserver_longrunning_requests{{component=\"{component}\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\"}} {open}"
             );
         }
         out
@@ -457,6 +488,42 @@ mod tests {
                 .count(),
             2,
             "discovery is not counted"
+        );
+    }
+
+    #[test]
+    fn the_paths_kube_apiserver_counts_without_a_resource_are_counted_as_it_labels_them() {
+        let journal = Journal::new(10, Clock::new());
+        for path in [
+            "/openapi/v3",
+            "/openapi/v3/apis/mockcloud.example.org/v1alpha1",
+            "/openapi/v3/api/v1",
+            "/readyz",
+            "/api",
+            "/apis",
+            "/apis/mockcloud.example.org/v1alpha1",
+            "/version",
+        ] {
+            let mut e = entry("kubectl");
+            e.verb = Verb::Discovery;
+            e.namespace = String::new();
+            e.resource = path.into();
+            journal.record(e);
+        }
+        let text = journal.prometheus_text();
+        let counted: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("apiserver_request_total{"))
+            .collect();
+        // endpoints/metrics: InstrumentHandlerFunc("GET", "", "", "", SUBRESOURCE, "", "", …).
+        assert_eq!(
+            counted,
+            [
+                "apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"GET\",version=\"\"} 1",
+                "apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"openapi/v3\",verb=\"GET\",version=\"\"} 1",
+                "apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"openapi/v3/\",verb=\"GET\",version=\"\"} 2",
+            ],
+            "legacy discovery and /version are not counted: {text}"
         );
     }
 

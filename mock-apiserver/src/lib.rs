@@ -16,6 +16,9 @@
 //! - [`ApiServer::new`] builds a server from a [`Config`]; [`ApiServer::service`] gives a
 //!   tower `Service` for `kube::Client::new(service, "default")`, in-process.
 //! - [`serve`] puts the same server on a socket; [`write_kubeconfig`] points kubectl at it.
+//! - [`ApiServer::replica`] gives another replica over the same objects (its own journal,
+//!   metrics and flow control); [`balance`] spreads connections over replicas' sockets and
+//!   [`ApiServer::set_replica_endpoints`] lists them in the `kubernetes` EndpointSlices.
 //! - [`ApiServer::load_crd_yaml`] preloads CRDs; [`ApiServer::journal`] reads the
 //!   [`Journal`] of requests (also served at [`JOURNAL_PATH`]`?since=SEQ` as a
 //!   [`JournalPage`], timed from [`ApiServer::epoch`]); [`Verb::of`] classifies a request
@@ -44,6 +47,7 @@
 //! # }
 //! ```
 
+mod balance;
 mod clock;
 mod crd;
 mod discovery;
@@ -80,6 +84,7 @@ mod strategic;
 mod verb;
 mod watch;
 
+pub use balance::balance;
 pub use error::{ApiError, Cause, Details};
 pub use flowcontrol::config::{
     ConfigError as FlowControlConfigError, Distinguisher, FlowSchema, LevelKind, LimitResponse,

@@ -19,9 +19,18 @@ use mock_apiserver::{
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Address to listen on (plain HTTP/1.1). Port 0 picks a free port.
+    /// Address to listen on (plain HTTP/1.1). Port 0 picks a free port. With --replicas,
+    /// the load balancer's address.
     #[arg(long, default_value = "127.0.0.1:6443")]
     listen: SocketAddr,
+    /// Serve N replicas of one API server, as a control plane runs several kube-apiservers
+    /// over one etcd: they share every object and watch, and each has its own socket (on
+    /// --listen's address, a free port), journal, /metrics and flow control. --listen is
+    /// then a TCP load balancer spreading connections over them in turn, the kubeconfig
+    /// points at it, and the `kubernetes` Service's EndpointSlices in `default` list
+    /// every replica's address, as kube-apiserver lists its replicas.
+    #[arg(long, value_name = "N", default_value_t = NonZeroUsize::MIN)]
+    replicas: NonZeroUsize,
     /// Write a kubeconfig for this server to FILE (cluster, user and context
     /// "mock-apiserver", namespace "default", no credentials).
     #[arg(long, value_name = "FILE")]
@@ -190,12 +199,55 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     let url = format!("http://{}", listener.local_addr()?);
+    if args.replicas.get() == 1 {
+        write_kubeconfig(&args, &url)?;
+        println!("mock-apiserver listening on {url}");
+        mock_apiserver::serve(listener, server, shutdown_signal()).await;
+        return Ok(());
+    }
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut backends = Vec::new();
+    let mut replicas = tokio::task::JoinSet::new();
+    for i in 0..args.replicas.get() {
+        let replica = if i == 0 {
+            server.clone()
+        } else {
+            server.replica()
+        };
+        let address = SocketAddr::new(args.listen.ip(), 0);
+        let socket = tokio::net::TcpListener::bind(address)
+            .await
+            .with_context(|| format!("binding {address}"))?;
+        let address = socket.local_addr()?;
+        backends.push(address);
+        println!(
+            "mock-apiserver replica {} listening on http://{address}",
+            i + 1
+        );
+        let mut stopped = stopped.clone();
+        replicas.spawn(mock_apiserver::serve(socket, replica, async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        }));
+    }
+    server
+        .set_replica_endpoints(&backends)
+        .context("writing the kubernetes EndpointSlices")?;
+    write_kubeconfig(&args, &url)?;
+    println!(
+        "mock-apiserver load balancer listening on {url} ({} replicas)",
+        backends.len()
+    );
+    mock_apiserver::balance(listener, backends, shutdown_signal()).await;
+    let _ = stop.send(true);
+    replicas.join_all().await;
+    Ok(())
+}
+
+fn write_kubeconfig(args: &Args, url: &str) -> anyhow::Result<()> {
     if let Some(path) = &args.write_kubeconfig {
-        mock_apiserver::write_kubeconfig(path, &url)
+        mock_apiserver::write_kubeconfig(path, url)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    println!("mock-apiserver listening on {url}");
-    mock_apiserver::serve(listener, server, shutdown_signal()).await;
     Ok(())
 }
 

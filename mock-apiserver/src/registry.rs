@@ -226,6 +226,15 @@ pub fn builtin_kinds() -> Vec<ResourceKind> {
         ResourceKind::builtin("apps", "v1", "deployments", "Deployment", true)
             .short(&["deploy"])
             .with_status(),
+        // The API server's own addresses, as the `kubernetes` Service's EndpointSlices
+        // (written by `ApiServer::set_replica_endpoints`).
+        ResourceKind::builtin(
+            "discovery.k8s.io",
+            "v1",
+            "endpointslices",
+            "EndpointSlice",
+            true,
+        ),
         ResourceKind::builtin("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
         ResourceKind::builtin(
             "rbac.authorization.k8s.io",

@@ -170,7 +170,8 @@ pub enum LoadError {
 pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) store: Arc<Store>,
-    pub(crate) registry: RwLock<Registry>,
+    /// Shared by a server's replicas ([`ApiServer::replica`]).
+    pub(crate) registry: Arc<RwLock<Registry>>,
     pub(crate) journal: Journal,
     pub(crate) limiter: Option<Limiter>,
 }
@@ -250,11 +251,107 @@ impl ApiServer {
             shared: Arc::new(Shared {
                 config,
                 store,
-                registry: RwLock::new(registry),
+                registry: Arc::new(RwLock::new(registry)),
                 journal,
                 limiter,
             }),
         }
+    }
+
+    /// Another replica of this API server, as a control plane runs several
+    /// kube-apiservers over one etcd: it shares the objects, their resourceVersions and
+    /// watches, the served kinds and the configuration, and has its own request journal,
+    /// request metrics (`/metrics`) and flow control, as each kube-apiserver process
+    /// counts and limits only what it serves. A watch opened through one replica sees
+    /// writes made through another. Serve each on its own socket ([`crate::serve`]), and
+    /// [`crate::balance`] connections over them.
+    pub fn replica(&self) -> ApiServer {
+        let config = self.shared.config.clone();
+        let limiter = config.flow_control.clone().map(Limiter::new);
+        let journal = Journal::new(config.journal_capacity, *self.shared.store.clock());
+        Self {
+            shared: Arc::new(Shared {
+                config,
+                store: Arc::clone(&self.shared.store),
+                registry: Arc::clone(&self.shared.registry),
+                journal,
+                limiter,
+            }),
+        }
+    }
+
+    /// Writes the `kubernetes` Service's EndpointSlices in `default` for the replicas
+    /// serving at `addresses`, as kube-apiserver's endpoint reconciler lists every
+    /// replica: one slice per port (a real control plane's replicas share one port, so
+    /// it writes one slice, `kubernetes`; replicas on one machine differ by port, so
+    /// each port has its own slice, `kubernetes` for the first, then `kubernetes-PORT`),
+    /// each labelled `kubernetes.io/service-name: kubernetes`, its port named `https` as
+    /// the real one is (the scheme is the kubeconfig's).
+    ///
+    /// # Errors
+    /// The store refused a slice.
+    pub fn set_replica_endpoints(
+        &self,
+        addresses: &[std::net::SocketAddr],
+    ) -> Result<(), ApiError> {
+        let kind = self
+            .kind("discovery.k8s.io", "v1", "endpointslices")
+            .expect("endpointslices are built in");
+        let mut ports: Vec<u16> = addresses.iter().map(std::net::SocketAddr::port).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        for (i, port) in ports.iter().enumerate() {
+            let ips: Vec<String> = addresses
+                .iter()
+                .filter(|a| a.port() == *port)
+                .map(|a| a.ip().to_string())
+                .collect();
+            let family = if addresses.iter().any(|a| a.port() == *port && a.is_ipv6()) {
+                "IPv6"
+            } else {
+                "IPv4"
+            };
+            let name = if i == 0 {
+                "kubernetes".to_owned()
+            } else {
+                format!("kubernetes-{port}")
+            };
+            let slice = json!({
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": {
+                    "name": name,
+                    "namespace": "default",
+                    "labels": {
+                        "kubernetes.io/service-name": "kubernetes",
+                        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+                    },
+                },
+                "addressType": family,
+                "endpoints": ips.iter().map(|ip| json!({"addresses": [ip], "conditions": {"ready": true}})).collect::<Vec<_>>(),
+                "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            });
+            let options = WriteOptions {
+                create_if_missing: true,
+                ..WriteOptions::default()
+            };
+            self.shared.store.update(
+                &kind,
+                "default",
+                &name,
+                Subresource::Main,
+                options,
+                |old| {
+                    let mut new = slice.clone();
+                    if let Some(old) = old {
+                        let rv = old["metadata"]["resourceVersion"].clone();
+                        crate::object::metadata_mut(&mut new).insert("resourceVersion".into(), rv);
+                    }
+                    Ok(new)
+                },
+            )?;
+        }
+        Ok(())
     }
 
     /// The request journal.

@@ -89,6 +89,32 @@ impl Verb {
         )
     }
 
+    /// The `subresource` label under which kube-apiserver counts a request to `path`, a
+    /// path that names no resource, in `apiserver_request_total` (verb `GET`, empty
+    /// group, version, resource, scope and component), or `None` for the paths it does
+    /// not count: it counts the OpenAPI v3 index (`openapi/v3`) and documents (all as
+    /// `openapi/v3/`) and the health roots (their path), whose handlers it wraps in
+    /// `metrics.InstrumentHandlerFunc`; legacy discovery (`/api`, `/apis`,
+    /// `/apis/GROUP[/VERSION]`, `/api/v1`), `/version`, `/openapi/v2` and `/metrics`
+    /// are served unwrapped and not counted (`/api` and `/apis` are counted as `api` and
+    /// `apis` only when answered as aggregated discovery, which mock-apiserver does not
+    /// serve).
+    ///
+    /// ```
+    /// use mock_apiserver::Verb;
+    /// assert_eq!(Verb::non_resource_label("/openapi/v3/apis/example.org/v1"), Some("openapi/v3/"));
+    /// assert_eq!(Verb::non_resource_label("/readyz"), Some("/readyz"));
+    /// assert_eq!(Verb::non_resource_label("/apis"), None);
+    /// ```
+    pub fn non_resource_label(path: &str) -> Option<&str> {
+        match path {
+            "/openapi/v3" => Some("openapi/v3"),
+            "/healthz" | "/livez" | "/readyz" => Some(path),
+            _ if path.starts_with("/openapi/v3/") => Some("openapi/v3/"),
+            _ => None,
+        }
+    }
+
     /// The verb label of `apiserver_request_total`, or `None` for requests the real API
     /// server does not count by resource (discovery, health).
     pub fn metric_label(self) -> Option<&'static str> {

@@ -200,6 +200,12 @@ pub enum ApiReadError {
     /// The answer is not a journal page.
     #[error("the answer is not a mock-apiserver journal page")]
     Decode(#[source] serde_json::Error),
+    /// The API server has several replicas, each with its own journal, and the harness
+    /// reaches them only through one address that answers from any of them.
+    #[error(
+        "the API server has {0} replicas, each with its own journal, reachable only through the kubeconfig's address (which answers from any one of them): read each replica's address from this machine, or use --api-requests-from metrics"
+    )]
+    ReplicasUnreachable(usize),
 }
 
 /// The provider flags whose deployed values differ from the scenario's.

@@ -14,7 +14,7 @@
 //! - leaves: [`clock`] (one clock for the run), [`time`] (real or virtual time: the
 //!   runtime, the paused clock), [`prometheus`], [`own`] (the harness's own
 //!   requests), [`objects`], [`cloud`] (the scenario's cloud as mock-cloud's config),
-//!   [`remote`], [`progress`], [`error`].
+//!   [`remote`], [`replicas`] (the API server's replicas), [`progress`], [`error`].
 //!
 //! Where to start: [`run`] with a validated [`Scenario`].
 
@@ -34,6 +34,7 @@ pub mod present;
 pub mod progress;
 pub mod prometheus;
 pub mod remote;
+pub mod replicas;
 pub mod source;
 pub mod target;
 pub mod time;

@@ -96,7 +96,8 @@ impl ProviderAgent {
 
 /// A request's verb and resource as the API server counts them: `buckets.GROUP/status`
 /// (`PLURAL[.GROUP][/SUBRESOURCE]`; a core kind has no group), or for a request that names
-/// no resource (discovery, `/version`, `/metrics`) its path, with the verb `discovery`.
+/// no resource (discovery, `/version`, `/metrics`) its [`discovery_name`], with the verb
+/// `discovery`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RequestKey {
     /// The lowercase Kubernetes verb (`get`, `list`, `watch`, `create`, `update`, `patch`,
@@ -162,9 +163,18 @@ pub fn request_key(method: &http::Method, path: &str, query: &str) -> RequestKey
         },
         _ => RequestKey {
             verb: mock_apiserver::Verb::Discovery.as_str(),
-            resource: path.to_owned(),
+            resource: discovery_name(path).to_owned(),
         },
     }
+}
+
+/// The resource a request that names none is counted under: the `subresource` label an
+/// API server's `apiserver_request_total` gives it where it counts it
+/// ([`mock_apiserver::Verb::non_resource_label`]: `openapi/v3/` for every OpenAPI v3
+/// document), so that every source names it alike; else its path.
+#[must_use]
+pub fn discovery_name(path: &str) -> &str {
+    mock_apiserver::Verb::non_resource_label(path).unwrap_or(path)
 }
 
 /// The harness's own requests, by verb and resource.

@@ -147,6 +147,9 @@ struct Cluster {
     metrics_port: u16,
     runtime: tokio::runtime::Runtime,
     client: kube::Client,
+    /// A client of each of mock-apiserver's replicas (`--replicas`), each with its own
+    /// journal; the one client when it runs one.
+    replicas: Vec<kube::Client>,
     provider: Provider,
     running: Proc,
     _servers: (Proc, Proc),
@@ -220,8 +223,7 @@ impl Cluster {
             std::fs::write(&schema, config).unwrap();
             api.args(["--priority-and-fairness", "--apf-config"])
                 .arg(&schema)
-                .args(["--user", "admin", "--group", "system:masters"])
-                .args(server_flags);
+                .args(["--user", "admin", "--group", "system:masters"]);
             provider_kubeconfig = dir.join("provider-kubeconfig");
             std::fs::write(
                 &provider_kubeconfig,
@@ -237,6 +239,7 @@ current-context: provider
             )
             .unwrap();
         }
+        api.args(server_flags);
         let api = spawn(&mut api, &dir.join("mock-apiserver.log"));
         let cloud_port = free_port();
         let cloud = spawn(
@@ -294,6 +297,7 @@ current-context: provider
                 .await
                 .unwrap();
         });
+        let replicas = runtime.block_on(replica_clients(&client));
         let metrics_port = free_port();
         let mut provider = Provider {
             bin: bin.join("provider"),
@@ -312,6 +316,7 @@ current-context: provider
             metrics_port,
             runtime,
             client,
+            replicas,
             provider,
             running,
             _servers: (api, cloud),
@@ -402,40 +407,62 @@ current-context: provider
         (status, read("harness.out"), read("harness.err"))
     }
 
-    /// The last sequence number of mock-apiserver's journal.
-    fn journal_seq(&self) -> u64 {
-        self.journal_since(u64::MAX).last_seq
+    /// The last sequence number of each replica's journal.
+    fn journal_seqs(&self) -> Vec<u64> {
+        (0..self.replicas.len())
+            .map(|i| self.journal_since(i, u64::MAX).last_seq)
+            .collect()
     }
 
-    /// The journal's last sequence number once the provider has sent nothing for a second
-    /// (its lists and watches at start are done).
-    fn provider_quiet(&self) -> u64 {
+    /// Each replica's journal's last sequence number once the provider has sent nothing
+    /// for a second (its lists and watches at start are done).
+    fn provider_quiet(&self) -> Vec<u64> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let seq = self.journal_seq();
+            let seqs = self.journal_seqs();
             std::thread::sleep(Duration::from_secs(1));
-            if self.provider_requests_since(seq).1.is_empty() {
-                return seq;
+            if self.provider_requests_since(&seqs).1.is_empty() {
+                return seqs;
             }
             assert!(Instant::now() < deadline, "the provider never went quiet");
         }
     }
 
-    fn journal_since(&self, since: u64) -> mock_apiserver::JournalPage {
+    /// Replica `replica`'s journal after `since`.
+    fn journal_since(&self, replica: usize, since: u64) -> mock_apiserver::JournalPage {
         let request = http::Request::get(format!("/mock/v1/requests?since={since}"))
             .body(Vec::new())
             .unwrap();
         let text = self
             .runtime
-            .block_on(self.client.request_text(request))
+            .block_on(self.replicas[replica].request_text(request))
             .unwrap();
         serde_json::from_str(&text).unwrap()
     }
 
-    /// The provider's requests (its User-Agent) journalled after `since`: by verb and
-    /// resource as the harness names them, and their times (µs).
-    fn provider_requests_since(&self, since: u64) -> (BTreeMap<String, u64>, Vec<u64>) {
-        let page = self.journal_since(since);
+    /// The provider's requests (its User-Agent) journalled after `since` (by replica),
+    /// summed over the replicas: by verb and resource as the harness names them, and
+    /// their times (µs; the replicas share one clock).
+    fn provider_requests_since(&self, since: &[u64]) -> (BTreeMap<String, u64>, Vec<u64>) {
+        let mut by = BTreeMap::new();
+        let mut times = Vec::new();
+        for (i, &since) in since.iter().enumerate() {
+            let (b, t) = self.provider_requests_of(i, since);
+            for (k, n) in b {
+                *by.entry(k).or_default() += n;
+            }
+            times.extend(t);
+        }
+        (by, times)
+    }
+
+    /// [`Cluster::provider_requests_since`] of one replica.
+    fn provider_requests_of(
+        &self,
+        replica: usize,
+        since: u64,
+    ) -> (BTreeMap<String, u64>, Vec<u64>) {
+        let page = self.journal_since(replica, since);
         assert!(
             page.entries.first().is_none_or(|e| e.seq == since + 1),
             "the journal dropped entries"
@@ -448,7 +475,7 @@ current-context: provider
             .filter(|e| e.user_agent.starts_with("provider/"))
         {
             let resource = if e.verb == mock_apiserver::Verb::Discovery {
-                e.resource.clone()
+                harness::run::own::discovery_name(&e.resource).to_owned()
             } else {
                 let (plural, sub) = e.resource.split_once('/').unwrap_or((&e.resource, ""));
                 harness::run::own::resource_name(&e.group, plural, sub)
@@ -470,6 +497,30 @@ current-context: provider
             secrets.get_opt(name).await.unwrap().is_some()
         })
     }
+}
+
+/// A client of each replica the `kubernetes` EndpointSlices list (mock-apiserver writes
+/// them with `--replicas`), or `client` alone when they list none.
+async fn replica_clients(client: &kube::Client) -> Vec<kube::Client> {
+    let slices: Api<k8s_openapi::api::discovery::v1::EndpointSlice> =
+        Api::namespaced(client.clone(), "default");
+    let list = slices
+        .list(&kube::api::ListParams::default().labels("kubernetes.io/service-name=kubernetes"))
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    for slice in &list.items {
+        let port = slice.ports.as_ref().unwrap()[0].port.unwrap();
+        for e in &slice.endpoints {
+            let url = format!("http://{}:{port}", e.addresses[0]);
+            let config = kube::Config::new(url.parse().unwrap());
+            out.push(kube::Client::try_from(config).unwrap());
+        }
+    }
+    if out.is_empty() {
+        out.push(client.clone());
+    }
+    out
 }
 
 impl Drop for Cluster {
@@ -573,10 +624,27 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
     assert!(!cluster.secret_exists("mock-cloud-team-a"));
 }
 
+/// The API server as two replicas behind one address (mock-apiserver `--replicas 2`: two
+/// sockets over one store, each with its own journal and `/metrics`, a round-robin TCP
+/// load balancer in front, the `kubernetes` EndpointSlices listing both): the provider's
+/// connections land on both, the harness finds both replicas, scrapes each and sums
+/// them, and its count of the provider's requests by verb and resource equals the sum of
+/// the two journals'.
 #[test]
-fn a_cluster_run_reads_api_requests_from_the_servers_metrics_and_keep_leaves_the_objects() {
-    let mut cluster = Cluster::start("cluster-metrics");
+fn a_cluster_run_reads_api_requests_from_every_replicas_metrics_and_keep_leaves_the_objects() {
+    let mut cluster = Cluster::start_flow_control(
+        "cluster-metrics",
+        default_flags(),
+        None,
+        &["--replicas", "2"],
+    );
+    assert_eq!(
+        cluster.replicas.len(),
+        2,
+        "the EndpointSlices list both replicas"
+    );
     let scenario = SCENARIO.replace("  - {name: restart, action: restart, timeout: 60s}\n", "");
+    let before = cluster.provider_quiet();
     let result = cluster.run(&scenario, &["--api-requests-from", "metrics", "--keep"]);
     let run = &result["run"];
     assert!(
@@ -586,16 +654,29 @@ fn a_cluster_run_reads_api_requests_from_the_servers_metrics_and_keep_leaves_the
             .starts_with("apiserver_request_total"),
         "{run}"
     );
-    // Each scrape's increase is dated at the scrape, so count the whole run.
-    let api: u64 = result["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| p["api_requests"].as_u64())
-        .sum();
+    let notes = run["notes"].to_string();
+    assert!(
+        notes.contains("has 2 replicas") && notes.contains("each read directly and summed"),
+        "{notes}"
+    );
+    let counted = api_requests_by(&result);
+    let (truth, _) = cluster.provider_requests_since(&before);
+    for (i, &since) in before.iter().enumerate() {
+        let (of_one, _) = cluster.provider_requests_of(i, since);
+        assert!(
+            of_one.values().sum::<u64>() > 0,
+            "replica {i} served some of the provider's requests: {of_one:#?}"
+        );
+    }
+    eprintln!(
+        "two replicas: {} requests counted, the journals' sum {}",
+        counted.values().sum::<u64>(),
+        truth.values().sum::<u64>()
+    );
+    assert_eq!(counted, truth, "by verb and resource");
     // 20 creates make the provider write finalizers, external names and status: every
     // bucket at least 3 requests to the provider's group.
-    assert!(api >= 60, "{api} API requests");
+    assert!(truth.values().sum::<u64>() >= 60, "{truth:#?}");
     assert_eq!(calls(&result, "create", "create"), 20);
     assert!(
         cluster.secret_exists("mock-cloud-team-a"),
@@ -955,7 +1036,7 @@ fn smoke_counts_from(source: &str, measured_by: &str, text: &str, flags: Vec<Str
             .starts_with(measured_by),
         "{source}: {run}"
     );
-    let (truth, mut times) = cluster.provider_requests_since(before);
+    let (truth, mut times) = cluster.provider_requests_since(&before);
     let counted = api_requests_by(&result);
     for group in ["events.events.k8s.io", "buckets.mockcloud.example.org"] {
         assert!(

@@ -10,6 +10,7 @@ mod kubectl;
 mod priority_fairness;
 mod protobuf;
 mod python;
+mod replicas;
 mod rollout;
 mod schema;
 mod socket;

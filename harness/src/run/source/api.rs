@@ -8,23 +8,29 @@
 //!   second; as exact as embedded.
 //! - Cluster, any other API server: its `/metrics` (see [`super::api_metrics`]): the
 //!   FlowSchema's series when they are there, else `apiserver_request_total`.
+//!
+//! In a cluster every replica of the API server ([`Replicas`]) is read and summed, the
+//! journal and `/metrics` alike.
 
 use std::time::Duration;
 
 use super::api_journal::{self, InProcess};
-use super::api_metrics::{FlowSchema, RequestTotals, scrape};
+use super::api_metrics::{FlowSchema, RequestTotals, Scraper};
 use super::poll::{Poller, Reader};
 use super::report::{ApiMeasure, ApiReport};
 use crate::result::ApiCount;
 use crate::run::clock::RunClock;
+use crate::run::error::ApiReadError;
 use crate::run::error::RunError;
 use crate::run::own::{OwnRequests, ProviderAgent};
+use crate::run::replicas::Replicas;
 
 /// Where a cluster run should read API requests from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ApiSource {
     /// The mock journal if the server has one, else the FlowSchema's series if they are
-    /// there, else `apiserver_request_total`.
+    /// there, else `apiserver_request_total`. Every source reads each replica the
+    /// `kubernetes` EndpointSlices list, when it reaches them all, and sums them.
     #[default]
     Auto,
     /// mock-apiserver's journal (`/mock/v1/requests`): every request, exact times, the
@@ -40,6 +46,23 @@ pub enum ApiSource {
     Metrics,
 }
 
+/// Each replica's journal; none when several replicas are reachable only through one
+/// address (whose journal would be whichever replica's answered).
+async fn journals(
+    replicas: &Replicas,
+    clock: RunClock,
+    agent: &ProviderAgent,
+) -> Result<Vec<api_journal::Http>, ApiReadError> {
+    if replicas.balanced {
+        return Err(ApiReadError::ReplicasUnreachable(replicas.listed.len()));
+    }
+    let mut out = Vec::new();
+    for (_, client) in &replicas.targets {
+        out.push(api_journal::Http::probe(client.clone(), clock, agent.clone()).await?);
+    }
+    Ok(out)
+}
+
 /// The API-request source of a run.
 pub enum ApiRequests {
     /// An in-process mock-apiserver's journal.
@@ -52,36 +75,48 @@ pub enum ApiRequests {
 
 impl ApiRequests {
     /// Finds what the cluster's server offers (a mock journal, else `/metrics`, as `choice`
-    /// allows) and starts reading it. Requests before this call are not counted.
+    /// allows) on each of `replicas`, and starts reading it. Requests before this call are
+    /// not counted.
     ///
     /// # Errors
     /// The source `choice` names cannot be read.
     pub async fn probe(
-        client: &kube::Client,
+        replicas: &Replicas,
         clock: RunClock,
         (own, agent): (OwnRequests, ProviderAgent),
         (choice, interval): (ApiSource, Duration),
     ) -> Result<ApiRequests, RunError> {
+        let seen = (replicas.note(), replicas.partial());
         if !matches!(choice, ApiSource::Metrics | ApiSource::FlowSchema) {
-            match api_journal::Http::probe(client.clone(), clock, agent).await {
-                Ok(journal) => return Ok(Self::polled(Reader::Journal(journal), interval)),
+            match journals(replicas, clock, &agent).await {
+                Ok(journals) => {
+                    return Ok(Self::polled(Reader::Journal(journals), interval, seen));
+                }
                 Err(e) if choice == ApiSource::Journal => return Err(RunError::NoApiJournal(e)),
                 Err(_) => {}
             }
         }
-        match scrape(client).await {
-            Ok(text) => {
+        let scraper = Scraper::new(replicas);
+        match scraper.scrape().await {
+            Ok(first) => {
                 let flow_schema = if choice == ApiSource::Metrics {
                     None
                 } else {
-                    FlowSchema::start(client.clone(), clock, own.clone(), &text)
+                    FlowSchema::start(scraper.clone(), clock, own.clone(), &first)
                 };
                 match flow_schema {
-                    Some(f) => Ok(Self::polled(Reader::FlowSchema(Box::new(f)), interval)),
+                    Some(f) => Ok(Self::polled(
+                        Reader::FlowSchema(Box::new(f)),
+                        interval,
+                        seen,
+                    )),
                     None if choice == ApiSource::FlowSchema => Err(RunError::NoFlowSchema),
                     None => Ok(Self::polled(
-                        Reader::Metrics(RequestTotals::start(client.clone(), clock, own, &text)),
+                        Reader::Metrics(Box::new(RequestTotals::start(
+                            scraper, clock, own, &first,
+                        ))),
                         interval,
+                        seen,
                     )),
                 }
             }
@@ -95,8 +130,8 @@ impl ApiRequests {
         }
     }
 
-    fn polled(reader: Reader, interval: Duration) -> ApiRequests {
-        ApiRequests::Polled(Poller::start(reader, interval))
+    fn polled(reader: Reader, interval: Duration, replicas: (Option<String>, bool)) -> ApiRequests {
+        ApiRequests::Polled(Poller::start(reader, interval, replicas))
     }
 
     /// How the requests are measured.

@@ -8,13 +8,13 @@ use super::report::{ApiMeasure, ApiReport};
 use crate::result::{ApiCount, ApiRequest, object_key};
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::error::ApiReadError;
-use crate::run::own::{ProviderAgent, resource_name};
+use crate::run::own::{ProviderAgent, discovery_name, resource_name};
 
 /// The resource a journal entry names, as [`crate::run::own::RequestKey`] names it: its
 /// path for a request that names none.
 fn resource(entry: &Entry, names: &mut Interner) -> std::sync::Arc<str> {
     if entry.verb == Verb::Discovery {
-        return names.get(format_args!("{}", entry.resource));
+        return names.get(format_args!("{}", discovery_name(&entry.resource)));
     }
     let (plural, sub) = entry
         .resource

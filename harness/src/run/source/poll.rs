@@ -14,10 +14,10 @@ use crate::run::error::ApiReadError;
 
 /// What a poller reads.
 pub enum Reader {
-    /// mock-apiserver's journal over HTTP.
-    Journal(api_journal::Http),
+    /// mock-apiserver's journal over HTTP, of each replica.
+    Journal(Vec<api_journal::Http>),
     /// `apiserver_request_total`.
-    Metrics(RequestTotals),
+    Metrics(Box<RequestTotals>),
     /// The provider's FlowSchema counter.
     FlowSchema(Box<FlowSchema>),
 }
@@ -34,7 +34,9 @@ impl Reader {
     /// Whether what it reads is the provider's, all of it and only it, and why not.
     fn count(&self) -> (ApiCount, Option<String>) {
         match self {
-            Reader::Journal(j) => j.count(),
+            Reader::Journal(j) => j
+                .first()
+                .map_or((ApiCount::Unknown, None), api_journal::Http::count),
             Reader::Metrics(_) => (
                 ApiCount::MayIncludeOthers,
                 Some(
@@ -48,7 +50,15 @@ impl Reader {
 
     async fn read(&mut self) -> Result<(Vec<ApiRequest>, u64), ApiReadError> {
         match self {
-            Reader::Journal(j) => j.read().await,
+            Reader::Journal(replicas) => {
+                let (mut requests, mut missed) = (Vec::new(), 0);
+                for j in replicas {
+                    let (r, m) = j.read().await?;
+                    requests.extend(r);
+                    missed += m;
+                }
+                Ok((requests, missed))
+            }
             Reader::Metrics(m) => Ok((m.read().await?, 0)),
             Reader::FlowSchema(f) => Ok((f.read().await?, 0)),
         }
@@ -71,6 +81,9 @@ struct Collected {
 /// A [`Reader`] read every interval.
 pub struct Poller {
     measure: ApiMeasure,
+    /// What the result must say of the API server's replicas, and whether the count may
+    /// miss some of their requests.
+    replicas: (Option<String>, bool),
     interval: std::time::Duration,
     collected: Arc<Mutex<Collected>>,
     stop: Arc<AtomicBool>,
@@ -107,9 +120,15 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 impl Poller {
-    /// Starts reading `reader` in the background, every `interval`.
+    /// Starts reading `reader` in the background, every `interval`; `replicas` is what
+    /// the result must say of the API server's replicas and whether the count may be
+    /// partial for them.
     #[must_use]
-    pub fn start(mut reader: Reader, interval: std::time::Duration) -> Poller {
+    pub fn start(
+        mut reader: Reader,
+        interval: std::time::Duration,
+        replicas: (Option<String>, bool),
+    ) -> Poller {
         let measure = reader.measure();
         let collected: Arc<Mutex<Collected>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
@@ -133,6 +152,7 @@ impl Poller {
         };
         Poller {
             measure,
+            replicas,
             interval,
             collected,
             stop,
@@ -167,9 +187,10 @@ impl Poller {
                 notes.extend(settled);
             }
         }
-        if c.errors > 0 {
+        if c.errors > 0 || self.replicas.1 {
             count = count.and(ApiCount::MayMissSome);
         }
+        notes.extend(self.replicas.0.clone());
         if c.missed > 0 {
             notes.push(format!(
                 "{} API requests left the server's journal before they were read",

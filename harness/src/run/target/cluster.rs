@@ -156,8 +156,12 @@ pub struct Cluster {
 }
 
 /// The harness's client for the cluster: its `User-Agent`, and its requests to the
-/// provider's group counted into `own`.
-async fn client(options: &ClusterOptions, own: &OwnRequests) -> Result<kube::Client, RunError> {
+/// provider's group counted into `own`; and the kubeconfig's configuration it was built
+/// from.
+async fn client(
+    options: &ClusterOptions,
+    own: &OwnRequests,
+) -> Result<(kube::Client, kube::Config), RunError> {
     let bad = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Kubeconfig {
         path: options.kubeconfig.clone(),
         source,
@@ -173,10 +177,11 @@ async fn client(options: &ClusterOptions, own: &OwnRequests) -> Result<kube::Cli
     )
     .await
     .map_err(|e| bad(e.into()))?;
-    Ok(ClientBuilder::try_from(config)
+    let client = ClientBuilder::try_from(config.clone())
         .map_err(|e| bad(e.into()))?
         .with_layer(&own::layer(own.clone()))
-        .build())
+        .build();
+    Ok((client, config))
 }
 
 fn deployments(client: &kube::Client, namespace: &str) -> Api<Deployment> {
@@ -415,7 +420,7 @@ impl Target for Cluster {
     /// cloud, which starts it afresh).
     async fn start(s: &Scenario, options: ClusterOptions) -> Result<Self, RunError> {
         let own = OwnRequests::default();
-        let client = client(&options, &own).await?;
+        let (client, config) = client(&options, &own).await?;
         client
             .apiserver_version()
             .await
@@ -460,8 +465,9 @@ impl Target for Cluster {
         };
         let clock = RunClock::start();
         let agent = crate::run::own::ProviderAgent::of(s);
+        let replicas = crate::run::replicas::Replicas::find(&client, &config, &own).await;
         let api = ApiRequests::probe(
-            &client,
+            &replicas,
             clock,
             (own, agent),
             (options.api_source, options.api_scrape_interval),
