@@ -3,9 +3,11 @@
 //! [`plan`] walks the phases; each kind of phase has its file: [`wave`] for backlogs, [`hold`]
 //! for steady holds, [`faults`] for outages and latency, [`accounts`] for cloud quotas,
 //! [`scope`] for what a phase acts on, [`coverage`] for the reasons a hold leaves the
-//! formulas, [`coupled`] for the simulated coupled regime and UNMODELED for the rest.
+//! formulas, [`coupled`] for the simulated coupled regime and UNMODELED for the rest;
+//! [`composite`] for Crossplane core's part of a composite scenario.
 
 mod accounts;
+pub mod composite;
 mod coupled;
 mod coverage;
 mod duration;
@@ -57,6 +59,9 @@ pub struct Plan {
     pub run: Vec<Prediction>,
     /// Per phase.
     pub phases: Vec<PhasePlan>,
+    /// Crossplane core's, for a composite scenario (budget.md §12): each XR group's under
+    /// `core/<group>/…`, and the core checks' bounds ([`composite`]).
+    pub core: Vec<Prediction>,
 }
 
 /// Computes the plan.
@@ -188,7 +193,13 @@ pub fn plan(s: &Scenario) -> Plan {
     if s.settings.scoped_buckets {
         run.insert(0, global_budget(&base));
     }
-    Plan { run, phases }
+    let mut plan = Plan {
+        run,
+        phases,
+        core: Vec::new(),
+    };
+    plan.core = composite::predictions(s, &plan);
+    plan
 }
 
 /// The global budget a provider with one bucket per scope has over the scenario's kinds
@@ -401,14 +412,16 @@ impl Plan {
         self.run
             .iter()
             .chain(self.phases.iter().flat_map(|p| &p.predictions))
+            .chain(&self.core)
             .find(|p| p.id == id)
     }
 
-    /// Every prediction, run-wide first, then phase by phase.
+    /// Every prediction, run-wide first, then phase by phase, then core's.
     pub fn all(&self) -> impl Iterator<Item = &Prediction> {
         self.run
             .iter()
             .chain(self.phases.iter().flat_map(|p| &p.predictions))
+            .chain(&self.core)
     }
 }
 
