@@ -329,9 +329,8 @@ pub fn plan_listing(s: &Scenario, plan: &Plan) -> String {
         // A breaker verdict that cannot differ between surely and maybe says it once.
         let mut last: Option<&Prediction> = None;
         for p in &plan.core {
-            let same = last.is_some_and(|l| {
-                l.what == p.what && l.value == p.value && l.formula == p.formula
-            });
+            let same = last
+                .is_some_and(|l| l.what == p.what && l.value == p.value && l.formula == p.formula);
             if !same {
                 line(&mut out, p);
             }

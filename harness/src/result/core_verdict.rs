@@ -4,8 +4,8 @@
 
 use super::core::CoreReport;
 use super::model::{LimitKind, Outcome, Verdict};
-use crate::scenario::composite::CoreCheck;
 use crate::predict::{Plan, Prediction};
+use crate::scenario::composite::CoreCheck;
 use crate::scenario::{Assertion, Check, Scenario};
 
 /// The check's name, as scenario files spell it.

@@ -96,7 +96,8 @@ fn create_phase(s: &Scenario, g: usize) -> Option<&str> {
 
 /// τ_MR for the XRs `phase` creates: the provider's p99 time to Ready (§5.2) of all their
 /// composed resources, created at once (core does not pace them), read with the phase's
-/// parameters and per-resource reconciles and requests.
+/// parameters and per-resource reconciles and requests; each is Ready at the reconcile
+/// after its create, τ_unloaded = 1 s + 2L̄ (§5.1), when nothing queues it.
 fn mr_ready(s: &Scenario, plan: &Plan, phase: &str) -> f64 {
     let Some(pp) = plan.phases.iter().find(|p| p.name == phase) else {
         return 0.0;
@@ -123,7 +124,10 @@ fn mr_ready(s: &Scenario, plan: &Plan, phase: &str) -> f64 {
     });
     b.per_controller = vec![n];
     b.arrival_rate = None;
-    backlog::ttr_quantile(&pp.params, &b, 0.99, pp.params.l)
+    // Composed kinds are taken as synchronous: Ready at the reconcile after their create.
+    let poll = s.settings.poll_interval.as_secs_f64();
+    let unloaded = backlog::ttr_unloaded(&pp.params, 0.0, poll);
+    backlog::ttr_quantile(&pp.params, &b, 0.99, unloaded)
 }
 
 /// Every XR group's shape and predictions (groups whose shape the pipeline does not say are
@@ -182,10 +186,7 @@ pub fn predictions(s: &Scenario, plan: &Plan) -> Vec<Prediction> {
             .rev()
             .find(|p| p.id.ends_with("/xr-time-to-ready"))
             .expect("every group predicts its XR time to Ready");
-        ready.note = Some(format!(
-            "{tau}; {}",
-            ready.note.take().unwrap_or_default()
-        ));
+        ready.note = Some(format!("{tau}; {}", ready.note.take().unwrap_or_default()));
     }
     if groups.len() < s.composites.groups.len() {
         return out;
@@ -268,9 +269,9 @@ fn xr_time_to_ready(groups: &[CoreGroupPlan]) -> Prediction {
         .iter()
         .map(|g| &g.prediction.xr_time_to_ready)
         .max_by(|a, b| a.value.total_cmp(&b.value));
-    let mut p = slowest.cloned().unwrap_or_else(|| {
-        Prediction::new("", "", 0.0, "s").meaning(Meaning::Expected)
-    });
+    let mut p = slowest
+        .cloned()
+        .unwrap_or_else(|| Prediction::new("", "", 0.0, "s").meaning(Meaning::Expected));
     p.id = "core/xr-time-to-ready".to_owned();
     p.what = "an XR's time to Ready from its create, the slowest group's".to_owned();
     p.checks(&["xrTimeToReady"]).note(
