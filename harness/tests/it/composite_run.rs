@@ -151,7 +151,7 @@ fn the_plan_of_xr_smoke_holds_cores_predictions() {
     // With Δt = 0 (the default) the creation may open every circuit, not surely.
     let opens = plan.find("core/breaker-opens").expect("predicted");
     assert_eq!(opens.value, 0.0);
-    assert_eq!(opens.get("XRs whose circuit may open"), Some(100.0));
+    assert_eq!(opens.get("X_may"), Some(100.0));
     // `harness predict` lists them.
     let listing = harness::report::plan_listing(&s, &plan);
     assert!(

@@ -188,7 +188,7 @@ pub fn predictions(s: &Scenario, plan: &Plan) -> Vec<Prediction> {
             .expect("every group predicts its XR time to Ready");
         ready.note = Some(format!("{tau}; {}", ready.note.take().unwrap_or_default()));
     }
-    if groups.len() < s.composites.groups.len() {
+    if groups.is_empty() || groups.len() < s.composites.groups.len() {
         return out;
     }
     let run_s = plan.expected_duration(s).at_most.as_secs_f64();
@@ -304,7 +304,7 @@ fn breaker_opens(groups: &[CoreGroupPlan]) -> Prediction {
         "opens",
     )
     .formula("Σ_groups X·([c + 2U_min > B_cb + R_cb·Δt] + [2·n_kind > B_cb])")
-    .input("XRs whose circuit may open", may)
+    .input("X_may", may)
     .meaning(Meaning::LowerBound)
     .source("[P] §12.5, Lemma 6")
     .checks(&["breakerOpens"])
