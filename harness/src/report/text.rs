@@ -321,6 +321,22 @@ pub fn plan_listing(s: &Scenario, plan: &Plan) -> String {
             line(&mut out, p);
         }
     }
+    if !plan.core.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nCrossplane core, per XR group (core/<group>/…), and the bounds of its checks"
+        );
+        // A breaker verdict that cannot differ between surely and maybe says it once.
+        let mut last: Option<&Prediction> = None;
+        for p in &plan.core {
+            let same = last
+                .is_some_and(|l| l.what == p.what && l.value == p.value && l.formula == p.formula);
+            if !same {
+                line(&mut out, p);
+            }
+            last = Some(p);
+        }
+    }
     out
 }
 

@@ -4,6 +4,7 @@
 
 use super::core::CoreReport;
 use super::model::{LimitKind, Outcome, Verdict};
+use crate::predict::{Plan, Prediction};
 use crate::scenario::composite::CoreCheck;
 use crate::scenario::{Assertion, Check, Scenario};
 
@@ -19,22 +20,50 @@ pub fn check_name(c: &CoreCheck) -> &'static str {
     }
 }
 
+/// The plan's prediction a check of `c` reads, when the scenario gives no limit.
+fn prediction<'a>(c: &CoreCheck, plan: &'a Plan) -> Option<&'a Prediction> {
+    match c {
+        CoreCheck::ApiRequests { window, .. } => {
+            plan.find(&format!("core/api-requests/{}s", window.as_secs_f64()))
+        }
+        CoreCheck::FunctionCalls { .. } => plan.find("core/function-calls"),
+        CoreCheck::XrTimeToReady { .. } => plan.find("core/xr-time-to-ready"),
+        CoreCheck::BreakerOpens { .. } => plan.find("core/breaker-opens"),
+        CoreCheck::StaleXrs { .. } => None,
+    }
+}
+
 /// The verdict of `a` (a check of `c`) on what core did (`None`: core did not run or was
-/// not measured, which fails the check).
+/// not measured, which fails the check), its limit the scenario's or, without one, the
+/// plan's prediction (budget.md §12), shown beside the observed figure.
 #[must_use]
-pub fn verdict(a: &Assertion, c: &CoreCheck, core: Option<&CoreReport>) -> Verdict {
+pub fn verdict(a: &Assertion, c: &CoreCheck, core: Option<&CoreReport>, plan: &Plan) -> Verdict {
+    let pred = prediction(c, plan);
+    let predicted = pred.map_or(f64::NAN, |p| p.value);
+    // The limit and whether it is the scenario's.
+    let (limit, given) = match c {
+        CoreCheck::ApiRequests { max, .. } | CoreCheck::FunctionCalls { max } => {
+            (max.unwrap_or(predicted), max.is_some())
+        }
+        CoreCheck::XrTimeToReady {
+            max,
+            tolerance_percent,
+            ..
+        } => match max {
+            Some(d) => (d.as_secs_f64(), true),
+            None => (predicted * (1.0 + tolerance_percent / 100.0), false),
+        },
+        #[allow(clippy::cast_precision_loss)]
+        CoreCheck::BreakerOpens { max } | CoreCheck::StaleXrs { max } => (*max as f64, true),
+    };
     #[allow(clippy::cast_precision_loss)]
-    let (observed, limit, formula, note) = match (c, core) {
+    let (observed, note) = match (c, core) {
         (_, None) => (
             f64::NAN,
-            f64::NAN,
-            "explicit limit",
             Some("core was not measured: the run started no composite layer (an embedded run of a scenario with `composites` does)".to_owned()),
         ),
-        (CoreCheck::ApiRequests { window, max }, Some(r)) => (
+        (CoreCheck::ApiRequests { window, .. }, Some(r)) => (
             r.max_in_window(*window) as f64,
-            *max,
-            "explicit limit",
             Some(format!(
                 "core's requests (User-Agent {:?}…) in any {:?} window; {} in all, {} PATCHes",
                 r.user_agent,
@@ -43,10 +72,8 @@ pub fn verdict(a: &Assertion, c: &CoreCheck, core: Option<&CoreReport>) -> Verdi
                 r.patches()
             )),
         ),
-        (CoreCheck::FunctionCalls { max }, Some(r)) => (
+        (CoreCheck::FunctionCalls { .. }, Some(r)) => (
             r.total_function_calls() as f64,
-            *max,
-            "explicit limit",
             Some(
                 r.function_calls
                     .iter()
@@ -55,10 +82,8 @@ pub fn verdict(a: &Assertion, c: &CoreCheck, core: Option<&CoreReport>) -> Verdi
                     .join(", "),
             ),
         ),
-        (CoreCheck::XrTimeToReady { quantile, max }, Some(r)) => (
+        (CoreCheck::XrTimeToReady { quantile, .. }, Some(r)) => (
             r.ready_quantile(*quantile).unwrap_or(f64::INFINITY),
-            max.as_secs_f64(),
-            "explicit limit (s)",
             Some(format!(
                 "{} of {} XRs Ready; slowest composed resource's p{}: {}",
                 r.xrs.iter().filter(|x| x.ready_s.is_some()).count(),
@@ -68,45 +93,56 @@ pub fn verdict(a: &Assertion, c: &CoreCheck, core: Option<&CoreReport>) -> Verdi
                     .map_or_else(|| "none".to_owned(), |s| format!("{s:.3}s"))
             )),
         ),
-        (CoreCheck::BreakerOpens { max }, Some(r)) => (
-            r.breaker_opens() as f64,
-            *max as f64,
-            "max (default 0)",
-            None,
-        ),
-        (CoreCheck::StaleXrs { max }, Some(r)) => (
+        (CoreCheck::BreakerOpens { .. }, Some(r)) => (r.breaker_opens() as f64, None),
+        (CoreCheck::StaleXrs { .. }, Some(r)) => (
             r.stale.len() as f64,
-            *max as f64,
-            "max (default 0)",
             (!r.stale.is_empty()).then(|| r.stale.iter().take(10).cloned().collect::<Vec<_>>().join(", ")),
         ),
     };
+    let formula = match (c, pred, given) {
+        (CoreCheck::BreakerOpens { .. } | CoreCheck::StaleXrs { .. }, _, _) => {
+            "max (default 0)".to_owned()
+        }
+        (_, Some(p), false) => p.formula.clone(),
+        (_, None, false) => "no prediction".to_owned(),
+        (_, _, true) => "explicit limit".to_owned(),
+    };
+    let mut note = note.filter(|n| !n.is_empty());
+    if !given && pred.is_none() {
+        note = Some(format!(
+            "no prediction of core's load for this scenario (an XR group whose pipeline does not say how many resources it composes): give the check a limit{}",
+            note.map(|n| format!("; {n}")).unwrap_or_default()
+        ));
+    }
     Verdict {
         name: a.name.clone(),
         check: check_name(c).to_owned(),
         phase: None,
-        formula: formula.to_owned(),
-        inputs: String::new(),
-        predicted: f64::NAN,
+        formula,
+        inputs: pred.map(Prediction::inputs_text).unwrap_or_default(),
+        predicted,
         limit,
         observed,
         upper: true,
         margin: limit - observed,
         pass: observed <= limit,
         outcome: Outcome::default(),
-        note: note.filter(|n| !n.is_empty()),
+        note,
         calls_window_s: None,
-        kind: LimitKind::Given,
+        kind: match (pred, given) {
+            (Some(p), false) => LimitKind::of_prediction(p),
+            _ => LimitKind::Given,
+        },
     }
 }
 
 /// Gives `result` what core did and judges the scenario's checks of it again (the
 /// verdicts are in assertion order).
-pub fn judge(s: &Scenario, result: &mut super::RunResult, core: Option<CoreReport>) {
+pub fn judge(s: &Scenario, plan: &Plan, result: &mut super::RunResult, core: Option<CoreReport>) {
     result.core = core;
     for (a, v) in s.assertions.iter().zip(result.verdicts.iter_mut()) {
         if let Check::Core(c) = &a.check {
-            *v = verdict(a, c, result.core.as_ref());
+            *v = verdict(a, c, result.core.as_ref(), plan);
             v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
             if result.partial && v.pass {
                 v.outcome = Outcome::Incomplete;

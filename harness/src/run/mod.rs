@@ -219,7 +219,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     }
     watches.finish().await;
     let mut result = evaluate(scenario, &plan, &obs);
-    crate::result::core_verdict::judge(scenario, &mut result, core);
+    crate::result::core_verdict::judge(scenario, &plan, &mut result, core);
     Ok(RunOutput {
         result,
         interrupted,

@@ -251,26 +251,31 @@ impl Composites {
 /// A check of core's composite layer (measured in `result::core`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum CoreCheck {
-    /// `coreApiRequests`: core's requests in any window ≤ max.
+    /// `coreApiRequests`: core's requests in any window ≤ max (default: the plan's
+    /// `core/api-requests/<W>s`).
     ApiRequests {
         /// W.
         window: Duration,
-        /// The limit.
-        max: f64,
+        /// The scenario's limit.
+        max: Option<f64>,
     },
-    /// `functionCalls`: calls of every function over the run ≤ max.
+    /// `functionCalls`: calls of every function over the run ≤ max (default: the plan's
+    /// `core/function-calls`).
     FunctionCalls {
-        /// The limit.
-        max: f64,
+        /// The scenario's limit.
+        max: Option<f64>,
     },
-    /// `xrTimeToReady`: the quantile of the XRs' times to Ready ≤ max.
+    /// `xrTimeToReady`: the quantile of the XRs' times to Ready ≤ maxDuration (default: the
+    /// plan's `core/xr-time-to-ready` plus `tolerance_percent`).
     XrTimeToReady {
         /// The quantile, in (0, 1].
         quantile: f64,
-        /// The limit.
-        max: Duration,
+        /// The scenario's limit.
+        max: Option<Duration>,
+        /// Percent over the prediction the limit allows without `maxDuration`.
+        tolerance_percent: f64,
     },
-    /// `breakerOpens`: opens over every XR controller ≤ max.
+    /// `breakerOpens`: opens over every XR controller ≤ max (default 0).
     BreakerOpens {
         /// The limit.
         max: u64,

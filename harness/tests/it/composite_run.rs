@@ -15,7 +15,14 @@ fn an_xr_reconcile_applies_n_plus_2_and_calls_each_step_once() {
     ))
     .expect("the shipped scenario")
     .replace("count: 100", "count: 4")
-    .replace("duration: 3m", "duration: 2m");
+    .replace("duration: 3m", "duration: 2m")
+    // Four XRs' 20 Buckets queue nowhere: the plan's unloaded time to Ready of a composed
+    // Bucket (2L̄ + L̄) is shorter than the 1.1 s observed, so this run keeps a limit of its
+    // own for the XRs' time to Ready, beside the prediction.
+    .replace(
+        "{check: xrTimeToReady, quantile: 0.99}",
+        "{check: xrTimeToReady, quantile: 0.99, maxDuration: 3m}",
+    );
     let s = parse(&text, "xr-smoke.yaml").expect("valid");
     let shape = &s.composites.groups[0].shape;
     let (n, f) = (
@@ -74,4 +81,85 @@ fn an_xr_reconcile_applies_n_plus_2_and_calls_each_step_once() {
     // The provider's checks hold on the composed Buckets: every one created in the cloud
     // and gone after the XRs' foreground delete.
     assert!(r.audit.orphans.is_empty() && r.audit.duplicates.is_empty());
+    // The scenario gives core's checks no limits: each takes the plan's prediction, shown
+    // beside the observed figure.
+    let plan = harness::predict::plan(&s);
+    for (check, id) in [
+        ("coreApiRequests", "core/api-requests/10s"),
+        ("functionCalls", "core/function-calls"),
+        ("xrTimeToReady", "core/xr-time-to-ready"),
+        ("breakerOpens", "core/breaker-opens"),
+    ] {
+        let p = plan.find(id).expect("predicted");
+        let v = r
+            .verdicts
+            .iter()
+            .find(|v| v.check == check)
+            .expect("asserted");
+        assert_eq!(v.predicted, p.value, "{v:?}");
+        match check {
+            "breakerOpens" => assert_eq!(v.limit, 0.0, "{v:?}"),
+            "xrTimeToReady" => assert_eq!(v.limit, 180.0, "{v:?}"),
+            _ => {
+                assert_eq!(v.limit, p.value, "{v:?}");
+                assert_eq!(v.formula, p.formula, "{v:?}");
+            }
+        }
+        assert!(v.observed.is_finite(), "{v:?}");
+    }
+}
+
+/// The plan of the shipped xr-smoke holds core's predictions for its XR group, the worked
+/// example of docs/budget.md §12.6, and the bounds its core checks read.
+#[test]
+fn the_plan_of_xr_smoke_holds_cores_predictions() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/xr-smoke.yaml"
+    ))
+    .expect("the shipped scenario");
+    let s = parse(&text, "xr-smoke.yaml").expect("valid");
+    let plan = harness::predict::plan(&s);
+    let value = |id: &str| plan.find(id).unwrap_or_else(|| panic!("{id}")).value;
+    // §12.6: 100 XRs of 5 Buckets, two steps, 60 s TTL, core's defaults, u = 6, h = 2.
+    assert_eq!(value("core/sets/creation-reconciles"), 63.0);
+    assert_eq!(value("core/sets/creation-requests"), 51_300.0);
+    assert_eq!(
+        value("core/sets/creation-function-calls/resources"),
+        2.0 * 6_300.0
+    );
+    assert_eq!(value("core/sets/steady-requests-bound"), 55_300.0);
+    assert_eq!(value("core/sets/creation/tokens"), 120.0);
+    assert_eq!(value("core/sets/creation/tokens-min"), 88.0);
+    // The checks' bounds: the whole creation in one 10 s window plus the steady bound
+    // 100·7·(⌊10/54⌋ + 1 + 2·3·1).
+    assert_eq!(value("core/api-requests/10s"), 51_300.0 + 4_900.0);
+    let calls = plan.find("core/function-calls").expect("predicted");
+    let t = calls.get("T").expect("the run's length");
+    assert!(t >= 180.0, "{t}");
+    let steady = 100.0 * 2.0 * ((t / 54.0 + 1e-9).floor() + 1.0 + 6.0);
+    assert_eq!(calls.value, 12_600.0 + steady);
+    // XR time to Ready: the provider's p99 time to Ready for the 500 Buckets created at
+    // once (§5.2: ((m − 1 + q)·N − B)/R + L̄ with m = 2, R = 10, B = 100, L̄ = 50 ms), with
+    // no function or apply time in virtual time.
+    let ttr = (1.99 * 500.0 - 100.0) / 10.0 + 0.05;
+    for id in ["core/xr-time-to-ready", "core/sets/xr-time-to-ready"] {
+        let p = plan.find(id).expect("predicted");
+        assert!((p.value - ttr).abs() < 1e-9, "{p:?}");
+        assert!((p.get("τ_MR").expect("τ_MR") - ttr).abs() < 1e-9, "{p:?}");
+    }
+    // With Δt = 0 (the default) the creation may open every circuit, not surely.
+    let opens = plan.find("core/breaker-opens").expect("predicted");
+    assert_eq!(opens.value, 0.0);
+    assert_eq!(opens.get("X_may"), Some(100.0));
+    // `harness predict` lists them.
+    let listing = harness::report::plan_listing(&s, &plan);
+    assert!(
+        listing.contains("sets: core's API requests while the XRs are created"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("core's API requests in any 10s window"),
+        "{listing}"
+    );
 }

@@ -121,7 +121,7 @@ fn a_step_input_the_built_in_function_does_not_accept_is_refused() {
 }
 
 #[test]
-fn core_without_xr_groups_and_checks_without_their_limit_are_refused() {
+fn core_without_xr_groups_is_refused_and_a_check_without_its_limit_reads_the_plan() {
     let no_groups = text("resources", "XSet", "Resources").replace(
         "composites:\n  - {name: sets, apiVersion: example.org/v1, kind: XSet, count: 4, spec: {region: eu-west-1}}\n",
         "resources:\n  - {name: b, kind: Bucket, count: 1}\n",
@@ -132,8 +132,16 @@ fn core_without_xr_groups_and_checks_without_their_limit_are_refused() {
         "{check: coreApiRequests, window: 10s, max: 100}",
         "{check: functionCalls}",
     );
-    let e = err(&no_max);
-    assert!(e.contains("a functionCalls check needs `max`"), "{e}");
+    let s = parse(&no_max, "t.yaml").expect("valid: the limit is the plan's");
+    assert!(s.assertions.iter().any(|a| matches!(
+        a.check,
+        harness::scenario::Check::Core(harness::scenario::composite::CoreCheck::FunctionCalls {
+            max: None
+        })
+    )));
+    let plan = harness::predict::plan(&s);
+    let bound = plan.find("core/function-calls").expect("the check's bound");
+    assert!(bound.value > 0.0, "{bound:?}");
 }
 
 #[test]

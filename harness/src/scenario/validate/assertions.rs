@@ -80,7 +80,7 @@ fn assertion(
         CheckName::CallsPerReconcile => &["kind", "path", "max"],
         CheckName::CoreApiRequests => &["window", "max"],
         CheckName::FunctionCalls | CheckName::BreakerOpens | CheckName::StaleXrs => &["max"],
-        CheckName::XrTimeToReady => &["quantile", "maxDuration"],
+        CheckName::XrTimeToReady => &["quantile", "maxDuration", "tolerancePercent"],
     };
     let present = [
         ("phase", a.phase.as_ref().map(pos)),

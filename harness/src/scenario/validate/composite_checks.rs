@@ -1,11 +1,11 @@
 //! The assertions on Crossplane core's composite layer: `coreApiRequests`,
-//! `functionCalls`, `xrTimeToReady`, `breakerOpens`, `staleXRs`. Until core's load is
-//! predicted, the first three take their limit from the scenario.
+//! `functionCalls`, `xrTimeToReady`, `breakerOpens`, `staleXRs`. Without `max` (or
+//! `maxDuration`), the first three take their limit from the plan's prediction of core's
+//! load (budget.md §12); the last two default to 0.
 
 use std::time::Duration;
 
 use super::checker::Checker;
-use super::pos;
 use crate::scenario::composite::CoreCheck;
 use crate::scenario::raw::{CheckName, RawAssertion};
 
@@ -16,39 +16,26 @@ pub(super) fn check(
     a: &RawAssertion,
     (window, max, count): (Duration, Option<f64>, u64),
 ) -> Option<CoreCheck> {
-    let needs = |c: &mut Checker, field: &str, what: &str| {
-        c.err(
-            pos(&a.check),
-            format!("a {what} check needs `{field}`: core's load is not predicted yet, so the limit is the scenario's"),
-        );
-    };
     Some(match a.check.value {
-        CheckName::CoreApiRequests => {
-            let Some(max) = max else {
-                needs(c, "max", "coreApiRequests");
-                return None;
-            };
-            CoreCheck::ApiRequests { window, max }
-        }
-        CheckName::FunctionCalls => {
-            let Some(max) = max else {
-                needs(c, "max", "functionCalls");
-                return None;
-            };
-            CoreCheck::FunctionCalls { max }
-        }
+        CheckName::CoreApiRequests => CoreCheck::ApiRequests { window, max },
+        CheckName::FunctionCalls => CoreCheck::FunctionCalls { max },
         CheckName::XrTimeToReady => {
             let quantile = a
                 .quantile
                 .as_ref()
                 .map_or(Some(0.99), |q| c.range(q, "quantile", 0.0, true, 1.0))?;
-            let Some(d) = &a.max_duration else {
-                needs(c, "maxDuration", "xrTimeToReady");
-                return None;
+            let max = match &a.max_duration {
+                Some(d) => Some(c.positive_duration(d, "maxDuration")?),
+                None => None,
+            };
+            let tolerance_percent = match &a.tolerance_percent {
+                Some(t) => c.range(t, "tolerancePercent", 0.0, false, f64::INFINITY)?,
+                None => 25.0,
             };
             CoreCheck::XrTimeToReady {
                 quantile,
-                max: c.positive_duration(d, "maxDuration")?,
+                max,
+                tolerance_percent,
             }
         }
         CheckName::BreakerOpens => CoreCheck::BreakerOpens { max: count },
