@@ -94,7 +94,7 @@ fn breaker_inputs(p: Prediction, s: &CoreShape) -> Prediction {
         .input("R_cb", s.breaker.refill)
 }
 
-/// How long the circuit stays open, at most [D] §12.5: released, T_cool and then until the
+/// How long the circuit stays open, at most \[D\] §12.5: released, T_cool and then until the
 /// first event after it, which with nothing else writing is the next informer resync (at
 /// most 1.1·S_sync away); eager, T_cool + T_half (the half-open requeue after the cooldown).
 fn open_for(s: &CoreShape, id: &str, opens: bool) -> Prediction {
@@ -122,7 +122,7 @@ fn open_for(s: &CoreShape, id: &str, opens: bool) -> Prediction {
     })
 }
 
-/// Stale XRs and how long, at most [D] §12.5. `dropped` says whether the trigger's last
+/// Stale XRs and how long, at most \[D\] §12.5. `dropped` says whether the trigger's last
 /// change (a Ready write, a new revision) is dropped by the open circuit. A TTL requeue is
 /// never gated, so with a TTL an XR is stale at most 1.1·TTL + L; eager, at most T_half + L
 /// (the half-open requeue); released with no TTL, until an event passes, which with nothing
@@ -182,7 +182,7 @@ fn condition(id: &str, what: String, opens: bool, formula: &str) -> Prediction {
     .source("[P] §12.5, Lemma 6")
 }
 
-/// Creation [P][D] §12.5: c = 1 + N_x Creates (the XR and each composed resource) and
+/// Creation \[P\]\[D\] §12.5: c = 1 + N_x Creates (the XR and each composed resource) and
 /// U = w_xr + u·N_x Updates (the XR's own changing writes and the provider's) within Δt
 /// open a full bucket when c + 2U > B_cb + R_cb·Δt. w_xr lies between its fewest (every
 /// composed resource's change seen by one reconcile) and its most (each by its own), so the
@@ -283,7 +283,7 @@ fn resync_tokens(s: &CoreShape, id: &str, tokens: f64) -> Prediction {
     .source("[D] §12.5")
 }
 
-/// An informer's resync [P][D] §12.5: the replay of one watched kind maps the XR's n_kind
+/// An informer's resync \[P\]\[D\] §12.5: the replay of one watched kind maps the XR's n_kind
 /// objects of it, each an Update (2 tokens), at one instant; in steady state the bucket is
 /// full, so it opens when 2·n_kind > B_cb. A replay changes nothing, so nothing is left
 /// stale by it.
@@ -362,7 +362,7 @@ fn revision_tokens_prediction(s: &CoreShape, id: &str, tau: f64) -> Prediction {
     .source("[D] §12.5")
 }
 
-/// A Composition update [P][D] §12.5: every new revision maps to every Automatic XR of the
+/// A Composition update \[P\]\[D\] §12.5: every new revision maps to every Automatic XR of the
 /// Composition (#7114), τ_rev tokens each. One edit opens it when τ_rev > B_cb; a storm of
 /// edits δ_edit apart at the n*-th edit ([`edits_to_open`]). Once open, the later revisions'
 /// events are dropped: the XR stays on an older revision.

@@ -66,7 +66,7 @@ fn with_steady_inputs(p: Prediction, s: &CoreShape, w: f64) -> Prediction {
         .input("W", w)
 }
 
-/// Core's API requests in a steady window of `w` s, expected [D][A] §12.1:
+/// Core's API requests in a steady window of `w` s, expected \[D\]\[A\] §12.1:
 /// (N_x + 2 + S)·λ·W. No watch events in steady state: every apply is a no-op that bumps
 /// no resourceVersion, and the status is written only when it changed.
 #[must_use]
@@ -107,7 +107,7 @@ pub fn steady_reconciles_bound(s: &CoreShape, w: f64) -> f64 {
     polls + resyncs
 }
 
-/// Core's API requests in any steady window of `w` s, at most [D] §12.1:
+/// Core's API requests in any steady window of `w` s, at most \[D\] §12.1:
 /// X·(N_x + 2 + S)·(⌊W/(0.9·TTL + L)⌋ + 1 + 2·i·(⌊W/(0.9·S_sync)⌋ + 1)).
 #[must_use]
 pub fn steady_requests_bound(s: &CoreShape, w: f64) -> Prediction {
@@ -132,7 +132,7 @@ pub fn steady_requests_bound(s: &CoreShape, w: f64) -> Prediction {
     .note("steady state: no watch events but the informers' resyncs (no provider writes, no spec changes)")
 }
 
-/// Calls of `function` in a steady window of `w` s, expected [D][A] §12.2: k_f·λ·W, k_f
+/// Calls of `function` in a steady window of `w` s, expected \[D\]\[A\] §12.2: k_f·λ·W, k_f
 /// the calls per reconcile of the steps naming it.
 #[must_use]
 pub fn function_calls(s: &CoreShape, function: &str, w: f64) -> Prediction {
@@ -154,7 +154,7 @@ pub fn function_calls(s: &CoreShape, function: &str, w: f64) -> Prediction {
     .source("[D][A] §12.2")
 }
 
-/// Calls of `function` in any steady window of `w` s, at most [D] §12.2.
+/// Calls of `function` in any steady window of `w` s, at most \[D\] §12.2.
 #[must_use]
 pub fn function_calls_bound(s: &CoreShape, function: &str, w: f64) -> Prediction {
     let k = s.calls_of(function);
@@ -193,7 +193,7 @@ pub fn creation_xr_writes_min(s: &CoreShape) -> f64 {
     FIRST_XR_WRITES + 2.0 * s.status_changes
 }
 
-/// R_c: reconciles of one XR while it is created, at most [D] §12.3:
+/// R_c: reconciles of one XR while it is created, at most \[D\] §12.3:
 /// 1 + w_xr + N_x·(1 + u). Every write to the XR or to one of its composed resources
 /// enqueues it once (the create of each, the provider's u writes of each); keys are
 /// deduplicated and never reconciled twice at once, so no reconcile runs without one of
@@ -226,7 +226,7 @@ pub fn first_reconcile_requests(s: &CoreShape) -> f64 {
     2.0 * s.composed + FIRST_XR_WRITES + s.secret_reads
 }
 
-/// Core's API requests of the creation of all X XRs, at most [D] §12.3:
+/// Core's API requests of the creation of all X XRs, at most \[D\] §12.3:
 /// X·(a_core + (R_c − 1)·(N_x + 3 + S)). With no client limit (QPS −1) nothing in core
 /// spreads them: the workers (w_core at a time) and the API server's own limits are the
 /// only brakes.
@@ -253,7 +253,7 @@ pub fn creation_requests(s: &CoreShape) -> Prediction {
     .note("no client-side limit (QPS −1): only core's workers and the API server's own limits pace them")
 }
 
-/// Calls of `function` during the creation of all X XRs, at most [D] §12.3: X·R_c·k_f.
+/// Calls of `function` during the creation of all X XRs, at most \[D\] §12.3: X·R_c·k_f.
 #[must_use]
 pub fn creation_function_calls(s: &CoreShape, function: &str) -> Prediction {
     let r_c = creation_reconciles(s).value;

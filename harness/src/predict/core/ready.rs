@@ -3,7 +3,7 @@
 use super::CoreShape;
 use crate::predict::formula::{Meaning, Prediction};
 
-/// An XR's time to Ready, from its create [D] §12.4: τ_MR + t_watch + L, where
+/// An XR's time to Ready, from its create \[D\] §12.4: τ_MR + t_watch + L, where
 /// L = Σk_i·t_fn + (N_x + 2 + S)·t_apply (one reconcile; its applies are sequential).
 ///
 /// The XR reads Ready in the reconcile that follows its slowest composed resource's Ready

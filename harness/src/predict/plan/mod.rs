@@ -60,7 +60,7 @@ pub struct Plan {
     /// Per phase.
     pub phases: Vec<PhasePlan>,
     /// Crossplane core's, for a composite scenario (budget.md §12): each XR group's under
-    /// `core/<group>/…`, and the core checks' bounds ([`composite`]).
+    /// `core/<group>/…`, and the core checks' bounds.
     pub core: Vec<Prediction>,
 }
 
