@@ -730,8 +730,18 @@ fn validate(path: &Path, sets: &[scenario::Set]) -> Result<Outcome> {
         eprintln!("warning: {}: {}", s.place(w.pos), w.message);
     }
     let plan = predict::plan(&s);
+    let xr_groups = &s.composites.groups;
+    let xrs = if xr_groups.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " and {} in {}",
+            counted(xr_groups.iter().map(|g| u64::from(g.count)).sum(), "XR"),
+            counted(xr_groups.len() as u64, "XR group")
+        )
+    };
     outln!(
-        "{}: ok: scenario {} with {} in {}, {}, {}; expected duration {}",
+        "{}: ok: scenario {} with {} in {}{xrs}, {}, {}; expected duration {}",
         s.file,
         s.name,
         counted(s.total_resources(), "resource"),

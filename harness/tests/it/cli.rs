@@ -26,6 +26,20 @@ fn validate_exits_zero_on_a_good_scenario() {
 }
 
 #[test]
+fn validate_counts_the_xrs_of_a_composite_scenario() {
+    let out = harness()
+        .args(["validate", &scenario("xr-smoke.yaml")])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("with 0 resources in 0 groups and 100 XRs in 1 XR group, 4 phases"),
+        "{text}"
+    );
+}
+
+#[test]
 fn bad_input_exits_two_with_cause_and_hint() {
     let out = harness()
         .args(["validate", "no/such.yaml"])
