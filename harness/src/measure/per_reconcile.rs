@@ -13,7 +13,10 @@
 //! - Any other call (STS's Connect, made before the Observe) goes to the **next reconcile to
 //!   start** after it: the one whose first named call (or, without one, its end) comes next.
 //!   This is exact when reconciles do not overlap in time (a calibration's small sample,
-//!   created slowly); reconciles that overlap others are counted, so a reader knows.
+//!   created slowly); reconciles that overlap others are counted, so a reader knows. A
+//!   reconcile given the same unnamed operation twice (two reconciles side by side both
+//!   connected before the first named its resource) counts as overlapping, and so does the
+//!   reconcile that starts after it.
 //! - Calls after a resource's last status write belong to a reconcile that had not ended
 //!   when the run stopped: they are not counted.
 //!
@@ -364,6 +367,11 @@ pub fn per_reconcile(
     let mut rejected: Vec<Vec<u64>> = ends.iter().map(|e| vec![0; e.len()]).collect();
     let mut throttled = 0u64;
     let mut first_call: Vec<Vec<Option<u64>>> = ends.iter().map(|e| vec![None; e.len()]).collect();
+    // The unnamed operations each reconcile took before it started, and whether one came
+    // twice: two reconciles running side by side can both make their Connect before the
+    // first of them makes its first named call, and both Connects then go to that one.
+    let mut unnamed: Vec<Vec<Vec<&str>>> = ends.iter().map(|e| vec![Vec::new(); e.len()]).collect();
+    let mut doubled: Vec<Vec<bool>> = ends.iter().map(|e| vec![false; e.len()]).collect();
     let (mut attributed, mut open, mut unattributed) = (0u64, 0u64, 0u64);
     for c in calls {
         let (r, k) = match by_name.get(c.name) {
@@ -371,7 +379,13 @@ pub fn per_reconcile(
             None => {
                 let next = events.partition_point(|e| e.0 < c.at_us);
                 match events.get(next) {
-                    Some(&(_, r, k)) => (r, k),
+                    Some(&(_, r, k)) => {
+                        if k < ends[r].len() {
+                            doubled[r][k] |= unnamed[r][k].contains(&c.op);
+                            unnamed[r][k].push(c.op);
+                        }
+                        (r, k)
+                    }
                     None => {
                         unattributed += 1;
                         continue;
@@ -393,7 +407,17 @@ pub fn per_reconcile(
         *first = Some(first.map_or(c.at_us, |f| f.min(c.at_us)));
         attributed += 1;
     }
-    let overlapped = overlaps(&ends, &first_call);
+    let mut overlapped = overlaps(&ends, &first_call);
+    // A reconcile given an unnamed call twice, and the reconcile that starts next (whose
+    // call it may hold), overlapped.
+    for (i, &(_, r, k)) in events.iter().enumerate() {
+        if doubled[r][k] {
+            overlapped[r][k] = true;
+            if let Some(&(_, nr, nk)) = events.get(i + 1) {
+                overlapped[nr][nk] = true;
+            }
+        }
+    }
     let mut kinds: Vec<KindCalls> = Vec::new();
     let mut connect_calls = 0u64;
     let mut grouped: Vec<Grouped<'_>> = Vec::new();
@@ -664,6 +688,55 @@ mod tests {
         ];
         let out = per_reconcile(&calls, &[vpc("vpc-a", &[15]), vpc("b", &[20])], &["sts"]);
         assert_eq!(out.kinds[0].overlapped, 2);
+    }
+
+    #[test]
+    fn a_reconcile_given_the_same_unnamed_call_twice_counts_as_overlapped() {
+        // a and b both connect before a's first named call; b starts after a ends, so their
+        // spans do not overlap, but b's Connect went to a.
+        let calls = [
+            call(10, "", "sts:GetCallerIdentity"),
+            call(11, "", "sts:GetCallerIdentity"),
+            call(12, "vpc-a", "ec2:DescribeVpcs"),
+            call(14, "vpc-b", "ec2:DescribeVpcs"),
+        ];
+        let vpc = |name, ends: &[u64]| Resource {
+            kind: "VPC",
+            cloud_name: Some(name),
+            ends: ends.to_vec(),
+            deleted_us: None,
+        };
+        let out = per_reconcile(
+            &calls,
+            &[vpc("vpc-a", &[13]), vpc("vpc-b", &[20])],
+            &["sts"],
+        );
+        let k = &out.kinds[0];
+        assert_eq!(k.overlapped, 2, "{k:?}");
+        assert_eq!(out.connect_calls, 2);
+        // With no reconcile alone, all of them measure Connect.
+        assert_eq!((k.connect.reconciles, k.connect.max), (2, 2));
+        // Beside a third reconcile alone in time, Connect's most is its one call.
+        let calls = [
+            &calls[..],
+            &[call(30, "", "sts:GetCallerIdentity")],
+            &[call(31, "vpc-c", "ec2:DescribeVpcs")],
+        ]
+        .concat();
+        let out = per_reconcile(
+            &calls,
+            &[
+                vpc("vpc-a", &[13]),
+                vpc("vpc-b", &[20]),
+                vpc("vpc-c", &[40]),
+            ],
+            &["sts"],
+        );
+        let k = &out.kinds[0];
+        assert_eq!(
+            (k.overlapped, k.connect.reconciles, k.connect.max),
+            (2, 1, 1)
+        );
     }
 
     #[test]
