@@ -5,7 +5,7 @@
 //! test breaks a promise (a panic inside it, an error without a position, a 5xx nobody
 //! asked for). Three programs call them:
 //! - the libFuzzer binaries in `fuzz_targets/` (feature `libfuzzer`), built and run by
-//!   `ci/fuzz.sh TARGET SECONDS`;
+//!   `cargo xtask fuzz TARGET SECONDS`;
 //! - the integration test, which replays every seed and every checked-in corpus file
 //!   through its target on each `cargo test`;
 //! - the `corpus` binary, which lists targets and seeds and replays single files with a

@@ -1,5 +1,5 @@
 //! The fuzz targets without libFuzzer: lists them and their seeds, and replays inputs
-//! through a plain build, so that a crash found by `ci/fuzz.sh` shows its backtrace.
+//! through a plain build, so that a crash found by `cargo xtask fuzz` shows its backtrace.
 //!
 //! ```text
 //! corpus list                      the targets, one a line

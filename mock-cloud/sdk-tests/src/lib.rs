@@ -6,4 +6,4 @@
 //! dev-dependencies rather than mock-cloud's: cargo builds a package's dev-dependencies for
 //! every one of its test targets, so `cargo test -p mock-cloud --lib` would otherwise compile
 //! the four SDK clients before running a unit test. Run these tests with
-//! `cargo test -p mock-cloud-sdk-tests`; `ci/check.sh` runs them with the workspace.
+//! `cargo test -p mock-cloud-sdk-tests`; `cargo xtask check` runs them with the workspace.

@@ -1,0 +1,162 @@
+//! `cargo xtask check`: the one check, the same locally and in CI.
+//!
+//! One build serves every step: the test step compiles the workspace's crates with
+//! clippy-driver as their compiler (lints are errors), the dependencies once with rustc, and
+//! the steps after it run the binaries that build made (`LOADTEST_BIN_DIR`): a
+//! `cargo build -p X` would compile a second copy of up to seventy crates with X's own
+//! features. The tests replay every fuzz target's seeds, corpus and past crashes; fuzzing
+//! itself is `cargo xtask fuzz`, or `--fuzz-seconds N` here.
+
+use std::path::Path;
+
+use crate::step::{self, DOC_FEATURES, Result, Steps, TEST_FEATURES};
+
+/// `cargo xtask check`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Also fuzz every target for this many seconds after the checks (an instrumented
+    /// release build of 4 to 5 minutes first). A crash fails the check.
+    #[arg(
+        long,
+        env = "FUZZ_SECONDS",
+        default_value_t = 0,
+        value_name = "SECONDS"
+    )]
+    pub fuzz_seconds: u64,
+}
+
+/// Runs every step in order; the first failure stops the check.
+pub fn run(root: &Path, a: &Args) -> Result {
+    let steps = Steps::start();
+    let mut env = step::build_env()?;
+    let bins = step::target_dir(root).join("debug");
+    env.push(("LOADTEST_BIN_DIR", bins.display().to_string()));
+    let cargo = |args: &[&str], env: &[(&str, String)]| step::command(root, "cargo", args, env);
+
+    steps.step("cargo fmt --all --check");
+    step::run(cargo(&["fmt", "--all", "--check"], &[]), "formatting")?;
+
+    steps.step(&format!(
+        "cargo test --workspace --all-targets --features {TEST_FEATURES} --locked (built by clippy-driver: lints are errors)"
+    ));
+    step::run(
+        cargo(
+            &[
+                "test",
+                "--workspace",
+                "--all-targets",
+                "--features",
+                TEST_FEATURES,
+                "--locked",
+            ],
+            &env,
+        ),
+        "the tests",
+    )?;
+
+    steps.step(&format!(
+        "cargo test --workspace --doc --features {TEST_FEATURES} --locked"
+    ));
+    step::run(
+        cargo(
+            &[
+                "test",
+                "--workspace",
+                "--doc",
+                "--features",
+                TEST_FEATURES,
+                "--locked",
+            ],
+            &env,
+        ),
+        "the doc tests",
+    )?;
+
+    steps.step(&format!(
+        "cargo doc --workspace --no-deps --features {DOC_FEATURES} --locked (warnings are errors)"
+    ));
+    let mut doc_env = env.clone();
+    doc_env.push(("RUSTDOCFLAGS", "-D warnings".to_owned()));
+    step::run(
+        cargo(
+            &[
+                "doc",
+                "--workspace",
+                "--no-deps",
+                "--features",
+                DOC_FEATURES,
+                "--locked",
+            ],
+            &doc_env,
+        ),
+        "the docs",
+    )?;
+
+    steps.step(
+        "ci/aws-clients.sh (boto3 and the AWS CLI against mock-cloud: S3, STS, DynamoDB, EC2, retry modes)",
+    );
+    step::run(
+        step::command(root, "bash", &["ci/aws-clients.sh"], &env),
+        "the AWS clients",
+    )?;
+
+    steps.step(
+        "ci/validate.sh (kind assets: manifests, server dry run, shellcheck, Dockerfiles, workflow)",
+    );
+    step::run(
+        step::command(root, "bash", &["ci/validate.sh"], &env),
+        "the kind assets' validation",
+    )?;
+
+    let harness = bins.join("harness");
+    for (what, args) in [
+        (
+            "harness run scenarios/smoke.yaml (embedded stack, under a minute)",
+            &["run", "scenarios/smoke.yaml", "--out", "target/smoke"][..],
+        ),
+        (
+            "harness run scenarios/hour-virtual.yaml (an hour of virtual time, about 15 s)",
+            &[
+                "run",
+                "scenarios/hour-virtual.yaml",
+                "--out",
+                "target/hour-virtual",
+            ][..],
+        ),
+        // A few generated scenarios through the whole model; the N ≥ 200 run that checks
+        // the model is `harness selfcheck` with its defaults, a long run of its own.
+        (
+            "harness selfcheck -n 4 --seed 121 (four generated scenarios in virtual time, about 15 s)",
+            &[
+                "selfcheck",
+                "-n",
+                "4",
+                "--seed",
+                "121",
+                "--out",
+                "target/selfcheck",
+            ][..],
+        ),
+    ] {
+        steps.step(what);
+        step::run(step::command(root, &harness, args, &env), what)?;
+    }
+
+    if a.fuzz_seconds > 0 {
+        steps.step(&format!(
+            "cargo xtask fuzz all {} (every fuzz target, {}s each, after an instrumented release build)",
+            a.fuzz_seconds, a.fuzz_seconds
+        ));
+        crate::fuzz::run(
+            root,
+            &crate::fuzz::Args {
+                target: Some("all".into()),
+                seconds: Some(a.fuzz_seconds.to_string()),
+                libfuzzer: Vec::new(),
+            },
+        )?;
+    }
+
+    steps.step(&format!("all checks passed in {}", steps.elapsed()));
+    Ok(())
+}

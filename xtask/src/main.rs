@@ -1,0 +1,53 @@
+//! `cargo xtask`: the project's own commands, in Rust (the cargo-xtask convention): the
+//! check CI runs, a crate's fast test loop on the check's build, and fuzzing.
+//!
+//! `cargo xtask` is an alias (`.cargo/config.toml`) for `cargo run -p xtask --`; the crate
+//! depends on clap alone, so its first build takes seconds.
+
+mod check;
+mod fuzz;
+mod step;
+mod test;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The project's commands. Each prints its steps with the time since it started.
+#[derive(Parser, Debug)]
+#[command(name = "cargo xtask", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Every check CI runs, in one build: formatting; clippy's lints (as errors) and every
+    /// test in one test build; doc tests; docs; the AWS clients against mock-cloud; the kind
+    /// assets; the smoke, hour-virtual and selfcheck runs.
+    Check(check::Args),
+    /// A crate's tests on the check's build (same features, same compiler settings, so
+    /// nothing is compiled twice): `cargo xtask test harness -- some_test`.
+    Test(test::Args),
+    /// The fuzz targets for a bounded time, on stable Rust: an instrumented release build
+    /// (4 to 5 minutes the first time), then SECONDS per target.
+    Fuzz(fuzz::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = step::workspace_root();
+    let result = match cli.command {
+        Command::Check(a) => check::run(&root, &a),
+        Command::Test(a) => test::run(&root, &a),
+        Command::Fuzz(a) => fuzz::run(&root, &a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cargo xtask: {e}");
+            ExitCode::from(e.code())
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Running the commands of a step: the environment the check's build uses, a step's
+//! heading with the time so far, and errors that carry the exit code to return.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Why a command failed, and the exit code `cargo xtask` returns for it.
+#[derive(Debug)]
+pub enum Error {
+    /// A step's command exited with a failure (exit 1): its own output said why.
+    Failed(String),
+    /// Bad arguments, a missing tool, or a command that could not start (exit 2).
+    Usage(String),
+}
+
+impl Error {
+    /// The process exit code.
+    pub fn code(&self) -> u8 {
+        match self {
+            Error::Failed(_) => 1,
+            Error::Usage(_) => 2,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Failed(m) | Error::Usage(m) => f.write_str(m),
+        }
+    }
+}
+
+pub type Result<T = ()> = std::result::Result<T, Error>;
+
+/// The workspace's root: the directory above this crate's.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace")
+        .to_path_buf()
+}
+
+/// The features of the check's one build: the provider's AWS flavour with its VPC kind
+/// (and the harness's), so the flavour is linted and tested with everything else.
+pub const TEST_FEATURES: &str = "provider/aws-vpc,harness/aws-vpc";
+
+/// The features of the docs: the flavour without the VPC's aws-sdk-ec2, whose type check
+/// alone takes about 6 GB and minutes that no other step needs.
+pub const DOC_FEATURES: &str = "provider/aws,harness/aws";
+
+/// The target directory cargo builds into: `CARGO_TARGET_DIR`, else `target/` at the root.
+pub fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
+
+/// The environment of the check's build, as `(name, value)` pairs: no incremental
+/// compilation (it only adds gigabytes to target/), line tables only in debug builds
+/// (backtraces still name file and line), and clippy-driver as the compiler of the
+/// workspace's own crates with warnings as errors, as `cargo clippy` sets it: lints and
+/// tests in one build. A caller's own `CARGO_INCREMENTAL` and `CARGO_PROFILE_DEV_DEBUG` win.
+pub fn build_env() -> Result<Vec<(&'static str, String)>> {
+    let clippy = which("clippy-driver").ok_or_else(|| {
+        Error::Usage("clippy-driver not found on PATH (rustup component add clippy)".into())
+    })?;
+    let keep = |name: &str, default: &str| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_owned())
+    };
+    Ok(vec![
+        ("CARGO_INCREMENTAL", keep("CARGO_INCREMENTAL", "0")),
+        (
+            "CARGO_PROFILE_DEV_DEBUG",
+            keep("CARGO_PROFILE_DEV_DEBUG", "line-tables-only"),
+        ),
+        ("RUSTC_WORKSPACE_WRAPPER", clippy.display().to_string()),
+        (
+            "CLIPPY_ARGS",
+            "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".to_owned(),
+        ),
+    ])
+}
+
+/// The first `name` on `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// A run of steps: prints each step's heading with the time since the run started.
+pub struct Steps {
+    started: Instant,
+}
+
+impl Steps {
+    pub fn start() -> Steps {
+        Steps {
+            started: Instant::now(),
+        }
+    }
+
+    /// Prints `==> [m:ss] what`.
+    pub fn step(&self, what: &str) {
+        println!("\n==> [{}] {what}", clock(self.started.elapsed().as_secs()));
+    }
+
+    /// The time since the start, `m:ss`.
+    pub fn elapsed(&self) -> String {
+        clock(self.started.elapsed().as_secs())
+    }
+}
+
+/// `m:ss` of `secs`.
+pub fn clock(secs: u64) -> String {
+    format!("{}:{:02}", secs / 60, secs % 60)
+}
+
+/// Whether `name` is one of the variables `cargo run` sets for the program it runs (this
+/// one): the package's name, version and manifest. A cargo started from here with them
+/// set would see build scripts' `rerun-if-env-changed` inputs changed (ring's and cc's
+/// name `CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …) and rebuild those crates, and the
+/// next plain `cargo test` would rebuild them back.
+pub fn set_by_cargo_run(name: &str) -> bool {
+    ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_BIN_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || matches!(name, "CARGO_PRIMARY_PACKAGE" | "OUT_DIR")
+}
+
+/// A command in `dir` with `env` set, and without the variables `cargo run` set for this
+/// process ([`set_by_cargo_run`]).
+pub fn command(
+    dir: &Path,
+    program: impl AsRef<OsStr>,
+    args: &[&str],
+    env: &[(&str, String)],
+) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(dir).args(args);
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_run) {
+            c.env_remove(name);
+        }
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+/// Runs `c` with the terminal as its output; a failure names `what`.
+pub fn run(mut c: Command, what: &str) -> Result {
+    let status = c
+        .status()
+        .map_err(|e| Error::Usage(format!("{what}: cannot start {:?}: {e}", c.get_program())))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Error::Failed(format!("{what} failed ({status})")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_is_minutes_and_two_digit_seconds() {
+        assert_eq!(clock(0), "0:00");
+        assert_eq!(clock(61), "1:01");
+        assert_eq!(clock(725), "12:05");
+    }
+
+    #[test]
+    fn the_root_holds_the_workspace_manifest_and_ci() {
+        let root = workspace_root();
+        assert!(root.join("Cargo.toml").is_file());
+        assert!(root.join("ci").is_dir());
+    }
+
+    #[test]
+    fn the_variables_cargo_run_sets_are_not_passed_on() {
+        for name in ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "CARGO_CRATE_NAME", "OUT_DIR"] {
+            assert!(set_by_cargo_run(name), "{name}");
+        }
+        for name in ["CARGO_TARGET_DIR", "CARGO_HOME", "CARGO", "PATH", "RUSTFLAGS"] {
+            assert!(!set_by_cargo_run(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn errors_carry_their_exit_codes() {
+        assert_eq!(Error::Failed("x".into()).code(), 1);
+        assert_eq!(Error::Usage("x".into()).code(), 2);
+    }
+}
