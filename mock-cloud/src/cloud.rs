@@ -35,8 +35,8 @@ pub(crate) struct Inner {
     pub clock: TokioClock,
     /// The wall-clock time read when `clock` started.
     pub epoch: Timestamp,
-    /// Bearer token → account name.
-    pub tokens: crate::FastMap<String, String>,
+    /// Bearer token → account name (shared with the journal's outcomes: no copy a request).
+    pub tokens: crate::FastMap<String, Arc<str>>,
     /// Account name → count quotas.
     pub counts: HashMap<String, BTreeMap<Collection, u32>>,
     pub quotas: RwLock<QuotaEngine>,
@@ -80,7 +80,10 @@ impl MockCloud {
         let tokens = config
             .accounts
             .iter()
-            .flat_map(|a| a.tokens.iter().map(|t| (t.clone(), a.name.clone())))
+            .flat_map(|a| {
+                let name: Arc<str> = Arc::from(a.name.as_str());
+                a.tokens.iter().map(move |t| (t.clone(), name.clone()))
+            })
             .collect();
         let counts = config
             .accounts
