@@ -128,11 +128,7 @@ impl<'r> Front for GenericFront<'r> {
 
     fn quota(&self, cloud: &MockCloud, caller: &Arc<str>, routed: &Routed<'r>) -> Option<Verdict> {
         let quotas = cloud.inner.quotas.read();
-        Some(
-            quotas
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .check(caller, routed.action),
-        )
+        Some(quotas.check(caller, routed.action))
     }
 
     fn throttle(

@@ -31,7 +31,7 @@ impl MockCloud {
             return ResourceVerdict::default();
         };
         let stored = if resource_faults::needs_spec(&rules) && parsed.is_none() {
-            let mut store = crate::cloud::lock(&self.inner.store);
+            let mut store = self.inner.store.lock();
             store
                 .read(
                     request.account,
@@ -67,7 +67,7 @@ impl MockCloud {
         let now = self.elapsed();
         let (account, collection) = (request.account, request.collection);
         let name = request.name.unwrap_or_default();
-        let mut store = crate::cloud::lock(&self.inner.store);
+        let mut store = self.inner.store.lock();
         let result = match action {
             Action::Get if verdict.is_empty() => store.read(account, collection, name, now, |r| {
                 respond::json(StatusCode::OK, &r)

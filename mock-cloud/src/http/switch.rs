@@ -2,7 +2,9 @@
 //! long-running mock-cloud (a pod in a test cluster) can be given each scenario's accounts,
 //! quotas and faults without a restart.
 
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -56,10 +58,7 @@ impl Switchable {
 
     /// The cloud requests go to now.
     pub fn current(&self) -> MockCloud {
-        self.slot
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.slot.read().clone()
     }
 
     /// Builds a cloud from `config` and makes it the current one.
@@ -68,7 +67,7 @@ impl Switchable {
     /// The config does not validate; the current cloud stays.
     pub fn replace(&self, config: Config) -> Result<MockCloud, ConfigError> {
         let cloud = MockCloud::new(config)?;
-        *self.slot.write().unwrap_or_else(PoisonError::into_inner) = cloud.clone();
+        *self.slot.write() = cloud.clone();
         tracing::info!(
             accounts = cloud.config().accounts.len(),
             "the cloud was replaced by a new config"
