@@ -1,11 +1,12 @@
 //! [`MockCloud`]: the state of one cloud, shared by every clone, and its in-process API.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use jiff::Timestamp;
+use parking_lot::{Mutex, RwLock};
 use tokio::time::Instant;
 
 use crate::admin::CallsPage;
@@ -35,8 +36,8 @@ pub(crate) struct Inner {
     pub clock: TokioClock,
     /// The wall-clock time read when `clock` started.
     pub epoch: Timestamp,
-    /// Bearer token → account name.
-    pub tokens: crate::FastMap<String, String>,
+    /// Bearer token → account name (shared with the journal's outcomes: no copy a request).
+    pub tokens: crate::FastMap<String, Arc<str>>,
     /// Account name → count quotas.
     pub counts: HashMap<String, BTreeMap<Collection, u32>>,
     pub quotas: RwLock<QuotaEngine>,
@@ -52,13 +53,6 @@ pub(crate) struct Inner {
 pub(crate) struct Recorder {
     pub journal: Journal,
     pub aggregates: Aggregates,
-}
-
-/// Locks, recovering from a poisoned lock: every critical section leaves the state valid.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl std::fmt::Debug for MockCloud {
@@ -80,7 +74,10 @@ impl MockCloud {
         let tokens = config
             .accounts
             .iter()
-            .flat_map(|a| a.tokens.iter().map(|t| (t.clone(), a.name.clone())))
+            .flat_map(|a| {
+                let name: Arc<str> = Arc::from(a.name.as_str());
+                a.tokens.iter().map(move |t| (t.clone(), name.clone()))
+            })
             .collect();
         let counts = config
             .accounts
@@ -142,13 +139,13 @@ impl MockCloud {
 
     /// Journal entries with `seq >= since`, oldest first.
     pub fn calls_since(&self, since: u64) -> Vec<Call> {
-        lock(&self.inner.recorder).journal.since(since, usize::MAX)
+        self.inner.recorder.lock().journal.since(since, usize::MAX)
     }
 
     /// Up to `limit` journal entries with `seq >= since`, oldest first, with where the next
     /// page starts, the dropped count and the epoch: what one `GET /admin/v1/calls` serves.
     pub fn calls_page(&self, since: u64, limit: usize) -> CallsPage {
-        let recorder = lock(&self.inner.recorder);
+        let recorder = self.inner.recorder.lock();
         let calls = recorder.journal.since(since, limit);
         let stats = recorder.journal.stats();
         drop(recorder);
@@ -170,12 +167,12 @@ impl MockCloud {
 
     /// The journal's counters: next `seq`, entries held, cap, dropped, bytes per entry.
     pub fn journal_stats(&self) -> JournalStats {
-        lock(&self.inner.recorder).journal.stats()
+        self.inner.recorder.lock().journal.stats()
     }
 
     /// Counts per account/action/status, the per-second timeline and quota violations.
     pub fn summary(&self) -> Summary {
-        let recorder = lock(&self.inner.recorder);
+        let recorder = self.inner.recorder.lock();
         let journal = &recorder.journal;
         recorder
             .aggregates
@@ -188,13 +185,15 @@ impl MockCloud {
     /// and name.
     pub fn inventory(&self) -> Vec<Resource> {
         let now = self.elapsed();
-        lock(&self.inner.store).inventory(now)
+        self.inner.store.lock().inventory(now)
     }
 
     /// How many resources [`MockCloud::inventory`] would list, without copying them.
     pub fn resource_count(&self) -> usize {
         let now = self.elapsed();
-        lock(&self.inner.store)
+        self.inner
+            .store
+            .lock()
             .counts(now)
             .iter()
             .map(|(_, _, n)| n)
@@ -203,14 +202,14 @@ impl MockCloud {
 
     /// The faults in force.
     pub fn faults(&self) -> Faults {
-        lock(&self.inner.faults).faults().clone()
+        self.inner.faults.lock().faults().clone()
     }
 
     /// Replaces the faults in force; the random draws restart from the new seed.
     pub fn set_faults(&self, faults: Faults) -> Result<(), ConfigError> {
         validate_faults(&faults).map_err(|problem| ConfigError::Invalid { problem })?;
         let active = !faults.is_empty();
-        *lock(&self.inner.faults) = FaultState::new(faults);
+        *self.inner.faults.lock() = FaultState::new(faults);
         self.inner.faults_active.store(active, Ordering::Release);
         tracing::info!(active, "faults changed");
         Ok(())
@@ -221,21 +220,17 @@ impl MockCloud {
     /// buckets (full again). Faults and the clock stay.
     pub fn reset(&self) {
         let inner = &self.inner;
-        *inner
-            .quotas
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            QuotaEngine::new(&inner.config.accounts, inner.clock);
-        lock(&inner.store).clear();
+        *inner.quotas.write() = QuotaEngine::new(&inner.config.accounts, inner.clock);
+        inner.store.lock().clear();
         inner.aws.reset();
-        let mut recorder = lock(&inner.recorder);
+        let mut recorder = inner.recorder.lock();
         recorder.journal.clear();
         recorder.aggregates = Aggregates::default();
         tracing::info!("mock cloud reset");
     }
 
     pub(crate) fn record(&self, record: &Record<'_>, layer: Option<Layer>) -> u64 {
-        let mut recorder = lock(&self.inner.recorder);
+        let mut recorder = self.inner.recorder.lock();
         let (seq, account) = recorder.journal.push(record);
         recorder.aggregates.add(record, account, layer);
         seq
@@ -245,7 +240,7 @@ impl MockCloud {
         if !self.inner.faults_active.load(Ordering::Acquire) {
             return FaultDecision::default();
         }
-        let mut faults = lock(&self.inner.faults);
+        let mut faults = self.inner.faults.lock();
         if faults.is_empty() {
             return FaultDecision::default();
         }
@@ -257,7 +252,7 @@ impl MockCloud {
         if !self.inner.faults_active.load(Ordering::Acquire) {
             return None;
         }
-        let (rules, seed) = lock(&self.inner.faults).resource_rules();
+        let (rules, seed) = self.inner.faults.lock().resource_rules();
         (!rules.is_empty()).then_some((rules, seed))
     }
 
@@ -269,7 +264,7 @@ impl MockCloud {
         if !self.inner.faults_active.load(Ordering::Acquire) {
             return FaultDecision::default();
         }
-        let mut faults = lock(&self.inner.faults);
+        let mut faults = self.inner.faults.lock();
         if faults.is_empty() {
             return FaultDecision::default();
         }

@@ -33,7 +33,14 @@
 //! epoch, the wall-clock time at which it read zero, is [`MockCloud::epoch`], served in the
 //! summary and in the `x-epoch` header of every journal page.
 //!
+//! # The request pipeline
+//! Every journalled request, of the generic JSON API or of an AWS service, takes the same
+//! steps (route, authenticate, quota, faults, operation, journal) and leaves the same
+//! journal record, a [`Call`], whichever service answered it.
+//!
 //! # Features
+//! - `cli` (default): the `mock-cloud` binary, with clap, anyhow and tracing-subscriber;
+//!   the library alone (`default-features = false`) builds none of them.
 //! - `client`: [`admin`]`::Client`, a client of the admin API on hyper-util's HTTP/1.1
 //!   client. Off by default.
 //!
@@ -72,9 +79,11 @@ mod clock;
 mod cloud;
 mod config;
 mod faults;
+mod generic;
 mod http;
 mod journal;
 mod model;
+mod pipeline;
 mod quota;
 mod resource_faults;
 mod serve;

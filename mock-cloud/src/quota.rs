@@ -15,7 +15,9 @@
 //! HTTP layer rounds up to whole seconds for `Retry-After`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 use std::time::Duration;
 
 use governor::clock::Clock;
@@ -219,14 +221,10 @@ impl ServiceBuckets {
                 layer,
                 buckets,
             } => {
-                if let Some(bucket) = buckets
-                    .read()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get(resource)
-                {
+                if let Some(bucket) = buckets.read().get(resource) {
                     return Some(bucket.clone());
                 }
-                let mut buckets = buckets.write().unwrap_or_else(PoisonError::into_inner);
+                let mut buckets = buckets.write();
                 if buckets.len() >= MAX_RESOURCE_BUCKETS {
                     buckets.clear();
                 }

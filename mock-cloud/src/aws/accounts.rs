@@ -8,15 +8,17 @@
 //! advancing the clock. Issued credentials are forgotten by a reset; expired ones are
 //! dropped as new ones are issued.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+
+use parking_lot::RwLock;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use jiff::Timestamp;
 use ring::hmac;
 
-use super::sigv4;
+use super::signing;
 use crate::FastMap;
 use crate::config::AccountConfig;
 
@@ -116,11 +118,7 @@ impl Credentials {
         if let Some(secret) = self.long_term.get(access_key) {
             return Some(secret.clone());
         }
-        self.temporary
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(access_key)
-            .cloned()
+        self.temporary.read().get(access_key).cloned()
     }
 
     /// The account name of an AWS account ID.
@@ -133,7 +131,6 @@ impl Credentials {
         if let Some(key) = self
             .signing_keys
             .read()
-            .unwrap_or_else(PoisonError::into_inner)
             .get(access_key)
             .and_then(|scopes| scopes.get(scope))
         {
@@ -145,11 +142,8 @@ impl Credentials {
             parts.next().unwrap_or_default(),
             parts.next().unwrap_or_default(),
         );
-        let key = sigv4::signing_key(secret, date, region, service);
-        let mut cache = self
-            .signing_keys
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
+        let key = signing::signing_key(secret, date, region, service);
+        let mut cache = self.signing_keys.write();
         if cache.values().map(FastMap::len).sum::<usize>() >= SIGNING_KEY_CACHE {
             cache.clear();
         }
@@ -171,10 +165,7 @@ impl Credentials {
             "FQoGZXIvYXdzE{}",
             BASE64.encode(bytes(&format!("token/{seed}"), 180))
         );
-        let mut temporary = self
-            .temporary
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut temporary = self.temporary.write();
         temporary.retain(|_, s| s.session.as_ref().is_none_or(|(_, e)| *e > now));
         temporary.insert(
             access_key.clone(),
@@ -194,10 +185,7 @@ impl Credentials {
 
     /// Forgets every temporary credential.
     pub fn clear_temporary(&self) {
-        self.temporary
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.temporary.write().clear();
     }
 }
 

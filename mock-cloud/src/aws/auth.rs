@@ -17,7 +17,8 @@ use jiff::{SignedDuration, Timestamp};
 use super::accounts::Caller;
 use super::contract::AwsRequest;
 use super::envelope::AwsError;
-use super::sigv4::{self, Canonical, Unreadable};
+use super::signing::{self, Canonical};
+use super::sigv4::{self, Unreadable};
 use super::state::AwsState;
 use crate::service::{Protocol, Service};
 
@@ -111,18 +112,18 @@ pub(crate) fn authenticate(
         payload_hash: &payload_hash,
         presigned: signed.presigned_expires.is_some(),
     };
-    let Some(canonical_request) = sigv4::canonical_request(&canonical, signed.signed_headers)
+    let Some(canonical_request) = signing::canonical_request(&canonical, signed.signed_headers)
     else {
         return Err(
             protocol.malformed_auth("a header named in SignedHeaders is missing from the request")
         );
     };
-    let string_to_sign = sigv4::string_to_sign(signed.amz_date, signed.scope, &canonical_request);
+    let string_to_sign = signing::string_to_sign(signed.amz_date, signed.scope, &canonical_request);
     let key = aws
         .credentials
         .signing_key(signed.access_key, &secret.secret, signed.scope);
-    let expected = sigv4::signature(&key, &string_to_sign);
-    if !sigv4::same_signature(&expected, signed.signature) {
+    let expected = signing::signature(&key, &string_to_sign);
+    if !signing::same_signature(&expected, signed.signature) {
         return Err(protocol.signature_mismatch(
             signed.access_key,
             &string_to_sign,
@@ -141,7 +142,7 @@ fn payload_hash<'a>(
     presigned: bool,
 ) -> Result<Cow<'a, str>, AwsError> {
     if !s3 {
-        return Ok(Cow::Owned(sigv4::sha256_hex(&request.body)));
+        return Ok(Cow::Owned(signing::sha256_hex(&request.body)));
     }
     let declared = request
         .headers
@@ -172,7 +173,7 @@ fn payload_hash<'a>(
         .with_field("ArgumentName", "x-amz-content-sha256")
         .with_field("ArgumentValue", declared));
     }
-    let computed = sigv4::sha256_hex(&request.body);
+    let computed = signing::sha256_hex(&request.body);
     if !declared.eq_ignore_ascii_case(&computed) {
         return Err(AwsError::new(
             http::StatusCode::BAD_REQUEST,

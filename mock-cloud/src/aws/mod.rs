@@ -3,18 +3,21 @@
 //! service's own protocol, and journalled like every other call.
 //!
 //! # The pipeline
-//! Every AWS request goes through the same steps, and the first failure answers it:
-//! 1. the service: the SigV4 credential scope's service name ([`route::service_of`]);
-//! 2. the body, read up to [`crate::MAX_BODY`] (too large or broken off: the service's
-//!    error);
-//! 3. the operation: the service's `route` function names it, its quota class, the
-//!    resource it addresses and the journal's name, or an error in the service's envelope
-//!    (unknown action, missing parameter), held back until the caller is known;
-//! 4. authentication ([`auth`]): SigV4 verified against the key's secret;
-//! 5. the rate quotas of the account, service, class and operation (a throttle in the
-//!    protocol's shape, or a shadow record);
-//! 6. the faults of the operation (latency, injected errors, outages);
-//! 7. the service's `handle` function.
+//! AWS requests go through the cloud's one pipeline (`pipeline.rs`), as the generic API's
+//! do; [`front::AwsFront`] says what its steps mean here, and the first failure answers:
+//! 1. the service: the SigV4 credential scope's service name ([`route::destination`]);
+//! 2. route: the body, read up to [`crate::MAX_BODY`] (too large or broken off: the
+//!    service's error, at once), then the service's `route` function names the operation,
+//!    its quota class, the resource it addresses and the journal's name, or an error in
+//!    the service's envelope (unknown action, missing parameter), held back until the
+//!    caller is known;
+//! 3. authenticate ([`auth`]): SigV4 verified against the key's secret;
+//! 4. quota: the rate quotas of the account, service, class and operation (a throttle in
+//!    the protocol's shape, or a shadow record);
+//! 5. faults: those of the operation (latency, injected errors, outages), then the
+//!    per-resource faults of the resource it names;
+//! 6. operation: the service's `handle` function;
+//! 7. journal: the same record as every other call's.
 //!
 //! # Adding a service
 //! A service touches the framework in five places, none of them inside the pipeline:
@@ -38,7 +41,8 @@
 //!      protocol's envelope (see [`envelope::error`]). [`Ctx::now`] is the cloud's wall
 //!      clock (its epoch plus its tokio clock), so paused-time tests drive expiries and
 //!      provisioning.
-//! 3. **Dispatch**: one arm in [`dispatch_route`] and one in [`dispatch_handle`].
+//! 3. **Dispatch**: one arm in [`dispatch_route`] and one in [`dispatch_handle`] (and in
+//!    `dispatch_facts` if per-resource faults read its resources).
 //! 4. **State**, if it keeps any: a field of `AwsState` in `aws/state.rs` (behind its own lock),
 //!    cleared in `AwsState::reset`.
 //! 5. **Tests** with the real SDK client in `sdk-tests/tests/it/aws_<service>.rs` (the crate
@@ -61,10 +65,13 @@ pub(crate) mod contract;
 mod dynamodb;
 mod ec2;
 pub(crate) mod envelope;
+pub(crate) mod front;
 pub(crate) mod params;
+mod protocol_errors;
 mod resource_faults;
 pub(crate) mod route;
 mod s3;
+pub(crate) mod signing;
 pub(crate) mod sigv4;
 pub(crate) mod state;
 mod sts;
@@ -72,18 +79,14 @@ pub(crate) mod xml;
 
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{Method, Response, StatusCode};
+use http::{Response, StatusCode};
 use jiff::Timestamp;
-use tokio::time::Instant;
 
 use self::contract::{AwsRequest, Ctx, Routed, Unrouted};
-use self::envelope::{AwsError, Reply, RequestId};
+use self::envelope::AwsError;
 use crate::cloud::MockCloud;
 use crate::http::respond::ResponseBody;
-use crate::journal::{FAULT, Record, SHADOW_THROTTLED, THROTTLED};
-use crate::quota::{Layer, Verdict};
-use crate::service::{Operation, Protocol, Service};
+use crate::service::Service;
 
 fn dispatch_route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
     match request.service {
@@ -91,6 +94,8 @@ fn dispatch_route(request: &AwsRequest<'_>) -> Result<Routed, Unrouted> {
         Service::Sts => sts::route(request),
         Service::DynamoDb => dynamodb::route(request),
         Service::Ec2 => ec2::route(request),
+        // The generic API's requests have a front of their own (`generic/`); a request
+        // for it that came here is at an unknown path.
         Service::Generic => Err(Unrouted::new(AwsError::new(
             StatusCode::NOT_FOUND,
             "NotFound",
@@ -135,7 +140,7 @@ impl MockCloud {
     /// read inside NotFound-after-create's window as the answer, otherwise what the
     /// handler applies (drift, a slow create, EC2's reserved VPC ID) set in `ctx`. An
     /// answer comes with whether the journal marks it as a fault (a lasting error).
-    fn aws_resource_faults(
+    pub(super) fn aws_resource_faults(
         &self,
         ctx: &mut Ctx<'_>,
         routed: &Routed,
@@ -194,16 +199,6 @@ impl MockCloud {
     }
 }
 
-/// What the journal needs besides the response.
-struct Outcome {
-    /// The authenticated account (shared with its principal: no copy a request).
-    account: Option<std::sync::Arc<str>>,
-    op: Option<Operation>,
-    name: String,
-    flags: u8,
-    layer: Option<Layer>,
-}
-
 impl MockCloud {
     /// The cloud's wall-clock time: its epoch plus its clock.
     pub(crate) fn wall_clock(&self, at: Duration) -> Timestamp {
@@ -212,181 +207,5 @@ impl MockCloud {
             .epoch
             .saturating_add(at)
             .unwrap_or(self.inner.epoch)
-    }
-
-    /// Answers an AWS request of `service` and journals it.
-    pub(crate) async fn aws(
-        &self,
-        service: Service,
-        parts: &http::request::Parts,
-        body: Result<Bytes, StatusCode>,
-        arrived: Instant,
-    ) -> Response<ResponseBody> {
-        let at = self.inner.clock.since_epoch(arrived);
-        let protocol = service.protocol().unwrap_or(Protocol::RestXml);
-        let n = self.inner.aws.next_request();
-        let request_id = RequestId::new(protocol, n ^ self.inner.epoch.as_nanosecond() as u64);
-        let reply = Reply {
-            service,
-            protocol,
-            head: parts.method == Method::HEAD,
-            request_id: &request_id,
-        };
-        let mut outcome = Outcome {
-            account: None,
-            op: None,
-            name: String::new(),
-            flags: 0,
-            layer: None,
-        };
-        let response = match self
-            .aws_inner(service, parts, body, at, &reply, &mut outcome)
-            .await
-        {
-            Ok(response) => response,
-            Err(err) => envelope::error(&reply, &err, self.inner.config.aws.retry_after_header),
-        };
-        let record = Record {
-            at,
-            latency: arrived.elapsed(),
-            account: outcome.account.as_deref().unwrap_or_default(),
-            action: None,
-            collection: None,
-            operation: outcome.op,
-            name: &outcome.name,
-            status: response.status().as_u16(),
-            flags: outcome.flags,
-            retry_after_ms: crate::journal::retry_hint_ms(
-                response.status().as_u16(),
-                response.headers(),
-            ),
-        };
-        let seq = self.record(&record, outcome.layer);
-        tracing::trace!(seq, status = record.status, service = %service, operation = outcome.op.map_or("", Operation::name), "aws call");
-        response
-    }
-
-    async fn aws_inner(
-        &self,
-        service: Service,
-        parts: &http::request::Parts,
-        body: Result<Bytes, StatusCode>,
-        at: Duration,
-        reply: &Reply<'_>,
-        outcome: &mut Outcome,
-    ) -> Result<Response<ResponseBody>, AwsError> {
-        let protocol = reply.protocol;
-        let body = match body {
-            Ok(body) => body,
-            Err(StatusCode::PAYLOAD_TOO_LARGE) => return Err(protocol.too_large(crate::MAX_BODY)),
-            Err(_) => return Err(protocol.incomplete_body()),
-        };
-        let raw_query = parts.uri.query();
-        let query = raw_query
-            .map(|q| params::borrowed_pairs(q.as_bytes()))
-            .unwrap_or_default();
-        let region = sigv4::read(&parts.headers, &query)
-            .map_or_else(|_| "us-east-1".to_owned(), |s| s.region.to_owned());
-        let authority = parts
-            .headers
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .or_else(|| parts.uri.authority().map(http::uri::Authority::as_str));
-        let request = AwsRequest {
-            service,
-            protocol,
-            method: &parts.method,
-            raw_path: parts.uri.path(),
-            raw_query,
-            query,
-            headers: &parts.headers,
-            authority,
-            body,
-            region,
-        };
-        let routed = dispatch_route(&request);
-        let anonymous = routed.as_ref().is_ok_and(|r| r.anonymous);
-        match &routed {
-            Ok(r) => (outcome.op, outcome.name) = (Some(r.op), r.name.clone()),
-            Err(u) => (outcome.op, outcome.name) = (u.op, u.name.clone()),
-        }
-        let now = self.wall_clock(at);
-        let caller = auth::authenticate(
-            &self.inner.aws,
-            &request,
-            anonymous,
-            now,
-            self.inner.config.aws.max_clock_skew,
-        )?;
-        if let Some(principal) = &caller {
-            outcome.account = Some(principal.account.clone());
-        }
-        let routed = routed.map_err(|u| *u.error)?;
-        if let Some(err) = auth::unsupported_streaming(protocol, &request) {
-            return Err(err);
-        }
-
-        if let Some(principal) = &caller {
-            let verdict = self
-                .inner
-                .quotas
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .check_aws(
-                    &principal.account,
-                    routed.op,
-                    routed.class,
-                    &routed.resource,
-                );
-            if let Verdict::Throttle { layer, wait, .. } = verdict {
-                outcome.layer = Some(layer);
-                if !self.inner.config.shadow {
-                    outcome.flags |= THROTTLED;
-                    return Err(protocol.throttle(wait));
-                }
-                outcome.flags |= SHADOW_THROTTLED;
-            }
-        }
-
-        let faults = self.decide_operation_faults(routed.op, at);
-        if !faults.latency.is_zero() {
-            tokio::time::sleep(faults.latency).await;
-        }
-        if let Some(status) = faults.error {
-            outcome.flags |= FAULT;
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            return Err(protocol.fault(status, faults.code.as_deref()));
-        }
-
-        let mut ctx = Ctx {
-            cloud: self,
-            request: &request,
-            reply: *reply,
-            caller: &caller,
-            now,
-            drift: None,
-            slow_create: None,
-            new_id: None,
-        };
-        if let Err((err, faulted)) = self.aws_resource_faults(&mut ctx, &routed) {
-            if faulted {
-                outcome.flags |= FAULT;
-            }
-            return Err(err);
-        }
-        if ctx.new_id.is_none() && service == Service::Ec2 {
-            ctx.new_id = ec2::reserve_id(&ctx, &routed);
-        }
-        if let Some(id) = &ctx.new_id {
-            outcome.name.clone_from(id);
-        }
-        let response = dispatch_handle(&ctx, &routed);
-        if let (Ok(_), None) = (&response, &caller) {
-            // An anonymous call (web identity) acts as the account of the role it assumed.
-            if let Some(account) = sts::assumed_account(&ctx, &routed) {
-                outcome.account = Some(account);
-            }
-        }
-        response
     }
 }

@@ -3,8 +3,8 @@
 //! that `cloud.rs` holds; a new service with state of its own adds a field here (behind
 //! its own lock) and clears it in [`AwsState::reset`].
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use super::accounts::Credentials;
 use super::dynamodb::table::Store as DynamoDbStore;
@@ -39,9 +39,9 @@ impl AwsState {
 
     /// Forgets buckets, tables, VPCs and issued credentials.
     pub fn reset(&self) {
-        *self.s3.lock().unwrap_or_else(PoisonError::into_inner) = S3Store::default();
-        *self.dynamodb.lock().unwrap_or_else(PoisonError::into_inner) = DynamoDbStore::default();
-        *self.ec2.lock().unwrap_or_else(PoisonError::into_inner) = Ec2Store::default();
+        *self.s3.lock() = S3Store::default();
+        *self.dynamodb.lock() = DynamoDbStore::default();
+        *self.ec2.lock() = Ec2Store::default();
         self.credentials.clear_temporary();
     }
 }

@@ -74,7 +74,7 @@ impl MockCloud {
         }
         let live = Family::<Labels, Gauge>::default();
         let now = self.elapsed();
-        for (account, collection, count) in crate::cloud::lock(&self.inner.store).counts(now) {
+        for (account, collection, count) in self.inner.store.lock().counts(now) {
             let labels = vec![
                 ("account", account),
                 ("collection", collection.as_str().to_owned()),

@@ -1,39 +1,36 @@
 //! The HTTP face of [`MockCloud`]: one `handle` function and a tower `Service` around it.
 
 mod admin;
-mod api;
-mod input;
+mod body;
 mod metrics;
 pub(crate) mod respond;
-mod route;
+pub(crate) mod route;
 mod switch;
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode, header};
+use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Limited};
 use tokio::time::Instant;
 
-pub use api::MAX_BODY;
+pub(crate) use body::read_body;
+pub use body::{BoxError, MAX_BODY};
 pub use respond::ResponseBody;
 pub use switch::Switchable;
 
+use crate::aws::front::AwsFront;
+use crate::aws::route::Destination;
 use crate::cloud::MockCloud;
+use crate::generic::GenericFront;
+use crate::pipeline::Outcome;
+use crate::service::Service;
 use route::Route;
-
-/// The error type request bodies may have.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 impl MockCloud {
     /// Answers one HTTP request. Never fails and never panics: every problem is an HTTP
     /// status. AWS requests (signed with SigV4, or unsigned STS form posts) go to their
-    /// service; API requests (`/v1/...`, including unknown paths) to the generic API; both
-    /// are journalled. Admin requests (`/admin/v1/...`, `/metrics`) are not.
+    /// service, every other request but the admin API's to the generic API (`/v1/...`,
+    /// including unknown paths), all through the one pipeline, and all are journalled.
+    /// Admin requests (`/admin/v1/...`, `/metrics`) are not.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
@@ -56,118 +53,89 @@ impl MockCloud {
     {
         let arrived = Instant::now();
         let (parts, body) = request.into_parts();
-        let path = parts.uri.path();
-        let query = parts.uri.query();
-        let route = route::route(path);
-        if !matches!(route, Route::Metrics | Route::Admin(_)) {
-            match crate::aws::route::destination(&parts) {
-                crate::aws::route::Destination::NotAws => {}
-                crate::aws::route::Destination::Service(service) => {
-                    let body = read_body(body, &parts.headers).await;
-                    return self.aws(service, &parts, body, arrived).await;
-                }
-                crate::aws::route::Destination::UnknownService(name) => {
-                    let message = format!("mock-cloud does not speak the AWS service `{name}`");
-                    let response =
-                        respond::error(StatusCode::BAD_REQUEST, "UnknownService", &message);
-                    self.record_unrouted(arrived, &name, &response);
-                    return response;
-                }
-            }
+        let route = route::route(parts.uri.path());
+        if let Route::Metrics | Route::Admin(_) = route {
+            let body = read_wanted_body(&parts, body).await;
+            return match route {
+                Route::Metrics if parts.method == Method::GET => self.metrics_response(),
+                Route::Admin(path) => self.admin(path, &parts.method, parts.uri.query(), body),
+                _ => respond::method_not_allowed("GET"),
+            };
         }
-        let wants_body = matches!(parts.method, Method::POST | Method::PUT | Method::PATCH);
-        let body = if wants_body {
-            read_body(body, &parts.headers).await
-        } else {
-            Ok(Bytes::new())
-        };
-        match route {
-            Route::Metrics if parts.method == Method::GET => self.metrics_response(),
-            Route::Metrics => respond::method_not_allowed("GET"),
-            Route::Admin(path) => self.admin(path, &parts.method, query, body),
-            Route::NotFound => {
-                let response = respond::error(StatusCode::NOT_FOUND, "NotFound", "unknown path");
-                self.record_unrouted(arrived, "", &response);
-                response
-            }
-            Route::Api {
-                account,
-                collection,
-                name,
-            } => {
-                let request = api::ApiRequest {
-                    method: &parts.method,
-                    headers: &parts.headers,
-                    query,
-                    account,
-                    collection,
-                    name,
-                    body,
+        let service = match crate::aws::route::destination(&parts) {
+            Destination::NotAws => Service::Generic,
+            Destination::Service(service) => service,
+            Destination::UnknownService(name) => {
+                let message = format!("mock-cloud does not speak the AWS service `{name}`");
+                let response = respond::error(StatusCode::BAD_REQUEST, "UnknownService", &message);
+                let outcome = Outcome {
+                    name: name.into(),
+                    ..Outcome::default()
                 };
-                self.api(request, arrived).await
+                let at = self.inner.clock.since_epoch(arrived);
+                self.journal(at, arrived, &outcome, &response);
+                return response;
             }
+        };
+        if service == Service::Generic {
+            let front = GenericFront {
+                method: &parts.method,
+                headers: &parts.headers,
+                query: parts.uri.query(),
+                route,
+                body: read_wanted_body(&parts, body).await,
+            };
+            return self.pipeline(front, arrived).await;
         }
+        let body = read_body(body, &parts.headers).await;
+        self.pipeline(AwsFront::new(self, service, &parts, body), arrived)
+            .await
     }
 }
 
-/// Reads a body of at most [`MAX_BODY`] bytes: 413 if longer, 400 if it breaks off.
-async fn read_body<B>(body: B, headers: &http::HeaderMap) -> Result<Bytes, StatusCode>
+/// The body of a method that has one (`POST`, `PUT`, `PATCH`); empty for the others.
+async fn read_wanted_body<B>(parts: &http::request::Parts, body: B) -> Result<Bytes, StatusCode>
 where
     B: Body,
     B::Error: Into<BoxError>,
 {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY as u64) {
-        return Err(StatusCode::PAYLOAD_TOO_LARGE);
+    if matches!(parts.method, Method::POST | Method::PUT | Method::PATCH) {
+        read_body(body, &parts.headers).await
+    } else {
+        Ok(Bytes::new())
     }
-    match Limited::new(body, MAX_BODY).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
-            Err(StatusCode::PAYLOAD_TOO_LARGE)
+}
+
+/// Makes a type with `async fn handle(&self, Request<B>) -> Response<ResponseBody>` a tower
+/// `Service`: clone it freely, every clone shares the state.
+macro_rules! tower_service {
+    ($type:ty) => {
+        impl<B> tower::Service<Request<B>> for $type
+        where
+            B: Body + Send + 'static,
+            B::Data: Send,
+            B::Error: Into<BoxError>,
+        {
+            type Response = Response<ResponseBody>;
+            type Error = std::convert::Infallible;
+            type Future = std::pin::Pin<
+                Box<dyn Future<Output = Result<Response<ResponseBody>, Self::Error>> + Send>,
+            >;
+
+            fn poll_ready(
+                &mut self,
+                _: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), Self::Error>> {
+                std::task::Poll::Ready(Ok(()))
+            }
+
+            fn call(&mut self, request: Request<B>) -> Self::Future {
+                let this = self.clone();
+                Box::pin(async move { Ok(this.handle(request).await) })
+            }
         }
-        Err(_) => Err(StatusCode::BAD_REQUEST),
-    }
+    };
 }
 
-/// The cloud as a tower `Service`: clone it freely, every clone shares the state.
-impl<B> tower::Service<Request<B>> for MockCloud
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        let cloud = self.clone();
-        Box::pin(async move { Ok(cloud.handle(request).await) })
-    }
-}
-
-impl MockCloud {
-    /// Journals a request that matched no service: no account, no operation.
-    fn record_unrouted(&self, arrived: Instant, name: &str, response: &Response<ResponseBody>) {
-        let record = crate::journal::Record {
-            at: self.inner.clock.since_epoch(arrived),
-            latency: arrived.elapsed(),
-            account: "",
-            action: None,
-            collection: None,
-            operation: None,
-            name,
-            status: response.status().as_u16(),
-            flags: 0,
-            retry_after_ms: 0,
-        };
-        self.record(&record, None);
-    }
-}
+tower_service!(MockCloud);
+tower_service!(Switchable);

@@ -66,7 +66,10 @@ fn envelope(code: &str, message: &str, field: Option<&str>) -> ErrorBody {
 /// The answer to a body that could not be read: too large (413) or broken off (400).
 pub(crate) fn body_error(status: StatusCode) -> Response<ResponseBody> {
     if status == StatusCode::PAYLOAD_TOO_LARGE {
-        let message = format!("the request body must be at most {} bytes", super::MAX_BODY);
+        let message = format!(
+            "the request body must be at most {} bytes",
+            super::body::MAX_BODY
+        );
         error(status, "PayloadTooLarge", &message)
     } else {
         bad_field("body", "the request body could not be read")

@@ -2,11 +2,9 @@
 //! long-running mock-cloud (a pod in a test cluster) can be given each scenario's accounts,
 //! quotas and faults without a restart.
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, PoisonError, RwLock};
-use std::task::{Context, Poll};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -60,10 +58,7 @@ impl Switchable {
 
     /// The cloud requests go to now.
     pub fn current(&self) -> MockCloud {
-        self.slot
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.slot.read().clone()
     }
 
     /// Builds a cloud from `config` and makes it the current one.
@@ -72,12 +67,30 @@ impl Switchable {
     /// The config does not validate; the current cloud stays.
     pub fn replace(&self, config: Config) -> Result<MockCloud, ConfigError> {
         let cloud = MockCloud::new(config)?;
-        *self.slot.write().unwrap_or_else(PoisonError::into_inner) = cloud.clone();
+        *self.slot.write() = cloud.clone();
         tracing::info!(
             accounts = cloud.config().accounts.len(),
             "the cloud was replaced by a new config"
         );
         Ok(cloud)
+    }
+
+    /// Answers one HTTP request: `PUT /admin/v1/config` here, every other request in the
+    /// current cloud ([`MockCloud::handle`]).
+    pub async fn handle<B>(&self, request: Request<B>) -> Response<ResponseBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        if request.uri().path() != CONFIG_PATH {
+            return self.current().handle(request).await;
+        }
+        if request.method() == Method::PUT {
+            self.put_config(request).await
+        } else {
+            respond::method_not_allowed("PUT")
+        }
     }
 
     async fn put_config<B>(&self, request: Request<B>) -> Response<ResponseBody>
@@ -106,36 +119,6 @@ impl Switchable {
             }
             Err(err) => respond::bad_field("body", &err.to_string()),
         }
-    }
-}
-
-impl<B> tower::Service<Request<B>> for Switchable
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        if request.uri().path() == CONFIG_PATH {
-            let switch = self.clone();
-            return Box::pin(async move {
-                Ok(if request.method() == Method::PUT {
-                    switch.put_config(request).await
-                } else {
-                    respond::method_not_allowed("PUT")
-                })
-            });
-        }
-        let cloud = self.current();
-        Box::pin(async move { Ok(cloud.handle(request).await) })
     }
 }
 

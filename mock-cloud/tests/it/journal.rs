@@ -255,3 +255,80 @@ async fn the_epoch_is_read_when_the_cloud_is_built_and_survives_a_reset() {
     assert_eq!(cloud.epoch(), epoch, "a reset keeps the clock");
     assert_eq!(cloud.summary().epoch, epoch);
 }
+
+/// The generic API and an AWS service go through one pipeline: the same steps leave the
+/// same record, line for line on the admin API, whichever service answered.
+#[tokio::test(start_paused = true)]
+async fn a_generic_and_an_aws_request_leave_the_same_record() {
+    use mock_cloud::{Class, ClassQuota, Config, Per, Rate, Service, ServiceQuotas};
+
+    use crate::aws_support::{Signing, cloud_now, keys};
+
+    let one_read = || Some(Rate::new(1, 1.0));
+    let s3 = ServiceQuotas::new()
+        .with_class("read", Some(ClassQuota::new(Rate::new(1, 1.0), Per::Class)));
+    let mut config = Config::default();
+    config.accounts[0].quotas = Quotas::unlimited()
+        .with_class(Class::Read, one_read())
+        .with_service(Service::S3, Some(s3));
+    let cloud = cloud(config);
+    let aws = |method: &'static str| {
+        Signing::new(method, "/bkt", "s3").sign(&keys("default", "default"), cloud_now(&cloud))
+    };
+    let generic =
+        |method: &str, path: &str, body: &str| request(method, path, Some("default"), body);
+
+    assert_eq!(cloud.handle(aws("PUT")).await.status(), 200);
+    let create = generic("POST", "/v1/accounts/default/buckets", r#"{"name":"bkt"}"#);
+    assert_eq!(send(&cloud, create).await.status(), 201);
+    // Admitted, then throttled by the read class of each.
+    for expected in [(200, 200), (429, 503)] {
+        let get = generic("GET", "/v1/accounts/default/buckets/bkt", "");
+        let generic_status = send(&cloud, get).await.status().as_u16();
+        let aws_status = cloud.handle(aws("HEAD")).await.status().as_u16();
+        assert_eq!((generic_status, aws_status), expected);
+    }
+
+    let response = send(&cloud, request("GET", "/admin/v1/calls", None, "")).await;
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let lines: Vec<serde_json::Map<String, serde_json::Value>> = std::str::from_utf8(&body)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    let keys_of = |line: &serde_json::Map<String, serde_json::Value>| {
+        line.keys().cloned().collect::<Vec<_>>()
+    };
+    let same = [
+        "account",
+        "name",
+        "throttled",
+        "shadow_throttled",
+        "quota_exceeded",
+        "fault",
+    ];
+    for pair in [[2, 3], [4, 5]] {
+        let [generic, aws] = pair.map(|i| &lines[i]);
+        assert_eq!(keys_of(generic), keys_of(aws));
+        for field in same {
+            assert_eq!(
+                generic[field], aws[field],
+                "{field}: {generic:?} against {aws:?}"
+            );
+        }
+        assert_eq!(
+            (&generic["service"], &generic["operation"]),
+            (&"generic".into(), &"get".into())
+        );
+        assert_eq!(
+            (&aws["service"], &aws["operation"]),
+            (&"s3".into(), &"HeadBucket".into())
+        );
+        assert_eq!(generic["name"], "bkt");
+        assert_eq!(generic["account"], "default");
+    }
+    assert_eq!(lines[4]["throttled"], true);
+    let summary = cloud.summary();
+    assert_eq!(summary.throttled, 2, "{summary:?}");
+}

@@ -185,7 +185,7 @@ fn no_secret_key_session_token_or_signature_appears_in_mock_clouds_logs_journal_
     });
     let logs = String::from_utf8_lossy(&sink.0.lock().unwrap()).into_owned();
     assert!(
-        logs.contains("aws call"),
+        logs.contains("mock_cloud::pipeline: call") && logs.contains("service=\"sts\""),
         "trace lines were captured: {logs}"
     );
     let journal = &outputs[0].1;

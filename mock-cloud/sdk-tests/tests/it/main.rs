@@ -3,9 +3,13 @@
 
 mod aws_auth;
 mod aws_dynamodb;
+mod aws_dynamodb_wire;
 mod aws_ec2;
+mod aws_ec2_wire;
 mod aws_resource_faults;
+mod aws_resource_windows;
 mod aws_s3;
+mod aws_s3_owners;
 mod aws_sts;
 mod aws_support;
 // The SigV4 signing helpers are mock-cloud's own tests' (one file, two test crates); these

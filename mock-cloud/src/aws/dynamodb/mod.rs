@@ -39,7 +39,6 @@ use serde_json::{Map, Value, json};
 use super::accounts::Principal;
 use super::contract::{AwsRequest, Ctx, Routed, Unrouted};
 use super::envelope::{self, AwsError, RequestId};
-use crate::cloud::lock;
 use crate::http::respond::ResponseBody;
 use crate::service::{DynamoDbOperation, Operation, Protocol};
 use json::Violations;
@@ -105,7 +104,7 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
         DynamoDbOperation::CreateTable => create_table(ctx, caller, &body)?,
         DynamoDbOperation::DescribeTable => {
             let key = table_key(ctx, caller, &body)?;
-            let mut store = lock(&ctx.state().dynamodb);
+            let mut store = ctx.state().dynamodb.lock();
             let (table, status) = store.get(&key, ctx.now).ok_or_else(|| not_found(&key))?;
             json!({"Table": table.describe(status)})
         }
@@ -150,7 +149,7 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
             json::string(&body, "NextToken")?;
             v.finish()?;
             let key = arn_key(ctx, caller, arn)?;
-            let mut store = lock(&ctx.state().dynamodb);
+            let mut store = ctx.state().dynamodb.lock();
             let (table, _) = store.get(&key, ctx.now).ok_or_else(|| arn_not_found(arn))?;
             let mut read = std::borrow::Cow::Borrowed(&table.tags);
             if let Some(field) = &ctx.drift {
@@ -220,7 +219,7 @@ pub(crate) fn facts(
             name.to_owned(),
         )
     };
-    let mut store = lock(&ctx.state().dynamodb);
+    let mut store = ctx.state().dynamodb.lock();
     let Some((table, _)) = store.get(&key, ctx.now) else {
         return Facts::default();
     };
@@ -279,7 +278,7 @@ fn create_table(
     let description = table.describe(Status::Creating);
     let name = table.spec.name.clone();
     let key: Key = (caller.account.clone(), region, name.clone());
-    if !lock(&ctx.state().dynamodb).insert(key, table, ctx.now) {
+    if !ctx.state().dynamodb.lock().insert(key, table, ctx.now) {
         return Err(AwsError::new(
             StatusCode::BAD_REQUEST,
             "ResourceInUseException",
@@ -296,7 +295,7 @@ fn delete_table(
 ) -> Result<Value, AwsError> {
     let key = table_key(ctx, caller, body)?;
     let delete_time = ctx.cloud.inner.config.database_delete;
-    let mut store = lock(&ctx.state().dynamodb);
+    let mut store = ctx.state().dynamodb.lock();
     let (table, status) = store.get(&key, ctx.now).ok_or_else(|| not_found(&key))?;
     if status != Status::Active {
         return Err(in_use(status, &table.spec.name));
@@ -326,7 +325,7 @@ fn list_tables(
     }
     v.finish()?;
     let limit = usize::try_from(limit.unwrap_or(100)).unwrap_or(100);
-    let mut store = lock(&ctx.state().dynamodb);
+    let mut store = ctx.state().dynamodb.lock();
     let (names, more) = store.names(&caller.account, &ctx.request.region, start, limit, ctx.now);
     let mut answer = Map::new();
     if more && let Some(last) = names.last() {
@@ -344,7 +343,7 @@ fn with_changeable(
     change: impl FnOnce(&mut Table),
 ) -> Result<(), AwsError> {
     let key = arn_key(ctx, caller, arn)?;
-    let mut store = lock(&ctx.state().dynamodb);
+    let mut store = ctx.state().dynamodb.lock();
     let (table, status) = store.get(&key, ctx.now).ok_or_else(|| arn_not_found(arn))?;
     if status != Status::Active {
         return Err(in_use(status, &table.spec.name));

@@ -43,7 +43,6 @@ use http::{Method, Response, StatusCode};
 use super::contract::{AwsRequest, Ctx, Routed, Unrouted};
 use super::envelope::AwsError;
 use super::params;
-use crate::cloud::lock;
 use crate::http::respond::ResponseBody;
 use crate::service::{Ec2Operation, Operation};
 use query::{Params, TagParam, invalid_value};
@@ -103,7 +102,7 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
     };
     let params = parameters(ctx.request);
     let op = Ec2Operation::of(routed.op).unwrap_or(Op::DescribeVpcs);
-    let mut store = lock(&ctx.state().ec2);
+    let mut store = ctx.state().ec2.lock();
     match op {
         Op::CreateVpc => vpcs::create(ctx, &params, &mut store, caller),
         Op::DescribeVpcs => vpcs::describe(ctx, &params, &mut store, caller),
@@ -119,8 +118,12 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
 /// names the call by it (`None` for every other call, and for an unauthenticated one).
 pub(crate) fn reserve_id(ctx: &Ctx<'_>, routed: &Routed) -> Option<String> {
     let caller = ctx.caller.as_deref()?;
-    (Ec2Operation::of(routed.op) == Some(Ec2Operation::CreateVpc))
-        .then(|| lock(&ctx.state().ec2).new_id("vpc", &caller.account, ctx.request.region.as_str()))
+    (Ec2Operation::of(routed.op) == Some(Ec2Operation::CreateVpc)).then(|| {
+        ctx.state()
+            .ec2
+            .lock()
+            .new_id("vpc", &caller.account, ctx.request.region.as_str())
+    })
 }
 
 /// What per-resource faults need of the VPC `id` (see
@@ -140,7 +143,7 @@ pub(crate) fn facts(
         return Facts::default();
     };
     let region = ctx.request.region.as_str();
-    let mut store = lock(&ctx.state().ec2);
+    let mut store = ctx.state().ec2.lock();
     if action == crate::model::Action::Create {
         let requested = || {
             let mut out = BTreeMap::new();

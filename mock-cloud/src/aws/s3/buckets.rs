@@ -18,7 +18,7 @@ const US_EAST_1: &str = "us-east-1";
 
 /// S3's canonical user ID of an account: 64 hex digits.
 pub(crate) fn canonical_id(account_id: &str) -> String {
-    super::super::sigv4::sha256_hex(format!("canonical/{account_id}").as_bytes())
+    super::super::signing::sha256_hex(format!("canonical/{account_id}").as_bytes())
 }
 
 /// The bucket `name` of the caller: 404 if there is none, 403 if another account owns it.

@@ -37,8 +37,7 @@ use http::{Method, Response, StatusCode};
 
 use super::contract::{AwsRequest, Ctx, Routed, Unrouted};
 use super::envelope::{self, AwsError};
-use super::sigv4;
-use crate::cloud::lock;
+use super::signing;
 use crate::http::respond::ResponseBody;
 use crate::service::{Operation, S3Operation};
 
@@ -69,7 +68,7 @@ const SUBRESOURCES: [&str; 16] = [
 /// path's first segment.
 fn target(request: &AwsRequest<'_>) -> (Option<String>, Option<String>) {
     let decoded =
-        String::from_utf8_lossy(&sigv4::percent_decode(request.raw_path.as_bytes())).into_owned();
+        String::from_utf8_lossy(&signing::percent_decode(request.raw_path.as_bytes())).into_owned();
     let path = decoded.strip_prefix('/').unwrap_or(&decoded);
     let host = request.authority.unwrap_or_default();
     let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
@@ -237,7 +236,7 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
         use md5::Digest as _;
         objects::check_content_md5(ctx.request.headers, &md5::Md5::digest(&ctx.request.body))?;
     }
-    let mut store = lock(&ctx.state().s3);
+    let mut store = ctx.state().s3.lock();
     match op {
         Op::ListBuckets => buckets::list(ctx, &store, caller),
         Op::CreateBucket => buckets::create(ctx, &mut store, caller, &bucket),
@@ -273,7 +272,7 @@ pub(crate) fn facts(
             ..Facts::default()
         };
     }
-    let store = lock(&ctx.state().s3);
+    let store = ctx.state().s3.lock();
     let Some(bucket) = store.buckets.get(name) else {
         return Facts::default();
     };

@@ -65,7 +65,7 @@ pub(crate) fn handle(
             let target = owned_mut(store, caller, bucket)?;
             let mut etag = String::with_capacity(34);
             etag.push('"');
-            super::super::sigv4::push_hex(&mut etag, &md5);
+            super::super::signing::push_hex(&mut etag, &md5);
             etag.push('"');
             let content_type = ctx
                 .request
@@ -217,7 +217,7 @@ pub(crate) fn check_content_md5(headers: &HeaderMap, md5: &[u8]) -> Result<(), A
         })?;
     if expected != md5 {
         let mut expected_hex = String::with_capacity(32);
-        super::super::sigv4::push_hex(&mut expected_hex, &expected);
+        super::super::signing::push_hex(&mut expected_hex, &expected);
         return Err(AwsError::new(
             StatusCode::BAD_REQUEST,
             "BadDigest",

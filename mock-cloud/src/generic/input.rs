@@ -5,9 +5,9 @@ use bytes::Bytes;
 use http::Response;
 use serde_json::Value;
 
-use super::respond::{self, ResponseBody};
-use super::route::query_param;
 use crate::config::is_path_segment;
+use crate::http::respond::{self, ResponseBody};
+use crate::http::route::query_param;
 use crate::model::Collection;
 
 /// The default and largest page of a list.
