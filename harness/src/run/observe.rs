@@ -12,8 +12,8 @@ use super::target::TargetInfo;
 use crate::measure::{CloudResource, CustomResource};
 use crate::result::waiting::{LISTED, Pending, Waiting};
 use crate::result::{
-    CloudCall, Dropped, Observations, PhaseSpan, ResourceTimes, RunInfo, StopCause, Stopped,
-    TimeInfo,
+    CloudCall, Dropped, Observations, PhaseAudit, PhaseSpan, ResourceTimes, RunInfo, StopCause,
+    Stopped, TimeInfo,
 };
 use crate::scenario::{TimeMode, Until};
 
@@ -27,6 +27,8 @@ pub struct Reports {
     pub provider: ProviderReport,
     /// The watches.
     pub seen: SeenMap,
+    /// The audit at the end of each phase that met its `until`.
+    pub phase_audits: Vec<PhaseAudit>,
 }
 
 /// Facts about the target for the result.
@@ -221,7 +223,7 @@ pub fn observations(
         partial,
         stopped,
         kills: log.kills.clone(),
-        phase_audits: log.phase_audits.clone(),
+        phase_audits: reports.phase_audits,
         // The run adds the memory samples: the sampler ends with the phases.
         memory: Vec::new(),
     }

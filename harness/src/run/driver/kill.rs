@@ -1,18 +1,80 @@
-//! The kill phase: when the kills fall (drawn from the scenario's seed), and the kills
-//! themselves, each followed by a look at the creates it interrupted before a new provider
-//! starts.
+//! `kill`: when the kills fall (drawn from the scenario's seed), the kills themselves during
+//! the phase they interrupt (beside that phase's writes and wait), each followed by a
+//! look at the creates it interrupted before a new provider starts, and the kill phase,
+//! which counts them.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::clock::RunClock;
-use super::error::RunError;
-use super::present::custom_resources;
-use super::target::Target;
+use super::log::PhaseEnd;
+use super::phase::{PhaseAction, Step};
+use super::state::State;
+use super::wait::Waiting;
 use crate::result::Kill;
-use crate::scenario::Scenario;
+use crate::run::clock::RunClock;
+use crate::run::error::RunError;
+use crate::run::present::custom_resources;
+use crate::run::target::Target;
+use crate::scenario::{Phase, Scenario};
+
+/// The kill phase: its kills ran during the phase they interrupt; it counts them.
+pub(crate) struct KillPhase;
+
+impl PhaseAction for KillPhase {
+    async fn run<T: Target>(&self, step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError> {
+        let n = step
+            .state
+            .log
+            .kills
+            .iter()
+            .filter(|k| k.kill_phase == step.phase.name)
+            .count();
+        step.bar.set_total(n);
+        step.bar.set(n);
+        Ok(PhaseEnd::Completed)
+    }
+}
+
+/// `action`'s writes and its phase's wait while the kills of `plan` fall; then, since kills
+/// after the work was done undo it, the wait again.
+///
+/// # Errors
+/// The target could not kill or start the provider.
+pub(crate) async fn beside<A: PhaseAction + ?Sized, T: Target>(
+    action: &A,
+    state: &mut State<'_>,
+    phase: &Phase,
+    target: &T,
+    waiting: &Waiting<'_>,
+    plan: &[(usize, Duration)],
+) -> Result<PhaseEnd, RunError> {
+    let client = state.client.clone();
+    let cx = KillContext {
+        scenario: state.scenario,
+        client: &client,
+        clock: state.clock,
+        during: &phase.name,
+    };
+    let earlier = state.log.kills.clone();
+    let killing = kill_loop(
+        target,
+        &cx,
+        plan,
+        Instant::now(),
+        waiting.deadline,
+        &earlier,
+    );
+    let cloud = target.cloud();
+    let work = async {
+        action.act(state, phase, cloud).await;
+        state.wait_until(waiting, None, cloud).await
+    };
+    let (done, _) = tokio::join!(killing, work);
+    state.log.kills.extend(done?);
+    Ok(state.wait_until(waiting, None, cloud).await)
+}
 
 /// The kills during phase `index`, as (kill phase index, offset from the phase's start),
 /// earliest first. Each kill phase draws `count` offsets uniformly in its window from a
