@@ -7,8 +7,8 @@
 //!   ([`discovery`]), start the sources, drive the phases, finish the sources, observe,
 //!   evaluate;
 //! - [`target`]: where it runs ([`Target`], [`CloudControl`]);
-//! - [`source`]: one file per measurement source, each started, told at each phase's end
-//!   if it measures there ([`source::PhaseHook`]: the phase audits), and finished;
+//! - [`source`]: one file per measurement source, each started, told of each phase's
+//!   moments if it measures then ([`source::PhaseHook`]: the audits), and finished;
 //! - [`driver`]: the phases' writes and waits, one room per action, and its
 //!   [`driver::Log`]; [`kill`] (the driver's): the kills of a kill phase, during the phase
 //!   they interrupt;
@@ -57,7 +57,7 @@ use crate::result::{Observations, RunResult, Signal, StopCause, evaluate};
 use crate::scenario::Scenario;
 use driver::Driver;
 use observe::{Reports, TargetFacts};
-use source::PhaseAudits;
+use source::Audits;
 use source::cloud_journal::CloudJournal;
 use source::watches::Watches;
 
@@ -130,7 +130,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     kinds.extend(core::xrs::xr_kinds(scenario));
     let watches = Watches::start(&client, &kinds, clock);
     let mut driver = Driver::new(scenario, client.clone(), clock);
-    let mut audits = PhaseAudits::start(scenario, client.clone(), clock);
+    let mut audits = Audits::start(scenario, client.clone(), clock);
     let mut interrupted = None;
     let mut stopped = None;
     {
@@ -202,7 +202,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
             api,
             provider,
             seen,
-            phase_audits: audits.finish(),
+            audits: audits.finish(),
         },
         facts,
         inventory,

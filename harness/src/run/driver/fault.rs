@@ -11,6 +11,7 @@ use super::phase::{PhaseAction, Step};
 use super::state::State;
 use crate::run::cloud;
 use crate::run::error::RunError;
+use crate::run::source::hook::PhaseHook;
 use crate::run::target::{CloudControl, Target};
 use crate::scenario::Phase;
 
@@ -29,7 +30,10 @@ pub struct Fault {
 }
 
 impl PhaseAction for Fault {
-    async fn run<T: Target>(&self, step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError> {
+    async fn run<T: Target, H: PhaseHook>(
+        &self,
+        step: Step<'_, '_, T, H>,
+    ) -> Result<PhaseEnd, RunError> {
         write_then_wait(self, step).await
     }
 

@@ -7,6 +7,7 @@ use super::log::PhaseEnd;
 use super::phase::{PhaseAction, Step};
 use super::xr_groups;
 use crate::run::error::RunError;
+use crate::run::source::hook::PhaseHook;
 use crate::run::target::Target;
 
 /// Runs `action`'s phase: see the module. A phase that times out leaves in the log what it
@@ -14,9 +15,9 @@ use crate::run::target::Target;
 ///
 /// # Errors
 /// The provider could not be killed or started again.
-pub async fn write_then_wait<A: PhaseAction + ?Sized, T: Target>(
+pub async fn write_then_wait<A: PhaseAction + ?Sized, T: Target, H: PhaseHook>(
     action: &A,
-    step: Step<'_, '_, T>,
+    step: Step<'_, '_, T, H>,
 ) -> Result<PhaseEnd, RunError> {
     let kills = kill::schedule(step.state.scenario, step.index);
     let waiting = step.waiting();
@@ -24,6 +25,7 @@ pub async fn write_then_wait<A: PhaseAction + ?Sized, T: Target>(
         state,
         phase,
         target,
+        hook,
         ..
     } = step;
     let end = if kills.is_empty() {
@@ -35,7 +37,7 @@ pub async fn write_then_wait<A: PhaseAction + ?Sized, T: Target>(
         // Then the XRs of the phase (none outside create, resync, update, delete).
         xr_groups::wait(state, phase, &waiting, end).await
     } else {
-        kill::beside(action, state, phase, &*target, &waiting, &kills).await?
+        kill::beside(action, state, phase, (&*target, hook), &waiting, &kills).await?
     };
     if end == PhaseEnd::TimedOut && state.log.unmet.is_none() {
         state.log.unmet = Some(state.unmet(phase.until, waiting.targets, waiting.watches));

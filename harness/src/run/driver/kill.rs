@@ -1,9 +1,7 @@
 //! `kill`: when the kills fall (drawn from the scenario's seed), the kills themselves during
-//! the phase they interrupt (beside that phase's writes and wait), each followed by a
-//! look at the creates it interrupted before a new provider starts, and the kill phase,
-//! which counts them.
+//! the phase they interrupt (beside that phase's writes and wait), each told to the
+//! sources' phase hook before a new provider starts, and the kill phase, which counts them.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -15,7 +13,7 @@ use super::wait::Waiting;
 use crate::result::Kill;
 use crate::run::clock::RunClock;
 use crate::run::error::RunError;
-use crate::run::present::custom_resources;
+use crate::run::source::hook::PhaseHook;
 use crate::run::target::Target;
 use crate::scenario::{Phase, Scenario};
 
@@ -23,7 +21,10 @@ use crate::scenario::{Phase, Scenario};
 pub(crate) struct KillPhase;
 
 impl PhaseAction for KillPhase {
-    async fn run<T: Target>(&self, step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError> {
+    async fn run<T: Target, H: PhaseHook>(
+        &self,
+        step: Step<'_, '_, T, H>,
+    ) -> Result<PhaseEnd, RunError> {
         let n = step
             .state
             .log
@@ -37,8 +38,8 @@ impl PhaseAction for KillPhase {
     }
 }
 
-/// `action`'s writes and its phase's wait while the kills of `plan` fall; then, since kills
-/// after the work was done undo it, the wait again.
+/// `action`'s writes and its phase's wait while the kills of `plan` fall (`hook` told of
+/// each); then, since kills after the work was done undo it, the wait again.
 ///
 /// # Errors
 /// The target could not kill or start the provider.
@@ -46,26 +47,16 @@ pub(crate) async fn beside<A: PhaseAction + ?Sized, T: Target>(
     action: &A,
     state: &mut State<'_>,
     phase: &Phase,
-    target: &T,
+    (target, hook): (&T, &mut impl PhaseHook),
     waiting: &Waiting<'_>,
     plan: &[(usize, Duration)],
 ) -> Result<PhaseEnd, RunError> {
-    let client = state.client.clone();
     let cx = KillContext {
         scenario: state.scenario,
-        client: &client,
         clock: state.clock,
         during: &phase.name,
     };
-    let earlier = state.log.kills.clone();
-    let killing = kill_loop(
-        target,
-        &cx,
-        plan,
-        Instant::now(),
-        waiting.deadline,
-        &earlier,
-    );
+    let killing = kill_loop(target, &cx, plan, (Instant::now(), waiting.deadline), hook);
     let cloud = target.cloud();
     let work = async {
         action.act(state, phase, cloud).await;
@@ -98,8 +89,6 @@ pub fn schedule(s: &Scenario, index: usize) -> Vec<(usize, Duration)> {
 pub struct KillContext<'a> {
     /// The scenario.
     pub scenario: &'a Scenario,
-    /// The harness's client (to read the interrupted creates).
-    pub client: &'a kube::Client,
     /// The run's clock.
     pub clock: RunClock,
     /// The phase the kills interrupt.
@@ -107,10 +96,9 @@ pub struct KillContext<'a> {
 }
 
 /// Kills the provider at `start + offset` for each entry of `plan` (skipping those past
-/// `deadline`). After each kill, before a new provider starts, it lists the managed
-/// resources whose create is incomplete: the ones the kill caught between
-/// `external-create-pending` and its outcome, less those an earlier kill (in `earlier`)
-/// already caught and that still carry the same stamp.
+/// `deadline`), and lets a new one start. After each kill, before a new provider starts,
+/// `hook` is told ([`PhaseHook::provider_killed`]): the audits list the creates the kill
+/// interrupted then. The kills' `interrupted_creates` are the audits' to fill.
 ///
 /// # Errors
 /// The target could not kill or start the provider.
@@ -118,14 +106,9 @@ pub async fn kill_loop<T: Target>(
     target: &T,
     cx: &KillContext<'_>,
     plan: &[(usize, Duration)],
-    start: Instant,
-    deadline: Instant,
-    earlier: &[Kill],
+    (start, deadline): (Instant, Instant),
+    hook: &mut impl PhaseHook,
 ) -> Result<Vec<Kill>, RunError> {
-    let mut known: BTreeSet<String> = earlier
-        .iter()
-        .flat_map(|k| k.interrupted_creates.iter().cloned())
-        .collect();
     let mut kills = Vec::with_capacity(plan.len());
     for &(k, offset) in plan {
         let at = start + offset;
@@ -139,21 +122,14 @@ pub async fn kill_loop<T: Target>(
         tokio::time::sleep_until(at).await;
         let at_us = cx.clock.now().0;
         target.kill_provider(deadline).await?;
-        let incomplete: BTreeSet<String> = custom_resources(cx.client, cx.scenario)
-            .await
-            .into_iter()
-            .filter(|r| r.create_incomplete)
-            .map(|r| format!("{}/{}", r.kind, r.name))
-            .collect();
-        let interrupted_creates = incomplete.difference(&known).cloned().collect();
-        known = incomplete;
+        hook.provider_killed().await;
         target.revive_provider().await?;
         tracing::info!(phase = cx.during, at_us, "killed the provider");
         kills.push(Kill {
             kill_phase: cx.scenario.phases[k].name.clone(),
             during: cx.during.to_owned(),
             at_us,
-            interrupted_creates,
+            interrupted_creates: Vec::new(),
         });
     }
     Ok(kills)

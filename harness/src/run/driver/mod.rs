@@ -1,8 +1,8 @@
 //! Driving the phases: the writes each action makes (paced at its rate), its `until`
 //! condition, and its timeout. The driver only writes and waits; what it did is its
-//! [`Log`], which [`super::observe`] turns into observations with the sources' reports, and
-//! what is measured at a phase's end is the sources' (their phase-end hook,
-//! [`PhaseHook`]).
+//! [`Log`], which [`super::observe`] turns into observations with the sources' reports;
+//! what is measured during a phase (at its end, after a kill) is the sources', told through
+//! their phase hook ([`PhaseHook`]).
 //!
 //! One room (file) per action, each behind one trait, `phase::PhaseAction`: `create`,
 //! `hold`, `resync`, `update`, `delete`, `outage` (`cloudOutage`), `latency`
@@ -97,8 +97,9 @@ impl<'s> Driver<'s> {
         });
     }
 
-    /// Runs one phase: its action (its writes, then its wait for its `until` within its
-    /// timeout; see `dispatch`), then `hook`'s phase end, and records its span. Returns
+    /// Runs one phase: `hook`'s phase start, its action (its writes, then its wait for its
+    /// `until` within its timeout; see `dispatch`), then `hook`'s phase end, and records its
+    /// span. Returns
     /// how it ended: a resync phase whose provider reconciles the requested resources
     /// without recording the token stops early with a verdict (`run::handled`).
     ///
@@ -118,6 +119,7 @@ impl<'s> Driver<'s> {
         let deadline = Instant::now() + phase.timeout;
         let targets = self.state.targets(phase.action.groups());
         let bar = progress.phase(index, &phase.name, phase.action.name(), targets.len());
+        hook.phase_start(phase);
         let step = Step {
             state: &mut self.state,
             index,
@@ -127,6 +129,7 @@ impl<'s> Driver<'s> {
             bar: &bar,
             deadline,
             targets: &targets,
+            hook: &mut *hook,
         };
         let end = dispatch(step).await?;
         let completed = end == PhaseEnd::Completed;
@@ -184,7 +187,7 @@ impl<'s> Driver<'s> {
 ///
 /// # Errors
 /// See [`PhaseAction::run`]: the target failed.
-async fn dispatch<T: Target>(step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError> {
+async fn dispatch<T: Target, H: PhaseHook>(step: Step<'_, '_, T, H>) -> Result<PhaseEnd, RunError> {
     let phase = step.phase;
     match &phase.action {
         Action::Create { rate, groups } => {

@@ -9,6 +9,7 @@ use super::log::PhaseEnd;
 use super::phase::{PhaseAction, Step};
 use super::state::State;
 use crate::run::error::RunError;
+use crate::run::source::hook::PhaseHook;
 use crate::run::target::{CloudControl, Target};
 use crate::scenario::Phase;
 
@@ -21,7 +22,10 @@ pub struct Outage {
 }
 
 impl PhaseAction for Outage {
-    async fn run<T: Target>(&self, step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError> {
+    async fn run<T: Target, H: PhaseHook>(
+        &self,
+        step: Step<'_, '_, T, H>,
+    ) -> Result<PhaseEnd, RunError> {
         write_then_wait(self, step).await
     }
 

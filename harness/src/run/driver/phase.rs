@@ -9,12 +9,13 @@ use super::wait::Waiting;
 use crate::run::error::RunError;
 use crate::run::handled::NotHandled;
 use crate::run::progress::PhaseBar;
+use crate::run::source::hook::PhaseHook;
 use crate::run::source::watches::Watches;
 use crate::run::target::{CloudControl, Target};
 use crate::scenario::Phase;
 
 /// One phase as its action runs it: the driver's state and the run around it.
-pub struct Step<'a, 's, T> {
+pub struct Step<'a, 's, T, H> {
     /// The driver's state (what it did so far, the faults in force, the XR groups' part).
     pub state: &'a mut State<'s>,
     /// The phase's index in the scenario.
@@ -31,9 +32,11 @@ pub struct Step<'a, 's, T> {
     pub deadline: Instant,
     /// The resources of the action's groups (every group's for an action without groups).
     pub targets: &'a [(usize, u32)],
+    /// The sources' phase hooks, told of each kill during the phase.
+    pub hook: &'a mut H,
 }
 
-impl<'a, T> Step<'a, '_, T> {
+impl<'a, T, H> Step<'a, '_, T, H> {
     /// What the phase waits for.
     #[must_use]
     pub fn waiting(&self) -> Waiting<'a> {
@@ -58,12 +61,15 @@ impl<'a, T> Step<'a, '_, T> {
 #[allow(async_fn_in_trait)]
 pub trait PhaseAction {
     /// Runs the phase to its end (its `until` met, a verdict, or its timeout). The span,
-    /// the bar's last state and the sources' phase-end hook are the driver's.
+    /// the bar's last state and the sources' phase start and end are the driver's.
     ///
     /// # Errors
     /// The target failed (a provider that could not be restarted or killed); failed writes
     /// are counted, not errors.
-    async fn run<T: Target>(&self, step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError>;
+    async fn run<T: Target, H: PhaseHook>(
+        &self,
+        step: Step<'_, '_, T, H>,
+    ) -> Result<PhaseEnd, RunError>;
 
     /// The action's writes (or waits, or changes to the cloud's faults), before its phase
     /// waits; none by default.

@@ -14,6 +14,7 @@ use crate::run::error::RunError;
 use crate::run::objects::kind_of_collection;
 use crate::run::progress::PhaseBar;
 use crate::run::source::cloud_journal::action_of;
+use crate::run::source::hook::PhaseHook;
 use crate::run::source::watches::Watches;
 use crate::run::target::{CloudControl, Target};
 
@@ -21,7 +22,10 @@ use crate::run::target::{CloudControl, Target};
 pub struct Restart;
 
 impl PhaseAction for Restart {
-    async fn run<T: Target>(&self, step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError> {
+    async fn run<T: Target, H: PhaseHook>(
+        &self,
+        step: Step<'_, '_, T, H>,
+    ) -> Result<PhaseEnd, RunError> {
         let from = match step.target.cloud().next_seq().await {
             Ok(seq) => seq,
             Err(e) => {

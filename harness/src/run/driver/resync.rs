@@ -15,6 +15,7 @@ use super::state::State;
 use super::wait::Waiting;
 use crate::run::error::RunError;
 use crate::run::handled::NotHandled;
+use crate::run::source::hook::PhaseHook;
 use crate::run::target::{CloudControl, Target};
 use crate::scenario::{Phase, Until};
 
@@ -30,7 +31,10 @@ pub struct Resync<'a> {
 }
 
 impl PhaseAction for Resync<'_> {
-    async fn run<T: Target>(&self, step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError> {
+    async fn run<T: Target, H: PhaseHook>(
+        &self,
+        step: Step<'_, '_, T, H>,
+    ) -> Result<PhaseEnd, RunError> {
         write_then_wait(self, step).await
     }
 

@@ -10,7 +10,7 @@ use limiter::crossplane::RECONCILE_REQUESTED_AT_ANNOTATION;
 use super::*;
 use crate::result::PhaseFailure;
 use crate::run::objects::{self, kind_info};
-use crate::run::source::PhaseAudits;
+use crate::run::source::Audits;
 use crate::run::target::fake::{self, FakeTarget};
 
 fn scenario(phases: &str) -> Scenario {
@@ -41,7 +41,7 @@ async fn rig(s: &Scenario) -> Rig {
 
 async fn drive(s: &Scenario, rig: &mut Rig) -> Log {
     let mut driver = Driver::new(s, rig.target.client(), rig.target.clock());
-    let mut audits = PhaseAudits::start(s, rig.target.client(), rig.target.clock());
+    let mut audits = Audits::start(s, rig.target.client(), rig.target.clock());
     for (i, phase) in s.phases.iter().enumerate() {
         let end = driver
             .run_phase(
@@ -212,7 +212,7 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
     let calls = std::sync::Arc::clone(&rig.target.cloud().calls);
     let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
     let progress = Progress::quiet();
-    let mut audits = PhaseAudits::start(&s, rig.target.client(), rig.target.clock());
+    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
     // No provider: the create times out, but its five buckets exist.
     driver
         .run_phase(
@@ -300,7 +300,7 @@ async fn resync_with(records: bool) -> (PhaseEnd, PhaseSpan) {
     let mut rig = rig(&s).await;
     let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
     let progress = Progress::quiet();
-    let mut audits = PhaseAudits::start(&s, rig.target.client(), rig.target.clock());
+    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
     driver
         .run_phase(
             0,
@@ -393,7 +393,7 @@ async fn a_cleanup_stopped_early_says_what_it_leaves() {
     let watches = Watches::start(&target.client(), &kinds, target.clock());
     let mut rig = Rig { target, watches };
     let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
-    let mut audits = PhaseAudits::start(&s, rig.target.client(), rig.target.clock());
+    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
     let _ = tokio::time::timeout(
         Duration::from_secs(1),
         driver.run_phase(

@@ -8,6 +8,7 @@ use super::log::PhaseEnd;
 use super::phase::{PhaseAction, Step};
 use super::state::State;
 use crate::run::error::RunError;
+use crate::run::source::hook::PhaseHook;
 use crate::run::target::{CloudControl, Target};
 use crate::scenario::Phase;
 
@@ -22,7 +23,10 @@ pub struct Update<'a> {
 }
 
 impl PhaseAction for Update<'_> {
-    async fn run<T: Target>(&self, step: Step<'_, '_, T>) -> Result<PhaseEnd, RunError> {
+    async fn run<T: Target, H: PhaseHook>(
+        &self,
+        step: Step<'_, '_, T, H>,
+    ) -> Result<PhaseEnd, RunError> {
         write_then_wait(self, step).await
     }
 
