@@ -7,9 +7,11 @@
 //!   ([`discovery`]), start the sources, drive the phases, finish the sources, observe,
 //!   evaluate;
 //! - [`target`]: where it runs ([`Target`], [`CloudControl`]);
-//! - [`source`]: one file per measurement source, each started and finished;
-//! - [`driver`]: the phases' writes and waits, and its [`driver::Log`]; [`kill`]: the
-//!   kills of a kill phase, during the phase they interrupt;
+//! - [`source`]: one file per measurement source, each started, told of each phase's
+//!   moments if it measures then ([`source::PhaseHook`]: the audits), and finished;
+//! - [`driver`]: the phases' writes and waits, one room per action, and its
+//!   [`driver::Log`]; [`kill`] (the driver's): the kills of a kill phase, during the phase
+//!   they interrupt;
 //! - [`observe`]: observations from the log and the sources' reports;
 //! - leaves: [`clock`] (one clock for the run), [`time`] (real or virtual time: the
 //!   runtime, the paused clock), [`prometheus`], [`own`] (the harness's own
@@ -26,7 +28,6 @@ pub mod driver;
 pub mod error;
 pub mod flow_schema;
 mod handled;
-pub mod kill;
 pub mod objects;
 pub mod observe;
 pub mod own;
@@ -42,6 +43,7 @@ pub mod time;
 use std::future::Future;
 use std::time::Duration;
 
+pub use driver::kill;
 pub use error::RunError;
 pub use progress::Progress;
 pub use source::memory::count_live_heap;
@@ -55,6 +57,7 @@ use crate::result::{Observations, RunResult, Signal, StopCause, evaluate};
 use crate::scenario::Scenario;
 use driver::Driver;
 use observe::{Reports, TargetFacts};
+use source::Audits;
 use source::cloud_journal::CloudJournal;
 use source::watches::Watches;
 
@@ -127,6 +130,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     kinds.extend(core::xrs::xr_kinds(scenario));
     let watches = Watches::start(&client, &kinds, clock);
     let mut driver = Driver::new(scenario, client.clone(), clock);
+    let mut audits = Audits::start(scenario, client.clone(), clock);
     let mut interrupted = None;
     let mut stopped = None;
     {
@@ -135,7 +139,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
         let exit = target.provider_exit();
         tokio::pin!(exit);
         for (i, phase) in scenario.phases.iter().enumerate() {
-            let step = driver.run_phase(i, phase, &mut target, &watches, progress);
+            let step = driver.run_phase(i, phase, &mut target, &watches, progress, &mut audits);
             tokio::select! {
                 end = step => {
                     if !end?.run_goes_on() {
@@ -198,6 +202,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
             api,
             provider,
             seen,
+            audits: audits.finish(),
         },
         facts,
         inventory,

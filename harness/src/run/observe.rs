@@ -7,12 +7,12 @@ use std::time::Duration;
 use super::clock::{Micros, RunClock};
 use super::driver::{Log, Unmet};
 use super::source::watches::SeenMap;
-use super::source::{ApiReport, CloudReport, ProviderReport};
+use super::source::{ApiReport, AuditReport, CloudReport, ProviderReport};
 use super::target::TargetInfo;
 use crate::measure::{CloudResource, CustomResource};
 use crate::result::waiting::{LISTED, Pending, Waiting};
 use crate::result::{
-    CloudCall, Dropped, Observations, PhaseSpan, ResourceTimes, RunInfo, StopCause, Stopped,
+    CloudCall, Dropped, Kill, Observations, PhaseSpan, ResourceTimes, RunInfo, StopCause, Stopped,
     TimeInfo,
 };
 use crate::scenario::{TimeMode, Until};
@@ -27,6 +27,8 @@ pub struct Reports {
     pub provider: ProviderReport,
     /// The watches.
     pub seen: SeenMap,
+    /// The audits at the end of each phase and after each kill.
+    pub audits: AuditReport,
 }
 
 /// Facts about the target for the result.
@@ -59,6 +61,23 @@ fn resources(log: &Log, seen: &SeenMap) -> Vec<ResourceTimes> {
                 external_name: s.and_then(|s| s.external_name.clone()),
                 expected_poll_s: r.expected_poll_s,
             }
+        })
+        .collect()
+}
+
+/// The driver's kills, each with the creates it interrupted as the audits found them (one
+/// list per kill, in the same order).
+fn kills(log: &Log, audits: &AuditReport) -> Vec<Kill> {
+    log.kills
+        .iter()
+        .enumerate()
+        .map(|(i, k)| Kill {
+            interrupted_creates: audits
+                .interrupted_creates
+                .get(i)
+                .cloned()
+                .unwrap_or_default(),
+            ..k.clone()
         })
         .collect()
 }
@@ -220,8 +239,8 @@ pub fn observations(
         run,
         partial,
         stopped,
-        kills: log.kills.clone(),
-        phase_audits: log.phase_audits.clone(),
+        kills: kills(log, &reports.audits),
+        phase_audits: reports.audits.phase_audits,
         // The run adds the memory samples: the sampler ends with the phases.
         memory: Vec::new(),
     }

@@ -1,6 +1,6 @@
 //! What exists now, read for an audit: the cloud's inventory and the managed resources in
 //! the run's namespace (at the end of a phase, after a kill, and at the end of the run).
-//! A leaf of the run layer: the driver, the kill loop and the observations all read it.
+//! A leaf of the run layer: the audits source and the end of the run read it.
 
 use kube::api::{Api, DynamicObject, ListParams};
 use provider::crd::EXTERNAL_NAME_ANNOTATION;

@@ -1,6 +1,7 @@
 //! Where a run happens, behind one trait: the [`embedded`] stack in this process, a
 //! [`cluster`] reached through a kubeconfig, or a provider [`process`] against the mock
-//! servers on loopback. The driver, the sources and the observation
+//! servers on loopback ([`remote_cloud`]: mock-cloud through its admin API, as a cluster
+//! reaches it). The driver, the sources and the observation
 //! code are generic over [`Target`]; only the two implementations know which one they are.
 
 pub mod cluster;
@@ -8,6 +9,7 @@ pub mod embedded;
 #[cfg(test)]
 pub(crate) mod fake;
 pub mod process;
+pub mod remote_cloud;
 
 use std::future::Future;
 use std::time::Duration;

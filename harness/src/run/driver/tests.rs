@@ -5,8 +5,12 @@ use std::time::Duration;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
+use limiter::crossplane::RECONCILE_REQUESTED_AT_ANNOTATION;
+
 use super::*;
-use crate::run::objects::kind_info;
+use crate::result::PhaseFailure;
+use crate::run::objects::{self, kind_info};
+use crate::run::source::Audits;
 use crate::run::target::fake::{self, FakeTarget};
 
 fn scenario(phases: &str) -> Scenario {
@@ -37,9 +41,17 @@ async fn rig(s: &Scenario) -> Rig {
 
 async fn drive(s: &Scenario, rig: &mut Rig) -> Log {
     let mut driver = Driver::new(s, rig.target.client(), rig.target.clock());
+    let mut audits = Audits::start(s, rig.target.client(), rig.target.clock());
     for (i, phase) in s.phases.iter().enumerate() {
         let end = driver
-            .run_phase(i, phase, &mut rig.target, &rig.watches, &Progress::quiet())
+            .run_phase(
+                i,
+                phase,
+                &mut rig.target,
+                &rig.watches,
+                &Progress::quiet(),
+                &mut audits,
+            )
             .await
             .unwrap();
         if !end.run_goes_on() {
@@ -200,13 +212,28 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
     let calls = std::sync::Arc::clone(&rig.target.cloud().calls);
     let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
     let progress = Progress::quiet();
+    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
     // No provider: the create times out, but its five buckets exist.
     driver
-        .run_phase(0, &s.phases[0], &mut rig.target, &rig.watches, &progress)
+        .run_phase(
+            0,
+            &s.phases[0],
+            &mut rig.target,
+            &rig.watches,
+            &progress,
+            &mut audits,
+        )
         .await
         .unwrap();
     {
-        let restart = driver.run_phase(1, &s.phases[1], &mut rig.target, &rig.watches, &progress);
+        let restart = driver.run_phase(
+            1,
+            &s.phases[1],
+            &mut rig.target,
+            &rig.watches,
+            &progress,
+            &mut audits,
+        );
         tokio::pin!(restart);
         // The new provider reads four buckets after 1 s, the fifth only after 7 s.
         for (after, reads) in [(1, 0..4), (6, 4..5)] {
@@ -273,8 +300,16 @@ async fn resync_with(records: bool) -> (PhaseEnd, PhaseSpan) {
     let mut rig = rig(&s).await;
     let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
     let progress = Progress::quiet();
+    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
     driver
-        .run_phase(0, &s.phases[0], &mut rig.target, &rig.watches, &progress)
+        .run_phase(
+            0,
+            &s.phases[0],
+            &mut rig.target,
+            &rig.watches,
+            &progress,
+            &mut audits,
+        )
         .await
         .unwrap();
     let (client, calls) = (
@@ -282,7 +317,14 @@ async fn resync_with(records: bool) -> (PhaseEnd, PhaseSpan) {
         std::sync::Arc::clone(&rig.target.cloud().calls),
     );
     let end = {
-        let resync = driver.run_phase(1, &s.phases[1], &mut rig.target, &rig.watches, &progress);
+        let resync = driver.run_phase(
+            1,
+            &s.phases[1],
+            &mut rig.target,
+            &rig.watches,
+            &progress,
+            &mut audits,
+        );
         let provider = reconcile_requests(client, calls, &s, Duration::from_secs(2), records);
         let (end, ()) = tokio::join!(resync, provider);
         end.unwrap()
@@ -351,6 +393,7 @@ async fn a_cleanup_stopped_early_says_what_it_leaves() {
     let watches = Watches::start(&target.client(), &kinds, target.clock());
     let mut rig = Rig { target, watches };
     let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
+    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
     let _ = tokio::time::timeout(
         Duration::from_secs(1),
         driver.run_phase(
@@ -359,6 +402,7 @@ async fn a_cleanup_stopped_early_says_what_it_leaves() {
             &mut rig.target,
             &rig.watches,
             &Progress::quiet(),
+            &mut audits,
         ),
     )
     .await;

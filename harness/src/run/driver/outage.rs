@@ -1,0 +1,43 @@
+//! `cloudOutage`: every cloud call fails with the phase's status for its duration, set on
+//! the cloud's clock; the phase lasts as long.
+
+use std::time::Duration;
+
+use super::fault::set_faults;
+use super::frame::write_then_wait;
+use super::log::PhaseEnd;
+use super::phase::{PhaseAction, Step};
+use super::state::State;
+use crate::run::error::RunError;
+use crate::run::source::hook::PhaseHook;
+use crate::run::target::{CloudControl, Target};
+use crate::scenario::Phase;
+
+/// An outage of the whole cloud.
+pub struct Outage {
+    /// How long.
+    pub duration: Duration,
+    /// The status every call gets.
+    pub status: u16,
+}
+
+impl PhaseAction for Outage {
+    async fn run<T: Target, H: PhaseHook>(
+        &self,
+        step: Step<'_, '_, T, H>,
+    ) -> Result<PhaseEnd, RunError> {
+        write_then_wait(self, step).await
+    }
+
+    async fn act(&self, _state: &mut State<'_>, _phase: &Phase, cloud: &impl CloudControl) {
+        let mut faults = cloud.faults();
+        let from = cloud.elapsed();
+        faults.outages.push(mock_cloud::Outage {
+            start: from,
+            end: from + self.duration,
+            status: self.status,
+        });
+        set_faults(cloud, faults).await;
+        tokio::time::sleep(self.duration).await;
+    }
+}
