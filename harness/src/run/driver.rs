@@ -256,6 +256,9 @@ impl<'s> Driver<'s> {
         let targets = self.targets(phase.action.groups());
         let bar = progress.phase(index, &phase.name, phase.action.name(), targets.len());
         let kills = kill::schedule(self.scenario, index);
+        self.xrs
+            .begin_phase(phase, target.core_probe(), start_us, target.cloud())
+            .await;
         let end = match &phase.action {
             Action::Restart => {
                 let from = match target.cloud().next_seq().await {
@@ -376,6 +379,7 @@ impl<'s> Driver<'s> {
                 None
             }
         };
+        self.xrs.end_phase(self.now_us(), target.cloud()).await;
         self.log.spans.push(PhaseSpan {
             name: phase.name.clone(),
             start_us,
@@ -464,6 +468,8 @@ impl<'s> Driver<'s> {
                 let targets = self.targets(Some(groups));
                 self.delete(&targets, *rate).await;
             }
+            // Core's own phases: the XR driver runs them (`run::core::phases`).
+            Action::CompositionUpdate(_) | Action::FunctionFault { .. } => {}
             Action::CloudFault { duration, .. } => {
                 let before = cloud.faults();
                 let mut faults = before.clone();

@@ -142,6 +142,31 @@ impl XrShape {
     }
 }
 
+/// What a `functionFault` phase does to a built-in function's answers.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct FunctionFault {
+    /// Latency added to every call.
+    pub delay: Duration,
+    /// Percent of calls answered with a FATAL result (0: none), spread evenly over the
+    /// calls.
+    pub error_percent: f64,
+    /// No call reaches the function: each waits for core's deadline.
+    pub down: bool,
+    /// The TTL every answer carries instead of the function's own (`Some(0)`: none).
+    pub ttl: Option<Duration>,
+}
+
+/// A `compositionUpdate` phase's edit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompositionEdit {
+    /// The Composition edited.
+    pub composition: String,
+    /// The JSON Patch (RFC 6902) operations, as the scenario gives them.
+    pub patch: serde_json::Value,
+    /// What a reconcile involves after the edit (the XR groups of the Composition take it).
+    pub shape: XrShape,
+}
+
 /// A group of XRs.
 #[derive(Clone, Debug)]
 pub struct XrGroup {

@@ -23,6 +23,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 use tower::ServiceBuilder;
 
+use super::faults::{FunctionFaults, Switchable};
 use crate::run::error::RunError;
 use crate::scenario::Scenario;
 use crate::scenario::composite::FunctionRuntime;
@@ -43,6 +44,20 @@ pub struct EmbeddedCore {
     pub metrics: Arc<FunctionMetrics>,
     /// Each XR controller's breaker.
     pub breakers: Vec<XrdBreaker>,
+    /// The in-process functions' fault switches and own counts.
+    pub faults: FunctionFaults,
+}
+
+/// What phases read and change of a running core: its function metrics, its breakers and
+/// the in-process functions' fault switches (shared with the running controllers).
+#[derive(Clone)]
+pub struct CoreProbe {
+    /// Core's function metrics.
+    pub metrics: Arc<FunctionMetrics>,
+    /// Each XR controller's breaker, by its XRD.
+    pub breakers: Vec<(String, Arc<Realtime>)>,
+    /// The in-process functions' fault switches.
+    pub faults: FunctionFaults,
 }
 
 /// A client of `apiserver` whose requests carry core's `User-Agent`.
@@ -153,13 +168,26 @@ impl EmbeddedCore {
                 .map_err(|e| setup(&format!("cannot create Composition {name}"), e))?;
         }
         let metrics = Arc::new(FunctionMetrics::new());
+        let faults = FunctionFaults::new(
+            composites
+                .functions
+                .iter()
+                .filter(|f| f.runtime == FunctionRuntime::Builtin)
+                .map(|f| f.name.as_str()),
+        );
         let mut functions = Functions::new();
         for f in &composites.functions {
             match f.runtime {
-                FunctionRuntime::Builtin => functions.insert(
-                    f.name.clone(),
-                    Arc::new(InProcessRunner::new(Resources).metrics(Arc::clone(&metrics))),
-                ),
+                FunctionRuntime::Builtin => {
+                    let switch = faults.switch(&f.name).expect("a switch per built-in function");
+                    functions.insert(
+                        f.name.clone(),
+                        Arc::new(
+                            InProcessRunner::new(Switchable::new(Resources, switch))
+                                .metrics(Arc::clone(&metrics)),
+                        ),
+                    );
+                }
                 FunctionRuntime::Address(a) => functions.insert(
                     f.name.clone(),
                     Arc::new(GrpcRunner::new(a).metrics(Arc::clone(&metrics))),
@@ -171,6 +199,7 @@ impl EmbeddedCore {
             tasks: Vec::new(),
             metrics,
             breakers: Vec::new(),
+            faults,
         };
         core.controllers_for(&client, s, &functions);
         Ok(core)
@@ -267,6 +296,20 @@ impl EmbeddedCore {
                 realtime,
             });
             self.controllers.push(controller);
+        }
+    }
+
+    /// What phases read and change of it.
+    #[must_use]
+    pub fn probe(&self) -> CoreProbe {
+        CoreProbe {
+            metrics: Arc::clone(&self.metrics),
+            breakers: self
+                .breakers
+                .iter()
+                .map(|b| (b.xrd.clone(), Arc::clone(&b.realtime)))
+                .collect(),
+            faults: self.faults.clone(),
         }
     }
 
