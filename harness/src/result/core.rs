@@ -76,6 +76,10 @@ pub struct CorePhase {
     pub breaker_opens: u64,
     /// Events the open circuits dropped.
     pub breaker_dropped: u64,
+    /// XR reconciles that ended in it, over every XR controller.
+    pub reconciles: u64,
+    /// Of them, those that failed (a reconcile its deadline ended among them).
+    pub reconcile_errors: u64,
     /// compositionUpdate: the CompositionRevision the XRs moved to.
     pub revision: Option<String>,
     /// compositionUpdate: composed resources whose spec changed (their generation rose).

@@ -29,6 +29,8 @@ pub struct CoreSettings {
     pub realtime: bool,
     /// The circuit breaker: `--circuit-breaker-{burst,refill-rate,cooldown,mode}`.
     pub breaker: BreakerConfig,
+    /// Not a flag: each of core's API requests waits this long first (`requestLatency`).
+    pub request_latency: Duration,
 }
 
 impl Default for CoreSettings {
@@ -41,6 +43,7 @@ impl Default for CoreSettings {
             sync_interval: Duration::from_secs(3600),
             realtime: true,
             breaker: BreakerConfig::default(),
+            request_latency: Duration::ZERO,
         }
     }
 }
@@ -165,6 +168,9 @@ pub struct CompositionEdit {
     pub patch: serde_json::Value,
     /// What a reconcile involves after the edit (the XR groups of the Composition take it).
     pub shape: XrShape,
+    /// Composed resources per XR whose template (base, patches, readiness) the edit
+    /// changes, and those it adds; `None` when a step is not the built-in function.
+    pub changed_per_xr: Option<(u32, u32)>,
 }
 
 /// A group of XRs.

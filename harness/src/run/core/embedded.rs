@@ -58,11 +58,29 @@ pub struct CoreProbe {
     pub breakers: Vec<(String, Arc<Realtime>)>,
     /// The in-process functions' fault switches.
     pub faults: FunctionFaults,
+    /// Each XR controller's reconcile counts.
+    pub stats: Vec<Arc<limiter::controller::ControllerStats>>,
 }
 
-/// A client of `apiserver` whose requests carry core's `User-Agent`.
-fn core_client(apiserver: &ApiServer) -> kube::Client {
-    client_as(apiserver, super::core_user_agent())
+/// A client of `apiserver` whose requests carry core's `User-Agent`, each waiting
+/// `latency` first on the run's clock (the scenario's `core.requestLatency`).
+fn core_client(apiserver: &ApiServer, latency: std::time::Duration) -> kube::Client {
+    if latency.is_zero() {
+        return client_as(apiserver, super::core_user_agent());
+    }
+    let agent = http::HeaderValue::from_static(super::core_user_agent());
+    let inner = apiserver.service();
+    let service = tower::service_fn(move |mut req: http::Request<kube::client::Body>| {
+        req.headers_mut()
+            .insert(http::header::USER_AGENT, agent.clone());
+        let mut inner = inner.clone();
+        async move {
+            // On the run's clock: virtual time advances by it.
+            tokio::time::sleep(latency).await;
+            tower::ServiceExt::<http::Request<kube::client::Body>>::oneshot(&mut inner, req).await
+        }
+    });
+    kube::Client::new(service, "default")
 }
 
 /// A client of `apiserver` whose requests carry `agent`.
@@ -116,7 +134,7 @@ impl EmbeddedCore {
     /// [`RunError::CoreSetup`] when an object cannot be created.
     pub async fn start(apiserver: &ApiServer, s: &Scenario) -> Result<EmbeddedCore, RunError> {
         let composites = &s.composites;
-        let client = core_client(apiserver);
+        let client = core_client(apiserver, composites.core.request_latency);
         // What a user installs (Crossplane's CRDs, Functions, XRDs, Compositions) is the
         // harness's request; the XR CRDs are core's (its definition controller).
         let user = client_as(apiserver, crate::run::own::harness_user_agent());
@@ -310,6 +328,11 @@ impl EmbeddedCore {
                 .map(|b| (b.xrd.clone(), Arc::clone(&b.realtime)))
                 .collect(),
             faults: self.faults.clone(),
+            stats: self
+                .controllers
+                .iter()
+                .map(Controller::stats_handle)
+                .collect(),
         }
     }
 

@@ -37,6 +37,8 @@ pub struct Counters {
     deadline: u64,
     opens: u64,
     dropped: u64,
+    reconciles: u64,
+    errors: u64,
 }
 
 fn counters(probe: &CoreProbe) -> Counters {
@@ -52,6 +54,11 @@ fn counters(probe: &CoreProbe) -> Counters {
     for (f, own) in probe.faults.counts() {
         c.reached.insert(f.clone(), own.reached);
         c.failed.insert(f, own.failed);
+    }
+    for s in &probe.stats {
+        let s = s.snapshot();
+        c.reconciles += s.total();
+        c.errors += s.error + s.terminal_error;
     }
     for (_, b) in &probe.breakers {
         let m = b.metrics();
@@ -237,6 +244,8 @@ impl XrDriver<'_> {
             deadline_exceeded: after.deadline - b.deadline,
             breaker_opens: after.opens - b.opens,
             breaker_dropped: after.dropped - b.dropped,
+            reconciles: after.reconciles - b.reconciles,
+            reconcile_errors: after.errors - b.errors,
             composed_updates: updates,
             composed_created: created,
             cloud_updates,

@@ -120,6 +120,11 @@ fn core(c: &mut Checker, raw: &RawCore) -> CoreSettings {
             .as_ref()
             .map_or(d.realtime, |v| v.value),
         breaker,
+        request_latency: c.opt_duration(
+            raw.request_latency.as_ref(),
+            "requestLatency",
+            d.request_latency,
+        ),
     }
 }
 

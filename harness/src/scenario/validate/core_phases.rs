@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use composer::api::Composition;
+use composer::function::builtin::Input;
 
 use super::checker::Checker;
 use super::pos;
@@ -142,6 +143,7 @@ pub(super) fn composition_update(
         composition: name.value.clone(),
         patch: raw_patch.value.clone(),
         shape,
+        changed_per_xr: changes(original, &edited, out),
     };
     Some((Action::CompositionUpdate(Box::new(edit)), groups))
 }
@@ -231,4 +233,47 @@ pub(super) fn function_fault(
         },
         groups,
     ))
+}
+
+/// The built-in input of `step` of `comp`, if its function is the built-in one.
+fn builtin_input(out: &Composites, comp: &Composition, step: &str) -> Option<Input> {
+    let step = comp.spec.pipeline.iter().find(|s| s.step == step)?;
+    let builtin = out.functions.iter().any(|f| {
+        f.name == step.function_ref.name && f.runtime == FunctionRuntime::Builtin
+    });
+    let input = step.input.as_ref().and_then(|v| v.as_object().cloned());
+    builtin.then(|| Input::from_json(input).ok()).flatten()
+}
+
+/// Per XR, the composed resources whose template the edit changes (the fewer of the two
+/// counts of a changed template) and those it adds (a larger count, a new template), by
+/// step and template name; `None` when a step is not the built-in function or a count
+/// comes from the XR.
+fn changes(before: &Composition, after: &Composition, out: &Composites) -> Option<(u32, u32)> {
+    let (mut changed, mut created) = (0, 0);
+    for step in &after.spec.pipeline {
+        let new = builtin_input(out, after, &step.step)?;
+        let old = builtin_input(out, before, &step.step);
+        for t in &new.templates {
+            if t.count_from.is_some() {
+                return None;
+            }
+            let was = old
+                .as_ref()
+                .and_then(|o| o.templates.iter().find(|x| x.name == t.name));
+            match was {
+                None => created += t.count,
+                Some(w) => {
+                    if w.count_from.is_some() {
+                        return None;
+                    }
+                    if w.base != t.base || w.patches != t.patches || w.readiness != t.readiness {
+                        changed += w.count.min(t.count);
+                    }
+                    created += t.count.saturating_sub(w.count);
+                }
+            }
+        }
+    }
+    Some((changed, created))
 }
