@@ -427,3 +427,117 @@ pub fn function_fault(s: &CoreShape, f: &Fault) -> FaultPrediction {
         .source("[D] §12.8"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predict::core::Step;
+
+    fn pairs(xrs: f64) -> CoreShape {
+        CoreShape::new(xrs, 2.0, vec![Step::new("resources")])
+    }
+
+    #[test]
+    fn an_edit_changing_every_composed_resource_fans_out_to_every_xr() {
+        // 1,000 XRs of 2 Buckets, both changed: R_rev = 2 + 5 + 2·(1 + 1) = 11.
+        let s = pairs(1000.0);
+        let p = revision_edit(&s, &Edit::new(2.0, 0.0, 2.0));
+        assert_eq!(p.reconciles.value, 11.0);
+        assert_eq!(p.requests.value, 1000.0 * 11.0 * 8.0);
+        assert_eq!(p.function_calls[0].value, 11_000.0);
+        assert_eq!(p.composed_updates.value, 2000.0);
+        assert_eq!(p.cloud_updates.value, 2000.0);
+        // τ_rev′ = 3 + 2·5 + 2·2·2 = 21 ≤ 100: one edit opens nothing.
+        assert_eq!(p.tokens.value, 21.0);
+        assert_eq!(p.opens.value, 0.0);
+        // 60 changed resources per XR: 13 + 240 = 253 tokens open every circuit.
+        let large = CoreShape::new(10.0, 60.0, vec![Step::new("resources")]);
+        let p = revision_edit(&large, &Edit::new(60.0, 0.0, 60.0));
+        assert_eq!(p.tokens.value, 253.0);
+        assert_eq!(p.opens.value, 1.0);
+        // An edit that adds resources: each new one's Create and the provider's u writes.
+        assert_eq!(
+            edit_reconciles(&s, &Edit::new(0.0, 1.0, 3.0)),
+            2.0 + 5.0 + 7.0
+        );
+        // An edit that changes nothing composed is #7114's bare revision: τ_rev.
+        assert_eq!(
+            edit_tokens(&s, &Edit::new(0.0, 0.0, 2.0)),
+            super::super::breaker::revision_tokens(&s)
+        );
+    }
+
+    fn fault(delay: f64, duration: f64) -> Fault {
+        Fault {
+            function: "resources".to_owned(),
+            delay,
+            errors: 0.0,
+            down: false,
+            ttl: None,
+            duration,
+        }
+    }
+
+    #[test]
+    fn a_slow_function_and_the_applies_pass_the_deadline_together() {
+        // 60 Buckets, 0.5 s per request: 62 applies take 31 s.
+        let mut s = CoreShape::new(1.0, 60.0, vec![Step::new("resources")]);
+        s.t_apply = 0.5;
+        let (l, calls, hit) = faulted_reconcile(&s, &fault(80.0, 600.0));
+        assert_eq!((l, calls, hit), (111.0, 1.0, false));
+        let (l, calls, hit) = faulted_reconcile(&s, &fault(90.0, 600.0));
+        assert_eq!((l, calls, hit), (RECONCILE_DEADLINE, 1.0, true));
+        let p = function_fault(&s, &fault(90.0, 600.0));
+        assert_eq!(p.deadline_hit.value, 1.0);
+        // One XR: ⌊600/120⌋ + 1 = 6 reconciles at most, one call each; about 5.
+        assert_eq!(p.calls_bound.value, 6.0);
+        assert_eq!(p.calls.value, 5.0);
+        assert_eq!(p.deadline_reconciles.value, 6.0);
+        // 1,000 XRs: the workers bound it, 100 reconciles at a time.
+        let many = CoreShape { xrs: 1000.0, ..s };
+        assert_eq!(
+            function_fault(&many, &fault(90.0, 600.0)).calls_bound.value,
+            600.0
+        );
+    }
+
+    #[test]
+    fn a_function_that_is_down_is_called_once_per_reconcile_until_the_deadline() {
+        let s = CoreShape::new(3.0, 2.0, vec![Step::new("other"), Step::new("resources")]);
+        let down = Fault {
+            down: true,
+            ..fault(0.0, 240.0)
+        };
+        let (l, calls, hit) = faulted_reconcile(&s, &down);
+        assert_eq!((l, calls, hit), (RECONCILE_DEADLINE, 1.0, true));
+        assert_eq!(function_fault(&s, &down).calls_bound.value, 3.0 * 3.0);
+    }
+
+    #[test]
+    fn below_the_deadline_a_fault_is_the_steady_state_with_its_delay_and_ttl() {
+        let s = CoreShape {
+            sync_interval: f64::INFINITY,
+            ..pairs(10.0)
+        };
+        // 10 XRs every 60 s + 4 s: 600/64 reconciles each in 600 s.
+        let p = function_fault(&s, &fault(4.0, 600.0));
+        assert_eq!(p.deadline_hit.value, 0.0);
+        assert!((p.calls.value - 10.0 * 600.0 / 64.0).abs() < 1e-9);
+        // ⌊600/(54 + 4)⌋ + 1 = 11 each, at most.
+        assert_eq!(p.calls_bound.value, 110.0);
+        // A 30 s TTL instead: ⌊600/27⌋ + 1 = 23 each.
+        let ttl = Fault {
+            ttl: Some(30.0),
+            ..fault(0.0, 600.0)
+        };
+        assert_eq!(function_fault(&s, &ttl).calls_bound.value, 230.0);
+        // A quarter of the calls failing: about 4/3 as many calls, and no hard bound.
+        let errors = Fault {
+            errors: 0.25,
+            ..fault(0.0, 600.0)
+        };
+        let p = function_fault(&s, &errors);
+        assert!((p.calls.value - 100.0 * 4.0 / 3.0).abs() < 1e-9);
+        assert!(p.calls_bound.value.is_infinite());
+    }
+}
