@@ -29,7 +29,9 @@ fn prediction<'a>(c: &CoreCheck, plan: &'a Plan, phase: Option<&str>) -> Option<
                 "core/phase/{ph}/api-requests/{}s",
                 window.as_secs_f64()
             )),
-            CoreCheck::FunctionCalls { .. } => plan.find(&format!("core/phase/{ph}/function-calls")),
+            CoreCheck::FunctionCalls { .. } => {
+                plan.find(&format!("core/phase/{ph}/function-calls"))
+            }
             _ => None,
         };
     }

@@ -48,7 +48,10 @@ fn a_composition_edit_moves_every_xr_and_updates_every_composed_resource() {
     assert_eq!(value("core/phase/edit/pairs/edit/cloud-updates"), 40.0);
     // R_rev = 2 + 5 + 2·(1 + 1) = 11 reconciles per XR, each at most 2·2 + 4 requests.
     assert_eq!(value("core/phase/edit/pairs/edit/reconciles"), 11.0);
-    assert_eq!(value("core/phase/edit/pairs/edit/requests"), 20.0 * 11.0 * 8.0);
+    assert_eq!(
+        value("core/phase/edit/pairs/edit/requests"),
+        20.0 * 11.0 * 8.0
+    );
     assert_eq!(
         value("core/phase/edit/pairs/edit/function-calls/resources"),
         20.0 * 11.0
@@ -75,7 +78,10 @@ fn a_slow_function_makes_every_reconcile_pass_the_deadline_until_it_recovers() {
     let plan = harness::predict::plan(&s);
     let value = |id: &str| plan.find(id).unwrap_or_else(|| panic!("{id}")).value;
     // 90 s + 62 applies × 0.5 s ≥ 120 s: the deadline ends every reconcile.
-    assert_eq!(value("core/phase/slow/fleet/fault/resources/deadline-hit"), 1.0);
+    assert_eq!(
+        value("core/phase/slow/fleet/fault/resources/deadline-hit"),
+        1.0
+    );
     assert_eq!(
         value("core/phase/slow/fleet/fault/resources/reconcile-time"),
         120.0
@@ -103,7 +109,11 @@ fn a_slow_function_makes_every_reconcile_pass_the_deadline_until_it_recovers() {
     let after = core.phase("recovered").expect("the hold after");
     assert!(after.reconciles > after.reconcile_errors, "{after:?}");
     assert!(core.stale.is_empty());
-    assert!(core.xrs.iter().all(|x| x.ready_s.is_some()), "{:?}", core.xrs);
+    assert!(
+        core.xrs.iter().all(|x| x.ready_s.is_some()),
+        "{:?}",
+        core.xrs
+    );
 }
 
 fn err(text: &str) -> String {
@@ -130,36 +140,53 @@ fn a_composition_update_is_checked_against_the_composition_it_edits() {
             .expect("the phase")
             + 1
     };
-    let t = with_phase("{name: edit, action: compositionUpdate, composition: pairs, patch: [{op: replace, path: /spec/pipeline/0/input/resources/0/count, value: 3}]}");
+    let t = with_phase(
+        "{name: edit, action: compositionUpdate, composition: pairs, patch: [{op: replace, path: /spec/pipeline/0/input/resources/0/count, value: 3}]}",
+    );
     let n = line(&t);
     assert_eq!(
         err(&t),
         format!("t.yaml:{n}:58: unknown Composition \"pairs\", expected one of bucketpairs")
     );
-    let t = with_phase("{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/pipeline/1/input, value: {}}]}");
+    let t = with_phase(
+        "{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/pipeline/1/input, value: {}}]}",
+    );
     let e = err(&t);
     assert!(
-        e.starts_with(&format!("t.yaml:{}:78: patch does not apply to Composition bucketpairs: ", line(&t))),
+        e.starts_with(&format!(
+            "t.yaml:{}:78: patch does not apply to Composition bucketpairs: ",
+            line(&t)
+        )),
         "{e}"
     );
-    let t = with_phase("{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/compositeTypeRef/kind, value: XOther}]}");
+    let t = with_phase(
+        "{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/compositeTypeRef/kind, value: XOther}]}",
+    );
     assert!(err(&t).ends_with(
         "patch changes compositeTypeRef, which Crossplane refuses on a Composition, expected it unchanged"
     ));
-    let t = with_phase("{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/pipeline/0/input/kind, value: Patches}]}");
+    let t = with_phase(
+        "{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/pipeline/0/input/kind, value: Patches}]}",
+    );
     let e = err(&t);
     assert!(
         e.contains("after the patch: Composition bucketpairs: step \"buckets\" gives the built-in function \"resources\" an input it does not accept"),
         "{e}"
     );
-    let t = with_phase("{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/pipeline/0/input/resources/0/count, value: 2}]}");
+    let t = with_phase(
+        "{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/pipeline/0/input/resources/0/count, value: 2}]}",
+    );
     assert!(err(&t).contains("patch leaves Composition bucketpairs as it is"));
-    let t = with_phase("{name: edit, action: compositionUpdate, composition: bucketpairs, delay: 1s, patch: [{op: replace, path: /spec/pipeline/0/input/resources/0/count, value: 3}]}");
+    let t = with_phase(
+        "{name: edit, action: compositionUpdate, composition: bucketpairs, delay: 1s, patch: [{op: replace, path: /spec/pipeline/0/input/resources/0/count, value: 3}]}",
+    );
     assert!(err(&t).contains(
         "`delay` does not apply to a compositionUpdate phase, expected only composition, patch"
     ));
     // A valid edit: 2 changed Buckets per XR become 3, so 2 stay (unchanged) and 1 is new.
-    let t = with_phase("{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/pipeline/0/input/resources/0/count, value: 3}]}");
+    let t = with_phase(
+        "{name: edit, action: compositionUpdate, composition: bucketpairs, patch: [{op: replace, path: /spec/pipeline/0/input/resources/0/count, value: 3}]}",
+    );
     let s = parse(&t, "t.yaml").expect("valid");
     let harness::scenario::Action::CompositionUpdate(edit) = &s.phases[1].action else {
         panic!("{:?}", s.phases[1]);

@@ -389,7 +389,9 @@ fn phase_predictions(s: &Scenario, groups: &[CoreGroupPlan]) -> Vec<Prediction> 
                             requests + steady,
                             "requests",
                         )
-                        .formula("Σ_groups X·R_rev·(2·N_x′ + 4 + S) + the steady bound in W (§12.1)")
+                        .formula(
+                            "Σ_groups X·R_rev·(2·N_x′ + 4 + S) + the steady bound in W (§12.1)",
+                        )
                         .input("fan-out", requests)
                         .input("steady", steady)
                         .input("W", w)
@@ -416,7 +418,9 @@ fn phase_predictions(s: &Scenario, groups: &[CoreGroupPlan]) -> Vec<Prediction> 
                         calls + steady,
                         "calls",
                     )
-                    .formula("Σ_groups X·R_rev·Σk_f + the steady bound over the phase's timeout (§12.2)")
+                    .formula(
+                        "Σ_groups X·R_rev·Σk_f + the steady bound over the phase's timeout (§12.2)",
+                    )
                     .input("fan-out", calls)
                     .input("steady", steady)
                     .input("T", timeout)
@@ -459,7 +463,9 @@ fn phase_predictions(s: &Scenario, groups: &[CoreGroupPlan]) -> Vec<Prediction> 
                             .shape
                             .functions()
                             .iter()
-                            .map(|fun| model::load::function_calls_bound(&g.shape, fun, f.duration).value)
+                            .map(|fun| {
+                                model::load::function_calls_bound(&g.shape, fun, f.duration).value
+                            })
                             .sum::<f64>();
                     }
                 }
@@ -497,13 +503,17 @@ fn phase_predictions(s: &Scenario, groups: &[CoreGroupPlan]) -> Vec<Prediction> 
                         steady,
                         "calls",
                     )
-                    .formula("Σ_groups Σ_f X·k_f·(⌊D/(0.9·TTL + L)⌋ + 1 + 2·i·(⌊D/(0.9·S_sync)⌋ + 1))")
+                    .formula(
+                        "Σ_groups Σ_f X·k_f·(⌊D/(0.9·TTL + L)⌋ + 1 + 2·i·(⌊D/(0.9·S_sync)⌋ + 1))",
+                    )
                     .input("D", d)
                     .meaning(Meaning::UpperBound)
                     .source("[D] §12.2")
                     .checks(&["functionCalls"])
                     .phase(Some(name))
-                    .note(format!("the steady state: nothing changes in the hold; {DEFAULTS}")),
+                    .note(format!(
+                        "the steady state: nothing changes in the hold; {DEFAULTS}"
+                    )),
                 );
             }
             _ => {}

@@ -197,7 +197,9 @@ impl EmbeddedCore {
         for f in &composites.functions {
             match f.runtime {
                 FunctionRuntime::Builtin => {
-                    let switch = faults.switch(&f.name).expect("a switch per built-in function");
+                    let switch = faults
+                        .switch(&f.name)
+                        .expect("a switch per built-in function");
                     functions.insert(
                         f.name.clone(),
                         Arc::new(

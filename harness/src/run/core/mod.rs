@@ -9,6 +9,7 @@
 pub mod embedded;
 pub mod faults;
 pub mod measure;
+pub mod phase_state;
 pub mod phases;
 pub mod xrs;
 

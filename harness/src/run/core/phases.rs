@@ -20,6 +20,7 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use tokio::time::Instant;
 
 use super::embedded::CoreProbe;
+use super::phase_state::{Counters, OpenPhase};
 use super::xrs::XrDriver;
 use crate::result::core::CorePhase;
 use crate::run::objects::composed_kinds;
@@ -27,19 +28,6 @@ use crate::run::source::watches::Watches;
 use crate::run::target::CloudControl;
 use crate::scenario::composite::CompositionEdit;
 use crate::scenario::{Action, Phase};
-
-/// Core's counters at one instant.
-#[derive(Clone, Debug, Default)]
-pub struct Counters {
-    calls: BTreeMap<String, u64>,
-    reached: BTreeMap<String, u64>,
-    failed: BTreeMap<String, u64>,
-    deadline: u64,
-    opens: u64,
-    dropped: u64,
-    reconciles: u64,
-    errors: u64,
-}
 
 fn counters(probe: &CoreProbe) -> Counters {
     let mut c = Counters::default();
@@ -75,27 +63,6 @@ fn delta(after: &BTreeMap<String, u64>, before: &BTreeMap<String, u64>) -> BTree
         .collect()
 }
 
-/// A phase under way: what was read at its start.
-#[derive(Debug)]
-pub struct OpenPhase {
-    phase: String,
-    action: String,
-    start_us: u64,
-    before: Counters,
-    /// compositionUpdate: each composed resource's generation at the start.
-    generations: Option<BTreeMap<(String, String), i64>>,
-    cloud_seq: Option<u64>,
-}
-
-/// What core's phases keep between their steps.
-#[derive(Default)]
-pub struct CorePhases {
-    probe: Option<CoreProbe>,
-    open: Option<OpenPhase>,
-    /// The revision each compositionUpdate phase's XRs move to, by phase.
-    revisions: BTreeMap<String, String>,
-}
-
 /// The generation of every composed resource of `s` (by kind and name), not being deleted.
 async fn generations(driver: &XrDriver<'_>) -> BTreeMap<(String, String), i64> {
     let mut out = BTreeMap::new();
@@ -108,7 +75,10 @@ async fn generations(driver: &XrDriver<'_>) -> BTreeMap<(String, String), i64> {
                 continue;
             }
             out.insert(
-                (kind.name.clone(), o.metadata.name.clone().unwrap_or_default()),
+                (
+                    kind.name.clone(),
+                    o.metadata.name.clone().unwrap_or_default(),
+                ),
                 o.metadata.generation.unwrap_or(0),
             );
         }
@@ -130,10 +100,8 @@ async fn cloud_updates(cloud: &impl CloudControl, since: u64) -> Option<u64> {
 /// The newest CompositionRevision of Composition `name`: its name and number.
 async fn newest_revision(client: &kube::Client, name: &str) -> Option<(String, i64)> {
     let api: Api<composer::api::CompositionRevision> = Api::all(client.clone());
-    let lp = ListParams::default().labels(&format!(
-        "{}={name}",
-        composer::api::LABEL_COMPOSITION_NAME
-    ));
+    let lp =
+        ListParams::default().labels(&format!("{}={name}", composer::api::LABEL_COMPOSITION_NAME));
     let list = api.list(&lp).await.ok()?;
     list.items
         .into_iter()
@@ -171,7 +139,8 @@ fn synced_at_generation(o: &DynamicObject) -> bool {
         == Some("True");
     let synced = find("Synced").is_some_and(|c| {
         c.get("status").and_then(serde_json::Value::as_str) == Some("True")
-            && c.get("observedGeneration").and_then(serde_json::Value::as_i64)
+            && c.get("observedGeneration")
+                .and_then(serde_json::Value::as_i64)
                 == o.metadata.generation
     });
     ready && synced
@@ -265,7 +234,10 @@ impl XrDriver<'_> {
                 duration,
             } => {
                 let Some(probe) = &self.core.probe else {
-                    tracing::error!(function, "no composite layer runs: the function fault has nothing to act on");
+                    tracing::error!(
+                        function,
+                        "no composite layer runs: the function fault has nothing to act on"
+                    );
                     return true;
                 };
                 let faults = probe.faults.clone();
@@ -322,7 +294,11 @@ impl XrDriver<'_> {
 
     /// compositionUpdate: the XRs of the phase not yet on its revision or not Ready, then
     /// the composed resources not yet Ready and synced at their generation.
-    pub(super) async fn revision_pending(&self, phase: &Phase, watches: &Watches) -> Vec<crate::run::source::watches::Key> {
+    pub(super) async fn revision_pending(
+        &self,
+        phase: &Phase,
+        watches: &Watches,
+    ) -> Vec<crate::run::source::watches::Key> {
         let Some(revision) = self.core.revisions.get(&phase.name) else {
             return vec![(
                 "CompositionRevision".to_owned(),
@@ -368,7 +344,10 @@ impl XrDriver<'_> {
             };
             for o in list.items {
                 if o.metadata.deletion_timestamp.is_none() && !synced_at_generation(&o) {
-                    pending.push((kind.name.clone(), o.metadata.name.clone().unwrap_or_default()));
+                    pending.push((
+                        kind.name.clone(),
+                        o.metadata.name.clone().unwrap_or_default(),
+                    ));
                 }
             }
         }

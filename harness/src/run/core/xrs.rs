@@ -79,7 +79,7 @@ pub struct XrDriver<'s> {
     /// What it did.
     pub log: XrLog,
     /// Core's own phases' state.
-    pub(super) core: super::phases::CorePhases,
+    pub(super) core: super::phase_state::CorePhases,
 }
 
 impl<'s> XrDriver<'s> {
@@ -90,7 +90,7 @@ impl<'s> XrDriver<'s> {
             scenario,
             client,
             log: XrLog::default(),
-            core: super::phases::CorePhases::default(),
+            core: super::phase_state::CorePhases::default(),
         }
     }
 

@@ -10,7 +10,7 @@ use composer::function::builtin::Input;
 
 use super::checker::Checker;
 use super::pos;
-use crate::scenario::composite::{CompositionEdit, Composites, FunctionFault, FunctionRuntime};
+use crate::scenario::composite::{Composites, CompositionEdit, FunctionFault, FunctionRuntime};
 use crate::scenario::error::Pos;
 use crate::scenario::model::Action;
 use crate::scenario::raw::RawPhase;
@@ -132,10 +132,7 @@ pub(super) fn composition_update(
     let mut scratch = Checker::default();
     super::composite::composition(&mut scratch, &edited, Pos::default(), out);
     for problem in scratch.problems {
-        c.err(
-            at,
-            format!("after the patch: {}", problem.message),
-        );
+        c.err(at, format!("after the patch: {}", problem.message));
     }
     let shape = super::composite::shape(&edited, out);
     let groups = groups_of(out, &name.value);
@@ -238,9 +235,10 @@ pub(super) fn function_fault(
 /// The built-in input of `step` of `comp`, if its function is the built-in one.
 fn builtin_input(out: &Composites, comp: &Composition, step: &str) -> Option<Input> {
     let step = comp.spec.pipeline.iter().find(|s| s.step == step)?;
-    let builtin = out.functions.iter().any(|f| {
-        f.name == step.function_ref.name && f.runtime == FunctionRuntime::Builtin
-    });
+    let builtin = out
+        .functions
+        .iter()
+        .any(|f| f.name == step.function_ref.name && f.runtime == FunctionRuntime::Builtin);
     let input = step.input.as_ref().and_then(|v| v.as_object().cloned());
     builtin.then(|| Input::from_json(input).ok()).flatten()
 }

@@ -36,7 +36,14 @@ fn allowed(action: ActionName) -> &'static [&'static str] {
         ActionName::Restart => &[],
         ActionName::Kill => &["during", "count", "duration"],
         ActionName::CompositionUpdate => &["composition", "patch"],
-        ActionName::FunctionFault => &["function", "duration", "delay", "errorPercent", "down", "ttl"],
+        ActionName::FunctionFault => &[
+            "function",
+            "duration",
+            "delay",
+            "errorPercent",
+            "down",
+            "ttl",
+        ],
     }
 }
 
