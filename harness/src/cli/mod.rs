@@ -73,7 +73,8 @@ pub enum Command {
         /// provider.pollJitterSizing, provider.scopedBuckets, provider.backoffBase,
         /// provider.backoffMax, provider.errorRequeue, provider.observeOnlyAbsent,
         /// provider.eventClient, provider.reconcileRequests, resources.NAME.count,
-        /// phases.NAME.duration, phases.NAME.timeout, assertions.CHECK.window (every
+        /// composites.NAME.count (an XR group's), phases.NAME.duration, phases.NAME.timeout,
+        /// assertions.CHECK.window (every
         /// assertion of that check), profile.file (another profile file, relative to the
         /// scenario: the same workload with another provider version), seed, time.
         #[arg(long = "set", value_name = "PATH=VALUE")]

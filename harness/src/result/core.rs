@@ -50,6 +50,54 @@ pub struct XrTiming {
     pub composed: usize,
 }
 
+/// What core did during one phase: its counters read at the phase's start and end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CorePhase {
+    /// The phase.
+    pub phase: String,
+    /// Its action, as scenarios name it.
+    pub action: String,
+    /// Its start, µs since the run started.
+    pub start_us: u64,
+    /// Its end.
+    pub end_us: u64,
+    /// Core's API requests in it.
+    pub requests: u64,
+    /// Core's function calls in it, per function (`function_run_function_request_total`).
+    pub function_calls: BTreeMap<String, u64>,
+    /// The calls that reached each in-process function (its own count).
+    pub function_reached: BTreeMap<String, u64>,
+    /// Of those, answered with a FATAL result by an injected fault.
+    pub function_failed: BTreeMap<String, u64>,
+    /// Core's function calls that its reconcile deadline ended (`DeadlineExceeded`).
+    pub deadline_exceeded: u64,
+    /// Breaker opens over every XR controller.
+    pub breaker_opens: u64,
+    /// Events the open circuits dropped.
+    pub breaker_dropped: u64,
+    /// XR reconciles that ended in it, over every XR controller.
+    pub reconciles: u64,
+    /// Of them, those that failed (a reconcile its deadline ended among them).
+    pub reconcile_errors: u64,
+    /// compositionUpdate: the CompositionRevision the XRs moved to.
+    pub revision: Option<String>,
+    /// compositionUpdate: composed resources whose spec changed (their generation rose).
+    pub composed_updates: Option<u64>,
+    /// compositionUpdate: composed resources created by the edit (a larger count).
+    pub composed_created: Option<u64>,
+    /// The cloud's Update calls in the phase (the provider's updates reaching the cloud).
+    pub cloud_updates: Option<u64>,
+}
+
+impl CorePhase {
+    /// Function calls in it, all functions.
+    #[must_use]
+    pub fn total_function_calls(&self) -> u64 {
+        self.function_calls.values().sum()
+    }
+}
+
 /// What core did in a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -72,6 +120,8 @@ pub struct CoreReport {
     /// XRs left with every composed resource Ready but not Ready themselves at the end
     /// (not deleted).
     pub stale: Vec<String>,
+    /// Each phase's share, in phase order.
+    pub phases: Vec<CorePhase>,
 }
 
 impl CoreReport {
@@ -87,6 +137,27 @@ impl CoreReport {
             best = best.max(end + 1 - start);
         }
         best as u64
+    }
+
+    /// Core's phase `name`, if it ran.
+    #[must_use]
+    pub fn phase(&self, name: &str) -> Option<&CorePhase> {
+        self.phases.iter().find(|p| p.phase == name)
+    }
+
+    /// The most of core's requests in any window of `w` within `[from_us, to_us]`.
+    #[must_use]
+    pub fn max_in_window_between(&self, w: Duration, from_us: u64, to_us: u64) -> u64 {
+        let within = CoreReport {
+            times_us: self
+                .times_us
+                .iter()
+                .copied()
+                .filter(|t| (from_us..=to_us).contains(t))
+                .collect(),
+            ..CoreReport::default()
+        };
+        within.max_in_window(w)
     }
 
     /// Breaker opens over every XR controller.

@@ -2,7 +2,7 @@
 //! `functionCalls`, `xrTimeToReady`, `breakerOpens` and `staleXRs`, on the
 //! [`CoreReport`] of a run.
 
-use super::core::CoreReport;
+use super::core::{CorePhase, CoreReport};
 use super::model::{LimitKind, Outcome, Verdict};
 use crate::predict::{Plan, Prediction};
 use crate::scenario::composite::CoreCheck;
@@ -20,8 +20,21 @@ pub fn check_name(c: &CoreCheck) -> &'static str {
     }
 }
 
-/// The plan's prediction a check of `c` reads, when the scenario gives no limit.
-fn prediction<'a>(c: &CoreCheck, plan: &'a Plan) -> Option<&'a Prediction> {
+/// The plan's prediction a check of `c` reads, when the scenario gives no limit: over the
+/// run, or within `phase`.
+fn prediction<'a>(c: &CoreCheck, plan: &'a Plan, phase: Option<&str>) -> Option<&'a Prediction> {
+    if let Some(ph) = phase {
+        return match c {
+            CoreCheck::ApiRequests { window, .. } => plan.find(&format!(
+                "core/phase/{ph}/api-requests/{}s",
+                window.as_secs_f64()
+            )),
+            CoreCheck::FunctionCalls { .. } => {
+                plan.find(&format!("core/phase/{ph}/function-calls"))
+            }
+            _ => None,
+        };
+    }
     match c {
         CoreCheck::ApiRequests { window, .. } => {
             plan.find(&format!("core/api-requests/{}s", window.as_secs_f64()))
@@ -37,8 +50,19 @@ fn prediction<'a>(c: &CoreCheck, plan: &'a Plan) -> Option<&'a Prediction> {
 /// not measured, which fails the check), its limit the scenario's or, without one, the
 /// plan's prediction (budget.md §12), shown beside the observed figure.
 #[must_use]
-pub fn verdict(a: &Assertion, c: &CoreCheck, core: Option<&CoreReport>, plan: &Plan) -> Verdict {
-    let pred = prediction(c, plan);
+pub fn verdict(
+    a: &Assertion,
+    c: &CoreCheck,
+    core: Option<&CoreReport>,
+    (plan, s): (&Plan, &Scenario),
+) -> Verdict {
+    let phase_name = a.phase.map(|i| s.phases[i].name.as_str());
+    let pred = prediction(c, plan, phase_name);
+    if let Some(ph) = phase_name {
+        let mut v = phase_verdict(a, c, core.and_then(|r| r.phase(ph).map(|p| (r, p))), pred);
+        v.phase = Some(ph.to_owned());
+        return v;
+    }
     let predicted = pred.map_or(f64::NAN, |p| p.value);
     // The limit and whether it is the scenario's.
     let (limit, given) = match c {
@@ -142,7 +166,7 @@ pub fn judge(s: &Scenario, plan: &Plan, result: &mut super::RunResult, core: Opt
     result.core = core;
     for (a, v) in s.assertions.iter().zip(result.verdicts.iter_mut()) {
         if let Check::Core(c) = &a.check {
-            *v = verdict(a, c, result.core.as_ref(), plan);
+            *v = verdict(a, c, result.core.as_ref(), (plan, s));
             v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
             if result.partial && v.pass {
                 v.outcome = Outcome::Incomplete;
@@ -153,5 +177,88 @@ pub fn judge(s: &Scenario, plan: &Plan, result: &mut super::RunResult, core: Opt
                 ));
             }
         }
+    }
+}
+
+/// The verdict of `a`, a check of `c` restricted to one phase, on core's share of it
+/// (`None`: the phase did not run or core was not measured).
+fn phase_verdict(
+    a: &Assertion,
+    c: &CoreCheck,
+    measured: Option<(&CoreReport, &CorePhase)>,
+    pred: Option<&Prediction>,
+) -> Verdict {
+    let predicted = pred.map_or(f64::NAN, |p| p.value);
+    let (limit, given) = match c {
+        CoreCheck::ApiRequests { max, .. } | CoreCheck::FunctionCalls { max } => {
+            (max.unwrap_or(predicted), max.is_some())
+        }
+        #[allow(clippy::cast_precision_loss)]
+        CoreCheck::BreakerOpens { max } | CoreCheck::StaleXrs { max } => (*max as f64, true),
+        CoreCheck::XrTimeToReady { .. } => (f64::NAN, true),
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let (observed, note) = match (c, measured) {
+        (_, None) => (
+            f64::NAN,
+            Some("core's share of the phase was not measured: the phase did not run, or no composite layer did".to_owned()),
+        ),
+        (CoreCheck::ApiRequests { window, .. }, Some((r, p))) => (
+            r.max_in_window_between(*window, p.start_us, p.end_us) as f64,
+            Some(format!(
+                "core's requests in any {window:?} window of phase {}; {} in the phase",
+                p.phase, p.requests
+            )),
+        ),
+        (CoreCheck::FunctionCalls { .. }, Some((_, p))) => (
+            p.total_function_calls() as f64,
+            Some(
+                p.function_calls
+                    .iter()
+                    .map(|(f, n)| {
+                        let reached = p.function_reached.get(f).copied();
+                        match reached {
+                            Some(m) => format!("{f}: {n} (reached it: {m})"),
+                            None => format!("{f}: {n}"),
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+        ),
+        (CoreCheck::BreakerOpens { .. }, Some((_, p))) => (
+            p.breaker_opens as f64,
+            Some(format!("{} events dropped in the phase", p.breaker_dropped)),
+        ),
+        (_, Some(_)) => (
+            f64::NAN,
+            Some("this check is not read per phase".to_owned()),
+        ),
+    };
+    let formula = match (c, pred, given) {
+        (CoreCheck::BreakerOpens { .. }, _, _) => "max (default 0)".to_owned(),
+        (_, Some(p), false) => p.formula.clone(),
+        (_, None, false) => "no prediction".to_owned(),
+        (_, _, true) => "explicit limit".to_owned(),
+    };
+    Verdict {
+        name: a.name.clone(),
+        check: check_name(c).to_owned(),
+        phase: None,
+        formula,
+        inputs: pred.map(Prediction::inputs_text).unwrap_or_default(),
+        predicted,
+        limit,
+        observed,
+        upper: true,
+        margin: limit - observed,
+        pass: observed <= limit,
+        outcome: Outcome::default(),
+        note,
+        calls_window_s: None,
+        kind: match (pred, given) {
+            (Some(p), false) => LimitKind::of_prediction(p),
+            _ => LimitKind::Given,
+        },
     }
 }

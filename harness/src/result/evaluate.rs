@@ -485,7 +485,7 @@ fn verdict(
     let phase = a.phase.map(|i| s.phases[i].name.clone());
     let mut v = match &a.check {
         // Judged again once the run has read core (`result::core_verdict::judge`).
-        Check::Core(c) => super::core_verdict::verdict(a, c, res.core.as_ref(), plan),
+        Check::Core(c) => super::core_verdict::verdict(a, c, res.core.as_ref(), (plan, s)),
         Check::CloudCalls { window, max } => {
             let w = window.as_secs_f64();
             let times = match &a.account {

@@ -63,6 +63,10 @@ pub fn workload(s: &Scenario) -> Vec<String> {
                 groups: gs,
                 spec,
             } => format!("update [{}] at {rate:?}/s with {spec}", groups(gs)),
+            Action::CompositionUpdate(edit) => format!(
+                "compositionUpdate of Composition {} by {}",
+                edit.composition, edit.patch
+            ),
             other => format!("{other:?}"),
         };
         lines.push(format!(

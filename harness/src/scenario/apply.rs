@@ -124,6 +124,24 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
                 }
             }
         }
+        path if path.starts_with("composites.") && path.ends_with(".count") => {
+            let name = &path["composites.".len()..path.len() - ".count".len()];
+            let Some(group) = raw.composites.iter_mut().find(|g| g.name.value == name) else {
+                let names: Vec<&str> = raw
+                    .composites
+                    .iter()
+                    .map(|g| g.name.value.as_str())
+                    .collect();
+                return Err(Problem::new(
+                    Pos::of(&location(index)),
+                    format!(
+                        "no XR group named {name:?}, expected one of {}",
+                        names.join(", ")
+                    ),
+                ));
+            };
+            group.count = value(set, index)?;
+        }
         path => {
             let group = path
                 .strip_prefix("resources.")

@@ -29,6 +29,8 @@ pub struct CoreSettings {
     pub realtime: bool,
     /// The circuit breaker: `--circuit-breaker-{burst,refill-rate,cooldown,mode}`.
     pub breaker: BreakerConfig,
+    /// Not a flag: each of core's API requests waits this long first (`requestLatency`).
+    pub request_latency: Duration,
 }
 
 impl Default for CoreSettings {
@@ -41,6 +43,7 @@ impl Default for CoreSettings {
             sync_interval: Duration::from_secs(3600),
             realtime: true,
             breaker: BreakerConfig::default(),
+            request_latency: Duration::ZERO,
         }
     }
 }
@@ -140,6 +143,34 @@ impl XrShape {
     pub fn steps_per_pipeline(&self) -> usize {
         self.steps.len()
     }
+}
+
+/// What a `functionFault` phase does to a built-in function's answers.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct FunctionFault {
+    /// Latency added to every call.
+    pub delay: Duration,
+    /// Percent of calls answered with a FATAL result (0: none), spread evenly over the
+    /// calls.
+    pub error_percent: f64,
+    /// No call reaches the function: each waits for core's deadline.
+    pub down: bool,
+    /// The TTL every answer carries instead of the function's own (`Some(0)`: none).
+    pub ttl: Option<Duration>,
+}
+
+/// A `compositionUpdate` phase's edit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompositionEdit {
+    /// The Composition edited.
+    pub composition: String,
+    /// The JSON Patch (RFC 6902) operations, as the scenario gives them.
+    pub patch: serde_json::Value,
+    /// What a reconcile involves after the edit (the XR groups of the Composition take it).
+    pub shape: XrShape,
+    /// Composed resources per XR whose template (base, patches, readiness) the edit
+    /// changes, and those it adds; `None` when a step is not the built-in function.
+    pub changed_per_xr: Option<(u32, u32)>,
 }
 
 /// A group of XRs.

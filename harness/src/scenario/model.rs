@@ -609,6 +609,18 @@ pub enum Action {
         /// Groups.
         groups: Vec<usize>,
     },
+    /// A Composition edited: a new CompositionRevision, which the XR groups of the phase
+    /// (those the Composition composes) move to.
+    CompositionUpdate(Box<super::composite::CompositionEdit>),
+    /// A built-in function's answers faulted.
+    FunctionFault {
+        /// The Function.
+        function: String,
+        /// What changes.
+        fault: super::composite::FunctionFault,
+        /// How long (None: the rest of the run).
+        duration: Option<Duration>,
+    },
 }
 
 impl Action {
@@ -626,6 +638,8 @@ impl Action {
             Action::Restart => "restart",
             Action::Kill { .. } => "kill",
             Action::Delete { .. } => "delete",
+            Action::CompositionUpdate(_) => "compositionUpdate",
+            Action::FunctionFault { .. } => "functionFault",
         }
     }
 

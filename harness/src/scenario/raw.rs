@@ -833,8 +833,9 @@ pub struct RawPhase {
     /// When the phase is over: `allReady`, `allHandled` (every forced re-sync seen in
     /// status), `allGone`, or `elapsed` (its duration passed). Default per action: create,
     /// update, restart, cloudOutage, cloudLatency → allReady; resync → allHandled; delete →
-    /// allGone; hold, cloudFault → elapsed (a cloudFault without a duration then ends at
-    /// once).
+    /// allGone; hold, cloudFault, functionFault → elapsed (without a duration it then ends
+    /// at once); compositionUpdate → allReady (every XR of the Composition on the new
+    /// revision and Ready, its composed resources Ready and synced at their generation).
     #[serde(default)]
     #[schemars(with = "Option<Until>")]
     pub until: Option<Spanned<Until>>,
@@ -849,6 +850,39 @@ pub struct RawPhase {
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
     pub handled_grace: Option<Spanned<String>>,
+    /// compositionUpdate: the Composition edited (one in `objects`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub composition: Option<Spanned<String>>,
+    /// compositionUpdate: the edit, a JSON Patch (RFC 6902) applied to the Composition as
+    /// `kubectl patch --type json` applies it, e.g. `[{op: replace, path:
+    /// /spec/pipeline/0/input/resources/0/count, value: 4}]`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<serde_json::Value>>")]
+    pub patch: Option<Spanned<serde_json::Value>>,
+    /// functionFault: the Function faulted (a built-in one in `objects`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub function: Option<Spanned<String>>,
+    /// functionFault: latency added to every call of the function.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub delay: Option<Spanned<String>>,
+    /// functionFault: the percent of calls answered with a FATAL result (0 < p ≤ 100),
+    /// spread evenly over the calls.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub error_percent: Option<Spanned<f64>>,
+    /// functionFault: the function is unreachable: no call reaches it, each waits for
+    /// core's deadline.
+    #[serde(default)]
+    #[schemars(with = "Option<bool>")]
+    pub down: Option<Spanned<bool>>,
+    /// functionFault: the TTL (`meta.ttl`) every answer of the function carries instead
+    /// of its own (`0s`: none).
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub ttl: Option<Spanned<String>>,
 }
 
 /// Phase actions.
@@ -877,6 +911,13 @@ pub enum ActionName {
     Kill,
     /// Delete the groups' resources.
     Delete,
+    /// Edit a Composition (`composition`, by the JSON Patch `patch`): a new
+    /// CompositionRevision, which every XR on the Automatic update policy moves to.
+    CompositionUpdate,
+    /// For `duration` (or the rest of the run), a built-in `function` answers `delay` later,
+    /// with a FATAL result for `errorPercent` of its calls, not at all (`down`), or with
+    /// another `ttl`.
+    FunctionFault,
 }
 
 /// Phase completion conditions.

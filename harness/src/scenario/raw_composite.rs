@@ -55,6 +55,13 @@ pub struct RawCore {
     #[serde(default)]
     #[schemars(with = "Option<BreakerModeName>")]
     pub circuit_breaker_mode: Option<Spanned<BreakerModeName>>,
+    /// Not a flag of core's: how long each of core's API requests takes (its network and
+    /// the API server's work), waited on the run's clock before each request. Default `0s`
+    /// (the embedded API server answers at once). With it a reconcile's N + 2 applies take
+    /// (N + 2)·requestLatency of core's 2-minute deadline.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub request_latency: Option<Spanned<String>>,
 }
 
 /// When an open circuit closes.

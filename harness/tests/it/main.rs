@@ -10,6 +10,7 @@ mod clock;
 mod closed_pipe;
 mod cluster;
 mod compare;
+mod composite_phases;
 mod composite_run;
 mod composite_schema;
 mod doc_links;

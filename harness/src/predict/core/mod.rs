@@ -5,12 +5,14 @@
 //! Pure functions of a [`CoreShape`]: one XR shape (X XRs of N_x composed resources, a
 //! pipeline of F steps) and core's settings. [`predict`] applies them all; the modules hold
 //! one concept each: [`load`] (steady-state polling, function calls, the creation fan-in),
-//! [`ready`] (XR time to Ready) and [`breaker`] (the circuit breaker's lemma and verdicts).
+//! [`ready`] (XR time to Ready), [`breaker`] (the circuit breaker's lemma and verdicts) and
+//! [`phases`] (what a Composition edit and a function's fault cost).
 //! The numbers are those of the composer (the crate that reproduces core's composite
 //! reconciler), whose behaviour they were checked against in virtual time.
 
 pub mod breaker;
 pub mod load;
+pub mod phases;
 pub mod ready;
 
 use super::formula::Prediction;

@@ -61,6 +61,7 @@ pub fn shape_of(g: &XrGroup, core: &CoreSettings, mr_ready: f64) -> Option<CoreS
     };
     s.watched_per_kind = f64::from(n);
     s.mr_ready = mr_ready;
+    s.t_apply = core.request_latency.as_secs_f64();
     s.breaker = BreakerShape {
         burst: core.breaker.burst,
         refill: core.breaker.refill_per_second,
@@ -74,7 +75,7 @@ pub fn shape_of(g: &XrGroup, core: &CoreSettings, mr_ready: f64) -> Option<CoreS
     Some(s)
 }
 
-const DEFAULTS: &str = "not in the scenario, §12's defaults: u = 6 (our provider's writes per composed resource), h = 2, Δt = 0, S = 0, t_fn = t_apply = t_watch = 0";
+const DEFAULTS: &str = "not in the scenario, §12's defaults: u = 6 (our provider's writes per composed resource), h = 2, Δt = 0, S = 0, t_fn = t_watch = 0; t_apply = core.requestLatency";
 
 /// Renames `p` from `core/…` to `core/<group>/…` and names the defaults it read.
 fn in_group(mut p: Prediction, group: &str) -> Prediction {
@@ -191,6 +192,7 @@ pub fn predictions(s: &Scenario, plan: &Plan) -> Vec<Prediction> {
     if groups.is_empty() || groups.len() < s.composites.groups.len() {
         return out;
     }
+    out.extend(phase_predictions(s, &groups));
     let run_s = plan.expected_duration(s).at_most.as_secs_f64();
     for w in request_windows(s) {
         out.push(api_requests(&groups, w));
@@ -311,4 +313,211 @@ fn breaker_opens(groups: &[CoreGroupPlan]) -> Prediction {
     .note(format!(
         "a breakerOpens of 0 is assured only when no circuit may open; {DEFAULTS}"
     ))
+}
+
+/// The windows of the scenario's `coreApiRequests` checks restricted to phase `phase`.
+fn phase_windows(s: &Scenario, phase: usize) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for a in &s.assertions {
+        if let (Check::Core(CoreCheck::ApiRequests { window, .. }), Some(p)) = (&a.check, a.phase)
+            && p == phase
+        {
+            let w = window.as_secs_f64();
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+fn in_phase(mut p: Prediction, phase: &str, group: &str) -> Prediction {
+    p.id = format!(
+        "core/phase/{phase}/{group}/{}",
+        p.id.strip_prefix("core/").unwrap_or(&p.id)
+    );
+    p.what = format!("{phase}, {group}: {}", p.what);
+    p.phase(Some(phase))
+}
+
+/// §12.8 for core's own phases: each XR group's share of a compositionUpdate's fan-out or a
+/// functionFault's calls (ids `core/phase/<phase>/<group>/…`), and the bounds the checks
+/// restricted to the phase take (`core/phase/<phase>/api-requests/<W>s`,
+/// `core/phase/<phase>/function-calls`).
+fn phase_predictions(s: &Scenario, groups: &[CoreGroupPlan]) -> Vec<Prediction> {
+    let mut out = Vec::new();
+    for (i, phase) in s.phases.iter().enumerate() {
+        let name = phase.name.as_str();
+        let timeout = phase.timeout.as_secs_f64();
+        // The other groups poll as in steady state meanwhile.
+        let acted = |g: &CoreGroupPlan| {
+            phase
+                .composites
+                .iter()
+                .any(|&x| s.composites.groups[x].name == g.group)
+        };
+        match &phase.action {
+            Action::CompositionUpdate(edit) => {
+                let (Some((changed, created)), Some(after)) =
+                    (edit.changed_per_xr, edit.shape.resources_per_xr())
+                else {
+                    continue;
+                };
+                let e = model::phases::Edit::new(
+                    f64::from(changed),
+                    f64::from(created),
+                    f64::from(after),
+                );
+                let (mut requests, mut calls) = (0.0, 0.0);
+                for g in groups {
+                    if acted(g) {
+                        let p = model::phases::revision_edit(&g.shape, &e);
+                        requests += p.requests.value;
+                        calls += p.function_calls.iter().map(|c| c.value).sum::<f64>();
+                        out.extend(p.all().map(|x| in_phase(x.clone(), name, &g.group)));
+                    }
+                }
+                for w in phase_windows(s, i) {
+                    let steady: f64 = groups
+                        .iter()
+                        .map(|g| model::load::steady_requests_bound(&g.shape, w).value)
+                        .sum();
+                    out.push(
+                        Prediction::new(
+                            format!("core/phase/{name}/api-requests/{w}s"),
+                            format!("core's API requests in any {w}s window of {name}"),
+                            requests + steady,
+                            "requests",
+                        )
+                        .formula(
+                            "Σ_groups X·R_rev·(2·N_x′ + 4 + S) + the steady bound in W (§12.1)",
+                        )
+                        .input("fan-out", requests)
+                        .input("steady", steady)
+                        .input("W", w)
+                        .meaning(Meaning::UpperBound)
+                        .source("[D] §12.1, §12.8")
+                        .checks(&["coreApiRequests"])
+                        .phase(Some(name))
+                        .note(format!("the whole fan-out in one window; {DEFAULTS}")),
+                    );
+                }
+                let steady: f64 = groups
+                    .iter()
+                    .flat_map(|g| {
+                        g.shape
+                            .functions()
+                            .into_iter()
+                            .map(|f| model::load::function_calls_bound(&g.shape, &f, timeout).value)
+                    })
+                    .sum();
+                out.push(
+                    Prediction::new(
+                        format!("core/phase/{name}/function-calls"),
+                        format!("calls of every function in {name}"),
+                        calls + steady,
+                        "calls",
+                    )
+                    .formula(
+                        "Σ_groups X·R_rev·Σk_f + the steady bound over the phase's timeout (§12.2)",
+                    )
+                    .input("fan-out", calls)
+                    .input("steady", steady)
+                    .input("T", timeout)
+                    .meaning(Meaning::UpperBound)
+                    .source("[D] §12.2, §12.8")
+                    .checks(&["functionCalls"])
+                    .phase(Some(name))
+                    .note(DEFAULTS),
+                );
+            }
+            Action::FunctionFault {
+                function,
+                fault,
+                duration: Some(d),
+            } => {
+                let f = model::phases::Fault {
+                    function: function.clone(),
+                    delay: fault.delay.as_secs_f64(),
+                    errors: fault.error_percent / 100.0,
+                    down: fault.down,
+                    ttl: fault.ttl.map(|t| t.as_secs_f64()),
+                    duration: d.as_secs_f64(),
+                };
+                let mut bound = 0.0;
+                for g in groups {
+                    if acted(g) {
+                        let p = model::phases::function_fault(&g.shape, &f);
+                        // Every call of a reconcile the fault slows or fails: the faulted
+                        // function's bound times the pipeline's calls per its own.
+                        let k_f = g.shape.calls_of(function);
+                        let per = if k_f > 0.0 {
+                            g.shape.calls_per_reconcile() / k_f
+                        } else {
+                            0.0
+                        };
+                        bound += p.calls_bound.value * per.max(1.0);
+                        out.extend(p.all().map(|x| in_phase(x.clone(), name, &g.group)));
+                    } else {
+                        bound += g
+                            .shape
+                            .functions()
+                            .iter()
+                            .map(|fun| {
+                                model::load::function_calls_bound(&g.shape, fun, f.duration).value
+                            })
+                            .sum::<f64>();
+                    }
+                }
+                out.push(
+                    Prediction::new(
+                        format!("core/phase/{name}/function-calls"),
+                        format!("calls of every function in {name}"),
+                        bound,
+                        "calls",
+                    )
+                    .formula("Σ_groups calling it: the fault's bound·Σk_i/k_f; the others' steady bound over D")
+                    .input("D", f.duration)
+                    .meaning(Meaning::UpperBound)
+                    .source("[D] §12.8")
+                    .checks(&["functionCalls"])
+                    .phase(Some(name))
+                    .note(DEFAULTS),
+                );
+            }
+            Action::Hold { duration } => {
+                let d = duration.as_secs_f64();
+                let steady: f64 = groups
+                    .iter()
+                    .flat_map(|g| {
+                        g.shape
+                            .functions()
+                            .into_iter()
+                            .map(|f| model::load::function_calls_bound(&g.shape, &f, d).value)
+                    })
+                    .sum();
+                out.push(
+                    Prediction::new(
+                        format!("core/phase/{name}/function-calls"),
+                        format!("calls of every function in {name}"),
+                        steady,
+                        "calls",
+                    )
+                    .formula(
+                        "Σ_groups Σ_f X·k_f·(⌊D/(0.9·TTL + L)⌋ + 1 + 2·i·(⌊D/(0.9·S_sync)⌋ + 1))",
+                    )
+                    .input("D", d)
+                    .meaning(Meaning::UpperBound)
+                    .source("[D] §12.2")
+                    .checks(&["functionCalls"])
+                    .phase(Some(name))
+                    .note(format!(
+                        "the steady state: nothing changes in the hold; {DEFAULTS}"
+                    )),
+                );
+            }
+            _ => {}
+        }
+    }
+    out
 }

@@ -75,7 +75,9 @@ impl Plan {
                     duration.as_secs_f64() + get("recovery"),
                     (*duration + phase.timeout),
                 ),
-                Action::CloudLatency { duration, .. } | Action::CloudFault { duration, .. } => (
+                Action::CloudLatency { duration, .. }
+                | Action::CloudFault { duration, .. }
+                | Action::FunctionFault { duration, .. } => (
                     duration.map_or(0.0, |d| d.as_secs_f64()),
                     duration.unwrap_or_default() + phase.timeout,
                 ),

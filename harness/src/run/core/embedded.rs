@@ -23,6 +23,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 use tower::ServiceBuilder;
 
+use super::faults::{FunctionFaults, Switchable};
 use crate::run::error::RunError;
 use crate::scenario::Scenario;
 use crate::scenario::composite::FunctionRuntime;
@@ -43,11 +44,43 @@ pub struct EmbeddedCore {
     pub metrics: Arc<FunctionMetrics>,
     /// Each XR controller's breaker.
     pub breakers: Vec<XrdBreaker>,
+    /// The in-process functions' fault switches and own counts.
+    pub faults: FunctionFaults,
 }
 
-/// A client of `apiserver` whose requests carry core's `User-Agent`.
-fn core_client(apiserver: &ApiServer) -> kube::Client {
-    client_as(apiserver, super::core_user_agent())
+/// What phases read and change of a running core: its function metrics, its breakers and
+/// the in-process functions' fault switches (shared with the running controllers).
+#[derive(Clone)]
+pub struct CoreProbe {
+    /// Core's function metrics.
+    pub metrics: Arc<FunctionMetrics>,
+    /// Each XR controller's breaker, by its XRD.
+    pub breakers: Vec<(String, Arc<Realtime>)>,
+    /// The in-process functions' fault switches.
+    pub faults: FunctionFaults,
+    /// Each XR controller's reconcile counts.
+    pub stats: Vec<Arc<limiter::controller::ControllerStats>>,
+}
+
+/// A client of `apiserver` whose requests carry core's `User-Agent`, each waiting
+/// `latency` first on the run's clock (the scenario's `core.requestLatency`).
+fn core_client(apiserver: &ApiServer, latency: std::time::Duration) -> kube::Client {
+    if latency.is_zero() {
+        return client_as(apiserver, super::core_user_agent());
+    }
+    let agent = http::HeaderValue::from_static(super::core_user_agent());
+    let inner = apiserver.service();
+    let service = tower::service_fn(move |mut req: http::Request<kube::client::Body>| {
+        req.headers_mut()
+            .insert(http::header::USER_AGENT, agent.clone());
+        let mut inner = inner.clone();
+        async move {
+            // On the run's clock: virtual time advances by it.
+            tokio::time::sleep(latency).await;
+            tower::ServiceExt::<http::Request<kube::client::Body>>::oneshot(&mut inner, req).await
+        }
+    });
+    kube::Client::new(service, "default")
 }
 
 /// A client of `apiserver` whose requests carry `agent`.
@@ -101,7 +134,7 @@ impl EmbeddedCore {
     /// [`RunError::CoreSetup`] when an object cannot be created.
     pub async fn start(apiserver: &ApiServer, s: &Scenario) -> Result<EmbeddedCore, RunError> {
         let composites = &s.composites;
-        let client = core_client(apiserver);
+        let client = core_client(apiserver, composites.core.request_latency);
         // What a user installs (Crossplane's CRDs, Functions, XRDs, Compositions) is the
         // harness's request; the XR CRDs are core's (its definition controller).
         let user = client_as(apiserver, crate::run::own::harness_user_agent());
@@ -153,13 +186,28 @@ impl EmbeddedCore {
                 .map_err(|e| setup(&format!("cannot create Composition {name}"), e))?;
         }
         let metrics = Arc::new(FunctionMetrics::new());
+        let faults = FunctionFaults::new(
+            composites
+                .functions
+                .iter()
+                .filter(|f| f.runtime == FunctionRuntime::Builtin)
+                .map(|f| f.name.as_str()),
+        );
         let mut functions = Functions::new();
         for f in &composites.functions {
             match f.runtime {
-                FunctionRuntime::Builtin => functions.insert(
-                    f.name.clone(),
-                    Arc::new(InProcessRunner::new(Resources).metrics(Arc::clone(&metrics))),
-                ),
+                FunctionRuntime::Builtin => {
+                    let switch = faults
+                        .switch(&f.name)
+                        .expect("a switch per built-in function");
+                    functions.insert(
+                        f.name.clone(),
+                        Arc::new(
+                            InProcessRunner::new(Switchable::new(Resources, switch))
+                                .metrics(Arc::clone(&metrics)),
+                        ),
+                    );
+                }
                 FunctionRuntime::Address(a) => functions.insert(
                     f.name.clone(),
                     Arc::new(GrpcRunner::new(a).metrics(Arc::clone(&metrics))),
@@ -171,6 +219,7 @@ impl EmbeddedCore {
             tasks: Vec::new(),
             metrics,
             breakers: Vec::new(),
+            faults,
         };
         core.controllers_for(&client, s, &functions);
         Ok(core)
@@ -267,6 +316,25 @@ impl EmbeddedCore {
                 realtime,
             });
             self.controllers.push(controller);
+        }
+    }
+
+    /// What phases read and change of it.
+    #[must_use]
+    pub fn probe(&self) -> CoreProbe {
+        CoreProbe {
+            metrics: Arc::clone(&self.metrics),
+            breakers: self
+                .breakers
+                .iter()
+                .map(|b| (b.xrd.clone(), Arc::clone(&b.realtime)))
+                .collect(),
+            faults: self.faults.clone(),
+            stats: self
+                .controllers
+                .iter()
+                .map(Controller::stats_handle)
+                .collect(),
         }
     }
 

@@ -118,7 +118,20 @@ pub fn report(
             composed: composed.len(),
         });
     }
+    let phases = log
+        .phases
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            p.requests = times_us
+                .iter()
+                .filter(|t| (p.start_us..=p.end_us).contains(*t))
+                .count() as u64;
+            p
+        })
+        .collect();
     CoreReport {
+        phases,
         user_agent: super::CORE_USER_AGENT_PREFIX.to_owned(),
         requests: times_us.len() as u64,
         by_verb,

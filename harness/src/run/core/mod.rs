@@ -2,10 +2,15 @@
 //! controllers in this process beside the provider (cached reads, as the composer binary
 //! runs them; on the run's clock, so virtual time works), [`measure`] reads what core did
 //! at the source (its requests in the API server's journal by its `User-Agent`, its
-//! function calls, its breakers), and [`xrs`] drives the XR groups' phases.
+//! function calls, its breakers), [`xrs`] drives the XR groups' phases, [`phases`] core's
+//! own (`compositionUpdate`, `functionFault`) and each phase's share of core's counters,
+//! and [`faults`] switches the in-process functions' faults.
 
 pub mod embedded;
+pub mod faults;
 pub mod measure;
+pub mod phase_state;
+pub mod phases;
 pub mod xrs;
 
 /// What the `User-Agent` of core's requests starts with (the composer's name, as

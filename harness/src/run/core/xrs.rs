@@ -68,14 +68,18 @@ pub struct XrLog {
     pub records: BTreeMap<(usize, u32), XrRecord>,
     /// Writes the API server refused.
     pub failed_writes: u64,
+    /// What core did in each phase (a composite scenario's), in phase order.
+    pub phases: Vec<crate::result::core::CorePhase>,
 }
 
 /// The XR part of phases.
 pub struct XrDriver<'s> {
-    scenario: &'s Scenario,
-    client: kube::Client,
+    pub(super) scenario: &'s Scenario,
+    pub(super) client: kube::Client,
     /// What it did.
     pub log: XrLog,
+    /// Core's own phases' state.
+    pub(super) core: super::phase_state::CorePhases,
 }
 
 impl<'s> XrDriver<'s> {
@@ -86,10 +90,11 @@ impl<'s> XrDriver<'s> {
             scenario,
             client,
             log: XrLog::default(),
+            core: super::phase_state::CorePhases::default(),
         }
     }
 
-    fn api(&self, g: usize) -> Api<DynamicObject> {
+    pub(super) fn api(&self, g: usize) -> Api<DynamicObject> {
         xr_kind_info(self.scenario, &self.scenario.composites.groups[g]).api(&self.client)
     }
 
@@ -117,6 +122,9 @@ impl<'s> XrDriver<'s> {
     /// run's clock.
     pub async fn act(&mut self, phase: &Phase, rate: Option<f64>, now_us: impl Fn() -> u64) {
         use crate::scenario::Action;
+        if self.core_act(phase).await {
+            return;
+        }
         let targets = self.targets(&phase.composites);
         let gap = rate.map(|r| Duration::from_secs_f64(1.0 / r));
         let s = self.scenario;
@@ -193,6 +201,11 @@ impl<'s> XrDriver<'s> {
 
     /// The XRs of `phase` that have not met its `until`.
     pub async fn pending(&self, phase: &Phase, watches: &Watches) -> Vec<Key> {
+        if matches!(phase.action, crate::scenario::Action::CompositionUpdate(_))
+            && phase.until == Until::AllReady
+        {
+            return self.revision_pending(phase, watches).await;
+        }
         let handled = if phase.until == Until::AllHandled {
             handled_events(&self.client, &namespace(self.scenario)).await
         } else {
@@ -220,6 +233,12 @@ impl<'s> XrDriver<'s> {
             }
             if Instant::now() >= deadline {
                 return false;
+            }
+            // A revision's fan-out changes every XR and composed resource: its check lists
+            // them, once a second rather than at every change.
+            if matches!(phase.action, crate::scenario::Action::CompositionUpdate(_)) {
+                tokio::time::sleep(Duration::from_secs(1).min(deadline - Instant::now())).await;
+                continue;
             }
             tokio::select! {
                 () = watches.changed() => {}

@@ -20,6 +20,7 @@
 //! one `match` over [`Action`].
 
 mod cleanup;
+mod core_phase;
 mod create;
 mod delete;
 mod fault;
@@ -120,6 +121,10 @@ impl<'s> Driver<'s> {
         let targets = self.state.targets(phase.action.groups());
         let bar = progress.phase(index, &phase.name, phase.action.name(), targets.len());
         hook.phase_start(phase);
+        self.state
+            .xrs
+            .begin_phase(phase, target.core_probe(), start_us, target.cloud())
+            .await;
         let step = Step {
             state: &mut self.state,
             index,
@@ -132,6 +137,8 @@ impl<'s> Driver<'s> {
             hook: &mut *hook,
         };
         let end = dispatch(step).await?;
+        let now_us = self.state.now_us();
+        self.state.xrs.end_phase(now_us, target.cloud()).await;
         let completed = end == PhaseEnd::Completed;
         hook.phase_end(phase, completed, target.cloud()).await;
         let failure = match &end {
@@ -250,6 +257,9 @@ async fn dispatch<T: Target, H: PhaseHook>(step: Step<'_, '_, T, H>) -> Result<P
             }
             .run(step)
             .await
+        }
+        Action::CompositionUpdate(_) | Action::FunctionFault { .. } => {
+            core_phase::CorePhase.run(step).await
         }
         Action::Restart => restart::Restart.run(step).await,
         Action::Kill { .. } => kill::KillPhase.run(step).await,

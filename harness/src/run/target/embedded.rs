@@ -397,6 +397,12 @@ impl Target for Embedded {
         ))
     }
 
+    fn core_probe(&self) -> Option<crate::run::core::embedded::CoreProbe> {
+        self.core
+            .as_ref()
+            .map(crate::run::core::embedded::EmbeddedCore::probe)
+    }
+
     fn info(&self) -> TargetInfo {
         TargetInfo::Embedded
     }

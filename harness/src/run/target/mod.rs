@@ -183,6 +183,13 @@ pub trait Target: Sized {
         None
     }
 
+    /// What phases read and change of Crossplane core's composite layer while it runs
+    /// (its function metrics, breakers and the in-process functions' faults); `None` for a
+    /// target without one.
+    fn core_probe(&self) -> Option<super::core::embedded::CoreProbe> {
+        None
+    }
+
     /// What the result says about the target.
     fn info(&self) -> TargetInfo;
 

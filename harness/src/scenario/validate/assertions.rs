@@ -78,8 +78,10 @@ fn assertion(
         CheckName::RetryAfterHonoured => &["phase", "account", "max"],
         CheckName::OperationCalls => &["phase", "operation", "window", "max"],
         CheckName::CallsPerReconcile => &["kind", "path", "max"],
-        CheckName::CoreApiRequests => &["window", "max"],
-        CheckName::FunctionCalls | CheckName::BreakerOpens | CheckName::StaleXrs => &["max"],
+        // Core's counts can be read per phase (`run::core::phases`).
+        CheckName::CoreApiRequests => &["window", "max", "phase"],
+        CheckName::FunctionCalls | CheckName::BreakerOpens => &["max", "phase"],
+        CheckName::StaleXrs => &["max"],
         CheckName::XrTimeToReady => &["quantile", "maxDuration", "tolerancePercent"],
     };
     let present = [

@@ -120,11 +120,16 @@ fn core(c: &mut Checker, raw: &RawCore) -> CoreSettings {
             .as_ref()
             .map_or(d.realtime, |v| v.value),
         breaker,
+        request_latency: c.opt_duration(
+            raw.request_latency.as_ref(),
+            "requestLatency",
+            d.request_latency,
+        ),
     }
 }
 
 /// A Composition's pipeline against the scenario's Functions and XRDs.
-fn composition(c: &mut Checker, comp: &Composition, at: Pos, out: &Composites) {
+pub(super) fn composition(c: &mut Checker, comp: &Composition, at: Pos, out: &Composites) {
     let name = comp.metadata.name.clone().unwrap_or_default();
     let declared: Vec<&str> = out.functions.iter().map(|f| f.name.as_str()).collect();
     let type_ref = &comp.spec.composite_type_ref;
@@ -367,7 +372,7 @@ fn xr_group(
 }
 
 /// What a reconcile of an XR composed by `comp` involves.
-fn shape(comp: &Composition, out: &Composites) -> XrShape {
+pub(super) fn shape(comp: &Composition, out: &Composites) -> XrShape {
     let mut s = XrShape {
         all_builtin: true,
         ..XrShape::default()

@@ -9,6 +9,7 @@ mod checker;
 mod cloud;
 mod composite;
 mod composite_checks;
+mod core_phases;
 mod crossplane_objects;
 mod faults;
 mod kinds;
@@ -136,7 +137,12 @@ pub fn validate(
             _ => 1,
         };
     }
-    let declared = phases::phases(&mut c, &raw.phases, (&groups, &xr_names), &raw.name);
+    let declared = phases::phases(
+        &mut c,
+        &raw.phases,
+        (&groups, &xr_names, &composites),
+        &raw.name,
+    );
     let assertions = assertions::assertions(&mut c, &raw.assertions, &declared, &cloud);
     // Every phase passed its checks unless a problem was reported, which returns below.
     let phases: Vec<_> = declared.into_iter().filter_map(|d| d.phase).collect();

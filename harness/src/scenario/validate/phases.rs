@@ -9,6 +9,7 @@ use serde_saphyr::Spanned;
 use super::checker::Checker;
 use super::cloud::{latencies, status};
 use super::pos;
+use crate::scenario::composite::Composites;
 use crate::scenario::error::Pos;
 use crate::scenario::model::{Action, Phase, ResourceGroup};
 use crate::scenario::raw::{ActionName, RawPhase, Until};
@@ -34,6 +35,15 @@ fn allowed(action: ActionName) -> &'static [&'static str] {
         ActionName::CloudFault => &["groups", "duration", "faults", "drift"],
         ActionName::Restart => &[],
         ActionName::Kill => &["during", "count", "duration"],
+        ActionName::CompositionUpdate => &["composition", "patch"],
+        ActionName::FunctionFault => &[
+            "function",
+            "duration",
+            "delay",
+            "errorPercent",
+            "down",
+            "ttl",
+        ],
     }
 }
 
@@ -49,6 +59,8 @@ fn action_str(a: ActionName) -> &'static str {
         ActionName::Restart => "restart",
         ActionName::Kill => "kill",
         ActionName::Delete => "delete",
+        ActionName::CompositionUpdate => "compositionUpdate",
+        ActionName::FunctionFault => "functionFault",
     }
 }
 
@@ -67,7 +79,7 @@ pub(super) struct Declared {
 pub(super) fn phases(
     c: &mut Checker,
     raw: &[RawPhase],
-    (groups, xr_groups): (&[ResourceGroup], &[String]),
+    (groups, xr_groups, composites): (&[ResourceGroup], &[String], &Composites),
     scenario: &Spanned<String>,
 ) -> Vec<Declared> {
     if raw.is_empty() {
@@ -81,7 +93,7 @@ pub(super) fn phases(
         .enumerate()
         .map(|(i, p)| Declared {
             name: p.name.value.clone(),
-            phase: phase(c, raw, i, p, (groups, xr_groups), &mut names),
+            phase: phase(c, raw, i, p, (groups, xr_groups, composites), &mut names),
         })
         .collect()
 }
@@ -91,14 +103,14 @@ fn phase(
     all: &[RawPhase],
     index: usize,
     p: &RawPhase,
-    (groups, xr_groups): (&[ResourceGroup], &[String]),
+    (groups, xr_groups, composites): (&[ResourceGroup], &[String], &Composites),
     names: &mut BTreeSet<String>,
 ) -> Option<Phase> {
     c.name(&p.name, "phase name");
     c.unique(names, &p.name, "phase");
     let a = p.action.value;
     let ok = allowed(a);
-    let present: [(&str, Option<Pos>); 11] = [
+    let present: [(&str, Option<Pos>); 18] = [
         ("rate", p.rate.as_ref().map(pos)),
         ("groups", p.groups.as_ref().and_then(|g| g.first()).map(pos)),
         ("duration", p.duration.as_ref().map(pos)),
@@ -110,6 +122,13 @@ fn phase(
         ("faults", p.faults.as_ref().map(pos)),
         ("drift", p.drift.as_ref().map(|d| pos(&d.percent))),
         ("handledGrace", p.handled_grace.as_ref().map(pos)),
+        ("composition", p.composition.as_ref().map(pos)),
+        ("patch", p.patch.as_ref().map(pos)),
+        ("function", p.function.as_ref().map(pos)),
+        ("delay", p.delay.as_ref().map(pos)),
+        ("errorPercent", p.error_percent.as_ref().map(pos)),
+        ("down", p.down.as_ref().map(pos)),
+        ("ttl", p.ttl.as_ref().map(pos)),
     ];
     for (field, at) in present {
         if let Some(at) = at
@@ -138,7 +157,7 @@ fn phase(
         a,
         ActionName::Create | ActionName::Resync | ActionName::Update | ActionName::Delete
     );
-    let (group_ids, xr_ids): (Vec<usize>, Vec<usize>) = match &p.groups {
+    let (group_ids, mut xr_ids): (Vec<usize>, Vec<usize>) = match &p.groups {
         None if acts_on_xrs => ((0..groups.len()).collect(), (0..xr_groups.len()).collect()),
         None => ((0..groups.len()).collect(), Vec::new()),
         Some(gs) => {
@@ -253,6 +272,17 @@ fn phase(
         ActionName::CloudFault => cloud_fault(c, p, groups, group_ids, duration)?,
         ActionName::Restart => Action::Restart,
         ActionName::Kill => kill(c, all, index, p, duration)?,
+        // Their XR groups are those of the Composition, or those calling the function.
+        ActionName::CompositionUpdate => {
+            let (action, xrs) = super::core_phases::composition_update(c, p, composites)?;
+            xr_ids = xrs;
+            action
+        }
+        ActionName::FunctionFault => {
+            let (action, xrs) = super::core_phases::function_fault(c, p, composites, duration)?;
+            xr_ids = xrs;
+            action
+        }
     };
     let until = match &p.until {
         Some(u) if a == ActionName::Kill => {
@@ -263,7 +293,10 @@ fn phase(
             u.value
         }
         Some(u) => {
-            if u.value == Until::Elapsed && duration.is_none() && a != ActionName::CloudFault {
+            if u.value == Until::Elapsed
+                && duration.is_none()
+                && !matches!(a, ActionName::CloudFault | ActionName::FunctionFault)
+            {
                 c.err(
                     pos(u),
                     format!(
@@ -278,7 +311,10 @@ fn phase(
             u.value
         }
         None => match a {
-            ActionName::Hold | ActionName::Kill | ActionName::CloudFault => Until::Elapsed,
+            ActionName::Hold
+            | ActionName::Kill
+            | ActionName::CloudFault
+            | ActionName::FunctionFault => Until::Elapsed,
             ActionName::Resync => Until::AllHandled,
             ActionName::Delete => Until::AllGone,
             _ => Until::AllReady,
