@@ -131,9 +131,14 @@ pub fn clock(secs: u64) -> String {
 /// name `CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …) and rebuild those crates, and the
 /// next plain `cargo test` would rebuild them back.
 pub fn set_by_cargo_run(name: &str) -> bool {
-    ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_BIN_"]
-        .iter()
-        .any(|p| name.starts_with(p))
+    [
+        "CARGO_PKG_",
+        "CARGO_MANIFEST_",
+        "CARGO_CRATE_",
+        "CARGO_BIN_",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
         || matches!(name, "CARGO_PRIMARY_PACKAGE" | "OUT_DIR")
 }
 
@@ -190,10 +195,21 @@ mod tests {
 
     #[test]
     fn the_variables_cargo_run_sets_are_not_passed_on() {
-        for name in ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "CARGO_CRATE_NAME", "OUT_DIR"] {
+        for name in [
+            "CARGO_PKG_NAME",
+            "CARGO_MANIFEST_DIR",
+            "CARGO_CRATE_NAME",
+            "OUT_DIR",
+        ] {
             assert!(set_by_cargo_run(name), "{name}");
         }
-        for name in ["CARGO_TARGET_DIR", "CARGO_HOME", "CARGO", "PATH", "RUSTFLAGS"] {
+        for name in [
+            "CARGO_TARGET_DIR",
+            "CARGO_HOME",
+            "CARGO",
+            "PATH",
+            "RUSTFLAGS",
+        ] {
             assert!(!set_by_cargo_run(name), "{name}");
         }
     }

@@ -64,7 +64,13 @@ pub fn run(root: &Path, a: &Args) -> Result {
     for (package, target, exe) in &executables {
         steps.step(&format!("{package}: {target}"));
         let dir = manifest_dir(root, package);
-        let args: Vec<&str> = a.args.iter().map(String::as_str).collect();
+        // A benchmark runs once in test mode, as `cargo test` runs it: the arguments are
+        // libtest's (filters, --nocapture), which criterion does not take.
+        let args: Vec<&str> = if target.starts_with("bench ") {
+            Vec::new()
+        } else {
+            a.args.iter().map(String::as_str).collect()
+        };
         if step::run(step::command(&dir, exe, &args, &env), target).is_err() {
             failed.push(format!("{package} {target}"));
         }
