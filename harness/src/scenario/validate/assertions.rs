@@ -79,7 +79,9 @@ fn assertion(
         CheckName::OperationCalls => &["phase", "operation", "window", "max"],
         CheckName::CallsPerReconcile => &["kind", "path", "max"],
         CheckName::CoreApiRequests => &["window", "max"],
-        CheckName::FunctionCalls | CheckName::BreakerOpens | CheckName::StaleXrs => &["max"],
+        CheckName::FunctionCalls => &["max"],
+        CheckName::BreakerOpens => &["max", "min"],
+        CheckName::StaleXrs => &["max", "grace"],
         CheckName::XrTimeToReady => &["quantile", "maxDuration", "tolerancePercent"],
     };
     let present = [
@@ -89,6 +91,7 @@ fn assertion(
         ("max", a.max.as_ref().map(pos)),
         ("maxDuration", a.max_duration.as_ref().map(pos)),
         ("min", a.min.as_ref().map(pos)),
+        ("grace", a.grace.as_ref().map(pos)),
         ("quantile", a.quantile.as_ref().map(pos)),
         ("tolerancePercent", a.tolerance_percent.as_ref().map(pos)),
         ("allowInterrupted", a.allow_interrupted.as_ref().map(pos)),
