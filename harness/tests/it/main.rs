@@ -12,6 +12,7 @@ mod cluster;
 mod compare;
 mod composite_run;
 mod composite_schema;
+mod composite_storms;
 mod doc_links;
 mod docs;
 mod echo;
