@@ -255,11 +255,17 @@ fn core_metrics(c: &crate::result::core::CoreReport, m: &mut BTreeMap<String, f6
     for (f, n) in &c.function_calls {
         m.insert(format!("core function calls {f}"), *n as f64);
     }
-    m.insert("core function calls total".into(), c.total_function_calls() as f64);
+    m.insert(
+        "core function calls total".into(),
+        c.total_function_calls() as f64,
+    );
     m.insert("core breaker opens".into(), c.breaker_opens() as f64);
     m.insert(
         "core breaker allowed events".into(),
-        c.breakers.iter().map(|b| b.allowed + b.half_open_allowed).sum::<u64>() as f64,
+        c.breakers
+            .iter()
+            .map(|b| b.allowed + b.half_open_allowed)
+            .sum::<u64>() as f64,
     );
     m.insert(
         "core breaker dropped events".into(),

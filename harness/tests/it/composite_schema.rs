@@ -171,7 +171,10 @@ fn core_s_flags_and_an_xr_group_s_count_can_be_set_on_the_command_line() {
     let s = harness::scenario::parse_with(&text("resources", "XSet", "Resources"), "t.yaml", &sets)
         .expect("valid");
     let c = &s.composites;
-    assert_eq!(c.core.breaker.mode, limiter::crossplane::circuit::Mode::Released);
+    assert_eq!(
+        c.core.breaker.mode,
+        limiter::crossplane::circuit::Mode::Released
+    );
     assert_eq!(c.core.breaker.burst, 300.0);
     assert!(c.core.realtime);
     assert_eq!(c.core.sync_interval, Duration::from_secs(600));
@@ -188,5 +191,8 @@ fn core_s_flags_and_an_xr_group_s_count_can_be_set_on_the_command_line() {
     let e = harness::scenario::parse_with(&text("resources", "XSet", "Resources"), "t.yaml", &bad)
         .expect_err("no such group")
         .to_string();
-    assert!(e.contains("no XR group named \"nope\", expected one of sets"), "{e}");
+    assert!(
+        e.contains("no XR group named \"nope\", expected one of sets"),
+        "{e}"
+    );
 }

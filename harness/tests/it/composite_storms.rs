@@ -12,7 +12,10 @@ use harness::scenario::{Scenario, Set, parse_with};
 fn scenario(file: &str, sets: &[&str]) -> Scenario {
     let path = format!("{}/../scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("the shipped scenario");
-    let sets: Vec<Set> = sets.iter().map(|s| s.parse().expect("PATH=VALUE")).collect();
+    let sets: Vec<Set> = sets
+        .iter()
+        .map(|s| s.parse().expect("PATH=VALUE"))
+        .collect();
     parse_with(&text, file, &sets).expect("valid")
 }
 
@@ -77,7 +80,10 @@ fn an_xr_of_60_resources_opens_its_own_breaker_at_creation_and_at_each_resync() 
         .iter()
         .find(|v| v.check == "breakerOpens")
         .expect("asserted");
-    assert!(!v.upper && v.limit == 2.0, "a lower bound, the plan's: {v:?}");
+    assert!(
+        !v.upper && v.limit == 2.0,
+        "a lower bound, the plan's: {v:?}"
+    );
     let x = &core.xrs[0];
     assert!(x.opens >= 2, "{x:?}");
     spans_add_up(core);
@@ -91,11 +97,17 @@ fn an_xr_of_60_resources_opens_its_own_breaker_at_creation_and_at_each_resync() 
     assert_eq!(core.open_spans[1].opened_s, closed);
     // The Ready write the open circuit dropped is picked up by the 1m TTL requeue.
     assert!(core.stale.is_empty());
-    let (ready, slowest) = (x.ready_s.expect("Ready"), x.slowest_composed_s.expect("all Ready"));
+    let (ready, slowest) = (
+        x.ready_s.expect("Ready"),
+        x.slowest_composed_s.expect("all Ready"),
+    );
     assert!(ready <= slowest + 66.0, "{x:?}");
 
     // A bucket above the creation's most tokens (1,275) opens nothing.
-    let fixed = scenario("xr-large.yaml", &[&sets[..], &["core.circuitBreakerBurst=1300"]].concat());
+    let fixed = scenario(
+        "xr-large.yaml",
+        &[&sets[..], &["core.circuitBreakerBurst=1300"]].concat(),
+    );
     assert_eq!(plan_value(&fixed, "core/breaker-opens"), 0.0);
     assert_eq!(
         harness::predict::plan(&fixed)
@@ -107,7 +119,9 @@ fn an_xr_of_60_resources_opens_its_own_breaker_at_creation_and_at_each_resync() 
     let core = passed(&r);
     assert_eq!(core.breaker_opens(), 0);
     assert!(core.open_spans.is_empty());
-    assert!(core.xrs[0].ready_s.expect("Ready") <= core.xrs[0].slowest_composed_s.expect("Ready") + 1.0);
+    assert!(
+        core.xrs[0].ready_s.expect("Ready") <= core.xrs[0].slowest_composed_s.expect("Ready") + 1.0
+    );
 }
 
 #[test]
@@ -120,12 +134,18 @@ fn a_storm_leaves_xrs_stale_under_the_released_breaker_and_not_under_the_eager_o
     // Every composed Bucket Ready, no XR: the creation's last Ready write was dropped and
     // nothing requeues them (no TTL) before the next resync.
     assert_eq!(core.stale.len(), 3, "{core:?}");
-    assert_eq!(core.stale_after(std::time::Duration::from_secs(120)).len(), 3);
+    assert_eq!(
+        core.stale_after(std::time::Duration::from_secs(120)).len(),
+        3
+    );
     assert!(core.xrs.iter().all(|x| x.ready_s.is_none()));
     assert!(core.breaker_opens() >= 3);
     spans_add_up(core);
 
-    let eager = scenario("xr-stale.yaml", &[&sets[..], &["core.circuitBreakerMode=eager"]].concat());
+    let eager = scenario(
+        "xr-stale.yaml",
+        &[&sets[..], &["core.circuitBreakerMode=eager"]].concat(),
+    );
     assert_eq!(plan_value(&eager, "core/stale-xrs"), 0.0);
     let r = run(&eager);
     let core = passed(&r);
@@ -134,7 +154,10 @@ fn a_storm_leaves_xrs_stale_under_the_released_breaker_and_not_under_the_eager_o
     for x in &core.xrs {
         // Requeued while open, the XR reads Ready within a half-open interval of its last
         // Bucket's Ready, and its circuit closes at the cooldown (T_cool + T_half at most).
-        let (ready, slowest) = (x.ready_s.expect("Ready"), x.slowest_composed_s.expect("Ready"));
+        let (ready, slowest) = (
+            x.ready_s.expect("Ready"),
+            x.slowest_composed_s.expect("Ready"),
+        );
         assert!(ready <= slowest + 31.0, "{x:?}");
         assert!(x.open_s <= 330.0 + 1e-6, "{x:?}");
     }
@@ -191,7 +214,10 @@ fn compare_shows_what_realtime_compositions_cost_core() {
             "{check: xrTimeToReady, quantile: 0.99, maxDuration: 5m}",
         );
     let with = |sets: &[&str]| {
-        let sets: Vec<Set> = sets.iter().map(|s| s.parse().expect("PATH=VALUE")).collect();
+        let sets: Vec<Set> = sets
+            .iter()
+            .map(|s| s.parse().expect("PATH=VALUE"))
+            .collect();
         parse_with(&text, "xr-smoke.yaml", &sets).expect("valid")
     };
     let on = run(&with(&["composites.sets.count=4"]));
@@ -230,7 +256,11 @@ fn compare_shows_what_realtime_compositions_cost_core() {
     // and calls, and no event ever reaches a breaker.
     assert!(b.requests < a.requests, "{} {}", a.requests, b.requests);
     assert!(b.total_function_calls() < a.total_function_calls());
-    assert!(row("core breaker allowed events").old.is_some_and(|n| n > 0.0));
+    assert!(
+        row("core breaker allowed events")
+            .old
+            .is_some_and(|n| n > 0.0)
+    );
     assert_eq!(row("core breaker allowed events").new, Some(0.0));
     assert_eq!(row("core breaker opens").new, Some(0.0));
     let text = harness::compare::render(&c);

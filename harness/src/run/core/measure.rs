@@ -142,10 +142,17 @@ pub fn report(
         {
             stale.push(r.key.1.clone());
             // Stale since its last composed resource first read Ready.
-            let since = composed.iter().filter_map(|s| s.ready_us).max().unwrap_or(end_us);
+            let since = composed
+                .iter()
+                .filter_map(|s| s.ready_us)
+                .max()
+                .unwrap_or(end_us);
             stale_since_s.push(secs(0, since));
         }
-        let (opens, open_s) = open_by_xr.get(r.key.1.as_str()).copied().unwrap_or_default();
+        let (opens, open_s) = open_by_xr
+            .get(r.key.1.as_str())
+            .copied()
+            .unwrap_or_default();
         xrs.push(XrTiming {
             group: r.group.clone(),
             name: r.key.1.clone(),
