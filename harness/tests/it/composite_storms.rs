@@ -192,6 +192,11 @@ fn an_hourly_resync_of_50_watched_objects_per_xr() {
         "phases.hold.duration=12m",
     ];
     let s = scenario("xr-resync-usages.yaml", &sets);
+    // n_kind is the most objects of one kind (the 50 Records, not all 55 resources): the
+    // replay takes 100 tokens, which does not pass a bucket of 100.
+    assert_eq!(plan_value(&s, "core/vms/resync/tokens"), 100.0);
+    assert_eq!(plan_value(&s, "core/vms/resync/opens"), 0.0);
+    assert_eq!(plan_value(&s, "core/breaker-opens"), 1.0);
     let r = run(&s);
     let core = passed(&r);
     spans_add_up(core);
