@@ -14,7 +14,7 @@ use kube::api::DynamicObject;
 use limiter::controller::Request;
 use limiter::crossplane::circuit::{
     Breaker, BreakerConfig, BreakerMetrics, Deletion, EventSource, Handled, Mode, Responsive,
-    Watch, WatchEvent, handle,
+    Transition, Watch, WatchEvent, handle,
 };
 use tokio::time::Instant;
 
@@ -145,6 +145,17 @@ impl Realtime {
     #[must_use]
     pub fn metrics(&self) -> BreakerMetrics {
         self.breaker.lock().expect("not poisoned").metrics()
+    }
+
+    /// Every circuit's opens and closes so far, in order (core logs each open as
+    /// "Circuit breaker is open"): what the time each XR spent open is read from.
+    #[must_use]
+    pub fn transitions(&self) -> Vec<Transition> {
+        self.breaker
+            .lock()
+            .expect("not poisoned")
+            .transitions()
+            .to_vec()
     }
 
     /// In [`Mode::EagerClose`] (crossplane/crossplane PR #7725, the fix for #7703), the

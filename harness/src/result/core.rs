@@ -48,6 +48,26 @@ pub struct XrTiming {
     pub slowest_composed_s: Option<f64>,
     /// Composed resources the watches saw for it.
     pub composed: usize,
+    /// Times its circuit opened.
+    #[serde(default)]
+    pub opens: u32,
+    /// Seconds its circuit was open in all (a circuit open at the end counts to the XR's
+    /// delete, or to the end).
+    #[serde(default)]
+    pub open_s: f64,
+}
+
+/// One span during which an XR's circuit was open.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenSpan {
+    /// The XR controller's XRD.
+    pub xrd: String,
+    /// The XR.
+    pub xr: String,
+    /// When it opened, seconds since the run started.
+    pub opened_s: f64,
+    /// When it closed (`None`: still open at the XR's delete or the end).
+    pub closed_s: Option<f64>,
 }
 
 /// What core did during one phase: its counters read at the phase's start and end.
@@ -122,6 +142,13 @@ pub struct CoreReport {
     pub stale: Vec<String>,
     /// Each phase's share, in phase order.
     pub phases: Vec<CorePhase>,
+    /// Since when each of `stale` has been so (its last composed resource's first Ready),
+    /// seconds since the run started.
+    pub stale_since_s: Vec<f64>,
+    /// Every circuit's spans open, in the order they opened.
+    pub open_spans: Vec<OpenSpan>,
+    /// When the run ended (core was measured), seconds since it started.
+    pub ended_s: f64,
 }
 
 impl CoreReport {
@@ -164,6 +191,32 @@ impl CoreReport {
     #[must_use]
     pub fn breaker_opens(&self) -> u64 {
         self.breakers.iter().map(|b| b.opens).sum()
+    }
+
+    /// The XRs of `stale` that have been stale for at least `grace` at the end.
+    #[must_use]
+    pub fn stale_after(&self, grace: Duration) -> Vec<&str> {
+        let g = grace.as_secs_f64();
+        self.stale
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                self.stale_since_s
+                    .get(*i)
+                    .is_none_or(|since| self.ended_s - since >= g)
+            })
+            .map(|(_, x)| x.as_str())
+            .collect()
+    }
+
+    /// The longest any XR's circuit was open in all, and which XR's (`None`: none opened).
+    #[must_use]
+    pub fn longest_open(&self) -> Option<(&str, f64)> {
+        self.xrs
+            .iter()
+            .filter(|x| x.opens > 0)
+            .max_by(|a, b| a.open_s.total_cmp(&b.open_s))
+            .map(|x| (x.name.as_str(), x.open_s))
     }
 
     /// Function calls in all.
@@ -227,5 +280,18 @@ mod tests {
         };
         assert_eq!(r.max_in_window(Duration::from_secs(1)), 3);
         assert_eq!(r.max_in_window(Duration::from_secs(10)), 5);
+    }
+
+    #[test]
+    fn an_xr_counts_stale_once_it_has_been_stale_for_the_grace() {
+        let r = CoreReport {
+            stale: vec!["a".to_owned(), "b".to_owned()],
+            stale_since_s: vec![100.0, 550.0],
+            ended_s: 600.0,
+            ..CoreReport::default()
+        };
+        assert_eq!(r.stale_after(Duration::from_secs(60)), ["a"]);
+        assert_eq!(r.stale_after(Duration::from_secs(50)), ["a", "b"]);
+        assert_eq!(r.stale_after(Duration::from_secs(501)), Vec::<&str>::new());
     }
 }

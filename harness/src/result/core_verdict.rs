@@ -42,7 +42,7 @@ fn prediction<'a>(c: &CoreCheck, plan: &'a Plan, phase: Option<&str>) -> Option<
         CoreCheck::FunctionCalls { .. } => plan.find("core/function-calls"),
         CoreCheck::XrTimeToReady { .. } => plan.find("core/xr-time-to-ready"),
         CoreCheck::BreakerOpens { .. } => plan.find("core/breaker-opens"),
-        CoreCheck::StaleXrs { .. } => None,
+        CoreCheck::StaleXrs { .. } => plan.find("core/stale-xrs"),
     }
 }
 
@@ -64,7 +64,9 @@ pub fn verdict(
         return v;
     }
     let predicted = pred.map_or(f64::NAN, |p| p.value);
-    // The limit and whether it is the scenario's.
+    // The limit and whether it is the scenario's; `upper`: at most (else at least).
+    let mut upper = true;
+    #[allow(clippy::cast_precision_loss)]
     let (limit, given) = match c {
         CoreCheck::ApiRequests { max, .. } | CoreCheck::FunctionCalls { max } => {
             (max.unwrap_or(predicted), max.is_some())
@@ -77,8 +79,20 @@ pub fn verdict(
             Some(d) => (d.as_secs_f64(), true),
             None => (predicted * (1.0 + tolerance_percent / 100.0), false),
         },
-        #[allow(clippy::cast_precision_loss)]
-        CoreCheck::BreakerOpens { max } | CoreCheck::StaleXrs { max } => (*max as f64, true),
+        CoreCheck::BreakerOpens { max: Some(m), .. } => (*m as f64, true),
+        CoreCheck::BreakerOpens { min: Some(m), .. } => {
+            upper = false;
+            (*m as f64, true)
+        }
+        // The plan says circuits surely open: at least that many must (the storm).
+        CoreCheck::BreakerOpens { .. } if predicted > 0.0 => {
+            upper = false;
+            (predicted, false)
+        }
+        CoreCheck::BreakerOpens { .. } => (0.0, true),
+        CoreCheck::StaleXrs { max: Some(m), .. } => (*m as f64, true),
+        CoreCheck::StaleXrs { .. } if predicted > 0.0 => (predicted, false),
+        CoreCheck::StaleXrs { .. } => (0.0, true),
     };
     #[allow(clippy::cast_precision_loss)]
     let (observed, note) = match (c, core) {
@@ -117,15 +131,33 @@ pub fn verdict(
                     .map_or_else(|| "none".to_owned(), |s| format!("{s:.3}s"))
             )),
         ),
-        (CoreCheck::BreakerOpens { .. }, Some(r)) => (r.breaker_opens() as f64, None),
-        (CoreCheck::StaleXrs { .. }, Some(r)) => (
-            r.stale.len() as f64,
-            (!r.stale.is_empty()).then(|| r.stale.iter().take(10).cloned().collect::<Vec<_>>().join(", ")),
+        (CoreCheck::BreakerOpens { .. }, Some(r)) => (
+            r.breaker_opens() as f64,
+            r.longest_open().map(|(xr, s)| {
+                let open: Vec<_> = r.xrs.iter().filter(|x| x.opens > 0).collect();
+                format!(
+                    "{} of {} XRs' circuits opened; the longest open in all: {xr}, {s:.0}s; {} events dropped",
+                    open.len(),
+                    r.xrs.len(),
+                    r.breakers.iter().map(|b| b.dropped).sum::<u64>()
+                )
+            }),
         ),
+        (CoreCheck::StaleXrs { grace, .. }, Some(r)) => {
+            let stale = r.stale_after(*grace);
+            (
+                stale.len() as f64,
+                Some(format!(
+                    "stale for at least {grace:?} at the end{}{}",
+                    if stale.is_empty() { "" } else { ": " },
+                    stale.iter().take(10).copied().collect::<Vec<_>>().join(", ")
+                )),
+            )
+        }
     };
     let formula = match (c, pred, given) {
-        (CoreCheck::BreakerOpens { .. } | CoreCheck::StaleXrs { .. }, _, _) => {
-            "max (default 0)".to_owned()
+        (CoreCheck::BreakerOpens { .. } | CoreCheck::StaleXrs { .. }, _, true) => {
+            if upper { "max (default 0)" } else { "min" }.to_owned()
         }
         (_, Some(p), false) => p.formula.clone(),
         (_, None, false) => "no prediction".to_owned(),
@@ -147,9 +179,17 @@ pub fn verdict(
         predicted,
         limit,
         observed,
-        upper: true,
-        margin: limit - observed,
-        pass: observed <= limit,
+        upper,
+        margin: if upper {
+            limit - observed
+        } else {
+            observed - limit
+        },
+        pass: if upper {
+            observed <= limit
+        } else {
+            observed >= limit
+        },
         outcome: Outcome::default(),
         note,
         calls_window_s: None,
@@ -189,12 +229,26 @@ fn phase_verdict(
     pred: Option<&Prediction>,
 ) -> Verdict {
     let predicted = pred.map_or(f64::NAN, |p| p.value);
+    // A phase's breaker opens: at most `max` (default 0), or at least `min`.
+    let upper = !matches!(
+        c,
+        CoreCheck::BreakerOpens {
+            max: None,
+            min: Some(_)
+        }
+    );
+    #[allow(clippy::cast_precision_loss)]
     let (limit, given) = match c {
         CoreCheck::ApiRequests { max, .. } | CoreCheck::FunctionCalls { max } => {
             (max.unwrap_or(predicted), max.is_some())
         }
-        #[allow(clippy::cast_precision_loss)]
-        CoreCheck::BreakerOpens { max } | CoreCheck::StaleXrs { max } => (*max as f64, true),
+        CoreCheck::BreakerOpens {
+            max: None,
+            min: Some(m),
+        } => (*m as f64, true),
+        CoreCheck::BreakerOpens { max, .. } | CoreCheck::StaleXrs { max, .. } => {
+            (max.map_or(0.0, |m| m as f64), true)
+        }
         CoreCheck::XrTimeToReady { .. } => (f64::NAN, true),
     };
     #[allow(clippy::cast_precision_loss)]
@@ -236,6 +290,14 @@ fn phase_verdict(
         ),
     };
     let formula = match (c, pred, given) {
+        (
+            CoreCheck::BreakerOpens {
+                min: Some(_),
+                max: None,
+            },
+            _,
+            _,
+        ) => "min".to_owned(),
         (CoreCheck::BreakerOpens { .. }, _, _) => "max (default 0)".to_owned(),
         (_, Some(p), false) => p.formula.clone(),
         (_, None, false) => "no prediction".to_owned(),
@@ -250,9 +312,17 @@ fn phase_verdict(
         predicted,
         limit,
         observed,
-        upper: true,
-        margin: limit - observed,
-        pass: observed <= limit,
+        upper,
+        margin: if upper {
+            limit - observed
+        } else {
+            observed - limit
+        },
+        pass: if upper {
+            observed <= limit
+        } else {
+            observed >= limit
+        },
         outcome: Outcome::default(),
         note,
         calls_window_s: None,

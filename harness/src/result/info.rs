@@ -43,6 +43,28 @@ pub fn workload(s: &Scenario) -> Vec<String> {
             name.unwrap_or_default()
         ));
     }
+    // The composite layer: what core composes (its flags are settings).
+    let c = &s.composites;
+    for f in &c.functions {
+        lines.push(format!("function {} {:?}", f.name, f.runtime));
+    }
+    for comp in &c.compositions {
+        lines.push(format!(
+            "composition {}",
+            serde_json::to_string(comp).unwrap_or_default()
+        ));
+    }
+    for g in &c.groups {
+        lines.push(format!(
+            "XR group {}: {} × {} {} by {}, spec {}",
+            g.name,
+            g.count,
+            g.kind.api_version(),
+            g.kind.kind,
+            g.composition,
+            g.spec
+        ));
+    }
     for p in &s.phases {
         let groups = |gs: &[usize]| {
             gs.iter()
@@ -119,6 +141,17 @@ pub fn setting_lines(s: &Scenario) -> Vec<String> {
     ];
     if let Some(c) = &s.prediction.client {
         lines.push(format!("api client: {c:?}"));
+    }
+    // Crossplane core's flags, for a composite scenario: a run under other flags is a
+    // settings change of the same workload.
+    if s.composites.any() {
+        for arg in s.composites.core.args() {
+            let (flag, value) = arg
+                .trim_start_matches('-')
+                .split_once('=')
+                .unwrap_or((arg.as_str(), ""));
+            lines.push(format!("core {flag}: {value}"));
+        }
     }
     lines
 }

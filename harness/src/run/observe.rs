@@ -87,6 +87,7 @@ fn waiting(unmet: &Unmet, seen: &SeenMap) -> Waiting {
     Waiting {
         until: match unmet.until {
             Until::AllReady => "Ready",
+            Until::ComposedReady => "Ready (an XR: its composed resources)",
             Until::AllHandled => "handled (their reconcile request)",
             Until::AllGone => "gone",
             Until::Elapsed => "done",

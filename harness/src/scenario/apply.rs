@@ -62,6 +62,60 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
                 at,
             ));
         }
+        path if path.starts_with("core.") => {
+            let core = raw.core.get_or_insert_with(|| {
+                let at = location(index);
+                Spanned::new(super::raw_composite::RawCore::default(), at, at)
+            });
+            let c = &mut core.value;
+            match &path["core.".len()..] {
+                "maxReconcileRate" => c.max_reconcile_rate = Some(value(set, index)?),
+                "pollInterval" => c.poll_interval = Some(value(set, index)?),
+                "minPollInterval" => c.min_poll_interval = Some(value(set, index)?),
+                "syncInterval" => c.sync_interval = Some(value(set, index)?),
+                "enableRealtimeCompositions" => {
+                    c.enable_realtime_compositions = Some(value(set, index)?);
+                }
+                "circuitBreakerBurst" => c.circuit_breaker_burst = Some(value(set, index)?),
+                "circuitBreakerRefillRate" => {
+                    c.circuit_breaker_refill_rate = Some(value(set, index)?);
+                }
+                "circuitBreakerCooldown" => c.circuit_breaker_cooldown = Some(value(set, index)?),
+                "circuitBreakerMode" => c.circuit_breaker_mode = Some(value(set, index)?),
+                _ => {
+                    return Err(Problem::new(
+                        Pos::of(&location(index)),
+                        format!("unknown path, expected one of {}", SETTABLE.join(", ")),
+                    ));
+                }
+            }
+        }
+        path if path.starts_with("composites.") => {
+            let name = path
+                .strip_prefix("composites.")
+                .and_then(|rest| rest.strip_suffix(".count"));
+            let Some(name) = name else {
+                return Err(Problem::new(
+                    Pos::of(&location(index)),
+                    format!("unknown path, expected one of {}", SETTABLE.join(", ")),
+                ));
+            };
+            let Some(group) = raw.composites.iter_mut().find(|g| g.name.value == name) else {
+                let names: Vec<&str> = raw
+                    .composites
+                    .iter()
+                    .map(|g| g.name.value.as_str())
+                    .collect();
+                return Err(Problem::new(
+                    Pos::of(&location(index)),
+                    format!(
+                        "no XR group named {name:?}, expected one of {}",
+                        names.join(", ")
+                    ),
+                ));
+            };
+            group.count = value(set, index)?;
+        }
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
         "time" => raw.time = Some(value(set, index)?),
         path if path.starts_with("assertions.") => {

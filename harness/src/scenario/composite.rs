@@ -306,14 +306,21 @@ pub enum CoreCheck {
         /// Percent over the prediction the limit allows without `maxDuration`.
         tolerance_percent: f64,
     },
-    /// `breakerOpens`: opens over every XR controller ≤ max (default 0).
+    /// `breakerOpens`: opens over every XR controller ≤ max, or ≥ min. With neither, the
+    /// plan's `core/breaker-opens` decides: when it says circuits surely open (a storm),
+    /// at least that many must; else none may.
     BreakerOpens {
-        /// The limit.
-        max: u64,
+        /// The scenario's upper limit.
+        max: Option<u64>,
+        /// The scenario's lower limit.
+        min: Option<u64>,
     },
-    /// `staleXRs`: stale XRs at the end ≤ max.
+    /// `staleXRs`: XRs stale at the end for at least `grace` ≤ max (default: the plan's
+    /// `core/stale-xrs`, 0 when it predicts none).
     StaleXrs {
-        /// The limit.
-        max: u64,
+        /// The scenario's limit.
+        max: Option<u64>,
+        /// How long an XR must have been stale to count.
+        grace: Duration,
     },
 }

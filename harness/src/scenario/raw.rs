@@ -932,6 +932,10 @@ pub enum Until {
     AllGone,
     /// The phase's duration passed.
     Elapsed,
+    /// Every XR's composed resources are Ready, whether or not the XR reads Ready (the
+    /// state crossplane/crossplane#7703 leaves XRs in when the breaker drops their last
+    /// event); the phase's resources (not XRs) are Ready.
+    ComposedReady,
 }
 
 /// An assertion.
@@ -964,6 +968,11 @@ pub struct RawAssertion {
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub max: Option<Spanned<f64>>,
+    /// staleXRs: how long an XR must have been stale (every composed resource Ready, the XR
+    /// not) at the end to count (a Go duration; default `1m`).
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub grace: Option<Spanned<String>>,
     /// timeToReady: the limit as a duration instead of the prediction plus tolerance.
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]

@@ -13,6 +13,7 @@
 //! | `provider.eventClient` | `shared` or `separate` |
 //! | `provider.reconcileRequests` | `honour` or `ignore` |
 //! | `resources.NAME.count` | an integer, for the group named NAME |
+//! | `core.FLAG` | one of Crossplane core's flags as `core` spells them (`maxReconcileRate`, `pollInterval`, `minPollInterval`, `syncInterval`, `enableRealtimeCompositions`, `circuitBreakerBurst`, `circuitBreakerRefillRate`, `circuitBreakerCooldown`, `circuitBreakerMode`) |
 //! | `composites.NAME.count` | an integer, for the XR group named NAME |
 //! | `phases.NAME.duration`, `phases.NAME.timeout` | a Go duration, for the phase named NAME (`duration` where the action has one: hold, cloudOutage, cloudLatency) |
 //! | `assertions.CHECK.window` | a Go duration, the window of every assertion whose check is CHECK (`perResourceCalls`, `hotLoops`, `cloudCalls`, …): a scenario shortened with `phases.NAME.duration` keeps windows that fit in it |
@@ -41,6 +42,15 @@ pub const SETTABLE: &[&str] = &[
     "provider.eventClient",
     "provider.reconcileRequests",
     "resources.NAME.count",
+    "core.maxReconcileRate",
+    "core.pollInterval",
+    "core.minPollInterval",
+    "core.syncInterval",
+    "core.enableRealtimeCompositions",
+    "core.circuitBreakerBurst",
+    "core.circuitBreakerRefillRate",
+    "core.circuitBreakerCooldown",
+    "core.circuitBreakerMode",
     "composites.NAME.count",
     "phases.NAME.duration",
     "phases.NAME.timeout",

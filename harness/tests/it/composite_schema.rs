@@ -154,3 +154,45 @@ fn xr_groups_run_on_the_embedded_stack_only() {
         "{e}"
     );
 }
+
+#[test]
+fn core_s_flags_and_an_xr_group_s_count_can_be_set_on_the_command_line() {
+    use harness::scenario::Set;
+    let sets: Vec<Set> = [
+        "core.circuitBreakerMode=released",
+        "core.circuitBreakerBurst=300",
+        "core.enableRealtimeCompositions=true",
+        "core.syncInterval=10m",
+        "composites.sets.count=9",
+    ]
+    .iter()
+    .map(|s| s.parse().expect("PATH=VALUE"))
+    .collect();
+    let s = harness::scenario::parse_with(&text("resources", "XSet", "Resources"), "t.yaml", &sets)
+        .expect("valid");
+    let c = &s.composites;
+    assert_eq!(
+        c.core.breaker.mode,
+        limiter::crossplane::circuit::Mode::Released
+    );
+    assert_eq!(c.core.breaker.burst, 300.0);
+    assert!(c.core.realtime);
+    assert_eq!(c.core.sync_interval, Duration::from_secs(600));
+    // The file's other flags stay.
+    assert_eq!(c.core.max_reconcile_rate, 7);
+    assert_eq!(c.groups[0].count, 9);
+    // A value is checked as the file's would be, and placed at its --set.
+    let bad = ["core.circuitBreakerMode=lazy".parse().expect("PATH=VALUE")];
+    let e = harness::scenario::parse_with(&text("resources", "XSet", "Resources"), "t.yaml", &bad)
+        .expect_err("not a mode")
+        .to_string();
+    assert!(e.starts_with("--set core.circuitBreakerMode: "), "{e}");
+    let bad = ["composites.nope.count=3".parse().expect("PATH=VALUE")];
+    let e = harness::scenario::parse_with(&text("resources", "XSet", "Resources"), "t.yaml", &bad)
+        .expect_err("no such group")
+        .to_string();
+    assert!(
+        e.contains("no XR group named \"nope\", expected one of sets"),
+        "{e}"
+    );
+}

@@ -13,6 +13,7 @@ mod compare;
 mod composite_phases;
 mod composite_run;
 mod composite_schema;
+mod composite_storms;
 mod doc_links;
 mod docs;
 mod echo;

@@ -59,7 +59,9 @@ pub fn shape_of(g: &XrGroup, core: &CoreSettings, mr_ready: f64) -> Option<CoreS
         }
         kinds.len().max(1) as f64
     };
-    s.watched_per_kind = f64::from(n);
+    // n_kind: the most composed resources of one kind per XR (each kind's informer replays
+    // its own objects).
+    s.watched_per_kind = f64::from(most_of_one_kind(g).unwrap_or(n));
     s.mr_ready = mr_ready;
     s.t_apply = core.request_latency.as_secs_f64();
     s.breaker = BreakerShape {
@@ -73,6 +75,21 @@ pub fn shape_of(g: &XrGroup, core: &CoreSettings, mr_ready: f64) -> Option<CoreS
         },
     };
     Some(s)
+}
+
+/// The most resources of one kind an XR of `g` composes, over the kinds of its built-in
+/// steps (`None` when a count comes from the XR).
+fn most_of_one_kind(g: &XrGroup) -> Option<u32> {
+    let mut per_kind: Vec<((&str, &str), u32)> = Vec::new();
+    for c in &g.shape.composed {
+        let k = (c.api_version.as_str(), c.kind.as_str());
+        let n = c.count?;
+        match per_kind.iter_mut().find(|(kind, _)| *kind == k) {
+            Some((_, m)) => *m += n,
+            None => per_kind.push((k, n)),
+        }
+    }
+    per_kind.into_iter().map(|(_, n)| n).max()
 }
 
 const DEFAULTS: &str = "not in the scenario, §12's defaults: u = 6 (our provider's writes per composed resource), h = 2, Δt = 0, S = 0, t_fn = t_watch = 0; t_apply = core.requestLatency";
@@ -199,8 +216,41 @@ pub fn predictions(s: &Scenario, plan: &Plan) -> Vec<Prediction> {
     }
     out.push(function_calls(&groups, run_s));
     out.push(xr_time_to_ready(&groups));
-    out.push(breaker_opens(&groups));
+    out.push(breaker_opens(&groups, held(s)));
+    out.push(stale_xrs(&groups));
     out
+}
+
+/// The time the run surely lasts: its holds' durations (other phases may end at once).
+fn held(s: &Scenario) -> f64 {
+    s.phases
+        .iter()
+        .map(|p| match &p.action {
+            Action::Hold { duration } => duration.as_secs_f64(),
+            _ => 0.0,
+        })
+        .sum()
+}
+
+/// `core/stale-xrs`: XRs the creation leaves stale until the next resync, at most.
+fn stale_xrs(groups: &[CoreGroupPlan]) -> Prediction {
+    let n: f64 = groups
+        .iter()
+        .map(|g| g.prediction.creation_opens.stale_xrs.value)
+        .sum();
+    Prediction::new(
+        "core/stale-xrs",
+        "XRs the creation leaves stale until the next resync",
+        n,
+        "XRs",
+    )
+    .formula("Σ_groups X·[c + 2U > B_cb + R_cb·Δt + 6]·[TTL = 0]·[released]")
+    .meaning(Meaning::UpperBound)
+    .source("[D] §12.5")
+    .checks(&["staleXRs"])
+    .note(format!(
+        "the creation's last Ready write dropped by the open circuit, no TTL requeue, and no eager requeue: the XR waits for the next resync (#7703); {DEFAULTS}"
+    ))
 }
 
 /// `core/api-requests/<W>s`: the creation's whole fan-in in one window plus every steady
@@ -281,13 +331,23 @@ fn xr_time_to_ready(groups: &[CoreGroupPlan]) -> Prediction {
     )
 }
 
-/// `core/breaker-opens`: circuits the creation and the informers' resyncs surely open.
-fn breaker_opens(groups: &[CoreGroupPlan]) -> Prediction {
+/// `core/breaker-opens`: circuits the creation and the informers' resyncs surely open; a
+/// resync only when the run's holds (`held` seconds) outlast the longest informer period,
+/// 1.1·S_sync, so that a replay surely falls in the run.
+fn breaker_opens(groups: &[CoreGroupPlan], held: f64) -> Prediction {
+    let replayed = |g: &CoreGroupPlan| {
+        if held >= 1.1 * g.shape.sync_interval {
+            1.0
+        } else {
+            0.0
+        }
+    };
     let sure: f64 = groups
         .iter()
         .map(|g| {
             g.shape.xrs
-                * (g.prediction.creation_opens.opens.value + g.prediction.resync_opens.opens.value)
+                * (g.prediction.creation_opens.opens.value
+                    + replayed(g) * g.prediction.resync_opens.opens.value)
         })
         .sum();
     let may: f64 = groups
@@ -305,13 +365,14 @@ fn breaker_opens(groups: &[CoreGroupPlan]) -> Prediction {
         sure,
         "opens",
     )
-    .formula("Σ_groups X·([c + 2U_min > B_cb + R_cb·Δt] + [2·n_kind > B_cb])")
+    .formula("Σ_groups X·([c + 2U_min > B_cb + R_cb·Δt] + [2·n_kind > B_cb]·[holds ≥ 1.1·S_sync])")
     .input("X_may", may)
+    .input("holds", held)
     .meaning(Meaning::LowerBound)
     .source("[P] §12.5, Lemma 6")
     .checks(&["breakerOpens"])
     .note(format!(
-        "a breakerOpens of 0 is assured only when no circuit may open; {DEFAULTS}"
+        "a breakerOpens of 0 is assured only when no circuit may open; with circuits sure to open, breakerOpens checks at least these opened (the storm); {DEFAULTS}"
     ))
 }
 

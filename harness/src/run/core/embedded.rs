@@ -294,10 +294,16 @@ impl EmbeddedCore {
                 cache.clone(),
             );
             let kind_periods: Vec<_> = (0..16).map(|_| resync()).collect();
+            // Realtime compositions watch the composed kinds; with them off, core does not
+            // (XRs are polled every `--poll-interval`): their events reach no XR.
+            let watch_composed = settings.realtime;
             self.tasks.push(tokio::spawn(async move {
                 let mut watches = tokio::task::JoinSet::new();
                 let mut periods = kind_periods.into_iter().cycle();
                 while let Some(kind) = new_kinds.recv().await {
+                    if !watch_composed {
+                        continue;
+                    }
                     let (rt, q, cache) = (Arc::clone(&k_rt), k_q.clone(), k_cache.clone());
                     let api = Api::all_with(k_client.clone(), &kind);
                     let period = periods.next().flatten();

@@ -6,28 +6,23 @@
 use std::collections::BTreeMap;
 
 use super::embedded::EmbeddedCore;
-use super::xrs::XrLog;
-use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, XrTiming};
-use crate::run::clock::Epoch;
+use super::xrs::{XrLog, composed_of};
+use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, OpenSpan, XrTiming};
+use crate::run::clock::{Epoch, RunClock};
 use crate::run::source::watches::SeenMap;
 
-/// Whether `name` was generated from XR `xr`'s prefix (`<xr>-` and five characters, as
-/// core's name generator makes them).
-fn composed_of(name: &str, xr: &str) -> bool {
-    name.strip_prefix(xr)
-        .and_then(|rest| rest.strip_prefix('-'))
-        .is_some_and(|suffix| suffix.len() == 5 && !suffix.contains('-'))
-}
-
 /// Reads what `core` did: the journal's entries since the start, from `apiserver` placed
-/// on the run's clock by `epoch`; the XRs from `log` and what the watches `seen`.
+/// on the run's clock by `epoch`; the XRs from `log` and what the watches `seen`; the
+/// breakers' opens and closes placed on the run's `clock`, which also says when the run
+/// ended (now).
 #[must_use]
 pub fn report(
     core: &EmbeddedCore,
     apiserver: &mock_apiserver::ApiServer,
-    epoch: Epoch,
+    (epoch, clock): (Epoch, RunClock),
     (log, seen, composed_kinds): (&XrLog, &SeenMap, &[String]),
 ) -> CoreReport {
+    let end_us = clock.now().0;
     let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut times_us = Vec::new();
     for e in apiserver.journal().since(0) {
@@ -81,10 +76,47 @@ pub fn report(
             }
         })
         .collect();
-    let mut xrs = Vec::new();
-    let mut stale = Vec::new();
     #[allow(clippy::cast_precision_loss)]
     let secs = |from: u64, to: u64| to.saturating_sub(from) as f64 / 1e6;
+    // Each circuit's spans open, from its opens and closes in order: a span still open at
+    // the end runs to the XR's delete (which resets its circuit) or to the end.
+    let deleted: BTreeMap<&str, u64> = log
+        .records
+        .values()
+        .filter_map(|r| r.deleted_us.map(|d| (r.key.1.as_str(), d)))
+        .collect();
+    let mut open_spans: Vec<OpenSpan> = Vec::new();
+    let mut open_now: BTreeMap<String, usize> = BTreeMap::new();
+    for b in &core.breakers {
+        for t in b.realtime.transitions() {
+            let at = clock.at(t.at).0;
+            let xr = t.target.name.clone();
+            if t.opened {
+                open_now.insert(xr.clone(), open_spans.len());
+                open_spans.push(OpenSpan {
+                    xrd: b.xrd.clone(),
+                    xr,
+                    opened_s: secs(0, at),
+                    closed_s: None,
+                });
+            } else if let Some(i) = open_now.remove(&xr) {
+                open_spans[i].closed_s = Some(secs(0, at));
+            }
+        }
+    }
+    let mut open_by_xr: BTreeMap<&str, (u32, f64)> = BTreeMap::new();
+    for s in &open_spans {
+        let until = s.closed_s.unwrap_or_else(|| {
+            let end = deleted.get(s.xr.as_str()).copied().unwrap_or(end_us);
+            secs(0, end)
+        });
+        let e = open_by_xr.entry(s.xr.as_str()).or_default();
+        e.0 += 1;
+        e.1 += (until - s.opened_s).max(0.0);
+    }
+    let mut xrs = Vec::new();
+    let mut stale = Vec::new();
+    let mut stale_since_s = Vec::new();
     for r in log.records.values() {
         let Some(created) = r.created_us else {
             continue;
@@ -109,13 +141,26 @@ pub fn report(
             && !xr.is_some_and(|s| s.ready)
         {
             stale.push(r.key.1.clone());
+            // Stale since its last composed resource first read Ready.
+            let since = composed
+                .iter()
+                .filter_map(|s| s.ready_us)
+                .max()
+                .unwrap_or(end_us);
+            stale_since_s.push(secs(0, since));
         }
+        let (opens, open_s) = open_by_xr
+            .get(r.key.1.as_str())
+            .copied()
+            .unwrap_or_default();
         xrs.push(XrTiming {
             group: r.group.clone(),
             name: r.key.1.clone(),
             ready_s: xr.and_then(|s| s.ready_us).map(|t| secs(created, t)),
             slowest_composed_s: slowest.map(|t| secs(created, t)),
             composed: composed.len(),
+            opens,
+            open_s,
         });
     }
     let phases = log
@@ -140,17 +185,8 @@ pub fn report(
         breakers,
         xrs,
         stale,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_composed_name_is_the_xr_s_and_five_characters() {
-        assert!(composed_of("xr-smoke-1-bcd2f", "xr-smoke-1"));
-        assert!(!composed_of("xr-smoke-10-bcd2f", "xr-smoke-1"));
-        assert!(!composed_of("xr-smoke-1-bcd2", "xr-smoke-1"));
+        stale_since_s,
+        open_spans,
+        ended_s: secs(0, end_us),
     }
 }

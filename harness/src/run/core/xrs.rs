@@ -76,6 +76,8 @@ pub struct XrLog {
 pub struct XrDriver<'s> {
     pub(super) scenario: &'s Scenario,
     pub(super) client: kube::Client,
+    /// The composed kinds' names as the watches key them.
+    composed_kinds: Vec<String>,
     /// What it did.
     pub log: XrLog,
     /// Core's own phases' state.
@@ -89,6 +91,10 @@ impl<'s> XrDriver<'s> {
         XrDriver {
             scenario,
             client,
+            composed_kinds: crate::run::objects::composed_kinds(scenario)
+                .into_iter()
+                .map(|k| k.name)
+                .collect(),
             log: XrLog::default(),
             core: super::phase_state::CorePhases::default(),
         }
@@ -185,10 +191,30 @@ impl<'s> XrDriver<'s> {
         }
     }
 
-    fn meets(until: Until, r: &XrRecord, seen: &SeenMap, handled: &BTreeMap<String, u32>) -> bool {
+    fn meets(
+        &self,
+        until: Until,
+        r: &XrRecord,
+        seen: &SeenMap,
+        handled: &BTreeMap<String, u32>,
+    ) -> bool {
         let s = seen.get(&r.key);
         match until {
             Until::AllReady => s.is_some_and(|s| s.ready && s.gone_us.is_none()),
+            Until::ComposedReady => {
+                let g = self
+                    .scenario
+                    .composites
+                    .groups
+                    .iter()
+                    .find(|g| g.name == r.group);
+                let want = g.and_then(|g| g.shape.resources_per_xr()).unwrap_or(1);
+                let (seen_n, ready) = composed(seen, &self.composed_kinds, &r.key.1)
+                    .fold((0, true), |(n, all), c| {
+                        (n + 1, all && c.ready && c.gone_us.is_none())
+                    });
+                seen_n >= want && ready
+            }
             Until::AllHandled => {
                 r.requested.is_none()
                     || s.and_then(|s| s.handled.as_ref()) == r.requested.as_ref()
@@ -219,7 +245,7 @@ impl<'s> XrDriver<'s> {
                 Until::AllGone => r.deleted_us.is_some(),
                 _ => r.created_us.is_some() && r.deleted_us.is_none(),
             })
-            .filter(|r| !Self::meets(phase.until, r, &seen, &handled))
+            .filter(|r| !self.meets(phase.until, r, &seen, &handled))
             .map(|r| r.key.clone())
             .collect()
     }
@@ -249,6 +275,27 @@ impl<'s> XrDriver<'s> {
     }
 }
 
+/// What the watches saw of the resources composed for XR `xr` (named by core's generator
+/// from the XR's name), of the `kinds` the watches key them by.
+pub fn composed<'a>(
+    seen: &'a SeenMap,
+    kinds: &'a [String],
+    xr: &'a str,
+) -> impl Iterator<Item = &'a crate::run::source::watches::Seen> + 'a {
+    seen.iter()
+        .filter(move |((kind, name), _)| kinds.contains(kind) && composed_of(name, xr))
+        .map(|(_, s)| s)
+}
+
+/// Whether `name` was generated from XR `xr`'s prefix (`<xr>-` and five characters, as
+/// core's name generator makes them).
+#[must_use]
+pub fn composed_of(name: &str, xr: &str) -> bool {
+    name.strip_prefix(xr)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|suffix| suffix.len() == 5 && !suffix.contains('-'))
+}
+
 /// Core's `ReconcileRequestHandled` events in `namespace`, counted by the XR they are
 /// about (an event's series counts its repeats).
 async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<String, u32> {
@@ -271,4 +318,16 @@ async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<Stri
         *out.entry(name).or_default() += n;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_composed_name_is_the_xr_s_and_five_characters() {
+        assert!(composed_of("xr-smoke-1-bcd2f", "xr-smoke-1"));
+        assert!(!composed_of("xr-smoke-10-bcd2f", "xr-smoke-1"));
+        assert!(!composed_of("xr-smoke-1-bcd2", "xr-smoke-1"));
+    }
 }

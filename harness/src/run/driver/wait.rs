@@ -37,7 +37,7 @@ impl State<'_> {
     fn meets(&self, until: Until, key: &Key, seen: &SeenMap) -> bool {
         let s = seen.get(key);
         match until {
-            Until::AllReady => s.is_some_and(|s| s.ready),
+            Until::AllReady | Until::ComposedReady => s.is_some_and(|s| s.ready),
             Until::AllHandled => {
                 let want = self.requested.get(key);
                 want.is_none() || s.and_then(|s| s.handled.as_ref()) == want
@@ -54,7 +54,9 @@ impl State<'_> {
             .iter()
             .copied()
             .filter(|k| match until {
-                Until::AllReady | Until::AllHandled => self.is_live(k) && !self.never_ready(*k),
+                Until::AllReady | Until::AllHandled | Until::ComposedReady => {
+                    self.is_live(k) && !self.never_ready(*k)
+                }
                 // A resource whose Observe fails for good keeps its finalizer: stuck by
                 // design, not waited for.
                 Until::AllGone => {

@@ -392,7 +392,7 @@ impl Target for Embedded {
         Some(crate::run::core::measure::report(
             core,
             &self.apiserver,
-            self.api_epoch,
+            (self.api_epoch, self.clock),
             (log, seen, &self.composed),
         ))
     }

@@ -80,8 +80,9 @@ fn assertion(
         CheckName::CallsPerReconcile => &["kind", "path", "max"],
         // Core's counts can be read per phase (`run::core::phases`).
         CheckName::CoreApiRequests => &["window", "max", "phase"],
-        CheckName::FunctionCalls | CheckName::BreakerOpens => &["max", "phase"],
-        CheckName::StaleXrs => &["max"],
+        CheckName::FunctionCalls => &["max", "phase"],
+        CheckName::BreakerOpens => &["max", "min", "phase"],
+        CheckName::StaleXrs => &["max", "grace"],
         CheckName::XrTimeToReady => &["quantile", "maxDuration", "tolerancePercent"],
     };
     let present = [
@@ -91,6 +92,7 @@ fn assertion(
         ("max", a.max.as_ref().map(pos)),
         ("maxDuration", a.max_duration.as_ref().map(pos)),
         ("min", a.min.as_ref().map(pos)),
+        ("grace", a.grace.as_ref().map(pos)),
         ("quantile", a.quantile.as_ref().map(pos)),
         ("tolerancePercent", a.tolerance_percent.as_ref().map(pos)),
         ("allowInterrupted", a.allow_interrupted.as_ref().map(pos)),

@@ -1,13 +1,17 @@
 //! The assertions on Crossplane core's composite layer: `coreApiRequests`,
 //! `functionCalls`, `xrTimeToReady`, `breakerOpens`, `staleXRs`. Without `max` (or
 //! `maxDuration`), the first three take their limit from the plan's prediction of core's
-//! load (budget.md §12); the last two default to 0.
+//! load (budget.md §12); so do the last two, `breakerOpens` as a lower bound when the plan
+//! says circuits surely open (a storm), and an upper bound of 0 when it does not.
 
 use std::time::Duration;
 
 use super::checker::Checker;
 use crate::scenario::composite::CoreCheck;
 use crate::scenario::raw::{CheckName, RawAssertion};
+
+/// How long an XR must have been stale to count, unless the check says.
+pub const DEFAULT_STALE_GRACE: Duration = Duration::from_secs(60);
 
 /// The check of `a`, whose `window`, `max` and whole-number `count` (default 0) the caller
 /// read.
@@ -38,8 +42,27 @@ pub(super) fn check(
                 tolerance_percent,
             }
         }
-        CheckName::BreakerOpens => CoreCheck::BreakerOpens { max: count },
-        CheckName::StaleXrs => CoreCheck::StaleXrs { max: count },
+        CheckName::BreakerOpens => {
+            let min = match &a.min {
+                Some(m) => Some(c.range(m, "min", 0.0, false, f64::INFINITY)? as u64),
+                None => None,
+            };
+            if let (Some(_), Some(m)) = (&a.max, &a.min) {
+                c.err(
+                    super::pos(m),
+                    "breakerOpens takes `max` or `min`, not both, expected two assertions for a range",
+                );
+                return None;
+            }
+            CoreCheck::BreakerOpens {
+                max: max.map(|_| count),
+                min,
+            }
+        }
+        CheckName::StaleXrs => CoreCheck::StaleXrs {
+            max: max.map(|_| count),
+            grace: c.opt_duration(a.grace.as_ref(), "grace", DEFAULT_STALE_GRACE),
+        },
         _ => return None,
     })
 }

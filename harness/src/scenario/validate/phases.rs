@@ -305,6 +305,18 @@ fn phase(
                     ),
                 );
             }
+            if u.value == Until::ComposedReady
+                && !matches!(a, ActionName::Create | ActionName::Update)
+            {
+                c.err(
+                    pos(u),
+                    format!(
+                        "`until: composedReady` waits for what a create or an update makes Ready, and a {} phase makes nothing Ready, expected `until` of {}",
+                        action_str(a),
+                        if a == ActionName::Hold { "elapsed" } else { "its own kind (or none)" }
+                    ),
+                );
+            }
             if a == ActionName::Hold && u.value != Until::Elapsed {
                 c.err(pos(u), "a hold phase ends when its duration has elapsed, expected `until: elapsed` or no `until`");
             }

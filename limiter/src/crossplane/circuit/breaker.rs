@@ -12,6 +12,19 @@ use super::target::TargetState;
 use crate::controller::Request;
 use crate::instant::{add_duration, sub_instants};
 
+/// One circuit's change of state: when, whose, and whether it opened or closed. Core logs
+/// these ("Circuit breaker is open"); the counters count them; the log keeps them in order,
+/// so the time each XR spent open can be read after a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    /// When.
+    pub at: Instant,
+    /// The circuit's target.
+    pub target: Request,
+    /// `true`: it opened; `false`: it closed.
+    pub opened: bool,
+}
+
 /// `circuit.State` (breaker.go:93-103): what `GetState` returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct State {
@@ -85,6 +98,7 @@ pub struct Breaker {
     config: BreakerConfig,
     targets: HashMap<Request, TargetState>,
     metrics: BreakerMetrics,
+    transitions: Vec<Transition>,
 }
 
 impl Breaker {
@@ -95,6 +109,7 @@ impl Breaker {
             config,
             targets: HashMap::new(),
             metrics: BreakerMetrics::default(),
+            transitions: Vec::new(),
         }
     }
 
@@ -114,6 +129,12 @@ impl Breaker {
     #[must_use]
     pub fn metrics(&self) -> BreakerMetrics {
         self.metrics
+    }
+
+    /// Every open and close so far, in order.
+    #[must_use]
+    pub fn transitions(&self) -> &[Transition] {
+        &self.transitions
     }
 
     /// `RecordEvent(ctx, target, es, et)` at `now` (token_bucket.go:144-235).
@@ -148,6 +169,11 @@ impl Breaker {
             }
             state.close();
             self.metrics.closes += 1;
+            self.transitions.push(Transition {
+                at: now,
+                target: target.clone(),
+                opened: false,
+            });
         }
         if state.tokens >= 1.0 {
             state.tokens -= 1.0;
@@ -157,6 +183,11 @@ impl Breaker {
         state.open(now);
         self.metrics.opens += 1;
         self.metrics.inc_event(et);
+        self.transitions.push(Transition {
+            at: now,
+            target: target.clone(),
+            opened: true,
+        });
     }
 
     /// `GetState(ctx, target)` at `now` (token_bucket.go:237-259); in [`Mode::EagerClose`] it
@@ -171,6 +202,11 @@ impl Breaker {
         {
             state.close();
             self.metrics.closes += 1;
+            self.transitions.push(Transition {
+                at: now,
+                target: target.clone(),
+                opened: false,
+            });
         }
         if !state.is_open {
             return State::closed();
@@ -285,6 +321,10 @@ mod tests {
         b.record_event(late, &t, &s, EventType::Dropped);
         assert!(b.state(late, &t).is_open);
         assert_eq!((b.metrics().opens, b.metrics().closes), (2, 1));
+        // The log holds the three transitions in order, each at its instant.
+        let log: Vec<(Instant, bool)> = b.transitions().iter().map(|x| (x.at, x.opened)).collect();
+        assert_eq!(log, [(t0, true), (late, false), (late, true)]);
+        assert!(b.transitions().iter().all(|x| x.target == t));
     }
 
     #[test]
@@ -300,6 +340,9 @@ mod tests {
         assert!(b.state(at(t0, GoDuration(cooldown.0 - 1)), &t).is_open);
         assert!(!b.state(at(t0, cooldown), &t).is_open);
         assert_eq!(b.metrics().closes, 1);
+        // `GetState`'s close is logged like `RecordEvent`'s.
+        let log: Vec<(Instant, bool)> = b.transitions().iter().map(|x| (x.at, x.opened)).collect();
+        assert_eq!(log, [(t0, true), (at(t0, cooldown), false)]);
     }
 
     #[test]
