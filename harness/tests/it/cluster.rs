@@ -872,6 +872,7 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
 #[cfg(feature = "aws-vpc")]
 #[test]
 fn the_aws_flavour_calibrates_in_cluster_mode_to_its_documented_calls() {
+    let _cores = crate::timing::sensitive();
     let mut flags = aws_flavour::settings_flags("4s", "none");
     // crossplane-runtime's default grace, which this test ran with when its figures were
     // documented: with a 1 s grace the calibration read 2 GetCallerIdentity calls per
@@ -978,6 +979,7 @@ fn api_requests_by(result: &serde_json::Value) -> BTreeMap<String, u64> {
 #[test]
 fn smoke_counts_every_request_of_the_provider_alike_from_the_journal_the_flow_schema_and_the_request_metrics()
  {
+    let _cores = crate::timing::sensitive();
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml");
     let s = harness::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let flags: Vec<String> = harness::run::source::provider_metrics::provider_flags(&s.settings)

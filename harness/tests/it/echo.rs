@@ -22,6 +22,7 @@ assertions:
 
 #[test]
 fn a_long_hold_after_a_fast_create_stays_within_the_echo_and_above_the_stationary_tolerance() {
+    let _cores = crate::timing::heavy();
     let s = parse(ECHO, "echo.yaml").expect("valid scenario");
     let planned = plan(&s);
     let echo = planned

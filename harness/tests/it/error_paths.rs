@@ -113,6 +113,7 @@ fn permanent_errors_pass_with_their_predictions_and_fail_when_the_budget_is_cut(
 
 #[test]
 fn hot_loops_catches_a_provider_that_requeues_errors_at_once_and_names_the_resources() {
+    let _cores = crate::timing::heavy();
     let mut s = load("permanent-errors.yaml");
     s.settings = s.settings.clone().error_requeue(ErrorRequeue::Immediate);
     // Ten minutes of the loop are enough for the 10-minute window (and keep the test short).
@@ -235,6 +236,7 @@ fn retry_after_honoured_passes_without_hints_and_when_the_backoff_outwaits_them(
 /// resource is a hot loop.
 #[test]
 fn the_coupled_regime_is_simulated_and_the_provider_stays_within_it() {
+    let _cores = crate::timing::heavy();
     let s = load("coupled-regime.yaml");
     let plan = harness::predict::plan(&s);
     assert!(plan.find("hold/coupled/regime").is_some());

@@ -32,4 +32,5 @@ mod scenarios;
 mod secrets;
 mod selfcheck;
 mod soak;
+mod timing;
 mod virtual_time;

@@ -74,6 +74,7 @@ fn seeds_that_once_failed_pass() {
 /// seed is printed with its scenario, and written under the target directory to run again).
 #[test]
 fn predict_answers_in_time_with_finite_bounds_on_any_generated_scenario() {
+    let _cores = crate::timing::heavy();
     let cases: u32 = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -572,6 +572,7 @@ fn harness_in(dir: &Path, args: &[&str], ok: &[i32]) -> (i32, String) {
 #[cfg(feature = "aws-vpc")]
 #[test]
 fn the_aws_flavour_calibrates_to_its_documented_calls_and_compare_flags_an_uncached_connect() {
+    let _cores = crate::timing::sensitive();
     let dir = temp("calibrate-aws");
     let provider = provider_copy(&dir);
     std::fs::write(dir.join("crds.yaml"), provider::crd::crds_yaml().unwrap()).unwrap();

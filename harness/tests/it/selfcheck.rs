@@ -15,6 +15,7 @@ const COUNT: u64 = 2;
 
 #[test]
 fn a_small_selfcheck_tallies_every_verdict_once_and_keeps_its_failures() {
+    let _cores = crate::timing::heavy();
     let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("selfcheck");
     let _ = std::fs::remove_dir_all(&out);
     let run = Command::new(env!("CARGO_BIN_EXE_harness"))
