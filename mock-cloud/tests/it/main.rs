@@ -14,6 +14,5 @@ mod journal;
 mod quotas;
 mod resource_faults;
 mod resources;
-mod secrets;
 mod socket;
 mod support;

@@ -159,9 +159,6 @@ fn no_secret_key_session_token_or_signature_appears_in_mock_clouds_logs_journal_
         .with_writer(move || writer.clone())
         .finish();
     let _logging = tracing::subscriber::set_default(subscriber);
-    // Other tests of this binary may have reached the request pipeline's trace line first,
-    // on threads with no subscriber, and tracing caches that nobody wants it: ask again.
-    tracing::callsite::rebuild_interest_cache();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
