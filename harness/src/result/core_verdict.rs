@@ -170,34 +170,16 @@ pub fn verdict(
             note.map(|n| format!("; {n}")).unwrap_or_default()
         ));
     }
-    Verdict {
-        name: a.name.clone(),
-        check: check_name(c).to_owned(),
-        phase: None,
+    Judged {
         formula,
-        inputs: pred.map(Prediction::inputs_text).unwrap_or_default(),
-        predicted,
+        pred,
+        given,
+        upper,
         limit,
         observed,
-        upper,
-        margin: if upper {
-            limit - observed
-        } else {
-            observed - limit
-        },
-        pass: if upper {
-            observed <= limit
-        } else {
-            observed >= limit
-        },
-        outcome: Outcome::default(),
         note,
-        calls_window_s: None,
-        kind: match (pred, given) {
-            (Some(p), false) => LimitKind::of_prediction(p),
-            _ => LimitKind::Given,
-        },
     }
+    .verdict(a, c)
 }
 
 /// Gives `result` what core did and judges the scenario's checks of it again (the
@@ -303,32 +285,70 @@ fn phase_verdict(
         (_, None, false) => "no prediction".to_owned(),
         (_, _, true) => "explicit limit".to_owned(),
     };
-    Verdict {
-        name: a.name.clone(),
-        check: check_name(c).to_owned(),
-        phase: None,
+    Judged {
         formula,
-        inputs: pred.map(Prediction::inputs_text).unwrap_or_default(),
-        predicted,
+        pred,
+        given,
+        upper,
         limit,
         observed,
-        upper,
-        margin: if upper {
-            limit - observed
-        } else {
-            observed - limit
-        },
-        pass: if upper {
-            observed <= limit
-        } else {
-            observed >= limit
-        },
-        outcome: Outcome::default(),
         note,
-        calls_window_s: None,
-        kind: match (pred, given) {
-            (Some(p), false) => LimitKind::of_prediction(p),
-            _ => LimitKind::Given,
-        },
+    }
+    .verdict(a, c)
+}
+
+/// What a check of core's was judged on: the one place its [`Verdict`] is built, over the
+/// whole run or one phase.
+struct Judged<'p> {
+    formula: String,
+    pred: Option<&'p Prediction>,
+    /// The limit was given in the scenario, not predicted.
+    given: bool,
+    /// An upper bound (`observed ≤ limit`), else a lower one.
+    upper: bool,
+    limit: f64,
+    observed: f64,
+    note: Option<String>,
+}
+
+impl Judged<'_> {
+    fn verdict(self, a: &Assertion, c: &CoreCheck) -> Verdict {
+        let Judged {
+            formula,
+            pred,
+            given,
+            upper,
+            limit,
+            observed,
+            note,
+        } = self;
+        Verdict {
+            name: a.name.clone(),
+            check: check_name(c).to_owned(),
+            phase: None,
+            formula,
+            inputs: pred.map(Prediction::inputs_text).unwrap_or_default(),
+            predicted: pred.map_or(f64::NAN, |p| p.value),
+            limit,
+            observed,
+            upper,
+            margin: if upper {
+                limit - observed
+            } else {
+                observed - limit
+            },
+            pass: if upper {
+                observed <= limit
+            } else {
+                observed >= limit
+            },
+            outcome: Outcome::default(),
+            note,
+            calls_window_s: None,
+            kind: match (pred, given) {
+                (Some(p), false) => LimitKind::of_prediction(p),
+                _ => LimitKind::Given,
+            },
+        }
     }
 }
