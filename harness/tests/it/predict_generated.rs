@@ -70,15 +70,17 @@ fn seeds_that_once_failed_pass() {
     }
 }
 
-/// Seeds drawn once per run (proptest's runner: `PROPTEST_CASES` sets how many, a failing
-/// seed is printed with its scenario, and written under the target directory to run again).
+/// Seeds drawn once per run (proptest's runner: `PROPTEST_CASES` sets how many, 64 by
+/// default; a failing seed is printed with its scenario, and written under the target
+/// directory to run again). The long run is `PROPTEST_CASES=1000 cargo xtask test harness --
+/// predict_answers_in_time`.
 #[test]
 fn predict_answers_in_time_with_finite_bounds_on_any_generated_scenario() {
     let _cores = crate::timing::heavy();
     let cases: u32 = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(64);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases,
         failure_persistence: None,
