@@ -53,6 +53,19 @@ pub struct Entry {
     pub status: u16,
     /// Microseconds to the response head (for watches: until the stream started).
     pub latency_us: u64,
+    /// For a PATCH (a server-side apply among them) that succeeded: whether it changed the
+    /// stored object, i.e. gave it a new resourceVersion (`false`: a no-op, answered with
+    /// the object as it was; a dry run counts as a no-op). `None` for any other request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<bool>,
+}
+
+/// What a write handler tells the journal through its response's extensions: whether the
+/// write changed the stored object ([`Entry::changed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WriteOutcome {
+    /// A new resourceVersion (or a create).
+    pub(crate) changed: bool,
 }
 
 impl Entry {
@@ -408,6 +421,7 @@ mod tests {
             user_agent: agent.into(),
             status: 200,
             latency_us: 1_000,
+            changed: None,
         }
     }
 

@@ -128,6 +128,7 @@ where
         user_agent: header_str(&parts.headers, header::USER_AGENT).to_owned(),
         status: 0,
         latency_us: 0,
+        changed: None,
     };
     if let Route::Resource(p) = &route {
         entry.group = p.group.clone();
@@ -175,6 +176,10 @@ where
     }
     entry.status = response.status().as_u16();
     entry.latency_us = journal::micros(started.elapsed());
+    entry.changed = response
+        .extensions()
+        .get::<journal::WriteOutcome>()
+        .map(|w| w.changed);
     tracing::debug!(
         verb = verb.as_str(),
         resource = %entry.resource,

@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use kube::api::DynamicObject;
 use limiter::controller::Request;
 use limiter::crossplane::circuit::{
-    Breaker, BreakerConfig, BreakerMetrics, Deletion, EventSource, Handled, Mode, Responsive,
-    Transition, Watch, WatchEvent, handle,
+    Breaker, BreakerConfig, BreakerMetrics, Deletion, EventSource, Handled, Mode, Probe,
+    Responsive, Transition, Watch, WatchEvent, handle,
 };
 use tokio::time::Instant;
 
@@ -156,6 +156,19 @@ impl Realtime {
             .expect("not poisoned")
             .transitions()
             .to_vec()
+    }
+
+    /// Every half-open probe let through an open circuit so far, in order: with the
+    /// transitions and the half-open interval, when each circuit was half-open.
+    #[must_use]
+    pub fn probes(&self) -> Vec<Probe> {
+        self.breaker.lock().expect("not poisoned").probes().to_vec()
+    }
+
+    /// The breaker's settings.
+    #[must_use]
+    pub fn config(&self) -> BreakerConfig {
+        *self.breaker.lock().expect("not poisoned").config()
     }
 
     /// In [`Mode::EagerClose`] (crossplane/crossplane PR #7725, the fix for #7703), the

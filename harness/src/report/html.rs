@@ -33,6 +33,7 @@ pub fn html(r: &RunResult) -> String {
     listing(&mut o, "Memory", &super::chaos::memory_lines(r));
     offenders(&mut o, r);
     charts(&mut o, r);
+    super::xr::section(&mut o, r);
     phases(&mut o, r);
     predictions(&mut o, r);
     o.push_str("</body></html>\n");

@@ -13,6 +13,7 @@ mod strip;
 mod svg;
 mod text;
 mod waiting;
+mod xr;
 
 pub use chaos::{kill_lines, memory_lines};
 pub use escape::xml_escape;

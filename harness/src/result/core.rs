@@ -15,6 +15,10 @@ pub struct CoreRequests {
     pub resource: String,
     /// How many.
     pub count: u64,
+    /// Of a `patch` row's, those that changed nothing: the API server answered with the
+    /// object as it was, no new resourceVersion (its journal's `changed: false`).
+    #[serde(default)]
+    pub no_op: u64,
 }
 
 /// One XR controller's breaker counters.
@@ -68,6 +72,15 @@ pub struct OpenSpan {
     pub opened_s: f64,
     /// When it closed (`None`: still open at the XR's delete or the end).
     pub closed_s: Option<f64>,
+    /// The source that triggered the open (core's `triggeredBy`: the most frequent of the
+    /// XR's recent event sources, e.g. `Bucket/a-1` or `XBucketSet/a`).
+    #[serde(default)]
+    pub triggered_by: String,
+    /// The spans within it during which the circuit was half-open (its next event would
+    /// pass as a probe), `[from, to]` in seconds since the run started: from a half-open
+    /// interval after the open or the last probe, to the next probe or the span's end.
+    #[serde(default)]
+    pub half_open_s: Vec<[f64; 2]>,
 }
 
 /// What core did during one phase: its counters read at the phase's start and end.
@@ -128,11 +141,27 @@ pub struct CoreReport {
     pub requests: u64,
     /// By verb and resource, most first.
     pub by_verb: Vec<CoreRequests>,
+    /// Core's PATCHes (server-side applies) that changed their object: a new
+    /// resourceVersion (or a create).
+    pub patches_changed: u64,
+    /// Core's PATCHes that changed nothing: no resourceVersion bump.
+    pub patches_no_op: u64,
     /// When each request came, µs since the run started (for windows).
     #[serde(skip)]
     pub times_us: Vec<u64>,
     /// Function calls per function.
     pub function_calls: BTreeMap<String, u64>,
+    /// Function responses per function (`function_run_function_response_total`, every
+    /// code).
+    pub function_responses: BTreeMap<String, u64>,
+    /// Their seconds in all per function (`function_run_function_seconds`' sum): over the
+    /// responses, each function's mean latency.
+    pub function_seconds: BTreeMap<String, f64>,
+    /// Core's requests per bin of `bin_s` from the run's start (the timeline's bins, so
+    /// they stack on the provider's).
+    pub requests_per_bin: Vec<u32>,
+    /// Their bin width (s).
+    pub bin_s: f64,
     /// Each XR controller's breaker.
     pub breakers: Vec<BreakerCounts>,
     /// Every XR the run created, in group and index order.
@@ -217,6 +246,70 @@ impl CoreReport {
             .filter(|x| x.opens > 0)
             .max_by(|a, b| a.open_s.total_cmp(&b.open_s))
             .map(|x| (x.name.as_str(), x.open_s))
+    }
+
+    /// Fills [`CoreReport::requests_per_bin`] from the requests' times, with bins of
+    /// `bin_s` (nothing when the times are gone: a result read back from JSON keeps its
+    /// bins).
+    pub fn bin_requests(&mut self, bin_s: f64) {
+        if self.times_us.is_empty() || bin_s <= 0.0 {
+            return;
+        }
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let bin = |t: u64| (t as f64 / 1e6 / bin_s) as usize;
+        let n = self.times_us.last().map_or(0, |&t| bin(t) + 1);
+        let mut bins = vec![0u32; n];
+        for &t in &self.times_us {
+            bins[bin(t)] += 1;
+        }
+        self.requests_per_bin = bins;
+        self.bin_s = bin_s;
+    }
+
+    /// Each function's mean latency (s) over its responses.
+    #[must_use]
+    pub fn function_mean_s(&self, function: &str) -> Option<f64> {
+        let n = *self.function_responses.get(function)?;
+        #[allow(clippy::cast_precision_loss)]
+        (n > 0).then(|| self.function_seconds.get(function).copied().unwrap_or(0.0) / n as f64)
+    }
+
+    /// The XRs whose circuit ever left closed, most time open first, with their spans
+    /// (open, and half-open within); and how many XRs never left closed.
+    #[must_use]
+    pub fn circuits(&self) -> (Vec<(&XrTiming, Vec<&OpenSpan>)>, usize) {
+        let mut opened: Vec<(&XrTiming, Vec<&OpenSpan>)> = self
+            .xrs
+            .iter()
+            .filter(|x| x.opens > 0)
+            .map(|x| {
+                let spans = self.open_spans.iter().filter(|s| s.xr == x.name).collect();
+                (x, spans)
+            })
+            .collect();
+        opened.sort_by(|a, b| {
+            b.0.open_s
+                .total_cmp(&a.0.open_s)
+                .then(a.0.name.cmp(&b.0.name))
+        });
+        let closed = self.xrs.len() - opened.len();
+        (opened, closed)
+    }
+
+    /// The XRs' times to Ready as a latency summary (the provider's resources' `ttr`'s
+    /// shape: quantiles and chart buckets).
+    #[must_use]
+    pub fn xr_ttr(&self) -> crate::measure::LatencySummary {
+        let mut l = crate::measure::Latencies::new();
+        for s in self.xrs.iter().filter_map(|x| x.ready_s) {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            l.record_us((s * 1e6) as u64);
+        }
+        l.summary()
     }
 
     /// Function calls in all.

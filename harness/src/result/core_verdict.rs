@@ -186,6 +186,9 @@ pub fn verdict(
 /// verdicts are in assertion order).
 pub fn judge(s: &Scenario, plan: &Plan, result: &mut super::RunResult, core: Option<CoreReport>) {
     result.core = core;
+    if let Some(c) = &mut result.core {
+        c.bin_requests(result.timeline.bin_s);
+    }
     for (a, v) in s.assertions.iter().zip(result.verdicts.iter_mut()) {
         if let Check::Core(c) = &a.check {
             *v = verdict(a, c, result.core.as_ref(), (plan, s));

@@ -163,3 +163,47 @@ fn the_plan_of_xr_smoke_holds_cores_predictions() {
         "{listing}"
     );
 }
+
+/// A phase with kills scheduled into it still writes its XR groups and waits for them: the
+/// shrunk xr-smoke with two kills of the provider during its create phase creates its four
+/// XRs, and the phase ends only once every one is Ready.
+#[test]
+fn a_phase_with_kills_writes_and_waits_for_its_xrs() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/xr-smoke.yaml"
+    ))
+    .expect("the shipped scenario")
+    .replace("count: 100", "count: 4")
+    .replace(
+        "  - {name: hold, action: hold, duration: 3m}\n  - {name: resync, action: resync, timeout: 2m}\n",
+        "  - {name: kill-create, action: kill, during: create, count: 2, duration: 20s}\n",
+    );
+    let s = parse(&text, "xr-smoke.yaml").expect("valid");
+    assert!(s.phases.iter().any(|p| p.name == "kill-create"), "{text}");
+    let runtime = harness::run::time::runtime(s.time).expect("a runtime");
+    let r = runtime
+        .block_on(run_embedded(&s, &Progress::quiet(), std::future::pending()))
+        .expect("the stack starts")
+        .result;
+    assert_eq!(r.kills.len(), 2, "{:?}", r.kills);
+    assert!(
+        r.kills.iter().all(|k| k.during == "create"),
+        "{:?}",
+        r.kills
+    );
+    let create = r.phases.iter().find(|p| p.name == "create").expect("ran");
+    assert!(create.completed, "{create:?}");
+    let core = r.core.expect("core was measured");
+    assert_eq!(core.xrs.len(), 4, "{:?}", core.xrs);
+    // The create phase waited for its XRs: each, created in the phase, was Ready before
+    // the phase ended.
+    for x in &core.xrs {
+        let ready = x.ready_s.expect("Ready");
+        assert!(
+            create.start_s + ready <= create.end_s,
+            "{x:?} in {create:?}"
+        );
+        assert_eq!(x.composed, 5, "{x:?}");
+    }
+}

@@ -34,3 +34,4 @@ mod selfcheck;
 mod soak;
 mod timing;
 mod virtual_time;
+mod xr_reports;

@@ -161,6 +161,9 @@ impl Context<'_> {
             now: &now,
         };
         let core_view = self.kind.view == View::CoreEvents;
+        // The stored object's resourceVersion before the patch: the same after it is a
+        // no-op (the journal counts those apart).
+        let mut before: Option<u64> = None;
         let written = self.server.shared.store.update(
             self.store_kind,
             self.namespace(),
@@ -168,6 +171,7 @@ impl Context<'_> {
             self.subresource,
             options,
             |old| {
+                before = old.and_then(|o| o["metadata"]["resourceVersion"].as_str()?.parse().ok());
                 if apply {
                     if let Some(meta) = patch_value
                         .get_mut("metadata")
@@ -210,10 +214,16 @@ impl Context<'_> {
         } else {
             StatusCode::OK
         };
-        Ok(with_warnings(
+        let mut response = with_warnings(
             self.renderer.object_response(code, &written.object),
             &written.warnings,
-        ))
+        );
+        response
+            .extensions_mut()
+            .insert(crate::journal::WriteOutcome {
+                changed: written.created || before != Some(written.object.resource_version),
+            });
+        Ok(response)
     }
 
     fn delete_options(

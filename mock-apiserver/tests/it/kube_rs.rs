@@ -632,6 +632,60 @@ async fn server_side_applies_count_as_apply_in_request_totals_like_the_real_serv
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_journal_tells_a_patch_that_changed_the_object_from_a_no_op() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    let ssa = PatchParams::apply("test").force();
+    let apply = |region: &str| {
+        Patch::Apply(
+            json!({"apiVersion": "example.org/v1alpha1", "kind": "Bucket", "spec": {"region": region}}),
+        )
+    };
+    let created = buckets.patch("b1", &ssa, &apply("eu")).await.unwrap();
+    let again = buckets.patch("b1", &ssa, &apply("eu")).await.unwrap();
+    // The same apply again bumps no resourceVersion: a no-op.
+    assert_eq!(
+        created.metadata.resource_version,
+        again.metadata.resource_version
+    );
+    buckets.patch("b1", &ssa, &apply("us")).await.unwrap();
+    buckets.patch("b1", &ssa, &apply("us")).await.unwrap();
+    let _ = buckets
+        .patch("nope", &PatchParams::default(), &Patch::Merge(json!({})))
+        .await;
+    buckets.get("b1").await.unwrap();
+    let changed: Vec<(Verb, u16, Option<bool>)> = server
+        .journal()
+        .since(0)
+        .iter()
+        .filter(|e| e.resource == "buckets")
+        .map(|e| (e.verb, e.status, e.changed))
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            (Verb::Patch, 201, Some(true)),
+            (Verb::Patch, 200, Some(false)),
+            (Verb::Patch, 200, Some(true)),
+            (Verb::Patch, 200, Some(false)),
+            (Verb::Patch, 404, None),
+            (Verb::Get, 200, None),
+        ]
+    );
+    // The journal's page carries it on the wire; a request without it leaves it out.
+    let page = serde_json::to_value(server.journal().page(0)).unwrap();
+    let entries = page["entries"].as_array().unwrap();
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|e| e["changed"] == json!(false))
+            .count(),
+        2
+    );
+    assert!(entries.iter().any(|e| e.get("changed").is_none()));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_strategic_merge_patch_merges_tagged_lists_and_records_its_manager() {
     // strategicpatch/patch.go with ObjectMeta's `patchStrategy:"merge"` finalizers.
     let server = server_with_buckets(Config::default());

@@ -304,6 +304,42 @@ pub fn resync(s: &CoreShape) -> Verdict {
     }
 }
 
+/// The replay's reopening \[D\] §12.5: a circuit the creation surely opened stays open,
+/// released and with nothing else writing, until the first event after the cooldown; when
+/// the first replay comes after it (0.9·S_sync > T_cool, the earliest replay past the
+/// cooldown), its first event closes the circuit and empties the ring, the rest of it takes
+/// 2·n_kind tokens from the bucket, refilled full meanwhile, and the XR's own status Update
+/// that the closing causes (its `Responsive` condition back to True: 2 tokens) finds it
+/// short: the circuit opens again at the replay's instant when **2·n_kind + 2 > B_cb**, one
+/// more than the replay alone (2·n_kind > B_cb) needs. Under the eager mode the reconcile
+/// after the cooldown closes the circuit before the replay, whose bucket then holds its
+/// 2·n_kind alone: no reopening beyond [`resync`]'s. 1 when it surely reopens, else 0.
+#[must_use]
+pub fn replay_reopens(s: &CoreShape, opened_by_creation: bool) -> Prediction {
+    let b = &s.breaker;
+    let tokens = 2.0 * s.watched_per_kind + 2.0;
+    let reopens = s.realtime
+        && opened_by_creation
+        && b.mode == CloseMode::Released
+        && 0.9 * s.sync_interval > b.cooldown
+        && exceeds(tokens, 0.0, b.burst, b.refill);
+    breaker_inputs(
+        Prediction::new(
+            "core/resync/reopens",
+            "the first replay closes the circuit the creation opened, and the XR's status Update it causes opens it again",
+            if reopens { 1.0 } else { 0.0 },
+            "",
+        )
+        .formula("[creation opens]·[released]·[0.9·S_sync > T_cool]·[2·n_kind + 2 > B_cb]")
+        .meaning(Meaning::Condition)
+        .source("[D] §12.5"),
+        s,
+    )
+    .input("n_kind", s.watched_per_kind)
+    .input("S_sync", s.sync_interval)
+    .input("T_cool", b.cooldown)
+}
+
 /// τ_rev: tokens one new CompositionRevision takes from each Automatic XR: its Create (1)
 /// and its `ValidPipeline` status Update (2), and the XR's own v_rev changing writes (2 each).
 #[must_use]

@@ -248,6 +248,9 @@ pub struct CorePrediction {
     pub creation_opens: breaker::Verdict,
     /// Whether the hourly resync of the composed kind opens it.
     pub resync_opens: breaker::Verdict,
+    /// Whether the first replay closes the circuit the creation opened and the XR's own
+    /// status Update opens it again ([`breaker::replay_reopens`]).
+    pub resync_reopens: Prediction,
     /// Whether a Composition update (or an edit storm) opens it.
     pub revision_opens: breaker::Verdict,
 }
@@ -274,6 +277,7 @@ pub fn predict(shape: &CoreShape) -> CorePrediction {
         xr_time_to_ready: ready::xr_time_to_ready(shape),
         creation_opens: breaker::creation(shape),
         resync_opens: breaker::resync(shape),
+        resync_reopens: breaker::replay_reopens(shape, breaker::creation(shape).opens.value >= 1.0),
         revision_opens: breaker::revision(shape),
     }
 }
@@ -288,6 +292,7 @@ impl CorePrediction {
             &self.creation_reconciles,
             &self.creation_requests,
             &self.xr_time_to_ready,
+            &self.resync_reopens,
         ]
         .into_iter()
         .chain(&self.function_calls_per_hour)

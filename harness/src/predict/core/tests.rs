@@ -8,7 +8,8 @@ use limiter::crossplane::circuit::{Breaker, BreakerConfig, EventSource, EventTyp
 use tokio::time::Instant;
 
 use super::breaker::{
-    creation, edits_to_open, first_open, first_open_by_windows, resync, revision, revision_tokens,
+    creation, edits_to_open, first_open, first_open_by_windows, replay_reopens, resync, revision,
+    revision_tokens,
 };
 use super::load::{
     creation_function_calls, creation_reconciles, creation_requests, first_reconcile_requests,
@@ -219,6 +220,62 @@ fn resync_opens_past_fifty_objects_of_one_kind() {
         ..smoke()
     };
     assert!(close(resync(&eager).open_for.value, 330.0));
+}
+
+#[test]
+fn a_replay_reopens_the_creations_circuit_past_forty_nine_objects_of_one_kind() {
+    // 2·n_kind + 2 > 100: 49 objects take 100 tokens with the status Update, 50 take 102.
+    for (n, reopens) in [(49.0, 0.0), (50.0, 1.0)] {
+        let s = CoreShape {
+            xrs: 1.0,
+            composed: n,
+            watched_per_kind: n,
+            ..smoke()
+        };
+        let p = replay_reopens(&s, true);
+        assert!(close(p.value, reopens), "{n}");
+        assert_eq!(p.meaning, Meaning::Condition);
+        // A circuit the creation did not open has nothing to reopen.
+        assert!(close(replay_reopens(&s, false).value, 0.0));
+    }
+    let fifty = CoreShape {
+        composed: 50.0,
+        watched_per_kind: 50.0,
+        ..smoke()
+    };
+    // Eager: the reconcile after the cooldown closed it before the replay.
+    let eager = CoreShape {
+        breaker: super::BreakerShape {
+            mode: CloseMode::Eager,
+            ..Default::default()
+        },
+        ..fifty.clone()
+    };
+    assert!(close(replay_reopens(&eager, true).value, 0.0));
+    // A replay within the cooldown finds the circuit still open: its events are dropped.
+    let early = CoreShape {
+        sync_interval: 300.0,
+        ..fifty.clone()
+    };
+    assert!(close(replay_reopens(&early, true).value, 0.0));
+    // Against the breaker the composer runs: a circuit opened at 0, the replay's 100
+    // mappings at 3,300 s (past the cooldown), then the status Update's 2.
+    let (t, src) = (Request::cluster("x"), EventSource::parse("Record/x-0"));
+    let t0 = Instant::now();
+    let mut b = Breaker::new("c", BreakerConfig::default());
+    for _ in 0..101 {
+        b.record_event(t0, &t, &src, EventType::Allowed);
+    }
+    assert_eq!(b.metrics().opens, 1, "the creation's storm opened it");
+    let replay = t0 + Duration::from_secs(3300);
+    for _ in 0..100 {
+        b.record_event(replay, &t, &src, EventType::Dropped);
+    }
+    assert_eq!((b.metrics().opens, b.metrics().closes), (1, 1));
+    for _ in 0..2 {
+        b.record_event(replay, &t, &src, EventType::Allowed);
+    }
+    assert_eq!(b.metrics().opens, 2, "the status Update reopened it");
 }
 
 #[test]

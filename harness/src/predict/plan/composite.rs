@@ -333,7 +333,8 @@ fn xr_time_to_ready(groups: &[CoreGroupPlan]) -> Prediction {
 
 /// `core/breaker-opens`: circuits the creation and the informers' resyncs surely open; a
 /// resync only when the run's holds (`held` seconds) outlast the longest informer period,
-/// 1.1·S_sync, so that a replay surely falls in the run.
+/// 1.1·S_sync, so that a replay surely falls in the run; the replay opens a circuit by its
+/// own tokens, or reopens the one the creation opened (`core/<group>/resync/reopens`).
 fn breaker_opens(groups: &[CoreGroupPlan], held: f64) -> Prediction {
     let replayed = |g: &CoreGroupPlan| {
         if held >= 1.1 * g.shape.sync_interval {
@@ -347,7 +348,12 @@ fn breaker_opens(groups: &[CoreGroupPlan], held: f64) -> Prediction {
         .map(|g| {
             g.shape.xrs
                 * (g.prediction.creation_opens.opens.value
-                    + replayed(g) * g.prediction.resync_opens.opens.value)
+                    + replayed(g)
+                        * g.prediction
+                            .resync_opens
+                            .opens
+                            .value
+                            .max(g.prediction.resync_reopens.value))
         })
         .sum();
     let may: f64 = groups
@@ -365,7 +371,7 @@ fn breaker_opens(groups: &[CoreGroupPlan], held: f64) -> Prediction {
         sure,
         "opens",
     )
-    .formula("Σ_groups X·([c + 2U_min > B_cb + R_cb·Δt] + [2·n_kind > B_cb]·[holds ≥ 1.1·S_sync])")
+    .formula("Σ_groups X·([c + 2U_min > B_cb + R_cb·Δt] + max([2·n_kind > B_cb], reopens)·[holds ≥ 1.1·S_sync])")
     .input("X_may", may)
     .input("holds", held)
     .meaning(Meaning::LowerBound)

@@ -23,7 +23,9 @@ pub fn report(
     (log, seen, composed_kinds): (&XrLog, &SeenMap, &[String]),
 ) -> CoreReport {
     let end_us = clock.now().0;
-    let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+    // Per verb and resource: the requests, and of them the no-op PATCHes.
+    let mut counts: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+    let (mut patches_changed, mut patches_no_op) = (0, 0);
     let mut times_us = Vec::new();
     for e in apiserver.journal().since(0) {
         if !e.user_agent.starts_with(super::CORE_USER_AGENT_PREFIX) {
@@ -37,9 +39,18 @@ pub fn report(
                 None => format!("{}.{}", e.resource, e.group),
             }
         };
-        *counts
+        let c = counts
             .entry((e.verb.as_str().to_owned(), resource))
-            .or_default() += 1;
+            .or_default();
+        c.0 += 1;
+        match e.changed {
+            Some(true) => patches_changed += 1,
+            Some(false) => {
+                patches_no_op += 1;
+                c.1 += 1;
+            }
+            None => {}
+        }
         if let Some(at) = epoch.to_run(e.at_us) {
             times_us.push(at.0);
         }
@@ -47,10 +58,11 @@ pub fn report(
     times_us.sort_unstable();
     let mut by_verb: Vec<CoreRequests> = counts
         .into_iter()
-        .map(|((verb, resource), count)| CoreRequests {
+        .map(|((verb, resource), (count, no_op))| CoreRequests {
             verb,
             resource,
             count,
+            no_op,
         })
         .collect();
     by_verb.sort_by(|a, b| b.count.cmp(&a.count).then(a.verb.cmp(&b.verb)));
@@ -61,6 +73,13 @@ pub fn report(
             m
         },
     );
+    let (mut function_responses, mut function_seconds) = (BTreeMap::new(), BTreeMap::new());
+    for (labels, n) in core.metrics.responses() {
+        *function_responses
+            .entry(labels.function.clone())
+            .or_default() += n.count;
+        *function_seconds.entry(labels.function).or_default() += n.seconds;
+    }
     let breakers = core
         .breakers
         .iter()
@@ -86,9 +105,28 @@ pub fn report(
         .filter_map(|r| r.deleted_us.map(|d| (r.key.1.as_str(), d)))
         .collect();
     let mut open_spans: Vec<OpenSpan> = Vec::new();
-    let mut open_now: BTreeMap<String, usize> = BTreeMap::new();
+    // Each span's half-open probes, by index into `open_spans`, and each breaker's
+    // half-open interval.
+    let mut probes_of: Vec<Vec<f64>> = Vec::new();
+    let mut interval_of: Vec<f64> = Vec::new();
     for b in &core.breakers {
+        let interval = b
+            .realtime
+            .config()
+            .half_open_interval
+            .to_std()
+            .as_secs_f64();
+        let mut open_now: BTreeMap<String, usize> = BTreeMap::new();
+        let probes = b.realtime.probes();
+        let mut next_probe = 0;
         for t in b.realtime.transitions() {
+            // The probes before this transition belong to the spans open then.
+            while let Some(p) = probes.get(next_probe).filter(|p| p.at <= t.at) {
+                if let Some(&i) = open_now.get(&p.target.name) {
+                    probes_of[i].push(secs(0, clock.at(p.at).0));
+                }
+                next_probe += 1;
+            }
             let at = clock.at(t.at).0;
             let xr = t.target.name.clone();
             if t.opened {
@@ -98,18 +136,34 @@ pub fn report(
                     xr,
                     opened_s: secs(0, at),
                     closed_s: None,
+                    triggered_by: t.triggered_by.clone(),
+                    half_open_s: Vec::new(),
                 });
+                probes_of.push(Vec::new());
+                interval_of.push(interval);
             } else if let Some(i) = open_now.remove(&xr) {
                 open_spans[i].closed_s = Some(secs(0, at));
             }
         }
+        for p in &probes[next_probe..] {
+            if let Some(&i) = open_now.get(&p.target.name) {
+                probes_of[i].push(secs(0, clock.at(p.at).0));
+            }
+        }
+    }
+    let span_end = |s: &OpenSpan| {
+        s.closed_s.unwrap_or_else(|| {
+            let end = deleted.get(s.xr.as_str()).copied().unwrap_or(end_us);
+            secs(0, end)
+        })
+    };
+    for (i, s) in open_spans.iter_mut().enumerate() {
+        let until = span_end(s);
+        s.half_open_s = half_open(s.opened_s, &probes_of[i], until, interval_of[i]);
     }
     let mut open_by_xr: BTreeMap<&str, (u32, f64)> = BTreeMap::new();
     for s in &open_spans {
-        let until = s.closed_s.unwrap_or_else(|| {
-            let end = deleted.get(s.xr.as_str()).copied().unwrap_or(end_us);
-            secs(0, end)
-        });
+        let until = span_end(s);
         let e = open_by_xr.entry(s.xr.as_str()).or_default();
         e.0 += 1;
         e.1 += (until - s.opened_s).max(0.0);
@@ -180,13 +234,54 @@ pub fn report(
         user_agent: super::CORE_USER_AGENT_PREFIX.to_owned(),
         requests: times_us.len() as u64,
         by_verb,
+        patches_changed,
+        patches_no_op,
         times_us,
         function_calls,
+        function_responses,
+        function_seconds,
+        requests_per_bin: Vec::new(),
+        bin_s: 0.0,
         breakers,
         xrs,
         stale,
         stale_since_s,
         open_spans,
         ended_s: secs(0, end_us),
+    }
+}
+
+/// The half-open spans of a circuit open from `opened` to `until` whose half-open `probes`
+/// passed at the given times: after the open and after each probe the circuit is open for
+/// `interval`, then half-open until the next probe (or `until`).
+fn half_open(opened: f64, probes: &[f64], until: f64, interval: f64) -> Vec<[f64; 2]> {
+    let mut out = Vec::new();
+    let anchors = std::iter::once(opened).chain(probes.iter().copied());
+    let nexts = probes.iter().copied().chain(std::iter::once(until));
+    for (a, next) in anchors.zip(nexts) {
+        let from = a + interval;
+        if from < next {
+            out.push([from, next]);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::half_open;
+
+    #[test]
+    fn a_circuit_is_half_open_from_an_interval_after_its_open_or_probe_to_the_next_probe() {
+        // Open at 10 s, probes at 45 s and 80 s, closed at 100 s, interval 30 s: half-open
+        // 40–45, 75–80; after the last probe the close at 100 s comes before 110 s.
+        assert_eq!(
+            half_open(10.0, &[45.0, 80.0], 100.0, 30.0),
+            [[40.0, 45.0], [75.0, 80.0]]
+        );
+        // No probe: half-open from 40 s to the close.
+        assert_eq!(half_open(10.0, &[], 300.0, 30.0), [[40.0, 300.0]]);
+        // Closed within the interval: never half-open.
+        assert!(half_open(10.0, &[], 20.0, 30.0).is_empty());
     }
 }

@@ -38,8 +38,9 @@ impl PhaseAction for KillPhase {
     }
 }
 
-/// `action`'s writes and its phase's wait while the kills of `plan` fall (`hook` told of
-/// each); then, since kills after the work was done undo it, the wait again.
+/// `action`'s writes, its phase's XR groups' writes and its wait while the kills of `plan`
+/// fall (`hook` told of each); then, since kills after the work was done undo it, the wait
+/// again, and the wait for the phase's XRs (as a phase without kills waits for them).
 ///
 /// # Errors
 /// The target could not kill or start the provider.
@@ -60,11 +61,13 @@ pub(crate) async fn beside<A: PhaseAction + ?Sized, T: Target>(
     let cloud = target.cloud();
     let work = async {
         action.act(state, phase, cloud).await;
+        super::xr_groups::act(state, phase).await;
         state.wait_until(waiting, None, cloud).await
     };
     let (done, _) = tokio::join!(killing, work);
     state.log.kills.extend(done?);
-    Ok(state.wait_until(waiting, None, cloud).await)
+    let end = state.wait_until(waiting, None, cloud).await;
+    Ok(super::xr_groups::wait(state, phase, waiting, end).await)
 }
 
 /// The kills during phase `index`, as (kill phase index, offset from the phase's start),

@@ -23,6 +23,20 @@ pub struct Transition {
     pub target: Request,
     /// `true`: it opened; `false`: it closed.
     pub opened: bool,
+    /// At an open, the source that triggered it (`State::triggered_by`, the most frequent
+    /// recent source); empty at a close.
+    pub triggered_by: String,
+}
+
+/// An event let through an open circuit as its half-open probe (`EventHalfOpenAllowed`):
+/// the circuit stays open and its next probe waits a half-open interval from here. With the
+/// opens, closes and the interval, these give the spans each circuit was half-open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// When.
+    pub at: Instant,
+    /// The circuit's target.
+    pub target: Request,
 }
 
 /// `circuit.State` (breaker.go:93-103): what `GetState` returns.
@@ -99,6 +113,7 @@ pub struct Breaker {
     targets: HashMap<Request, TargetState>,
     metrics: BreakerMetrics,
     transitions: Vec<Transition>,
+    probes: Vec<Probe>,
 }
 
 impl Breaker {
@@ -110,6 +125,7 @@ impl Breaker {
             targets: HashMap::new(),
             metrics: BreakerMetrics::default(),
             transitions: Vec::new(),
+            probes: Vec::new(),
         }
     }
 
@@ -135,6 +151,12 @@ impl Breaker {
     #[must_use]
     pub fn transitions(&self) -> &[Transition] {
         &self.transitions
+    }
+
+    /// Every half-open probe recorded while its circuit stayed open, in order.
+    #[must_use]
+    pub fn probes(&self) -> &[Probe] {
+        &self.probes
     }
 
     /// `RecordEvent(ctx, target, es, et)` at `now` (token_bucket.go:144-235).
@@ -164,6 +186,12 @@ impl Breaker {
                 state.last_allowed = now;
             }
             if sub_instants(now, state.opened_at) < config.cooldown {
+                if et == EventType::HalfOpenAllowed {
+                    self.probes.push(Probe {
+                        at: now,
+                        target: target.clone(),
+                    });
+                }
                 self.metrics.inc_event(et);
                 return;
             }
@@ -173,6 +201,7 @@ impl Breaker {
                 at: now,
                 target: target.clone(),
                 opened: false,
+                triggered_by: String::new(),
             });
         }
         if state.tokens >= 1.0 {
@@ -187,6 +216,7 @@ impl Breaker {
             at: now,
             target: target.clone(),
             opened: true,
+            triggered_by: state.trigger_source.clone(),
         });
     }
 
@@ -206,6 +236,7 @@ impl Breaker {
                 at: now,
                 target: target.clone(),
                 opened: false,
+                triggered_by: String::new(),
             });
         }
         if !state.is_open {
@@ -325,6 +356,37 @@ mod tests {
         let log: Vec<(Instant, bool)> = b.transitions().iter().map(|x| (x.at, x.opened)).collect();
         assert_eq!(log, [(t0, true), (late, false), (late, true)]);
         assert!(b.transitions().iter().all(|x| x.target == t));
+    }
+
+    #[test]
+    fn the_log_names_each_opens_trigger_and_keeps_the_probes_of_an_open_circuit() {
+        let t0 = Instant::now();
+        let (t, s) = xr();
+        let mut b = Breaker::new("c", BreakerConfig::default().burst(1.0));
+        b.record_event(t0, &t, &s, EventType::Allowed);
+        b.record_event(t0, &t, &s, EventType::Allowed);
+        let probe = at(t0, secs(31));
+        b.record_event(probe, &t, &s, EventType::HalfOpenAllowed);
+        let log: Vec<(bool, &str)> = b
+            .transitions()
+            .iter()
+            .map(|x| (x.opened, x.triggered_by.as_str()))
+            .collect();
+        assert_eq!(log, [(true, s.to_string().as_str())]);
+        assert_eq!(
+            b.probes(),
+            [Probe {
+                at: probe,
+                target: t.clone()
+            }]
+        );
+        // An event past the cooldown closes the circuit: a close names no trigger, and the
+        // probe that closes it is no probe of an open circuit.
+        let late = at(t0, secs(3600));
+        b.record_event(late, &t, &s, EventType::HalfOpenAllowed);
+        assert_eq!(b.transitions().len(), 2);
+        assert!(!b.transitions()[1].opened && b.transitions()[1].triggered_by.is_empty());
+        assert_eq!(b.probes().len(), 1);
     }
 
     #[test]

@@ -61,7 +61,7 @@ mod metrics;
 mod source;
 mod target;
 
-pub use breaker::{Breaker, Phase, State, Transition};
+pub use breaker::{Breaker, Phase, Probe, State, Transition};
 pub use condition::{
     REASON_WATCH_CIRCUIT_CLOSED, REASON_WATCH_CIRCUIT_OPEN, Responsive, TYPE_RESPONSIVE,
 };
