@@ -335,14 +335,18 @@ pub fn check_upjet(docs: &[Value]) -> Result<(), Vec<String>> {
 }
 
 /// The example's objects that mock-apiserver serves: all but the ProviderConfig, whose
-/// CRD comes with provider-upjet-aws; as a `List` for `kubectl apply -f`.
-pub fn served_by_mock_apiserver(docs: &[Value]) -> Value {
-    let served: Vec<Value> = docs
-        .iter()
+/// CRD comes with provider-upjet-aws.
+pub fn served_by_mock_apiserver(docs: &[Value]) -> Vec<&Value> {
+    docs.iter()
         .filter(|d| !str_of(&d["apiVersion"]).starts_with(UPJET_GROUP))
-        .cloned()
-        .collect();
-    json!({"apiVersion": "v1", "kind": "List", "items": served})
+        .collect()
+}
+
+/// `docs` as a stream for `kubectl apply -f`: YAML documents, each written as JSON (which
+/// is YAML). Not a `v1` `List`: kubectl validates a List against the server's OpenAPI v2
+/// document, which mock-apiserver does not serve.
+pub fn stream(docs: &[&Value]) -> String {
+    docs.iter().map(|d| format!("---\n{d}\n")).collect()
 }
 
 /// ProviderConfig `default` of the stack, broken two ways the server dry run must refuse:
@@ -623,13 +627,14 @@ mod tests {
     }
 
     #[test]
-    fn the_served_list_leaves_out_the_upjet_provider_config_only() {
+    fn the_served_set_leaves_out_the_upjet_provider_config_only() {
         let u = upjet();
-        let list = served_by_mock_apiserver(&u);
-        assert_eq!(list["kind"], "List");
-        let items = list["items"].as_array().unwrap();
-        assert_eq!(items.len(), u.len() - 1);
-        assert!(!items.iter().any(|d| d["kind"] == "ProviderConfig"));
+        let served = served_by_mock_apiserver(&u);
+        assert_eq!(served.len(), u.len() - 1);
+        assert!(!served.iter().any(|d| d["kind"] == "ProviderConfig"));
+        let text = stream(&served);
+        let back = documents(&text, "stream").unwrap();
+        assert_eq!(back.iter().collect::<Vec<_>>(), served);
     }
 
     #[test]

@@ -583,13 +583,17 @@ impl Validation<'_> {
             "kubectl apply --dry-run=server of ci/examples/provider-upjet-aws (its ProviderConfig left out: only the provider's CRDs serve it)",
         );
         let served = manifests::served_by_mock_apiserver(upjet);
-        let count = served["items"].as_array().map_or(0, Vec::len);
-        write(&work.join("upjet-served.json"), &served.to_string())?;
+        write(&work.join("upjet-served.yaml"), &manifests::stream(&served))?;
         println!(
-            "{count} of {} objects served by mock-apiserver",
+            "{} of {} objects served by mock-apiserver",
+            served.len(),
             upjet.len()
         );
-        self.dry_run("upjet-served.json", count, "the example's server dry run")?;
+        self.dry_run(
+            "upjet-served.yaml",
+            served.len(),
+            "the example's server dry run",
+        )?;
 
         steps.step("run.sh's args patch on the applied provider Deployment");
         let stack_file = work.join("stack.yaml").display().to_string();
