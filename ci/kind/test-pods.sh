@@ -11,8 +11,8 @@
 # loopback ports instead of the Service addresses, a kubeconfig instead of in-cluster
 # config, a mock-apiserver instead of kind.
 #
-# Usage: ci/kind/test-pods.sh MOCK_APISERVER PROVIDER MOCK_CLOUD   (binaries; ci/validate.sh
-# calls it)
+# Usage: ci/kind/test-pods.sh MOCK_APISERVER PROVIDER MOCK_CLOUD   (binaries; cargo xtask
+# validate calls it)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
 
 /// The project's commands. Each prints its steps with the time since it started.
 #[derive(Parser, Debug)]
-#[command(name = "cargo xtask", version, about, long_about = None)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
