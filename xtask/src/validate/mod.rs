@@ -16,26 +16,28 @@
 //!    applied provider Deployment, ci/kind/run.sh end to end with docker, kind, the
 //!    harness and the pods stubbed (ci/kind/test-run.sh), and the two containers' command
 //!    lines run as local processes: probes, a Bucket made Ready, SIGTERM, and every
-//!    request the provider made allowed by its RBAC (ci/kind/test-pods.sh).
+//!    request the provider made allowed by its RBAC ([`pods`]).
 //! 3. shellcheck on every ci/**/*.sh, .ci/run and the workflow's `run:` blocks.
 //! 4. The Dockerfiles: hadolint, their COPY sources, cargo packages and binaries
 //!    ([`docker`]).
 //! 5. ci/github/loadtest.yml and ci/kind/cluster.yaml: expected keys, pinned versions that
 //!    agree, every referenced file present ([`workflow`]).
 //!
-//! Needs kubectl, python3 with kubernetes-validate (and PyYAML for test-pods.sh), curl,
-//! shellcheck and hadolint (.ci/run installs them). A missing tool is an error when `CI`
-//! or `REQUIRE_TOOLS` is set (.ci/run sets `REQUIRE_TOOLS=1`); otherwise the checks that
-//! need it are skipped, with a message, so that a developer without them can still run
-//! the rest.
+//! Needs kubectl, python3 with kubernetes-validate, curl and python3 (for test-run.sh),
+//! shellcheck and hadolint (.ci/run installs them). A missing tool is an error when `CI` or
+//! `REQUIRE_TOOLS` is set (.ci/run sets `REQUIRE_TOOLS=1`); otherwise the checks that need
+//! it are skipped, with a message, so that a developer without them can still run the
+//! rest.
 
 mod docker;
 mod manifests;
 mod need;
+mod pods;
 mod workflow;
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, SystemTime};
@@ -353,8 +355,13 @@ impl Validation<'_> {
 
     /// kubectl against the mock-apiserver of the server checks.
     fn kubectl(&self, args: &[&str]) -> Command {
-        let kubeconfig = self.work.join("kubeconfig").display().to_string();
-        let cache = self.work.join("cache").display().to_string();
+        self.kubectl_in(self.work, args)
+    }
+
+    /// kubectl against the mock-apiserver whose kubeconfig is in `dir`.
+    fn kubectl_in(&self, dir: &Path, args: &[&str]) -> Command {
+        let kubeconfig = dir.join("kubeconfig").display().to_string();
+        let cache = dir.join("cache").display().to_string();
         let mut all = vec!["--kubeconfig", &kubeconfig, "--cache-dir", &cache];
         all.extend(args);
         self.command("kubectl", &all)
@@ -473,62 +480,16 @@ impl Validation<'_> {
         Ok(path)
     }
 
-    /// Step 2: the server dry runs against mock-apiserver, and the runs of ci/kind/test-run.sh
-    /// and test-pods.sh.
+    /// Step 2: the server dry runs against mock-apiserver, ci/kind/test-run.sh, and the
+    /// containers as local processes.
     fn server_checks(&self, tools: &mut Tools, stack: &[Value], upjet: &[Value]) -> Result {
         let (steps, work) = (self.steps, self.work);
         steps.step("kubectl apply --dry-run=server against mock-apiserver");
         let apiserver = self.binary("mock-apiserver")?;
-        let kubeconfig = work.join("kubeconfig").display().to_string();
-        let mut args = vec![
-            "--listen".to_owned(),
-            "127.0.0.1:0".to_owned(),
-            "--write-kubeconfig".to_owned(),
-            kubeconfig,
-        ];
         let mut crds = files_under(&self.root.join("ci/manifests/crds"), ".yaml")?;
         crds.sort();
-        for crd in &crds {
-            args.push("--crd".to_owned());
-            args.push(relative(self.root, crd));
-        }
-        let log_path = work.join("apiserver.log");
-        let log = fs::File::create(&log_path).map_err(|e| io_error(&log_path, e))?;
-        let err_log = log.try_clone().map_err(|e| io_error(&log_path, e))?;
-        let mut c = self.command(
-            &apiserver,
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
-        c.stdin(Stdio::null()).stdout(log).stderr(err_log);
-        let mut server = Killed(
-            c.spawn()
-                .map_err(|e| Error::Usage(format!("cannot start {}: {e}", apiserver.display())))?,
-        );
-        let mut up = false;
-        for _ in 0..100 {
-            let written = fs::metadata(work.join("kubeconfig")).is_ok_and(|m| m.len() > 0);
-            if written
-                && self
-                    .output(self.kubectl(&["version"]), "kubectl version")?
-                    .status
-                    .success()
-            {
-                up = true;
-                break;
-            }
-            if let Ok(Some(status)) = server.0.try_wait() {
-                return Err(Error::Failed(format!(
-                    "mock-apiserver exited ({status}): {}",
-                    fs::read_to_string(&log_path).unwrap_or_default()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        if !up {
-            return Err(Error::Failed(
-                "mock-apiserver did not answer within 10 s".to_owned(),
-            ));
-        }
+        let crds: Vec<String> = crds.iter().map(|c| relative(self.root, c)).collect();
+        let server = self.start_apiserver(work, &crds)?;
         // As on a real server, a dry run creates no namespace for the objects inside it.
         self.succeed(
             self.kubectl(&["create", "namespace", manifests::NAMESPACE]),
@@ -649,29 +610,226 @@ impl Validation<'_> {
         );
         drop(server);
 
-        let apiserver = apiserver.display().to_string();
-        let local = "ci/kind/test-run.sh and test-pods.sh";
-        if tools.have(Tool::Program("curl"), local)? && tools.have(Tool::Python("yaml"), local)? {
+        let local = "ci/kind/test-run.sh";
+        if tools.have(Tool::Program("curl"), local)?
+            && tools.have(Tool::Program("python3"), local)?
+        {
             steps.step(
                 "ci/kind/run.sh end to end, with docker, kind, the harness and the pods stubbed",
             );
+            let apiserver = apiserver.display().to_string();
             step::run(
                 self.command("bash", &["ci/kind/test-run.sh", &apiserver]),
                 "ci/kind/test-run.sh",
             )?;
-            steps.step(
-                "the containers' command lines, run as local processes (ci/kind/test-pods.sh)",
-            );
-            let provider = self.binary("provider")?.display().to_string();
-            let cloud = self.binary("mock-cloud")?.display().to_string();
-            step::run(
-                self.command(
-                    "bash",
-                    &["ci/kind/test-pods.sh", &apiserver, &provider, &cloud],
-                ),
-                "ci/kind/test-pods.sh",
-            )?;
         }
+        steps.step("the containers' command lines, run as local processes");
+        let dir = work.join("pods");
+        fs::create_dir(&dir).map_err(|e| io_error(&dir, e))?;
+        self.pods(&dir, stack).map_err(|e| match e {
+            Error::Failed(m) => Error::Failed(format!("{m}{}", log_tails(&dir))),
+            usage => usage,
+        })
+    }
+
+    /// A mock-apiserver on a loopback port with its kubeconfig and log in `dir`, serving the
+    /// CRD files `crds`, once kubectl gets an answer from it.
+    fn start_apiserver(&self, dir: &Path, crds: &[String]) -> Result<Killed> {
+        let apiserver = self.binary("mock-apiserver")?;
+        let kubeconfig = dir.join("kubeconfig").display().to_string();
+        let mut args = vec!["--listen", "127.0.0.1:0", "--write-kubeconfig", &kubeconfig];
+        for crd in crds {
+            args.extend(["--crd", crd]);
+        }
+        let log_path = dir.join("apiserver.log");
+        let mut server = self.spawn(&apiserver, &args, &[], &log_path)?;
+        for _ in 0..100 {
+            let written = fs::metadata(dir.join("kubeconfig")).is_ok_and(|m| m.len() > 0);
+            if written
+                && self
+                    .output(self.kubectl_in(dir, &["version"]), "kubectl version")?
+                    .status
+                    .success()
+            {
+                return Ok(server);
+            }
+            if let Ok(Some(status)) = server.0.try_wait() {
+                return Err(Error::Failed(format!(
+                    "mock-apiserver exited ({status}): {}",
+                    fs::read_to_string(&log_path).unwrap_or_default()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(Error::Failed(
+            "mock-apiserver did not answer within 10 s".to_owned(),
+        ))
+    }
+
+    /// `program args` with `env` added, in the background, its output into `log`.
+    fn spawn(
+        &self,
+        program: &Path,
+        args: &[&str],
+        env: &[(String, String)],
+        log: &Path,
+    ) -> Result<Killed> {
+        let out = fs::File::create(log).map_err(|e| io_error(log, e))?;
+        let err = out.try_clone().map_err(|e| io_error(log, e))?;
+        let mut c = self.command(program, args);
+        c.envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
+        let child = c
+            .spawn()
+            .map_err(|e| Error::Usage(format!("cannot start {}: {e}", program.display())))?;
+        Ok(Killed(child))
+    }
+
+    /// The two containers of ci/manifests as local processes, with exactly the command lines
+    /// the rendered Deployments give them ([`pods`]), to check what only a cluster would
+    /// otherwise show: that the flags and env parse, that the probe paths answer 200 on the
+    /// container ports, that the provider reaches mock-cloud through the endpoint in its
+    /// env and signs in with the default ProviderConfig's Secret, that a Bucket becomes
+    /// Ready, that SIGTERM stops the provider cleanly within the pod's grace period, and
+    /// that every API request the provider made in all that is allowed by the RBAC the
+    /// manifests bind to its ServiceAccount (read from mock-apiserver's request journal;
+    /// mock-apiserver itself authorizes nothing). Scratch files, logs included, in `dir`.
+    fn pods(&self, dir: &Path, stack: &[Value]) -> Result {
+        let (cloud_port, metrics_port) = (free_port()?, free_port()?);
+        let (processes, grace) =
+            pods::processes(stack, dir, cloud_port, metrics_port).map_err(Error::Failed)?;
+        for p in &processes {
+            for (file, text) in &p.files {
+                if let Some(parent) = file.parent() {
+                    fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
+                }
+                write(file, text)?;
+            }
+        }
+        let _server = self.start_apiserver(dir, &[])?;
+        let k = |args: &[&str], what: &str| self.succeed(self.kubectl_in(dir, args), what);
+        k(
+            &["apply", "-f", "ci/manifests/crds/"],
+            "kubectl apply of the CRDs",
+        )?;
+        k(
+            &[
+                "wait",
+                "--for",
+                "condition=established",
+                "--timeout=30s",
+                "-f",
+                "ci/manifests/crds/",
+            ],
+            "the CRDs established",
+        )?;
+        let stack_file = self.work.join("stack.yaml").display().to_string();
+        k(&["apply", "-f", &stack_file], "kubectl apply of the stack")?;
+        let kubeconfig =
+            need::document(&read(&dir.join("kubeconfig"))?, "kubeconfig").map_err(Error::Failed)?;
+        let server = str_of_value(&kubeconfig["clusters"][0]["cluster"]["server"]).to_owned();
+        let journal = |since: u64| -> Result<Vec<Value>> {
+            let (status, body) = http_get(&server, &format!("/mock/v1/requests?since={since}"))
+                .map_err(|e| Error::Failed(format!("mock-apiserver's journal: {e}")))?;
+            let json: Value = serde_json::from_slice(&body)
+                .map_err(|e| Error::Failed(format!("mock-apiserver's journal ({status}): {e}")))?;
+            Ok(json["entries"].as_array().cloned().unwrap_or_default())
+        };
+
+        let mut running = Vec::new();
+        let mut first = 0;
+        for (p, binary) in processes.iter().zip(["mock-cloud", "provider"]) {
+            let binary = if binary == "mock-cloud" {
+                self.binary("mock-cloud")?
+            } else {
+                // The journal's entries from here on are the provider's and kubectl's.
+                first = journal(0)?
+                    .last()
+                    .and_then(|e| e["seq"].as_u64())
+                    .unwrap_or(0);
+                self.binary("provider")?
+            };
+            let env: Vec<String> = p.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            println!(
+                "{}: {} {} {}",
+                p.name,
+                env.join(" "),
+                binary.display(),
+                p.args.join(" ")
+            );
+            let args: Vec<&str> = p.args.iter().map(String::as_str).collect();
+            running.push(self.spawn(
+                &binary,
+                &args,
+                &p.env,
+                &dir.join(format!("{}.log", p.name)),
+            )?);
+            for path in &p.probes {
+                probe(p.name, p.port, path)?;
+                println!("{} probe {path}: 200", p.name);
+            }
+        }
+
+        k(
+            &["create", "namespace", "harness-pods"],
+            "kubectl create namespace",
+        )?;
+        let bucket = dir.join("bucket.yaml");
+        write(
+            &bucket,
+            "apiVersion: mockcloud.example.org/v1alpha1\nkind: Bucket\n\
+             metadata: {name: pods-check, namespace: harness-pods}\n\
+             spec:\n  forProvider: {region: eu-west-1}\n  providerConfigRef: {name: default}\n",
+        )?;
+        k(
+            &["apply", "-f", &bucket.display().to_string()],
+            "kubectl apply of a Bucket",
+        )?;
+        k(
+            &[
+                "-n",
+                "harness-pods",
+                "wait",
+                "--for=condition=Ready",
+                "--timeout=30s",
+                "bucket/pods-check",
+            ],
+            "the Bucket did not become Ready",
+        )?;
+        println!("a Bucket became Ready through the default ProviderConfig and mock-cloud");
+
+        let provider = &mut running[1].0;
+        let pid = provider.id().to_string();
+        self.succeed(self.command("kill", &["-TERM", &pid]), "kill -TERM")?;
+        let mut exited = None;
+        for _ in 0..grace * 10 {
+            exited = provider
+                .try_wait()
+                .map_err(|e| Error::Failed(format!("the provider: {e}")))?;
+            if exited.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        match exited {
+            None => {
+                return Err(Error::Failed(format!(
+                    "the provider outlived its {grace}s grace period after SIGTERM"
+                )));
+            }
+            Some(status) if !status.success() => {
+                return Err(Error::Failed(format!(
+                    "the provider exited with {status} after SIGTERM"
+                )));
+            }
+            Some(_) => {}
+        }
+        println!("SIGTERM: the provider stopped cleanly (exit 0) within {grace}s");
+
+        // Least privilege, as far as a run goes.
+        println!("{}", report(pods::check_rbac(stack, &journal(first)?))?);
         Ok(())
     }
 
@@ -753,6 +911,81 @@ fn write(path: &Path, text: &str) -> Result {
 
 fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::Usage(format!("{}: {e}", path.display()))
+}
+
+fn str_of_value(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+/// A loopback port free at the time of asking.
+fn free_port() -> Result<u16> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| Error::Usage(format!("no free loopback port: {e}")))
+}
+
+/// `GET base + path` over HTTP/1.0 (`base` is `http://host:port`, as in a kubeconfig), with
+/// one second to connect and five to answer: the status and the body.
+fn http_get(base: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    let invalid =
+        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
+    let host = base
+        .strip_prefix("http://")
+        .ok_or_else(|| invalid("not an http:// address"))?
+        .trim_end_matches('/');
+    let addr = host
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| invalid("no address"))?;
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n")?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response)?;
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| invalid("no end of the headers"))?;
+    let status = std::str::from_utf8(&response[..split])
+        .ok()
+        .and_then(|head| head.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| invalid("no status line"))?;
+    Ok((status, response[split + 4..].to_vec()))
+}
+
+/// `name`'s probe `path` on loopback `port` answers 200, within 10 s.
+fn probe(name: &str, port: u16, path: &str) -> Result {
+    let base = format!("http://127.0.0.1:{port}");
+    let mut last = String::from("no answer");
+    for _ in 0..50 {
+        match http_get(&base, path) {
+            Ok((200, _)) => return Ok(()),
+            Ok((status, _)) => last = status.to_string(),
+            Err(e) => last = e.to_string(),
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Err(Error::Failed(format!(
+        "{name} probe {path} answered {last}"
+    )))
+}
+
+/// The last 20 lines of each log in `dir`, each line prefixed with its file's name.
+fn log_tails(dir: &Path) -> String {
+    let mut logs: Vec<PathBuf> = files_under(dir, ".log").unwrap_or_default();
+    logs.sort();
+    let mut out = String::new();
+    for log in logs {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let name = log.file_name().unwrap_or_default().to_string_lossy();
+        for line in &lines[lines.len().saturating_sub(20)..] {
+            out.push_str(&format!("\n  {name}: {line}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
