@@ -254,7 +254,6 @@ impl Tool {
         match self {
             Tool::Program(p) => p.to_owned(),
             Tool::Python("kubernetes_validate") => "kubernetes-validate".to_owned(),
-            Tool::Python("yaml") => "PyYAML".to_owned(),
             Tool::Python(m) => format!("python3's module {m}"),
         }
     }
@@ -740,17 +739,15 @@ impl Validation<'_> {
 
         let mut running = Vec::new();
         let mut first = 0;
-        for (p, binary) in processes.iter().zip(["mock-cloud", "provider"]) {
-            let binary = if binary == "mock-cloud" {
-                self.binary("mock-cloud")?
-            } else {
+        for p in &processes {
+            if p.name == "provider" {
                 // The journal's entries from here on are the provider's and kubectl's.
                 first = journal(0)?
                     .last()
                     .and_then(|e| e["seq"].as_u64())
                     .unwrap_or(0);
-                self.binary("provider")?
-            };
+            }
+            let binary = self.binary(p.name)?;
             let env: Vec<String> = p.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
             println!(
                 "{}: {} {} {}",
@@ -1012,6 +1009,28 @@ mod tests {
         assert!(!newer_source(&lib, future).unwrap());
         // Only what cargo builds from counts.
         assert!(!newer_source(&root.join("README.md"), SystemTime::UNIX_EPOCH).unwrap());
+    }
+
+    #[test]
+    fn http_get_gives_the_status_and_the_body() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut request = [0; 1024];
+            let n = conn.read(&mut request).unwrap();
+            conn.write_all(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy")
+                .unwrap();
+            String::from_utf8_lossy(&request[..n]).into_owned()
+        });
+        let (status, body) = http_get(&format!("http://127.0.0.1:{port}"), "/readyz?x=1").unwrap();
+        assert_eq!((status, body.as_slice()), (503, &b"busy"[..]));
+        let request = server.join().unwrap();
+        assert!(
+            request.starts_with("GET /readyz?x=1 HTTP/1.0\r\n"),
+            "{request}"
+        );
+        assert!(http_get("https://127.0.0.1:1", "/").is_err());
     }
 
     #[test]
