@@ -7,7 +7,7 @@
 # patch, the waits, the port-forwards, the reports and logs it leaves, the cleanup, and
 # that it exits with the harness's code.
 #
-# Usage: ci/kind/test-run.sh MOCK_APISERVER_BINARY   (ci/validate.sh calls it)
+# Usage: ci/kind/test-run.sh MOCK_APISERVER_BINARY   (cargo xtask validate calls it)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -101,12 +101,9 @@ pub fn run(root: &Path, a: &Args) -> Result {
     )?;
 
     steps.step(
-        "ci/validate.sh (kind assets: manifests, server dry run, shellcheck, Dockerfiles, workflow)",
+        "cargo xtask validate (kind assets: manifests, server dry run, shellcheck, Dockerfiles, workflow)",
     );
-    step::run(
-        step::command(root, "bash", &["ci/validate.sh"], &env),
-        "the kind assets' validation",
-    )?;
+    crate::validate::validate(root, &steps, Some(&bins))?;
 
     let harness = bins.join("harness");
     for (what, args) in [

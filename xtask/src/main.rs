@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's own commands, in Rust (the cargo-xtask convention): the
-//! check CI runs, a crate's fast test loop on the check's build, and fuzzing.
+//! check CI runs, the kind assets' validation, a crate's fast test loop on the check's
+//! build, and fuzzing.
 //!
 //! `cargo xtask` is an alias (`.cargo/config.toml`) for `cargo run -p xtask --`; the crate
 //! depends on clap alone, so its first build takes seconds.
@@ -8,6 +9,7 @@ mod check;
 mod fuzz;
 mod step;
 mod test;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -15,7 +17,7 @@ use clap::{Parser, Subcommand};
 
 /// The project's commands. Each prints its steps with the time since it started.
 #[derive(Parser, Debug)]
-#[command(name = "cargo xtask", version, about, long_about = None)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -33,6 +35,12 @@ enum Command {
     /// The fuzz targets for a bounded time, on stable Rust: an instrumented release build
     /// (4 to 5 minutes the first time), then SECONDS per target.
     Fuzz(fuzz::Args),
+    /// Offline checks of the kind assets in ci/ (no Docker, no kind): the rendered
+    /// manifests against the Kubernetes schemas and the harness's names, a server dry run
+    /// against mock-apiserver (custom resources against their CRDs), ci/kind/run.sh with
+    /// its tools stubbed, the containers' command lines as local processes, shellcheck,
+    /// hadolint and the Dockerfiles, the workflow and the kind config.
+    Validate(validate::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +50,7 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(&root, &a),
         Command::Test(a) => test::run(&root, &a),
         Command::Fuzz(a) => fuzz::run(&root, &a),
+        Command::Validate(a) => validate::run(&root, &a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
