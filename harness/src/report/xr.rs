@@ -123,7 +123,7 @@ fn breakers(o: &mut String, r: &RunResult, c: &CoreReport) {
     if opened.len() > MAX_ROWS {
         let _ = write!(
             o,
-            "<p class=\"sub\">… and {} more XRs whose circuit opened (their spans: result.json, <code>core.openSpans</code>).</p>",
+            "<p class=\"sub\">… and {} more XRs whose circuit opened (their spans: result.json, <code>core.open_spans</code>).</p>",
             opened.len() - MAX_ROWS
         );
     }
