@@ -111,7 +111,7 @@ fn circuit_lines(c: &CoreReport) -> Vec<String> {
             .iter()
             .flat_map(|s| s.half_open_s.iter())
             .map(|[a, b]| b - a)
-            .sum();
+            .fold(0.0, |a, b| a + b);
         let mut by: Vec<&str> = Vec::new();
         for s in spans {
             if !by.contains(&s.triggered_by.as_str()) {
@@ -138,7 +138,7 @@ fn circuit_lines(c: &CoreReport) -> Vec<String> {
     }
     if opened.len() > NAMED_CIRCUITS {
         out.push(format!(
-            "    … {} more (result.json, core.openSpans)",
+            "    … {} more (result.json, core.open_spans)",
             opened.len() - NAMED_CIRCUITS
         ));
     }

@@ -123,7 +123,7 @@ fn breakers(o: &mut String, r: &RunResult, c: &CoreReport) {
     if opened.len() > MAX_ROWS {
         let _ = write!(
             o,
-            "<p class=\"sub\">… and {} more XRs whose circuit opened (their spans: result.json, <code>core.openSpans</code>).</p>",
+            "<p class=\"sub\">… and {} more XRs whose circuit opened (their spans: result.json, <code>core.open_spans</code>).</p>",
             opened.len() - MAX_ROWS
         );
     }
@@ -143,7 +143,7 @@ fn triggers(spans: &[&OpenSpan]) -> String {
             None => by.push((t, 1)),
         }
     }
-    by.sort_by(|a, b| b.1.cmp(&a.1));
+    by.sort_by_key(|b| std::cmp::Reverse(b.1));
     by.iter()
         .map(|(t, n)| {
             if by.len() == 1 {
@@ -289,7 +289,10 @@ fn short(name: &str, chars: usize) -> String {
 /// Core's window W for its requests and its bound in it, over the run and per phase, from
 /// the plan's predictions (`core/api-requests/{W}s`, `core/phase/{p}/api-requests/{W}s`) or
 /// the limit of the scenario's `coreApiRequests` check.
-fn core_bounds(r: &RunResult) -> Option<(f64, f64, Vec<(String, f64)>)> {
+/// Core's window (s), its bound over the run, and each phase's bound by the phase's name.
+type CoreBounds = (f64, f64, Vec<(String, f64)>);
+
+fn core_bounds(r: &RunResult) -> Option<CoreBounds> {
     let run = r.predictions.iter().find_map(|p| {
         let w =
             p.id.strip_prefix("core/api-requests/")?
