@@ -322,7 +322,7 @@ mod tests {
             st.poll_jitter_sizing,
             limiter::crossplane::JitterSizing::PollInterval
         );
-        let flags = crate::run::source::provider_metrics::provider_flags(st);
+        let flags = crate::scenario::flags::write(crate::scenario::flags::Dialect::Loadtest, st);
         assert!(flags.contains(&("scoped-buckets", "true".to_owned())));
         assert!(flags.contains(&("backoff-max", "5m0s".to_owned())));
     }

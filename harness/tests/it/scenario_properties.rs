@@ -369,7 +369,7 @@ fn edge_scenario() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
     fn every_scenario_validate_accepts_run_accepts(text in edge_scenario()) {
