@@ -3,7 +3,7 @@
 //!
 //! Both sections reject unknown fields, and serde's `flatten` does not mix with
 //! `deny_unknown_fields` (nor keep the values' locations), so the fields are not a nested
-//! struct: [`rate_section!`] declares a section's struct with the nine fields first and the
+//! struct: `rate_section!` declares a section's struct with the nine fields first and the
 //! section's own after them, and implements [`RateSection`], whose [`RawRate`] view is what
 //! the one validation of the settings reads (`validate::settings`).
 
@@ -60,7 +60,7 @@ fn at<T>(s: Option<&Spanned<T>>) -> Option<Pos> {
     s.map(|s| Pos::of(&s.referenced))
 }
 
-/// A raw section that holds the rate-limit settings (declared by [`rate_section!`]).
+/// A raw section that holds the rate-limit settings (declared by `rate_section!`).
 pub trait RateSection {
     /// The settings as written.
     fn rate(&self) -> RawRate<'_>;
