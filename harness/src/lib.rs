@@ -15,6 +15,7 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod float;
 pub mod measure;
 pub mod predict;
 pub mod report;

@@ -188,10 +188,10 @@ pub struct Finding {
     /// The kind of limit.
     pub kind: LimitKind,
     /// What was measured.
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub observed: f64,
     /// The limit.
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub limit: f64,
     /// Whether the limit is an upper one.
     pub upper: bool,

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use harness::result::{RESULT_VERSION, RunResult, Signal};
-use harness::run::source::provider_metrics::provider_flags;
 use harness::run::target::cluster;
 use harness::scenario::{self, ScenarioError, TimeMode};
 use harness::{compare, predict, report, run};
@@ -576,10 +575,12 @@ fn load_with(path: &Path, sets: &[scenario::Set]) -> Result<harness::scenario::S
 
 fn provider_args(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outcome> {
     let s = load_with(path, sets)?;
-    let written = match s.profile.as_ref().and_then(|p| p.flags) {
-        Some(dialect) => scenario::flags::write(dialect, &s.settings),
-        None => provider_flags(&s.settings),
-    };
+    // Without a profile's family, this workspace's provider, whose flags name the settings.
+    let dialect = s.profile.as_ref().and_then(|p| p.flags);
+    let written = scenario::flags::write(
+        dialect.unwrap_or(scenario::flags::Dialect::Loadtest),
+        &s.settings,
+    );
     let flags: Vec<String> = written
         .into_iter()
         .map(|(flag, value)| format!("--{flag}={value}"))

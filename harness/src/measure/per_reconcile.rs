@@ -147,14 +147,14 @@ pub struct CallStats {
     /// Reconciles counted (the sample size).
     pub reconciles: u64,
     /// Mean calls per reconcile.
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub mean: f64,
     /// Fewest.
     pub min: u64,
     /// Most.
     pub max: u64,
     /// Standard deviation (population).
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub sd: f64,
     /// The most writes (operations that are not reads) of one reconcile.
     pub writes_max: u64,
@@ -164,7 +164,7 @@ pub struct CallStats {
     #[serde(default)]
     pub operations_max: BTreeMap<String, u64>,
     /// Calls answered 429 per reconcile, apart from the others (not in `mean`).
-    #[serde(default, with = "crate::result::float")]
+    #[serde(default, with = "crate::float")]
     pub throttled: f64,
 }
 

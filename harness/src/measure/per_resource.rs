@@ -19,7 +19,7 @@ pub struct ResourceCalls {
     /// The most calls in any closed window of the length asked for.
     pub busiest_window: u64,
     /// Mean time between Observes (s); NaN with fewer than two.
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub mean_period_s: f64,
 }
 

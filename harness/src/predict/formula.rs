@@ -24,7 +24,7 @@ pub struct Input {
     /// Symbol as in docs/budget.md (R, B, W, L̄ …).
     pub name: String,
     /// Value.
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub value: f64,
 }
 
@@ -44,7 +44,7 @@ pub struct Prediction {
     /// The inputs, in formula order.
     pub inputs: Vec<Input>,
     /// The predicted value (`f64::INFINITY` for "no bound").
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub value: f64,
     /// Unit (`calls`, `requests`, `s`, `/s`, `resources`, …).
     pub unit: String,

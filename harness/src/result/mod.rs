@@ -8,7 +8,6 @@ pub mod core_verdict;
 mod echo;
 pub mod error_paths;
 mod evaluate;
-pub mod float;
 mod info;
 mod kills;
 mod memory_verdict;

@@ -359,17 +359,17 @@ pub struct PhaseResult {
     /// Time to Ready of resources created in the phase.
     pub ttr: Option<LatencySummary>,
     /// Expected cloud calls per second (the band's low edge).
-    #[serde(with = "super::float")]
+    #[serde(with = "crate::float")]
     pub expected_per_s: f64,
     /// Hard bound on cloud calls in any 1 s (the band's high edge).
-    #[serde(with = "super::float")]
+    #[serde(with = "crate::float")]
     pub bound_per_s: f64,
     /// Expected cloud calls per second over the phase: the steady polls plus the backlog's
     /// calls spread over the phase's expected length (NaN when unknown).
-    #[serde(default = "super::float::nan", with = "super::float")]
+    #[serde(default = "crate::float::nan", with = "crate::float")]
     pub expected_calls_per_s: f64,
     /// Hard bound on the provider's API requests in any 1 s (NaN when unknown).
-    #[serde(default = "super::float::nan", with = "super::float")]
+    #[serde(default = "crate::float::nan", with = "crate::float")]
     pub api_bound_per_s: f64,
     /// The formula of that bound, as the plan computed it (the HTML chart's caption names
     /// the formula that drew its line).
@@ -511,19 +511,19 @@ pub struct Verdict {
     /// Inputs, as `R=10, W=10`.
     pub inputs: String,
     /// The predicted value (NaN when there is none).
-    #[serde(with = "super::float")]
+    #[serde(with = "crate::float")]
     pub predicted: f64,
     /// The limit applied (the prediction, an explicit max/min, or the prediction plus
     /// tolerance).
-    #[serde(with = "super::float")]
+    #[serde(with = "crate::float")]
     pub limit: f64,
     /// The observed value.
-    #[serde(with = "super::float")]
+    #[serde(with = "crate::float")]
     pub observed: f64,
     /// Whether the limit is an upper (`≤`) or lower (`≥`) one.
     pub upper: bool,
     /// Headroom: limit − observed for an upper limit, observed − limit for a lower one.
-    #[serde(with = "super::float")]
+    #[serde(with = "crate::float")]
     pub margin: f64,
     /// Passed.
     pub pass: bool,
@@ -785,7 +785,7 @@ pub struct Offender {
     /// Its cloud calls over the run.
     pub calls: u64,
     /// Its share of all cloud calls (0–1).
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub share: f64,
     /// Why: its Synced condition's message when it is not synced, else the fault the
     /// scenario gave it, else empty.
@@ -808,12 +808,12 @@ pub struct ShareCost {
     /// Resources in the share.
     pub resources: u64,
     /// Observed cloud calls per resource-hour in the hold.
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub observed_per_hour: f64,
     /// Predicted calls per resource-hour once the backoff is at its cap (or per poll).
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub predicted_per_hour: f64,
     /// Predicted calls in a resource's first hour of failing (with the ramp).
-    #[serde(with = "crate::result::float")]
+    #[serde(with = "crate::float")]
     pub predicted_first_hour: f64,
 }

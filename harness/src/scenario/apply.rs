@@ -33,6 +33,33 @@ fn value<T: DeserializeOwned>(set: &Set, index: usize) -> Result<Spanned<T>, Pro
     }
 }
 
+/// The problem of a set whose path is not one of [`SETTABLE`].
+fn unknown_path(index: usize) -> Problem {
+    Problem::new(
+        Pos::of(&location(index)),
+        format!("unknown path, expected one of {}", SETTABLE.join(", ")),
+    )
+}
+
+/// The entry of `list` named `name` (its name read by `name_of`), or the problem of the
+/// `index`-th set that names no `what` of the list.
+fn named<'a, T>(
+    list: &'a mut [T],
+    name_of: impl Fn(&T) -> &String,
+    name: &str,
+    what: &str,
+    index: usize,
+) -> Result<&'a mut T, Problem> {
+    let names: Vec<&str> = list.iter().map(|t| name_of(t).as_str()).collect();
+    let message = format!(
+        "no {what} named {name:?}, expected one of {}",
+        names.join(", ")
+    );
+    list.iter_mut()
+        .find(|t| name_of(t) == name)
+        .ok_or_else(|| Problem::new(Pos::of(&location(index)), message))
+}
+
 /// Applies the `index`-th set to `raw`.
 fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> {
     let p = &mut raw.provider;
@@ -65,7 +92,7 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         path if path.starts_with("core.") => {
             let core = raw.core.get_or_insert_with(|| {
                 let at = location(index);
-                Spanned::new(super::raw_composite::RawCore::default(), at, at)
+                Spanned::new(super::raw::composite::RawCore::default(), at, at)
             });
             let c = &mut core.value;
             match &path["core.".len()..] {
@@ -83,10 +110,7 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
                 "circuitBreakerCooldown" => c.circuit_breaker_cooldown = Some(value(set, index)?),
                 "circuitBreakerMode" => c.circuit_breaker_mode = Some(value(set, index)?),
                 _ => {
-                    return Err(Problem::new(
-                        Pos::of(&location(index)),
-                        format!("unknown path, expected one of {}", SETTABLE.join(", ")),
-                    ));
+                    return Err(unknown_path(index));
                 }
             }
         }
@@ -95,26 +119,16 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
                 .strip_prefix("composites.")
                 .and_then(|rest| rest.strip_suffix(".count"));
             let Some(name) = name else {
-                return Err(Problem::new(
-                    Pos::of(&location(index)),
-                    format!("unknown path, expected one of {}", SETTABLE.join(", ")),
-                ));
+                return Err(unknown_path(index));
             };
-            let Some(group) = raw.composites.iter_mut().find(|g| g.name.value == name) else {
-                let names: Vec<&str> = raw
-                    .composites
-                    .iter()
-                    .map(|g| g.name.value.as_str())
-                    .collect();
-                return Err(Problem::new(
-                    Pos::of(&location(index)),
-                    format!(
-                        "no XR group named {name:?}, expected one of {}",
-                        names.join(", ")
-                    ),
-                ));
-            };
-            group.count = value(set, index)?;
+            named(
+                &mut raw.composites,
+                |g| &g.name.value,
+                name,
+                "XR group",
+                index,
+            )?
+            .count = value(set, index)?;
         }
         "seed" => raw.seed = Some(value::<u64>(set, index)?.value),
         "time" => raw.time = Some(value(set, index)?),
@@ -157,70 +171,30 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
                 .strip_prefix("phases.")
                 .and_then(|rest| rest.rsplit_once('.'))
                 .unwrap_or_default();
-            let Some(phase) = raw.phases.iter_mut().find(|p| p.name.value == name) else {
-                let names: Vec<&str> = raw.phases.iter().map(|p| p.name.value.as_str()).collect();
-                return Err(Problem::new(
-                    Pos::of(&location(index)),
-                    format!(
-                        "no phase named {name:?}, expected one of {}",
-                        names.join(", ")
-                    ),
-                ));
-            };
+            let phase = named(&mut raw.phases, |p| &p.name.value, name, "phase", index)?;
             match field {
                 "duration" => phase.duration = Some(value(set, index)?),
                 "timeout" => phase.timeout = Some(value(set, index)?),
                 _ => {
-                    return Err(Problem::new(
-                        Pos::of(&location(index)),
-                        format!("unknown path, expected one of {}", SETTABLE.join(", ")),
-                    ));
+                    return Err(unknown_path(index));
                 }
             }
-        }
-        path if path.starts_with("composites.") && path.ends_with(".count") => {
-            let name = &path["composites.".len()..path.len() - ".count".len()];
-            let Some(group) = raw.composites.iter_mut().find(|g| g.name.value == name) else {
-                let names: Vec<&str> = raw
-                    .composites
-                    .iter()
-                    .map(|g| g.name.value.as_str())
-                    .collect();
-                return Err(Problem::new(
-                    Pos::of(&location(index)),
-                    format!(
-                        "no XR group named {name:?}, expected one of {}",
-                        names.join(", ")
-                    ),
-                ));
-            };
-            group.count = value(set, index)?;
         }
         path => {
             let group = path
                 .strip_prefix("resources.")
                 .and_then(|rest| rest.strip_suffix(".count"));
             let Some(name) = group else {
-                return Err(Problem::new(
-                    Pos::of(&location(index)),
-                    format!("unknown path, expected one of {}", SETTABLE.join(", ")),
-                ));
+                return Err(unknown_path(index));
             };
-            let Some(group) = raw.resources.iter_mut().find(|g| g.name.value == name) else {
-                let names: Vec<&str> = raw
-                    .resources
-                    .iter()
-                    .map(|g| g.name.value.as_str())
-                    .collect();
-                return Err(Problem::new(
-                    Pos::of(&location(index)),
-                    format!(
-                        "no resource group named {name:?}, expected one of {}",
-                        names.join(", ")
-                    ),
-                ));
-            };
-            group.count = value(set, index)?;
+            named(
+                &mut raw.resources,
+                |g| &g.name.value,
+                name,
+                "resource group",
+                index,
+            )?
+            .count = value(set, index)?;
         }
     }
     Ok(())
@@ -348,7 +322,7 @@ mod tests {
             st.poll_jitter_sizing,
             limiter::crossplane::JitterSizing::PollInterval
         );
-        let flags = crate::run::source::provider_metrics::provider_flags(st);
+        let flags = crate::scenario::flags::write(crate::scenario::flags::Dialect::Loadtest, st);
         assert!(flags.contains(&("scoped-buckets", "true".to_owned())));
         assert!(flags.contains(&("backoff-max", "5m0s".to_owned())));
     }

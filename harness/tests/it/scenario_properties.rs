@@ -329,3 +329,85 @@ proptest! {
         }
     }
 }
+
+/// What a run checks of a scenario before it starts anything, as `run` checks it: the
+/// provider refuses settings that `Settings::validate` refuses, and the cloud is built
+/// from `run::cloud::config` (`Rate::try_new` for every quota) and `Config::validate`.
+fn run_accepts(s: &harness::scenario::Scenario) -> Result<(), String> {
+    s.settings.validate().map_err(|e| e.to_string())?;
+    let config = harness::run::cloud::config(s).map_err(|e| e.to_string())?;
+    config.validate().map_err(|e| e.to_string())
+}
+
+/// A scenario with the provider settings and a quota at or past the edges of what a run
+/// takes: `validate` may refuse it, but what it accepts, a run must accept.
+fn edge_scenario() -> impl Strategy<Value = String> {
+    let per_second = prop::sample::select(vec![
+        "0",
+        "1e-6",
+        "0.0000115",
+        "0.00001157407407407408",
+        "0.5",
+        "1",
+        "1e9",
+        "1.5e9",
+        "1e300",
+    ]);
+    let burst = prop::sample::select(vec!["0.4", "0.5", "1", "1.5", "1e9", "1e12"]);
+    let duration = || prop::sample::select(vec!["0s", "1ns", "1ms", "1s", "1m", "24h"]);
+    (
+        (0u32..=3, 95u32..=101, duration(), duration()),
+        (duration(), duration(), per_second, burst),
+    )
+        .prop_map(
+            |((rate, jitter, poll, min_poll), (base, max, per_second, burst))| {
+                format!(
+                    "apiVersion: harness/v1\nname: edges\nprovider:\n  maxReconcileRate: {rate}\n  pollJitterPercent: {jitter}\n  pollInterval: {poll}\n  minPollInterval: {min_poll}\n  backoffBase: {base}\n  backoffMax: {max}\ncloud:\n  quotas:\n    mutate: {{burst: {burst}, perSecond: {per_second}}}\nresources:\n  - {{name: b, kind: Bucket, count: 1}}\nphases:\n  - {{name: create, action: create}}\n"
+                )
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_scenario_validate_accepts_run_accepts(text in edge_scenario()) {
+        if let Ok(s) = parse(&text, "t.yaml") {
+            let run = run_accepts(&s);
+            prop_assert!(run.is_ok(), "validated, but a run refuses it: {run:?}\n---\n{text}");
+        }
+    }
+
+    #[test]
+    fn generated_scenarios_validate_and_run_accepts_them(seed in 0u64..1_000_000) {
+        use harness::scenario::generate::{Shape, generate};
+        for shape in [Shape::default(), Shape::runnable()] {
+            let text = generate(seed, &shape);
+            let s = parse(&text, "generated.yaml");
+            prop_assert!(s.is_ok(), "the generator wrote an invalid scenario: {s:?}\n---\n{text}");
+            if let Ok(s) = s {
+                let run = run_accepts(&s);
+                prop_assert!(run.is_ok(), "validated, but a run refuses it: {run:?}\n---\n{text}");
+            }
+        }
+    }
+}
+
+/// A quota refill below one token a day, or above one a nanosecond, is refused where it is
+/// written (a run would refuse it when it builds the cloud).
+#[test]
+fn quota_rates_outside_what_mock_cloud_takes_are_refused_at_their_place() {
+    for per_second in ["0.000001", "2e9"] {
+        let text = format!(
+            "apiVersion: harness/v1\nname: q\ncloud:\n  quotas:\n    mutate: {{burst: 5, perSecond: {per_second}}}\nresources:\n  - {{name: b, kind: Bucket, count: 1}}\nphases:\n  - {{name: create, action: create}}\n"
+        );
+        let err = parse(&text, "t.yaml")
+            .expect_err("an out-of-range refill")
+            .to_string();
+        assert!(
+            err.contains("t.yaml:5:") && err.contains("expected a number from 1/86400"),
+            "{err}"
+        );
+    }
+}

@@ -9,7 +9,6 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::scenario::flags::Dialect;
-use crate::scenario::words::{DurationText, JitterSizingName, ModelName};
 
 /// What the budget needs to know about a provider the harness does not control: its
 /// rate-limit settings (written out, or read from its command line), the kinds it serves,
@@ -85,64 +84,31 @@ pub struct RawProfile {
     pub kinds: Vec<RawProfileKind>,
 }
 
-/// A profile's rate-limit settings (budget.md §0), each as the provider's flags would give
-/// it.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawProfileSettings {
-    /// R, `--max-reconcile-rate` (≥ 1).
-    #[serde(default)]
-    #[schemars(with = "Option<u32>", range(min = 1))]
-    pub max_reconcile_rate: Option<Spanned<u32>>,
-    /// The rate-limit model (`crossplane` for crossplane-runtime and upjet providers).
-    #[serde(default)]
-    #[schemars(with = "Option<ModelName>")]
-    pub rate_limit_model: Option<Spanned<ModelName>>,
-    /// P, the poll interval (`--poll`), a Go duration > 0.
-    #[serde(default)]
-    #[schemars(with = "Option<DurationText>")]
-    pub poll_interval: Option<Spanned<String>>,
-    /// Poll jitter, in percent (below 100) of what `pollJitterSizing` names; 0 for none.
-    #[serde(default)]
-    #[schemars(with = "Option<u32>", range(max = 99))]
-    pub poll_jitter_percent: Option<Spanned<u32>>,
-    /// `per-resource` or `poll-interval` (one absolute jitter for every resource, as
-    /// `WithPollJitterHook(j)` gives it).
-    #[serde(default)]
-    #[schemars(with = "Option<JitterSizingName>")]
-    pub poll_jitter_sizing: Option<Spanned<JitterSizingName>>,
-    /// The floor of the `crossplane.io/poll-interval` annotation (`0s`: none).
-    #[serde(default)]
-    #[schemars(with = "Option<DurationText>")]
-    pub min_poll_interval: Option<Spanned<String>>,
-    /// One global bucket per scope (crossplane-runtime v2 providers) instead of one.
-    #[serde(default)]
-    #[schemars(with = "Option<bool>")]
-    pub scoped_buckets: Option<Spanned<bool>>,
-    /// The per-item failure backoff's first delay, a Go duration > 0.
-    #[serde(default)]
-    #[schemars(with = "Option<DurationText>")]
-    pub backoff_base: Option<Spanned<String>>,
-    /// The failure backoff's cap, ≥ `backoffBase`.
-    #[serde(default)]
-    #[schemars(with = "Option<DurationText>")]
-    pub backoff_max: Option<Spanned<String>>,
-    /// The API client's QPS (`LimitRESTConfig`: 5R).
-    #[serde(default)]
-    #[schemars(with = "Option<f64>")]
-    pub client_qps: Option<Spanned<f64>>,
-    /// The API client's burst (`LimitRESTConfig`: 10R).
-    #[serde(default)]
-    #[schemars(with = "Option<f64>")]
-    pub client_burst: Option<Spanned<f64>>,
-    /// The client-side limiters of the provider's API requests: one per REST client with a
-    /// bucket of its own (docs/budget.md §2.5). Default: what `flags` derives
-    /// (`crossplane-runtime`, `upjet`: `manager`, `events`, and `leader-election` with
-    /// `--leader-election`; `loadtest` takes them from `--event-client` and refuses this
-    /// field); without `flags`, `manager` and `events`.
-    #[serde(default)]
-    #[schemars(with = "Option<Vec<RawClientLimiter>>")]
-    pub client_limiters: Option<Spanned<Vec<RawClientLimiter>>>,
+crate::scenario::settings::rate_section! {
+    /// A profile's rate-limit settings (budget.md §0), each as the provider's flags would
+    /// give it: the settings a scenario's `provider` section writes, then the API client's.
+    /// Without `flags`, every one but `clientLimiters` is required (the defaults named are
+    /// the `provider` section's).
+    #[derive(Debug, Default, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct RawProfileSettings {
+        /// The API client's QPS (`LimitRESTConfig`: 5R).
+        #[serde(default)]
+        #[schemars(with = "Option<f64>")]
+        pub client_qps: Option<Spanned<f64>>,
+        /// The API client's burst (`LimitRESTConfig`: 10R).
+        #[serde(default)]
+        #[schemars(with = "Option<f64>")]
+        pub client_burst: Option<Spanned<f64>>,
+        /// The client-side limiters of the provider's API requests: one per REST client with a
+        /// bucket of its own (docs/budget.md §2.5). Default: what `flags` derives
+        /// (`crossplane-runtime`, `upjet`: `manager`, `events`, and `leader-election` with
+        /// `--leader-election`; `loadtest` takes them from `--event-client` and refuses this
+        /// field); without `flags`, `manager` and `events`.
+        #[serde(default)]
+        #[schemars(with = "Option<Vec<RawClientLimiter>>")]
+        pub client_limiters: Option<Spanned<Vec<RawClientLimiter>>>,
+    }
 }
 
 /// One client-side limiter: a REST client's bucket.

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use mock_cloud::Rate;
 use serde_saphyr::Spanned;
 
 use super::checker::Checker;
@@ -12,11 +13,25 @@ use crate::scenario::raw::{RawBucket, RawClasses, RawCloud, RawErrors, RawLatenc
 
 fn bucket(c: &mut Checker, b: &RawBucket) -> Option<Quota> {
     let burst = c.range(&b.burst, "burst", 1.0, false, f64::INFINITY);
-    let per_second = c.range(&b.per_second, "perSecond", 0.0, true, f64::INFINITY);
+    let per_second = per_second(c, &b.per_second);
     Some(Quota {
         burst: burst?,
         per_second: per_second?,
     })
+}
+
+/// A bucket's refill rate, within what mock-cloud's buckets take (`Rate::try_new`): from one
+/// token a day to one a nanosecond.
+fn per_second(c: &mut Checker, s: &Spanned<f64>) -> Option<f64> {
+    let v = s.value;
+    if (Rate::MIN_PER_SECOND..=Rate::MAX_PER_SECOND).contains(&v) {
+        return Some(v);
+    }
+    c.err(
+        pos(s),
+        format!("perSecond {v} is out of range, expected a number from 1/86400 (a token a day) to 1e9 (a token a nanosecond)"),
+    );
+    None
 }
 
 fn quotas(c: &mut Checker, raw: &RawQuotas, base: &Classes<Quota>) -> Classes<Quota> {
@@ -132,31 +147,36 @@ pub(super) fn cloud(c: &mut Checker, raw: &RawCloud) -> Cloud {
         });
     }
     let prov = Provisioning::default();
+    let latency = latencies(
+        c,
+        &raw.latency,
+        Pos {
+            line: 1,
+            column: 1,
+            source: 0,
+        },
+    );
+    let errors = errors(c, &raw.errors);
+    let mut or_default = |d: &Option<Spanned<String>>, what: &str, default| {
+        d.as_ref()
+            .and_then(|d| c.duration(d, what))
+            .unwrap_or(default)
+    };
     Cloud {
         accounts,
-        latency: latencies(
-            c,
-            &raw.latency,
-            Pos {
-                line: 1,
-                column: 1,
-                source: 0,
-            },
-        ),
-        errors: errors(c, &raw.errors),
+        latency,
+        errors,
         provisioning: Provisioning {
-            database_create: raw
-                .provisioning
-                .database_create
-                .as_ref()
-                .and_then(|d| c.duration(d, "databaseCreate"))
-                .unwrap_or(prov.database_create),
-            database_delete: raw
-                .provisioning
-                .database_delete
-                .as_ref()
-                .and_then(|d| c.duration(d, "databaseDelete"))
-                .unwrap_or(prov.database_delete),
+            database_create: or_default(
+                &raw.provisioning.database_create,
+                "databaseCreate",
+                prov.database_create,
+            ),
+            database_delete: or_default(
+                &raw.provisioning.database_delete,
+                "databaseDelete",
+                prov.database_delete,
+            ),
         },
     }
 }

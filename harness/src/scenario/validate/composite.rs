@@ -18,7 +18,7 @@ use crate::scenario::composite::{
 use crate::scenario::error::Pos;
 use crate::scenario::kinds::ApiKind;
 use crate::scenario::raw::RawScenario;
-use crate::scenario::raw_composite::{BreakerModeName, RawCore, RawXrGroup};
+use crate::scenario::raw::composite::{BreakerModeName, RawCore, RawXrGroup};
 use crate::scenario::template::Template;
 
 /// The composite layer of `raw`; `resource_groups` are the names the XR groups must not

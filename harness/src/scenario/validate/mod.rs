@@ -18,6 +18,7 @@ mod phases;
 mod profile;
 mod provider;
 mod resources;
+mod settings;
 
 use serde_saphyr::Spanned;
 

@@ -1,10 +1,10 @@
 //! The `profile` section (or the file it names): settings written out or read from the
 //! provider's command line, its kinds, its `process` command.
 
-use std::num::NonZeroU32;
 use std::path::Path;
 
-use limiter::crossplane::{JitterSizing, RateLimitModel, Settings};
+use limiter::crossplane::Settings;
+use serde_saphyr::Spanned;
 
 use super::checker::Checker;
 use super::pos;
@@ -14,7 +14,7 @@ use crate::scenario::flags::{self, ClientLimits, Dialect, FlagSettings};
 use crate::scenario::kinds::ApiKind;
 use crate::scenario::profile::raw::{RawProfile, RawProfileSettings, ScopeName};
 use crate::scenario::profile::{METRICS_PORT, ProcessCommand, Profile};
-use crate::scenario::raw::{JitterSizingName, ModelName};
+use crate::scenario::settings::RateSection as _;
 
 /// Validates a profile. `at` is where a missing setting is reported (the section, or the
 /// start of the profile's file); `dir` is the directory its relative paths start from.
@@ -237,21 +237,7 @@ fn client_limiters(
             );
         }
         let mut limits = client;
-        for (v, what, slot) in [
-            (&l.qps, "qps", &mut limits.qps),
-            (&l.burst, "burst", &mut limits.burst),
-        ] {
-            if let Some(v) = v {
-                if v.value.is_finite() && v.value > 0.0 {
-                    *slot = v.value;
-                } else {
-                    c.err(
-                        pos(v),
-                        format!("{what} {} is not a number > 0, expected one", v.value),
-                    );
-                }
-            }
-        }
+        positive_limits(c, &mut limits, [(&l.qps, "qps"), (&l.burst, "burst")]);
         out.push(ClientLimiter::new(&l.name.value, limits));
     }
     out
@@ -267,26 +253,19 @@ fn settings(
     has_flags: bool,
     at: Pos,
 ) -> (Settings, ClientLimits) {
-    let base = from_flags.map(|(_, fs, _)| fs.clone());
-    let mut missing = Vec::new();
     // With `flags` the command line gives every setting (its problem, if it cannot be
     // read, is reported there).
-    let mut need = |name: &'static str, given: bool| {
-        if !given && !has_flags {
-            missing.push(name);
-        }
-    };
-    need("maxReconcileRate", raw.max_reconcile_rate.is_some());
-    need("rateLimitModel", raw.rate_limit_model.is_some());
-    need("pollInterval", raw.poll_interval.is_some());
-    need("pollJitterPercent", raw.poll_jitter_percent.is_some());
-    need("pollJitterSizing", raw.poll_jitter_sizing.is_some());
-    need("minPollInterval", raw.min_poll_interval.is_some());
-    need("scopedBuckets", raw.scoped_buckets.is_some());
-    need("backoffBase", raw.backoff_base.is_some());
-    need("backoffMax", raw.backoff_max.is_some());
-    need("clientQps", raw.client_qps.is_some());
-    need("clientBurst", raw.client_burst.is_some());
+    let given = raw.rate().given().map(|(name, at)| (name, at.is_some()));
+    let client_given = [
+        ("clientQps", raw.client_qps.is_some()),
+        ("clientBurst", raw.client_burst.is_some()),
+    ];
+    let missing: Vec<&str> = given
+        .into_iter()
+        .chain(client_given)
+        .filter(|&(_, given)| !given && !has_flags)
+        .map(|(name, _)| name)
+        .collect();
     if !missing.is_empty() {
         c.err(
             at,
@@ -296,87 +275,18 @@ fn settings(
             ),
         );
     }
-    let mut s = base
-        .as_ref()
-        .map_or_else(Settings::default, |b| b.settings.clone());
-    if let Some(r) = &raw.max_reconcile_rate {
-        match NonZeroU32::new(r.value) {
-            Some(v) => s.max_reconcile_rate = v,
-            None => c.err(pos(r), "maxReconcileRate is 0, expected an integer ≥ 1"),
-        }
-    }
-    if let Some(m) = &raw.rate_limit_model {
-        s.model = match m.value {
-            ModelName::Crossplane => RateLimitModel::Crossplane,
-            ModelName::InQueue => RateLimitModel::InQueue,
-            ModelName::ControllerRuntime => RateLimitModel::ControllerRuntime,
-            ModelName::ConcurrencyOnly => RateLimitModel::ConcurrencyOnly,
-        };
-    }
-    if let Some(p) = &raw.poll_interval
-        && let Some(d) = c.positive_duration(p, "pollInterval")
-    {
-        s.poll_interval = d;
-    }
-    if let Some(j) = &raw.poll_jitter_percent {
-        if j.value >= 100 {
-            c.err(
-                pos(j),
-                format!(
-                    "pollJitterPercent {} is too large, expected 0 to 99",
-                    j.value
-                ),
-            );
-        } else {
-            s.poll_jitter_percent = j.value;
-        }
-    }
-    if let Some(j) = &raw.poll_jitter_sizing {
-        s.poll_jitter_sizing = match j.value {
-            JitterSizingName::PerResource => JitterSizing::PerResource,
-            JitterSizingName::PollInterval => JitterSizing::PollInterval,
-        };
-    }
-    if let Some(m) = &raw.min_poll_interval
-        && let Some(d) = c.duration(m, "minPollInterval")
-    {
-        s.min_poll_interval = d;
-    }
-    if let Some(b) = &raw.scoped_buckets {
-        s.scoped_buckets = b.value;
-    }
-    if let Some(b) = &raw.backoff_base {
-        s.backoff_base = c.positive_duration(b, "backoffBase").or(s.backoff_base);
-    }
-    if let Some(m) = &raw.backoff_max {
-        s.backoff_max = c.positive_duration(m, "backoffMax").or(s.backoff_max);
-    }
-    let backoff = s.failure_backoff();
-    if backoff.max < backoff.base
-        && let Some(at) = raw.backoff_max.as_ref().or(raw.backoff_base.as_ref())
-    {
-        c.err(
-            pos(at),
-            "backoffMax is below backoffBase, expected backoffBase ≤ backoffMax",
-        );
-    }
+    let base = from_flags.map_or_else(Settings::default, |(_, fs, _)| fs.settings.clone());
+    let s = super::settings::rate(c, &raw.rate(), base);
     let derived = ClientLimits::limit_rest_config(s.max_reconcile_rate);
     let mut client = derived;
-    for (v, name, slot) in [
-        (&raw.client_qps, "clientQps", &mut client.qps),
-        (&raw.client_burst, "clientBurst", &mut client.burst),
-    ] {
-        if let Some(v) = v {
-            if v.value.is_finite() && v.value > 0.0 {
-                *slot = v.value;
-            } else {
-                c.err(
-                    pos(v),
-                    format!("{name} {} is not a number > 0, expected one", v.value),
-                );
-            }
-        }
-    }
+    positive_limits(
+        c,
+        &mut client,
+        [
+            (&raw.client_qps, "clientQps"),
+            (&raw.client_burst, "clientBurst"),
+        ],
+    );
     if let Some((d, fs, place)) = from_flags {
         for diff in flags::differ(*d, &fs.settings, &s) {
             c.err(
@@ -389,4 +299,25 @@ fn settings(
         }
     }
     (s, client)
+}
+
+/// `limits` with the QPS and burst written in `[qps, burst]` in their place, each a finite
+/// number > 0 (else a problem at it, and the value stays).
+fn positive_limits(
+    c: &mut Checker,
+    limits: &mut ClientLimits,
+    [qps, burst]: [(&Option<Spanned<f64>>, &str); 2],
+) {
+    for ((v, what), slot) in [(qps, &mut limits.qps), (burst, &mut limits.burst)] {
+        if let Some(v) = v {
+            if v.value.is_finite() && v.value > 0.0 {
+                *slot = v.value;
+            } else {
+                c.err(
+                    pos(v),
+                    format!("{what} {} is not a number > 0, expected one", v.value),
+                );
+            }
+        }
+    }
 }

@@ -1,69 +1,21 @@
 //! The `provider` and `prediction` sections: the provider's rate-limit settings and the
 //! inputs of the prediction.
 
-use std::num::NonZeroU32;
-
 use limiter::crossplane::{
-    ErrorRequeue, EventClient, JitterSizing, ObserveOnlyAbsent, RateLimitModel, ReconcileRequests,
-    Settings,
+    ErrorRequeue, EventClient, ObserveOnlyAbsent, ReconcileRequests, Settings,
 };
 
 use super::checker::Checker;
-use super::pos;
+use super::{pos, settings};
 use crate::scenario::model::{ApiCosts, PredictionInputs};
 use crate::scenario::raw::{
-    ErrorRequeueName, EventClientName, JitterSizingName, ModelName, ObserveOnlyAbsentName,
-    RawPrediction, RawProvider, ReconcileRequestsName,
+    ErrorRequeueName, EventClientName, ObserveOnlyAbsentName, RawPrediction, RawProvider,
+    ReconcileRequestsName,
 };
+use crate::scenario::settings::RateSection as _;
 
 pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
-    let mut s = Settings::default();
-    if let Some(r) = &raw.max_reconcile_rate {
-        match NonZeroU32::new(r.value) {
-            Some(r) => s.max_reconcile_rate = r,
-            None => c.err(pos(r), "maxReconcileRate is 0, expected an integer ≥ 1"),
-        }
-    }
-    if let Some(m) = &raw.rate_limit_model {
-        s.model = match m.value {
-            ModelName::Crossplane => RateLimitModel::Crossplane,
-            ModelName::InQueue => RateLimitModel::InQueue,
-            ModelName::ControllerRuntime => RateLimitModel::ControllerRuntime,
-            ModelName::ConcurrencyOnly => RateLimitModel::ConcurrencyOnly,
-        };
-    }
-    if let Some(p) = &raw.poll_interval {
-        s.poll_interval = c
-            .positive_duration(p, "pollInterval")
-            .unwrap_or(s.poll_interval);
-    }
-    if let Some(j) = &raw.poll_jitter_percent {
-        if j.value >= 100 {
-            c.err(
-                pos(j),
-                format!(
-                    "pollJitterPercent {} is too large, expected 0 to 99",
-                    j.value
-                ),
-            );
-        } else {
-            s.poll_jitter_percent = j.value;
-        }
-    }
-    if let Some(j) = &raw.poll_jitter_sizing {
-        s.poll_jitter_sizing = match j.value {
-            JitterSizingName::PerResource => JitterSizing::PerResource,
-            JitterSizingName::PollInterval => JitterSizing::PollInterval,
-        };
-    }
-    if let Some(m) = &raw.min_poll_interval {
-        s.min_poll_interval = c
-            .duration(m, "minPollInterval")
-            .unwrap_or(s.min_poll_interval);
-    }
-    if let Some(b) = &raw.scoped_buckets {
-        s.scoped_buckets = b.value;
-    }
+    let mut s = settings::rate(c, &raw.rate(), Settings::default());
     if let Some(m) = &raw.error_requeue {
         s.error_requeue = match m.value {
             ErrorRequeueName::Backoff => ErrorRequeue::Backoff,
@@ -88,52 +40,24 @@ pub(super) fn provider(c: &mut Checker, raw: &RawProvider) -> Settings {
             ReconcileRequestsName::Ignore => ReconcileRequests::Ignore,
         };
     }
-    if let Some(b) = &raw.backoff_base {
-        s.backoff_base = c.positive_duration(b, "backoffBase");
-    }
-    if let Some(m) = &raw.backoff_max {
-        s.backoff_max = c.positive_duration(m, "backoffMax");
-    }
-    let backoff = s.failure_backoff();
-    if backoff.max < backoff.base {
-        let at = raw.backoff_max.as_ref().or(raw.backoff_base.as_ref());
-        if let Some(at) = at {
-            let go = |d| limiter::go::GoDuration::from_std(d).to_string();
-            c.err(
-                pos(at),
-                format!(
-                    "backoffMax {} is below backoffBase {}, expected backoffBase ≤ backoffMax",
-                    go(backoff.max),
-                    go(backoff.base)
-                ),
-            );
-        }
-    }
     s
 }
 
 /// Where the first setting of a `provider` section is, if any is set.
 pub(super) fn first_set(raw: &RawProvider) -> Option<crate::scenario::error::Pos> {
-    let durations = [
-        &raw.poll_interval,
-        &raw.min_poll_interval,
-        &raw.backoff_base,
-        &raw.backoff_max,
+    let own = [
+        raw.error_requeue.as_ref().map(pos),
+        raw.aws_retry_mode.as_ref().map(pos),
+        raw.credential_cache.as_ref().map(pos),
+        raw.observe_only_absent.as_ref().map(pos),
+        raw.event_client.as_ref().map(pos),
+        raw.reconcile_requests.as_ref().map(pos),
     ];
-    let mut at: Vec<crate::scenario::error::Pos> =
-        durations.into_iter().flatten().map(pos).collect();
-    at.extend(raw.max_reconcile_rate.as_ref().map(pos));
-    at.extend(raw.rate_limit_model.as_ref().map(pos));
-    at.extend(raw.poll_jitter_percent.as_ref().map(pos));
-    at.extend(raw.poll_jitter_sizing.as_ref().map(pos));
-    at.extend(raw.scoped_buckets.as_ref().map(pos));
-    at.extend(raw.error_requeue.as_ref().map(pos));
-    at.extend(raw.aws_retry_mode.as_ref().map(pos));
-    at.extend(raw.credential_cache.as_ref().map(pos));
-    at.extend(raw.observe_only_absent.as_ref().map(pos));
-    at.extend(raw.event_client.as_ref().map(pos));
-    at.extend(raw.reconcile_requests.as_ref().map(pos));
-    at.into_iter().min_by_key(|p| (p.source, p.line, p.column))
+    let rate = raw.rate().given().map(|(_, at)| at);
+    rate.into_iter()
+        .chain(own)
+        .flatten()
+        .min_by_key(|p| (p.source, p.line, p.column))
 }
 
 pub(super) fn prediction(c: &mut Checker, raw: &RawPrediction) -> PredictionInputs {

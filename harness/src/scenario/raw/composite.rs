@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use super::words::DurationText;
+use crate::scenario::words::DurationText;
 
 /// Crossplane core's flags (the composer's, which takes core's names), camel-cased.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
