@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::embedded::EmbeddedCore;
-use super::xrs::{XrLog, composed_of};
+use super::xrs::{XrLog, composed_by_xr};
 use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, OpenSpan, XrTiming};
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::source::watches::SeenMap;
@@ -171,18 +171,13 @@ pub fn report(
     let mut xrs = Vec::new();
     let mut stale = Vec::new();
     let mut stale_since_s = Vec::new();
+    let by_xr = composed_by_xr(seen, composed_kinds);
     for r in log.records.values() {
         let Some(created) = r.created_us else {
             continue;
         };
         let xr = seen.get(&r.key);
-        let composed: Vec<_> = seen
-            .iter()
-            .filter(|((kind, name), _)| {
-                composed_kinds.contains(kind) && composed_of(name, &r.key.1)
-            })
-            .map(|(_, s)| s)
-            .collect();
+        let composed = by_xr.get(r.key.1.as_str()).map_or(&[][..], Vec::as_slice);
         let slowest = if composed.is_empty() || composed.iter().any(|s| s.ready_us.is_none()) {
             None
         } else {

@@ -3,7 +3,7 @@
 //! for the phase's `until` in what the harness's watches of the XR kinds saw. The composed
 //! managed resources are the provider's, watched and audited as a resource group's are.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -11,7 +11,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use crate::run::objects::{KindInfo, namespace};
-use crate::run::source::watches::{Key, SeenMap, Watches};
+use crate::run::source::watches::{Key, Seen, SeenMap, Watches};
 use crate::scenario::composite::XrGroup;
 use crate::scenario::{GroupKind, Phase, Scenario, Until};
 
@@ -195,7 +195,7 @@ impl<'s> XrDriver<'s> {
         &self,
         until: Until,
         r: &XrRecord,
-        seen: &SeenMap,
+        (seen, composed): (&SeenMap, &HashMap<&str, Vec<&Seen>>),
         handled: &BTreeMap<String, u32>,
     ) -> bool {
         let s = seen.get(&r.key);
@@ -209,7 +209,10 @@ impl<'s> XrDriver<'s> {
                     .iter()
                     .find(|g| g.name == r.group);
                 let want = g.and_then(|g| g.shape.resources_per_xr()).unwrap_or(1);
-                let (seen_n, ready) = composed(seen, &self.composed_kinds, &r.key.1)
+                let (seen_n, ready) = composed
+                    .get(r.key.1.as_str())
+                    .into_iter()
+                    .flatten()
                     .fold((0, true), |(n, all), c| {
                         (n + 1, all && c.ready && c.gone_us.is_none())
                     });
@@ -237,7 +240,13 @@ impl<'s> XrDriver<'s> {
         } else {
             BTreeMap::new()
         };
-        let seen = watches.lock();
+        let guard = watches.lock();
+        let seen: &SeenMap = &guard;
+        let composed = if phase.until == Until::ComposedReady {
+            composed_by_xr(seen, &self.composed_kinds)
+        } else {
+            HashMap::new()
+        };
         self.targets(&phase.composites)
             .into_iter()
             .filter_map(|k| self.log.records.get(&k))
@@ -245,7 +254,7 @@ impl<'s> XrDriver<'s> {
                 Until::AllGone => r.deleted_us.is_some(),
                 _ => r.created_us.is_some() && r.deleted_us.is_none(),
             })
-            .filter(|r| !self.meets(phase.until, r, &seen, &handled))
+            .filter(|r| !self.meets(phase.until, r, (seen, &composed), &handled))
             .map(|r| r.key.clone())
             .collect()
     }
@@ -275,25 +284,39 @@ impl<'s> XrDriver<'s> {
     }
 }
 
-/// What the watches saw of the resources composed for XR `xr` (named by core's generator
-/// from the XR's name), of the `kinds` the watches key them by.
-pub fn composed<'a>(
+/// What the watches saw of the resources composed for each XR, by the XR's name: every
+/// resource of the `kinds` the watches key them by whose name core's generator made from an
+/// XR's (see [`xr_of`]). One pass over what the watches saw, so that a check of every XR
+/// reads each XR's resources by key rather than scanning all resources once per XR.
+#[must_use]
+pub fn composed_by_xr<'a>(
     seen: &'a SeenMap,
-    kinds: &'a [String],
-    xr: &'a str,
-) -> impl Iterator<Item = &'a crate::run::source::watches::Seen> + 'a {
-    seen.iter()
-        .filter(move |((kind, name), _)| kinds.contains(kind) && composed_of(name, xr))
-        .map(|(_, s)| s)
+    kinds: &[String],
+) -> HashMap<&'a str, Vec<&'a crate::run::source::watches::Seen>> {
+    let mut out: HashMap<&str, Vec<_>> = HashMap::new();
+    for ((kind, name), s) in seen {
+        if let Some(xr) = xr_of(name).filter(|_| kinds.contains(kind)) {
+            out.entry(xr).or_default().push(s);
+        }
+    }
+    out
+}
+
+/// The name of the XR whose prefix generated `name` (`<xr>-` and five characters, as
+/// core's name generator makes them), if it has that shape.
+#[must_use]
+pub fn xr_of(name: &str) -> Option<&str> {
+    let at = name.len().checked_sub(6)?;
+    let (xr, rest) = name.split_at_checked(at)?;
+    let suffix = rest.strip_prefix('-')?;
+    (!suffix.contains('-')).then_some(xr)
 }
 
 /// Whether `name` was generated from XR `xr`'s prefix (`<xr>-` and five characters, as
 /// core's name generator makes them).
 #[must_use]
 pub fn composed_of(name: &str, xr: &str) -> bool {
-    name.strip_prefix(xr)
-        .and_then(|rest| rest.strip_prefix('-'))
-        .is_some_and(|suffix| suffix.len() == 5 && !suffix.contains('-'))
+    xr_of(name) == Some(xr)
 }
 
 /// Core's `ReconcileRequestHandled` events in `namespace`, counted by the XR they are
@@ -329,5 +352,35 @@ mod tests {
         assert!(composed_of("xr-smoke-1-bcd2f", "xr-smoke-1"));
         assert!(!composed_of("xr-smoke-10-bcd2f", "xr-smoke-1"));
         assert!(!composed_of("xr-smoke-1-bcd2", "xr-smoke-1"));
+        assert_eq!(xr_of("xr-smoke-10-bcd2f"), Some("xr-smoke-10"));
+        assert_eq!(xr_of("-bcd2f"), Some(""));
+        assert_eq!(xr_of("bcd2f"), None);
+        assert_eq!(xr_of("xr-smoke-1-bc-2f"), None);
+    }
+
+    #[test]
+    fn composed_resources_are_found_by_their_xr_of_the_kinds_named() {
+        let mut seen = SeenMap::new();
+        for (kind, name) in [
+            ("Bucket", "xr-1-aaaaa"),
+            ("Bucket", "xr-1-bbbbb"),
+            ("Bucket", "xr-10-ccccc"),
+            ("Table", "xr-1-ddddd"),
+            ("XR", "xr-1"),
+        ] {
+            seen.insert((kind.to_owned(), name.to_owned()), Seen::default());
+        }
+        let by_xr = composed_by_xr(&seen, &["Bucket".to_owned()]);
+        assert_eq!(by_xr.get("xr-1").map(Vec::len), Some(2));
+        assert_eq!(by_xr.get("xr-10").map(Vec::len), Some(1));
+        assert_eq!(by_xr.len(), 2);
+        // The same answer as asking each name whether it is the XR's.
+        for xr in ["xr-1", "xr-10"] {
+            let scanned = seen
+                .keys()
+                .filter(|(k, n)| k == "Bucket" && composed_of(n, xr))
+                .count();
+            assert_eq!(by_xr[xr].len(), scanned);
+        }
     }
 }
