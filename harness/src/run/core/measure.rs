@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::embedded::EmbeddedCore;
+use super::embedded::{EmbeddedCore, XrdBreaker};
 use super::xrs::{XrLog, composed_of};
 use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, OpenSpan, XrTiming};
 use crate::run::clock::{Epoch, RunClock};
@@ -19,6 +19,39 @@ use crate::run::source::watches::SeenMap;
 pub fn report(
     core: &EmbeddedCore,
     apiserver: &mock_apiserver::ApiServer,
+    clocks: (Epoch, RunClock),
+    xrs: (&XrLog, &SeenMap, &[String]),
+) -> CoreReport {
+    let function_calls = core.metrics.requests_by_method().into_iter().fold(
+        BTreeMap::new(),
+        |mut m, ((f, _), n)| {
+            *m.entry(f).or_default() += n;
+            m
+        },
+    );
+    let side = CoreSide {
+        user_agent: super::CORE_USER_AGENT_PREFIX,
+        function_calls,
+        breakers: &core.breakers,
+    };
+    report_of(&side, apiserver, clocks, xrs)
+}
+
+/// What a report reads from core itself, wherever it runs.
+pub struct CoreSide<'a> {
+    /// The start of the `User-Agent` of its requests.
+    pub user_agent: &'a str,
+    /// Its function calls per function.
+    pub function_calls: BTreeMap<String, u64>,
+    /// Its breakers (none when they cannot be read: a core in another process).
+    pub breakers: &'a [XrdBreaker],
+}
+
+/// [`report`] from what `side` gives of core.
+#[must_use]
+pub fn report_of(
+    side: &CoreSide<'_>,
+    apiserver: &mock_apiserver::ApiServer,
     (epoch, clock): (Epoch, RunClock),
     (log, seen, composed_kinds): (&XrLog, &SeenMap, &[String]),
 ) -> CoreReport {
@@ -26,7 +59,7 @@ pub fn report(
     let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut times_us = Vec::new();
     for e in apiserver.journal().since(0) {
-        if !e.user_agent.starts_with(super::CORE_USER_AGENT_PREFIX) {
+        if !e.user_agent.starts_with(side.user_agent) {
             continue;
         }
         let resource = if e.group.is_empty() {
@@ -54,14 +87,8 @@ pub fn report(
         })
         .collect();
     by_verb.sort_by(|a, b| b.count.cmp(&a.count).then(a.verb.cmp(&b.verb)));
-    let function_calls = core.metrics.requests_by_method().into_iter().fold(
-        BTreeMap::new(),
-        |mut m, ((f, _), n)| {
-            *m.entry(f).or_default() += n;
-            m
-        },
-    );
-    let breakers = core
+    let function_calls = side.function_calls.clone();
+    let breakers = side
         .breakers
         .iter()
         .map(|b| {
@@ -87,7 +114,7 @@ pub fn report(
         .collect();
     let mut open_spans: Vec<OpenSpan> = Vec::new();
     let mut open_now: BTreeMap<String, usize> = BTreeMap::new();
-    for b in &core.breakers {
+    for b in side.breakers {
         for t in b.realtime.transitions() {
             let at = clock.at(t.at).0;
             let xr = t.target.name.clone();
@@ -177,7 +204,7 @@ pub fn report(
         .collect();
     CoreReport {
         phases,
-        user_agent: super::CORE_USER_AGENT_PREFIX.to_owned(),
+        user_agent: side.user_agent.to_owned(),
         requests: times_us.len() as u64,
         by_verb,
         times_us,
@@ -188,5 +215,6 @@ pub fn report(
         stale_since_s,
         open_spans,
         ended_s: secs(0, end_us),
+        unmeasured: BTreeMap::new(),
     }
 }
