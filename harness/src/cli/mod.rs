@@ -668,13 +668,17 @@ fn provider_args(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outc
     Ok(Outcome::Pass)
 }
 
+/// Where `harness core-args --kubeconfig` finds core's Deployment: the kubeconfig, its
+/// context, the Deployment and its container.
+type CoreCluster = (PathBuf, Option<String>, (String, String), Option<String>);
+
 /// `harness core-args`: core's flags for the scenario's `core` section, or the check of
 /// core's Deployment against them.
 fn core_args(
     path: &Path,
     sets: &[scenario::Set],
     json: bool,
-    cluster: Option<(PathBuf, Option<String>, (String, String), Option<String>)>,
+    cluster: Option<CoreCluster>,
 ) -> Result<Outcome> {
     let s = load_with(path, sets)?;
     let want = &s.composites.core;

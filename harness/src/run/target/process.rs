@@ -302,7 +302,7 @@ impl Process {
 
     /// Installs what core reads at its start, starts core with the scenario's settings,
     /// and waits until it has applied its XR CRDs (and answers at its `metricsUrl`).
-    async fn start_core(&mut self, s: &Scenario) -> Result<(), RunError> {
+    async fn start_core(&self, s: &Scenario) -> Result<(), RunError> {
         let Some(core) = &self.core else {
             return Ok(());
         };
