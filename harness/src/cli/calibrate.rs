@@ -46,7 +46,7 @@ pub fn calibrate_cmd(a: CalibrateArgs) -> Result<Outcome> {
     let target = a.cluster.target(&s, a.virtual_time, a.process)?;
     let target_name = match &target {
         Where::Embedded => "embedded",
-        Where::Process => "process",
+        Where::Process(_) => "process",
         Where::Cluster(_) => "cluster",
     };
     let c = sample(&s, a.sample);

@@ -50,7 +50,11 @@ pub enum Command {
     ///   mock-apiserver and mock-cloud run in this process on loopback ports; the provider
     ///   runs as a child process from the profile's `command` ({{kubeconfig}} and {{cloudUrl}}
     ///   filled in), its logs in the output directory; restart phases send it SIGTERM and
-    ///   start it again, kill phases SIGKILL. No cluster, no Deployment.
+    ///   start it again, kill phases SIGKILL. No cluster, no Deployment. A scenario with XR
+    ///   groups runs Crossplane core as a child process too, from --core-profile (a profile
+    ///   of family crossplane-core: the composer, or `crossplane core start`) with the
+    ///   scenario's `core` settings appended as core's flags; docs/core-process.md says what
+    ///   core needs from the API server and what is measured.
     ///
     /// - cluster (--kubeconfig): the provider already deployed there (see ci/manifests),
     ///   mock-cloud reachable at --cloud-url (the harness gives it the scenario's cloud
@@ -151,6 +155,36 @@ pub enum Command {
         /// Print a JSON array instead of one flag a line.
         #[arg(long)]
         json: bool,
+    },
+    /// Print Crossplane core's flags (family crossplane-core) that match a scenario's `core`
+    /// section, to start or deploy the core a run measures. With --kubeconfig, read core's
+    /// Deployment there instead and check its container's args against them: exit 2 naming
+    /// each flag that differs (docs/core-process.md).
+    CoreArgs {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// Override a value of the scenario, as for `run` (repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<scenario::Set>,
+        /// Print a JSON array instead of one flag a line.
+        #[arg(long)]
+        json: bool,
+        /// Check core's Deployment in the cluster of this kubeconfig.
+        #[arg(long, value_name = "FILE")]
+        kubeconfig: Option<PathBuf>,
+        /// The kubeconfig context [default: its current context].
+        #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+        context: Option<String>,
+        /// Core's Deployment.
+        #[arg(
+            long,
+            value_name = "NAMESPACE/NAME",
+            default_value = run::target::cluster_core::DEFAULT_CORE_DEPLOYMENT,
+            value_parser = cluster::parse_deployment)]
+        core_deployment: (String, String),
+        /// Core's container in the Deployment [default: the first container].
+        #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+        core_container: Option<String>,
     },
     /// Parse and check a scenario; errors give file:line:column and what was expected. It
     /// also prints how long the scenario is expected to take.
@@ -323,6 +357,14 @@ pub struct ClusterArgs {
     /// that differs, since the budget is predicted from the scenario's settings.
     #[arg(long, requires = "kubeconfig")]
     no_settings_check: bool,
+    /// Crossplane core's profile (`flags: crossplane-core`), for a scenario with XR groups
+    /// on the process target: core runs as a child process from its `command`, with the
+    /// scenario's `core` settings appended as core's flags, against mock-apiserver
+    /// (scenarios/profiles/composer.yaml runs this workspace's composer;
+    /// scenarios/profiles/crossplane-core.yaml shows `crossplane core start`; what core
+    /// needs from the API server is in docs/core-process.md).
+    #[arg(long, value_name = "FILE", help_heading = "Crossplane core")]
+    core_profile: Option<PathBuf>,
 }
 
 /// `--api-scrape-interval`: a Go duration of at least 10 ms.
@@ -339,7 +381,8 @@ fn scrape_interval(text: &str) -> std::result::Result<std::time::Duration, Strin
 /// Where a run happens, as the command line says.
 enum Where {
     Embedded,
-    Process,
+    /// With Crossplane core's profile for a scenario with XR groups.
+    Process(Option<Box<scenario::profile::core::CoreProfile>>),
     Cluster(Box<run::ClusterOptions>),
 }
 
@@ -348,10 +391,27 @@ impl ClusterArgs {
     /// `process` whether --process was given.
     fn target(self, s: &harness::scenario::Scenario, flag: bool, process: bool) -> Result<Where> {
         let process = process || s.target == scenario::Target::Process;
+        let core = match &self.core_profile {
+            Some(_) if !s.composites.any() => bail!(
+                "--core-profile runs Crossplane core for XR groups, and scenario {} has none (`composites`)",
+                s.name
+            ),
+            Some(_) if !process => bail!(
+                "--core-profile runs Crossplane core as a process beside the provider's: add --process"
+            ),
+            Some(path) => Some(scenario::profile::core::load(path)?),
+            None => None,
+        };
         if s.composites.any() {
-            if process || self.kubeconfig.is_some() || s.target == scenario::Target::Cluster {
+            if self.kubeconfig.is_some() || s.target == scenario::Target::Cluster {
                 bail!(
-                    "scenario {} has XR groups (`composites`), which run on the embedded stack only: Crossplane core's composite layer is the composer's controllers in the harness's process (leave out --process and --kubeconfig)",
+                    "scenario {} has XR groups (`composites`), which run on the embedded stack, or on the process target with --core-profile: a cluster's core is not measured yet (leave out --kubeconfig)",
+                    s.name
+                );
+            }
+            if process && core.is_none() {
+                bail!(
+                    "scenario {} has XR groups (`composites`): on the process target Crossplane core runs as a process too, from --core-profile FILE (scenarios/profiles/composer.yaml runs this workspace's composer), or leave out --process to run the composer embedded",
                     s.name
                 );
             }
@@ -410,7 +470,7 @@ impl ClusterArgs {
                     s.name
                 );
             }
-            return Ok(Where::Process);
+            return Ok(Where::Process(core.map(Box::new)));
         }
         match (self.kubeconfig, self.cloud_url) {
             (Some(kubeconfig), Some(cloud_url)) => {
@@ -524,6 +584,20 @@ impl Command {
                 sets,
                 json,
             } => provider_args(&scenario, &sets, json),
+            Command::CoreArgs {
+                scenario,
+                sets,
+                json,
+                kubeconfig,
+                context,
+                core_deployment,
+                core_container,
+            } => core_args(
+                &scenario,
+                &sets,
+                json,
+                kubeconfig.map(|k| (k, context, core_deployment, core_container)),
+            ),
             Command::Validate { scenario, sets } => validate(&scenario, &sets),
             Command::Predict {
                 scenario,
@@ -595,6 +669,63 @@ fn provider_args(path: &Path, sets: &[scenario::Set], json: bool) -> Result<Outc
     Ok(Outcome::Pass)
 }
 
+/// Where `harness core-args --kubeconfig` finds core's Deployment: the kubeconfig, its
+/// context, the Deployment and its container.
+type CoreCluster = (PathBuf, Option<String>, (String, String), Option<String>);
+
+/// `harness core-args`: core's flags for the scenario's `core` section, or the check of
+/// core's Deployment against them.
+fn core_args(
+    path: &Path,
+    sets: &[scenario::Set],
+    json: bool,
+    cluster: Option<CoreCluster>,
+) -> Result<Outcome> {
+    let s = load_with(path, sets)?;
+    let want = &s.composites.core;
+    let Some((kubeconfig, context, (ns, name), container)) = cluster else {
+        let flags = scenario::core_flags::args(want);
+        if json {
+            outln!("{}", serde_json::to_string(&flags)?)?;
+        } else {
+            for f in flags {
+                outln!("{f}")?;
+            }
+        }
+        return Ok(Outcome::Pass);
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let note = runtime.block_on(async {
+        let config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(&kubeconfig)
+                .with_context(|| format!("cannot read {}", kubeconfig.display()))?,
+            &kube::config::KubeConfigOptions {
+                context,
+                ..Default::default()
+            },
+        )
+        .await
+        .with_context(|| format!("cannot use {}", kubeconfig.display()))?;
+        let client = kube::Client::try_from(config).context("cannot build a client")?;
+        let d = kube::Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(client, &ns)
+            .get(&name)
+            .await
+            .with_context(|| format!("cannot read core's Deployment {ns}/{name}"))?;
+        let note = run::target::cluster_core::check_core_deployment(
+            want,
+            &format!("{ns}/{name}"),
+            &d,
+            container.as_deref(),
+        )?;
+        anyhow::Ok(note)
+    })?;
+    outln!("{note}")?;
+    Ok(Outcome::Pass)
+}
+
 /// Installs the tracing subscriber for a run (`RUST_LOG`, default `warn`).
 fn init_tracing() {
     let _ = tracing_subscriber::fmt()
@@ -647,7 +778,12 @@ fn execute(
             "the embedded stack in virtual time".to_owned()
         }
         Where::Embedded => "the embedded stack".to_owned(),
-        Where::Process => "the process target (the profile's provider on loopback)".to_owned(),
+        Where::Process(None) => {
+            "the process target (the profile's provider on loopback)".to_owned()
+        }
+        Where::Process(Some(_)) => {
+            "the process target (the profile's provider and Crossplane core on loopback)".to_owned()
+        }
         Where::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
     };
     let plan = predict::plan(s);
@@ -684,9 +820,10 @@ fn run_on<F: Future<Output = Signal>>(
     let output = runtime.block_on(async {
         match target {
             Where::Embedded => run::run::<run::Embedded, _>(s, (), progress, interrupt).await,
-            Where::Process => {
+            Where::Process(core) => {
                 let options = run::ProcessOptions {
                     out: out.to_path_buf(),
+                    core: core.map(|c| *c),
                 };
                 run::run::<run::Process, _>(s, options, progress, interrupt).await
             }

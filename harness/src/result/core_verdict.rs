@@ -193,6 +193,18 @@ pub fn judge(s: &Scenario, plan: &Plan, result: &mut super::RunResult, core: Opt
         if let Check::Core(c) = &a.check {
             *v = verdict(a, c, result.core.as_ref(), (plan, s));
             v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
+            let part = if a.phase.is_some() {
+                "phases"
+            } else {
+                check_name(c)
+            };
+            if let Some(why) = result.core.as_ref().and_then(|r| r.unmeasured.get(part)) {
+                // Not judged: what it reads was not there to read.
+                v.pass = true;
+                v.outcome = Outcome::Unmeasured;
+                v.note = Some(format!("UNMEASURED: {why}"));
+                continue;
+            }
             if result.partial && v.pass {
                 v.outcome = Outcome::Incomplete;
                 v.pass = false;

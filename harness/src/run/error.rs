@@ -85,6 +85,39 @@ pub enum RunError {
         /// The container asked for.
         container: String,
     },
+    /// Crossplane core's Deployment runs with other flags than the scenario's `core`
+    /// section says.
+    #[error(
+        "Crossplane core's Deployment {deployment} runs with {}; the budget of core is predicted from the scenario's `core` settings, so change them or the Deployment (`harness core-args SCENARIO` prints the flags that match)",
+        .differ.iter().map(|d| format!("--{}={} (the scenario says {})", d.flag, d.deployed, d.scenario)).collect::<Vec<_>>().join(", ")
+    )]
+    CoreDeploymentArgs {
+        /// `namespace/name`.
+        deployment: String,
+        /// Each flag that differs.
+        differ: Vec<FlagDiff>,
+    },
+    /// A flag of Crossplane core's Deployment does not parse.
+    #[error(
+        "Crossplane core's Deployment {deployment} has a flag the crossplane-core family cannot read"
+    )]
+    CoreDeploymentFlag {
+        /// `namespace/name`.
+        deployment: String,
+        /// The flag.
+        #[source]
+        source: crate::scenario::flags::BadFlag,
+    },
+    /// Crossplane core's Deployment has no container of the given name.
+    #[error(
+        "Crossplane core's Deployment {deployment} has no container {container:?} (set --core-container)"
+    )]
+    CoreNoContainer {
+        /// `namespace/name`.
+        deployment: String,
+        /// The container asked for.
+        container: String,
+    },
     /// A flag of the provider's Deployment does not parse.
     #[error("the provider's Deployment {deployment} has a flag the profile's dialect cannot read")]
     DeploymentFlag {

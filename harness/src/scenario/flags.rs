@@ -45,6 +45,9 @@ pub enum Dialect {
     Upjet,
     /// This workspace's provider (`provider --help`).
     Loadtest,
+    /// Crossplane core (`crossplane core start`, and the composer binary): its flags set
+    /// a scenario's `core` section ([`super::core_flags`]), none of a provider's settings.
+    CrossplaneCore,
 }
 
 impl Dialect {
@@ -55,6 +58,7 @@ impl Dialect {
             Dialect::CrossplaneRuntime => "crossplane-runtime",
             Dialect::Upjet => "upjet",
             Dialect::Loadtest => "loadtest",
+            Dialect::CrossplaneCore => "crossplane-core",
         }
     }
 }
@@ -169,6 +173,8 @@ fn table(d: Dialect) -> &'static [(&'static str, Option<char>, Sets)] {
             ("aws-retry-mode", None, Nothing(true)),
             ("credential-cache", None, Nothing(true)),
         ],
+        // Core's flags are read into its own settings (`core_flags`), not a provider's.
+        Dialect::CrossplaneCore => &[],
     }
 }
 
@@ -177,7 +183,7 @@ fn table(d: Dialect) -> &'static [(&'static str, Option<char>, Sets)] {
 pub fn defaults(d: Dialect) -> Settings {
     let ten = NonZeroU32::new(10).expect("10 is not zero");
     match d {
-        Dialect::Loadtest => Settings::default(),
+        Dialect::Loadtest | Dialect::CrossplaneCore => Settings::default(),
         Dialect::CrossplaneRuntime => {
             let mut s = Settings::new(ten);
             s.model = RateLimitModel::Crossplane;
@@ -377,7 +383,7 @@ pub fn read(d: Dialect, args: &[String]) -> Result<FlagSettings, BadFlag> {
     let client = ClientLimits::limit_rest_config(s.max_reconcile_rate);
     let limiters = match d {
         Dialect::Loadtest => clients::of_event_client(client, s.event_client),
-        Dialect::CrossplaneRuntime | Dialect::Upjet => {
+        Dialect::CrossplaneRuntime | Dialect::Upjet | Dialect::CrossplaneCore => {
             clients::per_rest_client(client, leader_election)
         }
     };

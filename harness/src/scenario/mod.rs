@@ -6,6 +6,7 @@ mod apply;
 mod calls;
 pub mod clients;
 pub mod composite;
+pub mod core_flags;
 mod error;
 mod faults;
 pub mod flags;

@@ -1,6 +1,6 @@
-//! The workspace's binaries (mock-apiserver, mock-cloud, provider) for the tests that run
-//! them as processes (`cluster`, `process`): the ones cargo built when they are fresh, as
-//! after `cargo test --workspace`, which builds them; else one `cargo build` per test
+//! The workspace's binaries (mock-apiserver, mock-cloud, provider, composer) for the tests
+//! that run them as processes (`cluster`, `process`, `core_process`): the ones cargo built
+//! when they are fresh, as after `cargo test --workspace`, which builds them; else one `cargo build` per test
 //! binary, the same for every caller, so no two tests rebuild them in turn with different
 //! features.
 
@@ -10,10 +10,11 @@ use std::sync::OnceLock;
 use std::time::SystemTime;
 
 /// The binaries, each with the crates it is built from: its own and its path dependencies.
-const BINARIES: [(&str, &[&str]); 3] = [
+const BINARIES: [(&str, &[&str]); 4] = [
     ("mock-apiserver", &["mock-apiserver", "serve"]),
     ("mock-cloud", &["mock-cloud", "serve"]),
     ("provider", &["provider", "limiter", "serve"]),
+    ("composer", &["composer", "limiter", "serve"]),
 ];
 
 fn modified(p: &Path) -> Option<SystemTime> {
@@ -80,10 +81,10 @@ const SET_FOR_THIS_CRATE: [&str; 7] = [
     "OUT_DIR",
 ];
 
-/// The directory of the three binaries, fresh: each newer than its sources, and the
+/// The directory of the four binaries, fresh: each newer than its sources, and the
 /// provider with its AWS flavour when this test binary has feature `aws` (and its VPC with
 /// `aws-vpc`). Otherwise they are built once for this test binary with `cargo build -p
-/// mock-apiserver -p mock-cloud -p provider` (`--features provider/aws`, or
+/// mock-apiserver -p mock-cloud -p provider -p composer` (`--features provider/aws`, or
 /// `provider/aws-vpc`, as this test binary has) into the same target directory; a test that must not see them change under it copies what it runs.
 pub fn binaries() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();

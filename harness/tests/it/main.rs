@@ -14,6 +14,7 @@ mod composite_phases;
 mod composite_run;
 mod composite_schema;
 mod composite_storms;
+mod core_process;
 mod doc_links;
 mod docs;
 mod echo;

@@ -88,7 +88,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 async fn client(cli: &Cli) -> anyhow::Result<kube::Client> {
-    let config = match &cli.kubeconfig {
+    let mut config = match &cli.kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path)
                 .with_context(|| format!("cannot read --kubeconfig {}", path.display()))?;
@@ -100,7 +100,27 @@ async fn client(cli: &Cli) -> anyhow::Result<kube::Client> {
             .await
             .context("no in-cluster config and no kubeconfig (pass --kubeconfig)")?,
     };
+    config
+        .headers
+        .push((http::header::USER_AGENT, user_agent()));
     kube::Client::try_from(config).context("cannot build a Kubernetes client")
+}
+
+/// The `User-Agent` of every request, in client-go's convention (`BINARY/VERSION (OS/ARCH)`):
+/// `composer/v0.1.0 (linux/amd64)`, so an API server's audit log or journal tells the
+/// composer's requests apart, as it does core's (`crossplane/…`).
+fn user_agent() -> http::HeaderValue {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let agent = format!(
+        "composer/v{} ({}/{arch})",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS
+    );
+    http::HeaderValue::from_str(&agent).expect("a User-Agent of printable ASCII")
 }
 
 /// The Functions: InProcess ones run the built-in function, Development ones are called

@@ -122,6 +122,23 @@ fn crossplane_crd(
     .expect("a CRD")
 }
 
+/// Open CRDs of the Crossplane kinds a run creates: `CompositeResourceDefinition`,
+/// `Composition`, `CompositionRevision` and `Function`.
+pub(super) fn crossplane_crds() -> [CustomResourceDefinition; 4] {
+    let x = composer::api::APIEXTENSIONS_GROUP;
+    [
+        crossplane_crd(
+            x,
+            "v2",
+            "CompositeResourceDefinition",
+            "compositeresourcedefinitions",
+        ),
+        crossplane_crd(x, "v1", "Composition", "compositions"),
+        crossplane_crd(x, "v1", "CompositionRevision", "compositionrevisions"),
+        crossplane_crd(composer::api::PKG_GROUP, "v1", "Function", "functions"),
+    ]
+}
+
 fn setup(what: &str, e: impl std::fmt::Display) -> RunError {
     RunError::CoreSetup(format!("{what}: {e}"))
 }
@@ -140,18 +157,7 @@ impl EmbeddedCore {
         let user = client_as(apiserver, crate::run::own::harness_user_agent());
         let crds = Api::<CustomResourceDefinition>::all(user.clone());
         let core_crds = Api::<CustomResourceDefinition>::all(client.clone());
-        let x = composer::api::APIEXTENSIONS_GROUP;
-        for crd in [
-            crossplane_crd(
-                x,
-                "v2",
-                "CompositeResourceDefinition",
-                "compositeresourcedefinitions",
-            ),
-            crossplane_crd(x, "v1", "Composition", "compositions"),
-            crossplane_crd(x, "v1", "CompositionRevision", "compositionrevisions"),
-            crossplane_crd(composer::api::PKG_GROUP, "v1", "Function", "functions"),
-        ] {
+        for crd in crossplane_crds() {
             crds.create(&PostParams::default(), &crd)
                 .await
                 .map_err(|e| setup("cannot install Crossplane's CRDs", e))?;

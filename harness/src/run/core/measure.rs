@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::embedded::EmbeddedCore;
+use super::embedded::{EmbeddedCore, XrdBreaker};
 use super::xrs::{XrLog, composed_by_xr};
 use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, OpenSpan, XrTiming};
 use crate::run::clock::{Epoch, RunClock};
@@ -19,6 +19,41 @@ use crate::run::source::watches::SeenMap;
 pub fn report(
     core: &EmbeddedCore,
     apiserver: &mock_apiserver::ApiServer,
+    clocks: (Epoch, RunClock),
+    xrs: (&XrLog, &SeenMap, &[String]),
+) -> CoreReport {
+    let function_calls = side.function_calls.clone();
+    let function_responses = side.function_responses.clone();
+    let function_seconds = side.function_seconds.clone();
+    let side = CoreSide {
+        user_agent: super::CORE_USER_AGENT_PREFIX,
+        function_calls,
+        function_responses,
+        function_seconds,
+        breakers: &core.breakers,
+    };
+    report_of(&side, apiserver, clocks, xrs)
+}
+
+/// What a report reads from core itself, wherever it runs.
+pub struct CoreSide<'a> {
+    /// The start of the `User-Agent` of its requests.
+    pub user_agent: &'a str,
+    /// Its function calls per function.
+    pub function_calls: BTreeMap<String, u64>,
+    /// Its functions' responses per function (empty when they cannot be read).
+    pub function_responses: BTreeMap<String, u64>,
+    /// The seconds its functions took per function, over those responses.
+    pub function_seconds: BTreeMap<String, f64>,
+    /// Its breakers (none when they cannot be read: a core in another process).
+    pub breakers: &'a [XrdBreaker],
+}
+
+/// [`report`] from what `side` gives of core.
+#[must_use]
+pub fn report_of(
+    side: &CoreSide<'_>,
+    apiserver: &mock_apiserver::ApiServer,
     (epoch, clock): (Epoch, RunClock),
     (log, seen, composed_kinds): (&XrLog, &SeenMap, &[String]),
 ) -> CoreReport {
@@ -28,7 +63,7 @@ pub fn report(
     let (mut patches_changed, mut patches_no_op) = (0, 0);
     let mut times_us = Vec::new();
     for e in apiserver.journal().since(0) {
-        if !e.user_agent.starts_with(super::CORE_USER_AGENT_PREFIX) {
+        if !e.user_agent.starts_with(side.user_agent) {
             continue;
         }
         let resource = if e.group.is_empty() {
@@ -66,21 +101,10 @@ pub fn report(
         })
         .collect();
     by_verb.sort_by(|a, b| b.count.cmp(&a.count).then(a.verb.cmp(&b.verb)));
-    let function_calls = core.metrics.requests_by_method().into_iter().fold(
-        BTreeMap::new(),
-        |mut m, ((f, _), n)| {
-            *m.entry(f).or_default() += n;
-            m
-        },
-    );
-    let (mut function_responses, mut function_seconds) = (BTreeMap::new(), BTreeMap::new());
-    for (labels, n) in core.metrics.responses() {
-        *function_responses
-            .entry(labels.function.clone())
-            .or_default() += n.count;
-        *function_seconds.entry(labels.function).or_default() += n.seconds;
-    }
-    let breakers = core
+    let function_calls = side.function_calls.clone();
+    let function_responses = side.function_responses.clone();
+    let function_seconds = side.function_seconds.clone();
+    let breakers = side
         .breakers
         .iter()
         .map(|b| {
@@ -109,7 +133,7 @@ pub fn report(
     // half-open interval.
     let mut probes_of: Vec<Vec<f64>> = Vec::new();
     let mut interval_of: Vec<f64> = Vec::new();
-    for b in &core.breakers {
+    for b in side.breakers {
         let interval = b
             .realtime
             .config()
@@ -226,7 +250,7 @@ pub fn report(
         .collect();
     CoreReport {
         phases,
-        user_agent: super::CORE_USER_AGENT_PREFIX.to_owned(),
+        user_agent: side.user_agent.to_owned(),
         requests: times_us.len() as u64,
         by_verb,
         patches_changed,
@@ -243,6 +267,7 @@ pub fn report(
         stale_since_s,
         open_spans,
         ended_s: secs(0, end_us),
+        unmeasured: BTreeMap::new(),
     }
 }
 

@@ -4,13 +4,15 @@
 //! at the source (its requests in the API server's journal by its `User-Agent`, its
 //! function calls, its breakers), [`xrs`] drives the XR groups' phases, [`phases`] core's
 //! own (`compositionUpdate`, `functionFault`) and each phase's share of core's counters,
-//! and [`faults`] switches the in-process functions' faults.
+//! and [`faults`] switches the in-process functions' faults. [`process`] is core as a
+//! process of its own (the process target with a core profile).
 
 pub mod embedded;
 pub mod faults;
 pub mod measure;
 pub mod phase_state;
 pub mod phases;
+pub mod process;
 pub mod xrs;
 
 /// What the `User-Agent` of core's requests starts with (the composer's name, as

@@ -5,6 +5,7 @@
 //! code are generic over [`Target`]; only the two implementations know which one they are.
 
 pub mod cluster;
+pub mod cluster_core;
 pub mod embedded;
 #[cfg(test)]
 pub(crate) mod fake;

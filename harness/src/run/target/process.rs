@@ -16,6 +16,14 @@
 //!   provider's first start to answer there, checks its `provider_settings` when it has
 //!   them, and scrapes it every second, summed across restarts as in a cluster, and once
 //!   more before each SIGTERM (what a process counts while it drains is not read).
+//! - A scenario with XR groups needs Crossplane core as a process too, from a core
+//!   profile (`--core-profile`, [`crate::scenario::profile::core`]): the harness installs
+//!   Crossplane's kinds and the scenario's Functions, XRDs and Compositions, starts core's
+//!   `command` with the scenario's `core` settings appended as core's flags (its output in
+//!   `core-1.log`), waits for core's XR CRDs, then starts the provider. Core is not
+//!   restarted by the provider's phases; it gets SIGTERM when the run ends, after its
+//!   metrics are read ([`crate::run::core::process`]). A core that exits by itself stops
+//!   the run as the provider does.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -36,14 +44,18 @@ use super::embedded::{API_JOURNAL_CAPACITY, LocalCloud};
 use super::{ProviderExit, Target, TargetInfo, TargetSources};
 use crate::run::clock::RunClock;
 use crate::run::cloud;
+use crate::run::core::process as core_process;
 use crate::run::error::RunError;
 use crate::run::objects::scenario_kinds;
 use crate::run::own::{self, OwnRequests, ProviderAgent};
+use crate::run::remote::Remote;
 use crate::run::source::api::ApiRequests;
 use crate::run::source::api_journal::InProcess;
 use crate::run::source::memory::MemoryProbe;
 use crate::run::source::provider_metrics::{ProviderMetricsSource, Tally};
 use crate::scenario::Scenario;
+use crate::scenario::core_flags;
+use crate::scenario::profile::core::CoreProfile;
 use crate::scenario::profile::{ProcessCommand, Rendered, permissive_crd};
 
 /// How long the provider gets to exit after SIGTERM at the end of a run.
@@ -63,6 +75,24 @@ pub const METRICS_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct ProcessOptions {
     /// The run's output directory.
     pub out: PathBuf,
+    /// Crossplane core's profile, for a scenario with XR groups.
+    pub core: Option<CoreProfile>,
+}
+
+/// Crossplane core, run as a child process beside the provider.
+struct CoreProcess {
+    profile: CoreProfile,
+    command: ProcessCommand,
+    /// The scenario's core settings as core's flags, appended to its command.
+    settings: Vec<String>,
+    /// The loopback port `{{metricsPort}}` stands for in core's command (0: not used).
+    metrics_port: u16,
+    /// Core's metrics: where they are read from, and the URL as the user reads it.
+    metrics: Option<(Remote, String, String)>,
+    /// The running core; shared with [`Target::provider_exit`]'s future.
+    child: Arc<Mutex<Option<Running>>>,
+    /// The managed kinds its XRs compose, as the watches name them.
+    composed: Vec<String>,
 }
 
 /// The servers on loopback and the provider's child process.
@@ -89,11 +119,15 @@ pub struct Process {
     /// The running provider; shared with [`Target::provider_exit`]'s future.
     child: Arc<Mutex<Option<Running>>>,
     starts: AtomicU32,
+    /// Crossplane core, for a scenario with XR groups.
+    core: Option<CoreProcess>,
     _servers: (oneshot::Sender<()>, oneshot::Sender<()>),
 }
 
-/// A start of the provider.
+/// A start of the provider (or of core).
 struct Running {
+    /// `provider` or `core`.
+    what: &'static str,
     child: Child,
     /// Which start (1 for the first).
     n: u32,
@@ -115,7 +149,8 @@ impl Running {
         ProviderExit {
             code: status.code(),
             message: format!(
-                "the provider (start {}) exited by itself with {status} after {:.1}s; {} {ends}",
+                "the {} (start {}) exited by itself with {status} after {:.1}s; {} {ends}",
+                self.what,
                 self.n,
                 self.started.elapsed().as_secs_f64(),
                 self.log.display()
@@ -142,8 +177,13 @@ fn crds(s: &Scenario, command: &ProcessCommand) -> Result<Vec<String>, RunError>
             .map(|k| permissive_crd(k).to_string())
             .collect());
     }
+    crd_files(&command.crds)
+}
+
+/// The text of each CRD file of `paths` (a directory stands for its YAML files).
+fn crd_files(paths: &[PathBuf]) -> Result<Vec<String>, RunError> {
     let mut files = Vec::new();
-    for path in &command.crds {
+    for path in paths {
         if path.is_dir() {
             files.extend(yaml_files_in(path)?);
         } else {
@@ -203,36 +243,104 @@ async fn free_port() -> Result<u16, RunError> {
     Ok(port)
 }
 
+/// Starts `command` (its placeholders rendered by `render`, `extra` appended) as start `n`
+/// of `what`; its output goes to `WHAT-N.log` in `logs`.
+fn spawn(
+    what: &'static str,
+    n: u32,
+    (command, extra): (&ProcessCommand, &[String]),
+    render: impl Fn(&str) -> String,
+    logs: &Path,
+) -> Result<Running, RunError> {
+    let log = logs.join(format!("{what}-{n}.log"));
+    let out = std::fs::File::create(&log).map_err(io_error(format!("create {}", log.display())))?;
+    let err = out
+        .try_clone()
+        .map_err(io_error(format!("open {}", log.display())))?;
+    let mut cmd = Command::new(&command.program);
+    cmd.args(command.args.iter().map(|a| render(a)))
+        .args(extra)
+        .envs(command.env.iter().map(|(k, v)| (k, render(v))))
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .kill_on_drop(true);
+    let child = cmd.spawn().map_err(io_error(format!(
+        "start the {what} {}",
+        command.program.display()
+    )))?;
+    tracing::info!(pid = child.id(), log = %log.display(), "started the {what}");
+    Ok(Running {
+        what,
+        child,
+        n,
+        log,
+        started: Instant::now(),
+    })
+}
+
+/// The exit of the process in `slot`, if it has exited.
+fn exited(slot: &Mutex<Option<Running>>) -> Option<ProviderExit> {
+    let mut running = slot.lock().unwrap_or_else(|e| e.into_inner());
+    let r = running.as_mut()?;
+    match r.child.try_wait() {
+        Ok(Some(status)) => Some(r.exit(status)),
+        _ => None,
+    }
+}
+
 impl Process {
     /// Starts the provider's command once more; its output goes to `provider-N.log`.
     fn start_provider(&self) -> Result<(), RunError> {
         let n = self.starts.fetch_add(1, Ordering::Relaxed) + 1;
-        let log = self.logs.join(format!("provider-{n}.log"));
-        let out =
-            std::fs::File::create(&log).map_err(io_error(format!("create {}", log.display())))?;
-        let err = out
-            .try_clone()
-            .map_err(io_error(format!("open {}", log.display())))?;
         let kubeconfig = self.kubeconfig.display().to_string();
         let render = |t: &str| ProcessCommand::render(t, self.rendered(&kubeconfig));
-        let mut cmd = Command::new(&self.command.program);
-        cmd.args(self.command.args.iter().map(|a| render(a)))
-            .envs(self.command.env.iter().map(|(k, v)| (k, render(v))))
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err))
-            .kill_on_drop(true);
-        let child = cmd.spawn().map_err(io_error(format!(
-            "start the provider {}",
-            self.command.program.display()
-        )))?;
-        tracing::info!(pid = child.id(), log = %log.display(), "started the provider");
-        *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(Running {
-            child,
-            n,
-            log,
-            started: Instant::now(),
-        });
+        let running = spawn("provider", n, (&self.command, &[]), render, &self.logs)?;
+        *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(running);
+        Ok(())
+    }
+
+    /// Installs what core reads at its start, starts core with the scenario's settings,
+    /// and waits until it has applied its XR CRDs (and answers at its `metricsUrl`).
+    async fn start_core(&self, s: &Scenario) -> Result<(), RunError> {
+        let Some(core) = &self.core else {
+            return Ok(());
+        };
+        core_process::install(&self.client, s, core.command.crds.is_empty()).await?;
+        let kubeconfig = self.kubeconfig.display().to_string();
+        let with = Rendered {
+            kubeconfig: &kubeconfig,
+            cloud_url: &self.cloud_url,
+            metrics_port: core.metrics_port,
+        };
+        let render = |t: &str| ProcessCommand::render(t, with);
+        let running = spawn(
+            "core",
+            1,
+            (&core.command, &core.settings),
+            render,
+            &self.logs,
+        )?;
+        let slot = Arc::clone(&core.child);
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(running);
+        let deadline = Instant::now() + core_process::CORE_START_TIMEOUT;
+        let still_running = || match exited(&slot) {
+            Some(exit) => Err(RunError::CoreSetup(exit.message)),
+            None => Ok(()),
+        };
+        core_process::wait_for_xr_crds(&self.client, s, deadline, still_running).await?;
+        if let Some((remote, path, url)) = &core.metrics {
+            while let Err(e) = remote.get_text(path).await {
+                still_running()?;
+                if Instant::now() >= deadline {
+                    return Err(RunError::CoreSetup(format!(
+                        "core did not answer at its metricsUrl {url} within {:?}: {e}",
+                        core_process::CORE_START_TIMEOUT
+                    )));
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
         Ok(())
     }
 
@@ -319,6 +427,36 @@ async fn terminate(mut child: Child, deadline: Instant) {
     }
 }
 
+/// Core's process from its profile, with the scenario's settings as its flags.
+fn core_process_of(s: &Scenario, profile: CoreProfile) -> Result<CoreProcess, RunError> {
+    let command = profile.process.clone().ok_or_else(|| {
+        RunError::CoreSetup(format!(
+            "the core profile {} has no `command`, which the process target starts core from",
+            profile.file
+        ))
+    })?;
+    if let Some(why) = core_process::unsupported(s) {
+        return Err(RunError::CoreSetup(why));
+    }
+    if !ProviderAgent::of(s).exact() {
+        return Err(RunError::CoreSetup(
+            "the provider's profile states no userAgent, so core's requests would count as the provider's: give the provider profile's `userAgent`".to_owned(),
+        ));
+    }
+    Ok(CoreProcess {
+        settings: core_flags::args(&s.composites.core),
+        command,
+        profile,
+        metrics_port: 0,
+        metrics: None,
+        child: Arc::new(Mutex::new(None)),
+        composed: crate::run::objects::composed_kinds(s)
+            .into_iter()
+            .map(|k| k.name)
+            .collect(),
+    })
+}
+
 impl Target for Process {
     type Options = ProcessOptions;
     const VIRTUAL_TIME: bool = false;
@@ -334,6 +472,15 @@ impl Target for Process {
             .ok_or(RunError::NoProcessCommand)?;
         std::fs::create_dir_all(&options.out)
             .map_err(io_error(format!("create {}", options.out.display())))?;
+        let core_profile = match (s.composites.any(), options.core) {
+            (false, _) => None,
+            (true, None) => {
+                return Err(RunError::CoreSetup(
+                    "the scenario has XR groups, and on the process target Crossplane core runs as a process too: give its profile with --core-profile FILE (scenarios/profiles/composer.yaml runs this workspace's composer; docs/core-process.md)".to_owned(),
+                ));
+            }
+            (true, Some(p)) => Some(p),
+        };
         let clock = RunClock::start();
         let config = cloud::config(s).map_err(RunError::CloudQuota)?;
         let local = MockCloud::new(config).map_err(RunError::Cloud)?;
@@ -348,6 +495,15 @@ impl Target for Process {
         let api_epoch = clock.epoch_at(apiserver.started_at(), Duration::ZERO);
         for text in crds(s, &command)? {
             apiserver.load_crd_yaml(&text).map_err(RunError::CrdsLoad)?;
+        }
+        let core = match core_profile {
+            Some(profile) => Some(core_process_of(s, profile)?),
+            None => None,
+        };
+        if let Some(core) = &core {
+            for text in crd_files(&core.command.crds)? {
+                apiserver.load_crd_yaml(&text).map_err(RunError::CrdsLoad)?;
+            }
         }
         let (api_listener, api_url) = bind().await?;
         let (cloud_listener, cloud_url) = bind().await?;
@@ -399,8 +555,31 @@ impl Target for Process {
                 .collect(),
             child: Arc::new(Mutex::new(None)),
             starts: AtomicU32::new(0),
+            core,
             _servers: (stop_api, stop_cloud),
         };
+        if let Some(core) = &mut target.core
+            && core.command.uses_metrics_port()
+        {
+            core.metrics_port = free_port().await?;
+        }
+        if let Some(core) = &mut target.core
+            && let Some(url) = core.command.metrics_url.clone()
+        {
+            let url = ProcessCommand::render(
+                &url,
+                Rendered {
+                    kubeconfig: "",
+                    cloud_url: &target.cloud_url,
+                    metrics_port: core.metrics_port,
+                },
+            );
+            let (remote, path) = Remote::for_url(&url).map_err(|e| {
+                RunError::CoreSetup(format!("core's metricsUrl {url} cannot be used: {e}"))
+            })?;
+            core.metrics = Some((remote, path, url));
+        }
+        target.start_core(s).await?;
         target.start_provider()?;
         if let Some(url) = target.command.metrics_url.clone() {
             let kubeconfig = target.kubeconfig.display().to_string();
@@ -484,19 +663,55 @@ impl Target for Process {
 
     fn provider_exit(&self) -> impl Future<Output = ProviderExit> + 'static {
         let slot = Arc::clone(&self.child);
+        let core = self.core.as_ref().map(|c| Arc::clone(&c.child));
         async move {
             loop {
-                {
-                    let mut running = slot.lock().unwrap_or_else(|e| e.into_inner());
-                    if let Some(r) = running.as_mut()
-                        && let Ok(Some(status)) = r.child.try_wait()
-                    {
-                        return r.exit(status);
-                    }
+                if let Some(exit) = exited(&slot) {
+                    return exit;
+                }
+                if let Some(exit) = core.as_deref().and_then(exited) {
+                    return exit;
                 }
                 tokio::time::sleep(EXIT_POLL).await;
             }
         }
+    }
+
+    /// Reads core's metrics once more, stops it (SIGTERM, [`STOP_TIMEOUT`]) and reads
+    /// what it did ([`core_process::report`]).
+    async fn finish_core(
+        &mut self,
+        log: &crate::run::core::xrs::XrLog,
+        seen: &crate::run::source::watches::SeenMap,
+    ) -> Option<crate::result::core::CoreReport> {
+        let core = self.core.as_ref()?;
+        let calls = match &core.metrics {
+            Some((remote, path, url)) => remote
+                .get_text(path)
+                .await
+                .map(|text| core_process::function_calls(&text))
+                .map_err(|e| format!("core's metrics at {url} could not be read at the end: {e}")),
+            None => Err(
+                "the core profile has no metricsUrl, so core's function metrics were not read"
+                    .to_owned(),
+            ),
+        };
+        let child = core
+            .child
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .map(|r| r.child);
+        if let Some(child) = child {
+            terminate(child, Instant::now() + STOP_TIMEOUT).await;
+        }
+        Some(core_process::report(
+            &core.profile.user_agent,
+            calls,
+            &self.apiserver,
+            (self.api_epoch, self.clock),
+            (log, seen, &core.composed),
+        ))
     }
 
     fn info(&self) -> TargetInfo {
@@ -515,11 +730,26 @@ impl Target for Process {
     }
 
     fn notes(&self) -> Vec<String> {
-        vec![format!(
+        let mut notes = vec![format!(
             "the provider ran as a child process ({}); its logs are provider-N.log in {}, one per start; {}",
             self.command.program.display(),
             self.logs.display(),
             self.metrics_note
-        )]
+        )];
+        if let Some(core) = &self.core {
+            notes.push(format!(
+                "Crossplane core ran as a child process from the core profile {} ({} {} {}), its log core-1.log; its API requests are the journal's whose User-Agent starts with {:?}; {}",
+                core.profile.file,
+                core.command.program.display(),
+                core.command.args.join(" "),
+                core.settings.join(" "),
+                core.profile.user_agent,
+                match &core.metrics {
+                    Some((_, _, url)) => format!("its function calls were read from {url} at the end"),
+                    None => "its function calls were not read (the core profile has no metricsUrl)".to_owned(),
+                }
+            ));
+        }
+        notes
     }
 }

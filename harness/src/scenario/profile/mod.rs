@@ -4,6 +4,7 @@
 //! [`Catalogue`](super::Catalogue)), the cluster target (which checks the Deployment's
 //! args against it) and the `process` target (which starts the provider from its command).
 
+pub mod core;
 pub mod raw;
 
 use std::collections::BTreeMap;

@@ -25,7 +25,9 @@ pub struct RawProfile {
     /// `upjet` (provider-upjet-aws's mains) or `loadtest` (this workspace's provider). With
     /// it, the settings come from `args` (or `command`), each flag's default applying when
     /// it is absent; `settings` may then only agree with them, or give what the flags
-    /// cannot.
+    /// cannot. A core profile (`harness run --core-profile FILE`, docs/core-process.md)
+    /// has `crossplane-core`: Crossplane core's flags, set from the scenario's `core`
+    /// section.
     #[serde(default)]
     #[schemars(with = "Option<Dialect>")]
     pub flags: Option<Spanned<Dialect>>,

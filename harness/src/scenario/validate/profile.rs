@@ -45,6 +45,13 @@ pub(crate) fn profile(
         Some(cmd)
     });
     let from_flags = raw.flags.as_ref().and_then(|d| {
+        if d.value == Dialect::CrossplaneCore {
+            c.err(
+                pos(d),
+                "crossplane-core is Crossplane core's family, not a provider's, expected crossplane-runtime, upjet or loadtest (a core profile is given to `harness run --core-profile FILE`)",
+            );
+            return None;
+        }
         let (args, place): (&[String], Pos) = match (&raw.args, command) {
             (Some(a), _) => (&a.value, pos(a)),
             (None, Some(cmd)) => (&cmd.value[1..], pos(cmd)),
