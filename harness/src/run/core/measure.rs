@@ -22,9 +22,20 @@ pub fn report(
     clocks: (Epoch, RunClock),
     xrs: (&XrLog, &SeenMap, &[String]),
 ) -> CoreReport {
-    let function_calls = side.function_calls.clone();
-    let function_responses = side.function_responses.clone();
-    let function_seconds = side.function_seconds.clone();
+    let function_calls = core.metrics.requests_by_method().into_iter().fold(
+        BTreeMap::new(),
+        |mut m, ((f, _), n)| {
+            *m.entry(f).or_default() += n;
+            m
+        },
+    );
+    let (mut function_responses, mut function_seconds) = (BTreeMap::new(), BTreeMap::new());
+    for (labels, n) in core.metrics.responses() {
+        *function_responses
+            .entry(labels.function.clone())
+            .or_default() += n.count;
+        *function_seconds.entry(labels.function).or_default() += n.seconds;
+    }
     let side = CoreSide {
         user_agent: super::CORE_USER_AGENT_PREFIX,
         function_calls,
