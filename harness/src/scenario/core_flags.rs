@@ -20,7 +20,7 @@
 //! `--name=value`, `--name value`, and for the boolean `--name`, `--no-name` or
 //! `--name=true|false`. Positional words (`core`, `start`) and flags that set nothing the
 //! budget reads (`--kubeconfig`, `--debug`, `--webhook-enabled`, …) are skipped.
-//! [`write`] leaves `--circuit-breaker-mode` out when it is `released`, so the flags it
+//! [`write()`] leaves `--circuit-breaker-mode` out when it is `released`, so the flags it
 //! writes start an unmodified core too.
 
 use std::time::Duration;
@@ -214,7 +214,7 @@ pub fn write(s: &CoreSettings) -> Vec<(&'static str, String)> {
     out
 }
 
-/// [`write`] as command-line arguments, `--flag=value` each.
+/// [`write()`] as command-line arguments, `--flag=value` each.
 #[must_use]
 pub fn args(s: &CoreSettings) -> Vec<String> {
     write(s)

@@ -18,11 +18,11 @@ pub struct Phase {
     /// The longest it may take.
     pub timeout: Duration,
     /// The XR groups a create, resync, update or delete phase acts on (indexes into
-    /// [`Scenario::composites`]' groups), beside its resource groups.
+    /// [`Scenario::composites`](super::Scenario::composites)' groups), beside its resource groups.
     pub composites: Vec<usize>,
 }
 
-/// What a phase does. Group lists are indexes into [`Scenario::groups`].
+/// What a phase does. Group lists are indexes into [`Scenario::groups`](super::Scenario::groups).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// Create resources at a rate (None: all at once).
