@@ -149,7 +149,6 @@ fn verdict<'a>(result: &'a serde_json::Value, check: &str) -> &'a serde_json::Va
 }
 
 #[test]
-#[ignore = "the provider process left the composed Buckets unready in its first run (XRs never Ready, create phase timed out): to be fixed before it runs in CI"]
 fn the_composer_as_a_core_process_makes_the_embedded_cores_requests_per_reconcile() {
     let dir = temp("core-process");
     let provider = copy(&dir, "provider");
