@@ -329,17 +329,17 @@ pub async fn seed(
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &secret_ns);
     let configs: Api<ProviderConfig> = Api::all(client.clone());
     // The sample provider's kinds read their account from these; a profile's provider
-    // serves its own kinds and brings its own ProviderConfigs as scenario objects. A
-    // profile whose flags are the sample provider's (`loadtest`) runs this workspace's
-    // provider: its kinds (composed by XRs, say) need these unless the scenario brings its
-    // own.
+    // serves its own kinds and brings its own ProviderConfigs as scenario objects. XRs
+    // composed over a profile whose flags are the sample provider's (`loadtest`: this
+    // workspace's provider) need these too, unless the scenario brings its own.
     let own_configs = s.objects.iter().any(|o| o.body["kind"] == "ProviderConfig");
     let sample = s.profile.is_none()
         || s.groups
             .iter()
             .any(|g| matches!(g.kind, GroupKind::Short(_)))
-        || (s.profile.as_ref().and_then(|p| p.flags)
-            == Some(crate::scenario::flags::Dialect::Loadtest)
+        || (s.composites.any()
+            && s.profile.as_ref().and_then(|p| p.flags)
+                == Some(crate::scenario::flags::Dialect::Loadtest)
             && !own_configs);
     for account in s.cloud.accounts.iter().filter(|_| sample) {
         let secret_name = format!("mock-cloud-{}", account.name);
