@@ -171,17 +171,7 @@ fn charts(o: &mut String, r: &RunResult) {
         "cloud calls",
         asserted("cloudCalls", 1.0),
     );
-    let api_bands: Vec<PhaseBand<'_>> = r
-        .phases
-        .iter()
-        .map(|p| PhaseBand {
-            label: &p.name,
-            start: p.start_s,
-            end: p.end_s,
-            expected: None,
-            limit: p.api_bound_per_s.is_finite().then_some(p.api_bound_per_s),
-        })
-        .collect();
+    let api_bands = api_bands(r);
     o.push_str("<h2>API-server requests from the provider</h2>");
     o.push_str(&api_caption(r));
     o.push_str(&time_chart(
@@ -559,4 +549,19 @@ fn predictions(o: &mut String, r: &RunResult) {
         let _ = write!(o, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(v));
     }
     o.push_str("</table></details>");
+}
+
+/// Each phase's band for a chart of the provider's API requests per second, with the
+/// phase's bound on them where it has one.
+pub(super) fn api_bands(r: &RunResult) -> Vec<PhaseBand<'_>> {
+    r.phases
+        .iter()
+        .map(|p| PhaseBand {
+            label: &p.name,
+            start: p.start_s,
+            end: p.end_s,
+            expected: None,
+            limit: p.api_bound_per_s.is_finite().then_some(p.api_bound_per_s),
+        })
+        .collect()
 }

@@ -329,17 +329,7 @@ fn requests_charts(o: &mut String, r: &RunResult, c: &CoreReport) {
     let provider: Vec<f64> = (0..n).map(|i| at(&r.timeline.api_requests, i)).collect();
     let core: Vec<f64> = (0..n).map(|i| at(&c.requests_per_bin, i)).collect();
     let total: Vec<f64> = provider.iter().zip(&core).map(|(a, b)| a + b).collect();
-    let bands: Vec<PhaseBand<'_>> = r
-        .phases
-        .iter()
-        .map(|p| PhaseBand {
-            label: &p.name,
-            start: p.start_s,
-            end: p.end_s,
-            expected: None,
-            limit: p.api_bound_per_s.is_finite().then_some(p.api_bound_per_s),
-        })
-        .collect();
+    let bands = super::html::api_bands(r);
     let _ = write!(
         o,
         "<h3>API requests: core stacked on the provider</h3><p class=\"sub\">Requests per {} s bin: the provider's (purple), core's (teal) and both together (black, the API server's load from the two). Red: the provider's own bound in any 1 s window (docs/budget.md §2.5), for its line only; core's bound is per window of the coreApiRequests check, below.</p>",
