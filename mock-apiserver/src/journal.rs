@@ -11,10 +11,10 @@
 //! clock with one offset instead of parsing a wall time per entry.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
@@ -244,12 +244,6 @@ impl Journal {
         self.clock.epoch()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Appends an entry, assigning its sequence number (the `seq` given is ignored).
     pub fn record(&self, entry: Entry) -> u64 {
         let label = entry.verb.metric_label();
@@ -272,7 +266,7 @@ impl Journal {
         version: &str,
         ends_later: bool,
     ) -> (u64, Option<Series>) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         entry.seq = inner.next_seq;
         inner.next_seq += 1;
         *inner
@@ -313,7 +307,7 @@ impl Journal {
     /// `apiserver_request_duration_seconds` over its whole life (`MonitorRequest`), so a
     /// watch longer than the last bucket lands in `+Inf` only.
     pub(crate) fn long_running_ended(&self, series: Series, code: u16, elapsed: Duration) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         if let Some(open) = inner.long_running.get_mut(&series) {
             *open = open.saturating_sub(1);
         }
@@ -324,25 +318,25 @@ impl Journal {
     /// strings. The per-series and per-`User-Agent` counts are not included (they grow
     /// with distinct labels, not with requests).
     pub fn heap_bytes(&self) -> usize {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         inner.entries.capacity() * std::mem::size_of::<Entry>() + inner.entry_text_bytes
     }
 
     /// Entries with a sequence number above `seq` (0 for all kept entries).
     pub fn since(&self, seq: u64) -> Vec<Entry> {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         let skip = inner.entries.partition_point(|e| e.seq <= seq);
         inner.entries.iter().skip(skip).cloned().collect()
     }
 
     /// The sequence number of the latest entry (0 when empty).
     pub fn last_seq(&self) -> u64 {
-        self.lock().next_seq - 1
+        self.inner.lock().next_seq - 1
     }
 
     /// Requests per `User-Agent`, over the server's whole life.
     pub fn counts_by_user_agent(&self) -> BTreeMap<String, u64> {
-        self.lock().by_user_agent.clone()
+        self.inner.lock().by_user_agent.clone()
     }
 
     /// `apiserver_request_total`, `apiserver_request_duration_seconds` and
@@ -350,7 +344,7 @@ impl Journal {
     /// with the labels the real API server gives them (`dry_run` left empty).
     pub fn prometheus_text(&self) -> String {
         use std::fmt::Write as _;
-        let inner = self.lock();
+        let inner = self.inner.lock();
         let mut out = String::from(
             "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, group, resource, subresource and HTTP response code.\n# TYPE apiserver_request_total counter\n",
         );
@@ -394,7 +388,7 @@ impl Journal {
 
     /// The page of entries after `since` (what `/mock/v1/requests?since=SEQ` serves).
     pub fn page(&self, since: u64) -> JournalPage {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         let skip = inner.entries.partition_point(|e| e.seq <= since);
         JournalPage {
             epoch: self.clock.epoch(),
@@ -464,7 +458,7 @@ mod tests {
     fn the_heap_it_holds_follows_the_kept_entries_and_their_strings() {
         let journal = Journal::new(2, Clock::new());
         assert_eq!(journal.heap_bytes(), 0);
-        let slots = |j: &Journal| j.lock().entries.capacity() * std::mem::size_of::<Entry>();
+        let slots = |j: &Journal| j.inner.lock().entries.capacity() * std::mem::size_of::<Entry>();
         journal.record(entry("agent"));
         // "configmaps", "default", "agent": 10 + 7 + 5 bytes of text.
         assert_eq!(journal.heap_bytes(), slots(&journal) + 22);

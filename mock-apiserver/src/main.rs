@@ -202,7 +202,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.replicas.get() == 1 {
         write_kubeconfig(&args, &url)?;
         println!("mock-apiserver listening on {url}");
-        mock_apiserver::serve(listener, server, shutdown_signal()).await;
+        mock_apiserver::serve(listener, server, serve::shutdown_signal()).await;
         return Ok(());
     }
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -237,7 +237,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "mock-apiserver load balancer listening on {url} ({} replicas)",
         backends.len()
     );
-    mock_apiserver::balance(listener, backends, shutdown_signal()).await;
+    mock_apiserver::balance(listener, backends, serve::shutdown_signal()).await;
     let _ = stop.send(true);
     replicas.join_all().await;
     Ok(())
@@ -249,27 +249,6 @@ fn write_kubeconfig(args: &Args, url: &str) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        // If the handler cannot be installed, only SIGTERM stops the server.
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { () = ctrl_c => {}, () = term => {} }
 }
 
 #[tokio::main]

@@ -1,8 +1,9 @@
 //! [`ApiServer`]: the shared state behind every service and socket, and its [`Config`].
 
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use serde_json::{Value, json};
 
 use crate::clock::Clock;
@@ -446,17 +447,11 @@ impl ApiServer {
     }
 
     pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
-        self.shared
-            .registry
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
+        self.shared.registry.read()
     }
 
     fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
-        self.shared
-            .registry
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
+        self.shared.registry.write()
     }
 
     pub(crate) fn kind(

@@ -3,13 +3,17 @@
 
 use http::Method;
 use serde::{Deserialize, Serialize};
+use strum::IntoStaticStr;
 
 use crate::query::Query;
 use crate::route::{self, Route};
 
 /// What a request did, in Kubernetes audit terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, IntoStaticStr,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Verb {
     /// Read one object.
     Get,
@@ -68,17 +72,7 @@ impl Verb {
 
     /// The lowercase name used on the wire and in reports.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Get => "get",
-            Self::List => "list",
-            Self::Watch => "watch",
-            Self::Create => "create",
-            Self::Update => "update",
-            Self::Patch => "patch",
-            Self::Delete => "delete",
-            Self::DeleteCollection => "deletecollection",
-            Self::Discovery => "discovery",
-        }
+        self.into()
     }
 
     /// Whether the verb changes state.

@@ -75,7 +75,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         println!("mock-cloud listening on http://{}", listener.local_addr()?);
-        mock_cloud::serve(listener, cloud, shutdown_signal()).await;
+        mock_cloud::serve(listener, cloud, serve::shutdown_signal()).await;
         anyhow::Ok(())
     })
 }
@@ -97,28 +97,4 @@ fn runtime(threads: Option<NonZeroUsize>) -> std::io::Result<tokio::runtime::Run
             .enable_all()
             .build()
     }
-}
-
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(err) => {
-                tracing::warn!(error = %err, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = interrupt => {}
-        () = terminate => {}
-    }
-    tracing::info!("shutdown signal received");
 }

@@ -3,8 +3,24 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use strum::{Display, EnumString, IntoStaticStr, VariantNames};
+
 /// A kind of resource the cloud manages, addressed as `/v1/accounts/{account}/{collection}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    IntoStaticStr,
+    EnumString,
+    Display,
+    VariantNames,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Collection {
     /// Storage buckets: created and deleted at once.
     Buckets,
@@ -22,20 +38,14 @@ impl Collection {
         Collection::Records,
     ];
 
-    const NAMES: [&'static str; 3] = ["buckets", "databases", "records"];
-
     /// The path segment and config key of this collection.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Collection::Buckets => "buckets",
-            Collection::Databases => "databases",
-            Collection::Records => "records",
-        }
+        self.into()
     }
 
     /// Parses a path segment or config key.
     pub fn parse(s: &str) -> Option<Collection> {
-        Collection::ALL.into_iter().find(|c| c.as_str() == s)
+        s.parse().ok()
     }
 
     pub(crate) fn index(self) -> usize {
@@ -43,14 +53,22 @@ impl Collection {
     }
 }
 
-impl fmt::Display for Collection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// What a request does to a collection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    IntoStaticStr,
+    EnumString,
+    Display,
+    VariantNames,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Action {
     /// `POST` on a collection.
     Create,
@@ -74,22 +92,14 @@ impl Action {
         Action::List,
     ];
 
-    const NAMES: [&'static str; 5] = ["create", "get", "update", "delete", "list"];
-
     /// The name used in the config, the journal and the metrics.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Create => "create",
-            Action::Get => "get",
-            Action::Update => "update",
-            Action::Delete => "delete",
-            Action::List => "list",
-        }
+        self.into()
     }
 
     /// Parses an action name.
     pub fn parse(s: &str) -> Option<Action> {
-        Action::ALL.into_iter().find(|a| a.as_str() == s)
+        s.parse().ok()
     }
 
     /// The quota class whose bucket this action draws from (unless overridden per action).
@@ -107,15 +117,10 @@ impl Action {
     }
 }
 
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// A quota class: actions of one class share a token bucket, as EC2's categories and
 /// ARM's reads/writes/deletes do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, IntoStaticStr, Display)]
+#[strum(serialize_all = "lowercase")]
 pub enum Class {
     /// Reads of a single resource.
     Read,
@@ -133,23 +138,15 @@ impl Class {
 
     /// The name used in the config and the metrics.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Class::Read => "read",
-            Class::List => "list",
-            Class::Mutate => "mutate",
-            Class::Delete => "delete",
-        }
-    }
-}
-
-impl fmt::Display for Class {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
 /// The lifecycle state of a resource.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, IntoStaticStr,
+)]
+#[strum(serialize_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum State {
     /// Being provisioned (databases only).
@@ -163,11 +160,7 @@ pub enum State {
 impl State {
     /// The name used on the wire.
     pub fn as_str(self) -> &'static str {
-        match self {
-            State::Creating => "creating",
-            State::Available => "available",
-            State::Deleting => "deleting",
-        }
+        self.into()
     }
 }
 
@@ -184,7 +177,7 @@ macro_rules! serde_by_name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$type, D::Error> {
                 d.deserialize_str(NameVisitor {
                     what: $what,
-                    names: &<$type>::NAMES,
+                    names: <$type as strum::VariantNames>::VARIANTS,
                     parse: <$type>::parse,
                 })
             }
@@ -270,8 +263,15 @@ mod tests {
             assert_eq!(Action::parse(a.as_str()), Some(a));
         }
         assert_eq!(Collection::parse("nope"), None);
-        assert_eq!(Collection::NAMES, Collection::ALL.map(Collection::as_str));
-        assert_eq!(Action::NAMES, Action::ALL.map(Action::as_str));
+        let names = |n: &[&str]| n.to_vec();
+        assert_eq!(
+            names(<Collection as strum::VariantNames>::VARIANTS),
+            Collection::ALL.map(Collection::as_str)
+        );
+        assert_eq!(
+            names(<Action as strum::VariantNames>::VARIANTS),
+            Action::ALL.map(Action::as_str)
+        );
     }
 
     #[test]

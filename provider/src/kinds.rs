@@ -57,9 +57,6 @@ impl Kinds<'_> {
             K::LABEL,
         ));
         self.queues.push((name, queue_metrics));
-        self.controllers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(controller);
+        self.controllers.lock().push(controller);
     }
 }

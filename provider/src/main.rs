@@ -116,7 +116,7 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
         aws: config.aws,
     };
     let summary = Provider::new(options)
-        .run(terminated())
+        .run(serve::shutdown_signal())
         .await
         .map_err(|e| Failure {
             code: 1,
@@ -130,29 +130,4 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
         tracing::warn!("some reconciles were abandoned at shutdown");
     }
     Ok(())
-}
-
-/// SIGTERM or Ctrl-C.
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(
-            tokio::signal::unix::SignalKind::terminate(),
-        ) {
-            Ok(term) => term,
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM; only Ctrl-C stops the provider");
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM received"),
-            _ = tokio::signal::ctrl_c() => tracing::info!("interrupt received"),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -19,11 +19,12 @@
 //!
 //! The work queue's durations are a sum, a count and a maximum rather than histograms.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use limiter::controller::{Controller, Request};
 use limiter::crossplane::MiddlewareStats;
 use limiter::workqueue::QueueMetrics;
+use parking_lot::Mutex;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
@@ -245,7 +246,7 @@ impl ProviderMetrics {
     }
 
     pub(crate) fn set_runtime(&self, state: RuntimeState) {
-        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+        *self.state.lock() = state;
     }
 
     /// The text exposition format.
@@ -307,7 +308,7 @@ fn family<L: EncodeLabelSet, M: EncodeMetric>(
 
 impl prometheus_client::collector::Collector for RuntimeCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self.state.lock();
         let queues: Vec<_> = state
             .queues
             .iter()

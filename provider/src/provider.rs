@@ -2,7 +2,7 @@
 //! one Kubernetes client and one cloud client.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request as HttpRequest, Response};
@@ -11,6 +11,7 @@ use kube::api::Api;
 use kube::runtime::reflector;
 use limiter::controller::{Controller, Request};
 use limiter::crossplane::{ProviderRuntime, Settings};
+use parking_lot::Mutex;
 use tokio::task::JoinSet;
 use tower::{BoxError, Service};
 
@@ -234,7 +235,7 @@ impl Drop for KillGuard {
     fn drop(&mut self) {
         if let Some(c) = &self.controllers {
             // Dropping a controller drops its workers' JoinSet, which aborts them.
-            c.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            c.lock().clear();
         }
         self.event_writer.abort();
     }
@@ -358,7 +359,6 @@ impl Provider {
         drop(ctx);
         let stats = controllers
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .iter()
             .map(|c| (c.name().to_owned(), c.stats_handle()))
             .collect();
@@ -381,8 +381,7 @@ impl Provider {
         shutdown.await;
         tracing::info!("shutting down: no new work, finishing in-flight reconciles");
         watches.shutdown().await;
-        let running: Vec<Controller<Request>> =
-            std::mem::take(&mut *controllers.lock().unwrap_or_else(|e| e.into_inner()));
+        let running: Vec<Controller<Request>> = std::mem::take(&mut *controllers.lock());
         let drain = futures::future::join_all(running.into_iter().map(Controller::shut_down));
         let drained = tokio::time::timeout(options.shutdown_timeout, drain)
             .await

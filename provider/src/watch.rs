@@ -94,6 +94,33 @@ pub fn request_of<K: Resource>(obj: &K) -> Request {
     Request::new(obj.namespace().unwrap_or_default(), obj.name_any())
 }
 
+/// A kind the provider watches into a reflector's cache.
+pub trait Watched:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static
+{
+}
+
+impl<K> Watched for K where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// The watch of `api`, reflected into `writer`, retried with kube's default backoff.
+fn reflected<K: Watched>(
+    api: Api<K>,
+    writer: Writer<K>,
+) -> impl futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> {
+    watcher(api, watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+}
+
 /// Watches `api` into `writer` (the reconciler's cache) and adds every passing event to
 /// `queue`. Objects of an initial list are added once the list is complete and in the
 /// cache, with low priority. Runs until aborted.
@@ -103,19 +130,11 @@ pub async fn feed_queue<K>(
     queue: WorkQueue<Request>,
     kind: &'static str,
 ) where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
 {
     let mut filter = EventFilter::default();
     let mut listing: Option<(HashSet<Request>, Vec<Request>)> = None;
-    let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .reflect(writer);
+    let stream = reflected(api, writer);
     futures::pin_mut!(stream);
     while let Some(event) = stream.next().await {
         match event {
@@ -168,17 +187,9 @@ pub async fn feed_queue<K>(
 /// Watches `api` into `writer` only (ProviderConfigs, Secrets). Runs until aborted.
 pub async fn reflect_only<K>(api: Api<K>, writer: Writer<K>, kind: &'static str)
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
 {
-    let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .reflect(writer);
+    let stream = reflected(api, writer);
     futures::pin_mut!(stream);
     while let Some(event) = stream.next().await {
         if let Err(error) = event {

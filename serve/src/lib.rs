@@ -17,6 +17,8 @@
 //!   responses (watches) must end on their own: a server that streams
 //!   ties its streams to its own stop signal.
 //!
+//! [`shutdown_signal`] is the stop signal of the servers' binaries: SIGINT or SIGTERM.
+//!
 //! # Example
 //! ```
 //! use std::convert::Infallible;
@@ -43,6 +45,9 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
+
+mod signal;
+pub use signal::shutdown_signal;
 
 /// How long the loop waits after an accept error that is not about one connection.
 pub const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_secs(1);

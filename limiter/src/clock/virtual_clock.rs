@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::{Pin, pin};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -70,7 +71,7 @@ pub struct VirtualClock {
 
 impl fmt::Debug for VirtualClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.lock();
+        let s = self.inner.state.lock();
         f.debug_struct("VirtualClock")
             .field("now", &s.now)
             .field("timers", &s.timers.len())
@@ -118,15 +119,10 @@ impl VirtualClock {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A poisoned clock is still consistent: every mutation is a few assignments.
-        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The current virtual instant.
     #[must_use]
     pub fn now(&self) -> Instant {
-        self.lock().now
+        self.inner.state.lock().now
     }
 
     /// A future that completes once the clock reaches `deadline`.
@@ -146,13 +142,13 @@ impl VirtualClock {
     /// The earliest pending timer, if any.
     #[must_use]
     pub fn next_timer(&self) -> Option<Instant> {
-        self.lock().timers.keys().next().map(|k| k.0)
+        self.inner.state.lock().timers.keys().next().map(|k| k.0)
     }
 
     /// How many sleepers are waiting.
     #[must_use]
     pub fn pending_timers(&self) -> usize {
-        self.lock().timers.len()
+        self.inner.state.lock().timers.len()
     }
 
     /// Moves the clock to `t` (never back) and wakes every sleeper due by then, earliest first,
@@ -160,7 +156,7 @@ impl VirtualClock {
     /// driving methods below do.
     pub fn set(&self, t: Instant) {
         let woken: Vec<Waker> = {
-            let mut s = self.lock();
+            let mut s = self.inner.state.lock();
             if t > s.now {
                 s.now = t;
             }
@@ -294,7 +290,7 @@ impl Future for VirtualSleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        let mut s = this.clock.lock();
+        let mut s = this.clock.inner.state.lock();
         if s.now >= this.deadline {
             if let Some(seq) = this.seq.take() {
                 s.timers.remove(&(this.deadline, seq));
@@ -328,7 +324,12 @@ impl Future for VirtualSleep {
 impl Drop for VirtualSleep {
     fn drop(&mut self) {
         if let Some(seq) = self.seq.take() {
-            self.clock.lock().timers.remove(&(self.deadline, seq));
+            self.clock
+                .inner
+                .state
+                .lock()
+                .timers
+                .remove(&(self.deadline, seq));
         }
     }
 }

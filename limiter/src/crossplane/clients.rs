@@ -5,14 +5,13 @@
 //! REST client: the manager's client, the event recorder's own clientset and the leader
 //! election client each get QPS 5R and burst 10R of their own. Our provider puts every
 //! request through one limiter by default, and can run like a real one.
-
-use std::fmt;
-use std::str::FromStr;
+use strum::{Display, EnumString, IntoStaticStr};
 
 use super::error_paths::{UnknownMode, named};
 
 /// Which client the provider's event recorder writes Events with.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString, Display)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownMode, parse_err_fn = Self::unknown)]
 pub enum EventClient {
     /// The controllers' client: one limiter (QPS 5R, burst 10R) for every request of the
     /// process.
@@ -31,10 +30,7 @@ impl EventClient {
     /// The flag value (`shared`, `separate`).
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            EventClient::Shared => "shared",
-            EventClient::Separate => "separate",
-        }
+        self.into()
     }
 
     /// The client-side limiters the provider's requests go through: 1 or 2.

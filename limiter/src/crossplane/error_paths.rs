@@ -2,12 +2,13 @@
 //! as a deliberately broken mode, at once; and the observe-only "resource missing" path
 //! before and after crossplane-runtime#1088.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
+use strum::{Display, EnumString, IntoStaticStr};
+
 /// The requeue of a reconcile that failed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString, Display)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownMode, parse_err_fn = Self::unknown)]
 pub enum ErrorRequeue {
     /// crossplane-runtime: a rate-limited requeue, on the per-item backoff (base·2^(k−1) up
     /// to its cap).
@@ -30,16 +31,14 @@ impl ErrorRequeue {
     /// The flag value (`backoff`, `immediate`).
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorRequeue::Backoff => "backoff",
-            ErrorRequeue::Immediate => "immediate",
-        }
+        self.into()
     }
 }
 
 /// What an observe-only resource (`managementPolicies: [Observe]`) whose cloud resource is
 /// absent requeues with (path P9 of the managed reconciler).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString, Display)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownMode, parse_err_fn = Self::unknown)]
 pub enum ObserveOnlyAbsent {
     /// crossplane-runtime v2.4.0 (#1088): `RequeueAfter` the poll interval (annotation and
     /// jitter apply).
@@ -57,10 +56,7 @@ impl ObserveOnlyAbsent {
     /// The flag value (`poll`, `backoff`).
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            ObserveOnlyAbsent::Poll => "poll",
-            ObserveOnlyAbsent::Backoff => "backoff",
-        }
+        self.into()
     }
 }
 
@@ -76,26 +72,18 @@ pub struct UnknownMode {
     pub expected: &'static str,
 }
 
+/// The parse error of a named mode: what it is and the names it takes (the names themselves,
+/// its `as_str`, `Display` and `FromStr`, are strum's derives on the enum).
 macro_rules! named {
     ($type:ty, $what:literal, $expected:literal) => {
-        impl fmt::Display for $type {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $type {
-            type Err = UnknownMode;
-
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                <$type>::ALL
-                    .into_iter()
-                    .find(|m| m.as_str() == s)
-                    .ok_or_else(|| UnknownMode {
-                        what: $what,
-                        given: s.to_owned(),
-                        expected: $expected,
-                    })
+        impl $type {
+            /// The error for a name that is none of this setting's.
+            fn unknown(given: &str) -> UnknownMode {
+                UnknownMode {
+                    what: $what,
+                    given: given.to_owned(),
+                    expected: $expected,
+                }
             }
         }
     };

@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 use std::fmt::Display;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
@@ -98,11 +99,7 @@ impl<R> GlobalRateLimited<R> {
 
     fn when(&self, key: &str) -> GoDuration {
         let now = self.clock.now();
-        let flagged = self
-            .limited
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(key);
+        let flagged = self.limited.lock().remove(key);
         if let Some(due) = flagged {
             if now < due {
                 self.stats.early_runs.fetch_add(1, Ordering::Relaxed);
@@ -114,7 +111,6 @@ impl<R> GlobalRateLimited<R> {
         if d != GoDuration::ZERO {
             self.limited
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
                 .insert(key.to_owned(), add_duration(now, d));
         }
         d

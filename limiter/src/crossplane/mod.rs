@@ -53,9 +53,7 @@ mod poll;
 mod request;
 mod runtime;
 
-use std::fmt;
 use std::num::NonZeroU32;
-use std::str::FromStr;
 use std::time::Duration;
 
 pub use clients::EventClient;
@@ -69,6 +67,7 @@ pub use request::{
     RECONCILE_REQUESTED_AT_ANNOTATION, ReconcileRequests, pending_reconcile_request,
 };
 pub use runtime::ProviderRuntime;
+use strum::{Display, EnumString, IntoStaticStr};
 
 use crate::clock::Clock;
 use crate::workqueue::{Bucket, ItemExponential};
@@ -139,7 +138,8 @@ impl Scope {
 }
 
 /// How the poll jitter's percentage is turned into a duration.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString, Display)]
+#[strum(serialize_all = "kebab-case", parse_err_ty = UnknownJitterSizing, parse_err_fn = unknown_jitter_sizing)]
 pub enum JitterSizing {
     /// Ours: the percentage of each resource's own effective interval ([`Jitter::Proportional`]),
     /// so a requeue is never zero.
@@ -158,16 +158,7 @@ impl JitterSizing {
     /// The flag value (`per-resource`, `poll-interval`).
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            JitterSizing::PerResource => "per-resource",
-            JitterSizing::PollInterval => "poll-interval",
-        }
-    }
-}
-
-impl fmt::Display for JitterSizing {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -176,15 +167,8 @@ impl fmt::Display for JitterSizing {
 #[error("unknown poll jitter sizing {0:?} (expected per-resource or poll-interval)")]
 pub struct UnknownJitterSizing(pub String);
 
-impl FromStr for JitterSizing {
-    type Err = UnknownJitterSizing;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        JitterSizing::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| UnknownJitterSizing(s.to_owned()))
-    }
+fn unknown_jitter_sizing(name: &str) -> UnknownJitterSizing {
+    UnknownJitterSizing(name.to_owned())
 }
 
 /// Per-item failure backoff: `base` doubling per failure up to `max` (client-go's
@@ -198,7 +182,8 @@ pub struct FailureBackoff {
 }
 
 /// Which rate-limit model a provider runs (`DESIGN.md`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString, Display)]
+#[strum(serialize_all = "kebab-case", parse_err_ty = UnknownModel, parse_err_fn = unknown_model)]
 pub enum RateLimitModel {
     /// crossplane-runtime's middleware: global bucket R/10R taken when an item is popped; a
     /// throttled item goes back with `RequeueAfter`. Priority queue, R workers.
@@ -226,18 +211,7 @@ impl RateLimitModel {
     /// The flag value (`crossplane`, `in-queue`, `controller-runtime`, `concurrency-only`).
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            RateLimitModel::Crossplane => "crossplane",
-            RateLimitModel::InQueue => "in-queue",
-            RateLimitModel::ControllerRuntime => "controller-runtime",
-            RateLimitModel::ConcurrencyOnly => "concurrency-only",
-        }
-    }
-}
-
-impl fmt::Display for RateLimitModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -248,15 +222,8 @@ impl fmt::Display for RateLimitModel {
 )]
 pub struct UnknownModel(pub String);
 
-impl FromStr for RateLimitModel {
-    type Err = UnknownModel;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        RateLimitModel::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| UnknownModel(s.to_owned()))
-    }
+fn unknown_model(name: &str) -> UnknownModel {
+    UnknownModel(name.to_owned())
 }
 
 /// A provider's rate-limit settings, and everything derived from them.

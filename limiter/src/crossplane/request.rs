@@ -1,7 +1,5 @@
 //! The `crossplane.io/reconcile-requested-at` annotation, and whether a provider tracks it.
-
-use std::fmt;
-use std::str::FromStr;
+use strum::{Display, EnumString, IntoStaticStr};
 
 use super::error_paths::{UnknownMode, named};
 
@@ -32,7 +30,8 @@ pub fn pending_reconcile_request<'a>(
 /// not. For such a type the annotation's change still passes the event filter, so it brings
 /// one reconcile on the normal path, but no `ReconcileRequestHandled` event and no token in
 /// the status.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString, Display)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownMode, parse_err_fn = Self::unknown)]
 pub enum ReconcileRequests {
     /// A new token is announced with a `ReconcileRequestHandled` event and recorded by the
     /// reconcile's status write (a type with the interface).
@@ -49,10 +48,7 @@ impl ReconcileRequests {
     /// The flag value (`honour`, `ignore`).
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            ReconcileRequests::Honour => "honour",
-            ReconcileRequests::Ignore => "ignore",
-        }
+        self.into()
     }
 
     /// The token a reconcile handles: [`pending_reconcile_request`] when requests are

@@ -1,4 +1,6 @@
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
@@ -235,27 +237,22 @@ impl Limiter {
         &self.clock
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A poisoned bucket is still a consistent bucket: every mutation is a few assignments.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The current limit.
     #[must_use]
     pub fn limit(&self) -> Limit {
-        self.lock().limit
+        self.state.lock().limit
     }
 
     /// The current burst.
     #[must_use]
     pub fn burst(&self) -> i64 {
-        self.lock().burst
+        self.state.lock().burst
     }
 
     /// `TokensAt(t)`: the tokens available at `t` (negative while in debt).
     #[must_use]
     pub fn tokens_at(&self, t: Instant) -> f64 {
-        self.lock().advance(t)
+        self.state.lock().advance(t)
     }
 
     /// `Tokens()`: the tokens available now.
@@ -266,7 +263,7 @@ impl Limiter {
 
     /// `AllowN(t, n)`: take `n` tokens if they are there at `t`; false (and no change) otherwise.
     pub fn allow_n_at(&self, t: Instant, n: i64) -> bool {
-        self.lock().allow_n(t, n)
+        self.state.lock().allow_n(t, n)
     }
 
     /// `AllowN(now, n)`.
@@ -282,7 +279,7 @@ impl Limiter {
     /// `ReserveN(t, n)`: never fails for `n ≤ burst` (the bucket goes into debt); fails, changing
     /// nothing, for `n > burst` unless the limit is infinite.
     pub fn reserve_n_at(&self, t: Instant, n: i64) -> Reservation {
-        self.lock().reserve_n(t, n, GoDuration::INF)
+        self.state.lock().reserve_n(t, n, GoDuration::INF)
     }
 
     /// `ReserveN(now, n)`.
@@ -302,7 +299,7 @@ impl Limiter {
 
     /// Reserve with a bound on the wait (what `WaitN` does with a context deadline).
     pub(crate) fn reserve_n_within(&self, t: Instant, n: i64, max_wait: GoDuration) -> Reservation {
-        self.lock().reserve_n(t, n, max_wait)
+        self.state.lock().reserve_n(t, n, max_wait)
     }
 
     /// `Reservation.CancelAt(t)`: give back the tokens of `r` that no later reservation has
@@ -312,7 +309,7 @@ impl Limiter {
         if !r.ok {
             return;
         }
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         if s.limit.is_inf() || r.tokens == 0 || r.time_to_act < t {
             return;
         }
@@ -349,7 +346,7 @@ impl Limiter {
 
     /// `SetLimitAt(t, limit)`: settle the tokens at the old limit, then switch.
     pub fn set_limit_at(&self, t: Instant, limit: Limit) {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         let tokens = s.advance(t);
         s.last = Some(t);
         s.tokens = tokens;
@@ -363,7 +360,7 @@ impl Limiter {
 
     /// `SetBurstAt(t, burst)`: settle the tokens at the old burst, then switch.
     pub fn set_burst_at(&self, t: Instant, burst: i64) {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         let tokens = s.advance(t);
         s.last = Some(t);
         s.tokens = tokens;
@@ -398,7 +395,7 @@ mod tests {
                 let reserved = b.reserve_n_within(t, n, GoDuration::ZERO).ok();
                 prop_assert_eq!(allowed, reserved);
                 prop_assert_eq!(a.tokens_at(t).to_bits(), b.tokens_at(t).to_bits());
-                let (sa, sb) = (a.lock(), b.lock());
+                let (sa, sb) = (a.state.lock(), b.state.lock());
                 prop_assert_eq!((sa.last, sa.last_event), (sb.last, sb.last_event));
             }
         }

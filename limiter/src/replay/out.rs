@@ -1,5 +1,6 @@
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
@@ -36,7 +37,7 @@ impl Out {
     fn push(&self, text: std::fmt::Arguments<'_>) {
         use std::fmt::Write;
         let t = self.stamp();
-        let mut buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buf = self.buf.lock();
         let _ = writeln!(buf, "[t={t}] {text}");
     }
 
@@ -56,7 +57,7 @@ impl Out {
     }
 
     pub(crate) fn take(&self) -> String {
-        std::mem::take(&mut *self.buf.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *self.buf.lock())
     }
 }
 

@@ -1,7 +1,9 @@
 //! The scripted reconciler of `controller` and its trace of every pass.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use super::args::{Result, Word};
 use super::limiters::Show;
@@ -139,12 +141,13 @@ impl Script {
         }
     }
 
-    fn book(&self) -> std::sync::MutexGuard<'_, Book> {
-        self.book.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     pub(crate) fn push_outcomes(&self, item: Request, steps: Vec<Step>) {
-        self.book().outcomes.entry(item).or_default().extend(steps);
+        self.book
+            .lock()
+            .outcomes
+            .entry(item)
+            .or_default()
+            .extend(steps);
     }
 
     /// The reconciler the controller sees: trace around `inner` (which may be a middleware
@@ -171,7 +174,7 @@ impl Reconciler<Request> for Inner {
     fn reconcile(&self, item: Request) -> BoxFuture<'_, ReconcileResult> {
         Box::pin(async move {
             let (n, step) = {
-                let mut book = self.script.book();
+                let mut book = self.script.book.lock();
                 let n = book.inner_runs.entry(item.clone()).or_default();
                 *n += 1;
                 let n = *n;
@@ -222,7 +225,7 @@ impl Reconciler<Request> for Tracer {
     fn reconcile(&self, item: Request) -> BoxFuture<'_, ReconcileResult> {
         Box::pin(async move {
             let pass = {
-                let mut book = self.script.book();
+                let mut book = self.script.book.lock();
                 book.inner_ran.insert(item.clone(), false);
                 let n = book.passes.entry(item.clone()).or_default();
                 *n += 1;
@@ -236,7 +239,8 @@ impl Reconciler<Request> for Tracer {
             let result = self.inner.reconcile(item.clone()).await;
             let ran = self
                 .script
-                .book()
+                .book
+                .lock()
                 .inner_ran
                 .get(&item)
                 .copied()

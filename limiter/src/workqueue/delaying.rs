@@ -2,8 +2,9 @@
 //! ready time.
 
 use std::hash::Hash;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 
+use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use super::config::QueueConfig;
@@ -92,10 +93,6 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
         DelayingQueue { queue, shared }
     }
 
-    fn waiting(&self) -> MutexGuard<'_, WaitHeap<T>> {
-        lock(&self.shared.waiting)
-    }
-
     /// Adds `item` once `after` has passed (at once if `after ≤ 0`).
     pub fn add_after(&self, item: T, after: GoDuration) {
         if self.queue.shutting_down() {
@@ -109,7 +106,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
             return;
         }
         let ready_at = add_duration(self.queue.clock().now(), after);
-        let head = self.waiting().insert(item, ready_at);
+        let head = self.shared.waiting.lock().insert(item, ready_at);
         if head {
             self.shared.wake.notify_one();
         }
@@ -118,7 +115,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
     /// Number of entries waiting for their ready time.
     #[must_use]
     pub fn waiting_len(&self) -> usize {
-        self.waiting().len()
+        self.shared.waiting.lock().len()
     }
 
     /// The underlying FIFO queue.
@@ -157,14 +154,14 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
     /// Shuts down and drops every waiting entry.
     pub fn shut_down(&self) {
         self.queue.shut_down();
-        self.waiting().clear();
+        self.shared.waiting.lock().clear();
         self.shared.wake.notify_one();
     }
 
     /// Shuts down, dropping waiting entries, and waits for items in processing: see
     /// [`Queue::shut_down_with_drain`].
     pub async fn shut_down_with_drain(&self) {
-        self.waiting().clear();
+        self.shared.waiting.lock().clear();
         self.shared.wake.notify_one();
         self.queue.shut_down_with_drain().await;
     }
@@ -174,10 +171,6 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> DelayingQueue<T> {
     pub fn shutting_down(&self) -> bool {
         self.queue.shutting_down()
     }
-}
-
-fn lock<S>(m: &Mutex<S>) -> MutexGuard<'_, S> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Moves entries whose ready time has come into the queue, then sleeps until the next one or
@@ -199,7 +192,7 @@ async fn waiting_loop<T: Eq + Hash + Clone + Send + 'static>(
             let now = clock.now();
             let mut ready = Vec::new();
             let next = {
-                let mut waiting = lock(&shared.waiting);
+                let mut waiting = shared.waiting.lock();
                 while let Some(item) = waiting.pop_ready(now) {
                     ready.push(item);
                 }

@@ -3,8 +3,9 @@
 use std::collections::{HashSet, VecDeque};
 use std::hash::Hash;
 use std::pin::pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use super::config::QueueConfig;
@@ -110,10 +111,6 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     pub(crate) fn metrics(&self) -> Option<&Arc<QueueMetrics<T>>> {
         self.inner.metrics.as_ref()
     }
@@ -126,7 +123,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
 
     /// Marks `item` as needing processing.
     pub fn add(&self, item: T) {
-        let mut s = self.lock();
+        let mut s = self.inner.state.lock();
         if s.shutting_down || s.dirty.contains(&item) {
             return;
         }
@@ -159,7 +156,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
         loop {
             let mut notified = pin!(self.inner.item_added.notified());
             {
-                let mut s = self.lock();
+                let mut s = self.inner.state.lock();
                 if let Some(item) = self.pop(&mut s) {
                     return Some(item);
                 }
@@ -184,13 +181,13 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
 
     /// Takes the next item if one is queued, without waiting.
     pub fn try_get(&self) -> Option<T> {
-        let mut s = self.lock();
+        let mut s = self.inner.state.lock();
         self.pop(&mut s)
     }
 
     /// Marks `item` as processed; if it was added meanwhile, it goes back to the tail.
     pub fn done(&self, item: &T) {
-        let mut s = self.lock();
+        let mut s = self.inner.state.lock();
         if let Some(m) = &self.inner.metrics {
             m.done(item, self.inner.clock.now());
         }
@@ -212,7 +209,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
     /// Number of queued items (not counting items being processed).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.lock().queue.len()
+        self.inner.state.lock().queue.len()
     }
 
     /// Whether no item is queued.
@@ -224,7 +221,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
     /// Stops accepting items, cancels any drain in progress and wakes every waiting `get` and
     /// drain caller. Idempotent.
     pub fn shut_down(&self) {
-        let mut s = self.lock();
+        let mut s = self.inner.state.lock();
         s.drain = false;
         s.shutting_down = true;
         broadcast(&mut s);
@@ -244,7 +241,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
             ticket: None,
         };
         {
-            let mut s = self.lock();
+            let mut s = self.inner.state.lock();
             s.drain = true;
             s.shutting_down = true;
             broadcast(&mut s);
@@ -258,7 +255,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
         loop {
             let mut signalled = pin!(self.inner.drain_signal.notified());
             {
-                let mut s = self.lock();
+                let mut s = self.inner.state.lock();
                 let ticket = waiter.ticket.expect("a waiting drain holds a ticket");
                 if s.drain_woken.remove(&ticket) {
                     // Woken: re-check, as Go's loop around `cond.Wait` does.
@@ -277,7 +274,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> Queue<T> {
     /// Whether the queue is shutting down.
     #[must_use]
     pub fn shutting_down(&self) -> bool {
-        self.lock().shutting_down
+        self.inner.state.lock().shutting_down
     }
 }
 
@@ -321,7 +318,7 @@ struct DrainWaiter<'a, T: Eq + Hash + Clone + Send + 'static> {
 impl<T: Eq + Hash + Clone + Send + 'static> Drop for DrainWaiter<'_, T> {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket.take() {
-            let mut s = self.queue.lock();
+            let mut s = self.queue.inner.state.lock();
             s.drain_waiters.retain(|t| *t != ticket);
             s.drain_woken.remove(&ticket);
         }

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::Mutex;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 /// A running summary of observed durations: count, sum and maximum.
@@ -80,12 +80,8 @@ impl<T: Eq + Hash + Clone> Default for QueueMetrics<T> {
 }
 
 impl<T: Eq + Hash + Clone> QueueMetrics<T> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner<T>> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     pub(crate) fn add(&self, item: &T, now: Instant) {
-        let mut m = self.lock();
+        let mut m = self.inner.lock();
         m.snapshot.adds += 1;
         m.snapshot.depth += 1;
         if !m.added_at.contains_key(item) {
@@ -94,7 +90,7 @@ impl<T: Eq + Hash + Clone> QueueMetrics<T> {
     }
 
     pub(crate) fn get(&self, item: &T, now: Instant) {
-        let mut m = self.lock();
+        let mut m = self.inner.lock();
         m.snapshot.depth = m.snapshot.depth.saturating_sub(1);
         m.started_at.insert(item.clone(), now);
         if let Some(t) = m.added_at.remove(item) {
@@ -105,7 +101,7 @@ impl<T: Eq + Hash + Clone> QueueMetrics<T> {
     }
 
     pub(crate) fn done(&self, item: &T, now: Instant) {
-        let mut m = self.lock();
+        let mut m = self.inner.lock();
         if let Some(t) = m.started_at.remove(item) {
             m.snapshot
                 .work_duration
@@ -114,7 +110,7 @@ impl<T: Eq + Hash + Clone> QueueMetrics<T> {
     }
 
     pub(crate) fn retry(&self) {
-        self.lock().snapshot.retries += 1;
+        self.inner.lock().snapshot.retries += 1;
     }
 
     /// The metrics now on tokio's clock; see [`QueueMetrics::snapshot_at`].
@@ -127,7 +123,7 @@ impl<T: Eq + Hash + Clone> QueueMetrics<T> {
     /// it from the queue's clock).
     #[must_use]
     pub fn snapshot_at(&self, now: Instant) -> QueueMetricsSnapshot {
-        let m = self.lock();
+        let m = self.inner.lock();
         let mut s = m.snapshot;
         let age = |t: &Instant| now.saturating_duration_since(*t);
         s.unfinished_work = m.started_at.values().map(age).sum();

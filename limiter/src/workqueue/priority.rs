@@ -3,8 +3,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::Hash;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 
+use parking_lot::Mutex;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
@@ -89,10 +90,6 @@ impl<T> Clone for PriorityQueue<T> {
     }
 }
 
-fn lock<S>(m: &Mutex<S>) -> MutexGuard<'_, S> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     /// `priorityqueue.New` with the given rate limiter, on tokio's clock.
     ///
@@ -139,14 +136,10 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
         PriorityQueue { shared }
     }
 
-    fn state(&self) -> MutexGuard<'_, State<T>> {
-        lock(&self.shared.state)
-    }
-
     /// `AddWithOpts(opts, items...)`.
     pub fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
         let now = self.shared.clock.now();
-        let mut s = self.state();
+        let mut s = self.shared.state.lock();
         if s.shut_down {
             return;
         }
@@ -273,7 +266,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     /// Cancel-safe: a key handed to a dropped getter is put back.
     pub async fn get_with_priority(&self) -> Option<(T, i64)> {
         let rx = {
-            let mut s = self.state();
+            let mut s = self.shared.state.lock();
             if s.shut_down {
                 return None;
             }
@@ -293,7 +286,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     /// `Done(item)`: the key may be handed out again.
     pub fn done(&self, item: &T) {
         let now = self.shared.clock.now();
-        let mut s = self.state();
+        let mut s = self.shared.state.lock();
         s.locked.remove(item);
         if let Some(m) = &self.shared.metrics {
             m.done(item, now);
@@ -316,7 +309,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     #[must_use]
     pub fn len(&self) -> usize {
         let now = self.shared.clock.now();
-        let mut s = self.state();
+        let mut s = self.shared.state.lock();
         promote(&mut s, now, self.shared.metrics.as_deref());
         s.order.keys().take_while(|k| !k.0).count()
     }
@@ -329,7 +322,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
 
     /// Shuts down at once: pending entries are dropped, getters return `None`.
     pub fn shut_down(&self) {
-        let mut s = self.state();
+        let mut s = self.shared.state.lock();
         s.shut_down = true;
         s.entries.clear();
         s.order.clear();
@@ -341,7 +334,7 @@ impl<T: Eq + Hash + Clone + Send + Sync + 'static> PriorityQueue<T> {
     /// Whether the queue is shut down.
     #[must_use]
     pub fn shutting_down(&self) -> bool {
-        self.state().shut_down
+        self.shared.state.lock().shut_down
     }
 
     pub(crate) fn metrics(&self) -> Option<&Arc<QueueMetrics<T>>> {
@@ -396,7 +389,7 @@ async fn timer_loop<T: Eq + Hash + Clone + Send + Sync + 'static>(
                 return;
             };
             let q = PriorityQueue { shared };
-            let mut s = q.state();
+            let mut s = q.shared.state.lock();
             if s.shut_down {
                 return;
             }

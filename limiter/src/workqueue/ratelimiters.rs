@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
@@ -41,10 +42,6 @@ impl<T, R: RateLimiter<T> + ?Sized> RateLimiter<T> for Arc<R> {
 
 /// A shareable rate limiter of any kind.
 pub type SharedRateLimiter<T> = Arc<dyn RateLimiter<T>>;
-
-fn lock<S>(m: &Mutex<S>) -> std::sync::MutexGuard<'_, S> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// `ItemExponentialFailureRateLimiter`: `base · 2^(k−1)` for the k-th failure, capped at `max`.
 ///
@@ -99,7 +96,7 @@ fn pow2(exp: u64) -> f64 {
 
 impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemExponential<T> {
     fn when(&self, item: &T) -> GoDuration {
-        let exp = bump(&mut lock(&self.failures), item) - 1;
+        let exp = bump(&mut self.failures.lock(), item) - 1;
         let backoff = self.base.as_nanos() as f64 * pow2(exp);
         if backoff > i64::MAX as f64 {
             return self.max;
@@ -112,11 +109,11 @@ impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemExponential<T> {
     }
 
     fn forget(&self, item: &T) {
-        lock(&self.failures).remove(item);
+        self.failures.lock().remove(item);
     }
 
     fn num_requeues(&self, item: &T) -> usize {
-        lock(&self.failures).get(item).map_or(0, |n| *n as usize)
+        self.failures.lock().get(item).map_or(0, |n| *n as usize)
     }
 }
 
@@ -154,7 +151,7 @@ impl<T: Eq + Hash + Clone> ItemFastSlow<T> {
 
 impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemFastSlow<T> {
     fn when(&self, item: &T) -> GoDuration {
-        let failures = bump(&mut lock(&self.failures), item);
+        let failures = bump(&mut self.failures.lock(), item);
         if i64::try_from(failures).unwrap_or(i64::MAX) <= self.max_fast {
             self.fast
         } else {
@@ -163,11 +160,11 @@ impl<T: Eq + Hash + Clone + Send> RateLimiter<T> for ItemFastSlow<T> {
     }
 
     fn forget(&self, item: &T) {
-        lock(&self.failures).remove(item);
+        self.failures.lock().remove(item);
     }
 
     fn num_requeues(&self, item: &T) -> usize {
-        lock(&self.failures).get(item).map_or(0, |n| *n as usize)
+        self.failures.lock().get(item).map_or(0, |n| *n as usize)
     }
 }
 

@@ -2,27 +2,15 @@
 //! provider uses in virtual time) and on a virtual clock (exact to the nanosecond).
 
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use limiter::clock::{Clock, VirtualClock};
-use limiter::controller::{Action, FnReconciler, Request, SharedReconciler};
+use limiter::controller::Request;
 use limiter::crossplane::{ProviderRuntime, RateLimitModel, Settings};
 use limiter::workqueue::{DelayingQueue, QueueConfig, QueueMetrics};
-use tokio::time::Instant;
 
-type Starts = Arc<Mutex<Vec<Instant>>>;
-
-fn recording(starts: &Starts, clock: Clock) -> SharedReconciler<Request> {
-    let starts = Arc::clone(starts);
-    Arc::new(FnReconciler(move |_req: Request| {
-        let (starts, clock) = (Arc::clone(&starts), clock.clone());
-        async move {
-            starts.lock().unwrap().push(clock.now());
-            Ok(Action::done())
-        }
-    }))
-}
+use crate::support::{Starts, recording};
 
 /// Start offsets of 40 reconciles through the in-queue gate at R = 3 (burst 30).
 async fn in_queue_starts(rt: &ProviderRuntime, clock: &Clock) -> Vec<Duration> {

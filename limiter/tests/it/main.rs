@@ -6,3 +6,4 @@ mod conformance;
 mod models;
 mod properties;
 mod scopes;
+mod support;

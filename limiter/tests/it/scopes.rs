@@ -2,27 +2,15 @@
 //! at R = 10 drain at 20/s with burst 200 together, on a virtual clock.
 
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use limiter::clock::{Clock, VirtualClock};
-use limiter::controller::{Action, FnReconciler, Request, SharedReconciler};
+use limiter::controller::Request;
 use limiter::crossplane::{ProviderRuntime, RateLimitModel, Scope, Settings};
 use limiter::workqueue::QueueMetrics;
-use tokio::time::Instant;
 
-type Starts = Arc<Mutex<Vec<Instant>>>;
-
-fn recording(starts: &Starts, clock: Clock) -> SharedReconciler<Request> {
-    let starts = Arc::clone(starts);
-    Arc::new(FnReconciler(move |_req: Request| {
-        let (starts, clock) = (Arc::clone(&starts), clock.clone());
-        async move {
-            starts.lock().unwrap().push(clock.now());
-            Ok(Action::done())
-        }
-    }))
-}
+use crate::support::{Starts, recording};
 
 /// Start offsets of the reconciles of 300 items in each scope over 10 virtual seconds.
 async fn two_scopes(model: RateLimitModel, scoped: bool) -> Vec<Duration> {

@@ -21,9 +21,10 @@
 //! limit).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
@@ -233,7 +234,7 @@ impl std::fmt::Debug for Seat {
 
 impl Drop for Seat {
     fn drop(&mut self) {
-        let mut state = self.apf.lock();
+        let mut state = self.apf.state.lock();
         self.apf
             .finish(&mut state, self.level, self.schema, self.queue, self.exempt);
     }
@@ -265,7 +266,7 @@ struct Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         if self.armed {
-            let mut state = self.apf.lock();
+            let mut state = self.apf.state.lock();
             if !self.apf.eject(&mut state, self) {
                 self.apf
                     .finish(&mut state, self.level, self.schema, Some(self.queue), false);
@@ -326,10 +327,6 @@ impl Apf {
                 next_id: 0,
             }),
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The first matching schema; `catch-all` when none does.
@@ -426,7 +423,7 @@ impl Apf {
         if let Ok(Ok(())) = outcome {
             return Ok((seat(Some(queue), false), classification));
         }
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if self.eject(&mut state, &pending) {
             Err(self.reject(
                 &mut state,
@@ -448,7 +445,7 @@ impl Apf {
         schema: usize,
         level: usize,
     ) -> Result<Start, Rejection> {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         let Some(limit) = state.levels[level].limit else {
             *state.metrics.dispatched.entry((level, schema)).or_default() += 1;
             *state.metrics.executing.entry((level, schema)).or_default() += 1;
@@ -603,7 +600,7 @@ impl Apf {
     /// The `apiserver_flowcontrol_*` series, in the Prometheus text format.
     pub fn prometheus_text(&self) -> String {
         use std::fmt::Write as _;
-        let state = self.lock();
+        let state = self.state.lock();
         let m = &state.metrics;
         let names = |level: usize, schema: usize| {
             (

@@ -3,10 +3,11 @@
 //! does (see [`super::apf`]); kept as a named mode for its simplicity.
 
 use std::num::{NonZeroU32, NonZeroUsize};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 /// The immediate limit's settings.
@@ -90,7 +91,7 @@ impl Limiter {
             }
             None => Permit(None),
         };
-        let mut bucket = self.bucket.lock().unwrap_or_else(|p| p.into_inner());
+        let mut bucket = self.bucket.lock();
         let qps = f64::from(self.settings.qps.get());
         let elapsed = now.saturating_duration_since(bucket.last).as_secs_f64();
         bucket.tokens = (bucket.tokens + elapsed * qps).min(f64::from(self.settings.burst.get()));

@@ -33,6 +33,17 @@ fn writer<'a>(schema: &'a Structural, manager: &'a str, now: &'a str) -> Writer<
     }
 }
 
+/// `spec` applied, not forced, by `manager` at `now` over `live`.
+fn apply_as(
+    schema: &Structural,
+    manager: &str,
+    now: &str,
+    live: Option<&Value>,
+    spec: Value,
+) -> Result<Value, SsaError> {
+    apply(&writer(schema, manager, now), live, &config(spec), false)
+}
+
 fn config(spec: Value) -> Value {
     json!({"apiVersion": "example.org/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
 }
@@ -58,13 +69,7 @@ fn managers(object: &Value) -> Vec<(String, String, Value)> {
 fn an_apply_records_its_fields_without_the_server_set_metadata() {
     let schema = schema();
     let t0 = "2026-01-01T00:00:00Z";
-    let object = apply(
-        &writer(&schema, "m1", t0),
-        None,
-        &config(json!({"x": "1"})),
-        false,
-    )
-    .unwrap();
+    let object = apply_as(&schema, "m1", t0, None, json!({"x": "1"})).unwrap();
     assert_eq!(object["spec"], json!({"x": "1"}));
     assert_eq!(
         object["metadata"]["managedFields"],
@@ -83,20 +88,8 @@ fn an_apply_records_its_fields_without_the_server_set_metadata() {
 fn a_second_applier_changing_an_owned_field_conflicts_unless_forced() {
     let schema = schema();
     let t = "2026-01-01T00:00:00Z";
-    let live = apply(
-        &writer(&schema, "m1", t),
-        None,
-        &config(json!({"x": "1"})),
-        false,
-    )
-    .unwrap();
-    let err = apply(
-        &writer(&schema, "m2", t),
-        Some(&live),
-        &config(json!({"x": "2", "y": "b"})),
-        false,
-    )
-    .unwrap_err();
+    let live = apply_as(&schema, "m1", t, None, json!({"x": "1"})).unwrap();
+    let err = apply_as(&schema, "m2", t, Some(&live), json!({"x": "2", "y": "b"})).unwrap_err();
     assert_eq!(
         err,
         SsaError::Conflicts(vec![("\"m1\"".into(), ".spec.x".into())])
@@ -113,13 +106,7 @@ fn a_second_applier_changing_an_owned_field_conflicts_unless_forced() {
         json!([{"reason": "FieldManagerConflict", "message": "conflict with \"m1\"", "field": ".spec.x"}])
     );
     // The same value is shared, not a conflict.
-    let shared = apply(
-        &writer(&schema, "m2", t),
-        Some(&live),
-        &config(json!({"x": "1"})),
-        false,
-    )
-    .unwrap();
+    let shared = apply_as(&schema, "m2", t, Some(&live), json!({"x": "1"})).unwrap();
     assert_eq!(managers(&shared).len(), 2);
     // Forced, m2 takes the field from m1, which is left with nothing.
     let forced = apply(
@@ -140,25 +127,14 @@ fn a_second_applier_changing_an_owned_field_conflicts_unless_forced() {
 fn several_conflicts_are_listed_by_manager() {
     let schema = schema();
     let t = "2026-01-01T00:00:00Z";
-    let a = apply(
-        &writer(&schema, "a", t),
-        None,
-        &config(json!({"x": "1"})),
-        false,
-    )
-    .unwrap();
-    let b = apply(
-        &writer(&schema, "b", t),
-        Some(&a),
-        &config(json!({"y": "1", "tags": ["t"]})),
-        false,
-    )
-    .unwrap();
-    let err = apply(
-        &writer(&schema, "c", t),
+    let a = apply_as(&schema, "a", t, None, json!({"x": "1"})).unwrap();
+    let b = apply_as(&schema, "b", t, Some(&a), json!({"y": "1", "tags": ["t"]})).unwrap();
+    let err = apply_as(
+        &schema,
+        "c",
+        t,
         Some(&b),
-        &config(json!({"x": "2", "y": "2", "tags": ["u"]})),
-        false,
+        json!({"x": "2", "y": "2", "tags": ["u"]}),
     )
     .unwrap_err();
     assert_eq!(
@@ -188,13 +164,7 @@ fn a_field_an_applier_stops_applying_is_removed_unless_someone_else_owns_it() {
     .unwrap();
     assert_eq!(dropped["spec"], json!({"x": "1", "tags": ["a"]}));
     // m2 shares y; when m1 stops applying it, it stays.
-    let shared = apply(
-        &writer(&schema, "m2", t),
-        Some(&live),
-        &config(json!({"y": "2"})),
-        false,
-    )
-    .unwrap();
+    let shared = apply_as(&schema, "m2", t, Some(&live), json!({"y": "2"})).unwrap();
     let kept = apply(&m1, Some(&shared), &config(json!({"x": "1"})), false).unwrap();
     assert_eq!(kept["spec"], json!({"x": "1", "y": "2"}));
 }
@@ -202,18 +172,20 @@ fn a_field_an_applier_stops_applying_is_removed_unless_someone_else_owns_it() {
 #[test]
 fn a_repeated_apply_changes_nothing_not_even_the_time() {
     let schema = schema();
-    let live = apply(
-        &writer(&schema, "m1", "2026-01-01T00:00:00Z"),
+    let live = apply_as(
+        &schema,
+        "m1",
+        "2026-01-01T00:00:00Z",
         None,
-        &config(json!({"x": "1"})),
-        false,
+        json!({"x": "1"}),
     )
     .unwrap();
-    let again = apply(
-        &writer(&schema, "m1", "2026-01-02T00:00:00Z"),
+    let again = apply_as(
+        &schema,
+        "m1",
+        "2026-01-02T00:00:00Z",
         Some(&live),
-        &config(json!({"x": "1"})),
-        false,
+        json!({"x": "1"}),
     )
     .unwrap();
     assert_eq!(again, live);
@@ -223,13 +195,7 @@ fn a_repeated_apply_changes_nothing_not_even_the_time() {
 fn an_update_takes_the_fields_it_changes_and_a_later_apply_conflicts_with_it() {
     let schema = schema();
     let t = "2026-01-01T00:00:00Z";
-    let live = apply(
-        &writer(&schema, "m1", t),
-        None,
-        &config(json!({"x": "1"})),
-        false,
-    )
-    .unwrap();
+    let live = apply_as(&schema, "m1", t, None, json!({"x": "1"})).unwrap();
     let mut new = live.clone();
     new["spec"]["x"] = json!("edited");
     new["metadata"]["labels"] = json!({"team": "a"});
@@ -242,13 +208,7 @@ fn an_update_takes_the_fields_it_changes_and_a_later_apply_conflicts_with_it() {
             json!({"f:metadata": {"f:labels": {".": {}, "f:team": {}}}, "f:spec": {"f:x": {}}})
         )]
     );
-    let err = apply(
-        &writer(&schema, "m1", t),
-        Some(&new),
-        &config(json!({"x": "1"})),
-        false,
-    )
-    .unwrap_err();
+    let err = apply_as(&schema, "m1", t, Some(&new), json!({"x": "1"})).unwrap_err();
     assert_eq!(
         api_error(err).to_string(),
         "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using example.org/v1: .spec.x"
@@ -259,13 +219,7 @@ fn an_update_takes_the_fields_it_changes_and_a_later_apply_conflicts_with_it() {
 fn a_status_update_owns_only_status_and_does_not_disturb_the_applier() {
     let schema = schema();
     let t = "2026-01-01T00:00:00Z";
-    let live = apply(
-        &writer(&schema, "composer", t),
-        None,
-        &config(json!({"x": "1"})),
-        false,
-    )
-    .unwrap();
+    let live = apply_as(&schema, "composer", t, None, json!({"x": "1"})).unwrap();
     let mut new = live.clone();
     new["status"] = json!({"phase": "Ready"});
     let provider = Writer {
@@ -279,11 +233,12 @@ fn a_status_update_owns_only_status_and_does_not_disturb_the_applier() {
         entry["fieldsV1"],
         json!({"f:status": {".": {}, "f:phase": {}}})
     );
-    let again = apply(
-        &writer(&schema, "composer", "2026-01-02T00:00:00Z"),
+    let again = apply_as(
+        &schema,
+        "composer",
+        "2026-01-02T00:00:00Z",
         Some(&new),
-        &config(json!({"x": "1"})),
-        false,
+        json!({"x": "1"}),
     )
     .unwrap();
     assert_eq!(again, new);
@@ -293,13 +248,7 @@ fn a_status_update_owns_only_status_and_does_not_disturb_the_applier() {
 fn an_update_that_changes_nothing_records_nothing() {
     let schema = schema();
     let t = "2026-01-01T00:00:00Z";
-    let live = apply(
-        &writer(&schema, "m1", t),
-        None,
-        &config(json!({"x": "1"})),
-        false,
-    )
-    .unwrap();
+    let live = apply_as(&schema, "m1", t, None, json!({"x": "1"})).unwrap();
     let mut same = live.clone();
     update(&writer(&schema, "other", t), Some(&live), &mut same).unwrap();
     assert_eq!(same, live);
@@ -370,13 +319,7 @@ fn the_create_fast_path_writes_what_the_general_comparison_writes() {
 #[test]
 fn a_configuration_that_does_not_fit_its_list_types_is_a_typed_patch_error() {
     let schema = schema();
-    let err = apply(
-        &writer(&schema, "m1", "t"),
-        None,
-        &config(json!({"tags": ["a", "a"]})),
-        false,
-    )
-    .unwrap_err();
+    let err = apply_as(&schema, "m1", "t", None, json!({"tags": ["a", "a"]})).unwrap_err();
     assert_eq!(
         api_error(err).to_string(),
         "failed to create typed patch object (example.org/v1, Kind=Widget): .spec.tags: duplicate entries for key [=\"a\"]"

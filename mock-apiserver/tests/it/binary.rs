@@ -3,11 +3,11 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::Api;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-use crate::support::{Bucket, bucket, bucket_crd_yaml};
+use crate::support::{Bucket, bucket_crd_yaml, count, create_bucket};
 
 const BOUND: Duration = Duration::from_secs(60);
 
@@ -49,19 +49,8 @@ async fn the_binary_preloads_crds_writes_a_kubeconfig_and_stops_cleanly_on_sigte
         config.cluster_url.to_string().trim_end_matches('/')
     );
     let buckets: Api<Bucket> = Api::default_namespaced(kube::Client::try_from(config).unwrap());
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
-    assert_eq!(
-        buckets
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        1
-    );
+    create_bucket(&buckets, "b1", "eu").await;
+    assert_eq!(count(&buckets).await, 1);
 
     let pid = child.id().unwrap().to_string();
     let killed = Command::new("kill")

@@ -12,7 +12,9 @@ use kube::{Resource, ResourceExt};
 use mock_apiserver::{Config, Verb};
 use serde_json::json;
 
-use crate::support::{Bucket, BucketStatus, Condition, bucket, client, server_with_buckets};
+use crate::support::{
+    Bucket, BucketStatus, Condition, bucket, client, create_bucket, server_with_buckets,
+};
 
 fn api_code(error: kube::Error) -> (u16, String) {
     match error {
@@ -26,10 +28,7 @@ async fn create_get_list_replace_and_delete_round_trip_through_kube() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
 
-    let created = buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    let created = create_bucket(&buckets, "b1", "eu").await;
     assert_eq!(created.metadata.generation, Some(1));
     assert!(created.metadata.uid.is_some() && created.metadata.creation_timestamp.is_some());
 
@@ -64,10 +63,7 @@ async fn create_get_list_replace_and_delete_round_trip_through_kube() {
 async fn creating_twice_is_already_exists_and_a_stale_replace_is_a_conflict() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
-    let created = buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    let created = create_bucket(&buckets, "b1", "eu").await;
     let again = buckets
         .create(&PostParams::default(), &bucket("b1", "eu"))
         .await
@@ -236,10 +232,7 @@ async fn status_changes_only_through_the_status_subresource_and_never_move_the_g
 async fn a_no_op_write_keeps_the_resource_version() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
-    let created = buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    let created = create_bucket(&buckets, "b1", "eu").await;
     let ssa = PatchParams::apply("ctrl").force();
     let body =
         json!({"apiVersion": "example.org/v1alpha1", "kind": "Bucket", "spec": {"region": "eu"}});
@@ -280,10 +273,7 @@ async fn a_no_op_write_keeps_the_resource_version() {
 async fn kubes_finalizer_helper_adds_runs_cleanup_and_releases_the_object() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b1", "eu").await;
     let name = "example.org/cleanup";
     let reconcile = |event: FinalizerEvent<Bucket>| async move {
         Ok::<_, std::convert::Infallible>(match event {
@@ -333,10 +323,7 @@ async fn kubes_finalizer_helper_adds_runs_cleanup_and_releases_the_object() {
     assert!(buckets.get_opt("b1").await.unwrap().is_none());
 
     // A later object can take the finalizer again: no empty `finalizers: []` remains.
-    buckets
-        .create(&PostParams::default(), &bucket("b2", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b2", "eu").await;
     buckets
         .patch(
             "b2",
@@ -410,10 +397,7 @@ async fn recorder_events_show_up_in_the_core_event_view_for_describe() {
     let server = server_with_buckets(Config::default());
     let client = client(&server);
     let buckets: Api<Bucket> = Api::default_namespaced(client.clone());
-    let b1 = buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    let b1 = create_bucket(&buckets, "b1", "eu").await;
     let recorder = Recorder::new(
         client.clone(),
         Reporter {
@@ -472,10 +456,7 @@ async fn the_journal_records_each_request_with_verb_resource_and_status() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
     let before = server.journal().last_seq();
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b1", "eu").await;
     buckets.get("b1").await.unwrap();
     let _ = buckets.get("missing").await;
     buckets.list(&ListParams::default()).await.unwrap();
@@ -505,10 +486,7 @@ async fn paged_lists_keep_the_first_pages_version_and_expired_tokens_are_410() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
     for i in 0..5 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
     let first = buckets.list(&ListParams::default().limit(2)).await.unwrap();
     assert_eq!(
@@ -520,10 +498,7 @@ async fn paged_lists_keep_the_first_pages_version_and_expired_tokens_are_410() {
         ["b0", "b1"]
     );
     let token = first.metadata.continue_.clone().expect("more pages");
-    buckets
-        .create(&PostParams::default(), &bucket("b9", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b9", "eu").await;
 
     let second = buckets
         .list(&ListParams::default().limit(2).continue_token(&token))
@@ -743,10 +718,7 @@ async fn a_limited_list_counts_what_follows_unless_it_is_filtered() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
     for i in 0..5 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
     let first = buckets.list(&ListParams::default().limit(2)).await.unwrap();
     assert_eq!(first.metadata.remaining_item_count, Some(3));

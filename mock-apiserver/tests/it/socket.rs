@@ -7,11 +7,11 @@ use futures::StreamExt;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client as HttpClient;
 use hyper_util::rt::TokioExecutor;
-use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{Api, WatchEvent, WatchParams};
 use mock_apiserver::{Config, FlowControl, JOURNAL_PATH, JournalPage, Verb, X_EPOCH};
 use serde_json::Value;
 
-use crate::support::{Bucket, Socket, bucket, server_with_buckets};
+use crate::support::{Bucket, Socket, count, create_bucket, server_with_buckets};
 
 async fn get(url: &str, user_agent: &str) -> (u16, http::HeaderMap, Value) {
     let client = HttpClient::builder(TokioExecutor::new()).build_http::<Empty<bytes::Bytes>>();
@@ -35,20 +35,9 @@ async fn kube_works_over_a_loopback_socket_from_a_written_kubeconfig() {
     let socket = Socket::start(server.clone()).await;
     let buckets: Api<Bucket> = Api::default_namespaced(socket.client().await);
     for i in 0..20 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
-    assert_eq!(
-        buckets
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        20
-    );
+    assert_eq!(count(&buckets).await, 20);
     assert_eq!(
         server.object_count("example.org", "v1alpha1", "buckets"),
         20
@@ -139,10 +128,7 @@ async fn kubes_default_client_retries_throttled_requests_transparently() {
     let socket = Socket::start(server.clone()).await;
     let buckets: Api<Bucket> = Api::default_namespaced(socket.client().await);
     for i in 0..3 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
     assert_eq!(server.object_count("example.org", "v1alpha1", "buckets"), 3);
     assert!(
@@ -161,10 +147,7 @@ async fn shutting_the_socket_down_ends_open_watches_cleanly() {
         .await
         .unwrap()
         .boxed();
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b1", "eu").await;
     match stream.next().await {
         Some(Ok(WatchEvent::Added(b))) => assert_eq!(b.metadata.name.as_deref(), Some("b1")),
         other => panic!("expected ADDED, got {other:?}"),
@@ -178,13 +161,5 @@ async fn shutting_the_socket_down_ends_open_watches_cleanly() {
     // The server itself still works in-process.
     let in_process: Api<Bucket> =
         Api::default_namespaced(kube::Client::new(server.service(), "default"));
-    assert_eq!(
-        in_process
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        1
-    );
+    assert_eq!(count(&in_process).await, 1);
 }

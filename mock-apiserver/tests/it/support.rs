@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 use kube::CustomResource;
 use kube::CustomResourceExt;
+use kube::api::{Api, ListParams, PostParams};
 use mock_apiserver::{ApiServer, Config};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -64,6 +65,18 @@ pub fn bucket(name: &str, region: &str) -> Bucket {
 }
 
 /// A server with the Bucket CRD loaded.
+/// Creates the bucket `name` in `region` through `api`.
+pub async fn create_bucket(api: &Api<Bucket>, name: &str, region: &str) -> Bucket {
+    api.create(&PostParams::default(), &bucket(name, region))
+        .await
+        .unwrap()
+}
+
+/// How many buckets `api` lists.
+pub async fn count(api: &Api<Bucket>) -> usize {
+    api.list(&ListParams::default()).await.unwrap().items.len()
+}
+
 pub fn server_with_buckets(config: Config) -> ApiServer {
     let server = ApiServer::new(config);
     server

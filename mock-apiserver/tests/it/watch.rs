@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, WatchEvent, WatchParams};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use mock_apiserver::Config;
 use serde_json::json;
 
-use crate::support::{Bucket, bucket, client, server_with_buckets};
+use crate::support::{Bucket, client, create_bucket, server_with_buckets};
 
 /// Waits (bounded) until `check` holds for the reflector store.
 async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
@@ -26,10 +26,7 @@ async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 async fn a_reflector_follows_creates_updates_and_deletes() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
-    buckets
-        .create(&PostParams::default(), &bucket("before", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "before", "eu").await;
 
     let (reader, writer) = reflector::store();
     let stream =
@@ -38,10 +35,7 @@ async fn a_reflector_follows_creates_updates_and_deletes() {
     reader.wait_until_ready().await.unwrap();
     assert_eq!(reader.state().len(), 1);
 
-    buckets
-        .create(&PostParams::default(), &bucket("after", "us"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "after", "us").await;
     eventually("the new bucket is seen", || reader.state().len() == 2).await;
 
     buckets
@@ -72,10 +66,7 @@ async fn a_reflector_follows_creates_updates_and_deletes() {
 async fn expired_history_makes_the_watcher_relist_after_an_in_stream_410() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b1", "eu").await;
 
     let mut events = watcher(buckets.clone(), watcher::Config::default()).boxed();
     let mut init_done = 0;
@@ -124,10 +115,7 @@ async fn a_watch_from_a_too_old_version_answers_200_with_an_error_event() {
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
     let start = server.resource_version();
     for i in 0..5 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
     let events: Vec<_> = buckets
         .watch(&WatchParams::default().timeout(10), &start.to_string())
@@ -149,15 +137,9 @@ async fn watches_resume_from_a_resource_version_and_get_bookmarks() {
     let server =
         server_with_buckets(Config::default().with_bookmark_interval(Duration::from_secs(2)));
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b1", "eu").await;
     let resume_from = server.resource_version();
-    buckets
-        .create(&PostParams::default(), &bucket("b2", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b2", "eu").await;
     let latest = server.resource_version();
 
     let events: Vec<WatchEvent<Bucket>> = buckets
@@ -198,10 +180,7 @@ async fn streaming_lists_end_their_initial_events_with_an_annotated_bookmark() {
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
     for i in 0..3 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
     let (reader, writer) = reflector::store();
     let stream = reflector(
@@ -231,10 +210,7 @@ async fn ten_watchers_each_see_every_create() {
         stores.push(reader);
     }
     for i in 0..50 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
     eventually("every watcher saw every bucket", || {
         stores.iter().all(|s| s.state().len() == 50)
@@ -259,10 +235,7 @@ async fn a_watcher_that_falls_hundreds_of_events_behind_loses_none() {
         .unwrap()
         .boxed();
     for i in 0..1000 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i:04}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i:04}"), "eu").await;
     }
     let mut names = Vec::new();
     while names.len() < 1000 {
@@ -295,10 +268,7 @@ async fn a_selector_watch_sees_objects_enter_and_leave_when_their_labels_change(
                 .unwrap();
         }
     };
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b1", "eu").await;
     relabel("gold").await;
     eventually("b1 enters the selection", || reader.state().len() == 1).await;
     relabel("silver").await;
@@ -313,10 +283,7 @@ async fn a_watcher_with_small_pages_lists_in_several_requests_and_sees_everythin
     let server = server_with_buckets(Config::default());
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
     for i in 0..10 {
-        buckets
-            .create(&PostParams::default(), &bucket(&format!("b{i}"), "eu"))
-            .await
-            .unwrap();
+        create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
     let before = server.journal().last_seq();
     let (reader, writer) = reflector::store();
@@ -332,10 +299,7 @@ async fn a_watcher_with_small_pages_lists_in_several_requests_and_sees_everythin
         .filter(|e| e.verb == mock_apiserver::Verb::List)
         .count();
     assert_eq!(lists, 4, "pages of 3, 3, 3 and 1");
-    buckets
-        .create(&PostParams::default(), &bucket("late", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "late", "eu").await;
     eventually("the watch after the pages sees new objects", || {
         reader.state().len() == 11
     })
@@ -380,10 +344,7 @@ async fn a_controller_with_idempotent_status_patches_settles_instead_of_hot_loop
         )
         .for_each(|_| async {});
     let task = tokio::spawn(controller);
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b1", "eu").await;
     tokio::time::sleep(Duration::from_secs(30)).await;
     let count = reconciles.load(Ordering::SeqCst);
     assert!((1..=2).contains(&count), "reconciled {count} times in 30 s");
@@ -412,10 +373,7 @@ async fn a_watch_is_counted_in_the_request_metrics_when_it_ends_with_its_whole_d
     let text = server.journal().prometheus_text();
     assert!(!text.contains(&total), "counted while open: {text}");
     assert!(text.contains(&gauge(1)), "{text}");
-    buckets
-        .create(&PostParams::default(), &bucket("b1", "eu"))
-        .await
-        .unwrap();
+    create_bucket(&buckets, "b1", "eu").await;
     assert!(matches!(
         stream.next().await,
         Some(Ok(WatchEvent::Added(_)))

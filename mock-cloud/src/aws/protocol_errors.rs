@@ -9,60 +9,72 @@ use http::StatusCode;
 use super::envelope::AwsError;
 use crate::service::Protocol;
 
+/// An error's status, code and message in one protocol.
+type Shape = (StatusCode, &'static str, &'static str);
+
+const BAD_REQUEST: StatusCode = StatusCode::BAD_REQUEST;
+const UNAUTHORIZED: StatusCode = StatusCode::UNAUTHORIZED;
+const FORBIDDEN: StatusCode = StatusCode::FORBIDDEN;
+const SERVICE_UNAVAILABLE: StatusCode = StatusCode::SERVICE_UNAVAILABLE;
+
+/// Messages more than one protocol answers.
+const NOT_VALIDATED: &str = "AWS was not able to validate the provided access credentials";
+const INVALID_TOKEN: &str = "The security token included in the request is invalid.";
+const EXPIRED_TOKEN: &str = "The security token included in the request is expired";
+const MISSING_TOKEN: &str = "Request is missing Authentication Token";
+
 /// The errors every protocol has, each as that protocol's services answer it.
 impl Protocol {
+    /// This protocol's error of `shapes`, which are in the order restXml, ec2Query,
+    /// awsQuery, awsJson1.0.
+    fn shaped(self, shapes: [Shape; 4]) -> AwsError {
+        let (status, code, message) = shapes[match self {
+            Protocol::RestXml => 0,
+            Protocol::Ec2Query => 1,
+            Protocol::AwsQuery => 2,
+            Protocol::AwsJson1_0 => 3,
+        }];
+        AwsError::new(status, code, message)
+    }
+
     /// A rate-quota throttle: S3 503 `SlowDown`, EC2 503 `RequestLimitExceeded`, awsQuery
     /// 400 `Throttling`, JSON 400 `ThrottlingException`. Every one is in botocore's and
     /// the Rust SDK's list of throttling codes.
     pub(crate) fn throttle(self, wait: Duration) -> AwsError {
-        let mut err = match self {
-            Protocol::RestXml => AwsError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
+        let mut err = self.shaped([
+            (
+                SERVICE_UNAVAILABLE,
                 "SlowDown",
                 "Please reduce your request rate.",
             ),
-            Protocol::Ec2Query => AwsError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
+            (
+                SERVICE_UNAVAILABLE,
                 "RequestLimitExceeded",
                 "Request limit exceeded.",
             ),
-            Protocol::AwsQuery => {
-                AwsError::new(StatusCode::BAD_REQUEST, "Throttling", "Rate exceeded")
-            }
-            Protocol::AwsJson1_0 => AwsError::new(
-                StatusCode::BAD_REQUEST,
-                "ThrottlingException",
-                "Rate exceeded",
-            ),
-        };
+            (BAD_REQUEST, "Throttling", "Rate exceeded"),
+            (BAD_REQUEST, "ThrottlingException", "Rate exceeded"),
+        ]);
         err.retry_after = Some(wait);
         err
     }
 
     /// An access key ID that no account has.
     pub(crate) fn unknown_access_key(self, access_key: &str) -> AwsError {
-        match self {
-            Protocol::RestXml => AwsError::new(
-                StatusCode::FORBIDDEN,
+        let err = self.shaped([
+            (
+                FORBIDDEN,
                 "InvalidAccessKeyId",
                 "The AWS Access Key Id you provided does not exist in our records.",
-            )
-            .with_field("AWSAccessKeyId", access_key),
-            Protocol::Ec2Query => AwsError::new(
-                StatusCode::UNAUTHORIZED,
-                "AuthFailure",
-                "AWS was not able to validate the provided access credentials",
             ),
-            Protocol::AwsQuery => AwsError::new(
-                StatusCode::FORBIDDEN,
-                "InvalidClientTokenId",
-                "The security token included in the request is invalid.",
-            ),
-            Protocol::AwsJson1_0 => AwsError::new(
-                StatusCode::BAD_REQUEST,
-                "UnrecognizedClientException",
-                "The security token included in the request is invalid.",
-            ),
+            (UNAUTHORIZED, "AuthFailure", NOT_VALIDATED),
+            (FORBIDDEN, "InvalidClientTokenId", INVALID_TOKEN),
+            (BAD_REQUEST, "UnrecognizedClientException", INVALID_TOKEN),
+        ]);
+        if self == Protocol::RestXml {
+            err.with_field("AWSAccessKeyId", access_key)
+        } else {
+            err
         }
     }
 
@@ -145,28 +157,16 @@ impl Protocol {
 
     /// Temporary credentials past their expiry.
     pub(crate) fn expired_token(self) -> AwsError {
-        match self {
-            Protocol::RestXml => AwsError::new(
-                StatusCode::BAD_REQUEST,
+        self.shaped([
+            (
+                BAD_REQUEST,
                 "ExpiredToken",
                 "The provided token has expired.",
             ),
-            Protocol::Ec2Query => AwsError::new(
-                StatusCode::BAD_REQUEST,
-                "RequestExpired",
-                "Request has expired.",
-            ),
-            Protocol::AwsQuery => AwsError::new(
-                StatusCode::FORBIDDEN,
-                "ExpiredToken",
-                "The security token included in the request is expired",
-            ),
-            Protocol::AwsJson1_0 => AwsError::new(
-                StatusCode::BAD_REQUEST,
-                "ExpiredTokenException",
-                "The security token included in the request is expired",
-            ),
-        }
+            (BAD_REQUEST, "RequestExpired", "Request has expired."),
+            (FORBIDDEN, "ExpiredToken", EXPIRED_TOKEN),
+            (BAD_REQUEST, "ExpiredTokenException", EXPIRED_TOKEN),
+        ])
     }
 
     /// Temporary credentials without their session token, or with another one.
@@ -233,26 +233,16 @@ impl Protocol {
 
     /// No signature where one is needed.
     pub(crate) fn missing_auth(self) -> AwsError {
-        match self {
-            Protocol::RestXml => {
-                AwsError::new(StatusCode::FORBIDDEN, "AccessDenied", "Access Denied")
-            }
-            Protocol::Ec2Query => AwsError::new(
-                StatusCode::UNAUTHORIZED,
-                "AuthFailure",
-                "AWS was not able to validate the provided access credentials",
-            ),
-            Protocol::AwsQuery => AwsError::new(
-                StatusCode::FORBIDDEN,
-                "MissingAuthenticationToken",
-                "Request is missing Authentication Token",
-            ),
-            Protocol::AwsJson1_0 => AwsError::new(
-                StatusCode::BAD_REQUEST,
+        self.shaped([
+            (FORBIDDEN, "AccessDenied", "Access Denied"),
+            (UNAUTHORIZED, "AuthFailure", NOT_VALIDATED),
+            (FORBIDDEN, "MissingAuthenticationToken", MISSING_TOKEN),
+            (
+                BAD_REQUEST,
                 "MissingAuthenticationTokenException",
-                "Request is missing Authentication Token",
+                MISSING_TOKEN,
             ),
-        }
+        ])
     }
 
     /// A body longer than the cloud reads ([`crate::MAX_BODY`]).

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use strum::{EnumString, IntoStaticStr};
+
 use crate::model::{Action, Collection};
 
 /// The kind of resource a rule's `collection` names: a collection of the generic API, or
@@ -109,7 +111,7 @@ pub struct ResourceSelector {
 }
 
 /// A lasting error that a resource answers with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr, EnumString)]
 pub enum LastingError {
     /// 403 `AccessDenied`: a missing permission. Every action fails.
     AccessDenied,
@@ -130,16 +132,12 @@ impl LastingError {
 
     /// The name in the config and in scenarios.
     pub fn as_str(self) -> &'static str {
-        match self {
-            LastingError::AccessDenied => "AccessDenied",
-            LastingError::Conflict => "Conflict",
-            LastingError::Validation => "Validation",
-        }
+        self.into()
     }
 
     /// Parses a name.
     pub fn parse(s: &str) -> Option<LastingError> {
-        LastingError::ALL.into_iter().find(|e| e.as_str() == s)
+        s.parse().ok()
     }
 
     /// The HTTP status.

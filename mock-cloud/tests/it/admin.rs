@@ -17,7 +17,7 @@ use mock_cloud::{
 use proptest::prelude::*;
 use tokio::time::advance;
 
-use crate::support::{call, cloud, request, send, two_accounts};
+use crate::support::{call, cloud, create_named, get_json, request, send, two_accounts};
 
 /// `config` → document → JSON → document → config, and the same JSON through the YAML
 /// reader that `PUT /admin/v1/config` and `--config` use.
@@ -445,40 +445,12 @@ async fn what_the_admin_api_writes_reads_back_as_the_cloud_s_own_values() {
     let cloud = cloud(config);
     let db = r#"{"name":"db","spec":{"size":2.5,"tags":["a"],"nested":{"x":null}}}"#;
     call(&cloud, "POST", "/v1/accounts/acme/databases", "t-acme", db).await;
-    call(
-        &cloud,
-        "POST",
-        "/v1/accounts/other/buckets",
-        "t-other",
-        r#"{"name":"b"}"#,
-    )
-    .await;
+    create_named(&cloud, "other", "buckets", "b").await;
     advance(Duration::from_millis(1_250)).await;
-    call(
-        &cloud,
-        "GET",
-        "/v1/accounts/acme/databases/db",
-        "t-acme",
-        "",
-    )
-    .await;
-    call(
-        &cloud,
-        "GET",
-        "/v1/accounts/acme/databases/db",
-        "t-acme",
-        "",
-    )
-    .await;
-    call(&cloud, "GET", "/nowhere", "t-acme", "").await;
-    call(
-        &cloud,
-        "GET",
-        "/v1/accounts/acme/buckets/b",
-        "bad-token",
-        "",
-    )
-    .await;
+    get_json(&cloud, "/v1/accounts/acme/databases/db", "t-acme").await;
+    get_json(&cloud, "/v1/accounts/acme/databases/db", "t-acme").await;
+    get_json(&cloud, "/nowhere", "t-acme").await;
+    get_json(&cloud, "/v1/accounts/acme/buckets/b", "bad-token").await;
 
     let lines = text(&cloud, CALLS_PATH).await;
     let calls: Vec<Call> = lines

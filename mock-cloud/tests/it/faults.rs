@@ -5,7 +5,7 @@ use std::time::Duration;
 use mock_cloud::{Class, ErrorRate, Faults, Latency, Outage, Quotas};
 use tokio::time::{Instant, advance};
 
-use crate::support::{call, cloud, two_accounts};
+use crate::support::{call, cloud, create_named, get_json, two_accounts};
 
 const B: &str = "/v1/accounts/acme/buckets/b";
 
@@ -15,7 +15,7 @@ async fn fixed_latency_holds_requests_of_its_class_only() {
         Faults::none().with_latency(Class::Read, Latency::Fixed(Duration::from_millis(250)));
     let cloud = cloud(two_accounts(Quotas::unlimited()).with_faults(faults));
     let start = Instant::now();
-    assert_eq!(call(&cloud, "GET", B, "t-acme", "").await.0, 404);
+    assert_eq!(get_json(&cloud, B, "t-acme").await.0, 404);
     assert_eq!(start.elapsed(), Duration::from_millis(250));
     assert_eq!(call(&cloud, "DELETE", B, "t-acme", "").await.0, 404);
     let calls = cloud.calls();
@@ -33,14 +33,7 @@ async fn an_error_rate_of_one_fails_every_request_of_its_class_with_its_status()
         two_accounts(Quotas::unlimited())
             .with_faults(Faults::none().with_errors(Class::Mutate, errors)),
     );
-    let (status, body) = call(
-        &cloud,
-        "POST",
-        "/v1/accounts/acme/buckets",
-        "t-acme",
-        r#"{"name":"b"}"#,
-    )
-    .await;
+    let (status, body) = create_named(&cloud, "acme", "buckets", "b").await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (500, Some("InjectedFault"))
@@ -49,7 +42,7 @@ async fn an_error_rate_of_one_fails_every_request_of_its_class_with_its_status()
         cloud.inventory().is_empty(),
         "a failed create creates nothing"
     );
-    assert_eq!(call(&cloud, "GET", B, "t-acme", "").await.0, 404);
+    assert_eq!(get_json(&cloud, B, "t-acme").await.0, 404);
     assert!(cloud.calls()[0].fault && !cloud.calls()[1].fault);
 }
 
@@ -66,23 +59,12 @@ async fn an_outage_set_at_run_time_fails_every_request_inside_its_window() {
     cloud
         .set_faults(Faults::none().with_outage(outage))
         .unwrap();
-    assert_eq!(call(&cloud, "GET", B, "t-acme", "").await.0, 404);
+    assert_eq!(get_json(&cloud, B, "t-acme").await.0, 404);
     advance(Duration::from_secs(1)).await;
-    assert_eq!(call(&cloud, "GET", B, "t-acme", "").await.0, 503);
-    assert_eq!(
-        call(
-            &cloud,
-            "POST",
-            "/v1/accounts/acme/buckets",
-            "t-acme",
-            r#"{"name":"b"}"#
-        )
-        .await
-        .0,
-        503
-    );
+    assert_eq!(get_json(&cloud, B, "t-acme").await.0, 503);
+    assert_eq!(create_named(&cloud, "acme", "buckets", "b").await.0, 503);
     advance(Duration::from_secs(1)).await;
-    assert_eq!(call(&cloud, "GET", B, "t-acme", "").await.0, 404);
+    assert_eq!(get_json(&cloud, B, "t-acme").await.0, 404);
     cloud.set_faults(Faults::none()).unwrap();
     assert_eq!(cloud.faults(), Faults::none());
 }
@@ -101,7 +83,7 @@ async fn the_admin_api_changes_faults_and_rejects_bad_ones_naming_the_field() {
     assert_eq!(call(&cloud, "DELETE", B, "t-acme", "").await.0, 503);
     let latency = cloud.calls()[0].latency_us;
     assert_eq!(latency, 0, "deletes have no latency configured");
-    call(&cloud, "GET", B, "t-acme", "").await;
+    get_json(&cloud, B, "t-acme").await;
     assert!((10_000..=20_000).contains(&cloud.calls()[1].latency_us));
 
     let (status, body) = call(

@@ -7,7 +7,7 @@ use http_body_util::BodyExt;
 use mock_cloud::{Action, Collection, Quotas};
 use tokio::time::advance;
 
-use crate::support::{call, cloud, header, request, send, two_accounts};
+use crate::support::{call, cloud, create_named, get_json, header, request, send, two_accounts};
 
 #[tokio::test(start_paused = true)]
 async fn n_requests_make_n_entries_in_order_with_their_details() {
@@ -88,7 +88,7 @@ async fn a_full_journal_drops_the_oldest_entries_and_says_so() {
     let cap = NonZeroUsize::new(10).unwrap();
     let cloud = cloud(two_accounts(Quotas::unlimited()).with_journal_cap(cap));
     for _ in 0..25 {
-        call(&cloud, "GET", "/v1/accounts/acme/buckets/x", "t-acme", "").await;
+        get_json(&cloud, "/v1/accounts/acme/buckets/x", "t-acme").await;
     }
     let calls = cloud.calls();
     assert_eq!(calls.len(), 10);
@@ -133,7 +133,7 @@ async fn the_admin_api_streams_calls_since_a_seq_as_ndjson() {
     assert_eq!(lines[0]["name"], "b3");
     assert_eq!(lines[0]["action"], "get");
     assert_eq!(lines[1]["status"], 404);
-    let (status, body) = call(&cloud, "GET", "/admin/v1/calls?since=x", "", "").await;
+    let (status, body) = get_json(&cloud, "/admin/v1/calls?since=x", "").await;
     assert_eq!(
         (status, body["error"]["field"].as_str()),
         (400, Some("since"))
@@ -144,19 +144,12 @@ async fn the_admin_api_streams_calls_since_a_seq_as_ndjson() {
 #[tokio::test(start_paused = true)]
 async fn the_summary_counts_per_account_action_status_and_second() {
     let cloud = cloud(two_accounts(Quotas::unlimited()));
-    call(
-        &cloud,
-        "POST",
-        "/v1/accounts/acme/buckets",
-        "t-acme",
-        r#"{"name":"a"}"#,
-    )
-    .await;
-    call(&cloud, "GET", "/v1/accounts/acme/buckets/a", "t-acme", "").await;
+    create_named(&cloud, "acme", "buckets", "a").await;
+    get_json(&cloud, "/v1/accounts/acme/buckets/a", "t-acme").await;
     advance(Duration::from_secs(2)).await;
-    call(&cloud, "GET", "/v1/accounts/acme/buckets/a", "t-acme", "").await;
-    call(&cloud, "GET", "/v1/accounts/other/buckets/a", "t-other", "").await;
-    let (status, summary) = call(&cloud, "GET", "/admin/v1/summary", "", "").await;
+    get_json(&cloud, "/v1/accounts/acme/buckets/a", "t-acme").await;
+    get_json(&cloud, "/v1/accounts/other/buckets/a", "t-other").await;
+    let (status, summary) = get_json(&cloud, "/admin/v1/summary", "").await;
     assert_eq!(status, 200);
     assert_eq!(summary["requests"], 4);
     assert_eq!(summary["epoch"], cloud.epoch().to_string());
@@ -188,15 +181,8 @@ async fn the_summary_counts_per_account_action_status_and_second() {
 #[tokio::test(start_paused = true)]
 async fn inventory_metrics_and_reset_over_the_admin_api() {
     let cloud = cloud(two_accounts(Quotas::unlimited()));
-    call(
-        &cloud,
-        "POST",
-        "/v1/accounts/acme/databases",
-        "t-acme",
-        r#"{"name":"db"}"#,
-    )
-    .await;
-    let (status, inventory) = call(&cloud, "GET", "/admin/v1/inventory", "", "").await;
+    create_named(&cloud, "acme", "databases", "db").await;
+    let (status, inventory) = get_json(&cloud, "/admin/v1/inventory", "").await;
     assert_eq!(status, 200);
     assert_eq!(inventory["resources"][0]["name"], "db");
     assert_eq!(inventory["resources"][0]["state"], "creating");
@@ -224,20 +210,10 @@ async fn inventory_metrics_and_reset_over_the_admin_api() {
     assert!(cloud.inventory().is_empty());
     assert!(cloud.calls().is_empty());
     assert_eq!(cloud.summary().requests, 0);
-    call(
-        &cloud,
-        "GET",
-        "/v1/accounts/acme/databases/db",
-        "t-acme",
-        "",
-    )
-    .await;
+    get_json(&cloud, "/v1/accounts/acme/databases/db", "t-acme").await;
     assert_eq!(cloud.calls()[0].seq, 1, "seq keeps counting across a reset");
-    assert_eq!(call(&cloud, "GET", "/admin/v1/reset", "", "").await.0, 405);
-    assert_eq!(
-        call(&cloud, "GET", "/admin/v1/nothing", "", "").await.0,
-        404
-    );
+    assert_eq!(get_json(&cloud, "/admin/v1/reset", "").await.0, 405);
+    assert_eq!(get_json(&cloud, "/admin/v1/nothing", "").await.0, 404);
 }
 
 #[tokio::test(start_paused = true)]

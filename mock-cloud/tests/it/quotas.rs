@@ -5,7 +5,7 @@ use std::time::Duration;
 use mock_cloud::{Action, Class, Collection, Config, Flavor, Quotas, Rate};
 use tokio::time::advance;
 
-use crate::support::{call, cloud, header, request, send, two_accounts};
+use crate::support::{call, cloud, create_named, get_json, header, request, send, two_accounts};
 
 const GET_B: &str = "/v1/accounts/acme/buckets/b";
 
@@ -112,10 +112,10 @@ async fn a_successful_request_reports_its_bucket_and_what_is_left() {
 async fn accounts_have_separate_buckets() {
     let cloud = cloud(two_accounts(reads(Rate::new(2, 1.0))));
     for _ in 0..2 {
-        assert_eq!(call(&cloud, "GET", GET_B, "t-acme", "").await.0, 404);
+        assert_eq!(get_json(&cloud, GET_B, "t-acme").await.0, 404);
     }
-    assert_eq!(call(&cloud, "GET", GET_B, "t-acme", "").await.0, 429);
-    let (status, _) = call(&cloud, "GET", "/v1/accounts/other/buckets/b", "t-other", "").await;
+    assert_eq!(get_json(&cloud, GET_B, "t-acme").await.0, 429);
+    let (status, _) = get_json(&cloud, "/v1/accounts/other/buckets/b", "t-other").await;
     assert_eq!(status, 404);
 }
 
@@ -123,7 +123,7 @@ async fn accounts_have_separate_buckets() {
 async fn shadow_mode_lets_everything_through_and_records_would_be_throttles() {
     let cloud = cloud(two_accounts(reads(Rate::new(10, 1.0))).with_shadow(true));
     for _ in 0..50 {
-        assert_eq!(call(&cloud, "GET", GET_B, "t-acme", "").await.0, 404);
+        assert_eq!(get_json(&cloud, GET_B, "t-acme").await.0, 404);
     }
     let calls = cloud.calls();
     assert_eq!(calls.iter().filter(|c| c.shadow_throttled).count(), 40);
@@ -142,7 +142,7 @@ async fn the_aws_flavors_throttle_with_their_own_status_and_code() {
         (Flavor::AwsEc2, 503, "RequestLimitExceeded"),
     ] {
         let cloud = cloud(two_accounts(reads(Rate::new(1, 1.0))).with_flavor(flavor));
-        call(&cloud, "GET", GET_B, "t-acme", "").await;
+        get_json(&cloud, GET_B, "t-acme").await;
         let response = send(&cloud, request("GET", GET_B, Some("t-acme"), "")).await;
         assert_eq!(response.status(), status);
         assert_eq!(
@@ -179,14 +179,7 @@ async fn a_count_quota_is_a_distinct_non_retryable_error_and_frees_up_on_delete(
     assert_eq!(body["error"]["code"], "QuotaExceeded");
     assert!(cloud.calls()[2].quota_exceeded);
     // Another account has its own count.
-    let (status, _) = call(
-        &cloud,
-        "POST",
-        "/v1/accounts/other/buckets",
-        "t-other",
-        r#"{"name":"c"}"#,
-    )
-    .await;
+    let (status, _) = create_named(&cloud, "other", "buckets", "c").await;
     assert_eq!(status, 201);
     assert_eq!(
         call(

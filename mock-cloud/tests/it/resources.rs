@@ -7,7 +7,9 @@ use mock_cloud::{MAX_BODY, Quotas, State};
 use serde_json::Value;
 use tokio::time::advance;
 
-use crate::support::{call, cloud, header, json_body, request, send, two_accounts};
+use crate::support::{
+    call, cloud, create_named, get_json, header, json_body, request, send, two_accounts,
+};
 
 const DBS: &str = "/v1/accounts/acme/databases";
 const DB: &str = "/v1/accounts/acme/databases/db";
@@ -33,15 +35,9 @@ async fn a_database_goes_creating_available_deleting_gone_and_refuses_updates_un
     );
 
     advance(Duration::from_millis(4_999)).await;
-    assert_eq!(
-        call(&cloud, "GET", DB, "t-acme", "").await.1["state"],
-        "creating"
-    );
+    assert_eq!(get_json(&cloud, DB, "t-acme").await.1["state"], "creating");
     advance(Duration::from_millis(1)).await;
-    assert_eq!(
-        call(&cloud, "GET", DB, "t-acme", "").await.1["state"],
-        "available"
-    );
+    assert_eq!(get_json(&cloud, DB, "t-acme").await.1["state"], "available");
     let (status, body) = call(&cloud, "PUT", DB, "t-acme", r#"{"spec":{"size":2}}"#).await;
     assert_eq!((status, body["generation"].as_u64()), (200, Some(2)));
 
@@ -54,7 +50,7 @@ async fn a_database_goes_creating_available_deleting_gone_and_refuses_updates_un
     );
     assert_eq!(cloud.inventory()[0].state, State::Deleting);
     advance(Duration::from_secs(3)).await;
-    assert_eq!(call(&cloud, "GET", DB, "t-acme", "").await.0, 404);
+    assert_eq!(get_json(&cloud, DB, "t-acme").await.0, 404);
     assert!(cloud.inventory().is_empty());
     assert_eq!(call(&cloud, "DELETE", DB, "t-acme", "").await.0, 404);
 }
@@ -85,14 +81,7 @@ async fn a_retried_create_with_the_same_idempotency_key_returns_the_first_result
     );
     assert_eq!(json_body(first).await, json_body(second).await);
     assert_eq!(cloud.inventory().len(), 1);
-    let (status, body) = call(
-        &cloud,
-        "POST",
-        "/v1/accounts/acme/buckets",
-        "t-acme",
-        r#"{"name":"b"}"#,
-    )
-    .await;
+    let (status, body) = create_named(&cloud, "acme", "buckets", "b").await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (409, Some("AlreadyExists"))
@@ -149,30 +138,9 @@ async fn lists_page_through_every_resource_in_name_order() {
 #[tokio::test(start_paused = true)]
 async fn another_accounts_token_gets_403_whether_or_not_the_resource_exists() {
     let cloud = cloud(two_accounts(Quotas::unlimited()));
-    call(
-        &cloud,
-        "POST",
-        "/v1/accounts/acme/buckets",
-        "t-acme",
-        r#"{"name":"secret"}"#,
-    )
-    .await;
-    let exists = call(
-        &cloud,
-        "GET",
-        "/v1/accounts/acme/buckets/secret",
-        "t-other",
-        "",
-    )
-    .await;
-    let absent = call(
-        &cloud,
-        "GET",
-        "/v1/accounts/acme/buckets/nothing",
-        "t-other",
-        "",
-    )
-    .await;
+    create_named(&cloud, "acme", "buckets", "secret").await;
+    let exists = get_json(&cloud, "/v1/accounts/acme/buckets/secret", "t-other").await;
+    let absent = get_json(&cloud, "/v1/accounts/acme/buckets/nothing", "t-other").await;
     assert_eq!(exists.0, 403);
     assert_eq!(exists, absent);
     let delete = call(
@@ -185,15 +153,9 @@ async fn another_accounts_token_gets_403_whether_or_not_the_resource_exists() {
     .await;
     assert_eq!(delete, absent);
     assert_eq!(
-        call(
-            &cloud,
-            "GET",
-            "/v1/accounts/other/buckets/secret",
-            "t-other",
-            ""
-        )
-        .await
-        .0,
+        get_json(&cloud, "/v1/accounts/other/buckets/secret", "t-other")
+            .await
+            .0,
         404
     );
     assert_eq!(cloud.inventory().len(), 1);
@@ -213,7 +175,7 @@ async fn requests_without_a_valid_token_get_401() {
         Some("Bearer")
     );
     assert_eq!(
-        call(&cloud, "GET", "/v1/accounts/acme/buckets", "wrong", "")
+        get_json(&cloud, "/v1/accounts/acme/buckets", "wrong")
             .await
             .0,
         401
@@ -248,14 +210,7 @@ async fn bad_input_gets_a_clear_4xx_naming_the_field() {
     )
     .await;
     assert_eq!((status, field(body).as_deref()), (400, Some("spec")));
-    let (status, body) = call(
-        &cloud,
-        "GET",
-        "/v1/accounts/acme/records?limit=5000",
-        "t-acme",
-        "",
-    )
-    .await;
+    let (status, body) = get_json(&cloud, "/v1/accounts/acme/records?limit=5000", "t-acme").await;
     assert_eq!((status, field(body).as_deref()), (400, Some("limit")));
 
     let big = "x".repeat(MAX_BODY + 1);
@@ -265,12 +220,9 @@ async fn bad_input_gets_a_clear_4xx_naming_the_field() {
     )
     .await;
     assert_eq!(response.status(), 413);
+    assert_eq!(get_json(&cloud, "/v2/nothing", "t-acme").await.0, 404);
     assert_eq!(
-        call(&cloud, "GET", "/v2/nothing", "t-acme", "").await.0,
-        404
-    );
-    assert_eq!(
-        call(&cloud, "GET", "/v1/accounts/acme/disks", "t-acme", "")
+        get_json(&cloud, "/v1/accounts/acme/disks", "t-acme")
             .await
             .0,
         404

@@ -57,6 +57,23 @@ pub async fn call(
     (status, json_body(response).await)
 }
 
+/// `GET path` as `token`.
+pub async fn get_json(cloud: &MockCloud, path: &str, token: &str) -> (u16, Value) {
+    call(cloud, "GET", path, token, "").await
+}
+
+/// Creates `{"name": name}` in `collection` of `account`, as the account's token `t-<account>`.
+pub async fn create_named(
+    cloud: &MockCloud,
+    account: &str,
+    collection: &str,
+    name: &str,
+) -> (u16, Value) {
+    let path = format!("/v1/accounts/{account}/{collection}");
+    let body = serde_json::json!({ "name": name }).to_string();
+    call(cloud, "POST", &path, &format!("t-{account}"), &body).await
+}
+
 pub async fn json_body(response: Response<ResponseBody>) -> Value {
     let bytes = response
         .into_body()

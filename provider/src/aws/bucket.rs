@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::types::{
     BucketLocationConstraint, BucketVersioningStatus, CreateBucketConfiguration,
     ServerSideEncryption, ServerSideEncryptionByDefault, ServerSideEncryptionConfiguration,
@@ -23,6 +23,8 @@ use aws_sdk_s3::types::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::error::AwsError;
 
 /// `spec.forProvider` of a Bucket.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -133,35 +135,12 @@ struct Diff {
     encryption: bool,
 }
 
-/// An S3 call that failed.
-#[derive(Debug, thiserror::Error)]
-#[error("S3 {operation} on bucket {bucket:?} failed: {message}")]
-pub struct S3Error {
-    /// The operation.
-    pub operation: &'static str,
-    /// The bucket.
-    pub bucket: String,
-    /// AWS's error code, if the service answered one (`SlowDown`, `AccessDenied`, …).
-    pub code: Option<String>,
-    /// The SDK's description with its causes.
-    pub message: String,
-    /// The SDK error.
-    #[source]
-    pub source: Box<dyn std::error::Error + Send + Sync>,
-}
-
-fn s3_error<E, R>(operation: &'static str, bucket: &str, e: SdkError<E, R>) -> S3Error
+fn s3_error<E, R>(operation: &'static str, bucket: &str, e: SdkError<E, R>) -> AwsError
 where
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    S3Error {
-        operation,
-        bucket: bucket.to_owned(),
-        code: e.code().map(str::to_owned),
-        message: DisplayErrorContext(&e).to_string(),
-        source: Box::new(e),
-    }
+    AwsError::sdk("S3", operation, e).on(format!("bucket {bucket:?}"))
 }
 
 /// The codes S3 answers for a subresource that is not configured: absent, not an error.
@@ -182,7 +161,7 @@ fn optional<T, E, R>(
     operation: &'static str,
     bucket: &str,
     r: Result<T, SdkError<E, R>>,
-) -> Result<Option<T>, S3Error>
+) -> Result<Option<T>, AwsError>
 where
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
@@ -201,7 +180,7 @@ where
 pub async fn observe(
     s3: &aws_sdk_s3::Client,
     name: &str,
-) -> Result<Option<BucketObservation>, S3Error> {
+) -> Result<Option<BucketObservation>, AwsError> {
     match s3.head_bucket().bucket(name).send().await {
         Ok(_) => {}
         Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => return Ok(None),
@@ -340,7 +319,7 @@ pub async fn create(
     s3: &aws_sdk_s3::Client,
     name: &str,
     spec: &BucketParameters,
-) -> Result<(), S3Error> {
+) -> Result<(), AwsError> {
     let mut req = s3.create_bucket().bucket(name);
     if spec.region != "us-east-1" {
         req = req.create_bucket_configuration(
@@ -374,7 +353,7 @@ pub async fn update(
     name: &str,
     spec: &BucketParameters,
     observed: &BucketObservation,
-) -> Result<(), S3Error> {
+) -> Result<(), AwsError> {
     apply(s3, name, spec, &observed.diff(spec)).await
 }
 
@@ -383,7 +362,7 @@ async fn apply(
     name: &str,
     spec: &BucketParameters,
     diff: &Diff,
-) -> Result<(), S3Error> {
+) -> Result<(), AwsError> {
     if diff.tags {
         if spec.tags.is_empty() {
             s3.delete_bucket_tagging()
@@ -447,21 +426,19 @@ async fn apply(
     Ok(())
 }
 
-fn build_error(operation: &'static str, bucket: &str, e: aws_sdk_s3::error::BuildError) -> S3Error {
-    S3Error {
-        operation,
-        bucket: bucket.to_owned(),
-        code: None,
-        message: e.to_string(),
-        source: Box::new(e),
-    }
+fn build_error(
+    operation: &'static str,
+    bucket: &str,
+    e: aws_sdk_s3::error::BuildError,
+) -> AwsError {
+    AwsError::other("S3", operation, e).on(format!("bucket {bucket:?}"))
 }
 
 /// Delete: DeleteBucket. A bucket already gone is success.
 ///
 /// # Errors
 /// Any other S3 error (`BucketNotEmpty` included).
-pub async fn delete(s3: &aws_sdk_s3::Client, name: &str) -> Result<(), S3Error> {
+pub async fn delete(s3: &aws_sdk_s3::Client, name: &str) -> Result<(), AwsError> {
     match s3.delete_bucket().bucket(name).send().await {
         Ok(_) => Ok(()),
         Err(e) if e.code() == Some("NoSuchBucket") => Ok(()),

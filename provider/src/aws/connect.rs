@@ -12,26 +12,26 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::str::FromStr;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use aws_credential_types::Credentials;
 use aws_sdk_s3::config::retry::{ClientRateLimiter, RetryPartition, TokenBucket};
-use aws_sdk_sts::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_sdk_sts::error::ProvideErrorMetadata;
 use aws_smithy_async::time::SharedTimeSource;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use aws_smithy_types::retry::RetryConfig;
 use k8s_openapi::api::core::v1::Secret;
+use parking_lot::Mutex;
+use strum::{EnumString, IntoStaticStr};
 use tokio::time::Instant;
-
-use crate::reconciler::meta::Clock;
 
 use super::config::{
     ConfigError, CredentialsSource, ProviderConfigSpec, SecretKeySelector, StaticKeys,
     check_region, parse_credentials_file,
 };
+use super::error::AwsError;
 use super::time::ClockTime;
+use crate::reconciler::meta::Clock;
 
 /// How long assumed-role credentials are asked for (STS's default).
 pub const SESSION_DURATION: Duration = Duration::from_secs(3600);
@@ -41,7 +41,8 @@ pub const EXPIRY_MARGIN: Duration = Duration::from_secs(300);
 pub const SKIPPED_ACCOUNT_ID: &str = "000000000000";
 
 /// The SDK's retry mode (`--aws-retry-mode`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownChoice, parse_err_fn = unknown_retry_mode)]
 pub enum RetryMode {
     /// The SDK's standard mode: 3 attempts, exponential backoff with jitter, a retry quota
     /// of 500 tokens (5 a retry, 10 a timeout).
@@ -60,11 +61,7 @@ impl RetryMode {
     /// The flag value.
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            RetryMode::Standard => "standard",
-            RetryMode::Adaptive => "adaptive",
-            RetryMode::Off => "off",
-        }
+        self.into()
     }
 
     /// The SDK's retry config.
@@ -79,7 +76,8 @@ impl RetryMode {
 }
 
 /// What `--credential-cache` keeps between Connects.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownChoice, parse_err_fn = unknown_credential_cache)]
 pub enum CredentialCache {
     /// Nothing: every Connect calls STS and builds new clients (upjet before #1235).
     #[default]
@@ -102,11 +100,7 @@ impl CredentialCache {
     /// The flag value.
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            CredentialCache::None => "none",
-            CredentialCache::Irsa => "irsa",
-            CredentialCache::All => "all",
-        }
+        self.into()
     }
 }
 
@@ -120,29 +114,17 @@ pub struct UnknownChoice {
     pub expected: &'static str,
 }
 
-impl FromStr for RetryMode {
-    type Err = UnknownChoice;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        RetryMode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| UnknownChoice {
-                value: s.to_owned(),
-                expected: "standard, adaptive, off",
-            })
+fn unknown_credential_cache(value: &str) -> UnknownChoice {
+    UnknownChoice {
+        value: value.to_owned(),
+        expected: "none, irsa, all",
     }
 }
 
-impl FromStr for CredentialCache {
-    type Err = UnknownChoice;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        CredentialCache::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| UnknownChoice {
-                value: s.to_owned(),
-                expected: "none, irsa, all",
-            })
+fn unknown_retry_mode(value: &str) -> UnknownChoice {
+    UnknownChoice {
+        value: value.to_owned(),
+        expected: "standard, adaptive, off",
     }
 }
 
@@ -158,18 +140,8 @@ pub enum ConnectError {
     )]
     NoEndpoint(&'static str),
     /// STS refused or failed.
-    #[error("STS {operation} failed: {message}")]
-    Sts {
-        /// The operation.
-        operation: &'static str,
-        /// AWS's error code, if the service answered one.
-        code: Option<String>,
-        /// The SDK's description, with its causes.
-        message: String,
-        /// The SDK error.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
+    #[error(transparent)]
+    Sts(AwsError),
 }
 
 impl ConnectError {
@@ -178,12 +150,7 @@ impl ConnectError {
         E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
         R: std::fmt::Debug + Send + Sync + 'static,
     {
-        ConnectError::Sts {
-            operation,
-            code: e.code().map(str::to_owned),
-            message: DisplayErrorContext(&e).to_string(),
-            source: Box::new(e),
-        }
+        ConnectError::Sts(AwsError::sdk("STS", operation, e))
     }
 }
 
@@ -448,7 +415,7 @@ impl Connector {
                             let at = Instant::now() + SESSION_DURATION - EXPIRY_MARGIN;
                             renew_at = Some(at);
                             if self.cache != CredentialCache::None {
-                                lock(&self.web_identity).insert(
+                                self.web_identity.lock().insert(
                                     key,
                                     Expiring {
                                         value: c.clone(),
@@ -495,7 +462,7 @@ impl Connector {
         };
         let clients = self.clients_for(spec, region, creds, sts, account_id)?;
         if self.cache == CredentialCache::All {
-            lock(&self.clients).insert(
+            self.clients.lock().insert(
                 key,
                 Expiring {
                     value: clients.clone(),
@@ -507,7 +474,7 @@ impl Connector {
     }
 
     fn cached<T: Clone>(&self, map: &Mutex<HashMap<u64, Expiring<T>>>, key: u64) -> Option<T> {
-        let mut map = lock(map);
+        let mut map = map.lock();
         match map.get(&key).map(Expiring::fresh) {
             Some(Some(v)) => Some(v),
             Some(None) => {
@@ -646,12 +613,11 @@ impl Partitions {
 }
 
 fn missing_credentials(operation: &'static str) -> ConnectError {
-    ConnectError::Sts {
+    ConnectError::Sts(AwsError::other(
+        "STS",
         operation,
-        code: None,
-        message: "the answer carried no credentials".to_owned(),
-        source: "no Credentials element".into(),
-    }
+        "the answer carried no credentials",
+    ))
 }
 
 /// `RoleSessionName`: 2–64 of `[\w+=,.@-]`, from the ProviderConfig's name.
@@ -669,10 +635,6 @@ fn session_name(config_name: &str) -> String {
         .collect();
     s.insert_str(0, "provider-");
     s
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

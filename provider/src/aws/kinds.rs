@@ -22,7 +22,7 @@ use super::config::ProviderConfigSpec;
 use super::table::{TableObservation, TableParameters};
 #[cfg(feature = "aws-vpc")]
 use super::vpc::{VpcObservation, VpcParameters};
-use crate::crd::common::ManagedStatus;
+use crate::crd::common::{ManagedStatus, managed_kind};
 use crate::crd::managed::Managed;
 
 /// The group of the ProviderConfigs.
@@ -64,40 +64,40 @@ impl Default for AwsProviderConfigReference {
     }
 }
 
-/// A cluster-scoped ProviderConfig of the AWS kinds (upjet's, field for field where used).
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "aws.m.loadtest.dev",
-    version = "v1beta1",
-    kind = "ClusterProviderConfig",
-    category = "providerconfig",
-    category = "aws",
-    printcolumn = r#"{"name":"SOURCE","type":"string","jsonPath":".spec.credentials.source"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-pub struct ClusterProviderConfigSpec {
-    /// upjet's ProviderConfig spec.
-    #[serde(flatten)]
-    pub config: ProviderConfigSpec,
+/// An AWS ProviderConfig kind: upjet's spec, its categories and printer columns.
+macro_rules! provider_config {
+    ($(#[$attr:meta])* $spec:ident, $kind:literal $(, $namespaced:ident)?) => {
+        $(#[$attr])*
+        #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+        #[kube(
+            group = "aws.m.loadtest.dev",
+            version = "v1beta1",
+            kind = $kind,
+            $($namespaced,)?
+            category = "providerconfig",
+            category = "aws",
+            printcolumn = r#"{"name":"SOURCE","type":"string","jsonPath":".spec.credentials.source"}"#,
+            printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+        )]
+        pub struct $spec {
+            /// upjet's ProviderConfig spec.
+            #[serde(flatten)]
+            pub config: ProviderConfigSpec,
+        }
+    };
 }
 
-/// A namespaced ProviderConfig of the AWS kinds, for resources of its namespace.
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "aws.m.loadtest.dev",
-    version = "v1beta1",
-    kind = "ProviderConfig",
-    namespaced,
-    category = "providerconfig",
-    category = "aws",
-    printcolumn = r#"{"name":"SOURCE","type":"string","jsonPath":".spec.credentials.source"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-pub struct NamespacedProviderConfigSpec {
-    /// upjet's ProviderConfig spec.
-    #[serde(flatten)]
-    pub config: ProviderConfigSpec,
-}
+provider_config!(
+    /// A cluster-scoped ProviderConfig of the AWS kinds (upjet's, field for field where used).
+    ClusterProviderConfigSpec,
+    "ClusterProviderConfig"
+);
+provider_config!(
+    /// A namespaced ProviderConfig of the AWS kinds, for resources of its namespace.
+    NamespacedProviderConfigSpec,
+    "ProviderConfig",
+    namespaced
+);
 
 /// The status of a Bucket.
 pub type BucketStatus = ManagedStatus<BucketObservation>;
@@ -107,105 +107,89 @@ pub type VpcStatus = ManagedStatus<VpcObservation>;
 /// The status of a Table.
 pub type TableStatus = ManagedStatus<TableObservation>;
 
-/// An S3 bucket, cluster-scoped (v2 providers' legacy `s3.aws.upbound.io` group).
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "s3.aws.loadtest.dev",
-    version = "v1beta1",
-    kind = "Bucket",
-    root = "ClusterBucket",
-    status = "BucketStatus",
-    category = "managed",
-    category = "aws",
-    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
-    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
-    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterBucketSpec {
-    /// The desired bucket.
-    pub for_provider: BucketParameters,
-    /// The ClusterProviderConfig with the endpoint and credentials.
-    #[serde(default)]
-    pub provider_config_ref: AwsProviderConfigReference,
+managed_kind! {
+    /// An S3 bucket, cluster-scoped (v2 providers' legacy `s3.aws.upbound.io` group).
+    kube(
+        group = "s3.aws.loadtest.dev",
+        version = "v1beta1",
+        kind = "Bucket",
+        root = "ClusterBucket",
+        status = "BucketStatus",
+        category = "managed",
+        category = "aws"
+    )
+    pub struct ClusterBucketSpec {
+        /// The desired bucket.
+        pub for_provider: BucketParameters,
+        /// The ClusterProviderConfig with the endpoint and credentials.
+        #[serde(default)]
+        pub provider_config_ref: AwsProviderConfigReference,
+    }
 }
 
-/// An S3 bucket, namespaced (v2 providers' `s3.aws.m.upbound.io` group).
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "s3.aws.m.loadtest.dev",
-    version = "v1beta1",
-    kind = "Bucket",
-    root = "NamespacedBucket",
-    namespaced,
-    status = "BucketStatus",
-    category = "managed",
-    category = "aws",
-    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
-    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
-    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct NamespacedBucketSpec {
-    /// The desired bucket.
-    pub for_provider: BucketParameters,
-    /// The ProviderConfig (in this namespace) or ClusterProviderConfig.
-    #[serde(default)]
-    pub provider_config_ref: AwsProviderConfigReference,
+managed_kind! {
+    /// An S3 bucket, namespaced (v2 providers' `s3.aws.m.upbound.io` group).
+    kube(
+        group = "s3.aws.m.loadtest.dev",
+        version = "v1beta1",
+        kind = "Bucket",
+        root = "NamespacedBucket",
+        namespaced,
+        status = "BucketStatus",
+        category = "managed",
+        category = "aws"
+    )
+    pub struct NamespacedBucketSpec {
+        /// The desired bucket.
+        pub for_provider: BucketParameters,
+        /// The ProviderConfig (in this namespace) or ClusterProviderConfig.
+        #[serde(default)]
+        pub provider_config_ref: AwsProviderConfigReference,
+    }
 }
 
-/// An EC2 VPC (namespaced, `ec2.aws.m.upbound.io`'s shape). The cloud assigns its ID, which
-/// becomes the external name at Create.
-#[cfg(feature = "aws-vpc")]
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "ec2.aws.m.loadtest.dev",
-    version = "v1beta1",
-    kind = "VPC",
-    root = "Vpc",
-    plural = "vpcs",
-    namespaced,
-    status = "VpcStatus",
-    category = "managed",
-    category = "aws",
-    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
-    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
-    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct VpcSpec {
-    /// The desired VPC.
-    pub for_provider: VpcParameters,
-    /// The ProviderConfig (in this namespace) or ClusterProviderConfig.
-    #[serde(default)]
-    pub provider_config_ref: AwsProviderConfigReference,
+managed_kind! {
+    /// An EC2 VPC (namespaced, `ec2.aws.m.upbound.io`'s shape). The cloud assigns its ID, which
+    /// becomes the external name at Create.
+    #[cfg(feature = "aws-vpc")]
+    kube(
+        group = "ec2.aws.m.loadtest.dev",
+        version = "v1beta1",
+        kind = "VPC",
+        root = "Vpc",
+        plural = "vpcs",
+        namespaced,
+        status = "VpcStatus",
+        category = "managed",
+        category = "aws"
+    )
+    pub struct VpcSpec {
+        /// The desired VPC.
+        pub for_provider: VpcParameters,
+        /// The ProviderConfig (in this namespace) or ClusterProviderConfig.
+        #[serde(default)]
+        pub provider_config_ref: AwsProviderConfigReference,
+    }
 }
 
-/// A DynamoDB table (namespaced, `dynamodb.aws.m.upbound.io`'s shape).
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "dynamodb.aws.m.loadtest.dev",
-    version = "v1beta1",
-    kind = "Table",
-    namespaced,
-    status = "TableStatus",
-    category = "managed",
-    category = "aws",
-    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
-    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
-    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct TableSpec {
-    /// The desired table.
-    pub for_provider: TableParameters,
-    /// The ProviderConfig (in this namespace) or ClusterProviderConfig.
-    #[serde(default)]
-    pub provider_config_ref: AwsProviderConfigReference,
+managed_kind! {
+    /// A DynamoDB table (namespaced, `dynamodb.aws.m.upbound.io`'s shape).
+    kube(
+        group = "dynamodb.aws.m.loadtest.dev",
+        version = "v1beta1",
+        kind = "Table",
+        namespaced,
+        status = "TableStatus",
+        category = "managed",
+        category = "aws"
+    )
+    pub struct TableSpec {
+        /// The desired table.
+        pub for_provider: TableParameters,
+        /// The ProviderConfig (in this namespace) or ClusterProviderConfig.
+        #[serde(default)]
+        pub provider_config_ref: AwsProviderConfigReference,
+    }
 }
 
 /// What the AWS controllers need of a managed kind beyond [`Managed`].
@@ -336,13 +320,10 @@ mod tests {
         for crd in crds().into_iter().skip(2) {
             let version = &crd.spec.versions[0];
             assert!(version.subresources.is_some(), "{}", crd.spec.names.kind);
-            let columns: Vec<String> = version
-                .additional_printer_columns
-                .iter()
-                .flatten()
-                .map(|c| c.name.clone())
-                .collect();
-            assert_eq!(columns, ["READY", "SYNCED", "EXTERNAL-NAME", "AGE"]);
+            assert_eq!(
+                crate::crd::tests::column_names(&crd),
+                ["READY", "SYNCED", "EXTERNAL-NAME", "AGE"]
+            );
         }
     }
 

@@ -16,6 +16,7 @@
 //! - [`connect`]: Connect through STS on each reconcile, the SDK's retry mode
 //!   (`--aws-retry-mode`: `standard`, `adaptive`, `off`) and
 //!   `--credential-cache=none|irsa|all`.
+//! - [`error`]: the one error of a failed AWS call, whatever the service.
 //! - [`bucket`]: the S3 Bucket's external client: Observe is Terraform's 15-call read.
 //! - `vpc`: the EC2 VPC's external client (feature `aws-vpc`, which builds aws-sdk-ec2);
 //!   [`table`]: the DynamoDB Table's.
@@ -31,12 +32,15 @@ pub mod bucket;
 pub mod config;
 pub mod connect;
 pub mod controllers;
+pub mod error;
 pub mod kinds;
 pub mod table;
 pub mod time;
 pub mod transport;
 #[cfg(feature = "aws-vpc")]
 pub mod vpc;
+
+use std::collections::BTreeMap;
 
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 
@@ -60,4 +64,23 @@ impl PartialEq for AwsOptions {
             && self.credential_cache == other.credential_cache
             && self.http.is_some() == other.http.is_some()
     }
+}
+
+/// What an update does to a resource's tags: the tags of `want` that `have` lacks or holds
+/// with another value (to set), and the keys of `have` that `want` lacks (to remove).
+pub(crate) fn tag_changes(
+    want: &BTreeMap<String, String>,
+    have: &BTreeMap<String, String>,
+) -> (BTreeMap<String, String>, Vec<String>) {
+    let changed = want
+        .iter()
+        .filter(|(k, v)| have.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let removed = have
+        .keys()
+        .filter(|k| !want.contains_key(*k))
+        .cloned()
+        .collect();
+    (changed, removed)
 }

@@ -12,12 +12,14 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType, Tag,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::error::AwsError;
 
 /// `spec.forProvider` of a Table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -79,47 +81,11 @@ impl TableObservation {
     }
 }
 
-/// A DynamoDB call that failed, or a spec it cannot take.
-#[derive(Debug, thiserror::Error)]
-#[error("DynamoDB {operation} failed: {message}")]
-pub struct DynamoDbError {
-    /// The operation.
-    pub operation: &'static str,
-    /// AWS's error code, if any (`ThrottlingException`, `ResourceInUseException`, …).
-    pub code: Option<String>,
-    /// The description.
-    pub message: String,
-    /// The cause.
-    #[source]
-    pub source: Box<dyn std::error::Error + Send + Sync>,
+fn build_error(operation: &'static str, e: aws_sdk_dynamodb::error::BuildError) -> AwsError {
+    AwsError::other("DynamoDB", operation, e)
 }
 
-fn sdk_error<E, R>(operation: &'static str, e: SdkError<E, R>) -> DynamoDbError
-where
-    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
-    R: std::fmt::Debug + Send + Sync + 'static,
-{
-    DynamoDbError {
-        operation,
-        code: e.code().map(str::to_owned),
-        message: DisplayErrorContext(&e).to_string(),
-        source: Box::new(e),
-    }
-}
-
-fn build_error(operation: &'static str, e: aws_sdk_dynamodb::error::BuildError) -> DynamoDbError {
-    DynamoDbError {
-        operation,
-        code: None,
-        message: e.to_string(),
-        source: Box::new(e),
-    }
-}
-
-fn tags(
-    operation: &'static str,
-    map: &BTreeMap<String, String>,
-) -> Result<Vec<Tag>, DynamoDbError> {
+fn tags(operation: &'static str, map: &BTreeMap<String, String>) -> Result<Vec<Tag>, AwsError> {
     map.iter()
         .map(|(k, v)| Tag::builder().key(k).value(v).build())
         .collect::<Result<_, _>>()
@@ -133,11 +99,11 @@ fn tags(
 pub async fn observe(
     db: &aws_sdk_dynamodb::Client,
     name: &str,
-) -> Result<Option<TableObservation>, DynamoDbError> {
+) -> Result<Option<TableObservation>, AwsError> {
     let out = match db.describe_table().table_name(name).send().await {
         Ok(out) => out,
         Err(e) if e.code() == Some("ResourceNotFoundException") => return Ok(None),
-        Err(e) => return Err(sdk_error("DescribeTable", e)),
+        Err(e) => return Err(AwsError::sdk("DynamoDB", "DescribeTable", e)),
     };
     let Some(t) = out.table() else {
         return Ok(None);
@@ -148,7 +114,7 @@ pub async fn observe(
         .resource_arn(&arn)
         .send()
         .await
-        .map_err(|e| sdk_error("ListTagsOfResource", e))?
+        .map_err(|e| AwsError::sdk("DynamoDB", "ListTagsOfResource", e))?
         .tags()
         .iter()
         .map(|t| (t.key().to_owned(), t.value().to_owned()))
@@ -175,7 +141,7 @@ pub async fn create(
     db: &aws_sdk_dynamodb::Client,
     name: &str,
     spec: &TableParameters,
-) -> Result<(), DynamoDbError> {
+) -> Result<(), AwsError> {
     const OP: &str = "CreateTable";
     let attributes = spec
         .attribute
@@ -213,7 +179,9 @@ pub async fn create(
     if !spec.tags.is_empty() {
         req = req.set_tags(Some(tags(OP, &spec.tags)?));
     }
-    req.send().await.map_err(|e| sdk_error(OP, e))?;
+    req.send()
+        .await
+        .map_err(|e| AwsError::sdk("DynamoDB", OP, e))?;
     Ok(())
 }
 
@@ -225,26 +193,15 @@ pub async fn update(
     db: &aws_sdk_dynamodb::Client,
     spec: &TableParameters,
     observed: &TableObservation,
-) -> Result<(), DynamoDbError> {
-    let changed: BTreeMap<String, String> = spec
-        .tags
-        .iter()
-        .filter(|(k, v)| observed.tags.get(*k) != Some(*v))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let removed: Vec<String> = observed
-        .tags
-        .keys()
-        .filter(|k| !spec.tags.contains_key(*k))
-        .cloned()
-        .collect();
+) -> Result<(), AwsError> {
+    let (changed, removed) = super::tag_changes(&spec.tags, &observed.tags);
     if !changed.is_empty() {
         db.tag_resource()
             .resource_arn(&observed.arn)
             .set_tags(Some(tags("TagResource", &changed)?))
             .send()
             .await
-            .map_err(|e| sdk_error("TagResource", e))?;
+            .map_err(|e| AwsError::sdk("DynamoDB", "TagResource", e))?;
     }
     if !removed.is_empty() {
         db.untag_resource()
@@ -252,7 +209,7 @@ pub async fn update(
             .set_tag_keys(Some(removed))
             .send()
             .await
-            .map_err(|e| sdk_error("UntagResource", e))?;
+            .map_err(|e| AwsError::sdk("DynamoDB", "UntagResource", e))?;
     }
     Ok(())
 }
@@ -261,10 +218,10 @@ pub async fn update(
 ///
 /// # Errors
 /// Any other DynamoDB error.
-pub async fn delete(db: &aws_sdk_dynamodb::Client, name: &str) -> Result<(), DynamoDbError> {
+pub async fn delete(db: &aws_sdk_dynamodb::Client, name: &str) -> Result<(), AwsError> {
     match db.delete_table().table_name(name).send().await {
         Ok(_) => Ok(()),
         Err(e) if e.code() == Some("ResourceNotFoundException") => Ok(()),
-        Err(e) => Err(sdk_error("DeleteTable", e)),
+        Err(e) => Err(AwsError::sdk("DynamoDB", "DeleteTable", e)),
     }
 }

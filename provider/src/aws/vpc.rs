@@ -10,10 +10,12 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_ec2::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_ec2::error::ProvideErrorMetadata;
 use aws_sdk_ec2::types::{ResourceType, Tag, TagSpecification};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::error::AwsError;
 
 /// `spec.forProvider` of a VPC.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -53,34 +55,6 @@ impl VpcObservation {
     }
 }
 
-/// An EC2 call that failed.
-#[derive(Debug, thiserror::Error)]
-#[error("EC2 {operation} failed: {message}")]
-pub struct Ec2Error {
-    /// The operation.
-    pub operation: &'static str,
-    /// AWS's error code, if any (`RequestLimitExceeded`, `InvalidVpc.Range`, …).
-    pub code: Option<String>,
-    /// The SDK's description with its causes.
-    pub message: String,
-    /// The SDK error.
-    #[source]
-    pub source: Box<dyn std::error::Error + Send + Sync>,
-}
-
-fn ec2_error<E, R>(operation: &'static str, e: SdkError<E, R>) -> Ec2Error
-where
-    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
-    R: std::fmt::Debug + Send + Sync + 'static,
-{
-    Ec2Error {
-        operation,
-        code: e.code().map(str::to_owned),
-        message: DisplayErrorContext(&e).to_string(),
-        source: Box::new(e),
-    }
-}
-
 fn tags(map: &BTreeMap<String, String>) -> Vec<Tag> {
     map.iter()
         .map(|(k, v)| Tag::builder().key(k).value(v).build())
@@ -94,11 +68,11 @@ fn tags(map: &BTreeMap<String, String>) -> Vec<Tag> {
 pub async fn observe(
     ec2: &aws_sdk_ec2::Client,
     id: &str,
-) -> Result<Option<VpcObservation>, Ec2Error> {
+) -> Result<Option<VpcObservation>, AwsError> {
     let out = match ec2.describe_vpcs().vpc_ids(id).send().await {
         Ok(out) => out,
         Err(e) if e.code() == Some("InvalidVpcID.NotFound") => return Ok(None),
-        Err(e) => return Err(ec2_error("DescribeVpcs", e)),
+        Err(e) => return Err(AwsError::sdk("EC2", "DescribeVpcs", e)),
     };
     Ok(out.vpcs().first().map(|v| VpcObservation {
         id: v.vpc_id().unwrap_or(id).to_owned(),
@@ -122,7 +96,7 @@ pub async fn observe(
 ///
 /// # Errors
 /// The EC2 error.
-pub async fn create(ec2: &aws_sdk_ec2::Client, spec: &VpcParameters) -> Result<String, Ec2Error> {
+pub async fn create(ec2: &aws_sdk_ec2::Client, spec: &VpcParameters) -> Result<String, AwsError> {
     let mut req = ec2.create_vpc().cidr_block(&spec.cidr_block);
     if !spec.tags.is_empty() {
         req = req.tag_specifications(
@@ -132,16 +106,14 @@ pub async fn create(ec2: &aws_sdk_ec2::Client, spec: &VpcParameters) -> Result<S
                 .build(),
         );
     }
-    let out = req.send().await.map_err(|e| ec2_error("CreateVpc", e))?;
+    let out = req
+        .send()
+        .await
+        .map_err(|e| AwsError::sdk("EC2", "CreateVpc", e))?;
     out.vpc()
         .and_then(|v| v.vpc_id())
         .map(str::to_owned)
-        .ok_or_else(|| Ec2Error {
-            operation: "CreateVpc",
-            code: None,
-            message: "the answer carried no VPC ID".to_owned(),
-            source: "no vpcId".into(),
-        })
+        .ok_or_else(|| AwsError::other("EC2", "CreateVpc", "the answer carried no VPC ID"))
 }
 
 /// Update: CreateTags for added or changed tags, DeleteTags for removed ones.
@@ -152,17 +124,10 @@ pub async fn update(
     ec2: &aws_sdk_ec2::Client,
     spec: &VpcParameters,
     observed: &VpcObservation,
-) -> Result<(), Ec2Error> {
-    let changed: BTreeMap<String, String> = spec
-        .tags
+) -> Result<(), AwsError> {
+    let (changed, removed) = super::tag_changes(&spec.tags, &observed.tags);
+    let removed: Vec<Tag> = removed
         .iter()
-        .filter(|(k, v)| observed.tags.get(*k) != Some(*v))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let removed: Vec<Tag> = observed
-        .tags
-        .keys()
-        .filter(|k| !spec.tags.contains_key(*k))
         .map(|k| Tag::builder().key(k).build())
         .collect();
     if !changed.is_empty() {
@@ -171,7 +136,7 @@ pub async fn update(
             .set_tags(Some(tags(&changed)))
             .send()
             .await
-            .map_err(|e| ec2_error("CreateTags", e))?;
+            .map_err(|e| AwsError::sdk("EC2", "CreateTags", e))?;
     }
     if !removed.is_empty() {
         ec2.delete_tags()
@@ -179,7 +144,7 @@ pub async fn update(
             .set_tags(Some(removed))
             .send()
             .await
-            .map_err(|e| ec2_error("DeleteTags", e))?;
+            .map_err(|e| AwsError::sdk("EC2", "DeleteTags", e))?;
     }
     Ok(())
 }
@@ -188,10 +153,10 @@ pub async fn update(
 ///
 /// # Errors
 /// Any other EC2 error.
-pub async fn delete(ec2: &aws_sdk_ec2::Client, id: &str) -> Result<(), Ec2Error> {
+pub async fn delete(ec2: &aws_sdk_ec2::Client, id: &str) -> Result<(), AwsError> {
     match ec2.delete_vpc().vpc_id(id).send().await {
         Ok(_) => Ok(()),
         Err(e) if e.code() == Some("InvalidVpcID.NotFound") => Ok(()),
-        Err(e) => Err(ec2_error("DeleteVpc", e)),
+        Err(e) => Err(AwsError::sdk("EC2", "DeleteVpc", e)),
     }
 }

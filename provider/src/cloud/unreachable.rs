@@ -3,9 +3,10 @@
 //! failure also reaches the resource's status and events, which only `kubectl describe`
 //! shows).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::time::Instant;
 
 /// How often the warning may repeat while the endpoint stays unreachable.
@@ -21,10 +22,7 @@ impl UnreachableLog {
     /// Whether a failure at `now` is to be logged: the first one, then one per
     /// [`WARN_INTERVAL`].
     pub fn due(&self, now: Instant) -> bool {
-        let mut last = self
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut last = self.last.lock();
         match *last {
             Some(at) if now.saturating_duration_since(at) < WARN_INTERVAL => false,
             _ => {

@@ -1,10 +1,9 @@
 //! The three managed kinds: `Bucket`, `Database` and `Record`, and what they send the cloud.
 
-use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{ManagedStatus, ProviderConfigReference};
+use super::common::{ManagedStatus, ProviderConfigReference, managed_kind};
 
 /// A `spec.forProvider` value the cloud cannot take; the resource gets `Synced=False` with
 /// this message and is retried on the per-item backoff.
@@ -50,33 +49,29 @@ fn in_range(field: &'static str, value: u32, min: u32, max: u32) -> Result<(), S
     }
 }
 
-/// A storage bucket in the mock cloud (created at once).
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "mockcloud.example.org",
-    version = "v1alpha1",
-    kind = "Bucket",
-    namespaced,
-    status = "ManagedStatus",
-    category = "managed",
-    category = "mockcloud",
-    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
-    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
-    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct BucketSpec {
-    /// The desired cloud resource.
-    pub for_provider: BucketParameters,
-    /// The ProviderConfig with the account and credentials.
-    #[serde(default)]
-    pub provider_config_ref: ProviderConfigReference,
-    /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
-    /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
-    /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub management_policies: Option<Vec<String>>,
+managed_kind! {
+    /// A storage bucket in the mock cloud (created at once).
+    kube(
+        group = "mockcloud.example.org",
+        version = "v1alpha1",
+        kind = "Bucket",
+        namespaced,
+        status = "ManagedStatus",
+        category = "managed",
+        category = "mockcloud"
+    )
+    pub struct BucketSpec {
+        /// The desired cloud resource.
+        pub for_provider: BucketParameters,
+        /// The ProviderConfig with the account and credentials.
+        #[serde(default)]
+        pub provider_config_ref: ProviderConfigReference,
+        /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
+        /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
+        /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub management_policies: Option<Vec<String>>,
+    }
 }
 
 /// `Bucket.spec.forProvider`.
@@ -111,33 +106,29 @@ impl BucketParameters {
     }
 }
 
-/// A database in the mock cloud (provisioned asynchronously).
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "mockcloud.example.org",
-    version = "v1alpha1",
-    kind = "Database",
-    namespaced,
-    status = "ManagedStatus",
-    category = "managed",
-    category = "mockcloud",
-    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
-    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
-    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct DatabaseSpec {
-    /// The desired cloud resource.
-    pub for_provider: DatabaseParameters,
-    /// The ProviderConfig with the account and credentials.
-    #[serde(default)]
-    pub provider_config_ref: ProviderConfigReference,
-    /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
-    /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
-    /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub management_policies: Option<Vec<String>>,
+managed_kind! {
+    /// A database in the mock cloud (provisioned asynchronously).
+    kube(
+        group = "mockcloud.example.org",
+        version = "v1alpha1",
+        kind = "Database",
+        namespaced,
+        status = "ManagedStatus",
+        category = "managed",
+        category = "mockcloud"
+    )
+    pub struct DatabaseSpec {
+        /// The desired cloud resource.
+        pub for_provider: DatabaseParameters,
+        /// The ProviderConfig with the account and credentials.
+        #[serde(default)]
+        pub provider_config_ref: ProviderConfigReference,
+        /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
+        /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
+        /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub management_policies: Option<Vec<String>>,
+    }
 }
 
 /// `Database.spec.forProvider`.
@@ -164,33 +155,29 @@ impl DatabaseParameters {
     }
 }
 
-/// A DNS record in the mock cloud (created at once).
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[kube(
-    group = "mockcloud.example.org",
-    version = "v1alpha1",
-    kind = "Record",
-    namespaced,
-    status = "ManagedStatus",
-    category = "managed",
-    category = "mockcloud",
-    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
-    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
-    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-)]
-#[serde(rename_all = "camelCase")]
-pub struct RecordSpec {
-    /// The desired cloud resource.
-    pub for_provider: RecordParameters,
-    /// The ProviderConfig with the account and credentials.
-    #[serde(default)]
-    pub provider_config_ref: ProviderConfigReference,
-    /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
-    /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
-    /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub management_policies: Option<Vec<String>>,
+managed_kind! {
+    /// A DNS record in the mock cloud (created at once).
+    kube(
+        group = "mockcloud.example.org",
+        version = "v1alpha1",
+        kind = "Record",
+        namespaced,
+        status = "ManagedStatus",
+        category = "managed",
+        category = "mockcloud"
+    )
+    pub struct RecordSpec {
+        /// The desired cloud resource.
+        pub for_provider: RecordParameters,
+        /// The ProviderConfig with the account and credentials.
+        #[serde(default)]
+        pub provider_config_ref: ProviderConfigReference,
+        /// What the provider may do (crossplane's `managementPolicies`): absent or `["*"]` for
+        /// everything, `["Observe"]` to only observe, `[]` to pause; otherwise any of
+        /// `Observe`, `Create`, `Update`, `Delete`, `LateInitialize`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub management_policies: Option<Vec<String>>,
+    }
 }
 
 /// `Record.spec.forProvider`.

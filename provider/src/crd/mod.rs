@@ -124,8 +124,18 @@ pub fn crds_yaml() -> Result<String, serde_saphyr::SerializeError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The names of a CRD's printer columns, in order.
+    pub(crate) fn column_names(crd: &CustomResourceDefinition) -> Vec<String> {
+        crd.spec.versions[0]
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| c.name.clone())
+            .collect()
+    }
 
     #[cfg(feature = "aws")]
     #[test]
@@ -155,13 +165,10 @@ mod tests {
         for crd in crds().into_iter().skip(1).take(3) {
             assert_eq!(crd.spec.scope, "Namespaced");
             assert_eq!(crd.spec.group, GROUP);
-            let columns: Vec<String> = crd.spec.versions[0]
-                .additional_printer_columns
-                .iter()
-                .flatten()
-                .map(|c| c.name.clone())
-                .collect();
-            assert_eq!(columns, ["READY", "SYNCED", "EXTERNAL-NAME", "AGE"]);
+            assert_eq!(
+                column_names(&crd),
+                ["READY", "SYNCED", "EXTERNAL-NAME", "AGE"]
+            );
             assert!(crd.spec.versions[0].subresources.is_some());
         }
         assert_eq!(crds()[0].spec.scope, "Cluster");

@@ -1,10 +1,11 @@
 //! Reads from the informer cache, corrected by our own last write.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
+use parking_lot::Mutex;
 
 use super::meta::newer_resource_version;
 use crate::crd::Managed;
@@ -32,10 +33,6 @@ impl<K: Managed> ReadYourWrites<K> {
         }
     }
 
-    fn written(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Arc<K>>> {
-        self.written.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The freshest copy of `namespace/name`, or `None` if the cache has no such object.
     pub fn get(&self, namespace: &str, name: &str) -> Option<K> {
         let key = (namespace.to_owned(), name.to_owned());
@@ -47,7 +44,7 @@ impl<K: Managed> ReadYourWrites<K> {
             reference.within(namespace)
         };
         let cached = self.store.get(&reference);
-        let mut written = self.written();
+        let mut written = self.written.lock();
         let Some(cached) = cached else {
             written.remove(&key);
             return None;
@@ -68,7 +65,7 @@ impl<K: Managed> ReadYourWrites<K> {
     /// Remembers what a write returned.
     pub fn remember(&self, obj: &K) {
         let key = (obj.namespace().unwrap_or_default(), obj.name_any());
-        self.written().insert(key, Arc::new(obj.clone()));
+        self.written.lock().insert(key, Arc::new(obj.clone()));
     }
 
     /// The cache itself.

@@ -1,8 +1,7 @@
 //! The provider's random draws (poll jitter, the critical annotation updater's retry
 //! jitter), from one seeded source so that a run can be repeated draw for draw.
 
-use std::sync::Mutex;
-
+use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -34,10 +33,7 @@ impl Draws {
 
     /// The next draw, uniform in [0, 1).
     pub fn unit(&self) -> f64 {
-        self.rng
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .random::<f64>()
+        self.rng.lock().random::<f64>()
     }
 }
 

@@ -239,7 +239,13 @@ impl<K: Managed> ManagedReconciler<K> {
 
     /// P3: being deleted without a Delete policy: remove the finalizer, leave the cloud
     /// resource, no Connect and no Observe.
-    async fn orphan(&self, mut pass: Pass<K>) -> ReconcileResult {
+    async fn orphan(&self, pass: Pass<K>) -> ReconcileResult {
+        self.remove_finalizer(pass).await
+    }
+
+    /// The end of a deletion: the finalizer removed (nothing to do without it); a conflict
+    /// requeues, any other failure is `Synced=False`.
+    async fn remove_finalizer(&self, mut pass: Pass<K>) -> ReconcileResult {
         if !has_finalizer(&pass.mr) {
             return Ok(Action::done());
         }
@@ -248,6 +254,8 @@ impl<K: Managed> ManagedReconciler<K> {
             Ok(()) => Ok(Action::done()),
             Err(error) if is_conflict(&error) => Ok(Action::requeue()),
             Err(error) => {
+                // The failed PUT left the working copy without the finalizer; put it back so
+                // the status write does not carry the removal.
                 pass.mr.finalizers_mut().push(FINALIZER.to_owned());
                 let message = format!("cannot remove finalizer: {}", error_chain(&error));
                 pass.finish(
@@ -293,25 +301,7 @@ impl<K: Managed> ManagedReconciler<K> {
                 }
             };
         }
-        if !has_finalizer(&pass.mr) {
-            return Ok(Action::done());
-        }
-        pass.mr.finalizers_mut().retain(|f| f != FINALIZER);
-        match pass.put().await {
-            Ok(()) => Ok(Action::done()),
-            Err(error) if is_conflict(&error) => Ok(Action::requeue()),
-            Err(error) => {
-                // The failed PUT left the working copy without the finalizer; put it back so
-                // the status write does not carry the removal.
-                pass.mr.finalizers_mut().push(FINALIZER.to_owned());
-                let message = format!("cannot remove finalizer: {}", error_chain(&error));
-                pass.finish(
-                    &[c::deleting(), c::reconcile_error(message)],
-                    self.on_error(),
-                )
-                .await
-            }
-        }
+        self.remove_finalizer(pass).await
     }
 
     /// P16: create, bracketed by the pending and succeeded/failed stamps.

@@ -19,15 +19,14 @@ pub mod meta;
 mod pass;
 mod policies;
 
-use std::sync::Arc;
-
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use kube::runtime::reflector::Store;
 use limiter::controller::{Action, BoxFuture, ReconcileResult, Reconciler, Request};
 use limiter::crossplane::{FailureBackoff, Settings};
 use limiter::workqueue::{ItemExponential, RateLimiter};
+use parking_lot::Mutex;
 use tracing::Instrument;
 
 pub use cache::ReadYourWrites;
@@ -99,7 +98,7 @@ impl<K: Managed> ManagedReconciler<K> {
         backoff: Option<FailureBackoff>,
         result: ReconcileResult,
     ) -> ReconcileResult {
-        let mut overrides = self.overrides.lock().unwrap_or_else(|e| e.into_inner());
+        let mut overrides = self.overrides.lock();
         match (&result, backoff) {
             (Ok(action), Some(b)) if action.requeue && action.requeue_after.is_none() => {
                 let limiter = overrides

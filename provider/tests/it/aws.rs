@@ -351,11 +351,9 @@ async fn bad_provider_configs_fail_connect_with_a_message_to_act_on_and_call_not
         "assumeRoleChain: [{roleARN: 'arn:aws:iam::999999999999:role/x'}]\n",
     );
     match connect(&connector, &stranger, "us-east-1").await {
-        Err(ConnectError::Sts {
-            operation, code, ..
-        }) => {
-            assert_eq!(operation, "AssumeRole");
-            assert!(code.is_some(), "STS answered a code");
+        Err(ConnectError::Sts(e)) => {
+            assert_eq!((e.service, e.operation), ("STS", "AssumeRole"));
+            assert!(e.code.is_some(), "STS answered a code");
         }
         other => panic!("expected an STS error, got {other:?}"),
     }

@@ -43,13 +43,7 @@ async fn a_cloud_outage_backs_off_per_resource_and_everything_recovers() {
         .unwrap();
 
     tokio::time::sleep(Duration::from_secs(30)).await;
-    let b0 = stack.get::<Bucket>("b0").await.unwrap();
-    let synced = b0
-        .managed_status()
-        .unwrap()
-        .condition("Synced")
-        .unwrap()
-        .clone();
+    let synced = stack.condition::<Bucket>("b0", "Synced").await;
     assert_eq!(synced.status, "False");
     assert!(
         synced
@@ -236,13 +230,7 @@ async fn a_bad_spec_gets_synced_false_with_a_clear_message_and_backs_off_until_f
     stack.start();
     stack.create(&record("mail", "MX")).await;
     tokio::time::sleep(Duration::from_secs(120)).await;
-    let r = stack.get::<Record>("mail").await.unwrap();
-    let synced = r
-        .managed_status()
-        .unwrap()
-        .condition("Synced")
-        .unwrap()
-        .clone();
+    let synced = stack.condition::<Record>("mail", "Synced").await;
     assert_eq!(synced.status, "False");
     assert_eq!(
         synced.message.as_deref(),

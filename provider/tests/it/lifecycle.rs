@@ -8,7 +8,9 @@ use mock_cloud::{Action, Collection};
 use provider::crd::{Bucket, Database, Managed, Record};
 use serde_json::json;
 
-use crate::stack::{Stack, bucket, database, eventually, is_ready, open_cloud, record};
+use crate::stack::{
+    Stack, bucket, condition_of, database, eventually, is_ready, open_cloud, record,
+};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -86,12 +88,7 @@ async fn two_hundred_resources_of_mixed_kinds_all_become_ready_and_the_cloud_hol
         .count();
     assert_eq!(creates, 200, "one successful create per resource");
     for b in stack.list::<Bucket>().await {
-        let synced = b
-            .managed_status()
-            .unwrap()
-            .condition("Synced")
-            .unwrap()
-            .clone();
+        let synced = condition_of(&b, "Synced");
         assert_eq!(synced.observed_generation, Some(1));
         assert_eq!(
             b.annotations().get("crossplane.io/external-name"),
@@ -150,13 +147,7 @@ async fn spec_updates_reach_the_cloud_and_are_recorded_with_the_new_generation()
     assert!(updated, "the update did not reach the cloud");
     assert!(
         eventually(Duration::from_secs(10), SECOND, || async {
-            let b = stack.get::<Bucket>("logs").await.unwrap();
-            let synced = b
-                .managed_status()
-                .unwrap()
-                .condition("Synced")
-                .cloned()
-                .unwrap();
+            let synced = stack.condition::<Bucket>("logs", "Synced").await;
             synced.status == "True" && synced.observed_generation == Some(2)
         })
         .await

@@ -13,9 +13,9 @@ use limiter::crossplane::Settings;
 use mock_apiserver::ApiServer;
 use mock_cloud::MockCloud;
 use provider::crd::{
-    Bucket, BucketParameters, BucketSpec, Database, DatabaseParameters, DatabaseSpec, Managed,
-    ProviderConfig, ProviderConfigReference, ProviderConfigSpec, ProviderCredentials, Record,
-    RecordParameters, RecordSpec, SecretKeySelector,
+    Bucket, BucketParameters, BucketSpec, Condition, Database, DatabaseParameters, DatabaseSpec,
+    Managed, ProviderConfig, ProviderConfigReference, ProviderConfigSpec, ProviderCredentials,
+    Record, RecordParameters, RecordSpec, SecretKeySelector,
 };
 use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions, RunSummary};
 use tokio::sync::oneshot;
@@ -108,6 +108,12 @@ impl Stack {
 
     pub async fn get<K: Managed>(&self, name: &str) -> Option<K> {
         self.api::<K>().get_opt(name).await.unwrap()
+    }
+
+    /// The condition `type_` of object `name`, which must exist and have it.
+    pub async fn condition<K: Managed>(&self, name: &str, type_: &str) -> Condition {
+        let obj = self.get::<K>(name).await.unwrap();
+        condition_of(&obj, type_)
     }
 
     pub async fn list<K: Managed>(&self) -> Vec<K> {
@@ -218,6 +224,15 @@ pub fn open_cloud() -> mock_cloud::Config {
 }
 
 /// Ready=True and Synced=True.
+/// The condition `type_` of `obj`, which must have it.
+pub fn condition_of<K: Managed>(obj: &K, type_: &str) -> Condition {
+    obj.managed_status()
+        .unwrap()
+        .condition(type_)
+        .unwrap()
+        .clone()
+}
+
 pub fn is_ready<K: Managed>(obj: &K) -> bool {
     obj.managed_status()
         .is_some_and(|s| s.is_true("Ready") && s.is_true("Synced"))

@@ -70,7 +70,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     let (controllers, tasks) = controllers(&cli, &client, &functions)
         .await
         .map_err(setup)?;
-    terminated().await;
+    serve::shutdown_signal().await;
     for task in tasks {
         task.abort();
     }
@@ -320,22 +320,4 @@ async fn controllers(
         controllers.push(controller);
     }
     Ok((controllers, tasks))
-}
-
-/// SIGTERM or Ctrl-C.
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        if let Ok(mut term) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            tokio::select! {
-                _ = term.recv() => tracing::info!("SIGTERM received"),
-                _ = tokio::signal::ctrl_c() => tracing::info!("interrupt received"),
-            }
-            return;
-        }
-        tracing::warn!("cannot listen for SIGTERM; only Ctrl-C stops composer");
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -1,13 +1,12 @@
 //! The breaker's settings: `circuit.Config` and its options (token_bucket.go:28-83), with the
 //! defaults of `NewTokenBucketBreaker` (token_bucket.go:121-128), and the close mode.
-
-use std::fmt;
-use std::str::FromStr;
+use strum::{Display, EnumString, IntoStaticStr};
 
 use crate::go::GoDuration;
 
 /// When an open circuit whose cooldown has passed closes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, IntoStaticStr, EnumString, Display)]
+#[strum(serialize_all = "lowercase", parse_err_ty = UnknownBreakerMode, parse_err_fn = unknown_mode)]
 pub enum Mode {
     /// Crossplane as released: only `RecordEvent` closes it, on the first event after the
     /// cooldown (token_bucket.go:188-203); `GetState` never looks at the cooldown
@@ -20,6 +19,7 @@ pub enum Mode {
     /// this follows its description, closing the circuit in `GetState` exactly as
     /// `RecordEvent` closes it (the close counted, the source ring emptied). The PR's other
     /// half, the XR reconciler requeueing while the circuit is open, is not modelled here.
+    #[strum(serialize = "eager")]
     EagerClose,
 }
 
@@ -30,16 +30,7 @@ impl Mode {
     /// The mode's name in scripts and flags.
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Released => "released",
-            Mode::EagerClose => "eager",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -48,15 +39,8 @@ impl fmt::Display for Mode {
 #[error("unknown circuit breaker mode {0:?} (expected released or eager)")]
 pub struct UnknownBreakerMode(pub String);
 
-impl FromStr for Mode {
-    type Err = UnknownBreakerMode;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| UnknownBreakerMode(s.to_owned()))
-    }
+fn unknown_mode(name: &str) -> UnknownBreakerMode {
+    UnknownBreakerMode(name.to_owned())
 }
 
 /// `circuit.Config`: the token bucket and the open-circuit timings.

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use strum::EnumString;
 use tokio::time::Instant;
 
 use super::breaker::{Breaker, Phase};
@@ -13,7 +14,8 @@ use super::source::EventSource;
 use crate::controller::Request;
 
 /// The kind of a watch event, which decides how many objects are mapped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, EnumString)]
+#[strum(serialize_all = "lowercase")]
 pub enum WatchEvent {
     /// One object mapped (enqueue_mapped.go:81-95).
     Create,
@@ -31,13 +33,7 @@ impl WatchEvent {
     /// Parses `create`, `update`, `delete` or `generic`.
     #[must_use]
     pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "create" => WatchEvent::Create,
-            "update" => WatchEvent::Update,
-            "delete" => WatchEvent::Delete,
-            "generic" => WatchEvent::Generic,
-            _ => return None,
-        })
+        s.parse().ok()
     }
 }
 
@@ -218,6 +214,13 @@ mod tests {
         )
     }
 
+    /// `event` of the XR `Bucket/b`, which maps to `/a`, handled now.
+    fn handle_b(b: &mut Breaker, event: WatchEvent, deletion: Deletion) -> Handled {
+        let src = EventSource::parse("Bucket/b");
+        let w = Watch::Maps(vec![Request::cluster("a")]);
+        handle(b, Instant::now(), event, &src, deletion, &w)
+    }
+
     #[test]
     fn an_update_maps_the_old_and_the_new_object_and_costs_two_tokens() {
         let mut b = breaker(4.0);
@@ -232,16 +235,7 @@ mod tests {
     #[test]
     fn an_update_is_enqueued_when_its_old_object_opened_the_circuit_and_its_new_one_was_dropped() {
         let mut b = breaker(0.0);
-        let src = EventSource::parse("Bucket/b");
-        let w = Watch::Maps(vec![Request::cluster("a")]);
-        let h = handle(
-            &mut b,
-            Instant::now(),
-            WatchEvent::Update,
-            &src,
-            Deletion::Live,
-            &w,
-        );
+        let h = handle_b(&mut b, WatchEvent::Update, Deletion::Live);
         assert_eq!(h.to_string(), "old /a=Allowed new /a=Dropped enqueued=[/a]");
         assert_eq!(b.metrics().opens, 1);
     }
@@ -249,16 +243,7 @@ mod tests {
     #[test]
     fn a_deleting_object_bypasses_the_breaker_and_records_nothing() {
         let mut b = breaker(0.0);
-        let src = EventSource::parse("Bucket/b");
-        let w = Watch::Maps(vec![Request::cluster("a")]);
-        let h = handle(
-            &mut b,
-            Instant::now(),
-            WatchEvent::Delete,
-            &src,
-            Deletion::Deleting,
-            &w,
-        );
+        let h = handle_b(&mut b, WatchEvent::Delete, Deletion::Deleting);
         assert_eq!(h.to_string(), "/a=Bypassed enqueued=[/a]");
         assert_eq!(b.metrics(), Default::default());
         assert!(b.targets().is_empty());

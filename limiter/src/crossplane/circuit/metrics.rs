@@ -3,8 +3,10 @@
 
 use std::fmt;
 
+use strum::{Display, IntoStaticStr};
+
 /// `circuit.EventType` (breaker.go:30-43): how the event handler treated an event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, IntoStaticStr, Display)]
 pub enum EventType {
     /// Let through while the circuit was closed (`EventAllowed`).
     Allowed,
@@ -25,17 +27,7 @@ impl EventType {
     /// The `result` label value.
     #[must_use]
     pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Allowed => "Allowed",
-            EventType::Dropped => "Dropped",
-            EventType::HalfOpenAllowed => "HalfOpenAllowed",
-        }
-    }
-}
-
-impl fmt::Display for EventType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 

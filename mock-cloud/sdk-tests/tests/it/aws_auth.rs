@@ -3,36 +3,47 @@
 
 use std::time::{Duration, SystemTime};
 
+use aws_credential_types::Credentials;
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_smithy_types::retry::RetryConfig;
-use mock_cloud::{ClassQuota, Config, Per, Quotas, Rate, Service, ServiceQuotas};
+use mock_cloud::{Config, Per, Rate, Service};
 
-use crate::aws_support::{default_s3, keys, s3, serve, sts};
+use crate::aws_support::{default_s3, keys, one_quota, s3, serve, sts};
 
-#[tokio::test]
-async fn a_wrong_secret_surfaces_as_signature_does_not_match_in_s3_and_sts() {
-    let served = serve(Config::default()).await;
-    let wrong = keys("default", "not-the-secret");
+/// The error codes S3's ListBuckets and STS's GetCallerIdentity refuse `credentials` with.
+async fn refusals(url: &str, credentials: Credentials) -> (String, String) {
     let client = s3(
-        &served.url,
-        wrong.clone(),
+        url,
+        credentials.clone(),
         "us-east-1",
         RetryConfig::disabled(),
     );
-    let e = client
+    let s3_error = client
         .list_buckets()
         .send()
         .await
         .unwrap_err()
         .into_service_error();
-    assert_eq!(e.code(), Some("SignatureDoesNotMatch"));
-    let e = sts(&served.url, Some(wrong))
+    let sts_error = sts(url, Some(credentials))
         .get_caller_identity()
         .send()
         .await
-        .unwrap_err();
-    let e = e.into_service_error();
-    assert_eq!(e.code(), Some("SignatureDoesNotMatch"));
+        .unwrap_err()
+        .into_service_error();
+    let code = |c: Option<&str>| c.expect("an error code").to_owned();
+    (code(s3_error.code()), code(sts_error.code()))
+}
+
+#[tokio::test]
+async fn a_wrong_secret_surfaces_as_signature_does_not_match_in_s3_and_sts() {
+    let served = serve(Config::default()).await;
+    assert_eq!(
+        refusals(&served.url, keys("default", "not-the-secret")).await,
+        (
+            "SignatureDoesNotMatch".to_owned(),
+            "SignatureDoesNotMatch".to_owned()
+        )
+    );
     let calls = served.cloud.calls();
     assert_eq!(
         calls.iter().map(|c| c.status).collect::<Vec<_>>(),
@@ -48,26 +59,13 @@ async fn a_wrong_secret_surfaces_as_signature_does_not_match_in_s3_and_sts() {
 #[tokio::test]
 async fn an_unknown_key_is_invalid_access_key_id_in_s3_and_invalid_client_token_id_in_sts() {
     let served = serve(Config::default()).await;
-    let unknown = keys("AKIAUNKNOWN", "x");
-    let client = s3(
-        &served.url,
-        unknown.clone(),
-        "us-east-1",
-        RetryConfig::disabled(),
+    assert_eq!(
+        refusals(&served.url, keys("AKIAUNKNOWN", "x")).await,
+        (
+            "InvalidAccessKeyId".to_owned(),
+            "InvalidClientTokenId".to_owned()
+        )
     );
-    let e = client
-        .list_buckets()
-        .send()
-        .await
-        .unwrap_err()
-        .into_service_error();
-    assert_eq!(e.code(), Some("InvalidAccessKeyId"));
-    let e = sts(&served.url, Some(unknown))
-        .get_caller_identity()
-        .send()
-        .await
-        .unwrap_err();
-    assert_eq!(e.into_service_error().code(), Some("InvalidClientTokenId"));
 }
 
 #[tokio::test]
@@ -98,13 +96,7 @@ async fn a_clock_twenty_minutes_off_is_request_time_too_skewed() {
 
 /// S3 limits of one request a second per bucket for reads.
 fn one_read_a_second() -> Config {
-    let s3 = ServiceQuotas::new().with_class(
-        "read",
-        Some(ClassQuota::new(Rate::new(1, 2.0), Per::Resource)),
-    );
-    let mut config = Config::default();
-    config.accounts[0].quotas = Quotas::unlimited().with_service(Service::S3, Some(s3));
-    config
+    one_quota(Service::S3, "read", Rate::new(1, 2.0), Per::Resource)
 }
 
 #[tokio::test]
@@ -166,11 +158,13 @@ async fn a_slow_down_is_a_503_throttle_the_sdks_standard_mode_retries_until_it_p
 
 #[tokio::test]
 async fn an_sts_throttle_is_retried_by_the_sdks_standard_mode_and_journalled_each_time() {
-    let sts_quotas = ServiceQuotas::new()
-        .with_class("auth", Some(ClassQuota::new(Rate::new(1, 5.0), Per::Class)));
-    let mut config = Config::default();
-    config.accounts[0].quotas = Quotas::unlimited().with_service(Service::Sts, Some(sts_quotas));
-    let served = serve(config).await;
+    let served = serve(one_quota(
+        Service::Sts,
+        "auth",
+        Rate::new(1, 5.0),
+        Per::Class,
+    ))
+    .await;
     let once = sts(&served.url, Some(keys("default", "default")));
     once.get_caller_identity().send().await.unwrap();
     let e = once.get_caller_identity().send().await.unwrap_err();

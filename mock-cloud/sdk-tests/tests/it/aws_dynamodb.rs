@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, TableStatus, Tag,
+    BillingMode, GlobalSecondaryIndex, KeyType, Projection, ProjectionType, TableStatus, Tag,
 };
 use aws_smithy_types::retry::RetryConfig;
-use mock_cloud::{ClassQuota, Config, Per, Quotas, Rate, Service, ServiceQuotas};
+use mock_cloud::{Config, Per, Rate, Service};
 
-use crate::aws_support::{dynamodb, keys, serve};
+use crate::aws_support::{attribute, create_table, dynamodb, key, keys, one_quota, serve};
 
 const ARN: &str = "arn:aws:dynamodb:us-east-1:000000000000:table";
 
@@ -21,36 +20,12 @@ fn client(url: &str) -> aws_sdk_dynamodb::Client {
     dynamodb(url, keys("default", "default"), RetryConfig::disabled())
 }
 
-fn key(name: &str, kind: KeyType) -> KeySchemaElement {
-    KeySchemaElement::builder()
-        .attribute_name(name)
-        .key_type(kind)
-        .build()
-        .unwrap()
-}
-
-fn attribute(name: &str) -> AttributeDefinition {
-    AttributeDefinition::builder()
-        .attribute_name(name)
-        .attribute_type(ScalarAttributeType::S)
-        .build()
-        .unwrap()
-}
-
 fn tag(k: &str, v: &str) -> Tag {
     Tag::builder().key(k).value(v).build().unwrap()
 }
 
 async fn create(client: &aws_sdk_dynamodb::Client, name: &str) {
-    client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(attribute("id"))
-        .key_schema(key("id", KeyType::Hash))
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
-        .await
-        .unwrap();
+    create_table(client, name).send().await.unwrap();
 }
 
 async fn status(client: &aws_sdk_dynamodb::Client, name: &str) -> Result<TableStatus, String> {
@@ -225,12 +200,7 @@ async fn table_errors_are_dynamodbs_own() {
             e.message().unwrap_or_default().to_owned(),
         )
     };
-    let e = db
-        .create_table()
-        .table_name("users")
-        .attribute_definitions(attribute("id"))
-        .key_schema(key("id", KeyType::Hash))
-        .billing_mode(BillingMode::PayPerRequest)
+    let e = create_table(&db, "users")
         .send()
         .await
         .unwrap_err()
@@ -337,11 +307,13 @@ async fn a_wrong_secret_or_an_unknown_key_is_refused_in_dynamodbs_envelope() {
 
 #[tokio::test]
 async fn a_throttle_is_retried_by_the_sdks_standard_mode_and_journalled_each_time() {
-    let quotas = ServiceQuotas::new()
-        .with_class("read", Some(ClassQuota::new(Rate::new(1, 5.0), Per::Class)));
-    let mut config = Config::default();
-    config.accounts[0].quotas = Quotas::unlimited().with_service(Service::DynamoDb, Some(quotas));
-    let served = serve(config).await;
+    let served = serve(one_quota(
+        Service::DynamoDb,
+        "read",
+        Rate::new(1, 5.0),
+        Per::Class,
+    ))
+    .await;
     let once = client(&served.url);
     once.list_tables().send().await.unwrap();
     let e = once.list_tables().send().await.unwrap_err();

@@ -10,9 +10,9 @@ use aws_sdk_ec2::types::{
     AttributeBooleanValue, Filter, ResourceType, Tag, TagSpecification, VpcState,
 };
 use aws_smithy_types::retry::RetryConfig;
-use mock_cloud::{ClassQuota, Config, Per, Quotas, Rate, Service, ServiceQuotas};
+use mock_cloud::{Config, Per, Rate, Service};
 
-use crate::aws_support::{default_ec2, ec2, keys, serve};
+use crate::aws_support::{default_ec2, ec2, keys, one_quota, serve};
 
 fn code<E: ProvideErrorMetadata>(e: &E) -> &str {
     e.code().unwrap_or_default()
@@ -451,13 +451,12 @@ async fn a_wrong_secret_is_ec2s_auth_failure_and_an_unknown_key_too() {
 
 /// EC2 quotas of one DescribeVpcs a second (burst 1), per operation.
 fn one_describe_a_second() -> Config {
-    let ec2_quotas = ServiceQuotas::new().with_class(
+    one_quota(
+        Service::Ec2,
         "non-mutating",
-        Some(ClassQuota::new(Rate::new(1, 2.0), Per::Operation)),
-    );
-    let mut config = Config::default();
-    config.accounts[0].quotas = Quotas::unlimited().with_service(Service::Ec2, Some(ec2_quotas));
-    config
+        Rate::new(1, 2.0),
+        Per::Operation,
+    )
 }
 
 #[tokio::test]

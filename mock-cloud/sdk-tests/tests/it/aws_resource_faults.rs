@@ -5,14 +5,11 @@
 
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-};
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{Config, Faults, LastingError, ResourceEffect, ResourceFault, ResourceSelector};
 
-use crate::aws_support::{default_ec2, default_s3, dynamodb, keys, serve};
+use crate::aws_support::{create_table, default_ec2, default_s3, dynamodb, keys, serve};
 
 pub(crate) fn rule(name: &str, effect: ResourceEffect) -> ResourceFault {
     ResourceFault {
@@ -138,26 +135,7 @@ async fn dynamodb_answers_its_own_codes_per_table_and_reports_drifted_tags() {
         keys("default", "default"),
         RetryConfig::disabled(),
     );
-    let create = |name: &'static str| {
-        db.create_table()
-            .table_name(name)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name("id")
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .unwrap(),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name("id")
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .unwrap(),
-            )
-            .billing_mode(BillingMode::PayPerRequest)
-            .send()
-    };
+    let create = |name: &'static str| create_table(&db, name).send();
     let e = create("denied").await.unwrap_err().into_service_error();
     assert_eq!(e.code(), Some("AccessDeniedException"), "{e:?}");
     let e = create("taken").await.unwrap_err().into_service_error();

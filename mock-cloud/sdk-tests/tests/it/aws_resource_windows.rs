@@ -5,9 +5,6 @@
 
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-};
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::admin::FaultsDocument;
@@ -16,7 +13,7 @@ use mock_cloud::{
 };
 
 use crate::aws_resource_faults::{config, error, rule};
-use crate::aws_support::{default_s3, dynamodb, ec2, keys, s3, serve};
+use crate::aws_support::{create_table, default_s3, dynamodb, ec2, keys, s3, serve};
 
 /// Three attempts with the SDK's standard retry mode: a read that the SDK classified as
 /// retryable would show as several calls in the journal.
@@ -35,29 +32,6 @@ fn tagged(key: &str, value: &str) -> ResourceSelector {
         tag: Some((key.to_owned(), value.to_owned())),
         ..ResourceSelector::default()
     }
-}
-
-fn create_table(
-    db: &aws_sdk_dynamodb::Client,
-    name: &str,
-) -> aws_sdk_dynamodb::operation::create_table::builders::CreateTableFluentBuilder {
-    db.create_table()
-        .table_name(name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("id")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("id")
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
-        .billing_mode(BillingMode::PayPerRequest)
 }
 
 /// NotFound-after-create windows and slow creates: long enough for a few SDK calls on a

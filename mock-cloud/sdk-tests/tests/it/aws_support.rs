@@ -2,7 +2,11 @@
 //! helpers of mock-cloud's own AWS tests (`signing`).
 
 use aws_credential_types::Credentials;
-use mock_cloud::{Config, MockCloud};
+use aws_sdk_dynamodb::operation::create_table::builders::CreateTableFluentBuilder;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+};
+use mock_cloud::{ClassQuota, Config, MockCloud, Per, Quotas, Rate, Service, ServiceQuotas};
 use tokio::sync::oneshot;
 
 pub use crate::signing::*;
@@ -140,4 +144,39 @@ pub fn dynamodb(
         .http_client(http_client())
         .build();
     aws_sdk_dynamodb::Client::from_conf(config)
+}
+
+/// The default config with one quota, on `class` of `service`; every other limit off.
+pub fn one_quota(service: Service, class: &str, rate: Rate, per: Per) -> Config {
+    let quotas = ServiceQuotas::new().with_class(class, Some(ClassQuota::new(rate, per)));
+    let mut config = Config::default();
+    config.accounts[0].quotas = Quotas::unlimited().with_service(service, Some(quotas));
+    config
+}
+
+/// A key schema element of the attribute `name`.
+pub fn key(name: &str, kind: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(kind)
+        .build()
+        .unwrap()
+}
+
+/// A string attribute definition.
+pub fn attribute(name: &str) -> AttributeDefinition {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .unwrap()
+}
+
+/// CreateTable of `name`: a string hash key `id`, billed per request.
+pub fn create_table(db: &aws_sdk_dynamodb::Client, name: &str) -> CreateTableFluentBuilder {
+    db.create_table()
+        .table_name(name)
+        .attribute_definitions(attribute("id"))
+        .key_schema(key("id", KeyType::Hash))
+        .billing_mode(BillingMode::PayPerRequest)
 }

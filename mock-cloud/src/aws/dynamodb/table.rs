@@ -8,11 +8,13 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
+use strum::IntoStaticStr;
 
 use super::model::{Billing, Index, KeySchema, TableSpec};
 
 /// A table's status, as DynamoDB names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr)]
+#[strum(serialize_all = "UPPERCASE")]
 pub(crate) enum Status {
     Creating,
     Active,
@@ -21,11 +23,7 @@ pub(crate) enum Status {
 
 impl Status {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Creating => "CREATING",
-            Status::Active => "ACTIVE",
-            Status::Deleting => "DELETING",
-        }
+        self.into()
     }
 }
 
