@@ -10,7 +10,7 @@ use kube::api::{Patch, PatchParams};
 use limiter::crossplane::Settings;
 use mock_cloud::{Action, Class, Collection, Faults, Outage, Quotas, Rate};
 use provider::CloudClient;
-use provider::crd::{Bucket, Managed, Record};
+use provider::crd::{Bucket, Record};
 use serde_json::json;
 use tower::ServiceExt;
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use limiter::crossplane::Settings;
 use mock_cloud::{Action, Collection};
-use provider::crd::{Bucket, Database, Managed, Record};
+use provider::crd::{Bucket, Database, Record};
 use serde_json::json;
 
 use crate::stack::{
