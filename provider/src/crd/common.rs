@@ -168,6 +168,39 @@ pub struct SecretKeySelector {
     pub key: String,
 }
 
+/// A managed kind's custom resource: the struct with `#[derive(CustomResource, …)]`, the
+/// `#[kube(…)]` arguments given as `kube(…)` followed by crossplane's four printer columns (`READY`,
+/// `SYNCED`, `EXTERNAL-NAME`, `AGE`), and camelCase fields. Every managed kind of both
+/// flavours is declared through it, so their columns are written once.
+macro_rules! managed_kind {
+    (
+        $(#[$attr:meta])*
+        kube($($kube:tt)*)
+        $vis:vis struct $name:ident $body:tt
+    ) => {
+        $(#[$attr])*
+        #[derive(
+            kube::CustomResource,
+            Clone,
+            Debug,
+            PartialEq,
+            serde::Serialize,
+            serde::Deserialize,
+            schemars::JsonSchema,
+        )]
+        #[kube(
+            $($kube)*,
+            printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
+            printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
+            printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
+            printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+        )]
+        #[serde(rename_all = "camelCase")]
+        $vis struct $name $body
+    };
+}
+pub(crate) use managed_kind;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,36 +234,3 @@ mod tests {
         assert_eq!(r.kind, "ProviderConfig");
     }
 }
-
-/// A managed kind's custom resource: the struct with `#[derive(CustomResource, …)]`, the
-/// `#[kube(…)]` arguments given as `kube(…)` followed by crossplane's four printer columns (`READY`,
-/// `SYNCED`, `EXTERNAL-NAME`, `AGE`), and camelCase fields. Every managed kind of both
-/// flavours is declared through it, so their columns are written once.
-macro_rules! managed_kind {
-    (
-        $(#[$attr:meta])*
-        kube($($kube:tt)*)
-        $vis:vis struct $name:ident $body:tt
-    ) => {
-        $(#[$attr])*
-        #[derive(
-            kube::CustomResource,
-            Clone,
-            Debug,
-            PartialEq,
-            serde::Serialize,
-            serde::Deserialize,
-            schemars::JsonSchema,
-        )]
-        #[kube(
-            $($kube)*,
-            printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
-            printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
-            printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
-            printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
-        )]
-        #[serde(rename_all = "camelCase")]
-        $vis struct $name $body
-    };
-}
-pub(crate) use managed_kind;
