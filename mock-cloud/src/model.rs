@@ -263,14 +263,13 @@ mod tests {
             assert_eq!(Action::parse(a.as_str()), Some(a));
         }
         assert_eq!(Collection::parse("nope"), None);
-        let names = |n: &[&str]| n.to_vec();
         assert_eq!(
-            names(<Collection as strum::VariantNames>::VARIANTS),
-            Collection::ALL.map(Collection::as_str)
+            <Collection as strum::VariantNames>::VARIANTS,
+            Collection::ALL.map(Collection::as_str).as_slice()
         );
         assert_eq!(
-            names(<Action as strum::VariantNames>::VARIANTS),
-            Action::ALL.map(Action::as_str)
+            <Action as strum::VariantNames>::VARIANTS,
+            Action::ALL.map(Action::as_str).as_slice()
         );
     }
 
