@@ -175,29 +175,12 @@ impl Violations {
 
     /// A string's length outside `min..=max` (in characters).
     pub fn length(&mut self, path: &str, value: &str, min: usize, max: usize) {
-        let len = value.chars().count();
-        if len < min {
-            self.0.push(format!(
-                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
-            ));
-        } else if len > max {
-            self.0.push(format!(
-                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have length less than or equal to {max}"
-            ));
-        }
+        self.count(path, value, value.chars().count(), min, max);
     }
 
     /// A list's length outside `min..=max`.
     pub fn count(&mut self, path: &str, shown: &str, len: usize, min: usize, max: usize) {
-        if len < min {
-            self.0.push(format!(
-                "Value '{shown}' at '{path}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
-            ));
-        } else if len > max {
-            self.0.push(format!(
-                "Value '{shown}' at '{path}' failed to satisfy constraint: Member must have length less than or equal to {max}"
-            ));
-        }
+        self.outside(path, shown, "length", len, min, max);
     }
 
     /// A table or index name: 3 to 255 characters of `[a-zA-Z0-9_.-]`.
@@ -225,15 +208,29 @@ impl Violations {
 
     /// A number below `min` (or above `max`).
     pub fn range(&mut self, path: &str, value: i64, min: i64, max: i64) {
-        if value < min {
-            self.0.push(format!(
-                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have value greater than or equal to {min}"
-            ));
+        self.outside(path, value, "value", value, min, max);
+    }
+
+    /// `value` (shown as `shown`) outside `min..=max`, its `what` (length, value) named.
+    fn outside<T: PartialOrd + std::fmt::Display>(
+        &mut self,
+        path: &str,
+        shown: impl std::fmt::Display,
+        what: &str,
+        value: T,
+        min: T,
+        max: T,
+    ) {
+        let bound = if value < min {
+            format!("greater than or equal to {min}")
         } else if value > max {
-            self.0.push(format!(
-                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have value less than or equal to {max}"
-            ));
-        }
+            format!("less than or equal to {max}")
+        } else {
+            return;
+        };
+        self.0.push(format!(
+            "Value '{shown}' at '{path}' failed to satisfy constraint: Member must have {what} {bound}"
+        ));
     }
 
     /// `Ok` without violations, else the `ValidationException` that lists them.
