@@ -28,6 +28,18 @@ pub struct Transition {
     pub triggered_by: String,
 }
 
+impl Transition {
+    /// The close of `target`'s circuit at `at`.
+    fn closed(at: Instant, target: &Request) -> Transition {
+        Transition {
+            at,
+            target: target.clone(),
+            opened: false,
+            triggered_by: String::new(),
+        }
+    }
+}
+
 /// An event let through an open circuit as its half-open probe (`EventHalfOpenAllowed`):
 /// the circuit stays open and its next probe waits a half-open interval from here. With the
 /// opens, closes and the interval, these give the spans each circuit was half-open.
@@ -197,12 +209,7 @@ impl Breaker {
             }
             state.close();
             self.metrics.closes += 1;
-            self.transitions.push(Transition {
-                at: now,
-                target: target.clone(),
-                opened: false,
-                triggered_by: String::new(),
-            });
+            self.transitions.push(Transition::closed(now, target));
         }
         if state.tokens >= 1.0 {
             state.tokens -= 1.0;
@@ -232,12 +239,7 @@ impl Breaker {
         {
             state.close();
             self.metrics.closes += 1;
-            self.transitions.push(Transition {
-                at: now,
-                target: target.clone(),
-                opened: false,
-                triggered_by: String::new(),
-            });
+            self.transitions.push(Transition::closed(now, target));
         }
         if !state.is_open {
             return State::closed();
@@ -322,8 +324,7 @@ mod tests {
             st.phase(at(t0, GoDuration(30 * SECOND + 1))),
             Phase::HalfOpen
         );
-        assert_eq!(b.metrics().opens, 1);
-        assert_eq!(b.metrics().allowed, 2);
+        assert_eq!((b.metrics().opens, b.metrics().allowed), (1, 2));
     }
 
     #[test]
@@ -335,8 +336,7 @@ mod tests {
         assert!(b.state(late, &t).is_open);
         b.record_event(late, &t, &s, EventType::Dropped);
         assert!(!b.state(late, &t).is_open);
-        assert_eq!(b.metrics().closes, 1);
-        assert_eq!(b.metrics().dropped, 1);
+        assert_eq!((b.metrics().closes, b.metrics().dropped), (1, 1));
     }
 
     #[test]
