@@ -20,9 +20,6 @@
 set -euo pipefail
 script="$(realpath "$0")"
 cd "$(dirname "$script")/.."
-rounds="${1:-5}"
-seconds="${2:-5}"
-connections="${3:-32}"
 bench_args=("$@")
 source mock-cloud/bench-lib.sh
 venv="${MOTO_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/mock-cloud-bench/venv}"
@@ -89,12 +86,7 @@ for round in $(seq "$rounds"); do
       echo "${names[$i]}: $errors answers were not 2xx: $out" >&2
       exit 1
     fi
-    per="$(awk -v r="$r" -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print (s > 0) ? r * w / s : 0 }')"
-    rps[${names[$i]}]+="$r "
-    per_cpu[${names[$i]}]+="$per "
-    printf '%-6s %-11s %10.0f %9s %18.0f %11.0f%% %12.0f%%\n' "$round" "${names[$i]}" "$r" "$p99" "$per" \
-      "$(awk -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')" \
-      "$(awk -v s="$client_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')"
+    record_run "$round" "${names[$i]}" "$r" "$p99" "$cpu_s" "$client_s" "$wall_s" 12
   done
   stop_servers
 done

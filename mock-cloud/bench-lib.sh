@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2034 # pinning, priority, pin_server, target_dir are read by the scripts
+# shellcheck disable=SC2034 # rounds, seconds, connections, pinning, priority, pin_server, target_dir are read by the scripts
 # Helpers shared by bench.sh and bench-aws.sh (sourced, not run). The script that sources
 # them sets `script` (its own absolute path) and `bench_args` (its arguments) first.
 #
@@ -26,6 +26,11 @@ if [[ -z "${BENCH_IN_SESSION:-}" && "${BENCH_PRIORITY:-1}" != 0 && -e /proc/self
   # shellcheck disable=SC2154 # set by the sourcing script
   exec setsid --wait bash "$script" "${bench_args[@]}"
 fi
+# The scripts' arguments: [rounds] [seconds-per-target] [connections].
+rounds="${bench_args[0]:-5}"
+seconds="${bench_args[1]:-5}"
+connections="${bench_args[2]:-32}"
+
 priority="normal priority"
 if [[ "${BENCH_PRIORITY:-1}" != 0 ]] && { echo -10 >/proc/self/autogroup; } 2>/dev/null; then
   priority="session at nice -10"
@@ -66,6 +71,20 @@ measure() {
   awk -v b="$before" -v a="$after" -v t="$ticks_per_second" -v s="$started" -v e="$ended" \
     '{ printf "server_cpu_s %.2f client_cpu_s %.2f wall_s %.2f\n", (a - b) / t, $1 + $2, e - s }' "$times"
   rm -f "$times"
+}
+
+# Records the run of server $2 in round $1: its req/s ($3), p99 ($4), and its server CPU,
+# client CPU and wall seconds ($5, $6, $7) as requests per server CPU-second, appended to
+# the caller's arrays `rps` and `per_cpu`; prints the run's row, the client CPU column $8
+# wide.
+record_run() {
+  local round="$1" name="$2" r="$3" p99="$4" cpu_s="$5" client_s="$6" wall_s="$7" width="$8" per
+  per="$(awk -v r="$r" -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print (s > 0) ? r * w / s : 0 }')"
+  rps["$name"]+="$r "
+  per_cpu["$name"]+="$per "
+  printf "%-6s %-11s %10.0f %9s %18.0f %11.0f%% %${width}.0f%%\n" "$round" "$name" "$r" "$p99" "$per" \
+    "$(awk -v s="$cpu_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')" \
+    "$(awk -v s="$client_s" -v w="$wall_s" 'BEGIN { print 100 * s / w }')"
 }
 
 # The median of the numbers on standard input (one or more per line).

@@ -26,6 +26,7 @@ pub mod pick;
 pub mod replay;
 pub mod scenario;
 pub mod sign;
+pub mod timed;
 
 use std::path::{Path, PathBuf};
 

@@ -5,29 +5,40 @@ use std::marker::PhantomData;
 
 use strum::{Display, EnumString, IntoStaticStr, VariantNames};
 
-/// A kind of resource the cloud manages, addressed as `/v1/accounts/{account}/{collection}`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    IntoStaticStr,
-    EnumString,
-    Display,
-    VariantNames,
-)]
-#[strum(serialize_all = "lowercase")]
-pub enum Collection {
-    /// Storage buckets: created and deleted at once.
-    Buckets,
-    /// Databases: provisioned asynchronously (`creating` → `available`, `deleting` → gone).
-    Databases,
-    /// DNS records: created and deleted at once; the spec needs `type` and `value`.
-    Records,
+/// An enum of lowercase words: parsed from and shown as its variants' names in
+/// lowercase (strum), ordered, hashable and copied.
+macro_rules! words {
+    ($(#[$meta:meta])* pub enum $name:ident { $($body:tt)* }) => {
+        #[derive(
+            Debug,
+            Clone,
+            Copy,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            IntoStaticStr,
+            EnumString,
+            Display,
+            VariantNames,
+        )]
+        #[strum(serialize_all = "lowercase")]
+        $(#[$meta])*
+        pub enum $name { $($body)* }
+    };
+}
+
+words! {
+    /// A kind of resource the cloud manages, addressed as `/v1/accounts/{account}/{collection}`.
+    pub enum Collection {
+        /// Storage buckets: created and deleted at once.
+        Buckets,
+        /// Databases: provisioned asynchronously (`creating` → `available`, `deleting` → gone).
+        Databases,
+        /// DNS records: created and deleted at once; the spec needs `type` and `value`.
+        Records,
+    }
 }
 
 impl Collection {
@@ -53,33 +64,20 @@ impl Collection {
     }
 }
 
-/// What a request does to a collection.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    IntoStaticStr,
-    EnumString,
-    Display,
-    VariantNames,
-)]
-#[strum(serialize_all = "lowercase")]
-pub enum Action {
-    /// `POST` on a collection.
-    Create,
-    /// `GET` on a resource.
-    Get,
-    /// `PUT` on a resource.
-    Update,
-    /// `DELETE` on a resource.
-    Delete,
-    /// `GET` on a collection (paginated).
-    List,
+words! {
+    /// What a request does to a collection.
+    pub enum Action {
+        /// `POST` on a collection.
+        Create,
+        /// `GET` on a resource.
+        Get,
+        /// `PUT` on a resource.
+        Update,
+        /// `DELETE` on a resource.
+        Delete,
+        /// `GET` on a collection (paginated).
+        List,
+    }
 }
 
 impl Action {

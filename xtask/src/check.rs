@@ -28,9 +28,8 @@ pub struct Args {
 /// Runs every step in order; the first failure stops the check.
 pub fn run(root: &Path, a: &Args) -> Result {
     let steps = Steps::start();
-    let mut env = step::build_env()?;
+    let env = step::check_env(root)?;
     let bins = step::target_dir(root).join("debug");
-    env.push(("LOADTEST_BIN_DIR", bins.display().to_string()));
     let cargo = |args: &[&str], env: &[(&str, String)]| step::command(root, "cargo", args, env);
 
     steps.step("cargo fmt --all --check");
@@ -39,20 +38,7 @@ pub fn run(root: &Path, a: &Args) -> Result {
     steps.step(&format!(
         "cargo test --workspace --all-targets --features {TEST_FEATURES} --locked (built by clippy-driver: lints are errors)"
     ));
-    step::run(
-        cargo(
-            &[
-                "test",
-                "--workspace",
-                "--all-targets",
-                "--features",
-                TEST_FEATURES,
-                "--locked",
-            ],
-            &env,
-        ),
-        "the tests",
-    )?;
+    step::run(cargo(&step::TEST_BUILD, &env), "the tests")?;
 
     steps.step(&format!(
         "cargo test --workspace --doc --features {TEST_FEATURES} --locked"

@@ -48,6 +48,17 @@ pub fn workspace_root() -> PathBuf {
 /// (and the harness's), so the flavour is linted and tested with everything else.
 pub const TEST_FEATURES: &str = "provider/aws-vpc,harness/aws-vpc";
 
+/// `cargo` arguments of the check's test build (every target, [`TEST_FEATURES`], the lock
+/// file as it is).
+pub const TEST_BUILD: [&str; 6] = [
+    "test",
+    "--workspace",
+    "--all-targets",
+    "--features",
+    TEST_FEATURES,
+    "--locked",
+];
+
 /// The features of the docs: the flavour without the VPC's aws-sdk-ec2, whose type check
 /// alone takes about 6 GB and minutes that no other step needs.
 pub const DOC_FEATURES: &str = "provider/aws,harness/aws";
@@ -87,6 +98,15 @@ pub fn build_env() -> Result<Vec<(&'static str, String)>> {
             "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".to_owned(),
         ),
     ])
+}
+
+/// [`build_env`], and `LOADTEST_BIN_DIR` naming the debug binaries of the build under
+/// `root` (for `cargo xtask validate` inside the tests).
+pub fn check_env(root: &Path) -> Result<Vec<(&'static str, String)>> {
+    let mut env = build_env()?;
+    let bins = target_dir(root).join("debug");
+    env.push(("LOADTEST_BIN_DIR", bins.display().to_string()));
+    Ok(env)
 }
 
 /// The first `name` on `PATH`.

@@ -24,9 +24,7 @@ pub struct Args {
 /// earlier one failed, and the failures are named at the end.
 pub fn run(root: &Path, a: &Args) -> Result {
     let steps = Steps::start();
-    let mut env = step::build_env()?;
-    let bins = step::target_dir(root).join("debug");
-    env.push(("LOADTEST_BIN_DIR", bins.display().to_string()));
+    let env = step::check_env(root)?;
     steps.step(&format!(
         "cargo test --workspace --all-targets --features {TEST_FEATURES} --no-run (the check's build)"
     ));
@@ -34,15 +32,10 @@ pub fn run(root: &Path, a: &Args) -> Result {
         root,
         "cargo",
         &[
-            "test",
-            "--workspace",
-            "--all-targets",
-            "--features",
-            TEST_FEATURES,
-            "--locked",
-            "--no-run",
-            "--message-format=json-render-diagnostics",
-        ],
+            &step::TEST_BUILD[..],
+            &["--no-run", "--message-format=json-render-diagnostics"],
+        ]
+        .concat(),
         &env,
     )
     .stderr(Stdio::inherit())

@@ -72,13 +72,7 @@ pub struct Session {
 }
 
 /// One request.
-#[derive(Arbitrary, Debug)]
-pub struct Request {
-    /// Virtual time to let pass before it, in milliseconds.
-    pub wait_ms: u16,
-    /// What it does.
-    pub op: Op,
-}
+pub type Request = crate::timed::Timed<Op>;
 
 /// What a request does: mostly what kube-rs and kubectl send, each shaped as they shape
 /// it, sometimes any combination of method, path, query, headers and body.

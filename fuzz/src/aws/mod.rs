@@ -17,16 +17,12 @@
 mod build;
 mod input;
 
-use std::time::Duration;
-
 use arbitrary::{Arbitrary, Unstructured};
-use http_body_util::BodyExt;
 use mock_cloud::{MockCloud, Switchable};
-use tower::ServiceExt;
 
 pub use input::{Call, Request, Session, Signing};
 
-use crate::cloud::{ACCOUNTS, ANSWER_WITHIN, MAX_REQUESTS, Now, asked_for, config};
+use crate::cloud::{ACCOUNTS, MAX_REQUESTS, after, config, exchange};
 
 /// What every protocol's signature-mismatch message starts with.
 const MISMATCH: &str = "The request signature we calculated does not match";
@@ -66,38 +62,18 @@ pub async fn run(session: &Session) -> Vec<Answer> {
         Switchable::new(MockCloud::new(config(session.setup)).expect("the fuzz config builds"));
     let mut answers = Vec::new();
     for request in session.requests.iter().take(MAX_REQUESTS) {
-        tokio::time::sleep(Duration::from_millis(u64::from(request.wait_ms))).await;
-        let cloud = switch.current();
-        let now = Now(cloud.epoch() + cloud.elapsed());
+        let (cloud, now) = after(&switch, request.wait_ms).await;
         let Some(http_request) = request.build(now) else {
             continue;
         };
-        let described = format!("{} {}", http_request.method(), http_request.uri());
-        let head = http_request.method() == http::Method::HEAD;
         let signed_well =
             request.signed_well() && knows_keys(&cloud) && plain_headers(&http_request);
-        let faults_active = !cloud.faults().is_empty();
-        // A latency fault is a distribution the caller chose, with no cap: a log-normal
-        // with a wide sigma can draw more than ANSWER_WITHIN. Only then may an answer not
-        // come; without faults it always does.
-        let Ok(response) =
-            tokio::time::timeout(ANSWER_WITHIN, switch.clone().oneshot(http_request)).await
+        let Some((described, status, body)) =
+            exchange(&switch, http_request, !cloud.faults().is_empty()).await
         else {
-            assert!(faults_active, "no answer to {described}");
             continue;
         };
-        let response = response.unwrap_or_else(|never| match never {});
-        let status = response.status().as_u16();
-        let body = tokio::time::timeout(ANSWER_WITHIN, response.into_body().collect())
-            .await
-            .unwrap_or_else(|_| panic!("the body of {described} does not end"))
-            .unwrap_or_else(|e| panic!("the body of {described} breaks off: {e}"))
-            .to_bytes();
         let text = String::from_utf8_lossy(&body).into_owned();
-        assert!(
-            asked_for(status, &body, faults_active, head),
-            "{described}: {status} {text}"
-        );
         assert!(
             !(signed_well && text.contains(MISMATCH)),
             "{described} was signed by aws-sigv4 with a known key and refused: {status} {text}\n{request:#?}"

@@ -40,6 +40,9 @@ pub enum Setup {
     Shadow,
 }
 
+/// One request.
+pub type Request = crate::timed::Timed<Op>;
+
 /// One input: a cloud and the requests sent to it, in order.
 #[derive(Arbitrary, Debug)]
 pub struct Session {
@@ -47,15 +50,6 @@ pub struct Session {
     pub setup: Setup,
     /// The requests.
     pub requests: Vec<Request>,
-}
-
-/// One request.
-#[derive(Arbitrary, Debug)]
-pub struct Request {
-    /// Virtual time to let pass before it, in milliseconds.
-    pub wait_ms: u16,
-    /// What it does.
-    pub op: Op,
 }
 
 /// What a request does: mostly calls of the generic API and the admin API shaped as their

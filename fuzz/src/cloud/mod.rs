@@ -19,7 +19,8 @@ mod input;
 use std::time::Duration;
 
 use arbitrary::{Arbitrary, Unstructured};
-use http_body_util::BodyExt;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
 use mock_cloud::{Config, MockCloud, Switchable};
 use tower::ServiceExt;
 
@@ -125,6 +126,53 @@ pub fn config(setup: Setup) -> Config {
     Config::from_yaml(&config_yaml(setup, true), "fuzz.yaml").expect("the fuzz config is valid")
 }
 
+/// Lets `wait_ms` of virtual time pass; then the cloud behind `switch` (a
+/// `PUT /admin/v1/config` may have replaced it) and its wall-clock time.
+pub(crate) async fn after(switch: &Switchable, wait_ms: u16) -> (MockCloud, Now) {
+    tokio::time::sleep(Duration::from_millis(u64::from(wait_ms))).await;
+    let cloud = switch.current();
+    let now = Now(cloud.epoch() + cloud.elapsed());
+    (cloud, now)
+}
+
+/// Sends `http_request` to the cloud behind `switch` and reads the answer to its end: the
+/// request line, the status and the body; `None` when no answer came within
+/// [`ANSWER_WITHIN`], which only an active fault (`faults_active`) may cause.
+///
+/// # Panics
+/// When no answer comes without faults, when the body does not end or breaks off, and
+/// when the answer is a 5xx the cloud was not asked for ([`asked_for`]).
+pub(crate) async fn exchange(
+    switch: &Switchable,
+    http_request: http::Request<Full<Bytes>>,
+    faults_active: bool,
+) -> Option<(String, u16, Bytes)> {
+    let described = format!("{} {}", http_request.method(), http_request.uri());
+    let head = http_request.method() == http::Method::HEAD;
+    // A latency fault is a distribution the caller chose, with no cap: a log-normal
+    // with a wide sigma can draw more than ANSWER_WITHIN. Only then may an answer not
+    // come; without faults it always does.
+    let Ok(response) =
+        tokio::time::timeout(ANSWER_WITHIN, switch.clone().oneshot(http_request)).await
+    else {
+        assert!(faults_active, "no answer to {described}");
+        return None;
+    };
+    let response = response.unwrap_or_else(|never| match never {});
+    let status = response.status().as_u16();
+    let body = tokio::time::timeout(ANSWER_WITHIN, response.into_body().collect())
+        .await
+        .unwrap_or_else(|_| panic!("the body of {described} does not end"))
+        .unwrap_or_else(|e| panic!("the body of {described} breaks off: {e}"))
+        .to_bytes();
+    assert!(
+        asked_for(status, &body, faults_active, head),
+        "{described}: {status} {}",
+        String::from_utf8_lossy(&body)
+    );
+    Some((described, status, body))
+}
+
 /// Whether a 5xx is one the cloud was asked for: an injected fault (faults active), a
 /// throttle that is a 5xx in its protocol (EC2's `RequestLimitExceeded`, S3's `SlowDown`),
 /// or S3's 501 `NotImplemented` (its answer to an operation or a streaming payload it does
@@ -158,35 +206,10 @@ async fn run(session: Session) {
     let switch =
         Switchable::new(MockCloud::new(config(session.setup)).expect("the fuzz config builds"));
     for request in session.requests.iter().take(MAX_REQUESTS) {
-        tokio::time::sleep(Duration::from_millis(u64::from(request.wait_ms))).await;
-        let cloud = switch.current();
-        let now = Now(cloud.epoch() + cloud.elapsed());
+        let (cloud, now) = after(&switch, request.wait_ms).await;
         let Some(http_request) = request.build(now) else {
             continue;
         };
-        let described = format!("{} {}", http_request.method(), http_request.uri());
-        let head = http_request.method() == http::Method::HEAD;
-        let faults_active = !cloud.faults().is_empty();
-        // A latency fault is a distribution the caller chose, with no cap: a log-normal
-        // with a wide sigma can draw more than ANSWER_WITHIN. Only then may an answer not
-        // come; without faults it always does.
-        let Ok(response) =
-            tokio::time::timeout(ANSWER_WITHIN, switch.clone().oneshot(http_request)).await
-        else {
-            assert!(faults_active, "no answer to {described}");
-            continue;
-        };
-        let response = response.unwrap_or_else(|never| match never {});
-        let status = response.status().as_u16();
-        let body = tokio::time::timeout(ANSWER_WITHIN, response.into_body().collect())
-            .await
-            .unwrap_or_else(|_| panic!("the body of {described} does not end"))
-            .unwrap_or_else(|e| panic!("the body of {described} breaks off: {e}"))
-            .to_bytes();
-        assert!(
-            asked_for(status, &body, faults_active, head),
-            "{described}: {status} {}",
-            String::from_utf8_lossy(&body)
-        );
+        exchange(&switch, http_request, !cloud.faults().is_empty()).await;
     }
 }

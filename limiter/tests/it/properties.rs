@@ -119,35 +119,19 @@ proptest! {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(async {
             let q = Queue::new();
-            let mut processing: Vec<u8> = Vec::new();
-            // Items added and not yet handed out after their last add.
-            let mut owed: HashSet<u8> = HashSet::new();
+            let mut ledger = Ledger::default();
             for op in ops {
-                match op {
-                    Op::Add(x) => {
-                        q.add(x);
-                        owed.insert(x);
-                    }
-                    Op::Get => {
-                        if let Some(x) = q.try_get() {
-                            prop_assert!(!processing.contains(&x), "{x} handed out twice");
-                            owed.remove(&x);
-                            processing.push(x);
-                        }
-                    }
-                    Op::Done(i) => {
-                        if !processing.is_empty() {
-                            let x = processing.remove(i % processing.len());
-                            q.done(&x);
-                        }
-                    }
-                }
+                let got = match op {
+                    Op::Get => q.try_get(),
+                    _ => None,
+                };
+                ledger.step(&q, op, got)?;
                 let queued = q.len();
-                let waiting: HashSet<u8> = owed.difference(&processing.iter().copied().collect()).copied().collect();
+                let waiting: HashSet<u8> = ledger.owed.difference(&ledger.processing.iter().copied().collect()).copied().collect();
                 prop_assert_eq!(queued, waiting.len(), "queue length is the set of owed items not in processing");
             }
             // Drain: every owed item comes out exactly once more.
-            for x in processing.drain(..) {
+            for x in ledger.processing.drain(..) {
                 q.done(&x);
             }
             let mut seen = HashMap::new();
@@ -156,7 +140,7 @@ proptest! {
                 q.done(&x);
             }
             prop_assert!(seen.values().all(|n| *n == 1));
-            prop_assert_eq!(seen.keys().copied().collect::<HashSet<_>>(), owed);
+            prop_assert_eq!(seen.keys().copied().collect::<HashSet<_>>(), ledger.owed);
             Ok(())
         })?;
     }
@@ -167,35 +151,77 @@ proptest! {
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
         rt.block_on(async {
             let q: PriorityQueue<u8> = PriorityQueue::new(Arc::new(ItemExponential::new(Duration::from_millis(5), Duration::from_secs(1))));
-            let mut processing: Vec<u8> = Vec::new();
-            let mut owed: HashSet<u8> = HashSet::new();
+            let mut ledger = Ledger::default();
             for op in ops {
-                match op {
-                    Op::Add(x) => {
-                        q.add(x);
-                        owed.insert(x);
-                    }
-                    Op::Get => {
-                        if q.is_empty() {
-                            continue;
-                        }
-                        let got = tokio::time::timeout(Duration::from_millis(1), q.get()).await;
-                        if let Ok(Some(x)) = got {
-                            prop_assert!(!processing.contains(&x), "{x} handed out twice");
-                            owed.remove(&x);
-                            processing.push(x);
-                        }
-                    }
-                    Op::Done(i) => {
-                        if !processing.is_empty() {
-                            let x = processing.remove(i % processing.len());
-                            q.done(&x);
-                        }
-                    }
-                }
-                prop_assert_eq!(q.len(), owed.len());
+                let got = match op {
+                    Op::Get if q.is_empty() => continue,
+                    Op::Get => tokio::time::timeout(Duration::from_millis(1), q.get()).await.ok().flatten(),
+                    _ => None,
+                };
+                ledger.step(&q, op, got)?;
+                prop_assert_eq!(q.len(), ledger.owed.len());
             }
             Ok(())
         })?;
+    }
+}
+
+/// A work queue under test, as the ledger drives it.
+trait WorkQueue {
+    fn add(&self, x: u8);
+    fn done(&self, x: &u8);
+}
+
+impl WorkQueue for Queue<u8> {
+    fn add(&self, x: u8) {
+        Queue::add(self, x);
+    }
+
+    fn done(&self, x: &u8) {
+        Queue::done(self, x);
+    }
+}
+
+impl WorkQueue for PriorityQueue<u8> {
+    fn add(&self, x: u8) {
+        PriorityQueue::add(self, x);
+    }
+
+    fn done(&self, x: &u8) {
+        PriorityQueue::done(self, x);
+    }
+}
+
+/// What a queue owes its workers, as a model of it: the items handed out and not done yet,
+/// and the items added and not handed out since their last add.
+#[derive(Default)]
+struct Ledger {
+    processing: Vec<u8>,
+    owed: HashSet<u8>,
+}
+
+impl Ledger {
+    /// Applies `op` to `q` and to the model; `got` is what a `Get` was handed.
+    fn step(&mut self, q: &impl WorkQueue, op: Op, got: Option<u8>) -> Result<(), TestCaseError> {
+        match op {
+            Op::Add(x) => {
+                q.add(x);
+                self.owed.insert(x);
+            }
+            Op::Get => {
+                if let Some(x) = got {
+                    prop_assert!(!self.processing.contains(&x), "{x} handed out twice");
+                    self.owed.remove(&x);
+                    self.processing.push(x);
+                }
+            }
+            Op::Done(i) => {
+                if !self.processing.is_empty() {
+                    let x = self.processing.remove(i % self.processing.len());
+                    q.done(&x);
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -234,11 +234,12 @@ pub(crate) fn parse_amz_date(text: &str) -> Option<Timestamp> {
         .map(|z| z.timestamp())
 }
 
-/// A timestamp as `20150830T123600Z`.
-pub(crate) fn amz_date(t: Timestamp) -> String {
+/// `t` in UTC to the second, `YYYY MM DD T hh mm ss` with `date` between the date's fields
+/// and `time` between the time's.
+fn utc_seconds(t: Timestamp, date: &str, time: &str) -> String {
     let dt = t.to_zoned(jiff::tz::TimeZone::UTC).datetime();
     format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        "{:04}{date}{:02}{date}{:02}T{:02}{time}{:02}{time}{:02}",
         dt.year(),
         dt.month(),
         dt.day(),
@@ -248,19 +249,19 @@ pub(crate) fn amz_date(t: Timestamp) -> String {
     )
 }
 
+/// A timestamp as `20150830T123600Z`.
+pub(crate) fn amz_date(t: Timestamp) -> String {
+    format!("{}Z", utc_seconds(t, "", ""))
+}
+
 /// A timestamp as `2015-08-30T12:36:00Z` (AWS's XML dates; milliseconds when present).
 pub(crate) fn iso8601(t: Timestamp) -> String {
-    let dt = t.to_zoned(jiff::tz::TimeZone::UTC).datetime();
-    let millis = dt.subsec_nanosecond() / 1_000_000;
-    let base = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-        dt.year(),
-        dt.month(),
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second()
-    );
+    let millis = t
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .datetime()
+        .subsec_nanosecond()
+        / 1_000_000;
+    let base = utc_seconds(t, "-", ":");
     if millis == 0 {
         format!("{base}Z")
     } else {

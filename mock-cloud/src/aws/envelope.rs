@@ -316,16 +316,9 @@ fn coral_namespace(code: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http_body_util::BodyExt;
 
     fn body(response: Response<ResponseBody>) -> String {
-        let bytes = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(response.into_body().collect())
-            .unwrap()
-            .to_bytes();
-        String::from_utf8(bytes.to_vec()).unwrap()
+        String::from_utf8(crate::http::respond::read_body(response).to_vec()).unwrap()
     }
 
     fn reply(service: Service, protocol: Protocol, id: &RequestId) -> Reply<'_> {

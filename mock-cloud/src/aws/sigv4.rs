@@ -274,6 +274,20 @@ mod tests {
         map
     }
 
+    /// A GET of `raw_path` with no query and an empty payload.
+    fn get<'a>(h: &'a HeaderMap, raw_path: &'a str, s3: bool) -> Canonical<'a> {
+        Canonical {
+            method: "GET",
+            raw_path,
+            raw_query: None,
+            headers: h,
+            authority: None,
+            s3,
+            payload_hash: EMPTY_SHA256,
+            presigned: false,
+        }
+    }
+
     fn sign(
         c: &Canonical<'_>,
         signed_headers: &str,
@@ -294,16 +308,7 @@ mod tests {
             ("host", "example.amazonaws.com"),
             ("x-amz-date", "20150830T123600Z"),
         ]);
-        let c = Canonical {
-            method: "GET",
-            raw_path: "/",
-            raw_query: None,
-            headers: &h,
-            authority: None,
-            s3: false,
-            payload_hash: EMPTY_SHA256,
-            presigned: false,
-        };
+        let c = get(&h, "/", false);
         let sig = sign(
             &c,
             "host;x-amz-date",
@@ -326,16 +331,7 @@ mod tests {
             ("x-amz-content-sha256", EMPTY_SHA256),
             ("x-amz-date", "20130524T000000Z"),
         ]);
-        let c = Canonical {
-            method: "GET",
-            raw_path: "/test.txt",
-            raw_query: None,
-            headers: &h,
-            authority: None,
-            s3: true,
-            payload_hash: EMPTY_SHA256,
-            presigned: false,
-        };
+        let c = get(&h, "/test.txt", true);
         let sig = sign(
             &c,
             "host;range;x-amz-content-sha256;x-amz-date",
@@ -373,16 +369,7 @@ mod tests {
             ("my-header", "c"),
             ("host", "h"),
         ]);
-        let c = Canonical {
-            method: "GET",
-            raw_path: "/",
-            raw_query: None,
-            headers: &h,
-            authority: None,
-            s3: false,
-            payload_hash: EMPTY_SHA256,
-            presigned: false,
-        };
+        let c = get(&h, "/", false);
         let request = canonical_request(&c, "host;my-header").unwrap();
         assert!(request.contains("\nmy-header:a b,c\n"), "{request}");
         assert!(canonical_request(&c, "host;x-missing").is_none());

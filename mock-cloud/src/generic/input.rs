@@ -121,14 +121,7 @@ mod tests {
     }
 
     fn futures_body(response: Response<ResponseBody>) -> Value {
-        use http_body_util::BodyExt;
-        let bytes = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(response.into_body().collect())
-            .unwrap()
-            .to_bytes();
-        serde_json::from_slice(&bytes).unwrap()
+        serde_json::from_slice(&crate::http::respond::read_body(response)).unwrap()
     }
 
     #[test]

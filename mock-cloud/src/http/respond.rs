@@ -167,6 +167,18 @@ pub(crate) fn quota_exceeded(
     }
 }
 
+/// The body of `response`, read to its end.
+#[cfg(test)]
+pub(crate) fn read_body(response: Response<ResponseBody>) -> Bytes {
+    use http_body_util::BodyExt;
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(response.into_body().collect())
+        .unwrap()
+        .to_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

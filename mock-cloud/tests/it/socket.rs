@@ -45,6 +45,19 @@ async fn connect(addr: SocketAddr) -> SendRequest<Full<Bytes>> {
     sender
 }
 
+/// `GET /v1/accounts/acme/buckets` as `acme` on `sender`: the status.
+async fn list_buckets(sender: &mut SendRequest<Full<Bytes>>) -> StatusCode {
+    let (status, _) = send(
+        sender,
+        "GET",
+        "/v1/accounts/acme/buckets",
+        "t-acme",
+        Bytes::new(),
+    )
+    .await;
+    status
+}
+
 async fn send(
     sender: &mut SendRequest<Full<Bytes>>,
     method: &str,
@@ -121,15 +134,7 @@ async fn a_body_over_one_mebibyte_gets_413() {
     let (status, _) = send(&mut c, "POST", "/v1/accounts/acme/buckets", "t-acme", big).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     let mut fresh = connect(server.addr).await;
-    let (status, _) = send(
-        &mut fresh,
-        "GET",
-        "/v1/accounts/acme/buckets",
-        "t-acme",
-        Bytes::new(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list_buckets(&mut fresh).await, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -172,15 +177,7 @@ async fn concurrent_connections_journal_every_request_exactly_once() {
 async fn shutdown_returns_promptly_with_an_idle_keep_alive_connection_open() {
     let server = start().await;
     let mut c = connect(server.addr).await;
-    let (status, _) = send(
-        &mut c,
-        "GET",
-        "/v1/accounts/acme/buckets",
-        "t-acme",
-        Bytes::new(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list_buckets(&mut c).await, StatusCode::OK);
     server.stop.send(()).unwrap();
     tokio::time::timeout(Duration::from_secs(5), server.task)
         .await

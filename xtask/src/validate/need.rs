@@ -84,6 +84,16 @@ pub fn named_ports<'a>(ports: &'a Value, port_field: &str) -> Vec<(&'a str, i64)
         .collect()
 }
 
+/// Prints a check's unmet expectations and fails on them.
+pub fn report<T>(result: Result<T, Vec<String>>) -> crate::step::Result<T> {
+    result.map_err(|errors| {
+        for e in &errors {
+            println!("  error: {e}");
+        }
+        crate::step::Error::Failed(format!("{} check(s) failed (above)", errors.len()))
+    })
+}
+
 #[cfg(test)]
 pub mod tests {
     use serde_json::Value;

@@ -28,6 +28,18 @@ pub struct Transition {
     pub triggered_by: String,
 }
 
+impl Transition {
+    /// The close of `target`'s circuit at `at`.
+    fn closed(at: Instant, target: &Request) -> Transition {
+        Transition {
+            at,
+            target: target.clone(),
+            opened: false,
+            triggered_by: String::new(),
+        }
+    }
+}
+
 /// An event let through an open circuit as its half-open probe (`EventHalfOpenAllowed`):
 /// the circuit stays open and its next probe waits a half-open interval from here. With the
 /// opens, closes and the interval, these give the spans each circuit was half-open.
@@ -197,12 +209,7 @@ impl Breaker {
             }
             state.close();
             self.metrics.closes += 1;
-            self.transitions.push(Transition {
-                at: now,
-                target: target.clone(),
-                opened: false,
-                triggered_by: String::new(),
-            });
+            self.transitions.push(Transition::closed(now, target));
         }
         if state.tokens >= 1.0 {
             state.tokens -= 1.0;
@@ -232,12 +239,7 @@ impl Breaker {
         {
             state.close();
             self.metrics.closes += 1;
-            self.transitions.push(Transition {
-                at: now,
-                target: target.clone(),
-                opened: false,
-                triggered_by: String::new(),
-            });
+            self.transitions.push(Transition::closed(now, target));
         }
         if !state.is_open {
             return State::closed();
@@ -292,11 +294,15 @@ mod tests {
         (Request::cluster("a"), EventSource::parse("XBucket/a"))
     }
 
+    /// Now, the target `a`, the source `XBucket/a`, and a breaker `c` with `config`.
+    fn start(config: BreakerConfig) -> (Instant, Request, EventSource, Breaker) {
+        let (t, s) = xr();
+        (Instant::now(), t, s, Breaker::new("c", config))
+    }
+
     #[test]
     fn a_new_target_starts_with_a_full_bucket_and_each_event_spends_one_token() {
-        let t0 = Instant::now();
-        let (t, s) = xr();
-        let mut b = Breaker::new("c", BreakerConfig::default().burst(3.0));
+        let (t0, t, s, mut b) = start(BreakerConfig::default().burst(3.0));
         assert_eq!(b.stored_tokens(&t), None);
         b.record_event(t0, &t, &s, EventType::Allowed);
         assert_eq!(b.stored_tokens(&t), Some(2.0));
@@ -305,12 +311,7 @@ mod tests {
 
     #[test]
     fn the_event_that_finds_the_bucket_empty_opens_the_circuit() {
-        let t0 = Instant::now();
-        let (t, s) = xr();
-        let mut b = Breaker::new(
-            "c",
-            BreakerConfig::default().burst(1.0).refill_per_second(0.0),
-        );
+        let (t0, t, s, mut b) = start(BreakerConfig::default().burst(1.0).refill_per_second(0.0));
         b.record_event(t0, &t, &s, EventType::Allowed);
         assert!(!b.state(t0, &t).is_open);
         b.record_event(t0, &t, &s, EventType::Allowed);
@@ -323,30 +324,24 @@ mod tests {
             st.phase(at(t0, GoDuration(30 * SECOND + 1))),
             Phase::HalfOpen
         );
-        assert_eq!(b.metrics().opens, 1);
-        assert_eq!(b.metrics().allowed, 2);
+        assert_eq!((b.metrics().opens, b.metrics().allowed), (1, 2));
     }
 
     #[test]
     fn released_state_stays_open_past_the_cooldown_until_an_event_closes_it() {
-        let t0 = Instant::now();
-        let (t, s) = xr();
-        let mut b = Breaker::new("c", BreakerConfig::default().burst(1.0));
+        let (t0, t, s, mut b) = start(BreakerConfig::default().burst(1.0));
         b.record_event(t0, &t, &s, EventType::Allowed);
         b.record_event(t0, &t, &s, EventType::Allowed);
         let late = at(t0, secs(3600));
         assert!(b.state(late, &t).is_open);
         b.record_event(late, &t, &s, EventType::Dropped);
         assert!(!b.state(late, &t).is_open);
-        assert_eq!(b.metrics().closes, 1);
-        assert_eq!(b.metrics().dropped, 1);
+        assert_eq!((b.metrics().closes, b.metrics().dropped), (1, 1));
     }
 
     #[test]
     fn a_circuit_closed_with_an_empty_bucket_opens_again_at_once() {
-        let t0 = Instant::now();
-        let (t, s) = xr();
-        let mut b = Breaker::new("c", BreakerConfig::default().burst(0.0));
+        let (t0, t, s, mut b) = start(BreakerConfig::default().burst(0.0));
         b.record_event(t0, &t, &s, EventType::Allowed);
         let late = at(t0, secs(3600));
         b.record_event(late, &t, &s, EventType::Dropped);
@@ -360,9 +355,7 @@ mod tests {
 
     #[test]
     fn the_log_names_each_opens_trigger_and_keeps_the_probes_of_an_open_circuit() {
-        let t0 = Instant::now();
-        let (t, s) = xr();
-        let mut b = Breaker::new("c", BreakerConfig::default().burst(1.0));
+        let (t0, t, s, mut b) = start(BreakerConfig::default().burst(1.0));
         b.record_event(t0, &t, &s, EventType::Allowed);
         b.record_event(t0, &t, &s, EventType::Allowed);
         let probe = at(t0, secs(31));
@@ -391,12 +384,7 @@ mod tests {
 
     #[test]
     fn eager_state_closes_the_circuit_once_the_cooldown_has_passed() {
-        let t0 = Instant::now();
-        let (t, s) = xr();
-        let mut b = Breaker::new(
-            "c",
-            BreakerConfig::default().burst(0.0).mode(Mode::EagerClose),
-        );
+        let (t0, t, s, mut b) = start(BreakerConfig::default().burst(0.0).mode(Mode::EagerClose));
         b.record_event(t0, &t, &s, EventType::Allowed);
         let cooldown = b.config().cooldown;
         assert!(b.state(at(t0, GoDuration(cooldown.0 - 1)), &t).is_open);
@@ -428,9 +416,7 @@ mod tests {
 
     #[test]
     fn reset_forgets_the_target_and_counts_nothing() {
-        let t0 = Instant::now();
-        let (t, s) = xr();
-        let mut b = Breaker::new("c", BreakerConfig::default().burst(0.0));
+        let (t0, t, s, mut b) = start(BreakerConfig::default().burst(0.0));
         b.record_event(t0, &t, &s, EventType::Allowed);
         b.reset_target(&t);
         assert!(!b.state(t0, &t).is_open);

@@ -8,7 +8,7 @@ use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{Config, Per, Rate, Service};
 
-use crate::aws_support::{default_s3, keys, one_quota, s3, serve, sts};
+use crate::aws_support::{default_s3, keys, one_quota, s3, serve, standard_retry, sts};
 
 /// The error codes S3's ListBuckets and STS's GetCallerIdentity refuse `credentials` with.
 async fn refusals(url: &str, credentials: Credentials) -> (String, String) {
@@ -103,15 +103,10 @@ fn one_read_a_second() -> Config {
 async fn a_slow_down_is_a_503_throttle_the_sdks_standard_mode_retries_until_it_passes() {
     let served = serve(one_read_a_second()).await;
     let setup = default_s3(&served.url);
-    setup.create_bucket().bucket("hot").send().await.unwrap();
+    send!(setup.create_bucket("hot")).unwrap();
     // Without retries the second read in the same second is SlowDown.
-    setup.head_bucket().bucket("hot").send().await.unwrap();
-    let e = setup
-        .get_bucket_versioning()
-        .bucket("hot")
-        .send()
-        .await
-        .unwrap_err();
+    send!(setup.head_bucket("hot")).unwrap();
+    let e = send!(setup.get_bucket_versioning("hot")).unwrap_err();
     let raw = e.raw_response().map(|r| r.status().as_u16());
     assert_eq!(raw, Some(503));
     assert_eq!(e.into_service_error().code(), Some("SlowDown"));
@@ -121,13 +116,11 @@ async fn a_slow_down_is_a_503_throttle_the_sdks_standard_mode_retries_until_it_p
         &served.url,
         keys("default", "default"),
         "us-east-1",
-        RetryConfig::standard()
-            .with_max_attempts(10)
-            .with_initial_backoff(Duration::from_millis(100)),
+        standard_retry(10, Duration::from_millis(100)),
     );
     let before = served.cloud.journal_stats().next_seq;
     for _ in 0..3 {
-        retrying.head_bucket().bucket("hot").send().await.unwrap();
+        send!(retrying.head_bucket("hot")).unwrap();
     }
     let calls = served.cloud.calls_since(before);
     let throttled = calls.iter().filter(|c| c.throttled).count();
@@ -174,9 +167,7 @@ async fn an_sts_throttle_is_retried_by_the_sdks_standard_mode_and_journalled_eac
     let retrying = crate::aws_support::sts_retrying(
         &served.url,
         Some(keys("default", "default")),
-        RetryConfig::standard()
-            .with_max_attempts(10)
-            .with_initial_backoff(Duration::from_millis(50)),
+        standard_retry(10, Duration::from_millis(50)),
     );
     for _ in 0..3 {
         let who = retrying.get_caller_identity().send().await.unwrap();

@@ -12,7 +12,9 @@ use aws_sdk_dynamodb::types::{
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{Config, Per, Rate, Service};
 
-use crate::aws_support::{attribute, create_table, dynamodb, key, keys, one_quota, serve};
+use crate::aws_support::{
+    attribute, create_table, dynamodb, key, keys, one_quota, serve, standard_retry, table_tags,
+};
 
 const ARN: &str = "arn:aws:dynamodb:us-east-1:000000000000:table";
 
@@ -148,14 +150,7 @@ async fn every_table_operation_round_trips_through_the_sdk() {
         .send()
         .await
         .unwrap();
-    let tags = db
-        .list_tags_of_resource()
-        .resource_arn(&arn)
-        .send()
-        .await
-        .unwrap();
-    let tags: Vec<(&str, &str)> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
-    assert_eq!(tags, [("team", "b")]);
+    assert_eq!(table_tags(&db, &arn).await, [("team".into(), "b".into())]);
 
     let deleted = db.delete_table().table_name("users").send().await.unwrap();
     assert_eq!(
@@ -331,9 +326,7 @@ async fn a_throttle_is_retried_by_the_sdks_standard_mode_and_journalled_each_tim
     let retrying = dynamodb(
         &served.url,
         keys("default", "default"),
-        RetryConfig::standard()
-            .with_max_attempts(10)
-            .with_initial_backoff(Duration::from_millis(50)),
+        standard_retry(10, Duration::from_millis(50)),
     );
     for _ in 0..3 {
         retrying.list_tables().send().await.unwrap();

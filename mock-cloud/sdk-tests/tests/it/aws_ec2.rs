@@ -12,7 +12,7 @@ use aws_sdk_ec2::types::{
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{Config, Per, Rate, Service};
 
-use crate::aws_support::{default_ec2, ec2, keys, one_quota, serve};
+use crate::aws_support::{default_ec2, ec2, keys, one_quota, serve, standard_retry};
 
 fn code<E: ProvideErrorMetadata>(e: &E) -> &str {
     e.code().unwrap_or_default()
@@ -477,9 +477,7 @@ async fn a_throttle_is_a_503_request_limit_exceeded_that_the_sdks_standard_mode_
         &served.url,
         keys("default", "default"),
         "us-east-1",
-        RetryConfig::standard()
-            .with_max_attempts(10)
-            .with_initial_backoff(Duration::from_millis(100)),
+        standard_retry(10, Duration::from_millis(100)),
     );
     let before = served.cloud.journal_stats().next_seq;
     for _ in 0..3 {

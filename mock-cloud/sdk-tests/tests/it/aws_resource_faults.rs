@@ -9,7 +9,9 @@ use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{Config, Faults, LastingError, ResourceEffect, ResourceFault, ResourceSelector};
 
-use crate::aws_support::{create_table, default_ec2, default_s3, dynamodb, keys, serve};
+use crate::aws_support::{
+    create_table, default_ec2, default_s3, dynamodb, keys, s3_tagging, serve, table_tags,
+};
 
 pub(crate) fn rule(name: &str, effect: ResourceEffect) -> ResourceFault {
     ResourceFault {
@@ -51,25 +53,17 @@ async fn s3_denies_and_conflicts_by_bucket_name_with_s3s_codes_and_a_retry_hint(
     ]))
     .await;
     let s3 = default_s3(&served.url);
-    let e = s3
-        .create_bucket()
-        .bucket("denied-1")
-        .send()
-        .await
+    let e = send!(s3.create_bucket("denied-1"))
         .unwrap_err()
         .into_service_error();
     assert_eq!(e.code(), Some("AccessDenied"));
-    let e = s3
-        .create_bucket()
-        .bucket("taken")
-        .send()
-        .await
+    let e = send!(s3.create_bucket("taken"))
         .unwrap_err()
         .into_service_error();
     assert!(e.is_bucket_already_exists(), "{e:?}");
     // A conflict fails only creates: the bucket made by another name answers.
-    s3.create_bucket().bucket("fine").send().await.unwrap();
-    s3.head_bucket().bucket("fine").send().await.unwrap();
+    send!(s3.create_bucket("fine")).unwrap();
+    send!(s3.head_bucket("fine")).unwrap();
     let calls = served.cloud.calls();
     let denied = &calls[0];
     assert_eq!((denied.status, denied.fault), (403, true));
@@ -89,30 +83,11 @@ async fn s3_drift_changes_the_tag_a_read_reports_and_never_what_is_stored() {
     )]))
     .await;
     let s3 = default_s3(&served.url);
-    s3.create_bucket().bucket("drifting").send().await.unwrap();
-    let tagging = aws_sdk_s3::types::Tagging::builder()
-        .tag_set(
-            aws_sdk_s3::types::Tag::builder()
-                .key("team")
-                .value("red")
-                .build()
-                .unwrap(),
-        )
-        .build()
-        .unwrap();
+    send!(s3.create_bucket("drifting")).unwrap();
+    let tagging = s3_tagging("team", "red");
     for _ in 0..2 {
-        s3.put_bucket_tagging()
-            .bucket("drifting")
-            .tagging(tagging.clone())
-            .send()
-            .await
-            .unwrap();
-        let read = s3
-            .get_bucket_tagging()
-            .bucket("drifting")
-            .send()
-            .await
-            .unwrap();
+        send!(s3.put_bucket_tagging("drifting").tagging(tagging.clone())).unwrap();
+        let read = send!(s3.get_bucket_tagging("drifting")).unwrap();
         let tags: Vec<_> = read
             .tag_set()
             .iter()
@@ -156,14 +131,10 @@ async fn dynamodb_answers_its_own_codes_per_table_and_reports_drifted_tags() {
         .and_then(|t| t.table_arn())
         .unwrap()
         .to_owned();
-    let tags = db
-        .list_tags_of_resource()
-        .resource_arn(&arn)
-        .send()
-        .await
-        .unwrap();
-    let tags: Vec<_> = tags.tags().iter().map(|t| (t.key(), t.value())).collect();
-    assert_eq!(tags, [("drift", "drifted")]);
+    assert_eq!(
+        table_tags(&db, &arn).await,
+        [("drift".into(), "drifted".into())]
+    );
     let statuses: Vec<(u16, bool)> = served
         .cloud
         .calls()

@@ -13,14 +13,14 @@ use mock_cloud::{
 };
 
 use crate::aws_resource_faults::{config, error, rule};
-use crate::aws_support::{create_table, default_s3, dynamodb, ec2, keys, s3, serve};
+use crate::aws_support::{
+    create_table, default_s3, dynamodb, ec2, keys, s3, s3_tagging, serve, standard_retry,
+};
 
 /// Three attempts with the SDK's standard retry mode: a read that the SDK classified as
 /// retryable would show as several calls in the journal.
 fn retrying() -> RetryConfig {
-    RetryConfig::standard()
-        .with_max_attempts(3)
-        .with_initial_backoff(Duration::from_millis(1))
+    standard_retry(3, Duration::from_millis(1))
 }
 
 fn selecting(select: ResourceSelector, effect: ResourceEffect) -> ResourceFault {
@@ -51,40 +51,18 @@ async fn s3_reads_answer_no_such_bucket_right_after_the_create_and_the_sdk_does_
         "us-east-1",
         retrying(),
     );
-    s3.create_bucket().bucket("young-1").send().await.unwrap();
-    let e = s3
-        .head_bucket()
-        .bucket("young-1")
-        .send()
-        .await
+    send!(s3.create_bucket("young-1")).unwrap();
+    let e = send!(s3.head_bucket("young-1"))
         .unwrap_err()
         .into_service_error();
     assert!(e.is_not_found(), "{e:?}");
-    let e = s3
-        .get_bucket_versioning()
-        .bucket("young-1")
-        .send()
-        .await
+    let e = send!(s3.get_bucket_versioning("young-1"))
         .unwrap_err()
         .into_service_error();
     assert_eq!(e.code(), Some("NoSuchBucket"), "{e:?}");
     // Updates are not reads: the bucket takes its tags meanwhile.
-    let tagging = aws_sdk_s3::types::Tagging::builder()
-        .tag_set(
-            aws_sdk_s3::types::Tag::builder()
-                .key("team")
-                .value("red")
-                .build()
-                .unwrap(),
-        )
-        .build()
-        .unwrap();
-    s3.put_bucket_tagging()
-        .bucket("young-1")
-        .tagging(tagging)
-        .send()
-        .await
-        .unwrap();
+    let tagging = s3_tagging("team", "red");
+    send!(s3.put_bucket_tagging("young-1").tagging(tagging)).unwrap();
     let calls = served.cloud.calls();
     let answered: Vec<(&str, u16, bool)> = calls
         .iter()
@@ -101,13 +79,8 @@ async fn s3_reads_answer_no_such_bucket_right_after_the_create_and_the_sdk_does_
         "one attempt each: the SDK classifies the 404s as not retryable"
     );
     tokio::time::sleep(WINDOW).await;
-    s3.head_bucket().bucket("young-1").send().await.unwrap();
-    let read = s3
-        .get_bucket_tagging()
-        .bucket("young-1")
-        .send()
-        .await
-        .unwrap();
+    send!(s3.head_bucket("young-1")).unwrap();
+    let read = send!(s3.get_bucket_tagging("young-1")).unwrap();
     assert_eq!(read.tag_set()[0].value(), "red");
 }
 
@@ -407,46 +380,21 @@ async fn rules_select_aws_resources_by_their_kind_and_by_tags_from_creates_and_t
         .send()
         .await
         .unwrap();
-    let read = s3
-        .get_bucket_tagging()
-        .bucket("red-bucket")
-        .send()
-        .await
-        .unwrap();
+    let read = send!(s3.get_bucket_tagging("red-bucket")).unwrap();
     assert_eq!(read.tag_set()[0].value(), "red-drifted");
     // A bucket made untagged is selected once PutBucketTagging gives it the tag.
-    s3.create_bucket().bucket("later").send().await.unwrap();
+    send!(s3.create_bucket("later")).unwrap();
     let tagging = |value: &str| {
         aws_sdk_s3::types::Tagging::builder()
             .tag_set(tag(value))
             .build()
             .unwrap()
     };
-    s3.put_bucket_tagging()
-        .bucket("later")
-        .tagging(tagging("green"))
-        .send()
-        .await
-        .unwrap();
-    let read = s3
-        .get_bucket_tagging()
-        .bucket("later")
-        .send()
-        .await
-        .unwrap();
+    send!(s3.put_bucket_tagging("later").tagging(tagging("green"))).unwrap();
+    let read = send!(s3.get_bucket_tagging("later")).unwrap();
     assert_eq!(read.tag_set()[0].value(), "green");
-    s3.put_bucket_tagging()
-        .bucket("later")
-        .tagging(tagging("red"))
-        .send()
-        .await
-        .unwrap();
-    let read = s3
-        .get_bucket_tagging()
-        .bucket("later")
-        .send()
-        .await
-        .unwrap();
+    send!(s3.put_bucket_tagging("later").tagging(tagging("red"))).unwrap();
+    let read = send!(s3.get_bucket_tagging("later")).unwrap();
     assert_eq!(read.tag_set()[0].value(), "red-drifted");
     // DynamoDB's Tags select the create; the S3-only rules leave a red table alone after.
     let red = aws_sdk_dynamodb::types::Tag::builder()

@@ -6,12 +6,11 @@ use aws_sdk_s3::types::{
     BucketVersioningStatus, CorsConfiguration, CorsRule, ExpirationStatus, LifecycleExpiration,
     LifecycleRule, LifecycleRuleFilter, ObjectOwnership, OwnershipControls, OwnershipControlsRule,
     PublicAccessBlockConfiguration, ServerSideEncryption, ServerSideEncryptionByDefault,
-    ServerSideEncryptionConfiguration, ServerSideEncryptionRule, Tag, Tagging,
-    VersioningConfiguration,
+    ServerSideEncryptionConfiguration, ServerSideEncryptionRule, VersioningConfiguration,
 };
 use mock_cloud::Config;
 
-use crate::aws_support::{default_s3, serve};
+use crate::aws_support::{default_s3, s3_tagging, serve};
 
 pub(crate) fn code<E: ProvideErrorMetadata>(err: &E) -> String {
     err.code().unwrap_or_default().to_owned()
@@ -22,12 +21,12 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
     let served = serve(Config::default()).await;
     let client = default_s3(&served.url);
     let b = "round-trip";
-    client.create_bucket().bucket(b).send().await.unwrap();
-    client.head_bucket().bucket(b).send().await.unwrap();
+    send!(client.create_bucket(b)).unwrap();
+    send!(client.head_bucket(b)).unwrap();
     let listed = client.list_buckets().send().await.unwrap();
     assert_eq!(listed.buckets()[0].name(), Some(b));
     assert_eq!(listed.buckets()[0].bucket_region(), Some("us-east-1"));
-    let location = client.get_bucket_location().bucket(b).send().await.unwrap();
+    let location = send!(client.get_bucket_location(b)).unwrap();
     // us-east-1 is S3's empty `<LocationConstraint/>`.
     assert_eq!(
         location.location_constraint().map_or("", |c| c.as_str()),
@@ -35,66 +34,31 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
     );
 
     // Not configured: S3's own errors.
-    let e = client
-        .get_bucket_tagging()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(client.get_bucket_tagging(b)).unwrap_err();
     assert_eq!(code(&e.into_service_error()), "NoSuchTagSet");
-    let e = client
-        .get_bucket_policy()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(client.get_bucket_policy(b)).unwrap_err();
     assert_eq!(code(&e.into_service_error()), "NoSuchBucketPolicy");
-    let e = client
-        .get_bucket_lifecycle_configuration()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(client.get_bucket_lifecycle_configuration(b)).unwrap_err();
     assert_eq!(
         code(&e.into_service_error()),
         "NoSuchLifecycleConfiguration"
     );
-    let e = client.get_bucket_cors().bucket(b).send().await.unwrap_err();
+    let e = send!(client.get_bucket_cors(b)).unwrap_err();
     assert_eq!(code(&e.into_service_error()), "NoSuchCORSConfiguration");
-    let e = client
-        .get_bucket_website()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(client.get_bucket_website(b)).unwrap_err();
     assert_eq!(code(&e.into_service_error()), "NoSuchWebsiteConfiguration");
-    let e = client
-        .get_bucket_replication()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(client.get_bucket_replication(b)).unwrap_err();
     assert_eq!(
         code(&e.into_service_error()),
         "ReplicationConfigurationNotFoundError"
     );
-    let e = client
-        .get_object_lock_configuration()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(client.get_object_lock_configuration(b)).unwrap_err();
     assert_eq!(
         code(&e.into_service_error()),
         "ObjectLockConfigurationNotFoundError"
     );
     // S3's defaults since 2023.
-    let enc = client
-        .get_bucket_encryption()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    let enc = send!(client.get_bucket_encryption(b)).unwrap();
     let rule = &enc.server_side_encryption_configuration().unwrap().rules()[0];
     assert_eq!(
         rule.apply_server_side_encryption_by_default()
@@ -102,112 +66,58 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
             .sse_algorithm(),
         &ServerSideEncryption::Aes256
     );
-    let pab = client
-        .get_public_access_block()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    let pab = send!(client.get_public_access_block(b)).unwrap();
     assert_eq!(
         pab.public_access_block_configuration()
             .unwrap()
             .block_public_acls(),
         Some(true)
     );
-    let own = client
-        .get_bucket_ownership_controls()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    let own = send!(client.get_bucket_ownership_controls(b)).unwrap();
     assert_eq!(
         own.ownership_controls().unwrap().rules()[0].object_ownership(),
         &ObjectOwnership::BucketOwnerEnforced
     );
-    let versioning = client
-        .get_bucket_versioning()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    let versioning = send!(client.get_bucket_versioning(b)).unwrap();
     assert_eq!(versioning.status(), None);
-    let acl = client.get_bucket_acl().bucket(b).send().await.unwrap();
+    let acl = send!(client.get_bucket_acl(b)).unwrap();
     assert_eq!(acl.grants().len(), 1);
-    let logging = client.get_bucket_logging().bucket(b).send().await.unwrap();
+    let logging = send!(client.get_bucket_logging(b)).unwrap();
     assert!(logging.logging_enabled().is_none());
-    let accelerate = client
-        .get_bucket_accelerate_configuration()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    let accelerate = send!(client.get_bucket_accelerate_configuration(b)).unwrap();
     assert!(accelerate.status().is_none());
-    let payment = client
-        .get_bucket_request_payment()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    let payment = send!(client.get_bucket_request_payment(b)).unwrap();
     assert_eq!(payment.payer().map(|p| p.as_str()), Some("BucketOwner"));
 
     // Put, get back, delete.
-    let tag = Tag::builder().key("team").value("a&b").build().unwrap();
-    let tagging = Tagging::builder().tag_set(tag).build().unwrap();
-    client
-        .put_bucket_tagging()
-        .bucket(b)
-        .tagging(tagging)
-        .send()
-        .await
-        .unwrap();
-    let got = client.get_bucket_tagging().bucket(b).send().await.unwrap();
+    let tagging = s3_tagging("team", "a&b");
+    send!(client.put_bucket_tagging(b).tagging(tagging)).unwrap();
+    let got = send!(client.get_bucket_tagging(b)).unwrap();
     assert_eq!(
         (got.tag_set()[0].key(), got.tag_set()[0].value()),
         ("team", "a&b")
     );
-    client
-        .delete_bucket_tagging()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
-    assert!(client.get_bucket_tagging().bucket(b).send().await.is_err());
+    send!(client.delete_bucket_tagging(b)).unwrap();
+    assert!(send!(client.get_bucket_tagging(b)).is_err());
 
     let enabled = VersioningConfiguration::builder()
         .status(BucketVersioningStatus::Enabled)
         .build();
-    client
-        .put_bucket_versioning()
-        .bucket(b)
-        .versioning_configuration(enabled)
-        .send()
-        .await
-        .unwrap();
-    let versioning = client
-        .get_bucket_versioning()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    send!(
+        client
+            .put_bucket_versioning(b)
+            .versioning_configuration(enabled)
+    )
+    .unwrap();
+    let versioning = send!(client.get_bucket_versioning(b)).unwrap();
     assert_eq!(versioning.status(), Some(&BucketVersioningStatus::Enabled));
 
     let policy = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::round-trip/*"}]}"#;
-    client
-        .put_bucket_policy()
-        .bucket(b)
-        .policy(policy)
-        .send()
-        .await
-        .unwrap();
-    let got = client.get_bucket_policy().bucket(b).send().await.unwrap();
+    send!(client.put_bucket_policy(b).policy(policy)).unwrap();
+    let got = send!(client.get_bucket_policy(b)).unwrap();
     assert_eq!(got.policy(), Some(policy));
-    client
-        .delete_bucket_policy()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
-    assert!(client.get_bucket_policy().bucket(b).send().await.is_err());
+    send!(client.delete_bucket_policy(b)).unwrap();
+    assert!(send!(client.get_bucket_policy(b)).is_err());
 
     let kms = ServerSideEncryptionByDefault::builder()
         .sse_algorithm(ServerSideEncryption::AwsKms)
@@ -222,19 +132,13 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
         )
         .build()
         .unwrap();
-    client
-        .put_bucket_encryption()
-        .bucket(b)
-        .server_side_encryption_configuration(enc)
-        .send()
-        .await
-        .unwrap();
-    let got = client
-        .get_bucket_encryption()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    send!(
+        client
+            .put_bucket_encryption(b)
+            .server_side_encryption_configuration(enc)
+    )
+    .unwrap();
+    let got = send!(client.get_bucket_encryption(b)).unwrap();
     let default = got.server_side_encryption_configuration().unwrap().rules()[0]
         .apply_server_side_encryption_by_default()
         .unwrap();
@@ -242,18 +146,8 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
         (default.sse_algorithm(), default.kms_master_key_id()),
         (&ServerSideEncryption::AwsKms, Some("alias/x"))
     );
-    client
-        .delete_bucket_encryption()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
-    let got = client
-        .get_bucket_encryption()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    send!(client.delete_bucket_encryption(b)).unwrap();
+    let got = send!(client.get_bucket_encryption(b)).unwrap();
     let default = got.server_side_encryption_configuration().unwrap().rules()[0]
         .apply_server_side_encryption_by_default()
         .unwrap()
@@ -276,35 +170,17 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
         .rules(rule)
         .build()
         .unwrap();
-    client
-        .put_bucket_lifecycle_configuration()
-        .bucket(b)
-        .lifecycle_configuration(lifecycle)
-        .send()
-        .await
-        .unwrap();
-    let got = client
-        .get_bucket_lifecycle_configuration()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    send!(
+        client
+            .put_bucket_lifecycle_configuration(b)
+            .lifecycle_configuration(lifecycle)
+    )
+    .unwrap();
+    let got = send!(client.get_bucket_lifecycle_configuration(b)).unwrap();
     assert_eq!(got.rules()[0].id(), Some("expire"));
     assert_eq!(got.rules()[0].expiration().unwrap().days(), Some(30));
-    client
-        .delete_bucket_lifecycle()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        client
-            .get_bucket_lifecycle_configuration()
-            .bucket(b)
-            .send()
-            .await
-            .is_err()
-    );
+    send!(client.delete_bucket_lifecycle(b)).unwrap();
+    assert!(send!(client.get_bucket_lifecycle_configuration(b)).is_err());
 
     let cors = CorsConfiguration::builder()
         .cors_rules(
@@ -316,52 +192,30 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
         )
         .build()
         .unwrap();
-    client
-        .put_bucket_cors()
-        .bucket(b)
-        .cors_configuration(cors)
-        .send()
-        .await
-        .unwrap();
-    let got = client.get_bucket_cors().bucket(b).send().await.unwrap();
+    send!(client.put_bucket_cors(b).cors_configuration(cors)).unwrap();
+    let got = send!(client.get_bucket_cors(b)).unwrap();
     assert_eq!(got.cors_rules()[0].allowed_methods(), ["GET"]);
-    client.delete_bucket_cors().bucket(b).send().await.unwrap();
-    assert!(client.get_bucket_cors().bucket(b).send().await.is_err());
+    send!(client.delete_bucket_cors(b)).unwrap();
+    assert!(send!(client.get_bucket_cors(b)).is_err());
 
     let open = PublicAccessBlockConfiguration::builder()
         .block_public_acls(false)
         .build();
-    client
-        .put_public_access_block()
-        .bucket(b)
-        .public_access_block_configuration(open)
-        .send()
-        .await
-        .unwrap();
-    let got = client
-        .get_public_access_block()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    send!(
+        client
+            .put_public_access_block(b)
+            .public_access_block_configuration(open)
+    )
+    .unwrap();
+    let got = send!(client.get_public_access_block(b)).unwrap();
     assert_eq!(
         got.public_access_block_configuration()
             .unwrap()
             .block_public_acls(),
         Some(false)
     );
-    client
-        .delete_public_access_block()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
-    let e = client
-        .get_public_access_block()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap_err();
+    send!(client.delete_public_access_block(b)).unwrap();
+    let e = send!(client.get_public_access_block(b)).unwrap_err();
     assert_eq!(
         code(&e.into_service_error()),
         "NoSuchPublicAccessBlockConfiguration"
@@ -376,42 +230,26 @@ async fn every_bucket_operation_round_trips_through_the_sdk() {
         )
         .build()
         .unwrap();
-    client
-        .put_bucket_ownership_controls()
-        .bucket(b)
-        .ownership_controls(writer)
-        .send()
-        .await
-        .unwrap();
-    let got = client
-        .get_bucket_ownership_controls()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
+    send!(
+        client
+            .put_bucket_ownership_controls(b)
+            .ownership_controls(writer)
+    )
+    .unwrap();
+    let got = send!(client.get_bucket_ownership_controls(b)).unwrap();
     assert_eq!(
         got.ownership_controls().unwrap().rules()[0].object_ownership(),
         &ObjectOwnership::ObjectWriter
     );
-    client
-        .delete_bucket_ownership_controls()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap();
-    let e = client
-        .get_bucket_ownership_controls()
-        .bucket(b)
-        .send()
-        .await
-        .unwrap_err();
+    send!(client.delete_bucket_ownership_controls(b)).unwrap();
+    let e = send!(client.get_bucket_ownership_controls(b)).unwrap_err();
     assert_eq!(
         code(&e.into_service_error()),
         "OwnershipControlsNotFoundError"
     );
 
-    client.delete_bucket().bucket(b).send().await.unwrap();
-    let e = client.head_bucket().bucket(b).send().await.unwrap_err();
+    send!(client.delete_bucket(b)).unwrap();
+    let e = send!(client.head_bucket(b)).unwrap_err();
     assert!(e.into_service_error().is_not_found());
 
     // Every call is journalled with its service and operation.

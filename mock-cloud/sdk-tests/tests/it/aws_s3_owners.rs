@@ -2,19 +2,19 @@
 //! empty, another account's bucket, and an object's ETag against a sent `Content-MD5`.
 
 use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration, Tag, Tagging};
+use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
 use mock_cloud::Config;
 
 use crate::aws_s3::code;
-use crate::aws_support::{default_s3, keys, s3, serve};
+use crate::aws_support::{default_s3, keys, s3, s3_tagging, serve};
 
 #[tokio::test]
 async fn buckets_already_owned_and_not_empty_answer_as_s3_does() {
     let served = serve(Config::default()).await;
     let east = default_s3(&served.url);
-    east.create_bucket().bucket("legacy").send().await.unwrap();
+    send!(east.create_bucket("legacy")).unwrap();
     // us-east-1: re-creating an owned bucket is a 200 (S3's legacy behaviour).
-    east.create_bucket().bucket("legacy").send().await.unwrap();
+    send!(east.create_bucket("legacy")).unwrap();
     let west = s3(
         &served.url,
         keys("default", "default"),
@@ -24,80 +24,45 @@ async fn buckets_already_owned_and_not_empty_answer_as_s3_does() {
     let config = CreateBucketConfiguration::builder()
         .location_constraint(BucketLocationConstraint::EuWest1)
         .build();
-    west.create_bucket()
-        .bucket("regional")
-        .create_bucket_configuration(config.clone())
-        .send()
-        .await
-        .unwrap();
-    let e = west
-        .create_bucket()
-        .bucket("regional")
-        .create_bucket_configuration(config)
-        .send()
-        .await
-        .unwrap_err();
+    send!(
+        west.create_bucket("regional")
+            .create_bucket_configuration(config.clone())
+    )
+    .unwrap();
+    let e = send!(
+        west.create_bucket("regional")
+            .create_bucket_configuration(config)
+    )
+    .unwrap_err();
     let e = e.into_service_error();
     assert!(e.is_bucket_already_owned_by_you(), "{e:?}");
-    let location = west
-        .get_bucket_location()
-        .bucket("regional")
-        .send()
-        .await
-        .unwrap();
+    let location = send!(west.get_bucket_location("regional")).unwrap();
     assert_eq!(
         location.location_constraint(),
         Some(&BucketLocationConstraint::EuWest1)
     );
-    let e = west
-        .create_bucket()
-        .bucket("no-constraint")
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(west.create_bucket("no-constraint")).unwrap_err();
     assert_eq!(
         code(&e.into_service_error()),
         "IllegalLocationConstraintException"
     );
 
-    east.put_object()
-        .bucket("legacy")
-        .key("dir/a.txt")
-        .body(ByteStream::from_static(b"hello"))
-        .send()
-        .await
-        .unwrap();
-    let got = east
-        .get_object()
-        .bucket("legacy")
-        .key("dir/a.txt")
-        .send()
-        .await
-        .unwrap();
+    send!(
+        east.put_object("legacy")
+            .key("dir/a.txt")
+            .body(ByteStream::from_static(b"hello"))
+    )
+    .unwrap();
+    let got = send!(east.get_object("legacy").key("dir/a.txt")).unwrap();
     assert_eq!(
         got.body.collect().await.unwrap().into_bytes().as_ref(),
         b"hello"
     );
-    let e = east
-        .delete_bucket()
-        .bucket("legacy")
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(east.delete_bucket("legacy")).unwrap_err();
     assert_eq!(code(&e.into_service_error()), "BucketNotEmpty");
-    east.delete_object()
-        .bucket("legacy")
-        .key("dir/a.txt")
-        .send()
-        .await
-        .unwrap();
-    east.delete_bucket().bucket("legacy").send().await.unwrap();
-    let e = east
-        .create_bucket()
-        .bucket("Bad_Name")
-        .send()
-        .await
-        .unwrap_err();
+    send!(east.delete_object("legacy").key("dir/a.txt")).unwrap();
+    send!(east.delete_bucket("legacy")).unwrap();
+    let e = send!(east.create_bucket("Bad_Name")).unwrap_err();
     assert_eq!(code(&e.into_service_error()), "InvalidBucketName");
 }
 
@@ -112,24 +77,10 @@ async fn a_bucket_of_another_account_is_refused_and_its_name_taken() {
     let none = aws_smithy_types::retry::RetryConfig::disabled();
     let a = s3(&served.url, keys("AKIAA", "sa"), "us-east-1", none.clone());
     let b = s3(&served.url, keys("AKIAB", "sb"), "us-east-1", none);
-    a.create_bucket()
-        .bucket("shared-name")
-        .send()
-        .await
-        .unwrap();
-    let e = b
-        .create_bucket()
-        .bucket("shared-name")
-        .send()
-        .await
-        .unwrap_err();
+    send!(a.create_bucket("shared-name")).unwrap();
+    let e = send!(b.create_bucket("shared-name")).unwrap_err();
     assert!(e.into_service_error().is_bucket_already_exists());
-    let e = b
-        .get_bucket_tagging()
-        .bucket("shared-name")
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(b.get_bucket_tagging("shared-name")).unwrap_err();
     assert_eq!(code(&e.into_service_error()), "AccessDenied");
     assert!(b.list_buckets().send().await.unwrap().buckets().is_empty());
     let accounts: Vec<String> = served
@@ -145,52 +96,30 @@ async fn a_bucket_of_another_account_is_refused_and_its_name_taken() {
 async fn an_objects_etag_is_its_md5_and_a_content_md5_sent_is_checked() {
     let served = serve(Config::default()).await;
     let client = default_s3(&served.url);
-    client
-        .create_bucket()
-        .bucket("digests")
-        .send()
-        .await
-        .unwrap();
+    send!(client.create_bucket("digests")).unwrap();
     // MD5("hello world") = 5eb63bbbe01eeed093cb22bb8f5acdc3, XrY7u+Ae7tCTyyK7j1rNww== in
     // base64; the empty body's is d41d8cd98f00b204e9800998ecf8427e, 1B2M2Y8AsgTpgAmY7PhCfg==.
     let etag = "\"5eb63bbbe01eeed093cb22bb8f5acdc3\"";
-    let put = client
-        .put_object()
-        .bucket("digests")
-        .key("k")
-        .body(ByteStream::from_static(b"hello world"))
-        .content_md5("XrY7u+Ae7tCTyyK7j1rNww==")
-        .send()
-        .await
-        .unwrap();
+    // "hello world" put as `k` with the Content-MD5 `md5`.
+    let put_hello = async |md5: &str| {
+        let body = ByteStream::from_static(b"hello world");
+        send!(
+            client
+                .put_object("digests")
+                .key("k")
+                .body(body)
+                .content_md5(md5)
+        )
+    };
+    let put = put_hello("XrY7u+Ae7tCTyyK7j1rNww==").await.unwrap();
     assert_eq!(put.e_tag(), Some(etag));
-    let head = client
-        .head_object()
-        .bucket("digests")
-        .key("k")
-        .send()
-        .await
-        .unwrap();
+    let head = send!(client.head_object("digests").key("k")).unwrap();
     assert_eq!(head.e_tag(), Some(etag));
-    let got = client
-        .get_object()
-        .bucket("digests")
-        .key("k")
-        .send()
-        .await
-        .unwrap();
+    let got = send!(client.get_object("digests").key("k")).unwrap();
     assert_eq!(got.e_tag(), Some(etag));
 
     // Another MD5: BadDigest, naming the MD5 calculated (base64) and the one expected (hex).
-    let e = client
-        .put_object()
-        .bucket("digests")
-        .key("k")
-        .body(ByteStream::from_static(b"hello world"))
-        .content_md5("1B2M2Y8AsgTpgAmY7PhCfg==")
-        .send()
-        .await
-        .unwrap_err();
+    let e = put_hello("1B2M2Y8AsgTpgAmY7PhCfg==").await.unwrap_err();
     let raw = e.raw_response().unwrap().body().bytes().unwrap().to_vec();
     let raw = String::from_utf8(raw).unwrap();
     assert_eq!(code(&e.into_service_error()), "BadDigest");
@@ -200,40 +129,29 @@ async fn an_objects_etag_is_its_md5_and_a_content_md5_sent_is_checked() {
     );
     // Not the base64 of 16 bytes: InvalidDigest.
     for bad in ["not base64!", "aGVsbG8="] {
-        let e = client
-            .put_object()
-            .bucket("digests")
-            .key("other")
-            .body(ByteStream::from_static(b"x"))
-            .content_md5(bad)
-            .send()
-            .await
-            .unwrap_err();
+        let e = send!(
+            client
+                .put_object("digests")
+                .key("other")
+                .body(ByteStream::from_static(b"x"))
+                .content_md5(bad)
+        )
+        .unwrap_err();
         assert_eq!(code(&e.into_service_error()), "InvalidDigest", "{bad}");
     }
     // A subresource put is checked too.
-    let tagging = Tagging::builder()
-        .tag_set(Tag::builder().key("a").value("b").build().unwrap())
-        .build()
-        .unwrap();
-    let e = client
-        .put_bucket_tagging()
-        .bucket("digests")
-        .tagging(tagging)
-        .content_md5("1B2M2Y8AsgTpgAmY7PhCfg==")
-        .send()
-        .await
-        .unwrap_err();
+    let tagging = s3_tagging("a", "b");
+    let e = send!(
+        client
+            .put_bucket_tagging("digests")
+            .tagging(tagging)
+            .content_md5("1B2M2Y8AsgTpgAmY7PhCfg==")
+    )
+    .unwrap_err();
     assert_eq!(code(&e.into_service_error()), "BadDigest");
 
     // Refused puts stored nothing, and every call is journalled.
-    let e = client
-        .head_object()
-        .bucket("digests")
-        .key("other")
-        .send()
-        .await
-        .unwrap_err();
+    let e = send!(client.head_object("digests").key("other")).unwrap_err();
     assert!(e.into_service_error().is_not_found());
     let statuses: Vec<(String, u16)> = served
         .cloud

@@ -68,12 +68,7 @@ async fn assumed_role_credentials_sign_s3_calls_and_name_the_session() {
         "us-east-1",
         RetryConfig::disabled(),
     );
-    bucket_client
-        .create_bucket()
-        .bucket("from-a-role")
-        .send()
-        .await
-        .unwrap();
+    send!(bucket_client.create_bucket("from-a-role")).unwrap();
 
     // Without its session token the key is refused.
     let tokenless = Credentials::new(c.access_key_id(), c.secret_access_key(), None, None, "x");

@@ -6,6 +6,7 @@ use aws_sdk_dynamodb::operation::create_table::builders::CreateTableFluentBuilde
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
 };
+use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{ClassQuota, Config, MockCloud, Per, Quotas, Rate, Service, ServiceQuotas};
 use tokio::sync::oneshot;
 
@@ -179,4 +180,40 @@ pub fn create_table(db: &aws_sdk_dynamodb::Client, name: &str) -> CreateTableFlu
         .attribute_definitions(attribute("id"))
         .key_schema(key("id", KeyType::Hash))
         .billing_mode(BillingMode::PayPerRequest)
+}
+
+/// The SDK's standard retry mode with `attempts` attempts, the first backoff `backoff`
+/// (short, for the tests).
+pub fn standard_retry(attempts: u32, backoff: std::time::Duration) -> RetryConfig {
+    RetryConfig::standard()
+        .with_max_attempts(attempts)
+        .with_initial_backoff(backoff)
+}
+
+/// An S3 tag set of the one tag `key` = `value`.
+pub fn s3_tagging(key: &str, value: &str) -> aws_sdk_s3::types::Tagging {
+    let tag = aws_sdk_s3::types::Tag::builder()
+        .key(key)
+        .value(value)
+        .build()
+        .unwrap();
+    aws_sdk_s3::types::Tagging::builder()
+        .tag_set(tag)
+        .build()
+        .unwrap()
+}
+
+/// The tags of the DynamoDB table `arn`, as ListTagsOfResource lists them.
+pub async fn table_tags(db: &aws_sdk_dynamodb::Client, arn: &str) -> Vec<(String, String)> {
+    let listed = db
+        .list_tags_of_resource()
+        .resource_arn(arn)
+        .send()
+        .await
+        .unwrap();
+    listed
+        .tags()
+        .iter()
+        .map(|t| (t.key().to_owned(), t.value().to_owned()))
+        .collect()
 }

@@ -72,16 +72,44 @@ fn wrong(value: &Value, expected: &str) -> AwsError {
     }
 }
 
-/// A string member (`null` is absent, as Coral reads it).
+/// The member `key` when `take` reads its JSON type (`null` is absent, as Coral reads
+/// it); otherwise Coral's error for a value that is not `expected`.
+fn member<'a, T>(
+    map: &'a Map<String, Value>,
+    key: &str,
+    expected: &str,
+    take: impl FnOnce(&'a Value) -> Option<T>,
+) -> Result<Option<T>, AwsError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => take(value).map(Some).ok_or_else(|| wrong(value, expected)),
+    }
+}
+
+/// The list member `key`, each item read by `take` (Coral's error for one that is not
+/// `expected`).
+fn items<'a, T>(
+    map: &'a Map<String, Value>,
+    key: &str,
+    expected: &str,
+    take: impl Fn(&'a Value) -> Option<T>,
+) -> Result<Option<Vec<T>>, AwsError> {
+    list(map, key)?
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| take(item).ok_or_else(|| wrong(item, expected)))
+                .collect()
+        })
+        .transpose()
+}
+
+/// A string member.
 pub(crate) fn string<'a>(
     map: &'a Map<String, Value>,
     key: &str,
 ) -> Result<Option<&'a str>, AwsError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(wrong(other, "a String")),
-    }
+    member(map, key, "a String", Value::as_str)
 }
 
 /// An integer member.
@@ -98,11 +126,7 @@ pub(crate) fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>
 
 /// A boolean member.
 pub(crate) fn boolean(map: &Map<String, Value>, key: &str) -> Result<Option<bool>, AwsError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(other) => Err(wrong(other, "a Boolean")),
-    }
+    member(map, key, "a Boolean", Value::as_bool)
 }
 
 /// A structure member.
@@ -110,15 +134,7 @@ pub(crate) fn structure<'a>(
     map: &'a Map<String, Value>,
     key: &str,
 ) -> Result<Option<&'a Map<String, Value>>, AwsError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(Value::Array(_)) => Err(serialization("Start of list found where not expected")),
-        Some(other) => Err(serialization(format!(
-            "{} can not be converted to a structure",
-            kind(other)
-        ))),
-    }
+    member(map, key, "a structure", Value::as_object)
 }
 
 /// A list member.
@@ -126,17 +142,7 @@ pub(crate) fn list<'a>(
     map: &'a Map<String, Value>,
     key: &str,
 ) -> Result<Option<&'a [Value]>, AwsError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) => Ok(Some(items)),
-        Some(Value::Object(_)) => Err(serialization(
-            "Start of structure or map found where not expected.",
-        )),
-        Some(other) => Err(serialization(format!(
-            "{} can not be converted to a list",
-            kind(other)
-        ))),
-    }
+    member(map, key, "a list", |v| v.as_array().map(Vec::as_slice))
 }
 
 /// A list of structures.
@@ -144,17 +150,7 @@ pub(crate) fn structures<'a>(
     map: &'a Map<String, Value>,
     key: &str,
 ) -> Result<Option<Vec<&'a Map<String, Value>>>, AwsError> {
-    let Some(items) = list(map, key)? else {
-        return Ok(None);
-    };
-    items
-        .iter()
-        .map(|item| match item {
-            Value::Object(m) => Ok(m),
-            other => Err(wrong(other, "a structure")),
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    items(map, key, "a structure", Value::as_object)
 }
 
 /// A list of strings.
@@ -162,17 +158,7 @@ pub(crate) fn strings<'a>(
     map: &'a Map<String, Value>,
     key: &str,
 ) -> Result<Option<Vec<&'a str>>, AwsError> {
-    let Some(items) = list(map, key)? else {
-        return Ok(None);
-    };
-    items
-        .iter()
-        .map(|item| match item {
-            Value::String(s) => Ok(s.as_str()),
-            other => Err(wrong(other, "a String")),
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    items(map, key, "a String", Value::as_str)
 }
 
 /// Constraint violations, collected in member order and answered together.
@@ -189,29 +175,12 @@ impl Violations {
 
     /// A string's length outside `min..=max` (in characters).
     pub fn length(&mut self, path: &str, value: &str, min: usize, max: usize) {
-        let len = value.chars().count();
-        if len < min {
-            self.0.push(format!(
-                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
-            ));
-        } else if len > max {
-            self.0.push(format!(
-                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have length less than or equal to {max}"
-            ));
-        }
+        self.count(path, value, value.chars().count(), min, max);
     }
 
     /// A list's length outside `min..=max`.
     pub fn count(&mut self, path: &str, shown: &str, len: usize, min: usize, max: usize) {
-        if len < min {
-            self.0.push(format!(
-                "Value '{shown}' at '{path}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
-            ));
-        } else if len > max {
-            self.0.push(format!(
-                "Value '{shown}' at '{path}' failed to satisfy constraint: Member must have length less than or equal to {max}"
-            ));
-        }
+        self.outside(path, shown, "length", len, min, max);
     }
 
     /// A table or index name: 3 to 255 characters of `[a-zA-Z0-9_.-]`.
@@ -239,15 +208,29 @@ impl Violations {
 
     /// A number below `min` (or above `max`).
     pub fn range(&mut self, path: &str, value: i64, min: i64, max: i64) {
-        if value < min {
-            self.0.push(format!(
-                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have value greater than or equal to {min}"
-            ));
+        self.outside(path, value, "value", value, min, max);
+    }
+
+    /// `value` (shown as `shown`) outside `min..=max`, its `what` (length, value) named.
+    fn outside<T: PartialOrd + std::fmt::Display>(
+        &mut self,
+        path: &str,
+        shown: impl std::fmt::Display,
+        what: &str,
+        value: T,
+        min: T,
+        max: T,
+    ) {
+        let bound = if value < min {
+            format!("greater than or equal to {min}")
         } else if value > max {
-            self.0.push(format!(
-                "Value '{value}' at '{path}' failed to satisfy constraint: Member must have value less than or equal to {max}"
-            ));
-        }
+            format!("less than or equal to {max}")
+        } else {
+            return;
+        };
+        self.0.push(format!(
+            "Value '{shown}' at '{path}' failed to satisfy constraint: Member must have {what} {bound}"
+        ));
     }
 
     /// `Ok` without violations, else the `ValidationException` that lists them.

@@ -40,14 +40,35 @@ use std::collections::BTreeMap;
 
 use http::{Method, Response, StatusCode};
 
+use super::accounts::Principal;
 use super::contract::{AwsRequest, Ctx, Routed, Unrouted};
 use super::envelope::AwsError;
 use super::params;
 use crate::http::respond::ResponseBody;
 use crate::service::{Ec2Operation, Operation};
 use query::{Params, TagParam, invalid_value};
+use store::{Region, Store};
 
 const VERSION: &str = "2016-11-15";
+
+/// What an action's handler is given besides the store: the call, its parameters and
+/// its caller.
+#[derive(Clone, Copy)]
+pub(crate) struct Call<'a, 'c> {
+    pub(crate) ctx: &'a Ctx<'c>,
+    pub(crate) params: &'a Params,
+    pub(crate) caller: &'a Principal,
+}
+
+impl Call<'_, '_> {
+    /// The caller's account's resources in the request's region.
+    fn place(self, store: &mut Store) -> &mut Region {
+        store.region(&self.caller.account, &self.ctx.request.region)
+    }
+}
+
+/// What an action's handler answers.
+type Answer = Result<Response<ResponseBody>, AwsError>;
 
 /// The request's parameters: the form body of a POST, the query of a GET.
 fn parameters(request: &AwsRequest<'_>) -> Params {
@@ -103,15 +124,21 @@ pub(crate) fn handle(ctx: &Ctx<'_>, routed: &Routed) -> Result<Response<Response
     let params = parameters(ctx.request);
     let op = Ec2Operation::of(routed.op).unwrap_or(Op::DescribeVpcs);
     let mut store = ctx.state().ec2.lock();
-    match op {
-        Op::CreateVpc => vpcs::create(ctx, &params, &mut store, caller),
-        Op::DescribeVpcs => vpcs::describe(ctx, &params, &mut store, caller),
-        Op::DeleteVpc => vpcs::delete(ctx, &params, &mut store, caller),
-        Op::ModifyVpcAttribute => vpcs::modify_attribute(ctx, &params, &mut store, caller),
-        Op::CreateTags => tags::create(ctx, &params, &mut store, caller),
-        Op::DeleteTags => tags::delete(ctx, &params, &mut store, caller),
-        Op::DescribeTags => tags::describe(ctx, &params, &mut store, caller),
-    }
+    let call = Call {
+        ctx,
+        params: &params,
+        caller,
+    };
+    let handler = match op {
+        Op::CreateVpc => vpcs::create,
+        Op::DescribeVpcs => vpcs::describe,
+        Op::DeleteVpc => vpcs::delete,
+        Op::ModifyVpcAttribute => vpcs::modify_attribute,
+        Op::CreateTags => tags::create,
+        Op::DeleteTags => tags::delete,
+        Op::DescribeTags => tags::describe,
+    };
+    handler(call, &mut store)
 }
 
 /// The ID a CreateVpc's new VPC gets, reserved before the call is handled so the journal

@@ -1,15 +1,12 @@
 //! CreateTags, DeleteTags and DescribeTags, over the resources this cloud has (VPCs).
 
-use http::{Response, StatusCode};
+use http::StatusCode;
 
-use super::super::accounts::Principal;
-use super::super::contract::Ctx;
 use super::super::envelope::AwsError;
 use super::super::xml::escape;
 use super::query::{Filter, Params, missing};
 use super::store::{Region, Store, resource_type};
-use super::{check_filters, dry_run, new_tags, wire};
-use crate::http::respond::ResponseBody;
+use super::{Answer, Call, check_filters, dry_run, new_tags, wire};
 
 /// The most tags a resource carries.
 const MAX_TAGS: usize = 50;
@@ -33,15 +30,10 @@ fn resources<'a>(params: &'a Params, place: &Region) -> Result<Vec<&'a str>, Aws
     Ok(ids)
 }
 
-pub(crate) fn create(
-    ctx: &Ctx<'_>,
-    params: &Params,
-    store: &mut Store,
-    caller: &Principal,
-) -> Result<Response<ResponseBody>, AwsError> {
-    let place = store.region(&caller.account, &ctx.request.region);
-    let ids = resources(params, place)?;
-    let tags = params.tags("Tag");
+pub(crate) fn create(c: Call<'_, '_>, store: &mut Store) -> Answer {
+    let place = c.place(store);
+    let ids = resources(c.params, place)?;
+    let tags = c.params.tags("Tag");
     if tags.is_empty() {
         return Err(missing("Tag"));
     }
@@ -58,25 +50,20 @@ pub(crate) fn create(
         }
         updated.push(merged);
     }
-    dry_run(params)?;
+    dry_run(c.params)?;
     for (id, merged) in ids.iter().zip(updated) {
         if let Some(vpc) = place.vpcs.get_mut(*id) {
             vpc.tags = merged;
         }
     }
-    Ok(wire::done(ctx, "CreateTags"))
+    Ok(wire::done(c.ctx, "CreateTags"))
 }
 
-pub(crate) fn delete(
-    ctx: &Ctx<'_>,
-    params: &Params,
-    store: &mut Store,
-    caller: &Principal,
-) -> Result<Response<ResponseBody>, AwsError> {
-    let place = store.region(&caller.account, &ctx.request.region);
-    let ids = resources(params, place)?;
-    let tags = params.tags("Tag");
-    dry_run(params)?;
+pub(crate) fn delete(c: Call<'_, '_>, store: &mut Store) -> Answer {
+    let place = c.place(store);
+    let ids = resources(c.params, place)?;
+    let tags = c.params.tags("Tag");
+    dry_run(c.params)?;
     for id in ids {
         let Some(vpc) = place.vpcs.get_mut(id) else {
             continue;
@@ -98,7 +85,7 @@ pub(crate) fn delete(
             }
         }
     }
-    Ok(wire::done(ctx, "DeleteTags"))
+    Ok(wire::done(c.ctx, "DeleteTags"))
 }
 
 /// The filters DescribeTags knows (botocore's model); `tag:<key>` besides.
@@ -127,17 +114,12 @@ fn matches(f: &Filter, tag: &Described<'_>) -> bool {
     }
 }
 
-pub(crate) fn describe(
-    ctx: &Ctx<'_>,
-    params: &Params,
-    store: &mut Store,
-    caller: &Principal,
-) -> Result<Response<ResponseBody>, AwsError> {
-    let filters = params.filters()?;
+pub(crate) fn describe(c: Call<'_, '_>, store: &mut Store) -> Answer {
+    let filters = c.params.filters()?;
     check_filters(&filters, &TAG_FILTERS)?;
-    let max = params.max_results()?;
-    dry_run(params)?;
-    let place = store.region(&caller.account, &ctx.request.region);
+    let max = c.params.max_results()?;
+    dry_run(c.params)?;
+    let place = c.place(store);
     let selected: Vec<(String, Described<'_>)> = place
         .vpcs
         .values()
@@ -153,7 +135,7 @@ pub(crate) fn describe(
         .filter(|tag| filters.iter().all(|f| matches(f, tag)))
         .map(|tag| (format!("{}\n{}", tag.resource, tag.key), tag))
         .collect();
-    let (tags, next) = wire::page(selected, params.get("NextToken"), max)?;
+    let (tags, next) = wire::page(selected, c.params.get("NextToken"), max)?;
     let mut inner = String::from("    <tagSet>");
     for tag in tags {
         inner.push_str(&format!(
@@ -166,5 +148,5 @@ pub(crate) fn describe(
     }
     inner.push_str("</tagSet>\n");
     inner.push_str(&wire::next_token(next.as_deref()));
-    Ok(wire::answer(ctx, "DescribeTags", &inner))
+    Ok(wire::answer(c.ctx, "DescribeTags", &inner))
 }

@@ -2,15 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use http::{Response, StatusCode};
+use http::StatusCode;
 
-use super::super::accounts::Principal;
-use super::super::contract::Ctx;
 use super::super::envelope::AwsError;
-use super::query::{Filter, Params, invalid_value, missing};
+use super::query::{Filter, invalid_value, missing};
 use super::store::{Region, Store, Vpc};
-use super::{check_filters, dry_run, new_tags, wire};
-use crate::http::respond::ResponseBody;
+use super::{Answer, Call, check_filters, dry_run, new_tags, wire};
 
 /// The filters DescribeVpcs knows (botocore's model); `tag:<key>` besides.
 const VPC_FILTERS: [&str; 14] = [
@@ -87,17 +84,12 @@ fn check_cidr(cidr: &str) -> Result<(), AwsError> {
     Ok(())
 }
 
-pub(crate) fn create(
-    ctx: &Ctx<'_>,
-    params: &Params,
-    store: &mut Store,
-    caller: &Principal,
-) -> Result<Response<ResponseBody>, AwsError> {
-    if params.get("Ipv4IpamPoolId").is_some()
-        || params.get("Ipv6IpamPoolId").is_some()
-        || params.get("Ipv6Pool").is_some()
-        || params.get("Ipv6CidrBlock").is_some()
-        || params.flag("AmazonProvidedIpv6CidrBlock")? == Some(true)
+pub(crate) fn create(c: Call<'_, '_>, store: &mut Store) -> Answer {
+    if c.params.get("Ipv4IpamPoolId").is_some()
+        || c.params.get("Ipv6IpamPoolId").is_some()
+        || c.params.get("Ipv6Pool").is_some()
+        || c.params.get("Ipv6CidrBlock").is_some()
+        || c.params.flag("AmazonProvidedIpv6CidrBlock")? == Some(true)
     {
         return Err(AwsError::new(
             StatusCode::BAD_REQUEST,
@@ -105,7 +97,7 @@ pub(crate) fn create(
             "mock-cloud does not model IPAM pools or IPv6 CIDR blocks",
         ));
     }
-    let Some(cidr) = params.get("CidrBlock") else {
+    let Some(cidr) = c.params.get("CidrBlock") else {
         return Err(AwsError::new(
             StatusCode::BAD_REQUEST,
             "MissingParameter",
@@ -113,14 +105,14 @@ pub(crate) fn create(
         ));
     };
     check_cidr(cidr)?;
-    let tenancy = params.get("InstanceTenancy").unwrap_or("default");
+    let tenancy = c.params.get("InstanceTenancy").unwrap_or("default");
     if !matches!(tenancy, "default" | "dedicated") {
         return Err(invalid_value(format!(
             "Value ({tenancy}) for parameter instanceTenancy is invalid."
         )));
     }
     let mut tags = BTreeMap::new();
-    for spec in params.tag_specifications() {
+    for spec in c.params.tag_specifications() {
         match spec.resource_type.as_deref() {
             Some("vpc") => {}
             Some(other) => {
@@ -132,17 +124,17 @@ pub(crate) fn create(
         }
         new_tags(&mut tags, &spec.tags)?;
     }
-    dry_run(params)?;
-    let region = ctx.request.region.as_str();
-    let id = match &ctx.new_id {
+    dry_run(c.params)?;
+    let region = c.ctx.request.region.as_str();
+    let id = match &c.ctx.new_id {
         Some(id) => id.clone(),
-        None => store.new_id("vpc", &caller.account, region),
+        None => store.new_id("vpc", &c.caller.account, region),
     };
-    let association_id = store.new_id("vpc-cidr-assoc", &caller.account, region);
-    let place = store.region(&caller.account, region);
+    let association_id = store.new_id("vpc-cidr-assoc", &c.caller.account, region);
+    let place = store.region(&c.caller.account, region);
     let vpc = Vpc {
         id: id.clone(),
-        owner_id: caller.account_id.to_string(),
+        owner_id: c.caller.account_id.to_string(),
         cidr: cidr.to_owned(),
         association_id,
         dhcp_options_id: place.dhcp_options_id.clone(),
@@ -151,18 +143,18 @@ pub(crate) fn create(
         dns_hostnames: false,
         network_address_usage_metrics: false,
         tags,
-        created: ctx.now,
+        created: c.ctx.now,
         available_at: {
-            let hold = ctx.slow_create.unwrap_or_default();
+            let hold = c.ctx.slow_create.unwrap_or_default();
             let hold = jiff::SignedDuration::try_from(hold).unwrap_or(jiff::SignedDuration::MAX);
-            ctx.now.saturating_add(hold).unwrap_or(ctx.now)
+            c.ctx.now.saturating_add(hold).unwrap_or(c.ctx.now)
         },
     };
     // EC2 answers a new VPC as `pending`; here it is `available` from the next call on,
     // unless a per-resource slow create holds it `pending`.
     let inner = format!("    <vpc>{}</vpc>\n", wire::vpc(&vpc, "pending"));
     place.vpcs.insert(id, vpc);
-    Ok(wire::answer(ctx, "CreateVpc", &inner))
+    Ok(wire::answer(c.ctx, "CreateVpc", &inner))
 }
 
 fn matches(f: &Filter, vpc: &Vpc, now: jiff::Timestamp) -> bool {
@@ -184,58 +176,48 @@ fn matches(f: &Filter, vpc: &Vpc, now: jiff::Timestamp) -> bool {
     }
 }
 
-pub(crate) fn describe(
-    ctx: &Ctx<'_>,
-    params: &Params,
-    store: &mut Store,
-    caller: &Principal,
-) -> Result<Response<ResponseBody>, AwsError> {
-    let filters = params.filters()?;
+pub(crate) fn describe(c: Call<'_, '_>, store: &mut Store) -> Answer {
+    let filters = c.params.filters()?;
     check_filters(&filters, &VPC_FILTERS)?;
-    let max = params.max_results()?;
-    let ids = params.list("VpcId");
-    dry_run(params)?;
-    let place = store.region(&caller.account, &ctx.request.region);
+    let max = c.params.max_results()?;
+    let ids = c.params.list("VpcId");
+    dry_run(c.params)?;
+    let place = c.place(store);
     place.check_vpcs(&ids)?;
     let selected: Vec<(String, &Vpc)> = place
         .vpcs
         .values()
         .filter(|vpc| ids.is_empty() || ids.contains(&vpc.id.as_str()))
-        .filter(|vpc| filters.iter().all(|f| matches(f, vpc, ctx.now)))
+        .filter(|vpc| filters.iter().all(|f| matches(f, vpc, c.ctx.now)))
         .map(|vpc| (vpc.id.clone(), vpc))
         .collect();
-    let (vpcs, next) = wire::page(selected, params.get("NextToken"), max)?;
+    let (vpcs, next) = wire::page(selected, c.params.get("NextToken"), max)?;
     let mut inner = String::from("    <vpcSet>");
     for vpc in vpcs {
-        let item = match &ctx.drift {
+        let item = match &c.ctx.drift {
             Some(field) => {
                 let mut drifted = vpc.clone();
                 super::super::resource_faults::drift_tags(&mut drifted.tags, field.as_deref());
-                wire::vpc(&drifted, vpc.state(ctx.now))
+                wire::vpc(&drifted, vpc.state(c.ctx.now))
             }
-            None => wire::vpc(vpc, vpc.state(ctx.now)),
+            None => wire::vpc(vpc, vpc.state(c.ctx.now)),
         };
         inner.push_str(&format!("<item>{item}</item>"));
     }
     inner.push_str("</vpcSet>\n");
     inner.push_str(&wire::next_token(next.as_deref()));
-    Ok(wire::answer(ctx, "DescribeVpcs", &inner))
+    Ok(wire::answer(c.ctx, "DescribeVpcs", &inner))
 }
 
-pub(crate) fn delete(
-    ctx: &Ctx<'_>,
-    params: &Params,
-    store: &mut Store,
-    caller: &Principal,
-) -> Result<Response<ResponseBody>, AwsError> {
-    let id = params.required("VpcId")?;
-    let place = store.region(&caller.account, &ctx.request.region);
+pub(crate) fn delete(c: Call<'_, '_>, store: &mut Store) -> Answer {
+    let id = c.params.required("VpcId")?;
+    let place = c.place(store);
     if !place.vpcs.contains_key(id) {
         return Err(not_found(&[id]));
     }
-    dry_run(params)?;
+    dry_run(c.params)?;
     place.vpcs.remove(id);
-    Ok(wire::done(ctx, "DeleteVpc"))
+    Ok(wire::done(c.ctx, "DeleteVpc"))
 }
 
 /// The attributes ModifyVpcAttribute sets, as parameters and as EC2 names them.
@@ -248,16 +230,11 @@ const ATTRIBUTES: [(&str, &str); 3] = [
     ),
 ];
 
-pub(crate) fn modify_attribute(
-    ctx: &Ctx<'_>,
-    params: &Params,
-    store: &mut Store,
-    caller: &Principal,
-) -> Result<Response<ResponseBody>, AwsError> {
-    let id = params.required("VpcId")?;
+pub(crate) fn modify_attribute(c: Call<'_, '_>, store: &mut Store) -> Answer {
+    let id = c.params.required("VpcId")?;
     let mut given = Vec::new();
     for (param, name) in ATTRIBUTES {
-        if let Some(value) = params.flag(&format!("{param}.Value"))? {
+        if let Some(value) = c.params.flag(&format!("{param}.Value"))? {
             given.push((name, value));
         }
     }
@@ -279,17 +256,17 @@ pub(crate) fn modify_attribute(
             )));
         }
     };
-    let place = store.region(&caller.account, &ctx.request.region);
+    let place = c.place(store);
     let Some(vpc) = place.vpcs.get_mut(id) else {
         return Err(not_found(&[id]));
     };
-    dry_run(params)?;
+    dry_run(c.params)?;
     match name {
         "enableDnsSupport" => vpc.dns_support = value,
         "enableDnsHostnames" => vpc.dns_hostnames = value,
         _ => vpc.network_address_usage_metrics = value,
     }
-    Ok(wire::done(ctx, "ModifyVpcAttribute"))
+    Ok(wire::done(c.ctx, "ModifyVpcAttribute"))
 }
 
 #[cfg(test)]

@@ -27,14 +27,7 @@ pub(crate) fn owned<'a>(
     caller: &Principal,
     name: &str,
 ) -> Result<&'a Bucket, AwsError> {
-    let bucket = store
-        .buckets
-        .get(name)
-        .ok_or_else(|| no_such_bucket(name))?;
-    if bucket.owner != caller.account {
-        return Err(access_denied());
-    }
-    Ok(bucket)
+    the_callers(store.buckets.get(name), caller, name)
 }
 
 /// [`owned`], mutable.
@@ -43,14 +36,28 @@ pub(crate) fn owned_mut<'a>(
     caller: &Principal,
     name: &str,
 ) -> Result<&'a mut Bucket, AwsError> {
-    let bucket = store
-        .buckets
-        .get_mut(name)
-        .ok_or_else(|| no_such_bucket(name))?;
-    if bucket.owner != caller.account {
+    the_callers(store.buckets.get_mut(name), caller, name)
+}
+
+/// `bucket`, found as `name`, if the caller owns it: 404 if there is none, 403 if another
+/// account owns it.
+fn the_callers<B: std::borrow::Borrow<Bucket>>(
+    bucket: Option<B>,
+    caller: &Principal,
+    name: &str,
+) -> Result<B, AwsError> {
+    let bucket = bucket.ok_or_else(|| no_such_bucket(name))?;
+    if bucket.borrow().owner != caller.account {
         return Err(access_denied());
     }
     Ok(bucket)
+}
+
+/// S3's `InvalidArgument`: `message`, naming the argument `name` and its `value`.
+fn invalid_argument(message: &'static str, name: &'static str, value: &str) -> AwsError {
+    AwsError::new(StatusCode::BAD_REQUEST, "InvalidArgument", message)
+        .with_field("ArgumentName", name)
+        .with_field("ArgumentValue", value)
 }
 
 /// Whether `name` follows S3's general-purpose bucket naming rules.
@@ -83,13 +90,11 @@ pub(crate) fn list(
         Some(text) => match text.parse::<usize>() {
             Ok(n) if (1..=10_000).contains(&n) => n,
             _ => {
-                return Err(AwsError::new(
-                    StatusCode::BAD_REQUEST,
-                    "InvalidArgument",
+                return Err(invalid_argument(
                     "Argument max-buckets must be an integer between 1 and 10000.",
-                )
-                .with_field("ArgumentName", "max-buckets")
-                .with_field("ArgumentValue", text));
+                    "max-buckets",
+                    text,
+                ));
             }
         },
     };
@@ -216,13 +221,11 @@ pub(crate) fn create(
             .and_then(|v| v.to_str().ok());
         if let Some(value) = ownership_header {
             if !super::schema::OWNERSHIPS.contains(&value) {
-                return Err(AwsError::new(
-                    StatusCode::BAD_REQUEST,
-                    "InvalidArgument",
+                return Err(invalid_argument(
                     "Invalid x-amz-object-ownership header",
-                )
-                .with_field("ArgumentName", "x-amz-object-ownership")
-                .with_field("ArgumentValue", value));
+                    "x-amz-object-ownership",
+                    value,
+                ));
             }
             bucket.ownership = Some(ownership(value));
         }

@@ -21,7 +21,47 @@ const TRANSITION_MINIMUM: (&str, &str) = (
     "all_storage_classes_128K",
 );
 
-fn not_configured(code: &'static str, message: &'static str, bucket: &str) -> AwsError {
+/// S3's 404 for a get (`op`) of a subresource the bucket `bucket` has never had
+/// configured, with that subresource's code and message.
+fn not_configured(op: S3Operation, bucket: &str) -> AwsError {
+    use S3Operation as Op;
+    let (code, message) = match op {
+        Op::GetBucketTagging => ("NoSuchTagSet", "The TagSet does not exist"),
+        Op::GetBucketPolicy => ("NoSuchBucketPolicy", "The bucket policy does not exist"),
+        Op::GetBucketEncryption => (
+            "ServerSideEncryptionConfigurationNotFoundError",
+            "The server side encryption configuration was not found",
+        ),
+        Op::GetBucketLifecycleConfiguration => (
+            "NoSuchLifecycleConfiguration",
+            "The lifecycle configuration does not exist",
+        ),
+        Op::GetBucketCors => (
+            "NoSuchCORSConfiguration",
+            "The CORS configuration does not exist",
+        ),
+        Op::GetPublicAccessBlock => (
+            "NoSuchPublicAccessBlockConfiguration",
+            "The public access block configuration was not found",
+        ),
+        Op::GetBucketOwnershipControls => (
+            "OwnershipControlsNotFoundError",
+            "The bucket ownership controls were not found",
+        ),
+        Op::GetBucketWebsite => (
+            "NoSuchWebsiteConfiguration",
+            "The specified bucket does not have a website configuration",
+        ),
+        Op::GetBucketReplication => (
+            "ReplicationConfigurationNotFoundError",
+            "The replication configuration was not found",
+        ),
+        Op::GetObjectLockConfiguration => (
+            "ObjectLockConfigurationNotFoundError",
+            "Object Lock configuration does not exist for this bucket",
+        ),
+        _ => unreachable!("{op:?} reads no subresource"),
+    };
     AwsError::new(StatusCode::NOT_FOUND, code, message).with_field("BucketName", bucket)
 }
 
@@ -123,11 +163,7 @@ pub(crate) fn handle(
                     super::super::resource_faults::drift_tagging(tagging, field.as_deref());
                 Ok(document(ctx, &drifted))
             }
-            (None, tagging) => get(
-                ctx,
-                tagging.as_ref(),
-                not_configured("NoSuchTagSet", "The TagSet does not exist", name),
-            ),
+            (None, tagging) => get(ctx, tagging.as_ref(), not_configured(op, name)),
         },
         Op::GetBucketVersioning => Ok(match &bucket.versioning {
             Some(v) => document(ctx, v),
@@ -140,71 +176,29 @@ pub(crate) fn handle(
                 "application/json",
                 policy.clone(),
             )),
-            None => Err(not_configured(
-                "NoSuchBucketPolicy",
-                "The bucket policy does not exist",
-                name,
-            )),
+            None => Err(not_configured(op, name)),
         },
-        Op::GetBucketEncryption => get(
-            ctx,
-            bucket.encryption.as_ref(),
-            not_configured(
-                "ServerSideEncryptionConfigurationNotFoundError",
-                "The server side encryption configuration was not found",
-                name,
-            ),
-        ),
+        Op::GetBucketEncryption => get(ctx, bucket.encryption.as_ref(), not_configured(op, name)),
         Op::GetBucketLifecycleConfiguration => {
-            let mut response = get(
-                ctx,
-                bucket.lifecycle.as_ref(),
-                not_configured(
-                    "NoSuchLifecycleConfiguration",
-                    "The lifecycle configuration does not exist",
-                    name,
-                ),
-            )?;
+            let mut response = get(ctx, bucket.lifecycle.as_ref(), not_configured(op, name))?;
             response.headers_mut().insert(
                 TRANSITION_MINIMUM.0,
                 HeaderValue::from_static(TRANSITION_MINIMUM.1),
             );
             Ok(response)
         }
-        Op::GetBucketCors => get(
-            ctx,
-            bucket.cors.as_ref(),
-            not_configured(
-                "NoSuchCORSConfiguration",
-                "The CORS configuration does not exist",
-                name,
-            ),
-        ),
+        Op::GetBucketCors => get(ctx, bucket.cors.as_ref(), not_configured(op, name)),
         Op::GetPublicAccessBlock => get(
             ctx,
             bucket.public_access_block.as_ref(),
-            not_configured(
-                "NoSuchPublicAccessBlockConfiguration",
-                "The public access block configuration was not found",
-                name,
-            ),
+            not_configured(op, name),
         ),
-        Op::GetBucketOwnershipControls => get(
-            ctx,
-            bucket.ownership.as_ref(),
-            not_configured(
-                "OwnershipControlsNotFoundError",
-                "The bucket ownership controls were not found",
-                name,
-            ),
-        ),
+        Op::GetBucketOwnershipControls => {
+            get(ctx, bucket.ownership.as_ref(), not_configured(op, name))
+        }
         Op::GetBucketAcl => Ok(acl(ctx, bucket)),
         Op::GetBucketLogging => Ok(empty_document(ctx, "BucketLoggingStatus")),
-        Op::GetBucketWebsite => Err(not_configured(
-            "NoSuchWebsiteConfiguration",
-            "The specified bucket does not have a website configuration",
-            name,
-        )),
+        Op::GetBucketWebsite => Err(not_configured(op, name)),
         Op::GetBucketAccelerateConfiguration => Ok(empty_document(ctx, "AccelerateConfiguration")),
         Op::GetBucketRequestPayment => Ok(super::xml(
             ctx,
@@ -213,16 +207,8 @@ pub(crate) fn handle(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<RequestPaymentConfiguration xmlns=\"{NAMESPACE}\"><Payer>BucketOwner</Payer></RequestPaymentConfiguration>"
             ),
         )),
-        Op::GetBucketReplication => Err(not_configured(
-            "ReplicationConfigurationNotFoundError",
-            "The replication configuration was not found",
-            name,
-        )),
-        Op::GetObjectLockConfiguration => Err(not_configured(
-            "ObjectLockConfigurationNotFoundError",
-            "Object Lock configuration does not exist for this bucket",
-            name,
-        )),
+        Op::GetBucketReplication => Err(not_configured(op, name)),
+        Op::GetObjectLockConfiguration => Err(not_configured(op, name)),
         _ => Err(ctx.request.protocol.unknown_operation(op.name(), "")),
     }
 }

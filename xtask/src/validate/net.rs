@@ -1,0 +1,89 @@
+//! Loopback HTTP: free ports, plain GETs and readiness probes.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use crate::step::{Error, Result};
+
+/// A loopback port free at the time of asking.
+pub(super) fn free_port() -> Result<u16> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| Error::Usage(format!("no free loopback port: {e}")))
+}
+
+/// `GET base + path` over HTTP/1.0 (`base` is `http://host:port`, as in a kubeconfig), with
+/// one second to connect and five to answer: the status and the body.
+pub(super) fn http_get(base: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    let invalid =
+        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
+    let host = base
+        .strip_prefix("http://")
+        .ok_or_else(|| invalid("not an http:// address"))?
+        .trim_end_matches('/');
+    let addr = host
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| invalid("no address"))?;
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n")?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response)?;
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| invalid("no end of the headers"))?;
+    let status = std::str::from_utf8(&response[..split])
+        .ok()
+        .and_then(|head| head.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| invalid("no status line"))?;
+    Ok((status, response[split + 4..].to_vec()))
+}
+
+/// `name`'s probe `path` on loopback `port` answers 200, within 10 s.
+pub(super) fn probe(name: &str, port: u16, path: &str) -> Result {
+    let base = format!("http://127.0.0.1:{port}");
+    let mut last = String::from("no answer");
+    for _ in 0..50 {
+        match http_get(&base, path) {
+            Ok((200, _)) => return Ok(()),
+            Ok((status, _)) => last = status.to_string(),
+            Err(e) => last = e.to_string(),
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Err(Error::Failed(format!(
+        "{name} probe {path} answered {last}"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_get_gives_the_status_and_the_body() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut request = [0; 1024];
+            let n = conn.read(&mut request).unwrap();
+            conn.write_all(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy")
+                .unwrap();
+            String::from_utf8_lossy(&request[..n]).into_owned()
+        });
+        let (status, body) = http_get(&format!("http://127.0.0.1:{port}"), "/readyz?x=1").unwrap();
+        assert_eq!((status, body.as_slice()), (503, &b"busy"[..]));
+        let request = server.join().unwrap();
+        assert!(
+            request.starts_with("GET /readyz?x=1 HTTP/1.0\r\n"),
+            "{request}"
+        );
+        assert!(http_get("https://127.0.0.1:1", "/").is_err());
+    }
+}
