@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::escape::xml_escape;
-use super::svg::{LEFT, LIMIT, RIGHT, TOP, W, axis_time_label, open, time_label, time_step};
+use super::svg::{LEFT, LIMIT, RIGHT, TOP, W, open, strip_time_axis, time_label};
 use crate::predict::fmt_num;
 
 /// One row: a resource and its calls per bin.
@@ -130,19 +130,7 @@ pub fn strip_chart(
             r.share * 100.0
         );
     }
-    let step = time_step(span);
-    let mut t = 0.0;
-    while t <= span + 1e-9 {
-        let xt = x(t);
-        let _ = write!(
-            o,
-            "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{bottom:.1}\" y2=\"{:.1}\" stroke=\"#444\"/><text x=\"{xt:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
-            bottom + 4.0,
-            bottom + 16.0,
-            axis_time_label(t, step)
-        );
-        t += step;
-    }
+    strip_time_axis(&mut o, span, bottom, x);
     o.push_str("</svg>");
     o
 }

@@ -36,7 +36,7 @@ pub(super) fn tick_step(span: f64, max_ticks: f64) -> f64 {
 }
 
 /// A round step for a time axis in seconds (1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min…).
-pub(in crate::report) fn time_step(span: f64) -> f64 {
+pub(super) fn time_step(span: f64) -> f64 {
     const STEPS: [f64; 17] = [
         0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0,
         3600.0, 7200.0,
@@ -49,7 +49,7 @@ pub(in crate::report) fn time_step(span: f64) -> f64 {
 
 /// A tick of a time axis whose ticks are `step` apart, in one unit for the whole axis:
 /// minutes when every tick is a whole minute, seconds otherwise (never `90s` beside `2m`).
-pub(in crate::report) fn axis_time_label(t: f64, step: f64) -> String {
+pub(super) fn axis_time_label(t: f64, step: f64) -> String {
     if step >= 60.0 && (step % 60.0).abs() < 1e-9 {
         format!("{}m", fmt_num(t / 60.0))
     } else {
@@ -85,6 +85,29 @@ pub(super) fn x_ticks(
             label(v)
         );
         v += step;
+    }
+}
+
+/// The time axis under a strip chart: a tick down from `bottom` and its label at `x(t)`,
+/// a round step apart from 0 to `span` seconds.
+pub(in crate::report) fn strip_time_axis(
+    o: &mut String,
+    span: f64,
+    bottom: f64,
+    x: impl Fn(f64) -> f64,
+) {
+    let step = time_step(span);
+    let mut t = 0.0;
+    while t <= span + 1e-9 {
+        let xt = x(t);
+        let _ = write!(
+            o,
+            "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{bottom:.1}\" y2=\"{:.1}\" stroke=\"#444\"/><text x=\"{xt:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
+            bottom + 4.0,
+            bottom + 16.0,
+            axis_time_label(t, step)
+        );
+        t += step;
     }
 }
 

@@ -12,7 +12,7 @@ mod histogram;
 mod peaks;
 mod time_chart;
 
-pub(super) use axis::{axis_time_label, time_label, time_step};
+pub(super) use axis::{strip_time_axis, time_label};
 pub use histogram::{Marker, histogram};
 pub use peaks::{PeakRow, peaks_chart};
 pub use time_chart::{Level, PhaseBand, Series, bins_over_limit, time_chart};
