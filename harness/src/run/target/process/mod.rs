@@ -333,14 +333,6 @@ impl Target for Process {
         Some(&self.cloud_url)
     }
 
-    fn secret_namespace(&self) -> Option<&str> {
-        None
-    }
-
-    fn cleans_up(&self) -> bool {
-        false
-    }
-
     fn take_sources(&mut self) -> TargetSources {
         TargetSources {
             api: ApiRequests::InProcess(InProcess::start(
