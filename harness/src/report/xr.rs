@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::escape::xml_escape as esc;
 use super::parts::{api_bands, heading, quantile_markers};
-use super::strip::Boundary;
+use super::strip::{Boundary, phase_lines};
 use super::svg::{
     LEFT, LIMIT, Marker, PhaseBand, RIGHT, Series, TOP, W, histogram, open, strip_time_axis,
     time_chart, time_label,
@@ -184,17 +184,7 @@ pub fn breaker_strip(
         );
         lx += 30.0 + 7.0 * label.len() as f64;
     }
-    for p in phases {
-        let xp = x(p.at);
-        let _ = write!(
-            o,
-            "<line x1=\"{xp:.1}\" x2=\"{xp:.1}\" y1=\"{:.1}\" y2=\"{bottom:.1}\" stroke=\"#999\" stroke-width=\"0.8\" stroke-dasharray=\"3 2\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">{}</text>",
-            top - 4.0,
-            xp + 2.0,
-            top - 6.0,
-            esc(p.label)
-        );
-    }
+    phase_lines(&mut o, phases, (top, bottom), x);
     for (i, (xr, spans)) in rows.iter().enumerate() {
         let y = top + ROW_H * i as f64;
         let _ = write!(
