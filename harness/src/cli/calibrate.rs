@@ -6,8 +6,10 @@ use anyhow::{Result, bail};
 use harness::calibrate::{CalibrationMeta, SampleOptions, calibration_yaml, sample, summary};
 use harness::scenario::{self, TimeMode};
 
+use super::Outcome;
+use super::execute::{execute, init_tracing, write};
 use super::stdout::outln;
-use super::{ClusterArgs, Outcome, Where, execute, init_tracing, write};
+use super::target::{ClusterArgs, Where};
 
 /// The options of `harness calibrate`.
 pub struct CalibrateArgs {

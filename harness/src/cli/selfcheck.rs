@@ -15,8 +15,10 @@ use harness::scenario::{self, TimeMode};
 use harness::selfcheck::{Checked, Ran, Table, render, tally};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::Outcome;
+use super::execute::{run_on, write, write_reports};
 use super::stdout::{out, outln};
-use super::{Outcome, Where, run_on, write, write_reports};
+use super::target::Where;
 
 /// How the table is printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]

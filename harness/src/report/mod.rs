@@ -6,6 +6,7 @@ mod core;
 mod escape;
 mod html;
 mod junit;
+mod parts;
 mod peaks;
 pub mod per_reconcile;
 mod quota;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::escape::xml_escape;
-use super::svg::{LEFT, LIMIT, RIGHT, TOP, W, axis_time_label, open, time_label, time_step};
+use super::svg::{LEFT, LIMIT, RIGHT, TOP, W, open, strip_time_axis, time_label};
 use crate::predict::fmt_num;
 
 /// One row: a resource and its calls per bin.
@@ -26,6 +26,27 @@ pub struct Boundary<'a> {
     pub label: &'a str,
     /// Start (s).
     pub at: f64,
+}
+
+/// Where each phase starts on a strip chart: a dashed line at `x(at)` from just above `top`
+/// down to `bottom`, labelled with the phase.
+pub(super) fn phase_lines(
+    o: &mut String,
+    phases: &[Boundary<'_>],
+    (top, bottom): (f64, f64),
+    x: impl Fn(f64) -> f64,
+) {
+    for p in phases {
+        let xp = x(p.at);
+        let _ = write!(
+            o,
+            "<line x1=\"{xp:.1}\" x2=\"{xp:.1}\" y1=\"{:.1}\" y2=\"{bottom:.1}\" stroke=\"#999\" stroke-width=\"0.8\" stroke-dasharray=\"3 2\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">{}</text>",
+            top - 4.0,
+            xp + 2.0,
+            top - 6.0,
+            xml_escape(p.label)
+        );
+    }
 }
 
 const ROW_H: f64 = 18.0;
@@ -81,17 +102,7 @@ pub fn strip_chart(
         fmt_num(bin_s)
     );
     let bottom = top + ROW_H * rows.len() as f64;
-    for p in phases {
-        let xp = x(p.at);
-        let _ = write!(
-            o,
-            "<line x1=\"{xp:.1}\" x2=\"{xp:.1}\" y1=\"{:.1}\" y2=\"{bottom:.1}\" stroke=\"#999\" stroke-width=\"0.8\" stroke-dasharray=\"3 2\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">{}</text>",
-            top - 4.0,
-            xp + 2.0,
-            top - 6.0,
-            xml_escape(p.label)
-        );
-    }
+    phase_lines(&mut o, phases, (top, bottom), x);
     let cell = pw / bins as f64;
     for (i, r) in rows.iter().enumerate() {
         let y = top + ROW_H * i as f64;
@@ -130,19 +141,7 @@ pub fn strip_chart(
             r.share * 100.0
         );
     }
-    let step = time_step(span);
-    let mut t = 0.0;
-    while t <= span + 1e-9 {
-        let xt = x(t);
-        let _ = write!(
-            o,
-            "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{bottom:.1}\" y2=\"{:.1}\" stroke=\"#444\"/><text x=\"{xt:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
-            bottom + 4.0,
-            bottom + 16.0,
-            axis_time_label(t, step)
-        );
-        t += step;
-    }
+    strip_time_axis(&mut o, span, bottom, x);
     o.push_str("</svg>");
     o
 }

@@ -7,10 +7,11 @@
 use std::fmt::Write as _;
 
 use super::escape::xml_escape as esc;
-use super::strip::Boundary;
+use super::parts::{api_bands, heading, quantile_markers};
+use super::strip::{Boundary, phase_lines};
 use super::svg::{
-    LEFT, LIMIT, Marker, PhaseBand, RIGHT, Series, TOP, W, axis_time_label, histogram, open,
-    time_chart, time_label, time_step,
+    LEFT, LIMIT, Marker, PhaseBand, RIGHT, Series, TOP, W, histogram, open, strip_time_axis,
+    time_chart, time_label,
 };
 use crate::predict::fmt_num;
 use crate::result::RunResult;
@@ -70,9 +71,8 @@ fn requests_table(o: &mut String, c: &CoreReport) {
 }
 
 fn breakers(o: &mut String, r: &RunResult, c: &CoreReport) {
-    o.push_str("<h3>Circuit breakers</h3>");
-    if c.breakers.is_empty() {
-        o.push_str("<p class=\"sub\">No XR controller ran.</p>");
+    let none = "No XR controller ran.";
+    if !heading(o, "h3", "Circuit breakers", c.breakers.is_empty(), none) {
         return;
     }
     o.push_str("<table><tr><th>XR controller</th><th>opens</th><th>closes</th><th>events allowed</th><th>dropped</th><th>half-open probes</th></tr>");
@@ -184,17 +184,7 @@ pub fn breaker_strip(
         );
         lx += 30.0 + 7.0 * label.len() as f64;
     }
-    for p in phases {
-        let xp = x(p.at);
-        let _ = write!(
-            o,
-            "<line x1=\"{xp:.1}\" x2=\"{xp:.1}\" y1=\"{:.1}\" y2=\"{bottom:.1}\" stroke=\"#999\" stroke-width=\"0.8\" stroke-dasharray=\"3 2\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">{}</text>",
-            top - 4.0,
-            xp + 2.0,
-            top - 6.0,
-            esc(p.label)
-        );
-    }
+    phase_lines(&mut o, phases, (top, bottom), x);
     for (i, (xr, spans)) in rows.iter().enumerate() {
         let y = top + ROW_H * i as f64;
         let _ = write!(
@@ -252,19 +242,7 @@ pub fn breaker_strip(
             esc(&short(&triggers(spans), 26))
         );
     }
-    let step = time_step(span);
-    let mut t = 0.0;
-    while t <= span + 1e-9 {
-        let xt = x(t);
-        let _ = write!(
-            o,
-            "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{bottom:.1}\" y2=\"{:.1}\" stroke=\"#444\"/><text x=\"{xt:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
-            bottom + 4.0,
-            bottom + 16.0,
-            axis_time_label(t, step)
-        );
-        t += step;
-    }
+    strip_time_axis(&mut o, span, bottom, x);
     let _ = write!(
         o,
         "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"end\">time since the run started</text>",
@@ -329,7 +307,7 @@ fn requests_charts(o: &mut String, r: &RunResult, c: &CoreReport) {
     let provider: Vec<f64> = (0..n).map(|i| at(&r.timeline.api_requests, i)).collect();
     let core: Vec<f64> = (0..n).map(|i| at(&c.requests_per_bin, i)).collect();
     let total: Vec<f64> = provider.iter().zip(&core).map(|(a, b)| a + b).collect();
-    let bands = super::html::api_bands(r);
+    let bands = api_bands(r);
     let _ = write!(
         o,
         "<h3>API requests: core stacked on the provider</h3><p class=\"sub\">Requests per {} s bin: the provider's (purple), core's (teal) and both together (black, the API server's load from the two). Red: the provider's own bound in any 1 s window (docs/budget.md §2.5), for its line only; core's bound is per window of the coreApiRequests check, below.</p>",
@@ -421,9 +399,8 @@ fn requests_charts(o: &mut String, r: &RunResult, c: &CoreReport) {
 }
 
 fn functions(o: &mut String, c: &CoreReport) {
-    o.push_str("<h3>Function calls</h3>");
-    if c.function_calls.is_empty() {
-        o.push_str("<p class=\"sub\">No function was called.</p>");
+    let none = "No function was called.";
+    if !heading(o, "h3", "Function calls", c.function_calls.is_empty(), none) {
         return;
     }
     o.push_str("<table><tr><th>function</th><th>calls</th><th>responses</th><th>mean latency</th>");
@@ -455,23 +432,12 @@ fn functions(o: &mut String, c: &CoreReport) {
 }
 
 fn xr_ttr(o: &mut String, r: &RunResult, c: &CoreReport) {
-    o.push_str("<h3>XR time to Ready</h3>");
     let xr = c.xr_ttr();
-    if xr.count == 0 {
-        o.push_str("<p class=\"sub\">No XR became Ready in this run.</p>");
+    let none = "No XR became Ready in this run.";
+    if !heading(o, "h3", "XR time to Ready", xr.count == 0, none) {
         return;
     }
-    let mut markers: Vec<Marker> = xr
-        .quantiles
-        .iter()
-        .filter(|(q, _)| *q <= 0.99)
-        .map(|(q, v)| Marker {
-            label: format!("XR p{}", q * 100.0),
-            value: *v,
-            color: "#333",
-            dashed: true,
-        })
-        .collect();
+    let mut markers = quantile_markers(&xr.quantiles, "XR ");
     for (q, v) in r
         .ttr
         .quantiles

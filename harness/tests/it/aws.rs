@@ -325,13 +325,12 @@ fn without_feature_aws_vpc_an_embedded_run_of_the_aws_flavours_vpcs_is_refused_n
 mod run {
     use std::collections::BTreeMap;
     use std::path::PathBuf;
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
 
-    use harness::run::target::TargetSources;
-    use harness::run::target::embedded::LocalCloud;
-    use harness::run::{Embedded, Progress, RunError, Target, run};
+    use harness::run::{Progress, run};
     use mock_cloud::MockCloud;
-    use tokio::time::Instant;
+
+    use crate::keeping::Keeping;
 
     /// Terraform's S3 read, as provider/README.md tables it.
     const BUCKET_READ: [&str; 15] = [
@@ -352,61 +351,7 @@ mod run {
         "GetBucketTagging",
     ];
 
-    type Kept = Arc<Mutex<Option<MockCloud>>>;
-
-    /// The embedded stack, keeping its cloud for the test.
-    struct Keeping(Embedded);
-
-    impl Target for Keeping {
-        type Options = Kept;
-        const VIRTUAL_TIME: bool = Embedded::VIRTUAL_TIME;
-        type Cloud = LocalCloud;
-
-        async fn start(s: &harness::scenario::Scenario, kept: Kept) -> Result<Self, RunError> {
-            let inner = Embedded::start(s, ()).await?;
-            *kept.lock().unwrap() = Some(inner.cloud().mock().clone());
-            Ok(Keeping(inner))
-        }
-        fn clock(&self) -> harness::run::clock::RunClock {
-            self.0.clock()
-        }
-        fn client(&self) -> kube::Client {
-            self.0.client()
-        }
-        fn cloud(&self) -> &LocalCloud {
-            self.0.cloud()
-        }
-        fn secret_namespace(&self) -> Option<&str> {
-            self.0.secret_namespace()
-        }
-        fn cleans_up(&self) -> bool {
-            self.0.cleans_up()
-        }
-        fn take_sources(&mut self) -> TargetSources {
-            self.0.take_sources()
-        }
-        async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError> {
-            self.0.restart_provider(deadline).await
-        }
-        async fn kill_provider(&self, deadline: Instant) -> Result<(), RunError> {
-            self.0.kill_provider(deadline).await
-        }
-        async fn revive_provider(&self) -> Result<(), RunError> {
-            self.0.revive_provider().await
-        }
-        async fn stop_provider(&mut self) {
-            self.0.stop_provider().await;
-        }
-        fn info(&self) -> harness::run::target::TargetInfo {
-            self.0.info()
-        }
-        fn provider_starts(&self) -> u32 {
-            self.0.provider_starts()
-        }
-        fn notes(&self) -> Vec<String> {
-            self.0.notes()
-        }
-    }
+    type Kept = crate::keeping::Kept<MockCloud>;
 
     /// Splits `ops` into `prefix`, repetitions of `unit`, then `suffix`; returns the
     /// repetitions, or fails with the whole list.
@@ -440,7 +385,7 @@ mod run {
         let kept: Kept = Arc::default();
         let runtime = harness::run::time::runtime(s.time).unwrap();
         let out = runtime
-            .block_on(run::<Keeping, _>(
+            .block_on(run::<Keeping<MockCloud>, _>(
                 &s,
                 Arc::clone(&kept),
                 &Progress::quiet(),

@@ -3,16 +3,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::fixture::scenario;
+
 fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_harness"))
-}
-
-fn scenario(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 #[test]

@@ -2,16 +2,9 @@
 //! exit 0 or 141, or a SIGPIPE, and never a panic.
 
 use std::io::{BufRead as _, BufReader, Read as _};
-use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 
-fn scenario(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(name)
-        .display()
-        .to_string()
-}
+use crate::fixture::scenario;
 
 /// The commands that print to standard output without running a scenario.
 fn printing_commands() -> Vec<Vec<String>> {

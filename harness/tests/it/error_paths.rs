@@ -5,24 +5,16 @@
 use std::path::PathBuf;
 
 use harness::result::RunResult;
-use harness::run::{self, Progress, run_embedded};
 use harness::scenario::{self, Assertion, Check, Scenario};
 use limiter::crossplane::{ErrorRequeue, ObserveOnlyAbsent};
+
+use crate::fixture::run_to_end as run;
 
 fn load(name: &str) -> Scenario {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../scenarios")
         .join(name);
     scenario::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn run(s: &Scenario) -> RunResult {
-    let runtime = run::time::runtime(s.time).expect("a runtime");
-    let output = runtime
-        .block_on(run_embedded(s, &Progress::quiet(), std::future::pending()))
-        .expect("the stack starts");
-    assert!(output.interrupted.is_none());
-    output.result
 }
 
 /// Adds a `perResourceCalls` assertion over the whole hold whose limit is half what the

@@ -8,8 +8,30 @@ use harness::result::provider_check::{ControllerMetrics, RestRequests};
 use harness::result::waiting::{Condition, Pending, Waiting};
 use harness::result::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,
-    RunInfo, Signal, StopCause, Stopped,
+    RunInfo, RunResult, Signal, StopCause, Stopped,
 };
+use harness::run::{self, Progress, run_embedded};
+use harness::scenario::Scenario;
+
+/// The path of the shipped scenario `scenarios/NAME`, as the command line takes it.
+pub fn scenario(name: &str) -> String {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// Runs `s` on the embedded stack, on the runtime its time mode asks for, to its end
+/// (no interrupt).
+pub fn run_to_end(s: &Scenario) -> RunResult {
+    let runtime = run::time::runtime(s.time).expect("a runtime");
+    let output = runtime
+        .block_on(run_embedded(s, &Progress::quiet(), std::future::pending()))
+        .expect("the stack starts");
+    assert!(output.interrupted.is_none());
+    output.result
+}
 
 const S: u64 = 1_000_000;
 

@@ -21,6 +21,7 @@ mod echo;
 mod error_paths;
 mod errors;
 mod fixture;
+mod keeping;
 mod kill;
 mod predict_generated;
 mod predict_json;

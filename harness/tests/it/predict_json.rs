@@ -1,18 +1,11 @@
 //! `harness predict --json` on shipped scenarios: the shape of its output, and values that
 //! follow from docs/budget.md for each scenario's settings.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn scenario(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(name)
-        .display()
-        .to_string()
-}
+use crate::fixture::scenario;
 
 /// Runs `harness predict --json` on a shipped scenario; asserts exit 0 and parses stdout.
 fn predict(name: &str) -> Vec<Value> {

@@ -9,13 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use bytes::Bytes;
-use harness::run::target::TargetSources;
-use harness::run::target::embedded::LocalCloud;
-use harness::run::{Embedded, Progress, RunError, Target, run};
+use harness::run::{Progress, run};
 use http_body_util::{BodyExt, Full};
 use mock_apiserver::ApiServer;
 use mock_cloud::MockCloud;
-use tokio::time::Instant;
 use tower::ServiceExt;
 
 const SCENARIO: &str = "\
@@ -41,62 +38,9 @@ assertions:
   - {check: duplicates}
 ";
 
-/// What the run leaves behind for the test to read after it.
-type Kept = Arc<Mutex<Option<(ApiServer, MockCloud)>>>;
+use crate::keeping::Keeping;
 
-/// The embedded stack, keeping its API server and cloud for the test.
-struct Keeping(Embedded);
-
-impl Target for Keeping {
-    type Options = Kept;
-    const VIRTUAL_TIME: bool = Embedded::VIRTUAL_TIME;
-    type Cloud = LocalCloud;
-
-    async fn start(scenario: &harness::scenario::Scenario, kept: Kept) -> Result<Self, RunError> {
-        let inner = Embedded::start(scenario, ()).await?;
-        *kept.lock().unwrap() = Some((inner.apiserver().clone(), inner.cloud().mock().clone()));
-        Ok(Keeping(inner))
-    }
-    fn clock(&self) -> harness::run::clock::RunClock {
-        self.0.clock()
-    }
-    fn client(&self) -> kube::Client {
-        self.0.client()
-    }
-    fn cloud(&self) -> &LocalCloud {
-        self.0.cloud()
-    }
-    fn secret_namespace(&self) -> Option<&str> {
-        self.0.secret_namespace()
-    }
-    fn cleans_up(&self) -> bool {
-        self.0.cleans_up()
-    }
-    fn take_sources(&mut self) -> TargetSources {
-        self.0.take_sources()
-    }
-    async fn restart_provider(&mut self, deadline: Instant) -> Result<(), RunError> {
-        self.0.restart_provider(deadline).await
-    }
-    async fn kill_provider(&self, deadline: Instant) -> Result<(), RunError> {
-        self.0.kill_provider(deadline).await
-    }
-    async fn revive_provider(&self) -> Result<(), RunError> {
-        self.0.revive_provider().await
-    }
-    async fn stop_provider(&mut self) {
-        self.0.stop_provider().await;
-    }
-    fn info(&self) -> harness::run::target::TargetInfo {
-        self.0.info()
-    }
-    fn provider_starts(&self) -> u32 {
-        self.0.provider_starts()
-    }
-    fn notes(&self) -> Vec<String> {
-        self.0.notes()
-    }
-}
+type Kept = crate::keeping::Kept<(ApiServer, MockCloud)>;
 
 /// A log sink shared by every thread of the run's runtime.
 #[derive(Clone, Default)]
@@ -166,7 +110,7 @@ fn no_bearer_token_appears_in_any_log_line_report_journal_or_event_of_a_run() {
     let kept = Kept::default();
     let scenario = harness::scenario::parse(SCENARIO, "secrets.yaml").expect("valid scenario");
     let output = tracing::dispatcher::with_default(&dispatch, || {
-        runtime.block_on(run::<Keeping, _>(
+        runtime.block_on(run::<Keeping<(ApiServer, MockCloud)>, _>(
             &scenario,
             kept.clone(),
             &Progress::quiet(),

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use harness::result::RunResult;
-use harness::run::{self, Progress, run_embedded};
 use harness::scenario::{self, Scenario, TimeMode};
+
+use crate::fixture::run_to_end as run_on;
 
 fn scenario_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -18,16 +19,6 @@ fn smoke(time: TimeMode) -> Scenario {
     let mut s = scenario::load(&scenario_path("smoke.yaml")).expect("smoke.yaml is valid");
     s.time = time;
     s
-}
-
-/// Runs `s` on the runtime its time mode asks for.
-fn run_on(s: &Scenario) -> RunResult {
-    let runtime = run::time::runtime(s.time).expect("a runtime");
-    let output = runtime
-        .block_on(run_embedded(s, &Progress::quiet(), std::future::pending()))
-        .expect("the stack starts");
-    assert!(output.interrupted.is_none());
-    output.result
 }
 
 /// The result as JSON, without the fields that hold wall time.

@@ -302,18 +302,10 @@ impl Target for Embedded {
         Some(CLOUD_URL)
     }
 
-    fn secret_namespace(&self) -> Option<&str> {
-        None
-    }
-
     /// Nothing to check: it serves the provider's CRDs, the catalogue validation resolved
     /// the scenario's kinds against.
     async fn check_kinds(&self, _scenario: &Scenario) -> Result<(), RunError> {
         Ok(())
-    }
-
-    fn cleans_up(&self) -> bool {
-        false
     }
 
     fn take_sources(&mut self) -> TargetSources {

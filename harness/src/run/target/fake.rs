@@ -124,14 +124,6 @@ impl Target for FakeTarget {
         &self.cloud
     }
 
-    fn secret_namespace(&self) -> Option<&str> {
-        None
-    }
-
-    fn cleans_up(&self) -> bool {
-        false
-    }
-
     fn take_sources(&mut self) -> TargetSources {
         TargetSources {
             api: ApiRequests::InProcess(InProcess::start(

@@ -142,11 +142,17 @@ pub trait Target: Sized {
         None
     }
 
-    /// The namespace of the credential Secrets the harness writes, if not the run's own.
-    fn secret_namespace(&self) -> Option<&str>;
+    /// The namespace of the credential Secrets the harness writes, if not the run's own
+    /// (none: the run's own).
+    fn secret_namespace(&self) -> Option<&str> {
+        None
+    }
 
-    /// Whether what the run created is deleted at the end.
-    fn cleans_up(&self) -> bool;
+    /// Whether what the run created is deleted at the end (no: a target whose stack ends
+    /// with the run leaves nothing behind).
+    fn cleans_up(&self) -> bool {
+        false
+    }
 
     /// The API-request and provider-metrics sources; called once, after [`Target::start`].
     fn take_sources(&mut self) -> TargetSources;

@@ -26,16 +26,14 @@
 //!   the run as the provider does.
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mock_apiserver::ApiServer;
 use mock_cloud::MockCloud;
-use tokio::net::TcpListener;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tower::ServiceBuilder;
@@ -54,18 +52,22 @@ use crate::run::source::api_journal::InProcess;
 use crate::run::source::memory::MemoryProbe;
 use crate::run::source::provider_metrics::{ProviderMetricsSource, Tally};
 use crate::scenario::Scenario;
-use crate::scenario::core_flags;
 use crate::scenario::profile::core::CoreProfile;
-use crate::scenario::profile::{ProcessCommand, Rendered, permissive_crd};
+use crate::scenario::profile::{ProcessCommand, Rendered};
+
+mod child;
+mod crds;
+mod crossplane_core;
+
+use child::{Running, bind, exited, free_port, io_error, spawn, terminate};
+use crds::{crd_files, crds};
+use crossplane_core::{CoreProcess, core_process_of};
 
 /// How long the provider gets to exit after SIGTERM at the end of a run.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// How often the run looks whether the provider has exited by itself.
 pub const EXIT_POLL: Duration = Duration::from_millis(100);
-
-/// How many lines of the log of a provider that exited by itself the run shows.
-const LOG_TAIL: usize = 5;
 
 /// How long the provider's first start has to answer at its `metricsUrl`.
 pub const METRICS_TIMEOUT: Duration = Duration::from_secs(60);
@@ -77,22 +79,6 @@ pub struct ProcessOptions {
     pub out: PathBuf,
     /// Crossplane core's profile, for a scenario with XR groups.
     pub core: Option<CoreProfile>,
-}
-
-/// Crossplane core, run as a child process beside the provider.
-struct CoreProcess {
-    profile: CoreProfile,
-    command: ProcessCommand,
-    /// The scenario's core settings as core's flags, appended to its command.
-    settings: Vec<String>,
-    /// The loopback port `{{metricsPort}}` stands for in core's command (0: not used).
-    metrics_port: u16,
-    /// Core's metrics: where they are read from, and the URL as the user reads it.
-    metrics: Option<(Remote, String, String)>,
-    /// The running core; shared with [`Target::provider_exit`]'s future.
-    child: Arc<Mutex<Option<Running>>>,
-    /// The managed kinds its XRs compose, as the watches name them.
-    composed: Vec<String>,
 }
 
 /// The servers on loopback and the provider's child process.
@@ -124,171 +110,6 @@ pub struct Process {
     _servers: (oneshot::Sender<()>, oneshot::Sender<()>),
 }
 
-/// A start of the provider (or of core).
-struct Running {
-    /// `provider` or `core`.
-    what: &'static str,
-    child: Child,
-    /// Which start (1 for the first).
-    n: u32,
-    log: PathBuf,
-    started: Instant,
-}
-
-impl Running {
-    /// What to tell the user about its exit with `status`.
-    fn exit(&self, status: std::process::ExitStatus) -> ProviderExit {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        let tail = lines[lines.len().saturating_sub(LOG_TAIL)..].join("\n  ");
-        let ends = if tail.is_empty() {
-            "is empty".to_owned()
-        } else {
-            format!("ends:\n  {tail}")
-        };
-        ProviderExit {
-            code: status.code(),
-            message: format!(
-                "the {} (start {}) exited by itself with {status} after {:.1}s; {} {ends}",
-                self.what,
-                self.n,
-                self.started.elapsed().as_secs_f64(),
-                self.log.display()
-            ),
-        }
-    }
-}
-
-fn io_error(what: String) -> impl FnOnce(std::io::Error) -> RunError {
-    move |source| RunError::Process { what, source }
-}
-
-/// The CRDs mock-apiserver serves: the profile's files, or one permissive CRD per kind.
-fn crds(s: &Scenario, command: &ProcessCommand) -> Result<Vec<String>, RunError> {
-    if command.crds.is_empty() {
-        let kinds = s
-            .profile
-            .as_ref()
-            .map(|p| p.kinds.as_slice())
-            .unwrap_or_default();
-        return Ok(kinds
-            .iter()
-            .filter(|k| !k.group.is_empty())
-            .map(|k| permissive_crd(k).to_string())
-            .collect());
-    }
-    crd_files(&command.crds)
-}
-
-/// The text of each CRD file of `paths` (a directory stands for its YAML files).
-fn crd_files(paths: &[PathBuf]) -> Result<Vec<String>, RunError> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            files.extend(yaml_files_in(path)?);
-        } else {
-            files.push(path.clone());
-        }
-    }
-    files
-        .iter()
-        .map(|f| {
-            std::fs::read_to_string(f).map_err(io_error(format!("read the CRDs {}", f.display())))
-        })
-        .collect()
-}
-
-/// A `crds` entry that names a directory: its `.yaml` and `.yml` files, in name order (as
-/// `kubectl apply -f DIR` takes them).
-fn yaml_files_in(dir: &Path) -> Result<Vec<PathBuf>, RunError> {
-    let entries = std::fs::read_dir(dir).map_err(io_error(format!(
-        "list the CRDs directory {}",
-        dir.display()
-    )))?;
-    let mut files = Vec::new();
-    for entry in entries {
-        let path = entry
-            .map_err(io_error(format!(
-                "list the CRDs directory {}",
-                dir.display()
-            )))?
-            .path();
-        let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
-        if yaml && path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
-}
-
-async fn bind() -> Result<(TcpListener, String), RunError> {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(io_error("bind a loopback port".to_owned()))?;
-    let addr = listener
-        .local_addr()
-        .map_err(io_error("read a loopback port".to_owned()))?;
-    Ok((listener, format!("http://{addr}")))
-}
-
-/// A loopback port free now, for the provider to listen on (another process could take
-/// it before the provider does: then the provider's start fails, and its log says why).
-async fn free_port() -> Result<u16, RunError> {
-    let (listener, _) = bind().await?;
-    let port = listener
-        .local_addr()
-        .map_err(io_error("read a loopback port".to_owned()))?
-        .port();
-    Ok(port)
-}
-
-/// Starts `command` (its placeholders rendered by `render`, `extra` appended) as start `n`
-/// of `what`; its output goes to `WHAT-N.log` in `logs`.
-fn spawn(
-    what: &'static str,
-    n: u32,
-    (command, extra): (&ProcessCommand, &[String]),
-    render: impl Fn(&str) -> String,
-    logs: &Path,
-) -> Result<Running, RunError> {
-    let log = logs.join(format!("{what}-{n}.log"));
-    let out = std::fs::File::create(&log).map_err(io_error(format!("create {}", log.display())))?;
-    let err = out
-        .try_clone()
-        .map_err(io_error(format!("open {}", log.display())))?;
-    let mut cmd = Command::new(&command.program);
-    cmd.args(command.args.iter().map(|a| render(a)))
-        .args(extra)
-        .envs(command.env.iter().map(|(k, v)| (k, render(v))))
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err))
-        .kill_on_drop(true);
-    let child = cmd.spawn().map_err(io_error(format!(
-        "start the {what} {}",
-        command.program.display()
-    )))?;
-    tracing::info!(pid = child.id(), log = %log.display(), "started the {what}");
-    Ok(Running {
-        what,
-        child,
-        n,
-        log,
-        started: Instant::now(),
-    })
-}
-
-/// The exit of the process in `slot`, if it has exited.
-fn exited(slot: &Mutex<Option<Running>>) -> Option<ProviderExit> {
-    let mut running = slot.lock().unwrap_or_else(|e| e.into_inner());
-    let r = running.as_mut()?;
-    match r.child.try_wait() {
-        Ok(Some(status)) => Some(r.exit(status)),
-        _ => None,
-    }
-}
-
 impl Process {
     /// Starts the provider's command once more; its output goes to `provider-N.log`.
     fn start_provider(&self) -> Result<(), RunError> {
@@ -297,50 +118,6 @@ impl Process {
         let render = |t: &str| ProcessCommand::render(t, self.rendered(&kubeconfig));
         let running = spawn("provider", n, (&self.command, &[]), render, &self.logs)?;
         *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(running);
-        Ok(())
-    }
-
-    /// Installs what core reads at its start, starts core with the scenario's settings,
-    /// and waits until it has applied its XR CRDs (and answers at its `metricsUrl`).
-    async fn start_core(&self, s: &Scenario) -> Result<(), RunError> {
-        let Some(core) = &self.core else {
-            return Ok(());
-        };
-        core_process::install(&self.client, s, core.command.crds.is_empty()).await?;
-        let kubeconfig = self.kubeconfig.display().to_string();
-        let with = Rendered {
-            kubeconfig: &kubeconfig,
-            cloud_url: &self.cloud_url,
-            metrics_port: core.metrics_port,
-        };
-        let render = |t: &str| ProcessCommand::render(t, with);
-        let running = spawn(
-            "core",
-            1,
-            (&core.command, &core.settings),
-            render,
-            &self.logs,
-        )?;
-        let slot = Arc::clone(&core.child);
-        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(running);
-        let deadline = Instant::now() + core_process::CORE_START_TIMEOUT;
-        let still_running = || match exited(&slot) {
-            Some(exit) => Err(RunError::CoreSetup(exit.message)),
-            None => Ok(()),
-        };
-        core_process::wait_for_xr_crds(&self.client, s, deadline, still_running).await?;
-        if let Some((remote, path, url)) = &core.metrics {
-            while let Err(e) = remote.get_text(path).await {
-                still_running()?;
-                if Instant::now() >= deadline {
-                    return Err(RunError::CoreSetup(format!(
-                        "core did not answer at its metricsUrl {url} within {:?}: {e}",
-                        core_process::CORE_START_TIMEOUT
-                    )));
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-        }
         Ok(())
     }
 
@@ -406,55 +183,6 @@ impl Process {
             .take()
             .map(|r| r.child)
     }
-}
-
-/// Sends SIGTERM to `child` and waits for it until `deadline`, then kills it.
-async fn terminate(mut child: Child, deadline: Instant) {
-    if let Some(pid) = child.id() {
-        // std and tokio send only SIGKILL; kill(1) sends SIGTERM without unsafe code.
-        let _ = Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .await;
-    }
-    match tokio::time::timeout_at(deadline, child.wait()).await {
-        Ok(Ok(status)) => tracing::info!(%status, "the provider exited"),
-        Ok(Err(e)) => tracing::warn!(error = %e, "cannot wait for the provider"),
-        Err(_) => {
-            tracing::warn!("the provider did not exit after SIGTERM in time: killing it");
-            let _ = child.kill().await;
-        }
-    }
-}
-
-/// Core's process from its profile, with the scenario's settings as its flags.
-fn core_process_of(s: &Scenario, profile: CoreProfile) -> Result<CoreProcess, RunError> {
-    let command = profile.process.clone().ok_or_else(|| {
-        RunError::CoreSetup(format!(
-            "the core profile {} has no `command`, which the process target starts core from",
-            profile.file
-        ))
-    })?;
-    if let Some(why) = core_process::unsupported(s) {
-        return Err(RunError::CoreSetup(why));
-    }
-    if !ProviderAgent::of(s).exact() {
-        return Err(RunError::CoreSetup(
-            "the provider's profile states no userAgent, so core's requests would count as the provider's: give the provider profile's `userAgent`".to_owned(),
-        ));
-    }
-    Ok(CoreProcess {
-        settings: core_flags::args(&s.composites.core),
-        command,
-        profile,
-        metrics_port: 0,
-        metrics: None,
-        child: Arc::new(Mutex::new(None)),
-        composed: crate::run::objects::composed_kinds(s)
-            .into_iter()
-            .map(|k| k.name)
-            .collect(),
-    })
 }
 
 impl Target for Process {
@@ -603,14 +331,6 @@ impl Target for Process {
 
     fn cloud_url(&self) -> Option<&str> {
         Some(&self.cloud_url)
-    }
-
-    fn secret_namespace(&self) -> Option<&str> {
-        None
-    }
-
-    fn cleans_up(&self) -> bool {
-        false
     }
 
     fn take_sources(&mut self) -> TargetSources {
