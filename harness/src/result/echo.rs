@@ -240,20 +240,8 @@ mod tests {
         Observations {
             duration_us: hold_end,
             phases: vec![
-                PhaseSpan {
-                    name: "create".into(),
-                    start_us: 0,
-                    end_us: create_end,
-                    completed: true,
-                    failure: None,
-                },
-                PhaseSpan {
-                    name: "hold".into(),
-                    start_us: create_end,
-                    end_us: hold_end,
-                    completed: true,
-                    failure: None,
-                },
+                PhaseSpan::complete("create", 0, create_end),
+                PhaseSpan::complete("hold", create_end, hold_end),
             ],
             cloud_calls: calls,
             resources,

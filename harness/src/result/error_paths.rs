@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Offender, Outcome, ShareCost, Verdict};
+use super::model::{Offender, ShareCost, Verdict};
 use super::observe::{CallAction, Observations};
 use crate::measure::{NamedCall, ResourceCalls, hot_loops_by, per_resource};
 use crate::predict::error_paths::{allowed_for_interval, backoff_attempts, faulted_shares};
@@ -193,23 +193,32 @@ fn share_names(s: &Scenario, share: &str) -> std::collections::BTreeSet<String> 
         .collect()
 }
 
+/// What a per-resource check (`perResourceCalls`, `hotLoops`, `pollPeriod`) reads: the
+/// scenario, its plan and what the run observed, the assertion, each resource's own poll
+/// interval, and the span (µs) and phase the check is restricted to.
+#[derive(Clone, Copy)]
+pub struct Subject<'a> {
+    /// The scenario.
+    pub s: &'a Scenario,
+    /// Its plan.
+    pub plan: &'a Plan,
+    /// What the run observed.
+    pub obs: &'a Observations,
+    /// The assertion judged.
+    pub a: &'a Assertion,
+    /// Each resource's own poll interval.
+    pub own: &'a OwnIntervals,
+    /// The span the check reads, µs since the run started.
+    pub range: (u64, u64),
+    /// The phase it is restricted to, if any.
+    pub phase: Option<&'a str>,
+}
+
 fn verdict(a: &Assertion, check: &str, formula: String, limit: f64, observed: f64) -> Verdict {
     Verdict {
-        name: a.name.clone(),
-        check: check.to_owned(),
-        phase: None,
         formula,
-        inputs: String::new(),
         predicted: limit,
-        limit,
-        observed,
-        upper: true,
-        margin: limit - observed,
-        pass: observed <= limit,
-        outcome: Outcome::default(),
-        note: None,
-        calls_window_s: None,
-        kind: super::LimitKind::Given,
+        ..Verdict::at_most(&a.name, check, limit, observed)
     }
 }
 
@@ -278,15 +287,16 @@ fn limits_by_interval(own: &OwnIntervals, limit: impl Fn(f64) -> f64) -> String 
 /// Without `max`, the verdict shows the resource nearest its own limit (or furthest over
 /// it); with `max`, the busiest resource against it.
 #[must_use]
-pub fn per_resource_calls(
-    s: &Scenario,
-    plan: &Plan,
-    obs: &Observations,
-    a: &Assertion,
-    own: &OwnIntervals,
-    (range, phase): ((u64, u64), Option<&str>),
-    (w, max): (f64, Option<f64>),
-) -> Verdict {
+pub fn per_resource_calls(subject: Subject<'_>, (w, max): (f64, Option<f64>)) -> Verdict {
+    let Subject {
+        s,
+        plan,
+        obs,
+        a,
+        own,
+        range,
+        phase,
+    } = subject;
     let found = measured(obs, range, w);
     let busiest = found.iter().map(|r| r.busiest_window).max().unwrap_or(0) as f64;
     let Some(p) = params(plan, phase) else {
@@ -379,15 +389,16 @@ pub fn per_resource_calls(
 /// `hotLoops`: resources whose busiest window holds more than `factor` times what their own
 /// interval allows (§9.4); the verdict names them.
 #[must_use]
-pub fn hot_loops_verdict(
-    s: &Scenario,
-    plan: &Plan,
-    obs: &Observations,
-    a: &Assertion,
-    own: &OwnIntervals,
-    (range, phase): ((u64, u64), Option<&str>),
-    (w, factor, max): (f64, f64, u64),
-) -> Verdict {
+pub fn hot_loops_verdict(subject: Subject<'_>, (w, factor, max): (f64, f64, u64)) -> Verdict {
+    let Subject {
+        s,
+        plan,
+        obs,
+        a,
+        own,
+        range,
+        phase,
+    } = subject;
     let found = measured(obs, range, w);
     let p = params(plan, phase);
     // A resource whose rate the crossplane rules explain (the coupled regime's simulated
@@ -464,15 +475,17 @@ pub fn hot_loops_verdict(
 /// is within `tolerance` of 1. A resource polled every hour by its annotation is held to
 /// an hour, not to the flag's P.
 #[must_use]
-pub fn poll_period_verdict(
-    s: &Scenario,
-    plan: &Plan,
-    obs: &Observations,
-    a: &Assertion,
-    own: &OwnIntervals,
-    (range, phase): ((u64, u64), &str),
-    tolerance: f64,
-) -> Verdict {
+pub fn poll_period_verdict(subject: Subject<'_>, tolerance: f64) -> Verdict {
+    let Subject {
+        s,
+        plan,
+        obs,
+        a,
+        own,
+        range,
+        phase,
+    } = subject;
+    let phase = phase.unwrap_or_default();
     let planned = planned_faults(s);
     let found = measured(obs, range, 1.0);
     let poll = s.settings.poll_interval.as_secs_f64();
@@ -501,9 +514,6 @@ pub fn poll_period_verdict(
         (f64::NAN, poll + stretch + l, f64::NAN)
     };
     Verdict {
-        name: a.name.clone(),
-        check: "pollPeriod".into(),
-        phase: None,
         formula: "|mean over healthy i of period_i / (P_i + max(0, N_h/(R − Σ n_f·λ_f) − P) + L̄) − 1| ≤ tolerance (§9.2)"
             .into(),
         inputs: format!(
@@ -515,12 +525,6 @@ pub fn poll_period_verdict(
             intervals.len()
         ),
         predicted: 0.0,
-        limit: tolerance,
-        observed: deviation,
-        upper: true,
-        margin: tolerance - deviation,
-        pass: deviation <= tolerance,
-        outcome: Outcome::default(),
         note: Some(if n > 0.0 {
             format!(
                 "deviation in percent of each resource's predicted period; mean period over the healthy resources {} s observed, {} s predicted",
@@ -530,8 +534,7 @@ pub fn poll_period_verdict(
         } else {
             "no healthy resource polled twice in the hold: no period to measure".to_owned()
         }),
-        calls_window_s: None,
-        kind: super::LimitKind::Given,
+        ..Verdict::at_most(&a.name, "pollPeriod", tolerance, deviation)
     }
 }
 
@@ -581,16 +584,12 @@ mod tests {
         end: u64,
     ) -> Observations {
         calls.sort_by_key(|c| c.at_us);
-        let span = |name: &str, start_us, end_us| PhaseSpan {
-            name: name.into(),
-            start_us,
-            end_us,
-            completed: true,
-            failure: None,
-        };
         Observations {
             duration_us: end,
-            phases: vec![span("create", 0, start), span("hold", start, end)],
+            phases: vec![
+                PhaseSpan::complete("create", 0, start),
+                PhaseSpan::complete("hold", start, end),
+            ],
             cloud_calls: calls,
             ..Observations::default()
         }
@@ -601,13 +600,17 @@ mod tests {
         let s = crate::scenario::parse(YAML, "own.yaml").expect("valid");
         let plan = crate::predict::plan(&s);
         let obs = observations(&s);
+        let own = OwnIntervals::of(&s);
         let v = poll_period_verdict(
-            &s,
-            &plan,
-            &obs,
-            &s.assertions[0],
-            &OwnIntervals::of(&s),
-            ((1_000_000, 601_000_000), "hold"),
+            Subject {
+                s: &s,
+                plan: &plan,
+                obs: &obs,
+                a: &s.assertions[0],
+                own: &own,
+                range: (1_000_000, 601_000_000),
+                phase: Some("hold"),
+            },
             20.0,
         );
         assert!(v.pass, "{v:?}");
@@ -660,9 +663,17 @@ mod own_interval_tests {
     fn verdicts(s: &Scenario, obs: &Observations) -> (Verdict, Verdict) {
         let plan = crate::predict::plan(s);
         let own = OwnIntervals::of(s);
-        let at = (HOLD, Some("hold"));
-        let per = per_resource_calls(s, &plan, obs, &s.assertions[0], &own, at, (600.0, None));
-        let hot = hot_loops_verdict(s, &plan, obs, &s.assertions[1], &own, at, (600.0, 3.0, 0));
+        let subject = |a| Subject {
+            s,
+            plan: &plan,
+            obs,
+            a,
+            own: &own,
+            range: HOLD,
+            phase: Some("hold"),
+        };
+        let per = per_resource_calls(subject(&s.assertions[0]), (600.0, None));
+        let hot = hot_loops_verdict(subject(&s.assertions[1]), (600.0, 3.0, 0));
         (per, hot)
     }
 

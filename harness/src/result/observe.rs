@@ -124,6 +124,20 @@ pub struct PhaseSpan {
     pub failure: Option<super::PhaseFailure>,
 }
 
+impl PhaseSpan {
+    /// Phase `name`, run from `start_us` to `end_us` with its `until` met.
+    #[must_use]
+    pub fn complete(name: &str, start_us: u64, end_us: u64) -> PhaseSpan {
+        PhaseSpan {
+            name: name.to_owned(),
+            start_us,
+            end_us,
+            completed: true,
+            failure: None,
+        }
+    }
+}
+
 /// One custom resource's milestones, µs since the run started.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResourceTimes {
