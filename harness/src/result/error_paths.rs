@@ -222,35 +222,42 @@ fn verdict(a: &Assertion, check: &str, formula: String, limit: f64, observed: f6
     }
 }
 
-fn params<'a>(plan: &'a Plan, phase: Option<&str>) -> Option<&'a crate::predict::Params> {
-    match phase {
-        Some(p) => plan.phases.iter().find(|x| x.name == p).map(|x| &x.params),
-        None => plan.phases.first().map(|x| &x.params),
-    }
-}
-
-fn measured(obs: &Observations, range: (u64, u64), w: f64) -> Vec<ResourceCalls> {
-    per_resource(named(obs), range.0, range.1, (w * 1e6) as u64)
-}
-
-/// The coupled regime's most calls of one resource of each class in a window of `w` (§9.7),
-/// by class label: the hold `phase`'s, or the largest of every hold's without one.
-fn coupled_limits(plan: &Plan, phase: Option<&str>, w: f64) -> BTreeMap<String, f64> {
-    let suffix = format!("/per-resource/{w}s");
-    let mut out: BTreeMap<String, f64> = BTreeMap::new();
-    for p in plan.all() {
-        let Some((at, rest)) = p.id.split_once("/coupled/") else {
-            continue;
-        };
-        if phase.is_some_and(|ph| ph != at) {
-            continue;
-        }
-        if let Some(label) = rest.strip_suffix(&suffix) {
-            let v = out.entry(label.to_owned()).or_insert(0.0);
-            *v = v.max(p.value);
+impl<'a> Subject<'a> {
+    /// The parameters of the phase, or of the first phase without one.
+    fn params(&self) -> Option<&'a crate::predict::Params> {
+        let plan = self.plan;
+        match self.phase {
+            Some(p) => plan.phases.iter().find(|x| x.name == p).map(|x| &x.params),
+            None => plan.phases.first().map(|x| &x.params),
         }
     }
-    out
+
+    /// Each resource's calls in the span, with its busiest window of `w` seconds.
+    fn measured(&self, w: f64) -> Vec<ResourceCalls> {
+        let (from, to) = self.range;
+        per_resource(named(self.obs), from, to, (w * 1e6) as u64)
+    }
+
+    /// The coupled regime's most calls of one resource of each class in a window of `w` (§9.7),
+    /// by class label: the hold's, or the largest of every hold's without one.
+    fn coupled_limits(&self, w: f64) -> BTreeMap<String, f64> {
+        let (plan, phase) = (self.plan, self.phase);
+        let suffix = format!("/per-resource/{w}s");
+        let mut out: BTreeMap<String, f64> = BTreeMap::new();
+        for p in plan.all() {
+            let Some((at, rest)) = p.id.split_once("/coupled/") else {
+                continue;
+            };
+            if phase.is_some_and(|ph| ph != at) {
+                continue;
+            }
+            if let Some(label) = rest.strip_suffix(&suffix) {
+                let v = out.entry(label.to_owned()).or_insert(0.0);
+                *v = v.max(p.value);
+            }
+        }
+        out
+    }
 }
 
 /// Each resource's class label in the coupled regime, by cloud name.
@@ -288,23 +295,15 @@ fn limits_by_interval(own: &OwnIntervals, limit: impl Fn(f64) -> f64) -> String 
 /// it); with `max`, the busiest resource against it.
 #[must_use]
 pub fn per_resource_calls(subject: Subject<'_>, (w, max): (f64, Option<f64>)) -> Verdict {
-    let Subject {
-        s,
-        plan,
-        obs,
-        a,
-        own,
-        range,
-        phase,
-    } = subject;
-    let found = measured(obs, range, w);
+    let Subject { s, a, own, .. } = subject;
+    let found = subject.measured(w);
     let busiest = found.iter().map(|r| r.busiest_window).max().unwrap_or(0) as f64;
-    let Some(p) = params(plan, phase) else {
+    let Some(p) = subject.params() else {
         return verdict(a, "perResourceCalls", "no plan".into(), f64::NAN, busiest);
     };
     let all = vec![true; s.groups.len()];
     let (b, m) = p.backoff;
-    let seen = match phase.and_then(|name| s.phase_index(name)) {
+    let seen = match subject.phase.and_then(|name| s.phase_index(name)) {
         Some(i) if s.changes_faults() => vec![std::borrow::Cow::Owned(s.during(i))],
         _ => every_phase(s),
     };
@@ -316,9 +315,7 @@ pub fn per_resource_calls(subject: Subject<'_>, (w, max): (f64, Option<f64>)) ->
         .fold(0.0, f64::max);
     // In the coupled regime (§9.7) a failing or throttled resource comes back at the
     // bucket's pace: the simulated limit of its class replaces A(W).
-    let coupled = coupled_limits(plan, phase, w)
-        .into_values()
-        .fold(0.0, f64::max);
+    let coupled = subject.coupled_limits(w).into_values().fold(0.0, f64::max);
     let limit_at = |pi: f64| allowed_for_interval(p, pi, w).0.max(failing).max(coupled);
     // The resource nearest its own limit: the largest busiest window over limit.
     let shown = found.iter().map(|r| (r, own.get(&r.name))).max_by(|x, y| {
@@ -390,20 +387,12 @@ pub fn per_resource_calls(subject: Subject<'_>, (w, max): (f64, Option<f64>)) ->
 /// interval allows (§9.4); the verdict names them.
 #[must_use]
 pub fn hot_loops_verdict(subject: Subject<'_>, (w, factor, max): (f64, f64, u64)) -> Verdict {
-    let Subject {
-        s,
-        plan,
-        obs,
-        a,
-        own,
-        range,
-        phase,
-    } = subject;
-    let found = measured(obs, range, w);
-    let p = params(plan, phase);
+    let Subject { s, a, own, .. } = subject;
+    let found = subject.measured(w);
+    let p = subject.params();
     // A resource whose rate the crossplane rules explain (the coupled regime's simulated
     // limit of its class, §9.7) is not a hot loop: its own limit is the larger one.
-    let coupled = coupled_limits(plan, phase, w);
+    let coupled = subject.coupled_limits(w);
     let labels = if coupled.is_empty() {
         BTreeMap::new()
     } else {
@@ -477,19 +466,17 @@ pub fn hot_loops_verdict(subject: Subject<'_>, (w, factor, max): (f64, f64, u64)
 #[must_use]
 pub fn poll_period_verdict(subject: Subject<'_>, tolerance: f64) -> Verdict {
     let Subject {
-        s,
-        plan,
-        obs,
-        a,
-        own,
-        range,
-        phase,
+        s, plan, a, own, ..
     } = subject;
-    let phase = phase.unwrap_or_default();
+    let phase = subject.phase.unwrap_or_default();
     let planned = planned_faults(s);
-    let found = measured(obs, range, 1.0);
+    let found = subject.measured(1.0);
     let poll = s.settings.poll_interval.as_secs_f64();
-    let l = params(plan, Some(phase)).map_or(0.0, |p| p.l);
+    let l = plan
+        .phases
+        .iter()
+        .find(|x| x.name == phase)
+        .map_or(0.0, |x| x.params.l);
     // The wait every healthy resource gets: the plan's stretched period over P (§9.2).
     let stretch = plan
         .find(&format!("{phase}/error-paths/healthy-poll-period"))

@@ -50,7 +50,6 @@ mod scenario;
 mod sim;
 
 pub use scenario::{class_label, classes, hold};
-pub use sim::simulate;
 
 use super::quota_wave::Quota;
 
@@ -185,6 +184,13 @@ impl Outcome {
     pub fn class(&self, label: &str) -> Option<&ClassOutcome> {
         self.classes.iter().find(|c| c.label == label)
     }
+}
+
+/// Runs the hold of `classes` under `cfg` (see the module's semantics).
+#[must_use]
+pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
+    let (sim, span, truncated_at) = sim::run(cfg, classes);
+    measure::measure(&sim, classes, span, truncated_at)
 }
 
 #[cfg(test)]

@@ -8,8 +8,7 @@ use limiter::go::GoDuration;
 use limiter::workqueue::{Bucket, ItemExponential, RateLimiter};
 use tokio::time::Instant;
 
-use super::measure::measure;
-use super::{Behaviour, Class, Config, MAX_EVENTS, MAX_WARM_UP, Outcome};
+use super::{Behaviour, Class, Config, MAX_EVENTS, MAX_WARM_UP};
 use crate::predict::quota_wave::Policer;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -132,9 +131,9 @@ impl Sim<'_> {
     }
 }
 
-/// Runs the hold of `classes` under `cfg` (see the module's semantics).
-#[must_use]
-pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
+/// Runs the hold of `classes` under `cfg` (see the module's semantics): the simulation as
+/// it ended, the span it measured (s) and where it stopped at its event bound, if it did.
+pub(super) fn run<'a>(cfg: &'a Config, classes: &'a [Class]) -> (Sim<'a>, f64, Option<f64>) {
     let (r, b) = cfg.bucket;
     let (base, max) = cfg.backoff;
     let class_of: Vec<u32> = classes
@@ -243,5 +242,5 @@ pub fn simulate(cfg: &Config, classes: &[Class]) -> Outcome {
         Some(t) => (t - warm).max(0.0),
         None => cfg.duration,
     };
-    measure(&sim, classes, span, stopped.map(|t| t - warm))
+    (sim, span, stopped.map(|t| t - warm))
 }

@@ -6,10 +6,11 @@ use crate::result::observe::{Observations, PhaseSpan};
 use crate::scenario::{Assertion, Check};
 
 /// What every verdict gets once its check has judged it: the window the report marks, the
-/// kind of its limit, its outcome, and whether the model covers it and its phase finished.
+/// kind of its limit, its outcome, and whether the model covers check `check` (its name as
+/// scenarios spell it) and its phase finished.
 pub(super) fn settle(
     mut v: Verdict,
-    a: &Assertion,
+    (a, check): (&Assertion, &str),
     plan: &Plan,
     obs: &Observations,
     phase: Option<String>,
@@ -37,7 +38,7 @@ pub(super) fn settle(
     }
     let why: Vec<&str> = phase
         .as_ref()
-        .map(|p| unmodeled(plan, p, super::verdict::check_name(&a.check)))
+        .map(|p| unmodeled(plan, p, check))
         .unwrap_or_default();
     if !why.is_empty() {
         v.outcome = Outcome::Unmodeled;

@@ -233,7 +233,7 @@ pub(super) fn verdict(
         Check::MemoryGrowth { max_percent } => memory_verdict(s, obs, a, *max_percent),
         Check::DrainEfficiency { min } => drain_efficiency(s, plan, a, &phase, span, *min),
     };
-    settle(v, a, plan, obs, phase, span)
+    settle(v, (a, check_name(&a.check)), plan, obs, phase, span)
 }
 
 /// `drainEfficiency`: the physical lower bound on the phase's length over its observed length,
