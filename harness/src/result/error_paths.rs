@@ -528,7 +528,7 @@ pub fn poll_period_verdict(subject: Subject<'_>, tolerance: f64) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::observe::{CloudCall, PhaseSpan};
+    use crate::result::observe::CloudCall;
 
     /// 100 Buckets at P = 1m, the first 20 annotated to poll every 10 s, held 10 minutes.
     const YAML: &str = "apiVersion: harness/v1\nname: own\nprovider: {maxReconcileRate: 100, pollInterval: 1m}\nresources:\n  - name: b\n    kind: Bucket\n    count: 100\n    annotations: [{percent: 20, values: {crossplane.io/poll-interval: 10s}}]\nphases:\n  - {name: create, action: create}\n  - {name: hold, action: hold, duration: 10m}\nassertions:\n  - {check: pollPeriod, phase: hold}\n";
@@ -547,7 +547,7 @@ mod tests {
                 }
             }
         }
-        hold_observations(calls, start, end)
+        Observations::create_then_hold(calls, start, end)
     }
 
     /// A successful generic read of `name` at `t_us`.
@@ -561,24 +561,6 @@ mod tests {
             status: 200,
             throttled: false,
             retry_not_before_us: None,
-        }
-    }
-
-    /// A run of a create until `start` and a hold until `end` (µs) that made `calls`.
-    pub(super) fn hold_observations(
-        mut calls: Vec<CloudCall>,
-        start: u64,
-        end: u64,
-    ) -> Observations {
-        calls.sort_by_key(|c| c.at_us);
-        Observations {
-            duration_us: end,
-            phases: vec![
-                PhaseSpan::complete("create", 0, start),
-                PhaseSpan::complete("hold", start, end),
-            ],
-            cloud_calls: calls,
-            ..Observations::default()
         }
     }
 
@@ -644,7 +626,7 @@ mod own_interval_tests {
                 }
             }
         }
-        tests::hold_observations(calls, HOLD.0, HOLD.1)
+        Observations::create_then_hold(calls, HOLD.0, HOLD.1)
     }
 
     fn verdicts(s: &Scenario, obs: &Observations) -> (Verdict, Verdict) {

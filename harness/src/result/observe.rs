@@ -231,3 +231,20 @@ pub struct Observations {
     #[serde(default)]
     pub memory: Vec<crate::measure::MemorySample>,
 }
+
+#[cfg(test)]
+impl Observations {
+    /// A run of a create until `start` and a hold until `end` (µs) that made `calls`.
+    pub(crate) fn create_then_hold(mut calls: Vec<CloudCall>, start: u64, end: u64) -> Self {
+        calls.sort_by_key(|c| c.at_us);
+        Observations {
+            duration_us: end,
+            phases: vec![
+                PhaseSpan::complete("create", 0, start),
+                PhaseSpan::complete("hold", start, end),
+            ],
+            cloud_calls: calls,
+            ..Observations::default()
+        }
+    }
+}
