@@ -66,15 +66,15 @@ impl WaveOutcome {
     }
 }
 
-/// A check-then-commit token bucket, full at the start.
-struct Policer {
-    quota: Quota,
+/// A check-then-commit token bucket, full at the start (the mock cloud's quota).
+pub(super) struct Policer {
+    pub(super) quota: Quota,
     tokens: f64,
     at: f64,
 }
 
 impl Policer {
-    fn new(quota: Quota) -> Policer {
+    pub(super) fn new(quota: Quota) -> Policer {
         Policer {
             quota,
             tokens: quota.burst,
@@ -82,7 +82,7 @@ impl Policer {
         }
     }
 
-    fn admit(&mut self, t: f64) -> bool {
+    pub(super) fn admit(&mut self, t: f64) -> bool {
         let t = t.max(self.at);
         self.tokens = (self.tokens + (t - self.at) * self.quota.per_second).min(self.quota.burst);
         self.at = t;

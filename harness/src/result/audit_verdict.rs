@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::kills::PhaseAudit;
-use super::model::{Outcome, RunResult, Verdict};
+use super::model::{RunResult, Verdict};
 use crate::measure::Audit;
 use crate::scenario::{Assertion, Check, Scenario};
 
@@ -124,21 +124,11 @@ pub(super) fn audit_verdict(
     }
     let limit = max as f64;
     Some(Verdict {
-        name: a.name.clone(),
-        check: check.to_owned(),
         phase: a.phase.map(|i| s.phases[i].name.clone()),
         formula: format!("{check} ≤ max, at the end of each phase and of the run"),
         inputs: format!("max = {max}"),
-        predicted: f64::NAN,
-        limit,
-        observed,
-        upper: true,
-        margin: limit - observed,
-        pass: observed <= limit,
-        outcome: Outcome::default(),
         note: Some(note),
-        calls_window_s: None,
-        kind: super::LimitKind::Given,
+        ..Verdict::at_most(&a.name, check, limit, observed)
     })
 }
 

@@ -170,16 +170,13 @@ pub fn verdict(
             note.map(|n| format!("; {n}")).unwrap_or_default()
         ));
     }
-    Judged {
-        formula,
-        pred,
-        given,
-        upper,
-        limit,
-        observed,
-        note,
-    }
-    .verdict(a, c)
+    judged(
+        a,
+        c,
+        (formula, pred),
+        (given, upper, limit),
+        (observed, note),
+    )
 }
 
 /// Gives `result` what core did and judges the scenario's checks of it again (the
@@ -300,70 +297,52 @@ fn phase_verdict(
         (_, None, false) => "no prediction".to_owned(),
         (_, _, true) => "explicit limit".to_owned(),
     };
-    Judged {
+    judged(
+        a,
+        c,
+        (formula, pred),
+        (given, upper, limit),
+        (observed, note),
+    )
+}
+
+/// The verdict of `a`, a check of `c`, judged on `observed`: the one place a check of core's
+/// [`Verdict`] is built, over the whole run or one phase. `given`: the limit is the
+/// scenario's, not predicted; `upper`: an upper bound (`observed ≤ limit`), else a lower
+/// one.
+fn judged(
+    a: &Assertion,
+    c: &CoreCheck,
+    (formula, pred): (String, Option<&Prediction>),
+    (given, upper, limit): (bool, bool, f64),
+    (observed, note): (f64, Option<String>),
+) -> Verdict {
+    Verdict {
+        name: a.name.clone(),
+        check: check_name(c).to_owned(),
+        phase: None,
         formula,
-        pred,
-        given,
-        upper,
+        inputs: pred.map(Prediction::inputs_text).unwrap_or_default(),
+        predicted: pred.map_or(f64::NAN, |p| p.value),
         limit,
         observed,
+        upper,
+        margin: if upper {
+            limit - observed
+        } else {
+            observed - limit
+        },
+        pass: if upper {
+            observed <= limit
+        } else {
+            observed >= limit
+        },
+        outcome: Outcome::default(),
         note,
-    }
-    .verdict(a, c)
-}
-
-/// What a check of core's was judged on: the one place its [`Verdict`] is built, over the
-/// whole run or one phase.
-struct Judged<'p> {
-    formula: String,
-    pred: Option<&'p Prediction>,
-    /// The limit was given in the scenario, not predicted.
-    given: bool,
-    /// An upper bound (`observed ≤ limit`), else a lower one.
-    upper: bool,
-    limit: f64,
-    observed: f64,
-    note: Option<String>,
-}
-
-impl Judged<'_> {
-    fn verdict(self, a: &Assertion, c: &CoreCheck) -> Verdict {
-        let Judged {
-            formula,
-            pred,
-            given,
-            upper,
-            limit,
-            observed,
-            note,
-        } = self;
-        Verdict {
-            name: a.name.clone(),
-            check: check_name(c).to_owned(),
-            phase: None,
-            formula,
-            inputs: pred.map(Prediction::inputs_text).unwrap_or_default(),
-            predicted: pred.map_or(f64::NAN, |p| p.value),
-            limit,
-            observed,
-            upper,
-            margin: if upper {
-                limit - observed
-            } else {
-                observed - limit
-            },
-            pass: if upper {
-                observed <= limit
-            } else {
-                observed >= limit
-            },
-            outcome: Outcome::default(),
-            note,
-            calls_window_s: None,
-            kind: match (pred, given) {
-                (Some(p), false) => LimitKind::of_prediction(p),
-                _ => LimitKind::Given,
-            },
-        }
+        calls_window_s: None,
+        kind: match (pred, given) {
+            (Some(p), false) => LimitKind::of_prediction(p),
+            _ => LimitKind::Given,
+        },
     }
 }

@@ -182,7 +182,7 @@ mod tests {
     use super::*;
     use crate::predict::plan;
     use crate::result::evaluate;
-    use crate::result::observe::{CloudCall, PhaseSpan, ResourceTimes};
+    use crate::result::observe::{CloudCall, ResourceTimes};
 
     const YAML: &str = "apiVersion: harness/v1\nname: echo\nprovider: {maxReconcileRate: 100, pollInterval: 1m}\nresources:\n  - {name: b, kind: Bucket, count: 400}\nphases:\n  - {name: create, action: create, rate: 400}\n  - {name: hold, action: hold, duration: 2m}\nassertions:\n  - {check: steadyRate, phase: hold, window: 10s}\n";
 
@@ -236,28 +236,9 @@ mod tests {
                 expected_poll_s: 60.0,
             });
         }
-        calls.sort_by_key(|c| c.at_us);
         Observations {
-            duration_us: hold_end,
-            phases: vec![
-                PhaseSpan {
-                    name: "create".into(),
-                    start_us: 0,
-                    end_us: create_end,
-                    completed: true,
-                    failure: None,
-                },
-                PhaseSpan {
-                    name: "hold".into(),
-                    start_us: create_end,
-                    end_us: hold_end,
-                    completed: true,
-                    failure: None,
-                },
-            ],
-            cloud_calls: calls,
             resources,
-            ..Observations::default()
+            ..Observations::create_then_hold(calls, create_end, hold_end)
         }
     }
 

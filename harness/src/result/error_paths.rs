@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Offender, Outcome, ShareCost, Verdict};
+use super::model::{Offender, ShareCost, Verdict};
 use super::observe::{CallAction, Observations};
 use crate::measure::{NamedCall, ResourceCalls, hot_loops_by, per_resource};
 use crate::predict::error_paths::{allowed_for_interval, backoff_attempts, faulted_shares};
@@ -193,55 +193,71 @@ fn share_names(s: &Scenario, share: &str) -> std::collections::BTreeSet<String> 
         .collect()
 }
 
+/// What a per-resource check (`perResourceCalls`, `hotLoops`, `pollPeriod`) reads: the
+/// scenario, its plan and what the run observed, the assertion, each resource's own poll
+/// interval, and the span (µs) and phase the check is restricted to.
+#[derive(Clone, Copy)]
+pub struct Subject<'a> {
+    /// The scenario.
+    pub s: &'a Scenario,
+    /// Its plan.
+    pub plan: &'a Plan,
+    /// What the run observed.
+    pub obs: &'a Observations,
+    /// The assertion judged.
+    pub a: &'a Assertion,
+    /// Each resource's own poll interval.
+    pub own: &'a OwnIntervals,
+    /// The span the check reads, µs since the run started.
+    pub range: (u64, u64),
+    /// The phase it is restricted to, if any.
+    pub phase: Option<&'a str>,
+}
+
 fn verdict(a: &Assertion, check: &str, formula: String, limit: f64, observed: f64) -> Verdict {
     Verdict {
-        name: a.name.clone(),
-        check: check.to_owned(),
-        phase: None,
         formula,
-        inputs: String::new(),
         predicted: limit,
-        limit,
-        observed,
-        upper: true,
-        margin: limit - observed,
-        pass: observed <= limit,
-        outcome: Outcome::default(),
-        note: None,
-        calls_window_s: None,
-        kind: super::LimitKind::Given,
+        ..Verdict::at_most(&a.name, check, limit, observed)
     }
 }
 
-fn params<'a>(plan: &'a Plan, phase: Option<&str>) -> Option<&'a crate::predict::Params> {
-    match phase {
-        Some(p) => plan.phases.iter().find(|x| x.name == p).map(|x| &x.params),
-        None => plan.phases.first().map(|x| &x.params),
-    }
-}
-
-fn measured(obs: &Observations, range: (u64, u64), w: f64) -> Vec<ResourceCalls> {
-    per_resource(named(obs), range.0, range.1, (w * 1e6) as u64)
-}
-
-/// The coupled regime's most calls of one resource of each class in a window of `w` (§9.7),
-/// by class label: the hold `phase`'s, or the largest of every hold's without one.
-fn coupled_limits(plan: &Plan, phase: Option<&str>, w: f64) -> BTreeMap<String, f64> {
-    let suffix = format!("/per-resource/{w}s");
-    let mut out: BTreeMap<String, f64> = BTreeMap::new();
-    for p in plan.all() {
-        let Some((at, rest)) = p.id.split_once("/coupled/") else {
-            continue;
-        };
-        if phase.is_some_and(|ph| ph != at) {
-            continue;
-        }
-        if let Some(label) = rest.strip_suffix(&suffix) {
-            let v = out.entry(label.to_owned()).or_insert(0.0);
-            *v = v.max(p.value);
+impl<'a> Subject<'a> {
+    /// The parameters of the phase, or of the first phase without one.
+    fn params(&self) -> Option<&'a crate::predict::Params> {
+        let plan = self.plan;
+        match self.phase {
+            Some(p) => plan.phases.iter().find(|x| x.name == p).map(|x| &x.params),
+            None => plan.phases.first().map(|x| &x.params),
         }
     }
-    out
+
+    /// Each resource's calls in the span, with its busiest window of `w` seconds.
+    fn measured(&self, w: f64) -> Vec<ResourceCalls> {
+        let (from, to) = self.range;
+        per_resource(named(self.obs), from, to, (w * 1e6) as u64)
+    }
+
+    /// The coupled regime's most calls of one resource of each class in a window of `w` (§9.7),
+    /// by class label: the hold's, or the largest of every hold's without one.
+    fn coupled_limits(&self, w: f64) -> BTreeMap<String, f64> {
+        let (plan, phase) = (self.plan, self.phase);
+        let suffix = format!("/per-resource/{w}s");
+        let mut out: BTreeMap<String, f64> = BTreeMap::new();
+        for p in plan.all() {
+            let Some((at, rest)) = p.id.split_once("/coupled/") else {
+                continue;
+            };
+            if phase.is_some_and(|ph| ph != at) {
+                continue;
+            }
+            if let Some(label) = rest.strip_suffix(&suffix) {
+                let v = out.entry(label.to_owned()).or_insert(0.0);
+                *v = v.max(p.value);
+            }
+        }
+        out
+    }
 }
 
 /// Each resource's class label in the coupled regime, by cloud name.
@@ -278,23 +294,16 @@ fn limits_by_interval(own: &OwnIntervals, limit: impl Fn(f64) -> f64) -> String 
 /// Without `max`, the verdict shows the resource nearest its own limit (or furthest over
 /// it); with `max`, the busiest resource against it.
 #[must_use]
-pub fn per_resource_calls(
-    s: &Scenario,
-    plan: &Plan,
-    obs: &Observations,
-    a: &Assertion,
-    own: &OwnIntervals,
-    (range, phase): ((u64, u64), Option<&str>),
-    (w, max): (f64, Option<f64>),
-) -> Verdict {
-    let found = measured(obs, range, w);
+pub fn per_resource_calls(subject: Subject<'_>, (w, max): (f64, Option<f64>)) -> Verdict {
+    let Subject { s, a, own, .. } = subject;
+    let found = subject.measured(w);
     let busiest = found.iter().map(|r| r.busiest_window).max().unwrap_or(0) as f64;
-    let Some(p) = params(plan, phase) else {
+    let Some(p) = subject.params() else {
         return verdict(a, "perResourceCalls", "no plan".into(), f64::NAN, busiest);
     };
     let all = vec![true; s.groups.len()];
     let (b, m) = p.backoff;
-    let seen = match phase.and_then(|name| s.phase_index(name)) {
+    let seen = match subject.phase.and_then(|name| s.phase_index(name)) {
         Some(i) if s.changes_faults() => vec![std::borrow::Cow::Owned(s.during(i))],
         _ => every_phase(s),
     };
@@ -306,9 +315,7 @@ pub fn per_resource_calls(
         .fold(0.0, f64::max);
     // In the coupled regime (§9.7) a failing or throttled resource comes back at the
     // bucket's pace: the simulated limit of its class replaces A(W).
-    let coupled = coupled_limits(plan, phase, w)
-        .into_values()
-        .fold(0.0, f64::max);
+    let coupled = subject.coupled_limits(w).into_values().fold(0.0, f64::max);
     let limit_at = |pi: f64| allowed_for_interval(p, pi, w).0.max(failing).max(coupled);
     // The resource nearest its own limit: the largest busiest window over limit.
     let shown = found.iter().map(|r| (r, own.get(&r.name))).max_by(|x, y| {
@@ -379,20 +386,13 @@ pub fn per_resource_calls(
 /// `hotLoops`: resources whose busiest window holds more than `factor` times what their own
 /// interval allows (§9.4); the verdict names them.
 #[must_use]
-pub fn hot_loops_verdict(
-    s: &Scenario,
-    plan: &Plan,
-    obs: &Observations,
-    a: &Assertion,
-    own: &OwnIntervals,
-    (range, phase): ((u64, u64), Option<&str>),
-    (w, factor, max): (f64, f64, u64),
-) -> Verdict {
-    let found = measured(obs, range, w);
-    let p = params(plan, phase);
+pub fn hot_loops_verdict(subject: Subject<'_>, (w, factor, max): (f64, f64, u64)) -> Verdict {
+    let Subject { s, a, own, .. } = subject;
+    let found = subject.measured(w);
+    let p = subject.params();
     // A resource whose rate the crossplane rules explain (the coupled regime's simulated
     // limit of its class, §9.7) is not a hot loop: its own limit is the larger one.
-    let coupled = coupled_limits(plan, phase, w);
+    let coupled = subject.coupled_limits(w);
     let labels = if coupled.is_empty() {
         BTreeMap::new()
     } else {
@@ -464,19 +464,19 @@ pub fn hot_loops_verdict(
 /// is within `tolerance` of 1. A resource polled every hour by its annotation is held to
 /// an hour, not to the flag's P.
 #[must_use]
-pub fn poll_period_verdict(
-    s: &Scenario,
-    plan: &Plan,
-    obs: &Observations,
-    a: &Assertion,
-    own: &OwnIntervals,
-    (range, phase): ((u64, u64), &str),
-    tolerance: f64,
-) -> Verdict {
+pub fn poll_period_verdict(subject: Subject<'_>, tolerance: f64) -> Verdict {
+    let Subject {
+        s, plan, a, own, ..
+    } = subject;
+    let phase = subject.phase.unwrap_or_default();
     let planned = planned_faults(s);
-    let found = measured(obs, range, 1.0);
+    let found = subject.measured(1.0);
     let poll = s.settings.poll_interval.as_secs_f64();
-    let l = params(plan, Some(phase)).map_or(0.0, |p| p.l);
+    let l = plan
+        .phases
+        .iter()
+        .find(|x| x.name == phase)
+        .map_or(0.0, |x| x.params.l);
     // The wait every healthy resource gets: the plan's stretched period over P (§9.2).
     let stretch = plan
         .find(&format!("{phase}/error-paths/healthy-poll-period"))
@@ -501,9 +501,6 @@ pub fn poll_period_verdict(
         (f64::NAN, poll + stretch + l, f64::NAN)
     };
     Verdict {
-        name: a.name.clone(),
-        check: "pollPeriod".into(),
-        phase: None,
         formula: "|mean over healthy i of period_i / (P_i + max(0, N_h/(R − Σ n_f·λ_f) − P) + L̄) − 1| ≤ tolerance (§9.2)"
             .into(),
         inputs: format!(
@@ -515,12 +512,6 @@ pub fn poll_period_verdict(
             intervals.len()
         ),
         predicted: 0.0,
-        limit: tolerance,
-        observed: deviation,
-        upper: true,
-        margin: tolerance - deviation,
-        pass: deviation <= tolerance,
-        outcome: Outcome::default(),
         note: Some(if n > 0.0 {
             format!(
                 "deviation in percent of each resource's predicted period; mean period over the healthy resources {} s observed, {} s predicted",
@@ -530,15 +521,14 @@ pub fn poll_period_verdict(
         } else {
             "no healthy resource polled twice in the hold: no period to measure".to_owned()
         }),
-        calls_window_s: None,
-        kind: super::LimitKind::Given,
+        ..Verdict::at_most(&a.name, "pollPeriod", tolerance, deviation)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::observe::{CloudCall, PhaseSpan};
+    use crate::result::observe::CloudCall;
 
     /// 100 Buckets at P = 1m, the first 20 annotated to poll every 10 s, held 10 minutes.
     const YAML: &str = "apiVersion: harness/v1\nname: own\nprovider: {maxReconcileRate: 100, pollInterval: 1m}\nresources:\n  - name: b\n    kind: Bucket\n    count: 100\n    annotations: [{percent: 20, values: {crossplane.io/poll-interval: 10s}}]\nphases:\n  - {name: create, action: create}\n  - {name: hold, action: hold, duration: 10m}\nassertions:\n  - {check: pollPeriod, phase: hold}\n";
@@ -557,7 +547,7 @@ mod tests {
                 }
             }
         }
-        hold_observations(calls, start, end)
+        Observations::create_then_hold(calls, start, end)
     }
 
     /// A successful generic read of `name` at `t_us`.
@@ -574,40 +564,22 @@ mod tests {
         }
     }
 
-    /// A run of a create until `start` and a hold until `end` (µs) that made `calls`.
-    pub(super) fn hold_observations(
-        mut calls: Vec<CloudCall>,
-        start: u64,
-        end: u64,
-    ) -> Observations {
-        calls.sort_by_key(|c| c.at_us);
-        let span = |name: &str, start_us, end_us| PhaseSpan {
-            name: name.into(),
-            start_us,
-            end_us,
-            completed: true,
-            failure: None,
-        };
-        Observations {
-            duration_us: end,
-            phases: vec![span("create", 0, start), span("hold", start, end)],
-            cloud_calls: calls,
-            ..Observations::default()
-        }
-    }
-
     #[test]
     fn each_resource_is_held_to_its_own_poll_interval() {
         let s = crate::scenario::parse(YAML, "own.yaml").expect("valid");
         let plan = crate::predict::plan(&s);
         let obs = observations(&s);
+        let own = OwnIntervals::of(&s);
         let v = poll_period_verdict(
-            &s,
-            &plan,
-            &obs,
-            &s.assertions[0],
-            &OwnIntervals::of(&s),
-            ((1_000_000, 601_000_000), "hold"),
+            Subject {
+                s: &s,
+                plan: &plan,
+                obs: &obs,
+                a: &s.assertions[0],
+                own: &own,
+                range: (1_000_000, 601_000_000),
+                phase: Some("hold"),
+            },
             20.0,
         );
         assert!(v.pass, "{v:?}");
@@ -654,15 +626,23 @@ mod own_interval_tests {
                 }
             }
         }
-        tests::hold_observations(calls, HOLD.0, HOLD.1)
+        Observations::create_then_hold(calls, HOLD.0, HOLD.1)
     }
 
     fn verdicts(s: &Scenario, obs: &Observations) -> (Verdict, Verdict) {
         let plan = crate::predict::plan(s);
         let own = OwnIntervals::of(s);
-        let at = (HOLD, Some("hold"));
-        let per = per_resource_calls(s, &plan, obs, &s.assertions[0], &own, at, (600.0, None));
-        let hot = hot_loops_verdict(s, &plan, obs, &s.assertions[1], &own, at, (600.0, 3.0, 0));
+        let subject = |a| Subject {
+            s,
+            plan: &plan,
+            obs,
+            a,
+            own: &own,
+            range: HOLD,
+            phase: Some("hold"),
+        };
+        let per = per_resource_calls(subject(&s.assertions[0]), (600.0, None));
+        let hot = hot_loops_verdict(subject(&s.assertions[1]), (600.0, 3.0, 0));
         (per, hot)
     }
 

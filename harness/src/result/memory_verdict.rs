@@ -1,7 +1,7 @@
 //! The `memoryGrowth` verdict: every sampled component's growth from the end of the warm-up
 //! to the end, against a limit in percent.
 
-use super::model::{Outcome, Verdict};
+use super::model::Verdict;
 use super::observe::Observations;
 use crate::measure::{Growth, growth, retained_by_design, shown_only};
 use crate::predict::fmt_num;
@@ -83,21 +83,11 @@ pub(super) fn memory_verdict(
         ));
     }
     Verdict {
-        name: a.name.clone(),
-        check: "memoryGrowth".to_owned(),
-        phase: None,
         formula: "(value at the end − value at the end of the warm-up) / value at the end of the warm-up ≤ max %"
             .to_owned(),
         inputs: format!("max = {max_percent} %"),
         predicted: 0.0,
-        limit: max_percent,
-        observed,
-        upper: true,
-        margin: max_percent - observed,
-        pass: observed <= max_percent,
-        outcome: Outcome::default(),
         note: Some(note),
-        calls_window_s: None,
-        kind: super::LimitKind::Given,
+        ..Verdict::at_most(&a.name, "memoryGrowth", max_percent, observed)
     }
 }

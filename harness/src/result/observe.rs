@@ -124,6 +124,20 @@ pub struct PhaseSpan {
     pub failure: Option<super::PhaseFailure>,
 }
 
+impl PhaseSpan {
+    /// Phase `name`, run from `start_us` to `end_us` with its `until` met.
+    #[must_use]
+    pub fn complete(name: &str, start_us: u64, end_us: u64) -> PhaseSpan {
+        PhaseSpan {
+            name: name.to_owned(),
+            start_us,
+            end_us,
+            completed: true,
+            failure: None,
+        }
+    }
+}
+
 /// One custom resource's milestones, µs since the run started.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResourceTimes {
@@ -216,4 +230,21 @@ pub struct Observations {
     /// Memory samples of the run's components.
     #[serde(default)]
     pub memory: Vec<crate::measure::MemorySample>,
+}
+
+#[cfg(test)]
+impl Observations {
+    /// A run of a create until `start` and a hold until `end` (µs) that made `calls`.
+    pub(crate) fn create_then_hold(mut calls: Vec<CloudCall>, start: u64, end: u64) -> Self {
+        calls.sort_by_key(|c| c.at_us);
+        Observations {
+            duration_us: end,
+            phases: vec![
+                PhaseSpan::complete("create", 0, start),
+                PhaseSpan::complete("hold", start, end),
+            ],
+            cloud_calls: calls,
+            ..Observations::default()
+        }
+    }
 }

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::model::{Outcome, Verdict};
+use super::model::Verdict;
 use super::observe::Observations;
 use crate::predict::fmt_num;
 use crate::scenario::Assertion;
@@ -104,24 +104,14 @@ pub fn verdict(obs: &Observations, a: &Assertion, range: (u64, u64), max: u64) -
         )
     };
     Verdict {
-        name: a.name.clone(),
-        check: "retryAfterHonoured".into(),
-        phase: None,
         formula: "calls for a resource before the answer's time + its Retry-After ≤ max".into(),
         inputs: format!(
             "answers with a hint={hints}, resources early={}",
             early.len()
         ),
         predicted: 0.0,
-        limit,
-        observed,
-        upper: true,
-        margin: limit - observed,
-        pass: observed <= limit,
-        outcome: Outcome::default(),
         note: Some(note),
-        calls_window_s: None,
-        kind: super::LimitKind::Given,
+        ..Verdict::at_most(&a.name, "retryAfterHonoured", limit, observed)
     }
 }
 

@@ -188,34 +188,10 @@ pub fn smoke_observations() -> Observations {
     Observations {
         duration_us: end,
         phases: vec![
-            PhaseSpan {
-                name: "create".into(),
-                start_us: 0,
-                end_us: create_end,
-                completed: true,
-                failure: None,
-            },
-            PhaseSpan {
-                name: "hold".into(),
-                start_us: create_end,
-                end_us: hold_end,
-                completed: true,
-                failure: None,
-            },
-            PhaseSpan {
-                name: "resync".into(),
-                start_us: resync_start,
-                end_us: resync_end,
-                completed: true,
-                failure: None,
-            },
-            PhaseSpan {
-                name: "delete".into(),
-                start_us: delete_start,
-                end_us: end,
-                completed: true,
-                failure: None,
-            },
+            PhaseSpan::complete("create", 0, create_end),
+            PhaseSpan::complete("hold", create_end, hold_end),
+            PhaseSpan::complete("resync", resync_start, resync_end),
+            PhaseSpan::complete("delete", delete_start, end),
         ],
         cloud_calls: calls,
         api_requests: api,

@@ -84,13 +84,6 @@ const SCENARIO: &str = "apiVersion: harness/v1\nname: burst\nprovider: {maxRecon
 
 /// A run of `SCENARIO` whose hold made `calls` cloud calls within its first millisecond.
 fn observed(calls: u64) -> Observations {
-    let span = |name: &str, start_us, end_us| PhaseSpan {
-        name: name.into(),
-        start_us,
-        end_us,
-        completed: true,
-        failure: None,
-    };
     let cloud_calls = (0..calls)
         .map(|i| CloudCall {
             at_us: 100_000_000 + i,
@@ -106,8 +99,8 @@ fn observed(calls: u64) -> Observations {
     Observations {
         duration_us: 700_000_000,
         phases: vec![
-            span("create", 0, 100_000_000),
-            span("hold", 100_000_000, 700_000_000),
+            PhaseSpan::complete("create", 0, 100_000_000),
+            PhaseSpan::complete("hold", 100_000_000, 700_000_000),
         ],
         cloud_calls,
         ..Observations::default()

@@ -66,6 +66,17 @@ fn with_steady_inputs(p: Prediction, s: &CoreShape, w: f64) -> Prediction {
         .input("W", w)
 }
 
+/// The inputs of a steady bound over any window of `w` s (the polls' period and the
+/// informers' resyncs), and its meaning: an upper bound.
+fn with_bound_inputs(p: Prediction, s: &CoreShape, w: f64) -> Prediction {
+    p.input("TTL", s.period())
+        .input("L", s.reconcile_time())
+        .input("i", informers(s))
+        .input("S_sync", s.sync_interval)
+        .input("W", w)
+        .meaning(Meaning::UpperBound)
+}
+
 /// Core's API requests in a steady window of `w` s, expected \[D\]\[A\] §12.1:
 /// (N_x + 2 + S)·λ·W. No watch events in steady state: every apply is a no-op that bumps
 /// no resourceVersion, and the status is written only when it changed.
@@ -112,7 +123,7 @@ pub fn steady_reconciles_bound(s: &CoreShape, w: f64) -> f64 {
 #[must_use]
 pub fn steady_requests_bound(s: &CoreShape, w: f64) -> Prediction {
     let v = s.xrs * s.steady_requests() * steady_reconciles_bound(s, w);
-    Prediction::new(
+    let p = Prediction::new(
         "core/steady-requests-bound",
         format!("core's API requests in any steady {w}s window"),
         v,
@@ -121,15 +132,10 @@ pub fn steady_requests_bound(s: &CoreShape, w: f64) -> Prediction {
     .formula("X·(N_x + 2 + S)·(⌊W/(0.9·TTL + L)⌋ + 1 + 2·i·(⌊W/(0.9·S_sync)⌋ + 1))")
     .input("X", s.xrs)
     .input("N_x", s.composed)
-    .input("S", s.secret_reads)
-    .input("TTL", s.period())
-    .input("L", s.reconcile_time())
-    .input("i", informers(s))
-    .input("S_sync", s.sync_interval)
-    .input("W", w)
-    .meaning(Meaning::UpperBound)
-    .source("[D] §12.1")
-    .note("steady state: no watch events but the informers' resyncs (no provider writes, no spec changes)")
+    .input("S", s.secret_reads);
+    with_bound_inputs(p, s, w)
+        .source("[D] §12.1")
+        .note("steady state: no watch events but the informers' resyncs (no provider writes, no spec changes)")
 }
 
 /// Calls of `function` in a steady window of `w` s, expected \[D\]\[A\] §12.2: k_f·λ·W, k_f
@@ -158,7 +164,7 @@ pub fn function_calls(s: &CoreShape, function: &str, w: f64) -> Prediction {
 #[must_use]
 pub fn function_calls_bound(s: &CoreShape, function: &str, w: f64) -> Prediction {
     let k = s.calls_of(function);
-    Prediction::new(
+    let p = Prediction::new(
         format!("core/function-calls-bound/{function}"),
         format!("calls of function {function} in any steady {w}s window"),
         s.xrs * k * steady_reconciles_bound(s, w),
@@ -166,14 +172,8 @@ pub fn function_calls_bound(s: &CoreShape, function: &str, w: f64) -> Prediction
     )
     .formula("X·k_f·(⌊W/(0.9·TTL + L)⌋ + 1 + 2·i·(⌊W/(0.9·S_sync)⌋ + 1))")
     .input("X", s.xrs)
-    .input("k_f", k)
-    .input("TTL", s.period())
-    .input("L", s.reconcile_time())
-    .input("i", informers(s))
-    .input("S_sync", s.sync_interval)
-    .input("W", w)
-    .meaning(Meaning::UpperBound)
-    .source("[D] §12.2")
+    .input("k_f", k);
+    with_bound_inputs(p, s, w).source("[D] §12.2")
 }
 
 /// w_xr: the XR's changing writes while it is created, at most, each an Update event of
