@@ -10,24 +10,29 @@
 //! expiry; w = 1 for `source: WebIdentity`, c = the chain's length, v = 1 unless both skips
 //! are set.
 
+mod clients;
+mod credentials;
+mod modes;
+
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::Duration;
 
 use aws_credential_types::Credentials;
-use aws_sdk_s3::config::retry::{ClientRateLimiter, RetryPartition, TokenBucket};
 use aws_sdk_sts::error::ProvideErrorMetadata;
 use aws_smithy_async::time::SharedTimeSource;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
-use aws_smithy_types::retry::RetryConfig;
 use k8s_openapi::api::core::v1::Secret;
 use parking_lot::Mutex;
-use strum::{EnumString, IntoStaticStr};
 use tokio::time::Instant;
 
+use self::clients::Partitions;
+use self::credentials::{
+    Expiring, fingerprint, missing_credentials, read_key, session_name, sts_credentials,
+};
+pub use self::modes::{CredentialCache, RetryMode, UnknownChoice};
 use super::config::{
-    ConfigError, CredentialsSource, ProviderConfigSpec, SecretKeySelector, StaticKeys,
-    check_region, parse_credentials_file,
+    ConfigError, CredentialsSource, ProviderConfigSpec, StaticKeys, check_region,
+    parse_credentials_file,
 };
 use super::error::AwsError;
 use super::time::ClockTime;
@@ -39,94 +44,6 @@ pub const SESSION_DURATION: Duration = Duration::from_secs(3600);
 pub const EXPIRY_MARGIN: Duration = Duration::from_secs(300);
 /// The account ID when credential validation and the account lookup are both skipped.
 pub const SKIPPED_ACCOUNT_ID: &str = "000000000000";
-
-/// The SDK's retry mode (`--aws-retry-mode`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString)]
-#[strum(serialize_all = "lowercase", parse_err_ty = UnknownChoice, parse_err_fn = unknown_retry_mode)]
-pub enum RetryMode {
-    /// The SDK's standard mode: 3 attempts, exponential backoff with jitter, a retry quota
-    /// of 500 tokens (5 a retry, 10 a timeout).
-    #[default]
-    Standard,
-    /// Standard plus the client-side send rate (CUBIC) that switches on at the first throttle.
-    Adaptive,
-    /// One attempt: every throttle is the reconciler's error.
-    Off,
-}
-
-impl RetryMode {
-    /// The three, in documentation order.
-    pub const ALL: [RetryMode; 3] = [RetryMode::Standard, RetryMode::Adaptive, RetryMode::Off];
-
-    /// The flag value.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    /// The SDK's retry config.
-    #[must_use]
-    pub fn retry_config(self) -> RetryConfig {
-        match self {
-            RetryMode::Standard => RetryConfig::standard(),
-            RetryMode::Adaptive => RetryConfig::adaptive(),
-            RetryMode::Off => RetryConfig::disabled(),
-        }
-    }
-}
-
-/// What `--credential-cache` keeps between Connects.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, IntoStaticStr, EnumString)]
-#[strum(serialize_all = "lowercase", parse_err_ty = UnknownChoice, parse_err_fn = unknown_credential_cache)]
-pub enum CredentialCache {
-    /// Nothing: every Connect calls STS and builds new clients (upjet before #1235).
-    #[default]
-    None,
-    /// The web identity exchange only (provider-upjet-aws#1235).
-    Irsa,
-    /// The final credentials, account ID and clients, per ProviderConfig, region and Secret
-    /// content (what provider-upjet-aws#997 asks for).
-    All,
-}
-
-impl CredentialCache {
-    /// The three, in documentation order.
-    pub const ALL: [CredentialCache; 3] = [
-        CredentialCache::None,
-        CredentialCache::Irsa,
-        CredentialCache::All,
-    ];
-
-    /// The flag value.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-/// A flag value that is not one of the choices.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown value {value:?} (expected one of {expected})")]
-pub struct UnknownChoice {
-    /// What was given.
-    pub value: String,
-    /// The choices.
-    pub expected: &'static str,
-}
-
-fn unknown_credential_cache(value: &str) -> UnknownChoice {
-    UnknownChoice {
-        value: value.to_owned(),
-        expected: "none, irsa, all",
-    }
-}
-
-fn unknown_retry_mode(value: &str) -> UnknownChoice {
-    UnknownChoice {
-        value: value.to_owned(),
-        expected: "standard, adaptive, off",
-    }
-}
 
 /// Why a Connect failed.
 #[derive(Debug, thiserror::Error)]
@@ -172,22 +89,6 @@ pub struct Clients {
     pub region: String,
 }
 
-#[derive(Clone)]
-struct Expiring<T> {
-    value: T,
-    /// When to renew (tokio's clock); `None` for static keys.
-    renew_at: Option<Instant>,
-}
-
-impl<T: Clone> Expiring<T> {
-    fn fresh(&self) -> Option<T> {
-        match self.renew_at {
-            Some(t) if Instant::now() >= t => None,
-            _ => Some(self.value.clone()),
-        }
-    }
-}
-
 /// Builds [`Clients`] for a ProviderConfig, caching as `--credential-cache` says. One per
 /// provider process.
 pub struct Connector {
@@ -208,49 +109,6 @@ impl std::fmt::Debug for Connector {
             .field("cache", &self.cache)
             .finish_non_exhaustive()
     }
-}
-
-/// Reads a Secret's key as text (`data`, then `stringData`).
-fn secret_key(secret: &Secret, key: &str) -> Option<String> {
-    if let Some(v) = secret.data.as_ref().and_then(|d| d.get(key)) {
-        return String::from_utf8(v.0.clone()).ok();
-    }
-    secret
-        .string_data
-        .as_ref()
-        .and_then(|d| d.get(key))
-        .cloned()
-}
-
-fn read_key(
-    sel: &SecretKeySelector,
-    secrets: &(dyn Fn(&str, &str) -> Option<Secret> + Sync),
-) -> Result<String, ConfigError> {
-    let secret = secrets(&sel.namespace, &sel.name).ok_or_else(|| ConfigError::MissingSecret {
-        namespace: sel.namespace.clone(),
-        name: sel.name.clone(),
-    })?;
-    secret_key(&secret, &sel.key).ok_or_else(|| ConfigError::MissingKey {
-        namespace: sel.namespace.clone(),
-        name: sel.name.clone(),
-        key: sel.key.clone(),
-    })
-}
-
-fn fingerprint(parts: &[&str]) -> u64 {
-    let mut h = DefaultHasher::new();
-    parts.hash(&mut h);
-    h.finish()
-}
-
-fn sts_credentials(c: &aws_sdk_sts::types::Credentials) -> Credentials {
-    Credentials::new(
-        c.access_key_id(),
-        c.secret_access_key(),
-        Some(c.session_token().to_owned()),
-        None,
-        "sts",
-    )
 }
 
 impl Connector {
@@ -483,184 +341,5 @@ impl Connector {
             }
             None => None,
         }
-    }
-
-    fn sts(&self, url: &str, region: &str, creds: Option<Credentials>) -> aws_sdk_sts::Client {
-        let mut b = aws_sdk_sts::Config::builder()
-            .behavior_version(aws_sdk_sts::config::BehaviorVersion::latest())
-            .endpoint_url(url)
-            .region(aws_sdk_sts::config::Region::new(region.to_owned()))
-            .retry_config(self.retry.retry_config())
-            .retry_partition(self.partitions.sts.clone())
-            .http_client(self.http.clone());
-        b.set_time_source(self.time.clone());
-        if let Some(a) = &self.attempts {
-            b = b.interceptor(a.clone());
-        }
-        if let Some(c) = creds {
-            b = b.credentials_provider(c);
-        }
-        aws_sdk_sts::Client::from_conf(b.build())
-    }
-
-    fn clients_for(
-        &self,
-        spec: &ProviderConfigSpec,
-        region: &str,
-        creds: Credentials,
-        sts: aws_sdk_sts::Client,
-        account_id: String,
-    ) -> Result<Clients, ConnectError> {
-        let retry = self.retry.retry_config();
-        let s3 = {
-            let mut b = aws_sdk_s3::Config::builder()
-                .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
-                .region(aws_sdk_s3::config::Region::new(region.to_owned()))
-                .credentials_provider(creds.clone())
-                .force_path_style(spec.s3_use_path_style)
-                .retry_config(retry.clone())
-                .retry_partition(self.partitions.s3.clone())
-                .http_client(self.http.clone());
-            b.set_time_source(self.time.clone());
-            if let Some(a) = &self.attempts {
-                b = b.interceptor(a.clone());
-            }
-            if let Some(u) = spec.endpoint_for("s3")? {
-                b = b.endpoint_url(u);
-            }
-            aws_sdk_s3::Client::from_conf(b.build())
-        };
-        #[cfg(feature = "aws-vpc")]
-        let ec2 = {
-            let mut b = aws_sdk_ec2::Config::builder()
-                .behavior_version(aws_sdk_ec2::config::BehaviorVersion::latest())
-                .region(aws_sdk_ec2::config::Region::new(region.to_owned()))
-                .credentials_provider(creds.clone())
-                .retry_config(retry.clone())
-                .retry_partition(self.partitions.ec2.clone())
-                .http_client(self.http.clone());
-            b.set_time_source(self.time.clone());
-            if let Some(a) = &self.attempts {
-                b = b.interceptor(a.clone());
-            }
-            if let Some(u) = spec.endpoint_for("ec2")? {
-                b = b.endpoint_url(u);
-            }
-            aws_sdk_ec2::Client::from_conf(b.build())
-        };
-        let dynamodb = {
-            let mut b = aws_sdk_dynamodb::Config::builder()
-                .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-                .region(aws_sdk_dynamodb::config::Region::new(region.to_owned()))
-                .credentials_provider(creds)
-                .retry_config(retry)
-                .retry_partition(self.partitions.dynamodb.clone())
-                .http_client(self.http.clone());
-            b.set_time_source(self.time.clone());
-            if let Some(a) = &self.attempts {
-                b = b.interceptor(a.clone());
-            }
-            if let Some(u) = spec.endpoint_for("dynamodb")? {
-                b = b.endpoint_url(u);
-            }
-            aws_sdk_dynamodb::Client::from_conf(b.build())
-        };
-        Ok(Clients {
-            s3,
-            #[cfg(feature = "aws-vpc")]
-            ec2,
-            dynamodb,
-            sts,
-            account_id,
-            region: region.to_owned(),
-        })
-    }
-}
-
-/// The SDK's retry partitions of one provider process, one per service: each holds the retry
-/// quota (the SDK's default token bucket: 500 tokens, 5 per retry after a throttle or
-/// transient error, 10 after a timeout, 1 back per first-attempt success) and, in adaptive
-/// mode, the client-side rate limiter that every client of the service shares.
-///
-/// The SDK keeps its default partitions in process-wide statics, shared by every client of a
-/// service; a [`Connector`] is one provider, so its own partitions are the same thing, and
-/// two providers in one process (the tests, the harness's restarts) do not share quotas.
-#[derive(Clone, Debug)]
-struct Partitions {
-    s3: RetryPartition,
-    sts: RetryPartition,
-    #[cfg(feature = "aws-vpc")]
-    ec2: RetryPartition,
-    dynamodb: RetryPartition,
-}
-
-impl Partitions {
-    fn new(seconds_since_unix_epoch: f64) -> Self {
-        let partition = |service: &'static str| {
-            RetryPartition::custom(service)
-                .token_bucket(TokenBucket::default())
-                .client_rate_limiter(ClientRateLimiter::new(seconds_since_unix_epoch))
-                .build()
-        };
-        Partitions {
-            s3: partition("s3"),
-            sts: partition("sts"),
-            #[cfg(feature = "aws-vpc")]
-            ec2: partition("ec2"),
-            dynamodb: partition("dynamodb"),
-        }
-    }
-}
-
-fn missing_credentials(operation: &'static str) -> ConnectError {
-    ConnectError::Sts(AwsError::other(
-        "STS",
-        operation,
-        "the answer carried no credentials",
-    ))
-}
-
-/// `RoleSessionName`: 2–64 of `[\w+=,.@-]`, from the ProviderConfig's name.
-fn session_name(config_name: &str) -> String {
-    let mut s: String = config_name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "+=,.@-_".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(50)
-        .collect();
-    s.insert_str(0, "provider-");
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flag_values_round_trip_and_unknown_ones_list_the_choices() {
-        for m in RetryMode::ALL {
-            assert_eq!(m.as_str().parse::<RetryMode>(), Ok(m));
-        }
-        for c in CredentialCache::ALL {
-            assert_eq!(c.as_str().parse::<CredentialCache>(), Ok(c));
-        }
-        assert_eq!(
-            "legacy".parse::<RetryMode>().unwrap_err().to_string(),
-            "unknown value \"legacy\" (expected one of standard, adaptive, off)"
-        );
-        assert_eq!(RetryMode::Standard.retry_config().max_attempts(), 3);
-        assert_eq!(RetryMode::Off.retry_config().max_attempts(), 1);
-    }
-
-    #[test]
-    fn session_names_are_what_sts_accepts() {
-        assert_eq!(session_name("default"), "provider-default");
-        assert_eq!(session_name("a b/c"), "provider-a-b-c");
-        assert!(session_name(&"x".repeat(200)).len() <= 64);
     }
 }
