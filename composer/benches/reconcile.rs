@@ -21,12 +21,11 @@ use composer::composite::{Cache, RequeueSettings, xr_queue};
 use composer::function::builtin::Resources;
 use composer::function::{Functions, InProcessRunner};
 use fixture::{
-    Cluster, NS, Resync, cached_reconciler, realtime, watches, widget_resource, widgets_pipeline,
-    xr, xr_resource, xrd,
+    NS, Resync, cached_reconciler, realtime, watches, widget_resource, widgets_cluster, xr,
+    xr_resource,
 };
 use kube::api::PostParams;
 use limiter::crossplane::circuit::BreakerConfig;
-use mock_apiserver::{ApiServer, Config};
 
 const N: usize = 5;
 
@@ -36,11 +35,7 @@ fn steady_reconcile(c: &mut Criterion) {
         .build()
         .expect("a runtime");
     let (_cluster, reconciler) = runtime.block_on(async {
-        let cluster = Cluster::new(ApiServer::new(Config::default())).await;
-        cluster.install_xrd(&xrd()).await;
-        cluster
-            .composition("widgets", &widgets_pipeline(N, "60s"))
-            .await;
+        let cluster = widgets_cluster(N).await;
         let functions = Functions::new().with("resources", InProcessRunner::new(Resources));
         let (breaker, cache) = (realtime(BreakerConfig::default()), Cache::new());
         let reconciler = cached_reconciler(
