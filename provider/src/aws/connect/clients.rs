@@ -4,10 +4,44 @@
 use aws_credential_types::Credentials;
 use aws_sdk_s3::config::retry::{ClientRateLimiter, RetryPartition, TokenBucket};
 
-use super::{Clients, ConnectError, Connector};
+use aws_smithy_async::time::SharedTimeSource;
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
+
+use super::error::ConnectError;
+use super::modes::RetryMode;
+use crate::aws::attempts::CountAttempts;
 use crate::aws::config::ProviderConfigSpec;
 
-impl Connector {
+/// The clients of one Connect, for one region.
+#[derive(Clone, Debug)]
+pub struct Clients {
+    /// S3.
+    pub s3: aws_sdk_s3::Client,
+    /// EC2 (feature `aws-vpc`).
+    #[cfg(feature = "aws-vpc")]
+    pub ec2: aws_sdk_ec2::Client,
+    /// DynamoDB.
+    pub dynamodb: aws_sdk_dynamodb::Client,
+    /// STS, with the final credentials.
+    pub sts: aws_sdk_sts::Client,
+    /// The account the credentials act as (`000000000000` when both skips are set).
+    pub account_id: String,
+    /// The region.
+    pub region: String,
+}
+
+/// What every SDK client of one provider process is built with: the retry mode, the
+/// transport, the time source, the retry partitions and the attempt counter.
+pub(super) struct Sdk {
+    pub(super) retry: RetryMode,
+    pub(super) http: SharedHttpClient,
+    pub(super) time: Option<SharedTimeSource>,
+    pub(super) partitions: Partitions,
+    pub(super) attempts: Option<CountAttempts>,
+}
+
+impl Sdk {
+    /// An STS client on `url`, with `creds` (none for the web identity exchange).
     pub(super) fn sts(
         &self,
         url: &str,
@@ -31,7 +65,8 @@ impl Connector {
         aws_sdk_sts::Client::from_conf(b.build())
     }
 
-    pub(super) fn clients_for(
+    /// The clients of one Connect: S3, EC2 and DynamoDB with `creds`, and `sts`.
+    pub(super) fn clients(
         &self,
         spec: &ProviderConfigSpec,
         region: &str,

@@ -7,7 +7,7 @@ use aws_credential_types::Credentials;
 use k8s_openapi::api::core::v1::Secret;
 use tokio::time::Instant;
 
-use super::ConnectError;
+use super::error::ConnectError;
 use crate::aws::config::{ConfigError, SecretKeySelector};
 use crate::aws::error::AwsError;
 

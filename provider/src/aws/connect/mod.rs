@@ -12,29 +12,30 @@
 
 mod clients;
 mod credentials;
+mod error;
 mod modes;
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_credential_types::Credentials;
-use aws_sdk_sts::error::ProvideErrorMetadata;
 use aws_smithy_async::time::SharedTimeSource;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use k8s_openapi::api::core::v1::Secret;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use self::clients::Partitions;
+pub use self::clients::Clients;
+use self::clients::{Partitions, Sdk};
 use self::credentials::{
     Expiring, fingerprint, missing_credentials, read_key, session_name, sts_credentials,
 };
+pub use self::error::ConnectError;
 pub use self::modes::{CredentialCache, RetryMode, UnknownChoice};
 use super::config::{
     ConfigError, CredentialsSource, ProviderConfigSpec, StaticKeys, check_region,
     parse_credentials_file,
 };
-use super::error::AwsError;
 use super::time::ClockTime;
 use crate::reconciler::meta::Clock;
 
@@ -45,59 +46,11 @@ pub const EXPIRY_MARGIN: Duration = Duration::from_secs(300);
 /// The account ID when credential validation and the account lookup are both skipped.
 pub const SKIPPED_ACCOUNT_ID: &str = "000000000000";
 
-/// Why a Connect failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    /// The ProviderConfig, its Secret or the region is wrong: the user fixes it.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// A service the resource needs has no endpoint in `spec.endpoint`.
-    #[error(
-        "service {0} is not in spec.endpoint.services: this provider reaches only the endpoints given there (it has no TLS for AWS's own)"
-    )]
-    NoEndpoint(&'static str),
-    /// STS refused or failed.
-    #[error(transparent)]
-    Sts(AwsError),
-}
-
-impl ConnectError {
-    fn sts<E, R>(operation: &'static str, e: aws_sdk_sts::error::SdkError<E, R>) -> Self
-    where
-        E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
-        R: std::fmt::Debug + Send + Sync + 'static,
-    {
-        ConnectError::Sts(AwsError::sdk("STS", operation, e))
-    }
-}
-
-/// The clients of one Connect, for one region.
-#[derive(Clone, Debug)]
-pub struct Clients {
-    /// S3.
-    pub s3: aws_sdk_s3::Client,
-    /// EC2 (feature `aws-vpc`).
-    #[cfg(feature = "aws-vpc")]
-    pub ec2: aws_sdk_ec2::Client,
-    /// DynamoDB.
-    pub dynamodb: aws_sdk_dynamodb::Client,
-    /// STS, with the final credentials.
-    pub sts: aws_sdk_sts::Client,
-    /// The account the credentials act as (`000000000000` when both skips are set).
-    pub account_id: String,
-    /// The region.
-    pub region: String,
-}
-
 /// Builds [`Clients`] for a ProviderConfig, caching as `--credential-cache` says. One per
 /// provider process.
 pub struct Connector {
-    retry: RetryMode,
+    sdk: Sdk,
     cache: CredentialCache,
-    http: SharedHttpClient,
-    time: Option<SharedTimeSource>,
-    partitions: Partitions,
-    attempts: Option<super::attempts::CountAttempts>,
     web_identity: Mutex<HashMap<u64, Expiring<Credentials>>>,
     clients: Mutex<HashMap<u64, Expiring<Clients>>>,
 }
@@ -105,7 +58,7 @@ pub struct Connector {
 impl std::fmt::Debug for Connector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connector")
-            .field("retry", &self.retry)
+            .field("retry", &self.sdk.retry)
             .field("cache", &self.cache)
             .finish_non_exhaustive()
     }
@@ -120,12 +73,14 @@ impl Connector {
 
     fn unclocked(retry: RetryMode, cache: CredentialCache) -> Self {
         Connector {
-            retry,
+            sdk: Sdk {
+                retry,
+                http: aws_smithy_http_client::Builder::new().build_http(),
+                time: None,
+                partitions: Partitions::new(0.0),
+                attempts: None,
+            },
             cache,
-            http: aws_smithy_http_client::Builder::new().build_http(),
-            time: None,
-            partitions: Partitions::new(0.0),
-            attempts: None,
             web_identity: Mutex::new(HashMap::new()),
             clients: Mutex::new(HashMap::new()),
         }
@@ -134,7 +89,7 @@ impl Connector {
     /// The same, with the SDK clients on `http` (an in-process transport, for example).
     #[must_use]
     pub fn with_http_client(mut self, http: SharedHttpClient) -> Self {
-        self.http = http;
+        self.sdk.http = http;
         self
     }
 
@@ -142,7 +97,7 @@ impl Connector {
     /// (`provider_cloud_requests_total`; see [`super::attempts`]).
     #[must_use]
     pub fn with_requests(mut self, requests: crate::cloud::CloudRequests) -> Self {
-        self.attempts = Some(super::attempts::CountAttempts::new(requests));
+        self.sdk.attempts = Some(super::attempts::CountAttempts::new(requests));
         self
     }
 
@@ -152,15 +107,15 @@ impl Connector {
     #[must_use]
     pub fn with_clock(mut self, clock: Clock) -> Self {
         let time = ClockTime::new(clock);
-        self.partitions = Partitions::new(time.seconds_since_epoch());
-        self.time = Some(SharedTimeSource::new(time));
+        self.sdk.partitions = Partitions::new(time.seconds_since_epoch());
+        self.sdk.time = Some(SharedTimeSource::new(time));
         self
     }
 
     /// The retry mode.
     #[must_use]
     pub fn retry_mode(&self) -> RetryMode {
-        self.retry
+        self.sdk.retry
     }
 
     /// The cache policy.
@@ -256,7 +211,7 @@ impl Connector {
                     match cached {
                         Some(c) => c,
                         None => {
-                            let sts = self.sts(sts_url, region, None);
+                            let sts = self.sdk.sts(sts_url, region, None);
                             let out = sts
                                 .assume_role_with_web_identity()
                                 .role_arn(&w.role_arn)
@@ -287,7 +242,7 @@ impl Connector {
                 }
             };
         for role in &spec.assume_role_chain {
-            let sts = self.sts(sts_url, region, Some(creds));
+            let sts = self.sdk.sts(sts_url, region, Some(creds));
             let mut req = sts
                 .assume_role()
                 .role_arn(&role.role_arn)
@@ -307,7 +262,7 @@ impl Connector {
             let at = Instant::now() + SESSION_DURATION - EXPIRY_MARGIN;
             renew_at = Some(renew_at.map_or(at, |t: Instant| t.min(at)));
         }
-        let sts = self.sts(sts_url, region, Some(creds.clone()));
+        let sts = self.sdk.sts(sts_url, region, Some(creds.clone()));
         let account_id = if spec.skip_credentials_validation && spec.skip_requesting_account_id {
             SKIPPED_ACCOUNT_ID.to_owned()
         } else {
@@ -318,7 +273,7 @@ impl Connector {
                 .map_err(|e| ConnectError::sts("GetCallerIdentity", e))?;
             out.account().unwrap_or(SKIPPED_ACCOUNT_ID).to_owned()
         };
-        let clients = self.clients_for(spec, region, creds, sts, account_id)?;
+        let clients = self.sdk.clients(spec, region, creds, sts, account_id)?;
         if self.cache == CredentialCache::All {
             self.clients.lock().insert(
                 key,
