@@ -355,6 +355,36 @@ pub fn cached_reconciler(
     .with_cache(cache.clone())
 }
 
+/// A reconciler of the cluster's XRs reading from `cache`, composing with the built-in
+/// function in process, and the XWidget, Composition, revision and Widget watches that
+/// fill the cache (nothing drains their queue).
+pub fn cached_widgets(
+    cluster: &Cluster,
+    breaker: &Arc<Realtime>,
+    cache: &Cache,
+) -> (Reconciler, Vec<JoinHandle<()>>) {
+    let functions = Functions::new().with(
+        "resources",
+        composer::function::InProcessRunner::new(composer::function::builtin::Resources),
+    );
+    let reconciler = cached_reconciler(
+        cluster,
+        functions,
+        RequeueSettings::default(),
+        breaker,
+        cache,
+    );
+    let watches = watches(
+        cluster,
+        breaker,
+        &composer::composite::xr_queue(),
+        &[widget_resource()],
+        Resync::default(),
+        cache,
+    );
+    (reconciler, watches)
+}
+
 /// The watches a controller runs, as the binary starts them, feeding `queue` through
 /// `realtime` and keeping `cache` current: the XWidgets, Compositions (cache only),
 /// CompositionRevisions and each kind of `composed`, each informer resyncing on the period

@@ -8,7 +8,7 @@ use std::time::Duration;
 use composer::composite::{
     Cache, DEFAULT_MAX_CONCURRENT_RECONCILES, FINALIZER, LABEL_COMPOSITE,
     RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, ReconcileError, Reconciler, Requeue,
-    RequeueSettings, start, xr_queue,
+    RequeueSettings, start,
 };
 use composer::function::builtin::Resources;
 use composer::function::{Functions, InProcessRunner};
@@ -20,8 +20,8 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use crate::fixture::{
-    Cluster, Resync, Running, cached_reconciler, is_true, realtime, reconciler, watches,
-    widget_resource, widgets_cluster, widgets_pipeline, xr, xr_resource,
+    Cluster, Running, cached_widgets, is_true, realtime, reconciler, widget_resource,
+    widgets_cluster, widgets_pipeline, xr, xr_resource,
 };
 
 const XRS: usize = 10;
@@ -265,26 +265,11 @@ async fn a_steady_reconcile_reads_composed_resources_from_the_cache_and_writes_s
  {
     let breaker = realtime(BreakerConfig::default());
     let cluster = widgets_cluster(N).await;
-    let functions = Functions::new().with("resources", InProcessRunner::new(Resources));
     let cache = Cache::new();
-    let reconciler = cached_reconciler(
-        &cluster,
-        functions,
-        RequeueSettings::default(),
-        &breaker,
-        &cache,
-    );
     // The XWidget, Composition, revision and Widget watches keep the cache, started once as
     // the controller starts them; nothing drains their queue, so every reconcile here is
     // the test's.
-    let watches = watches(
-        &cluster,
-        &breaker,
-        &xr_queue(),
-        &[widget_resource()],
-        Resync::default(),
-        &cache,
-    );
+    let (reconciler, watches) = cached_widgets(&cluster, &breaker, &cache);
     let xrs = cluster.api(&xr_resource());
     xrs.create(&PostParams::default(), &xr("xr-0"))
         .await
