@@ -17,16 +17,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 #[path = "../tests/it/fixture.rs"]
 mod fixture;
 
-use composer::composite::{Cache, RequeueSettings, xr_queue};
-use composer::function::builtin::Resources;
-use composer::function::{Functions, InProcessRunner};
-use fixture::{
-    Cluster, NS, Resync, cached_reconciler, realtime, watches, widget_resource, widgets_pipeline,
-    xr, xr_resource, xrd,
-};
+use composer::composite::Cache;
+use fixture::{NS, cached_widgets, realtime, widget_resource, widgets_cluster, xr, xr_resource};
 use kube::api::PostParams;
 use limiter::crossplane::circuit::BreakerConfig;
-use mock_apiserver::{ApiServer, Config};
 
 const N: usize = 5;
 
@@ -36,30 +30,11 @@ fn steady_reconcile(c: &mut Criterion) {
         .build()
         .expect("a runtime");
     let (_cluster, reconciler) = runtime.block_on(async {
-        let cluster = Cluster::new(ApiServer::new(Config::default())).await;
-        cluster.install_xrd(&xrd()).await;
-        cluster
-            .composition("widgets", &widgets_pipeline(N, "60s"))
-            .await;
-        let functions = Functions::new().with("resources", InProcessRunner::new(Resources));
+        let cluster = widgets_cluster(N).await;
         let (breaker, cache) = (realtime(BreakerConfig::default()), Cache::new());
-        let reconciler = cached_reconciler(
-            &cluster,
-            functions,
-            RequeueSettings::default(),
-            &breaker,
-            &cache,
-        );
         // The XWidget, Composition, revision and Widget watches fill the cache the
         // reconciles read; nothing drains their queue.
-        let _watches = watches(
-            &cluster,
-            &breaker,
-            &xr_queue(),
-            &[widget_resource()],
-            Resync::default(),
-            &cache,
-        );
+        let (reconciler, _watches) = cached_widgets(&cluster, &breaker, &cache);
         cluster
             .api(&xr_resource())
             .create(&PostParams::default(), &xr("xr-0"))

@@ -361,18 +361,14 @@ impl Journal {
             let labels = format!(
                 "component=\"{component}\",dry_run=\"\",group=\"{group}\",resource=\"{resource}\",scope=\"{scope}\",subresource=\"{subresource}\",verb=\"{verb}\",version=\"{version}\""
             );
-            let mut cumulative = 0;
-            for (bound, n) in DURATION_BUCKETS.iter().zip(histogram.buckets) {
-                cumulative += n;
-                let _ = writeln!(
-                    out,
-                    "apiserver_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "apiserver_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}\napiserver_request_duration_seconds_sum{{{labels}}} {}\napiserver_request_duration_seconds_count{{{labels}}} {}",
-                histogram.count, histogram.sum, histogram.count
+            crate::prometheus::write_histogram(
+                &mut out,
+                "apiserver_request_duration_seconds",
+                &labels,
+                &DURATION_BUCKETS,
+                &histogram.buckets,
+                histogram.count,
+                histogram.sum,
             );
         }
         out.push_str("# HELP apiserver_longrunning_requests Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.\n# TYPE apiserver_longrunning_requests gauge\n");

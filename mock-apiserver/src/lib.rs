@@ -64,6 +64,7 @@ mod long_running;
 mod object;
 mod openapi;
 mod patch;
+mod prometheus;
 mod protobuf;
 mod query;
 mod registry;

@@ -374,8 +374,8 @@ mod tests {
     use super::*;
     use crate::registry::{PrinterColumn, Registry};
 
-    #[test]
-    fn lists_splice_stored_bytes_and_carry_the_resource_version() {
+    /// The ConfigMap kind, and a ConfigMap `a` stored at resourceVersion 3.
+    fn config_map_a() -> (Arc<ResourceKind>, StoredObject) {
         let kind = Registry::with_builtins()
             .get("", "v1", "configmaps")
             .unwrap();
@@ -383,6 +383,12 @@ mod tests {
             &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
             3,
         );
+        (kind, object)
+    }
+
+    #[test]
+    fn lists_splice_stored_bytes_and_carry_the_resource_version() {
+        let (kind, object) = config_map_a();
         let renderer = Renderer::new(kind, Format::Object, 0);
         let list: Value =
             serde_json::from_slice(&renderer.list(&[Arc::new(object)], 9, None, None)).unwrap();
@@ -438,13 +444,7 @@ mod tests {
 
     #[test]
     fn watch_lines_are_newline_terminated_json() {
-        let kind = Registry::with_builtins()
-            .get("", "v1", "configmaps")
-            .unwrap();
-        let object = StoredObject::from_value(
-            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
-            3,
-        );
+        let (kind, object) = config_map_a();
         let renderer = Renderer::new(kind, Format::Object, 0);
         let line = renderer.watch_line(EventType::Added, &object);
         assert!(line.ends_with(b"\n"));

@@ -10,6 +10,9 @@ mod error;
 mod function;
 mod xrd;
 
+#[cfg(test)]
+pub(crate) use xrd::xbucket_json;
+
 pub use composition::{
     Composition, CompositionMode, CompositionRevision, CompositionRevisionSpec,
     CompositionRevisionStatus, CompositionSpec, Condition, FunctionReference,

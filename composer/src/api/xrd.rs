@@ -224,6 +224,27 @@ impl CompositeResourceDefinition {
     }
 }
 
+/// An XRD's JSON, for the crate's tests: `xbuckets.example.org`, of `XBucket`s with one
+/// referenceable version `v1` whose schema is `schema`.
+#[cfg(test)]
+pub(crate) fn xbucket_json(schema: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.crossplane.io/v2",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": "xbuckets.example.org"},
+        "spec": {
+            "group": "example.org",
+            "names": {"kind": "XBucket", "plural": "xbuckets"},
+            "versions": [{
+                "name": "v1",
+                "referenceable": true,
+                "served": true,
+                "schema": {"openAPIV3Schema": schema},
+            }],
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -231,22 +252,7 @@ mod tests {
     use super::*;
 
     fn xrd(schema: serde_json::Value) -> CompositeResourceDefinition {
-        serde_json::from_value(json!({
-            "apiVersion": "apiextensions.crossplane.io/v2",
-            "kind": "CompositeResourceDefinition",
-            "metadata": {"name": "xbuckets.example.org"},
-            "spec": {
-                "group": "example.org",
-                "names": {"kind": "XBucket", "plural": "xbuckets"},
-                "versions": [{
-                    "name": "v1",
-                    "referenceable": true,
-                    "served": true,
-                    "schema": {"openAPIV3Schema": schema},
-                }],
-            },
-        }))
-        .unwrap()
+        serde_json::from_value(xbucket_json(schema)).unwrap()
     }
 
     #[test]

@@ -3,33 +3,23 @@ use serde_json::json;
 use super::*;
 
 fn xrd(extra: serde_json::Value) -> CompositeResourceDefinition {
-    let mut xrd = json!({
-        "apiVersion": "apiextensions.crossplane.io/v2",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "xbuckets.example.org", "uid": "u-1", "labels": {"team": "a"}},
-        "spec": {
-            "group": "example.org",
-            "names": {"kind": "XBucket", "plural": "xbuckets"},
-            "versions": [{
-                "name": "v1",
-                "referenceable": true,
-                "served": true,
-                "schema": {"openAPIV3Schema": {
-                    "type": "object",
-                    "description": "A bucket.",
-                    "properties": {
-                        "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}},
-                        "spec": {
-                            "type": "object",
-                            "required": ["region"],
-                            "properties": {"region": {"type": "string"}, "crossplane": {"type": "string"}},
-                        },
-                        "status": {"type": "object", "properties": {"arn": {"type": "string"}}},
-                    },
-                }},
-            }],
+    let mut xrd = crate::api::xbucket_json(json!({
+        "type": "object",
+        "description": "A bucket.",
+        "properties": {
+            "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}},
+            "spec": {
+                "type": "object",
+                "required": ["region"],
+                "properties": {"region": {"type": "string"}, "crossplane": {"type": "string"}},
+            },
+            "status": {"type": "object", "properties": {"arn": {"type": "string"}}},
         },
-    });
+    }));
+    json_patch(
+        &mut xrd,
+        json!({"metadata": {"uid": "u-1", "labels": {"team": "a"}}}),
+    );
     json_patch(&mut xrd, extra);
     serde_json::from_value(xrd).unwrap()
 }

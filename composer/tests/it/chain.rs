@@ -16,7 +16,7 @@ use composer::function::builtin::Resources;
 use composer::function::{Functions, GrpcRunner, InProcessRunner};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, ApiResource, DeleteParams, PostParams};
 use limiter::crossplane::Settings;
 use limiter::crossplane::circuit::BreakerConfig;
 use mock_apiserver::ApiServer;
@@ -34,6 +34,67 @@ const XRS: usize = 100;
 const N: usize = 5;
 /// The bound on each wait, in virtual time.
 const WAIT: Duration = Duration::from_secs(600);
+
+/// A cluster with the provider's CRDs, the XRD and the provider's ProviderConfig; an
+/// unlimited mock-cloud account for it; and the Buckets' API resource.
+pub(crate) async fn provider_cluster() -> (Cluster, MockCloud, ApiResource) {
+    let cluster = Cluster::new(ApiServer::default()).await;
+    cluster
+        .server
+        .load_crd_yaml(&provider::crd::crds_yaml().unwrap())
+        .unwrap();
+    cluster.install_xrd(&xrd()).await;
+    provider_config(&cluster.client).await;
+    let cloud = MockCloud::new(
+        mock_cloud::Config::empty().with_account(
+            AccountConfig::new("default")
+                .with_token("default")
+                .with_quotas(Quotas::unlimited()),
+        ),
+    )
+    .unwrap();
+    let buckets = resource(
+        provider::crd::GROUP,
+        provider::crd::VERSION,
+        "Bucket",
+        "buckets",
+    );
+    (cluster, cloud, buckets)
+}
+
+/// Our provider, embedded on the cluster's server and `cloud`, as its own tests start it.
+pub(crate) struct EmbeddedProvider {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl EmbeddedProvider {
+    pub(crate) fn start(cluster: &Cluster, cloud: &MockCloud) -> Self {
+        let options = ProviderOptions::from_service(
+            Settings::new(NonZeroU32::new(100).unwrap()),
+            cluster.server.service(),
+            CloudClient::new(cloud.clone(), "http://mock-cloud"),
+            Arc::new(ProviderMetrics::new()),
+        )
+        .shutdown_timeout(Duration::from_secs(2));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            Provider::new(options)
+                .run(async {
+                    stopped.await.ok();
+                })
+                .await
+                .unwrap();
+        });
+        EmbeddedProvider { stop, task }
+    }
+
+    /// Stops the provider and waits until it has.
+    pub(crate) async fn stop(self) {
+        self.stop.send(()).ok();
+        self.task.await.unwrap();
+    }
+}
 
 /// The provider's account `default` in mock-cloud: a ProviderConfig and its token Secret.
 pub(crate) async fn provider_config(client: &kube::Client) {
@@ -90,28 +151,7 @@ async fn a_hundred_xrs_of_five_buckets_through_two_functions_and_the_provider_be
     let Some(python) = crate::python::start(60) else {
         return;
     };
-    let cluster = Cluster::new(ApiServer::default()).await;
-    cluster
-        .server
-        .load_crd_yaml(&provider::crd::crds_yaml().unwrap())
-        .unwrap();
-    cluster.install_xrd(&xrd()).await;
-    provider_config(&cluster.client).await;
-    let cloud = MockCloud::new(
-        mock_cloud::Config::empty().with_account(
-            AccountConfig::new("default")
-                .with_token("default")
-                .with_quotas(Quotas::unlimited()),
-        ),
-    )
-    .unwrap();
-
-    let buckets = resource(
-        provider::crd::GROUP,
-        provider::crd::VERSION,
-        "Bucket",
-        "buckets",
-    );
+    let (cluster, cloud, buckets) = provider_cluster().await;
     let pipeline = json!([
         builtin_step(
             N,
@@ -138,22 +178,7 @@ async fn a_hundred_xrs_of_five_buckets_through_two_functions_and_the_provider_be
     );
 
     // Our provider, embedded, as its own tests start it.
-    let options = ProviderOptions::from_service(
-        Settings::new(NonZeroU32::new(100).unwrap()),
-        cluster.server.service(),
-        CloudClient::new(cloud.clone(), "http://mock-cloud"),
-        Arc::new(ProviderMetrics::new()),
-    )
-    .shutdown_timeout(Duration::from_secs(2));
-    let (stop_provider, provider_stopped) = tokio::sync::oneshot::channel::<()>();
-    let provider = tokio::spawn(async move {
-        Provider::new(options)
-            .run(async {
-                provider_stopped.await.ok();
-            })
-            .await
-            .unwrap()
-    });
+    let provider = EmbeddedProvider::start(&cluster, &cloud);
 
     let xrs = cluster.api(&xr_resource());
     for i in 0..XRS {
@@ -228,7 +253,6 @@ async fn a_hundred_xrs_of_five_buckets_through_two_functions_and_the_provider_be
         .count();
     assert_eq!(deleted, XRS * N, "one cloud delete per Bucket");
 
-    stop_provider.send(()).ok();
-    provider.await.unwrap();
+    provider.stop().await;
     running.stop().await;
 }

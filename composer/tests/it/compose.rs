@@ -5,15 +5,15 @@
 use std::time::Duration;
 
 use composer::api::CompositionRevision;
-use composer::composite::{Composer, LABEL_COMPOSITE};
+use composer::composite::{Composed, Composer, LABEL_COMPOSITE};
 use composer::function::builtin::Resources;
 use composer::function::{Functions, InProcessRunner};
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use mock_apiserver::{ApiServer, Config, Verb};
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::fixture::{Cluster, widget_resource, widgets_pipeline, xr_resource, xrd};
+use crate::fixture::{Cluster, set_condition, widget_resource, widgets_pipeline, xr_resource, xrd};
 
 const N: usize = 3;
 
@@ -31,12 +31,55 @@ fn revision() -> CompositionRevision {
     .unwrap()
 }
 
-async fn setup() -> (ApiServer, kube::Client, Composer) {
+/// A server with the XRD installed, a composer with the built-in function in process, and
+/// the XRs' and widgets' APIs in `default`.
+struct Setup {
+    server: ApiServer,
+    composer: Composer,
+    xrs: Api<DynamicObject>,
+    widgets: Api<DynamicObject>,
+}
+
+async fn setup() -> Setup {
     let cluster = Cluster::new(ApiServer::new(Config::default())).await;
     cluster.install_xrd(&xrd()).await;
     let functions = Functions::new().with("resources", InProcessRunner::new(Resources));
     let composer = Composer::new(cluster.client.clone(), functions);
-    (cluster.server, cluster.client, composer)
+    Setup {
+        xrs: cluster.api(&xr_resource()),
+        widgets: cluster.api(&widget_resource()),
+        server: cluster.server,
+        composer,
+    }
+}
+
+impl Setup {
+    /// Creates the XWidget `name` (labelled as its own composite) with `spec`.
+    async fn create_xr(&self, name: &str, spec: serde_json::Value) -> DynamicObject {
+        let xr: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "example.org/v1", "kind": "XWidget",
+            "metadata": {"name": name, "labels": {LABEL_COMPOSITE: name}},
+            "spec": spec,
+        }))
+        .unwrap();
+        self.xrs.create(&PostParams::default(), &xr).await.unwrap()
+    }
+
+    /// Composes `xr` with `revision`.
+    async fn compose(&self, xr: &DynamicObject, revision: &CompositionRevision) -> Composed {
+        self.composer
+            .compose(xr, &xr_resource(), revision, deadline())
+            .await
+            .unwrap()
+    }
+
+    async fn widgets(&self) -> Vec<DynamicObject> {
+        self.widgets
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+    }
 }
 
 fn deadline() -> Instant {
@@ -45,25 +88,13 @@ fn deadline() -> Instant {
 
 #[tokio::test(start_paused = true)]
 async fn an_xr_is_composed_becomes_ready_and_a_steady_compose_applies_n_plus_two() {
-    let (server, client, composer) = setup().await;
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource());
-    let widgets: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), "default", &widget_resource());
-    let xr: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "example.org/v1", "kind": "XWidget",
-        "metadata": {"name": "one", "labels": {LABEL_COMPOSITE: "one"}},
-        "spec": {"region": "eu-west-1"},
-    }))
-    .unwrap();
-    let xr = xrs.create(&PostParams::default(), &xr).await.unwrap();
+    let s = setup().await;
+    let xr = s.create_xr("one", json!({"region": "eu-west-1"})).await;
 
-    let first = composer
-        .compose(&xr, &xr_resource(), &revision(), deadline())
-        .await
-        .unwrap();
+    let first = s.compose(&xr, &revision()).await;
     assert_eq!(first.outcome.waiting, N, "nothing is ready yet");
     assert_eq!(first.ttl, Some(Duration::from_secs(60)));
-    let composed = widgets.list(&ListParams::default()).await.unwrap().items;
+    let composed = s.widgets().await;
     assert_eq!(composed.len(), N);
     for w in &composed {
         assert!(w.metadata.name.as_deref().unwrap().starts_with("one-"));
@@ -76,7 +107,7 @@ async fn an_xr_is_composed_becomes_ready_and_a_steady_compose_applies_n_plus_two
         assert_eq!(owner.controller, Some(true));
         assert_eq!(w.data["spec"]["region"], "eu-west-1");
     }
-    let xr = xrs.get("one").await.unwrap();
+    let xr = s.xrs.get("one").await.unwrap();
     assert_eq!(
         xr.data["spec"]["crossplane"]["resourceRefs"]
             .as_array()
@@ -89,100 +120,49 @@ async fn an_xr_is_composed_becomes_ready_and_a_steady_compose_applies_n_plus_two
 
     // The provider's part: every widget Ready.
     for w in &composed {
-        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        widgets
-            .patch_status(
-                w.metadata.name.as_deref().unwrap(),
-                &PatchParams::default(),
-                &Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
+        set_condition(&s.widgets, w, "Ready", "True").await;
     }
-    let second = composer
-        .compose(&xr, &xr_resource(), &revision(), deadline())
-        .await
-        .unwrap();
+    let second = s.compose(&xr, &revision()).await;
     assert_eq!(second.outcome.waiting, 0);
     let ready = &second.outcome.conditions[1];
     assert_eq!((ready.type_, ready.status), ("Ready", "True"));
-    let xr = xrs.get("one").await.unwrap();
+    let xr = s.xrs.get("one").await.unwrap();
 
     // A steady-state compose with no cache: N live reads and N+2 server-side applies,
     // nothing else.
-    let before = server.journal().last_seq();
-    let steady = composer
-        .compose(&xr, &xr_resource(), &revision(), deadline())
-        .await
-        .unwrap();
+    let before = s.server.journal().last_seq();
+    let steady = s.compose(&xr, &revision()).await;
     assert_eq!(steady.outcome.waiting, 0);
     assert_eq!(steady.live_reads, N);
-    let requests = server.journal().since(before);
+    let requests = s.server.journal().since(before);
     let count = |verb: Verb| requests.iter().filter(|e| e.verb == verb).count();
     assert_eq!(count(Verb::Patch), N + 2, "{requests:#?}");
     assert_eq!(count(Verb::Get), N);
     assert_eq!(requests.len(), 2 * N + 2);
-    assert_eq!(
-        widgets
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        N
-    );
+    assert_eq!(s.widgets().await.len(), N);
 
     // Deleting the XR leaves nothing: its composed resources are owned by it.
-    xrs.delete("one", &DeleteParams::foreground())
+    s.xrs
+        .delete("one", &DeleteParams::foreground())
         .await
         .unwrap();
-    assert!(xrs.get_opt("one").await.unwrap().is_none());
-    assert!(
-        widgets
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .is_empty()
-    );
+    assert!(s.xrs.get_opt("one").await.unwrap().is_none());
+    assert!(s.widgets().await.is_empty());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_resource_no_longer_desired_is_deleted_as_garbage() {
-    let (_server, client, composer) = setup().await;
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource());
-    let widgets: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), "default", &widget_resource());
-    let xr: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "example.org/v1", "kind": "XWidget",
-        "metadata": {"name": "two", "labels": {LABEL_COMPOSITE: "two"}},
-        "spec": {},
-    }))
-    .unwrap();
-    let xr = xrs.create(&PostParams::default(), &xr).await.unwrap();
-    composer
-        .compose(&xr, &xr_resource(), &revision(), deadline())
-        .await
-        .unwrap();
+    let s = setup().await;
+    let xr = s.create_xr("two", json!({})).await;
+    s.compose(&xr, &revision()).await;
 
     let mut fewer = revision();
     fewer.spec.composition.pipeline[0].input.as_mut().unwrap()["resources"][0]["count"] = json!(1);
-    let xr = xrs.get("two").await.unwrap();
-    let composed = composer
-        .compose(&xr, &xr_resource(), &fewer, deadline())
-        .await
-        .unwrap();
+    let xr = s.xrs.get("two").await.unwrap();
+    let composed = s.compose(&xr, &fewer).await;
     assert_eq!(composed.deleted, N - 1);
-    assert_eq!(
-        widgets
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        1
-    );
-    let xr = xrs.get("two").await.unwrap();
+    assert_eq!(s.widgets().await.len(), 1);
+    let xr = s.xrs.get("two").await.unwrap();
     assert_eq!(
         xr.data["spec"]["crossplane"]["resourceRefs"]
             .as_array()
@@ -216,17 +196,8 @@ async fn composes_while_a_provider_updates_status_meet_no_conflict_and_a_steady_
     // Update calls on /status. As in a cluster (managedfields' no-op apply,
     // managedfieldsupdater.go), the applies never conflict with the provider's status, and
     // an apply that changes nothing writes nothing: no resourceVersion, no event.
-    let (server, client, composer) = setup().await;
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &xr_resource());
-    let widgets: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), "default", &widget_resource());
-    let xr: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "example.org/v1", "kind": "XWidget",
-        "metadata": {"name": "three", "labels": {LABEL_COMPOSITE: "three"}},
-        "spec": {"region": "eu-west-1"},
-    }))
-    .unwrap();
-    xrs.create(&PostParams::default(), &xr).await.unwrap();
+    let s = setup().await;
+    s.create_xr("three", json!({"region": "eu-west-1"})).await;
     let owner = composer::composite::composed_field_owner("three", "XWidget", "example.org");
     let provider = PostParams {
         field_manager: Some("provider-widgets".into()),
@@ -234,51 +205,45 @@ async fn composes_while_a_provider_updates_status_meet_no_conflict_and_a_steady_
     };
 
     for round in 0..4 {
-        let xr = xrs.get("three").await.unwrap();
-        let before = server.journal().last_seq();
-        composer
-            .compose(&xr, &xr_resource(), &revision(), deadline())
-            .await
-            .unwrap();
+        let xr = s.xrs.get("three").await.unwrap();
+        let before = s.server.journal().last_seq();
+        s.compose(&xr, &revision()).await;
 
         // The provider observes each widget and writes its status (an Update, PUT on
         // /status, from the object it read), Ready flipping every round.
         let ready = if round % 2 == 0 { "True" } else { "False" };
-        for mut w in widgets.list(&ListParams::default()).await.unwrap().items {
+        for mut w in s.widgets().await {
             let name = w.metadata.name.clone().unwrap();
             w.data["status"] = json!({
                 "atProvider": {"id": format!("{name}-id")},
                 "conditions": [{"type": "Ready", "status": ready, "reason": "Observed"}],
             });
-            widgets.replace_status(&name, &provider, &w).await.unwrap();
+            s.widgets
+                .replace_status(&name, &provider, &w)
+                .await
+                .unwrap();
         }
 
         // The next reconcile sees the status change (the XR's readiness follows it);
         // the one after that has nothing to change.
-        let xr = xrs.get("three").await.unwrap();
-        composer
-            .compose(&xr, &xr_resource(), &revision(), deadline())
-            .await
-            .unwrap();
-        let composed = widgets.list(&ListParams::default()).await.unwrap().items;
-        let rv = server.resource_version();
-        let steady_from = server.journal().last_seq();
-        let xr = xrs.get("three").await.unwrap();
-        let steady = composer
-            .compose(&xr, &xr_resource(), &revision(), deadline())
-            .await
-            .unwrap();
+        let xr = s.xrs.get("three").await.unwrap();
+        s.compose(&xr, &revision()).await;
+        let composed = s.widgets().await;
+        let rv = s.server.resource_version();
+        let steady_from = s.server.journal().last_seq();
+        let xr = s.xrs.get("three").await.unwrap();
+        let steady = s.compose(&xr, &revision()).await;
         assert_eq!(
             steady.outcome.waiting,
             if ready == "True" { 0 } else { N },
             "round {round}"
         );
         assert_eq!(
-            server.resource_version(),
+            s.server.resource_version(),
             rv,
             "round {round}: a compose that changes nothing bumps no resourceVersion"
         );
-        let steady_requests = server.journal().since(steady_from);
+        let steady_requests = s.server.journal().since(steady_from);
         assert_eq!(
             steady_requests
                 .iter()
@@ -287,7 +252,7 @@ async fn composes_while_a_provider_updates_status_meet_no_conflict_and_a_steady_
             N + 2,
             "{steady_requests:#?}"
         );
-        let after = widgets.list(&ListParams::default()).await.unwrap().items;
+        let after = s.widgets().await;
         for (was, now) in composed.iter().zip(&after) {
             assert_eq!(now.metadata.resource_version, was.metadata.resource_version);
             assert_eq!(now.metadata.managed_fields, was.metadata.managed_fields);
@@ -296,7 +261,8 @@ async fn composes_while_a_provider_updates_status_meet_no_conflict_and_a_steady_
         // No request of the round was refused: no 409 between the composer's applies
         // and the provider's status updates (the first compose's reads of widgets not
         // made yet are 404s).
-        let refused: Vec<_> = server
+        let refused: Vec<_> = s
+            .server
             .journal()
             .since(before)
             .into_iter()

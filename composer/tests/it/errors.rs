@@ -42,6 +42,20 @@ fn recording(cluster: &Cluster, reconciler: Reconciler) -> Reconciler {
     reconciler.with_events(events)
 }
 
+/// A recording reconciler of the cluster's XRs composing with `functions`, with default
+/// requeues and breaker.
+fn recording_with(cluster: &Cluster, functions: Functions) -> Reconciler {
+    recording(
+        cluster,
+        reconciler(
+            cluster,
+            functions,
+            RequeueSettings::default(),
+            &realtime(BreakerConfig::default()),
+        ),
+    )
+}
+
 fn builtin() -> Functions {
     Functions::new().with("resources", InProcessRunner::new(Resources))
 }
@@ -116,15 +130,7 @@ fn status_reason_message(c: &Value) -> Value {
 #[tokio::test(start_paused = true)]
 async fn an_xr_without_a_composition_is_marked_synced_false_with_a_warning_and_a_status_update() {
     let cluster = cluster().await;
-    let reconciler = recording(
-        &cluster,
-        reconciler(
-            &cluster,
-            builtin(),
-            RequeueSettings::default(),
-            &realtime(BreakerConfig::default()),
-        ),
-    );
+    let reconciler = recording_with(&cluster, builtin());
     let (result, requests) = reconcile(&cluster, &reconciler).await;
     let error = result.unwrap_err();
     assert!(matches!(error, ReconcileError::Select(_)), "{error:?}");
@@ -181,15 +187,7 @@ async fn a_fatal_function_result_fails_the_compose_with_core_s_message() {
         "resources",
         InProcessRunner::new(Faulty::new(Resources).fatal("boom")),
     );
-    let reconciler = recording(
-        &cluster,
-        reconciler(
-            &cluster,
-            functions,
-            RequeueSettings::default(),
-            &realtime(BreakerConfig::default()),
-        ),
-    );
+    let reconciler = recording_with(&cluster, functions);
     let (result, requests) = reconcile(&cluster, &reconciler).await;
     let error = result.unwrap_err();
     assert!(matches!(error, ReconcileError::Compose(_)), "{error:?}");
@@ -297,15 +295,7 @@ async fn a_refused_composed_apply_fails_the_compose_and_an_invalid_one_leaves_th
         "60s",
     )]);
     cluster.composition("gadgets", &gadgets).await;
-    let reconciler = recording(
-        &cluster,
-        reconciler(
-            &cluster,
-            builtin(),
-            RequeueSettings::default(),
-            &realtime(BreakerConfig::default()),
-        ),
-    );
+    let reconciler = recording_with(&cluster, builtin());
     let (result, requests) = reconcile(&cluster, &reconciler).await;
     result.unwrap();
     assert_eq!(count(&requests, Verb::Patch, "gadgets"), N);
@@ -366,15 +356,7 @@ async fn a_reconcile_request_is_announced_with_an_event_and_kept_only_where_core
     cluster
         .composition("widgets", &widgets_pipeline(N, "60s"))
         .await;
-    let reconciler = recording(
-        &cluster,
-        reconciler(
-            &cluster,
-            builtin(),
-            RequeueSettings::default(),
-            &realtime(BreakerConfig::default()),
-        ),
-    );
+    let reconciler = recording_with(&cluster, builtin());
     let xrs = cluster.api(&xr_resource());
     reconcile(&cluster, &reconciler).await.0.unwrap();
     assert!(handled(&cluster).await.is_empty());
@@ -506,15 +488,7 @@ async fn functions_set_their_conditions_and_a_fatal_result_leaves_the_unreported
             failing: std::sync::Arc::clone(&failing),
         }),
     );
-    let reconciler = recording(
-        &cluster,
-        reconciler(
-            &cluster,
-            functions,
-            RequeueSettings::default(),
-            &realtime(BreakerConfig::default()),
-        ),
-    );
+    let reconciler = recording_with(&cluster, functions);
     reconcile(&cluster, &reconciler).await.0.unwrap();
     let database = condition(&cluster, "DatabaseReady").await;
     assert_eq!(

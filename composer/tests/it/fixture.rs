@@ -70,22 +70,48 @@ pub fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiReso
 
 /// `XWidget` (example.org/v1): a Namespaced XRD whose spec has a `region` and a `count`.
 pub fn xrd() -> CompositeResourceDefinition {
+    let mut xrd = example_xrd(
+        "XWidget",
+        "xwidgets",
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "region": {"type": "string"}, "count": {"type": "integer"}}},
+        }}),
+    );
+    xrd.spec.scope = composer::api::Scope::Namespaced;
+    xrd
+}
+
+/// An XRD of `kind` (`plural`) in `example.org`, named `plural.example.org`, with one
+/// referenceable version `v1` whose schema is `schema`.
+pub fn example_xrd(kind: &str, plural: &str, schema: Value) -> CompositeResourceDefinition {
     serde_json::from_value(json!({
         "apiVersion": "apiextensions.crossplane.io/v2",
         "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "xwidgets.example.org"},
+        "metadata": {"name": format!("{plural}.example.org")},
         "spec": {
             "group": "example.org",
-            "names": {"kind": "XWidget", "plural": "xwidgets"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "referenceable": true, "served": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {
-                        "region": {"type": "string"}, "count": {"type": "integer"}}},
-                }}}}],
+            "names": {"kind": kind, "plural": plural},
+            "versions": [{
+                "name": "v1",
+                "referenceable": true,
+                "served": true,
+                "schema": {"openAPIV3Schema": schema},
+            }],
         },
     }))
     .unwrap()
+}
+
+/// A cluster with the [`xrd`] installed and the Composition `widgets` of `n` Widgets
+/// (TTL 60 s) with its valid revision.
+pub async fn widgets_cluster(n: usize) -> Cluster {
+    let cluster = Cluster::new(ApiServer::new(mock_apiserver::Config::default())).await;
+    cluster.install_xrd(&xrd()).await;
+    cluster
+        .composition("widgets", &widgets_pipeline(n, "60s"))
+        .await;
+    cluster
 }
 
 pub fn xr_resource() -> ApiResource {
@@ -192,6 +218,11 @@ impl Cluster {
         Api::all_with(self.client.clone(), resource)
     }
 
+    /// The object `name` of `resource` in [`NS`], which must exist.
+    pub async fn get(&self, resource: &ApiResource, name: &str) -> DynamicObject {
+        self.api(resource).get(name).await.unwrap()
+    }
+
     pub async fn list(&self, resource: &ApiResource) -> Vec<DynamicObject> {
         self.all(resource)
             .list(&ListParams::default())
@@ -257,18 +288,24 @@ impl Cluster {
     pub async fn mark_ready(&self, resource: &ApiResource) -> usize {
         let api = self.api(resource);
         let all = api.list(&ListParams::default()).await.unwrap().items;
-        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
         for o in &all {
-            api.patch_status(
-                o.metadata.name.as_deref().unwrap(),
-                &PatchParams::default(),
-                &Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
+            set_condition(&api, o, "Ready", "True").await;
         }
         all.len()
     }
+}
+
+/// Writes the condition `type_` with `status` on `o`'s status, as a provider does: one
+/// merge patch of `/status`.
+pub async fn set_condition(api: &Api<DynamicObject>, o: &DynamicObject, type_: &str, status: &str) {
+    let patch = json!({"status": {"conditions": [{"type": type_, "status": status}]}});
+    api.patch_status(
+        o.metadata.name.as_deref().unwrap(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .unwrap();
 }
 
 /// Whether `o` has the condition `type_` with status `True`.
@@ -316,6 +353,36 @@ pub fn cached_reconciler(
     )
     .with_realtime(Arc::clone(realtime))
     .with_cache(cache.clone())
+}
+
+/// A reconciler of the cluster's XRs reading from `cache`, composing with the built-in
+/// function in process, and the XWidget, Composition, revision and Widget watches that
+/// fill the cache (nothing drains their queue).
+pub fn cached_widgets(
+    cluster: &Cluster,
+    breaker: &Arc<Realtime>,
+    cache: &Cache,
+) -> (Reconciler, Vec<JoinHandle<()>>) {
+    let functions = Functions::new().with(
+        "resources",
+        composer::function::InProcessRunner::new(composer::function::builtin::Resources),
+    );
+    let reconciler = cached_reconciler(
+        cluster,
+        functions,
+        RequeueSettings::default(),
+        breaker,
+        cache,
+    );
+    let watches = watches(
+        cluster,
+        breaker,
+        &composer::composite::xr_queue(),
+        &[widget_resource()],
+        Resync::default(),
+        cache,
+    );
+    (reconciler, watches)
 }
 
 /// The watches a controller runs, as the binary starts them, feeding `queue` through

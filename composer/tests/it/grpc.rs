@@ -1,5 +1,6 @@
 //! Functions over real gRPC on loopback, in real time (paused time and sockets do not mix).
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -10,11 +11,12 @@ use composer::function::{
     Direction, Faulty, FnFunction, FunctionError, FunctionRunner, FunctionServer, FunctionService,
     GrpcRunner, MAX_MESSAGE_SIZE,
 };
-use http_body_util::Full;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::support::{free_port, json_of, object, request};
+use crate::support::{free_port, json_of, object, request, too_large_direction};
 
 const LOOPBACK: &str = "127.0.0.1:0";
 
@@ -222,16 +224,7 @@ async fn an_oversized_request_is_refused_by_the_client_or_else_by_the_function()
         .run("f", big.clone(), in_seconds(10))
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            FunctionError::MessageTooLarge {
-                direction: Direction::Request,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    assert_eq!(too_large_direction(&error), Direction::Request);
 
     // A client that would send it: the function's 4 MiB receive limit refuses it after the
     // frame header, before the client has finished sending. The refusal and hyper's reset
@@ -291,19 +284,22 @@ async fn a_function_that_serves_only_v1beta1_costs_two_calls_every_time_as_in_co
     assert_eq!(*paths.lock().unwrap(), [v1, v1beta1, v1, v1beta1]);
 }
 
-/// A raw HTTP/2 server that answers every request with `body` as a gRPC response.
-async fn raw_server(body: &'static [u8]) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+/// A raw HTTP/2 server that answers every request with what `respond` makes of a gRPC
+/// response's head (`content-type: application/grpc`).
+async fn raw_grpc_server(
+    respond: impl Fn(http::response::Builder) -> http::Response<BoxBody<bytes::Bytes, Infallible>>
+    + Clone
+    + Send
+    + Sync
+    + 'static,
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
     let address = listener.local_addr().unwrap();
-    let service = tower::service_fn(
-        move |_request: http::Request<hyper::body::Incoming>| async move {
-            let response = http::Response::builder()
-                .header("content-type", "application/grpc")
-                .body(Full::new(bytes::Bytes::from_static(body)))
-                .unwrap();
-            Ok::<_, std::convert::Infallible>(response)
-        },
-    );
+    let service = tower::service_fn(move |_request: http::Request<hyper::body::Incoming>| {
+        let response =
+            respond(http::Response::builder().header("content-type", "application/grpc"));
+        async move { Ok::<_, Infallible>(response) }
+    });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = serve::Options::default().protocol(serve::Protocol::Http2);
     tokio::spawn(serve::serve(
@@ -317,14 +313,37 @@ async fn raw_server(body: &'static [u8]) -> (SocketAddr, tokio::sync::oneshot::S
     (address, stop)
 }
 
+/// A raw HTTP/2 server that answers every request with `body` as a gRPC response.
+async fn raw_server(body: &'static [u8]) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    raw_grpc_server(move |response| {
+        response
+            .body(Full::new(bytes::Bytes::from_static(body)).boxed())
+            .unwrap()
+    })
+    .await
+}
+
+/// What the runner makes of the answer of the function at `address` to one request.
+async fn garbage_error(address: SocketAddr) -> FunctionError {
+    GrpcRunner::new(address)
+        .run("garbage", request(1), in_seconds(10))
+        .await
+        .unwrap_err()
+}
+
+/// The code and message of a [`FunctionError::Status`].
+fn status_of(error: &FunctionError) -> (tonic::Code, &str) {
+    let FunctionError::Status { status, .. } = error else {
+        panic!("{error:?}")
+    };
+    (status.code(), status.message())
+}
+
 #[tokio::test]
 async fn a_garbage_message_in_a_valid_frame_is_a_malformed_response_not_a_panic() {
     // Frame: uncompressed, 3 bytes; message: field 1 (LEN) claiming 100 bytes.
     let (address, _stop) = raw_server(&[0, 0, 0, 0, 3, 0x0a, 100, 0]).await;
-    let error = GrpcRunner::new(address)
-        .run("garbage", request(1), in_seconds(10))
-        .await
-        .unwrap_err();
+    let error = garbage_error(address).await;
     assert!(
         matches!(error, FunctionError::MalformedResponse { .. }),
         "{error:?}"
@@ -338,10 +357,7 @@ async fn a_garbage_message_in_a_valid_frame_is_a_malformed_response_not_a_panic(
 #[tokio::test]
 async fn garbage_bytes_that_are_not_even_a_grpc_frame_are_an_error_not_a_panic() {
     let (address, _stop) = raw_server(b"<html>not grpc</html>").await;
-    let error = GrpcRunner::new(address)
-        .run("garbage", request(1), in_seconds(10))
-        .await
-        .unwrap_err();
+    let error = garbage_error(address).await;
     assert!(
         matches!(
             error,
@@ -357,30 +373,15 @@ async fn garbage_bytes_that_are_not_even_a_grpc_frame_are_an_error_not_a_panic()
 async fn raw_headers_server(
     headers: &'static [(&'static str, &'static str)],
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let service = tower::service_fn(
-        move |_request: http::Request<hyper::body::Incoming>| async move {
-            let mut response = http::Response::builder().header("content-type", "application/grpc");
-            for (name, value) in headers {
-                response = response.header(*name, *value);
-            }
-            Ok::<_, std::convert::Infallible>(
-                response.body(Full::new(bytes::Bytes::new())).unwrap(),
-            )
-        },
-    );
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let options = serve::Options::default().protocol(serve::Protocol::Http2);
-    tokio::spawn(serve::serve(
-        listener,
-        service,
-        async {
-            stopped.await.ok();
-        },
-        options,
-    ));
-    (address, stop)
+    raw_grpc_server(move |mut response| {
+        for (name, value) in headers {
+            response = response.header(*name, *value);
+        }
+        response
+            .body(Full::new(bytes::Bytes::new()).boxed())
+            .unwrap()
+    })
+    .await
 }
 
 #[tokio::test]
@@ -391,66 +392,28 @@ async fn status_details_that_are_not_base64_are_an_error_status_not_a_panic() {
         ("grpc-status-details-bin", "!!not base64!!"),
     ])
     .await;
-    let error = GrpcRunner::new(address)
-        .run("garbage", request(1), in_seconds(10))
-        .await
-        .unwrap_err();
-    let FunctionError::Status { status, .. } = &error else {
-        panic!("{error:?}")
-    };
-    assert_eq!(
-        (status.code(), status.message()),
-        (tonic::Code::Internal, "boom")
-    );
+    let error = garbage_error(address).await;
+    assert_eq!(status_of(&error), (tonic::Code::Internal, "boom"));
 }
 
 #[tokio::test]
 async fn status_details_in_trailers_that_are_not_base64_are_an_error_status_not_a_panic() {
-    use http_body_util::BodyExt;
-    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let service = tower::service_fn(|_request: http::Request<hyper::body::Incoming>| async {
-        let mut trailers = http::HeaderMap::new();
-        trailers.insert("grpc-status", http::HeaderValue::from_static("14"));
-        trailers.insert("grpc-message", http::HeaderValue::from_static("gone"));
-        trailers.insert(
-            "grpc-status-details-bin",
-            http::HeaderValue::from_static("@@@"),
-        );
-        let body = Full::new(bytes::Bytes::new()).with_trailers(std::future::ready(Some(Ok::<
-            _,
-            std::convert::Infallible,
-        >(
-            trailers,
-        ))));
-        let response = http::Response::builder()
-            .header("content-type", "application/grpc")
-            .body(body)
-            .unwrap();
-        Ok::<_, std::convert::Infallible>(response)
-    });
-    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let options = serve::Options::default().protocol(serve::Protocol::Http2);
-    tokio::spawn(serve::serve(
-        listener,
-        service,
-        async {
-            stopped.await.ok();
-        },
-        options,
-    ));
-
-    let error = GrpcRunner::new(address)
-        .run("garbage", request(1), in_seconds(10))
-        .await
-        .unwrap_err();
-    let FunctionError::Status { status, .. } = &error else {
-        panic!("{error:?}")
-    };
-    assert_eq!(
-        (status.code(), status.message()),
-        (tonic::Code::Unavailable, "gone")
-    );
+    let (address, _stop) =
+        raw_grpc_server(|response| {
+            let mut trailers = http::HeaderMap::new();
+            trailers.insert("grpc-status", http::HeaderValue::from_static("14"));
+            trailers.insert("grpc-message", http::HeaderValue::from_static("gone"));
+            trailers.insert(
+                "grpc-status-details-bin",
+                http::HeaderValue::from_static("@@@"),
+            );
+            let body = Full::new(bytes::Bytes::new())
+                .with_trailers(std::future::ready(Some(Ok::<_, Infallible>(trailers))));
+            response.body(body.boxed()).unwrap()
+        })
+        .await;
+    let error = garbage_error(address).await;
+    assert_eq!(status_of(&error), (tonic::Code::Unavailable, "gone"));
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use composer::function::{
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::support::{builtin_input, json_of, object, observed, request};
+use crate::support::{builtin_input, json_of, object, observed, request, too_large_direction};
 
 /// Core's per-reconcile deadline.
 const RECONCILE_DEADLINE: Duration = Duration::from_secs(120);
@@ -91,16 +91,7 @@ async fn an_oversized_answer_is_refused_in_process_too() {
         .run("big", request(1), Instant::now() + RECONCILE_DEADLINE)
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            FunctionError::MessageTooLarge {
-                direction: Direction::Response,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    assert_eq!(too_large_direction(&error), Direction::Response);
 }
 
 #[tokio::test(start_paused = true)]
@@ -148,6 +139,23 @@ fn functions() -> Functions {
         )
 }
 
+/// Runs `steps` with [`functions`] on the observed state, by the reconcile's deadline.
+async fn run_steps(steps: &[Step]) -> Result<pipeline::Outcome, PipelineError> {
+    pipeline::run(
+        &functions(),
+        steps,
+        &observed(),
+        State::default(),
+        Instant::now() + RECONCILE_DEADLINE,
+    )
+    .await
+}
+
+/// The error of a pipeline of `steps` that must fail.
+async fn run_failing(steps: &[Step]) -> PipelineError {
+    run_steps(steps).await.unwrap_err()
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_pipeline_chains_desired_state_and_context_and_keeps_the_smallest_ttl() {
     let second = object(json!({
@@ -164,15 +172,7 @@ async fn a_pipeline_chains_desired_state_and_context_and_keeps_the_smallest_ttl(
         ),
     ];
     let started = Instant::now();
-    let outcome = pipeline::run(
-        &functions(),
-        &steps,
-        &observed(),
-        State::default(),
-        started + RECONCILE_DEADLINE,
-    )
-    .await
-    .unwrap();
+    let outcome = run_steps(&steps).await.unwrap();
     assert_eq!(started.elapsed(), Duration::from_secs(2));
     assert_eq!(
         outcome.desired.resources.keys().collect::<Vec<_>>(),
@@ -194,15 +194,7 @@ async fn a_fatal_result_stops_the_pipeline_at_its_step() {
         Step::new("first", "fatal", Some(builtin_input(1, "30s"))),
         Step::new("never", "resources", Some(builtin_input(1, "30s"))),
     ];
-    let error = pipeline::run(
-        &functions(),
-        &steps,
-        &observed(),
-        State::default(),
-        Instant::now() + RECONCILE_DEADLINE,
-    )
-    .await
-    .unwrap_err();
+    let error = run_failing(&steps).await;
     assert_eq!(
         error.to_string(),
         "pipeline step \"first\" returned a fatal result: no quota"
@@ -213,15 +205,7 @@ async fn a_fatal_result_stops_the_pipeline_at_its_step() {
 #[tokio::test(start_paused = true)]
 async fn an_unknown_function_fails_its_step() {
     let steps = [Step::new("only", "missing", None)];
-    let error = pipeline::run(
-        &functions(),
-        &steps,
-        &observed(),
-        State::default(),
-        Instant::now() + RECONCILE_DEADLINE,
-    )
-    .await
-    .unwrap_err();
+    let error = run_failing(&steps).await;
     let PipelineError::Call { step, source } = error else {
         panic!("{error:?}")
     };

@@ -18,7 +18,8 @@ use mock_apiserver::{ApiServer, Config, Verb};
 use serde_json::{Value, json};
 
 use crate::fixture::{
-    Cluster, Logged, Resync, Running, is_true, object, realtime, widget_resource, xr_resource, xrd,
+    Cluster, Logged, Resync, Running, is_true, object, realtime, set_condition, widget_resource,
+    xr_resource, xrd,
 };
 
 /// Two steps of the built-in function (one Function, so k = 2 for it), composing `n`
@@ -120,12 +121,7 @@ async fn steady_polling_creation_and_breaker_tokens_match_section_12() {
     stack.cluster.mark_ready(&widget_resource()).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     for i in 0..X {
-        let x = stack
-            .cluster
-            .api(&xr_resource())
-            .get(&format!("xr-{i}"))
-            .await
-            .unwrap();
+        let x = stack.cluster.get(&xr_resource(), &format!("xr-{i}")).await;
         assert!(is_true(&x, "Ready"), "{:?}", x.data["status"]);
     }
 
@@ -281,12 +277,7 @@ async fn an_edit_storm_opens_every_breaker_at_the_predicted_edit() {
     tokio::time::sleep(Duration::from_secs(10)).await;
     let mut stale = 0;
     for i in 0..K {
-        let x = stack
-            .cluster
-            .api(&xr_resource())
-            .get(&format!("xr-{i}"))
-            .await
-            .unwrap();
+        let x = stack.cluster.get(&xr_resource(), &format!("xr-{i}")).await;
         let on = x.data["spec"]["crossplane"]["compositionRevisionRef"]["name"].clone();
         stale += usize::from(on != json!(format!("widgets-{newest}")));
     }
@@ -298,16 +289,8 @@ async fn an_edit_storm_opens_every_breaker_at_the_predicted_edit() {
 /// XR's two status writes), fewer than the 10 the bucket refills meanwhile.
 async fn trickle_ready(cluster: &Cluster) {
     let widgets = cluster.api(&widget_resource());
-    let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
     for w in cluster.list(&widget_resource()).await {
-        widgets
-            .patch_status(
-                w.metadata.name.as_deref().unwrap(),
-                &kube::api::PatchParams::default(),
-                &kube::api::Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
+        set_condition(&widgets, &w, "Ready", "True").await;
         tokio::time::sleep(Duration::from_secs(10)).await;
     }
 }

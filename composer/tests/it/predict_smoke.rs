@@ -3,7 +3,6 @@
 //! every figure compared with §12's prediction for the shape.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -14,7 +13,7 @@ use limiter::crossplane::circuit::BreakerConfig;
 use mock_apiserver::{ApiServer, Verb};
 use serde_json::json;
 
-use crate::fixture::{Cluster, Logged, Resync, Running, is_true, realtime, xr_resource, xrd};
+use crate::fixture::{Logged, Resync, Running, is_true, realtime, xr_resource};
 use crate::predict::{create_xrs, requests};
 
 /// Requests at the journal after `from` on `resource` (and its status), by verb.
@@ -31,12 +30,6 @@ fn by_verb(server: &ApiServer, from: u64, resource: &str) -> BTreeMap<String, us
 
 #[tokio::test(start_paused = true)]
 async fn xr_smoke_with_our_provider_against_section_12_6() {
-    use std::num::NonZeroU32;
-
-    use limiter::crossplane::Settings;
-    use mock_cloud::{AccountConfig, MockCloud, Quotas};
-    use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
-
     const X: usize = 100;
     const N: usize = 5;
     let s = CoreShape {
@@ -47,27 +40,7 @@ async fn xr_smoke_with_our_provider_against_section_12_6() {
             vec![Step::new("resources"), Step::new("resources")],
         )
     };
-    let cluster = Cluster::new(ApiServer::default()).await;
-    cluster
-        .server
-        .load_crd_yaml(&provider::crd::crds_yaml().unwrap())
-        .unwrap();
-    cluster.install_xrd(&xrd()).await;
-    crate::chain::provider_config(&cluster.client).await;
-    let cloud = MockCloud::new(
-        mock_cloud::Config::empty().with_account(
-            AccountConfig::new("default")
-                .with_token("default")
-                .with_quotas(Quotas::unlimited()),
-        ),
-    )
-    .unwrap();
-    let buckets = crate::fixture::resource(
-        provider::crd::GROUP,
-        provider::crd::VERSION,
-        "Bucket",
-        "buckets",
-    );
+    let (cluster, cloud, buckets) = crate::chain::provider_cluster().await;
     let step = |name: &str| {
         json!({"step": name, "functionRef": {"name": "resources"}, "input": {
             "apiVersion": API_VERSION, "kind": KIND, "ttl": "60s",
@@ -89,22 +62,7 @@ async fn xr_smoke_with_our_provider_against_section_12_6() {
         std::slice::from_ref(&buckets),
         Resync::default(),
     );
-    let options = ProviderOptions::from_service(
-        Settings::new(NonZeroU32::new(100).unwrap()),
-        cluster.server.service(),
-        CloudClient::new(cloud.clone(), "http://mock-cloud"),
-        Arc::new(ProviderMetrics::new()),
-    )
-    .shutdown_timeout(Duration::from_secs(2));
-    let (stop_provider, provider_stopped) = tokio::sync::oneshot::channel::<()>();
-    let provider = tokio::spawn(async move {
-        Provider::new(options)
-            .run(async {
-                provider_stopped.await.ok();
-            })
-            .await
-            .unwrap()
-    });
+    let provider = crate::chain::EmbeddedProvider::start(&cluster, &cloud);
 
     let from = cluster.server.journal().last_seq();
     create_xrs(&cluster, X).await;
@@ -187,7 +145,6 @@ async fn xr_smoke_with_our_provider_against_section_12_6() {
         "{core}"
     );
     assert!(steady_calls as f64 <= load::function_calls_bound(&s, "resources", 600.0).value);
-    stop_provider.send(()).ok();
-    provider.await.unwrap();
+    provider.stop().await;
     running.stop().await;
 }

@@ -8,20 +8,20 @@ use std::time::Duration;
 use composer::composite::{
     Cache, DEFAULT_MAX_CONCURRENT_RECONCILES, FINALIZER, LABEL_COMPOSITE,
     RECONCILE_REQUESTED_AT_ANNOTATION, Realtime, ReconcileError, Reconciler, Requeue,
-    RequeueSettings, start, xr_queue,
+    RequeueSettings, start,
 };
 use composer::function::builtin::Resources;
 use composer::function::{Functions, InProcessRunner};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use limiter::controller::Request;
 use limiter::crossplane::circuit::BreakerConfig;
-use mock_apiserver::{ApiServer, Config, Verb};
+use mock_apiserver::Verb;
 use serde_json::json;
 use tokio::time::Instant;
 
 use crate::fixture::{
-    Cluster, Resync, Running, cached_reconciler, is_true, realtime, reconciler, watches,
-    widget_resource, widgets_pipeline, xr, xr_resource, xrd,
+    Cluster, Running, cached_widgets, is_true, realtime, reconciler, widget_resource,
+    widgets_cluster, widgets_pipeline, xr, xr_resource,
 };
 
 const XRS: usize = 10;
@@ -30,14 +30,27 @@ const N: usize = 3;
 /// The API server with Crossplane's kinds, the XR kind, a Composition of three Widgets with
 /// a valid revision, and a reconciler of its XRs showing `breaker`.
 async fn stack(breaker: &Arc<Realtime>) -> (Cluster, Reconciler) {
-    let cluster = Cluster::new(ApiServer::new(Config::default())).await;
-    cluster.install_xrd(&xrd()).await;
-    cluster
-        .composition("widgets", &widgets_pipeline(N, "60s"))
-        .await;
+    let cluster = widgets_cluster(N).await;
     let functions = Functions::new().with("resources", InProcessRunner::new(Resources));
     let reconciler = reconciler(&cluster, functions, RequeueSettings::default(), breaker);
     (cluster, reconciler)
+}
+
+/// A second on, every XR has its `N` Widgets; the provider's part then marks them all Ready.
+async fn compose_then_mark_ready(cluster: &Cluster) {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let widgets = cluster.api(&widget_resource());
+    let all = widgets.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(all.len(), XRS * N);
+    cluster.mark_ready(&widget_resource()).await;
+}
+
+/// Every XR is Ready.
+async fn assert_all_ready(cluster: &Cluster) {
+    for i in 0..XRS {
+        let xr = cluster.get(&xr_resource(), &format!("xr-{i}")).await;
+        assert!(is_true(&xr, "Ready"), "xr-{i}: {:?}", xr.data["status"]);
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -158,7 +171,6 @@ async fn ten_xrs_of_three_resources_become_ready_and_deleting_them_leaves_nothin
 async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
     let (cluster, reconciler) = stack(&realtime(BreakerConfig::default())).await;
     let xrs = cluster.api(&xr_resource());
-    let widgets = cluster.api(&widget_resource());
     let controller = start(
         "xwidgets.example.org",
         Arc::new(reconciler),
@@ -172,17 +184,11 @@ async fn the_xrd_controller_s_workers_reconcile_queued_xrs_until_ready() {
             .unwrap();
         controller.queue().add(Request::new("default", name));
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let all = widgets.list(&ListParams::default()).await.unwrap().items;
-    assert_eq!(all.len(), XRS * N);
-    cluster.mark_ready(&widget_resource()).await;
+    compose_then_mark_ready(&cluster).await;
     // No watch feeds the queue yet: the 60 s TTL requeue (jittered ±10 %) brings each XR
     // back.
     tokio::time::sleep(Duration::from_secs(67)).await;
-    for i in 0..XRS {
-        let xr = xrs.get(&format!("xr-{i}")).await.unwrap();
-        assert!(is_true(&xr, "Ready"), "xr-{i}: {:?}", xr.data["status"]);
-    }
+    assert_all_ready(&cluster).await;
     let stats = controller.stats();
     controller.shut_down().await;
     assert_eq!(stats.total(), 2 * XRS as u64, "{stats:?}");
@@ -193,7 +199,6 @@ async fn with_watches_status_writes_make_xrs_ready_and_a_new_revision_moves_them
     let breaker = realtime(BreakerConfig::default());
     let (cluster, reconciler) = stack(&breaker).await;
     let xrs = cluster.api(&xr_resource());
-    let widgets = cluster.api(&widget_resource());
     // The XR, Widget and revision watches feed the queue: no manual adds.
     let running = Running::start(
         &cluster,
@@ -206,15 +211,11 @@ async fn with_watches_status_writes_make_xrs_ready_and_a_new_revision_moves_them
             .await
             .unwrap();
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let all = widgets.list(&ListParams::default()).await.unwrap().items;
-    assert_eq!(all.len(), XRS * N);
-    cluster.mark_ready(&widget_resource()).await;
+    compose_then_mark_ready(&cluster).await;
     // Well before the 60 s TTL: the composed resources' Update events bring the XRs back.
     tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_all_ready(&cluster).await;
     for i in 0..XRS {
-        let xr = xrs.get(&format!("xr-{i}")).await.unwrap();
-        assert!(is_true(&xr, "Ready"), "xr-{i}: {:?}", xr.data["status"]);
         // Three creates and three updates per XR, plus its own events: far below 100.
         assert!(
             running
@@ -263,31 +264,12 @@ fn count(requests: &[(Verb, String)], verb: Verb, resource: &str) -> usize {
 async fn a_steady_reconcile_reads_composed_resources_from_the_cache_and_writes_status_only_when_it_changed()
  {
     let breaker = realtime(BreakerConfig::default());
-    let cluster = Cluster::new(ApiServer::new(Config::default())).await;
-    cluster.install_xrd(&xrd()).await;
-    cluster
-        .composition("widgets", &widgets_pipeline(N, "60s"))
-        .await;
-    let functions = Functions::new().with("resources", InProcessRunner::new(Resources));
+    let cluster = widgets_cluster(N).await;
     let cache = Cache::new();
-    let reconciler = cached_reconciler(
-        &cluster,
-        functions,
-        RequeueSettings::default(),
-        &breaker,
-        &cache,
-    );
     // The XWidget, Composition, revision and Widget watches keep the cache, started once as
     // the controller starts them; nothing drains their queue, so every reconcile here is
     // the test's.
-    let watches = watches(
-        &cluster,
-        &breaker,
-        &xr_queue(),
-        &[widget_resource()],
-        Resync::default(),
-        &cache,
-    );
+    let (reconciler, watches) = cached_widgets(&cluster, &breaker, &cache);
     let xrs = cluster.api(&xr_resource());
     xrs.create(&PostParams::default(), &xr("xr-0"))
         .await

@@ -28,8 +28,8 @@ use tokio::time::Instant;
 use tower::ServiceExt;
 
 use crate::fixture::{
-    Cluster, Logged, NS, Resync, Running, is_true, object, realtime, reconciler, widget_resource,
-    xr_resource, xrd,
+    Cluster, Logged, NS, Resync, Running, is_true, object, realtime, reconciler, set_condition,
+    widget_resource, xr_resource, xrd,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -79,16 +79,8 @@ async fn trickle_ready(cluster: &Cluster, owner: &str, every: Duration) -> usize
         .await
         .unwrap()
         .items;
-    let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
     for w in &all {
-        widgets
-            .patch_status(
-                w.metadata.name.as_deref().unwrap(),
-                &kube::api::PatchParams::default(),
-                &kube::api::Patch::Merge(&ready),
-            )
-            .await
-            .unwrap();
+        set_condition(&widgets, w, "Ready", "True").await;
         tokio::time::sleep(every).await;
     }
     all.len()
@@ -241,16 +233,8 @@ async fn stale_xr(mode: Mode) -> (Cluster, Running, Arc<AtomicU64>) {
     let all = widgets.list(&ListParams::default()).await.unwrap().items;
     assert_eq!(all.len(), 60);
     for (condition, status) in [("Synced", "True"), ("Ready", "True")] {
-        let patch = json!({"status": {"conditions": [{"type": condition, "status": status}]}});
         for w in &all {
-            widgets
-                .patch_status(
-                    w.metadata.name.as_deref().unwrap(),
-                    &kube::api::PatchParams::default(),
-                    &kube::api::Patch::Merge(&patch),
-                )
-                .await
-                .unwrap();
+            set_condition(&widgets, w, condition, status).await;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use composer::function::builtin::{API_VERSION, KIND};
 use composer::function::proto::{Resource, RunFunctionRequest, State};
 use composer::function::value::{from_struct, to_struct};
+use composer::function::{Direction, FunctionError};
 use serde_json::{Value, json};
 
 pub fn object(v: Value) -> serde_json::Map<String, Value> {
@@ -66,4 +67,12 @@ pub fn request(count: u32) -> RunFunctionRequest {
 pub fn free_port() -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     listener.local_addr().expect("local address")
+}
+
+/// The direction of a [`FunctionError::MessageTooLarge`]; any other error panics.
+pub fn too_large_direction(error: &FunctionError) -> Direction {
+    let FunctionError::MessageTooLarge { direction, .. } = error else {
+        panic!("{error:?}")
+    };
+    *direction
 }

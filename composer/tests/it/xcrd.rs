@@ -9,32 +9,23 @@ use kube::core::GroupVersionKind;
 use mock_apiserver::{ApiServer, Config};
 use serde_json::json;
 
+use crate::fixture::example_xrd;
+
 fn xrd() -> CompositeResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.crossplane.io/v2",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "xbuckets.example.org"},
-        "spec": {
-            "group": "example.org",
-            "names": {"kind": "XBucket", "plural": "xbuckets"},
-            "versions": [{
-                "name": "v1",
-                "referenceable": true,
-                "served": true,
-                "schema": {"openAPIV3Schema": {
-                    "type": "object",
-                    "properties": {
-                        "spec": {"type": "object", "properties": {"region": {"type": "string"}}},
-                    },
-                }},
-            }],
-        },
-    }))
-    .unwrap()
+    example_xrd(
+        "XBucket",
+        "xbuckets",
+        json!({
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "properties": {"region": {"type": "string"}}},
+            },
+        }),
+    )
 }
 
-#[tokio::test(start_paused = true)]
-async fn an_xr_keeps_core_s_fields_and_loses_undeclared_ones() {
+/// A server serving the XR CRD generated from [`xrd`], and its XBuckets in `default`.
+async fn xbuckets() -> (ApiServer, Api<DynamicObject>) {
     let server = ApiServer::new(Config::default());
     let client = kube::Client::new(server.service(), "default");
     let crd = for_composite_resource(&xrd()).unwrap();
@@ -42,12 +33,16 @@ async fn an_xr_keeps_core_s_fields_and_loses_undeclared_ones() {
         .create(&PostParams::default(), &crd)
         .await
         .unwrap();
-
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("example.org", "v1", "XBucket"),
         "xbuckets",
     );
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client, "default", &resource);
+    (server, Api::namespaced_with(client, "default", &resource))
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_xr_keeps_core_s_fields_and_loses_undeclared_ones() {
+    let (_server, xrs) = xbuckets().await;
     let xr: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "example.org/v1",
         "kind": "XBucket",
@@ -86,20 +81,7 @@ async fn an_xr_keeps_core_s_fields_and_loses_undeclared_ones() {
 
 #[tokio::test(start_paused = true)]
 async fn an_xr_with_an_unknown_update_policy_or_a_long_name_is_refused() {
-    let server = ApiServer::new(Config::default());
-    let client = kube::Client::new(server.service(), "default");
-    Api::<CustomResourceDefinition>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &for_composite_resource(&xrd()).unwrap(),
-        )
-        .await
-        .unwrap();
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("example.org", "v1", "XBucket"),
-        "xbuckets",
-    );
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client, "default", &resource);
+    let (_server, xrs) = xbuckets().await;
 
     let policy: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "example.org/v1", "kind": "XBucket",

@@ -105,59 +105,54 @@ async fn requests_are_classified_by_the_bootstrap_flow_schemas() {
     };
     let pair = |fs: &str, pl: &str| (fs.to_owned(), pl.to_owned());
     let admin = User::new("admin", ["system:masters".to_owned()]);
-    assert_eq!(
-        classify(digest(&admin, "create", "", "configmaps", "default")).await,
-        pair("exempt", "exempt")
-    );
     let provider = sa("crossplane-system", "provider-aws");
-    assert_eq!(
-        classify(digest(
-            &provider,
-            "patch",
-            "s3.aws.example.org",
-            "buckets",
-            ""
-        ))
-        .await,
-        pair("service-accounts", "workload-low")
-    );
     let kube_system = sa("kube-system", "generic-garbage-collector");
-    assert_eq!(
-        classify(digest(
-            &kube_system,
-            "update",
-            "coordination.k8s.io",
-            "leases",
-            "kube-system"
-        ))
-        .await,
-        pair("system-leader-election", "leader-election")
-    );
-    assert_eq!(
-        classify(digest(&kube_system, "list", "", "configmaps", "default")).await,
-        pair("kube-system-service-accounts", "workload-high")
-    );
     let kcm = User::new("system:kube-controller-manager", []);
-    assert_eq!(
-        classify(digest(
-            &kcm,
-            "get",
-            "coordination.k8s.io",
-            "leases",
-            "kube-system"
-        ))
-        .await,
-        pair("system-leader-election", "leader-election")
-    );
-    assert_eq!(
-        classify(digest(&kcm, "list", "apps", "deployments", "")).await,
-        pair("kube-controller-manager", "workload-high")
-    );
     let anonymous = User::anonymous();
-    assert_eq!(
-        classify(digest(&anonymous, "list", "", "pods", "default")).await,
-        pair("global-default", "global-default")
-    );
+    let cases = [
+        // (user, verb, group, resource, namespace) → (flow schema, priority level)
+        (
+            (&admin, "create", "", "configmaps", "default"),
+            ("exempt", "exempt"),
+        ),
+        (
+            (&provider, "patch", "s3.aws.example.org", "buckets", ""),
+            ("service-accounts", "workload-low"),
+        ),
+        (
+            (
+                &kube_system,
+                "update",
+                "coordination.k8s.io",
+                "leases",
+                "kube-system",
+            ),
+            ("system-leader-election", "leader-election"),
+        ),
+        (
+            (&kube_system, "list", "", "configmaps", "default"),
+            ("kube-system-service-accounts", "workload-high"),
+        ),
+        (
+            (&kcm, "get", "coordination.k8s.io", "leases", "kube-system"),
+            ("system-leader-election", "leader-election"),
+        ),
+        (
+            (&kcm, "list", "apps", "deployments", ""),
+            ("kube-controller-manager", "workload-high"),
+        ),
+        (
+            (&anonymous, "list", "", "pods", "default"),
+            ("global-default", "global-default"),
+        ),
+    ];
+    for ((user, verb, group, resource, namespace), (fs, pl)) in cases {
+        assert_eq!(
+            classify(digest(user, verb, group, resource, namespace)).await,
+            pair(fs, pl),
+            "{verb} {group}/{resource} in {namespace:?}"
+        );
+    }
     let mut probe = digest(&anonymous, "get", "", "", "");
     probe.resource_request = false;
     probe.path = "/readyz";

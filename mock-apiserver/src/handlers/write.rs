@@ -15,30 +15,18 @@ use crate::registry::{ResourceKind, View};
 use crate::response::{ResponseBody, with_warnings};
 use crate::schema::FieldValidation;
 use crate::ssa;
-use crate::store::{Fields, Preconditions, Propagation, Subresource, WriteOptions};
+use crate::store::{Fields, Preconditions, Propagation, Subresource, WriteOptions, Written};
 
 impl Context<'_> {
     pub(super) fn create(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
         let body = self.incoming(decode(self.kind, request.content_type, &request.body)?)?;
-        let options = WriteOptions {
-            dry_run: dry_run(request.query),
-            field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
-            fields: Fields::Update(manager(request)),
-            ..WriteOptions::default()
-        };
+        let options = client_write(request)?;
         let written =
             self.server
                 .shared
                 .store
                 .create(self.store_kind, self.namespace(), body, options)?;
-        if self.is_crd() && !options.dry_run {
-            self.server.sync_crd(&written.object.to_value());
-        }
-        Ok(with_warnings(
-            self.renderer
-                .object_response(StatusCode::CREATED, &written.object),
-            &written.warnings,
-        ))
+        Ok(self.written(StatusCode::CREATED, &written, options.dry_run))
     }
 
     pub(super) fn update(
@@ -48,11 +36,9 @@ impl Context<'_> {
     ) -> Result<Response<ResponseBody>, ApiError> {
         let body = self.incoming(decode(self.kind, request.content_type, &request.body)?)?;
         let options = WriteOptions {
-            dry_run: dry_run(request.query),
             require_resource_version: self.kind.custom,
             create_if_missing: false,
-            field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
-            fields: Fields::Update(manager(request)),
+            ..client_write(request)?
         };
         let written = self.server.shared.store.update(
             self.store_kind,
@@ -62,14 +48,7 @@ impl Context<'_> {
             options,
             |_| Ok(body),
         )?;
-        if self.is_crd() && !options.dry_run {
-            self.server.sync_crd(&written.object.to_value());
-        }
-        Ok(with_warnings(
-            self.renderer
-                .object_response(StatusCode::OK, &written.object),
-            &written.warnings,
-        ))
+        Ok(self.written(StatusCode::OK, &written, options.dry_run))
     }
 
     pub(super) fn patch(
@@ -206,24 +185,35 @@ impl Context<'_> {
                 })
             },
         )?;
-        if self.is_crd() && !options.dry_run {
-            self.server.sync_crd(&written.object.to_value());
-        }
         let code = if written.created {
             StatusCode::CREATED
         } else {
             StatusCode::OK
         };
-        let mut response = with_warnings(
-            self.renderer.object_response(code, &written.object),
-            &written.warnings,
-        );
+        let mut response = self.written(code, &written, options.dry_run);
         response
             .extensions_mut()
             .insert(crate::journal::WriteOutcome {
                 changed: written.created || before != Some(written.object.resource_version),
             });
         Ok(response)
+    }
+
+    /// The answer to a write: the object with `code` and the write's warnings, after a
+    /// CRD's change (not a dry run's) has reached the server's resources.
+    fn written(
+        &self,
+        code: StatusCode,
+        written: &Written,
+        dry_run: bool,
+    ) -> Response<ResponseBody> {
+        if self.is_crd() && !dry_run {
+            self.server.sync_crd(&written.object.to_value());
+        }
+        with_warnings(
+            self.renderer.object_response(code, &written.object),
+            &written.warnings,
+        )
     }
 
     fn delete_options(
@@ -348,6 +338,17 @@ impl Context<'_> {
 }
 
 /// The field manager of a write: `fieldManager`, else the user agent's program name.
+/// The options of a client's create or update (not an apply): `dryRun`, `fieldValidation`
+/// and the field manager.
+fn client_write<'r>(request: &Request<'r>) -> Result<WriteOptions<'r>, ApiError> {
+    Ok(WriteOptions {
+        dry_run: dry_run(request.query),
+        field_validation: FieldValidation::parse(request.query.get("fieldValidation"))?,
+        fields: Fields::Update(manager(request)),
+        ..WriteOptions::default()
+    })
+}
+
 fn manager<'r>(request: &Request<'r>) -> &'r str {
     match request.query.get("fieldManager") {
         Some(manager) if !manager.is_empty() => manager,

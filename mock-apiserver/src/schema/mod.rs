@@ -88,33 +88,31 @@ impl Structural {
 
     fn compile_at(schema: &Value, path: &str) -> Result<Self, SchemaError> {
         let flag = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
-        let mut node = Self {
-            type_: schema
-                .get("type")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            nullable: flag("nullable"),
-            int_or_string: flag("x-kubernetes-int-or-string"),
-            preserve_unknown: flag("x-kubernetes-preserve-unknown-fields"),
-            embedded_resource: flag("x-kubernetes-embedded-resource"),
-            required: schema
-                .get("required")
+        let text = |key: &str| schema.get(key).and_then(Value::as_str).map(str::to_owned);
+        let texts = |key: &str| -> Vec<String> {
+            schema
+                .get(key)
                 .and_then(Value::as_array)
                 .map(|r| {
                     r.iter()
                         .filter_map(|v| v.as_str().map(str::to_owned))
                         .collect()
                 })
-                .unwrap_or_default(),
+                .unwrap_or_default()
+        };
+        let mut node = Self {
+            type_: text("type"),
+            nullable: flag("nullable"),
+            int_or_string: flag("x-kubernetes-int-or-string"),
+            preserve_unknown: flag("x-kubernetes-preserve-unknown-fields"),
+            embedded_resource: flag("x-kubernetes-embedded-resource"),
+            required: texts("required"),
             enum_: schema
                 .get("enum")
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default(),
-            format: schema
-                .get("format")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            format: text("format"),
             minimum: schema.get("minimum").and_then(Value::as_f64),
             exclusive_minimum: flag("exclusiveMinimum"),
             maximum: schema.get("maximum").and_then(Value::as_f64),
@@ -127,23 +125,9 @@ impl Structural {
             min_properties: count(schema, "minProperties"),
             max_properties: count(schema, "maxProperties"),
             default: schema.get("default").cloned(),
-            list_type: schema
-                .get("x-kubernetes-list-type")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            list_map_keys: schema
-                .get("x-kubernetes-list-map-keys")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            map_type: schema
-                .get("x-kubernetes-map-type")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            list_type: text("x-kubernetes-list-type"),
+            list_map_keys: texts("x-kubernetes-list-map-keys"),
+            map_type: text("x-kubernetes-map-type"),
             ..Self::default()
         };
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {

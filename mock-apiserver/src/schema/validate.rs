@@ -2,6 +2,7 @@
 //! the real server reports (kube-openapi's validators, converted by apiextensions'
 //! `kubeOpenAPIResultToFieldErrors`).
 
+use std::cmp::Ordering;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde_json::Value;
@@ -304,41 +305,41 @@ impl Structural {
                 ),
             ));
         }
-        if let Some(max) = self.maximum {
-            let over = if self.exclusive_maximum {
-                number >= max
-            } else {
-                number > max
+        let limits = [
+            (
+                self.maximum,
+                self.exclusive_maximum,
+                "less than",
+                Ordering::Greater,
+            ),
+            (
+                self.minimum,
+                self.exclusive_minimum,
+                "greater than",
+                Ordering::Less,
+            ),
+        ];
+        for (limit, exclusive, relation, beyond) in limits {
+            let Some(limit) = limit else { continue };
+            // Past the limit, or on it when it is exclusive.
+            let out = match number.partial_cmp(&limit) {
+                Some(Ordering::Equal) => exclusive,
+                Some(order) => order == beyond,
+                None => false,
             };
-            if over {
-                let relation = if self.exclusive_maximum {
-                    "less than"
+            if out {
+                let relation = if exclusive {
+                    relation.to_owned()
                 } else {
-                    "less than or equal to"
+                    format!("{relation} or equal to")
                 };
                 causes.push(invalid(
                     path,
                     value,
-                    format!("{name} in body should be {relation} {}", bound(max, value)),
-                ));
-            }
-        }
-        if let Some(min) = self.minimum {
-            let under = if self.exclusive_minimum {
-                number <= min
-            } else {
-                number < min
-            };
-            if under {
-                let relation = if self.exclusive_minimum {
-                    "greater than"
-                } else {
-                    "greater than or equal to"
-                };
-                causes.push(invalid(
-                    path,
-                    value,
-                    format!("{name} in body should be {relation} {}", bound(min, value)),
+                    format!(
+                        "{name} in body should be {relation} {}",
+                        bound(limit, value)
+                    ),
                 ));
             }
         }

@@ -4,21 +4,9 @@
 
 use serde_json::{Map, Value};
 
+use super::managed::STRIPPED_META;
 use super::shape::Shape;
 use super::walk::{ShapeError, index_items, is_leaf};
-
-/// Metadata the field manager never records (`stripmeta.go`).
-const STRIPPED_META: [&str; 9] = [
-    "name",
-    "namespace",
-    "creationTimestamp",
-    "selfLink",
-    "uid",
-    "clusterName",
-    "generation",
-    "managedFields",
-    "resourceVersion",
-];
 
 /// The `fieldsV1` of a create of `object`, or `None` when it sets nothing.
 ///

@@ -149,6 +149,19 @@ pub fn encode(object: &mut Value, mut entries: Vec<Entry>) {
     }
 }
 
+/// Metadata the field manager never records (`stripmeta.go`).
+pub(super) const STRIPPED_META: [&str; 9] = [
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "selfLink",
+    "uid",
+    "clusterName",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+];
+
 /// What `stripmeta.go` takes out of every manager's set: `apiVersion`, `kind`,
 /// `metadata` itself and the metadata the server sets.
 pub fn strip(fields: &mut FieldSet) {
@@ -157,17 +170,7 @@ pub fn strip(fields: &mut FieldSet) {
         fields.remove_member(&Field(top.into()));
     }
     let mut meta = FieldSet::default();
-    for name in [
-        "name",
-        "namespace",
-        "creationTimestamp",
-        "selfLink",
-        "uid",
-        "clusterName",
-        "generation",
-        "managedFields",
-        "resourceVersion",
-    ] {
+    for name in STRIPPED_META {
         meta.insert(&[Field("metadata".into()), Field(name.into())]);
     }
     *fields = fields.difference(&meta);

@@ -169,18 +169,7 @@ fn prune_at(
         if root
             && matches!(element, PathElement::Field(f) if matches!(f.as_str(), "apiVersion" | "kind" | "metadata"))
         {
-            if let (Some(below), Some(child)) =
-                (last.child(element), locate(value, element, &shape))
-            {
-                let child_shape = child_shape(&shape, element);
-                prune_at(
-                    child,
-                    below,
-                    owned.and_then(|o| o.child(element)),
-                    child_shape,
-                    false,
-                );
-            }
+            prune_below(value, element, last, owned, &shape);
             continue;
         }
         let kept = owned
@@ -189,18 +178,26 @@ fn prune_at(
             remove(value, element);
             continue;
         }
-        if let Some(below) = last.child(element) {
-            let child_shape = child_shape(&shape, element);
-            if let Some(child) = locate(value, element, &shape) {
-                prune_at(
-                    child,
-                    below,
-                    owned.and_then(|o| o.child(element)),
-                    child_shape,
-                    false,
-                );
-            }
-        }
+        prune_below(value, element, last, owned, &shape);
+    }
+}
+
+/// Prunes the child `element` of `value`, when `last` has something below it.
+fn prune_below(
+    value: &mut Value,
+    element: &PathElement,
+    last: &FieldSet,
+    owned: Option<&FieldSet>,
+    shape: &Shape<'_>,
+) {
+    if let (Some(below), Some(child)) = (last.child(element), locate(value, element, shape)) {
+        prune_at(
+            child,
+            below,
+            owned.and_then(|o| o.child(element)),
+            child_shape(shape, element),
+            false,
+        );
     }
 }
 

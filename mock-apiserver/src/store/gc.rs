@@ -25,7 +25,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::collector::Work;
-use super::{Event, EventType, Inner, Store, key};
+use super::{Inner, Store, key};
 use crate::object::{self, StoredObject};
 use crate::registry::ResourceKind;
 
@@ -171,17 +171,10 @@ impl Store {
         }
         let resource = self.resource_mut(inner, &location.0);
         if removed {
-            resource.objects.remove(location.1.as_str());
-            self.publish(resource, Event::Change(EventType::Deleted, stored, None));
+            self.remove_deleted(resource, &location.1, stored);
             self.schedule(inner, Work::Removed(new));
         } else {
-            resource
-                .objects
-                .insert(location.1.as_str().into(), stored.clone());
-            self.publish(
-                resource,
-                Event::Change(EventType::Modified, stored, Some(old)),
-            );
+            self.put_modified(resource, &location.1, stored, old);
         }
     }
 
@@ -333,7 +326,7 @@ mod tests {
     use super::*;
     use crate::clock::Clock;
     use crate::registry::Registry;
-    use crate::store::{Preconditions, Subresource, WriteOptions};
+    use crate::store::{Preconditions, WriteOptions, create_default_namespace, edit};
 
     struct Setup {
         store: Store,
@@ -345,14 +338,7 @@ mod tests {
         let store = Store::new(Clock::new(), 64, 64, 7);
         let registry = Registry::with_builtins();
         let namespaces = registry.get("", "v1", "namespaces").unwrap();
-        store
-            .create(
-                &namespaces,
-                "",
-                json!({"metadata": {"name": "default"}}),
-                WriteOptions::default(),
-            )
-            .unwrap();
+        create_default_namespace(&store, &namespaces);
         Setup {
             store,
             configmaps: registry.get("", "v1", "configmaps").unwrap(),
@@ -453,20 +439,10 @@ mod tests {
         }
         // Releasing the non-blocking dependent does not release the owner...
         let release = |name: &str| {
-            s.store
-                .update(
-                    &s.secrets,
-                    "default",
-                    name,
-                    Subresource::Main,
-                    WriteOptions::default(),
-                    |old| {
-                        let mut v = old.unwrap().clone();
-                        v["metadata"]["finalizers"] = json!([]);
-                        Ok(v)
-                    },
-                )
-                .unwrap();
+            edit(&s.store, &s.secrets, name, |v| {
+                v["metadata"]["finalizers"] = json!([]);
+            })
+            .unwrap();
         };
         release("free");
         assert!(s.store.get(&s.configmaps, "default", "o").is_ok());

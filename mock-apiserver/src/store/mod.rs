@@ -463,6 +463,27 @@ impl Store {
             })
     }
 
+    /// Stores `stored` under `key` and tells the watchers that `old` was modified into it.
+    fn put_modified(
+        &self,
+        resource: &mut Resource,
+        key: &str,
+        stored: Arc<StoredObject>,
+        old: Arc<StoredObject>,
+    ) {
+        resource.objects.insert(key.into(), stored.clone());
+        self.publish(
+            resource,
+            Event::Change(EventType::Modified, stored, Some(old)),
+        );
+    }
+
+    /// Removes `key` and tells the watchers that `stored`, its last state, was deleted.
+    fn remove_deleted(&self, resource: &mut Resource, key: &str, stored: Arc<StoredObject>) {
+        resource.objects.remove(key);
+        self.publish(resource, Event::Change(EventType::Deleted, stored, None));
+    }
+
     fn publish(&self, resource: &mut Resource, event: Event) {
         if resource.history.len() >= self.history
             && let Some(Event::Change(_, dropped, _)) = resource.history.pop_front()
@@ -482,6 +503,42 @@ fn namespace_exists(inner: &Inner, namespace: &str) -> bool {
         .is_some_and(|r| r.objects.contains_key(key("", namespace).as_str()))
 }
 
+/// Creates the namespace `default` (of the kind `namespaces`), which the tests' objects
+/// live in.
+#[cfg(test)]
+fn create_default_namespace(store: &Store, namespaces: &ResourceKind) {
+    store
+        .create(
+            namespaces,
+            "",
+            serde_json::json!({"metadata": {"name": "default"}}),
+            WriteOptions::default(),
+        )
+        .unwrap();
+}
+
+/// Updates `default/name` with `change` applied to the stored object, for the tests.
+#[cfg(test)]
+fn edit(
+    store: &Store,
+    kind: &ResourceKind,
+    name: &str,
+    change: impl FnOnce(&mut serde_json::Value),
+) -> Result<Written, ApiError> {
+    store.update(
+        kind,
+        "default",
+        name,
+        Subresource::Main,
+        WriteOptions::default(),
+        |old| {
+            let mut v = old.unwrap().clone();
+            change(&mut v);
+            Ok(v)
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,14 +550,7 @@ mod tests {
         let registry = Registry::with_builtins();
         let ns = registry.get("", "v1", "namespaces").unwrap();
         let cm = registry.get("", "v1", "configmaps").unwrap();
-        store
-            .create(
-                &ns,
-                "",
-                json!({"metadata": {"name": "default"}}),
-                WriteOptions::default(),
-            )
-            .unwrap();
+        create_default_namespace(&store, &ns);
         (store, ns, cm)
     }
 
@@ -508,24 +558,19 @@ mod tests {
         json!({"metadata": {"name": name, "labels": {"app": "x"}}, "data": {"k": "v"}})
     }
 
-    /// Updates `default/name` with `change` applied to the stored object.
-    fn edit(
+    /// Deletes `default/name`, with no preconditions and background propagation.
+    fn delete(
         store: &Store,
         kind: &ResourceKind,
         name: &str,
-        change: impl FnOnce(&mut Value),
-    ) -> Result<Written, ApiError> {
-        store.update(
+    ) -> Result<Arc<StoredObject>, ApiError> {
+        store.delete(
             kind,
             "default",
             name,
-            Subresource::Main,
-            WriteOptions::default(),
-            |old| {
-                let mut v = old.unwrap().clone();
-                change(&mut v);
-                Ok(v)
-            },
+            &Preconditions::default(),
+            false,
+            Propagation::Background,
         )
     }
 
@@ -671,32 +716,14 @@ mod tests {
         store
             .create(&kind, "default", body, WriteOptions::default())
             .unwrap();
-        let marked = store
-            .delete(
-                &kind,
-                "default",
-                "a",
-                &Preconditions::default(),
-                false,
-                Propagation::Background,
-            )
-            .unwrap();
+        let marked = delete(&store, &kind, "a").unwrap();
         let value = marked.to_value();
         assert!(value["metadata"]["deletionTimestamp"].is_string());
         assert_eq!(value["metadata"]["deletionGracePeriodSeconds"], 0);
         // Regression: the first deletionTimestamp bumps generation (the apiserver's
         // markAsDeleting), which crossplane's event filter relies on to see a deletion start.
         assert_eq!(value["metadata"]["generation"], 2);
-        let again = store
-            .delete(
-                &kind,
-                "default",
-                "a",
-                &Preconditions::default(),
-                false,
-                Propagation::Background,
-            )
-            .unwrap();
+        let again = delete(&store, &kind, "a").unwrap();
         assert_eq!(again.resource_version, marked.resource_version);
         let add = edit(&store, &kind, "a", |v| {
             v["metadata"]["finalizers"] = json!(["f", "g"]);
@@ -713,29 +740,23 @@ mod tests {
     fn watches_resume_from_history_and_expire_when_it_is_gone() {
         let (store, _, kind) = setup();
         let start = store.resource_version();
-        for i in 0..3 {
-            store
-                .create(
-                    &kind,
-                    "default",
-                    cm(&format!("c{i}")),
-                    WriteOptions::default(),
-                )
-                .unwrap();
-        }
+        let create = |range: std::ops::Range<usize>| {
+            for i in range {
+                store
+                    .create(
+                        &kind,
+                        "default",
+                        cm(&format!("c{i}")),
+                        WriteOptions::default(),
+                    )
+                    .unwrap();
+            }
+        };
+        create(0..3);
         let resumed = store.watch(&kind, Some(start + 1));
         assert_eq!(resumed.initial.len(), 2);
         assert!(resumed.expired.is_none());
-        for i in 3..10 {
-            store
-                .create(
-                    &kind,
-                    "default",
-                    cm(&format!("c{i}")),
-                    WriteOptions::default(),
-                )
-                .unwrap();
-        }
+        create(3..10);
         assert!(store.watch(&kind, Some(start)).expired.is_some());
         assert_eq!(store.watch(&kind, None).initial.len(), 10);
     }

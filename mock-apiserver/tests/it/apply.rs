@@ -217,25 +217,19 @@ async fn a_composer_reapplying_the_same_body_while_a_provider_writes_status_chan
         field_manager: Some("provider".into()),
         ..PatchParams::default()
     };
-    for round in 0..5 {
-        let applied = apply(
+    let compose = || {
+        apply(
             &api,
             "apiextensions.crossplane.io/composed",
             json!({"region": "eu"}),
             false,
         )
-        .await
-        .unwrap();
+    };
+    for round in 0..5 {
+        let applied = compose().await.unwrap();
         let before = server.resource_version();
         for _ in 0..3 {
-            let again = apply(
-                &api,
-                "apiextensions.crossplane.io/composed",
-                json!({"region": "eu"}),
-                false,
-            )
-            .await
-            .unwrap();
+            let again = compose().await.unwrap();
             assert_eq!(
                 again.metadata.resource_version,
                 applied.metadata.resource_version

@@ -38,40 +38,46 @@ fn assert_status(got: &(StatusCode, Value), code: u16, reason: &str) {
     assert_eq!(got.1["reason"], reason);
 }
 
+/// A request: method, URI, content type and body.
+type Call<'a> = (Method, &'a str, &'a str, &'a str);
+
+/// Sends each request and checks it gets a `Status` with `code` and `reason`.
+async fn assert_statuses(server: &ApiServer, cases: &[(Call<'_>, u16, &str)]) {
+    for ((method, uri, content_type, body), code, reason) in cases {
+        let got = call(server, method.clone(), uri, content_type, body).await;
+        assert_eq!(
+            (got.0.as_u16(), &got.1["reason"]),
+            (*code, &json!(reason)),
+            "{method} {uri} {content_type} {body:?}: {}",
+            got.1
+        );
+        assert_status(&got, *code, reason);
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn malformed_json_is_a_bad_request() {
     let server = server_with_buckets(Config::default());
-    assert_status(
-        &call(
-            &server,
-            Method::POST,
-            BUCKETS,
-            "application/json",
-            "{not json",
-        )
-        .await,
-        400,
-        "BadRequest",
-    );
-    assert_status(
-        &call(&server, Method::POST, BUCKETS, "application/json", "[1,2]").await,
-        400,
-        "BadRequest",
-    );
-    assert_status(
-        &call(&server, Method::POST, BUCKETS, "application/json", "").await,
-        400,
-        "BadRequest",
-    );
-    let patch = call(
+    let b1 = format!("{BUCKETS}/b1");
+    let json = "application/json";
+    assert_statuses(
         &server,
-        Method::PATCH,
-        &format!("{BUCKETS}/b1"),
-        "application/merge-patch+json",
-        "{oops",
+        &[
+            (
+                (Method::POST, BUCKETS, json, "{not json"),
+                400,
+                "BadRequest",
+            ),
+            ((Method::POST, BUCKETS, json, "[1,2]"), 400, "BadRequest"),
+            ((Method::POST, BUCKETS, json, ""), 400, "BadRequest"),
+            (
+                (Method::PATCH, &b1, "application/merge-patch+json", "{oops"),
+                400,
+                "BadRequest",
+            ),
+        ],
     )
     .await;
-    assert_status(&patch, 400, "BadRequest");
 }
 
 #[tokio::test(start_paused = true)]
@@ -122,17 +128,22 @@ async fn bad_selectors_and_parameters_are_bad_requests() {
 async fn wrong_content_types_are_unsupported_media_types() {
     let server = server_with_buckets(Config::default());
     let body = r#"{"metadata":{"name":"b1"},"spec":{"region":"eu"}}"#;
-    for content_type in [
-        "text/plain",
-        "application/vnd.kubernetes.protobuf",
-        "application/xml",
-    ] {
-        assert_status(
-            &call(&server, Method::POST, BUCKETS, content_type, body).await,
+    let unsupported = |content_type| {
+        (
+            (Method::POST, BUCKETS, content_type, body),
             415,
             "UnsupportedMediaType",
-        );
-    }
+        )
+    };
+    assert_statuses(
+        &server,
+        &[
+            unsupported("text/plain"),
+            unsupported("application/vnd.kubernetes.protobuf"),
+            unsupported("application/xml"),
+        ],
+    )
+    .await;
     assert_eq!(
         call(&server, Method::POST, BUCKETS, "application/json", body)
             .await
@@ -172,129 +183,131 @@ async fn wrong_content_types_are_unsupported_media_types() {
 #[tokio::test(start_paused = true)]
 async fn invalid_objects_are_unprocessable_and_mismatches_are_bad_requests() {
     let server = server_with_buckets(Config::default());
-    let no_name = call(
-        &server,
-        Method::POST,
-        BUCKETS,
-        "application/json",
-        r#"{"spec":{}}"#,
-    )
-    .await;
-    assert_status(&no_name, 422, "Invalid");
-    let bad_name = call(
-        &server,
-        Method::POST,
-        BUCKETS,
-        "application/json",
-        r#"{"metadata":{"name":"Bad_Name"}}"#,
-    )
-    .await;
-    assert_status(&bad_name, 422, "Invalid");
+    let b1 = format!("{BUCKETS}/b1");
+    let json = "application/json";
+    let json_patch = "application/json-patch+json";
     let wrong_kind =
         r#"{"apiVersion":"example.org/v1alpha1","kind":"Widget","metadata":{"name":"w"}}"#;
-    assert_status(
-        &call(
-            &server,
-            Method::POST,
-            BUCKETS,
-            "application/json",
-            wrong_kind,
-        )
-        .await,
-        400,
-        "BadRequest",
-    );
-    let wrong_ns = r#"{"metadata":{"name":"b","namespace":"other"}}"#;
-    assert_status(
-        &call(&server, Method::POST, BUCKETS, "application/json", wrong_ns).await,
-        400,
-        "BadRequest",
-    );
     let missing_ns = "/apis/example.org/v1alpha1/namespaces/nowhere/buckets";
-    assert_status(
-        &call(
-            &server,
-            Method::POST,
-            missing_ns,
-            "application/json",
-            r#"{"metadata":{"name":"b"}}"#,
-        )
-        .await,
-        404,
-        "NotFound",
-    );
+    assert_statuses(
+        &server,
+        &[
+            // No name.
+            (
+                (Method::POST, BUCKETS, json, r#"{"spec":{}}"#),
+                422,
+                "Invalid",
+            ),
+            (
+                (
+                    Method::POST,
+                    BUCKETS,
+                    json,
+                    r#"{"metadata":{"name":"Bad_Name"}}"#,
+                ),
+                422,
+                "Invalid",
+            ),
+            ((Method::POST, BUCKETS, json, wrong_kind), 400, "BadRequest"),
+            (
+                (
+                    Method::POST,
+                    BUCKETS,
+                    json,
+                    r#"{"metadata":{"name":"b","namespace":"other"}}"#,
+                ),
+                400,
+                "BadRequest",
+            ),
+            (
+                (
+                    Method::POST,
+                    missing_ns,
+                    json,
+                    r#"{"metadata":{"name":"b"}}"#,
+                ),
+                404,
+                "NotFound",
+            ),
+        ],
+    )
+    .await;
 
     call(
         &server,
         Method::POST,
         BUCKETS,
-        "application/json",
+        json,
         r#"{"metadata":{"name":"b1"},"spec":{"region":"eu"}}"#,
     )
     .await;
-    let unconditional = call(
+    assert_statuses(
         &server,
-        Method::PUT,
-        &format!("{BUCKETS}/b1"),
-        "application/json",
-        r#"{"metadata":{"name":"b1"},"spec":{"region":"x"}}"#,
+        &[
+            // An unconditional update.
+            (
+                (
+                    Method::PUT,
+                    &b1,
+                    json,
+                    r#"{"metadata":{"name":"b1"},"spec":{"region":"x"}}"#,
+                ),
+                422,
+                "Invalid",
+            ),
+            (
+                (
+                    Method::PATCH,
+                    &b1,
+                    json_patch,
+                    r#"[{"op":"jump","path":"/a"}]"#,
+                ),
+                400,
+                "BadRequest",
+            ),
+            (
+                (
+                    Method::PATCH,
+                    &b1,
+                    json_patch,
+                    r#"[{"op":"test","path":"/spec","value":1}]"#,
+                ),
+                422,
+                "Invalid",
+            ),
+            (
+                (
+                    Method::DELETE,
+                    &b1,
+                    json,
+                    r#"{"preconditions":{"uid":"nope"}}"#,
+                ),
+                409,
+                "Conflict",
+            ),
+        ],
     )
     .await;
-    assert_status(&unconditional, 422, "Invalid");
-    let bad_op = call(
-        &server,
-        Method::PATCH,
-        &format!("{BUCKETS}/b1"),
-        "application/json-patch+json",
-        r#"[{"op":"jump","path":"/a"}]"#,
-    )
-    .await;
-    assert_status(&bad_op, 400, "BadRequest");
-    let failed_test = call(
-        &server,
-        Method::PATCH,
-        &format!("{BUCKETS}/b1"),
-        "application/json-patch+json",
-        r#"[{"op":"test","path":"/spec","value":1}]"#,
-    )
-    .await;
-    assert_status(&failed_test, 422, "Invalid");
-    let precondition = call(
-        &server,
-        Method::DELETE,
-        &format!("{BUCKETS}/b1"),
-        "application/json",
-        r#"{"preconditions":{"uid":"nope"}}"#,
-    )
-    .await;
-    assert_status(&precondition, 409, "Conflict");
 }
 
 #[tokio::test(start_paused = true)]
 async fn methods_a_path_does_not_support_are_not_allowed() {
     let server = server_with_buckets(Config::default());
-    assert_status(
-        &call(&server, Method::POST, "/version", "application/json", "{}").await,
-        405,
-        "MethodNotAllowed",
-    );
-    assert_status(
-        &call(
-            &server,
-            Method::POST,
-            &format!("{BUCKETS}/b1"),
-            "application/json",
-            "{}",
-        )
-        .await,
-        405,
-        "MethodNotAllowed",
-    );
-    assert_status(
-        &call(&server, Method::PUT, BUCKETS, "application/json", "{}").await,
-        405,
-        "MethodNotAllowed",
-    );
+    let b1 = format!("{BUCKETS}/b1");
+    let json = "application/json";
+    assert_statuses(
+        &server,
+        &[
+            (
+                (Method::POST, "/version", json, "{}"),
+                405,
+                "MethodNotAllowed",
+            ),
+            ((Method::POST, &b1, json, "{}"), 405, "MethodNotAllowed"),
+            ((Method::PUT, BUCKETS, json, "{}"), 405, "MethodNotAllowed"),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test(start_paused = true)]

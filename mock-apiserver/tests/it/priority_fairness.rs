@@ -10,7 +10,7 @@ use futures::channel::mpsc;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Frame;
 use kube::api::{Api, ListParams};
-use mock_apiserver::{Config, FlowControl, PriorityAndFairness};
+use mock_apiserver::{ApiServer, Config, FlowControl, PriorityAndFairness};
 use tower::ServiceExt;
 
 use crate::support::{Bucket, Socket, server_with_buckets};
@@ -59,6 +59,18 @@ async fn text(response: http::Response<mock_apiserver::ResponseBody>) -> String 
     .unwrap()
 }
 
+/// The server's `/metrics` page.
+async fn metrics_page(server: &ApiServer) -> String {
+    text(
+        server
+            .service()
+            .oneshot(http::Request::get("/metrics").body(empty()).unwrap())
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_request_waits_in_its_queue_then_gets_a_plain_text_429_while_system_masters_passes() {
     let server = server_with_buckets(one_seat_for_anonymous());
@@ -75,14 +87,7 @@ async fn a_request_waits_in_its_queue_then_gets_a_plain_text_429_while_system_ma
             .oneshot(http::Request::get(path).body(empty()).unwrap()),
     );
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let metrics = text(
-        server
-            .service()
-            .oneshot(http::Request::get("/metrics").body(empty()).unwrap())
-            .await
-            .unwrap(),
-    )
-    .await;
+    let metrics = metrics_page(&server).await;
     assert!(
         metrics.contains("apiserver_flowcontrol_current_inqueue_requests{flow_schema=\"global-default\",priority_level=\"global-default\"} 1\n"),
         "the list waits in a queue: {metrics}"
@@ -126,14 +131,7 @@ async fn a_request_waits_in_its_queue_then_gets_a_plain_text_429_while_system_ma
     );
     holder.abort();
 
-    let metrics = text(
-        server
-            .service()
-            .oneshot(http::Request::get("/metrics").body(empty()).unwrap())
-            .await
-            .unwrap(),
-    )
-    .await;
+    let metrics = metrics_page(&server).await;
     for line in [
         "apiserver_flowcontrol_rejected_requests_total{flow_schema=\"global-default\",priority_level=\"global-default\",reason=\"time-out\"} 1\n",
         "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"exempt\",priority_level=\"exempt\"} 1\n",
@@ -176,14 +174,7 @@ async fn impersonated_service_accounts_are_workload_low_and_get_the_classificati
         sa.headers()["x-kubernetes-pf-flowschema-uid"],
         anonymous.headers()["x-kubernetes-pf-flowschema-uid"]
     );
-    let metrics = text(
-        server
-            .service()
-            .oneshot(http::Request::get("/metrics").body(empty()).unwrap())
-            .await
-            .unwrap(),
-    )
-    .await;
+    let metrics = metrics_page(&server).await;
     assert!(metrics.contains("apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"service-accounts\",priority_level=\"workload-low\"} 1\n"), "{metrics}");
     assert!(metrics.contains("apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"global-default\",priority_level=\"global-default\"} 1\n"), "{metrics}");
     let bad = service

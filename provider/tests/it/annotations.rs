@@ -36,6 +36,22 @@ fn observe_gaps(stack: &Stack, name: &str, skip: usize) -> Vec<Duration> {
         .collect()
 }
 
+/// Starts the provider, creates the Bucket `b`, waits (at most 10 s) until it is Ready,
+/// then a second more.
+async fn start_with_ready_bucket(stack: &mut Stack) {
+    stack.start();
+    stack.create(&bucket("b")).await;
+    assert!(
+        eventually(
+            Duration::from_secs(10),
+            Duration::from_millis(100),
+            || async { stack.get::<Bucket>("b").await.is_some_and(|b| is_ready(&b)) }
+        )
+        .await
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_poll_annotation_sets_the_interval_between_observes_within_the_jitter_bounds() {
     let settings = Settings::default().min_poll_interval(Duration::from_secs(2));
@@ -94,17 +110,7 @@ async fn the_poll_annotation_sets_the_interval_between_observes_within_the_jitte
 #[tokio::test(start_paused = true)]
 async fn each_new_reconcile_request_token_triggers_one_reconcile_and_the_same_token_none() {
     let mut stack = Stack::new(Settings::default(), open_cloud()).await;
-    stack.start();
-    stack.create(&bucket("b")).await;
-    assert!(
-        eventually(
-            Duration::from_secs(10),
-            Duration::from_millis(100),
-            || async { stack.get::<Bucket>("b").await.is_some_and(|b| is_ready(&b)) }
-        )
-        .await
-    );
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    start_with_ready_bucket(&mut stack).await;
     let request = |token: &'static str| {
         let api = stack.api::<Bucket>();
         async move {
@@ -155,17 +161,7 @@ async fn each_new_reconcile_request_token_triggers_one_reconcile_and_the_same_to
 async fn an_ignored_reconcile_request_still_brings_one_reconcile_but_records_nothing() {
     let settings = Settings::default().reconcile_requests(ReconcileRequests::Ignore);
     let mut stack = Stack::new(settings, open_cloud()).await;
-    stack.start();
-    stack.create(&bucket("b")).await;
-    assert!(
-        eventually(
-            Duration::from_secs(10),
-            Duration::from_millis(100),
-            || async { stack.get::<Bucket>("b").await.is_some_and(|b| is_ready(&b)) }
-        )
-        .await
-    );
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    start_with_ready_bucket(&mut stack).await;
     let before = stack.calls(Action::Get, "b").len();
     let patch = json!({"metadata": {"annotations": {REQUESTED: "t1"}}});
     stack

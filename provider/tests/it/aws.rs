@@ -99,12 +99,50 @@ fn ops_since(calls: &[Call], since: usize) -> Vec<&str> {
         .collect()
 }
 
+/// The cloud operations that `update` calls; it must succeed.
+async fn ops_during<E: std::fmt::Debug>(
+    served: &Served,
+    update: impl std::future::Future<Output = Result<(), E>>,
+) -> Vec<String> {
+    let start = served.cloud.calls().len();
+    update.await.expect("updates");
+    ops_since(&served.cloud.calls(), start)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
 async fn connect(
     c: &Connector,
     spec: &ProviderConfigSpec,
     region: &str,
 ) -> Result<Clients, ConnectError> {
     c.connect("default", spec, region, &secrets).await
+}
+
+/// mock-cloud on `config`, and the clients of a Connect for `region` with the default
+/// ProviderConfig (standard retries, everything cached).
+async fn serve_and_connect(config: Config, region: &str) -> (Served, Clients) {
+    let served = serve(config).await;
+    let connector = Connector::new(RetryMode::Standard, CredentialCache::All);
+    let clients = connect(&connector, &spec(&served.url, ""), region)
+        .await
+        .expect("connects");
+    (served, clients)
+}
+
+/// A connector caching as `cache` (standard retries) after `times` Connects with `spec`.
+async fn connect_times(
+    cache: CredentialCache,
+    spec: &ProviderConfigSpec,
+    region: &str,
+    times: usize,
+) -> Connector {
+    let connector = Connector::new(RetryMode::Standard, cache);
+    for _ in 0..times {
+        connect(&connector, spec, region).await.expect("connects");
+    }
+    connector
 }
 
 #[tokio::test]
@@ -134,19 +172,13 @@ async fn an_assume_role_chain_costs_one_assume_role_per_role_on_every_connect_un
         &served.url,
         "assumeRoleChain: [{roleARN: 'arn:aws:iam::000000000000:role/a'}, {roleARN: 'arn:aws:iam::000000000000:role/b'}]\n",
     );
-    let none = Connector::new(RetryMode::Standard, CredentialCache::None);
-    for _ in 0..2 {
-        connect(&none, &chain, "eu-west-1").await.expect("connects");
-    }
+    connect_times(CredentialCache::None, &chain, "eu-west-1", 2).await;
     assert_eq!(
         sts_ops(&served.cloud.calls()),
         ["AssumeRole", "AssumeRole", "GetCallerIdentity"].repeat(2)
     );
     let before = served.cloud.calls().len();
-    let all = Connector::new(RetryMode::Standard, CredentialCache::All);
-    for _ in 0..3 {
-        connect(&all, &chain, "eu-west-1").await.expect("connects");
-    }
+    let all = connect_times(CredentialCache::All, &chain, "eu-west-1", 3).await;
     assert_eq!(
         ops_since(&served.cloud.calls(), before),
         ["AssumeRole", "AssumeRole", "GetCallerIdentity"],
@@ -167,12 +199,7 @@ async fn irsa_caching_keeps_only_the_web_identity_exchange() {
         served.url
     ))
     .expect("valid");
-    let cached = Connector::new(RetryMode::Standard, CredentialCache::Irsa);
-    for _ in 0..2 {
-        connect(&cached, &irsa, "us-east-1")
-            .await
-            .expect("connects");
-    }
+    connect_times(CredentialCache::Irsa, &irsa, "us-east-1", 2).await;
     assert_eq!(
         sts_ops(&served.cloud.calls()),
         [
@@ -184,12 +211,7 @@ async fn irsa_caching_keeps_only_the_web_identity_exchange() {
         ]
     );
     let before = served.cloud.calls().len();
-    let uncached = Connector::new(RetryMode::Standard, CredentialCache::None);
-    for _ in 0..2 {
-        connect(&uncached, &irsa, "us-east-1")
-            .await
-            .expect("connects");
-    }
+    connect_times(CredentialCache::None, &irsa, "us-east-1", 2).await;
     assert_eq!(
         ops_since(&served.cloud.calls(), before),
         [
@@ -203,11 +225,7 @@ async fn irsa_caching_keeps_only_the_web_identity_exchange() {
 
 #[tokio::test]
 async fn a_bucket_goes_through_create_observe_update_and_delete_with_the_documented_calls() {
-    let served = serve(Config::default()).await;
-    let connector = Connector::new(RetryMode::Standard, CredentialCache::All);
-    let clients = connect(&connector, &spec(&served.url, ""), "eu-west-1")
-        .await
-        .expect("connects");
+    let (served, clients) = serve_and_connect(Config::default(), "eu-west-1").await;
     let s3 = &clients.s3;
     let name = "loadtest-logs";
     let mut params = BucketParameters {
@@ -260,26 +278,14 @@ async fn a_bucket_goes_through_create_observe_update_and_delete_with_the_documen
         .tags
         .insert("cost-center".to_owned(), "42".to_owned());
     assert!(!seen.up_to_date(&params));
-    let start = served.cloud.calls().len();
-    bucket::update(s3, name, &params, &seen)
-        .await
-        .expect("updates");
-    assert_eq!(
-        ops_since(&served.cloud.calls(), start),
-        ["PutBucketTagging"]
-    );
+    let ops = ops_during(&served, bucket::update(s3, name, &params, &seen)).await;
+    assert_eq!(ops, ["PutBucketTagging"]);
     let seen = bucket::observe(s3, name).await.unwrap().expect("exists");
     assert!(seen.up_to_date(&params));
     // Tags removed: DeleteBucketTagging.
     params.tags.clear();
-    let start = served.cloud.calls().len();
-    bucket::update(s3, name, &params, &seen)
-        .await
-        .expect("updates");
-    assert_eq!(
-        ops_since(&served.cloud.calls(), start),
-        ["DeleteBucketTagging"]
-    );
+    let ops = ops_during(&served, bucket::update(s3, name, &params, &seen)).await;
+    assert_eq!(ops, ["DeleteBucketTagging"]);
 
     let start = served.cloud.calls().len();
     bucket::delete(s3, name).await.expect("deletes");
@@ -500,11 +506,7 @@ async fn a_throttled_observe_shows_the_sdks_retries_in_the_journal_within_three_
 #[tokio::test]
 async fn a_vpc_goes_through_create_observe_update_and_delete_with_one_call_each() {
     use provider::aws::vpc::{self, VpcParameters};
-    let served = serve(Config::default()).await;
-    let connector = Connector::new(RetryMode::Standard, CredentialCache::All);
-    let clients = connect(&connector, &spec(&served.url, ""), "eu-west-1")
-        .await
-        .expect("connects");
+    let (served, clients) = serve_and_connect(Config::default(), "eu-west-1").await;
     let ec2 = &clients.ec2;
     let mut params = VpcParameters {
         region: "eu-west-1".to_owned(),
@@ -555,11 +557,7 @@ async fn a_table_goes_through_create_observe_update_and_delete() {
         "fast.yaml",
     )
     .expect("valid");
-    let served = serve(config).await;
-    let connector = Connector::new(RetryMode::Standard, CredentialCache::All);
-    let clients = connect(&connector, &spec(&served.url, ""), "us-east-1")
-        .await
-        .expect("connects");
+    let (served, clients) = serve_and_connect(config, "us-east-1").await;
     let db = &clients.dynamodb;
     let mut params = TableParameters {
         region: "us-east-1".to_owned(),

@@ -20,12 +20,12 @@ use provider::aws::connect::{CredentialCache, RetryMode};
 use provider::aws::kinds::Vpc;
 use provider::aws::kinds::{ClusterBucket, ClusterProviderConfig, NamespacedBucket, Table};
 use provider::crd::Managed;
-use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions, RunSummary};
+use provider::{CloudClient, ProviderMetrics, ProviderOptions, RunSummary};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::aws::BUCKET_READ;
-use crate::stack::eventually;
+use crate::stack::{events_regarding, eventually, is_ready, spawn_provider};
 
 const NS: &str = "default";
 const SECRET_NS: &str = "default";
@@ -112,16 +112,7 @@ impl AwsStack {
             credential_cache: CredentialCache::None,
             http: Some(provider::aws::transport::in_process(self.cloud.clone())),
         });
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            Provider::new(options)
-                .run(async {
-                    stopped.await.ok();
-                })
-                .await
-                .unwrap()
-        });
-        self.running = Some((stop, task));
+        self.running = Some(spawn_provider(options));
     }
 
     /// [`AwsStack::start`] with the test settings, an unlimited cloud and standard retries.
@@ -226,14 +217,9 @@ impl AwsStack {
 
     /// Event reasons and notes recorded for an object.
     async fn events(&self, name: &str) -> Vec<(String, String)> {
-        let events: Api<k8s_openapi::api::events::v1::Event> = Api::all(self.client.clone());
-        events
-            .list(&ListParams::default())
+        events_regarding(&Api::all(self.client.clone()), name)
             .await
-            .unwrap()
-            .items
             .into_iter()
-            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
             .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
             .collect()
     }
@@ -241,11 +227,6 @@ impl AwsStack {
 
 fn indent(yaml: &str) -> String {
     yaml.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-fn is_ready<K: Managed>(obj: &K) -> bool {
-    obj.managed_status()
-        .is_some_and(|s| s.is_true("Ready") && s.is_true("Synced"))
 }
 
 fn synced_message<K: Managed>(obj: &K) -> Option<String> {

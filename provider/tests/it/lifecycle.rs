@@ -5,7 +5,7 @@ use std::time::Duration;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use limiter::crossplane::Settings;
 use mock_cloud::{Action, Collection};
-use provider::crd::{Bucket, Database, Record};
+use provider::crd::{Bucket, Database, Managed, Record};
 use serde_json::json;
 
 use crate::stack::{
@@ -13,6 +13,24 @@ use crate::stack::{
 };
 
 const SECOND: Duration = Duration::from_secs(1);
+
+/// Prints up to three `K`s that are not Ready, with their annotations and status.
+async fn print_unready<K: Managed>(stack: &Stack) {
+    for d in stack
+        .list::<K>()
+        .await
+        .iter()
+        .filter(|d| !is_ready(*d))
+        .take(3)
+    {
+        eprintln!(
+            "{} {:?} {:?}",
+            d.name_any(),
+            d.meta().annotations,
+            d.managed_status()
+        );
+    }
+}
 
 #[tokio::test(start_paused = true)]
 async fn two_hundred_resources_of_mixed_kinds_all_become_ready_and_the_cloud_holds_exactly_those() {
@@ -46,34 +64,8 @@ async fn two_hundred_resources_of_mixed_kinds_all_become_ready_and_the_cloud_hol
     })
     .await;
     if !ready {
-        for d in stack
-            .list::<Database>()
-            .await
-            .iter()
-            .filter(|d| !is_ready(*d))
-            .take(3)
-        {
-            eprintln!(
-                "{} {:?} {:?}",
-                d.name_any(),
-                d.metadata.annotations,
-                d.status
-            );
-        }
-        for d in stack
-            .list::<Bucket>()
-            .await
-            .iter()
-            .filter(|d| !is_ready(*d))
-            .take(3)
-        {
-            eprintln!(
-                "{} {:?} {:?}",
-                d.name_any(),
-                d.metadata.annotations,
-                d.status
-            );
-        }
+        print_unready::<Database>(&stack).await;
+        print_unready::<Bucket>(&stack).await;
         eprintln!("{}", stack.metrics.encode().unwrap());
     }
     assert!(ready, "not every resource became Ready within 300 s");

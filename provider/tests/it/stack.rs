@@ -76,16 +76,7 @@ impl Stack {
             Arc::clone(&self.metrics),
         )
         .shutdown_timeout(Duration::from_secs(2));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            Provider::new(options)
-                .run(async {
-                    stopped.await.ok();
-                })
-                .await
-                .unwrap()
-        });
-        self.running = Some((stop, task));
+        self.running = Some(spawn_provider(options));
     }
 
     /// Stops the provider (as SIGTERM does) and returns how it ended.
@@ -153,15 +144,9 @@ impl Stack {
 
     /// Event reasons recorded for an object (events.k8s.io/v1, as kube's Recorder writes).
     pub async fn event_reasons(&self, name: &str) -> Vec<String> {
-        let events: Api<k8s_openapi::api::events::v1::Event> =
-            Api::namespaced(self.client.clone(), NS);
-        events
-            .list(&ListParams::default())
+        events_regarding(&Api::namespaced(self.client.clone(), NS), name)
             .await
-            .unwrap()
-            .items
             .into_iter()
-            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
             .filter_map(|e| e.reason)
             .collect()
     }
@@ -231,6 +216,36 @@ pub fn condition_of<K: Managed>(obj: &K, type_: &str) -> Condition {
         .condition(type_)
         .unwrap()
         .clone()
+}
+
+/// The events `events` lists about the object `name`.
+pub async fn events_regarding(
+    events: &Api<k8s_openapi::api::events::v1::Event>,
+    name: &str,
+) -> Vec<k8s_openapi::api::events::v1::Event> {
+    events
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+        .collect()
+}
+
+/// Runs a provider with `options` until the sender is used or dropped; the task ends with
+/// its run's summary.
+pub fn spawn_provider(options: ProviderOptions) -> (oneshot::Sender<()>, JoinHandle<RunSummary>) {
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        Provider::new(options)
+            .run(async {
+                stopped.await.ok();
+            })
+            .await
+            .unwrap()
+    });
+    (stop, task)
 }
 
 pub fn is_ready<K: Managed>(obj: &K) -> bool {

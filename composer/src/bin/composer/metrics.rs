@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use composer::function::FunctionMetrics;
+use composer::function::metrics::ResponseCount;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -35,6 +36,9 @@ pub async fn serve(
     serve::serve(listener, service, shutdown, options).await;
 }
 
+/// A counter series of the function responses: name, help, and its value of a count.
+type Counter = (&'static str, &'static str, fn(&ResponseCount) -> String);
+
 /// The counters, under core's names (`internal/xfn/function_runner_metrics.go`).
 fn exposition(metrics: &FunctionMetrics) -> String {
     let mut out = String::new();
@@ -49,23 +53,32 @@ fn exposition(metrics: &FunctionMetrics) -> String {
         );
     }
     let responses = metrics.responses();
-    out.push_str("# HELP function_run_function_response_total Total number of RunFunctionResponses received.\n");
-    out.push_str("# TYPE function_run_function_response_total counter\n");
-    for (labels, count) in &responses {
-        let _ = writeln!(
-            out,
-            "function_run_function_response_total{{function_name=\"{}\",grpc_method=\"{}\",grpc_code=\"{}\",result_severity=\"{}\"}} {}",
-            labels.function, labels.method, labels.code, labels.severity, count.count
-        );
-    }
-    out.push_str("# HELP function_run_function_seconds_sum Seconds spent in RunFunction calls.\n");
-    out.push_str("# TYPE function_run_function_seconds_sum counter\n");
-    for (labels, count) in &responses {
-        let _ = writeln!(
-            out,
-            "function_run_function_seconds_sum{{function_name=\"{}\",grpc_method=\"{}\",grpc_code=\"{}\",result_severity=\"{}\"}} {}",
-            labels.function, labels.method, labels.code, labels.severity, count.seconds
-        );
+    let counters: [Counter; 2] = [
+        (
+            "function_run_function_response_total",
+            "Total number of RunFunctionResponses received.",
+            |count| count.count.to_string(),
+        ),
+        (
+            "function_run_function_seconds_sum",
+            "Seconds spent in RunFunction calls.",
+            |count| count.seconds.to_string(),
+        ),
+    ];
+    for (name, help, value) in counters {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} counter");
+        for (labels, count) in &responses {
+            let _ = writeln!(
+                out,
+                "{name}{{function_name=\"{}\",grpc_method=\"{}\",grpc_code=\"{}\",result_severity=\"{}\"}} {}",
+                labels.function,
+                labels.method,
+                labels.code,
+                labels.severity,
+                value(count)
+            );
+        }
     }
     out
 }
