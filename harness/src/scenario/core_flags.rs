@@ -73,50 +73,15 @@ pub struct CoreFlag {
 /// The setting flags of `args`, in order.
 #[must_use]
 pub fn occurrences(args: &[String]) -> Vec<CoreFlag> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let index = i;
-        let Some(long) = args[i].strip_prefix("--") else {
-            i += 1;
-            continue;
-        };
-        i += 1;
-        let (name, inline) = match long.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_owned())),
-            None => (long, None),
-        };
-        let (negated, base) = match name.strip_prefix("no-") {
-            Some(b) if TABLE.iter().any(|f| f.0 == b) => (true, b),
-            _ => (false, name),
-        };
-        let Some(&(flag, sets)) = TABLE.iter().find(|f| f.0 == base) else {
-            continue;
-        };
-        let value = if negated {
-            Some("false".to_owned())
-        } else if inline.is_some() {
-            inline
-        } else if sets == Sets::Realtime {
-            match args.get(i).map(String::as_str) {
-                Some(v @ ("true" | "false")) => {
-                    i += 1;
-                    Some(v.to_owned())
-                }
-                _ => None,
-            }
-        } else {
-            let v = args.get(i).cloned();
-            i += 1;
-            v
-        };
-        out.push(CoreFlag {
-            name: flag,
-            value,
-            index,
-        });
-    }
-    out
+    super::flags::tokenize(
+        args,
+        |name| TABLE.iter().find(|f| f.0 == name).copied(),
+        |_| None,
+        |&(_, sets)| sets == Sets::Realtime,
+    )
+    .into_iter()
+    .map(|((name, _), value, index)| CoreFlag { name, value, index })
+    .collect()
 }
 
 fn bad(flag: &str, value: &str, reason: &str) -> BadFlag {

@@ -244,43 +244,68 @@ struct Occurrence {
 /// The known flags of `args`, in order.
 fn occurrences(d: Dialect, args: &[String]) -> Vec<Occurrence> {
     let flags = table(d);
+    tokenize(
+        args,
+        |name| flags.iter().find(|f| f.0 == name).map(|f| (f.0, f.2)),
+        |c| flags.iter().find(|f| f.1 == Some(c)).map(|f| f.0),
+        |&(_, sets)| {
+            matches!(
+                sets,
+                Sets::ScopedBuckets | Sets::LeaderElection | Sets::Nothing(false)
+            )
+        },
+    )
+    .into_iter()
+    .map(|((name, sets), value, _)| Occurrence { name, sets, value })
+    .collect()
+}
+
+/// The flags of `args` that `known` knows (by long name, without dashes), in order: each
+/// with its value (`--f=v`, `--f v`; `--no-f` is `false`; a boolean given bare, or followed
+/// by something other than `true`/`false`, has none) and its index in `args`. `short`
+/// names the long flag a one-letter `-c` stands for; `boolean` says whether a flag takes
+/// its value only when it is `true` or `false`. Unknown flags and other arguments are
+/// passed over, as pflag's parse would pass them to their own flags.
+pub(crate) fn tokenize<K: Copy>(
+    args: &[String],
+    known: impl Fn(&str) -> Option<K>,
+    short: impl Fn(char) -> Option<&'static str>,
+    boolean: impl Fn(&K) -> bool,
+) -> Vec<(K, Option<String>, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {
+        let index = i;
         let arg = &args[i];
         i += 1;
         let (name, inline) = if let Some(long) = arg.strip_prefix("--") {
             match long.split_once('=') {
-                Some((n, v)) => (n.to_owned(), Some(v.to_owned())),
-                None => (long.to_owned(), None),
+                Some((n, v)) => (n, Some(v.to_owned())),
+                None => (long, None),
             }
-        } else if let Some(short) = arg.strip_prefix('-')
-            && let Some(c) = short.chars().next()
-            && short.len() == c.len_utf8()
+        } else if let Some(letter) = arg.strip_prefix('-')
+            && let Some(c) = letter.chars().next()
+            && letter.len() == c.len_utf8()
         {
-            match flags.iter().find(|f| f.1 == Some(c)) {
-                Some(f) => (f.0.to_owned(), None),
+            match short(c) {
+                Some(long) => (long, None),
                 None => continue,
             }
         } else {
             continue;
         };
-        let (negated, base) = match name.strip_prefix("no-") {
-            Some(b) if flags.iter().any(|f| f.0 == b) => (true, b.to_owned()),
-            _ => (false, name.clone()),
+        let (negated, flag) = match name.strip_prefix("no-").and_then(&known) {
+            Some(flag) => (true, flag),
+            None => match known(name) {
+                Some(flag) => (false, flag),
+                None => continue,
+            },
         };
-        let Some(&(long, _, sets)) = flags.iter().find(|f| f.0 == base) else {
-            continue;
-        };
-        let boolean = matches!(
-            sets,
-            Sets::ScopedBuckets | Sets::LeaderElection | Sets::Nothing(false)
-        );
         let value = if negated {
             Some("false".to_owned())
         } else if inline.is_some() {
             inline
-        } else if boolean {
+        } else if boolean(&flag) {
             match args.get(i).map(String::as_str) {
                 Some(v @ ("true" | "false")) => {
                     i += 1;
@@ -293,11 +318,7 @@ fn occurrences(d: Dialect, args: &[String]) -> Vec<Occurrence> {
             i += 1;
             v
         };
-        out.push(Occurrence {
-            name: long,
-            sets,
-            value,
-        });
+        out.push((flag, value, index));
     }
     out
 }
