@@ -263,6 +263,17 @@ pub struct FlagDiff {
     pub scenario: String,
 }
 
+impl From<crate::scenario::flags::Differ> for FlagDiff {
+    /// A difference between the deployed command line (`have`) and the scenario's (`want`).
+    fn from(d: crate::scenario::flags::Differ) -> Self {
+        FlagDiff {
+            flag: d.flag,
+            deployed: d.have,
+            scenario: d.want,
+        }
+    }
+}
+
 /// A kind the scenario names that the API server does not serve ([`super::discovery`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unserved {

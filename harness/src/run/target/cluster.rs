@@ -321,11 +321,7 @@ pub fn check_deployment(
     let differ: Vec<FlagDiff> =
         crate::scenario::flags::differ(dialect, &deployed.settings, settings)
             .into_iter()
-            .map(|d| FlagDiff {
-                flag: d.flag,
-                deployed: d.have,
-                scenario: d.want,
-            })
+            .map(FlagDiff::from)
             .collect();
     if !differ.is_empty() {
         return Err(RunError::DeploymentArgs { deployment, differ });

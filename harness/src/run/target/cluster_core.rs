@@ -53,11 +53,7 @@ pub fn check_core_deployment(
     })?;
     let differ: Vec<FlagDiff> = core_flags::differ(&have, want)
         .into_iter()
-        .map(|d| FlagDiff {
-            flag: d.flag,
-            deployed: d.have,
-            scenario: d.want,
-        })
+        .map(FlagDiff::from)
         .collect();
     if !differ.is_empty() {
         return Err(RunError::CoreDeploymentArgs {
