@@ -1,12 +1,15 @@
 //! `cargo xtask`: the project's own commands, in Rust (the cargo-xtask convention): the
 //! check CI runs, the kind assets' validation, a crate's fast test loop on the check's
-//! build, and fuzzing.
+//! build, fuzzing, and a scenario run against a kind cluster.
 //!
 //! `cargo xtask` is an alias (`.cargo/config.toml`) for `cargo run -p xtask --`; the crate
-//! depends on clap alone, so its first build takes seconds.
+//! depends on clap, serde_json, serde-saphyr and signal-hook, so its first build takes
+//! seconds.
 
 mod check;
 mod fuzz;
+mod kind;
+mod net;
 mod step;
 mod test;
 mod validate;
@@ -37,10 +40,24 @@ enum Command {
     Fuzz(fuzz::Args),
     /// Offline checks of the kind assets in ci/ (no Docker, no kind): the rendered
     /// manifests against the Kubernetes schemas and the harness's names, a server dry run
-    /// against mock-apiserver (custom resources against their CRDs), ci/kind/run.sh with
-    /// its tools stubbed, the containers' command lines as local processes, shellcheck,
-    /// hadolint and the Dockerfiles, the workflow and the kind config.
+    /// against mock-apiserver (custom resources against their CRDs) with the provider's
+    /// args patch, the containers' command lines as local processes, shellcheck, hadolint
+    /// and the Dockerfiles, the workflow and the kind config.
     Validate(validate::Args),
+    /// One scenario against a kind cluster, end to end: `cargo xtask kind
+    /// scenarios/smoke.yaml`.
+    ///
+    /// Builds the images and the harness, creates the kind cluster (ci/kind/cluster.yaml),
+    /// loads the images, applies ci/manifests, sets the provider's flags to the scenario's
+    /// (`harness provider-args`), waits for both Deployments, port-forwards mock-cloud and
+    /// the provider's metrics (started again whenever they end), runs `harness run
+    /// SCENARIO --kubeconfig … --cloud-url …`, and always, also after a failure or Ctrl-C,
+    /// collects the logs, ends the port-forwards and deletes the cluster it created. Exits
+    /// with the harness's exit code.
+    Kind(kind::Args),
+    /// Builds the images ci/manifests runs (loadtest/provider and loadtest/mock-cloud, from
+    /// ci/docker) and loads them into the kind cluster.
+    KindImages(kind::ImagesArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,11 +68,15 @@ fn main() -> ExitCode {
         Command::Test(a) => test::run(&root, &a),
         Command::Fuzz(a) => fuzz::run(&root, &a),
         Command::Validate(a) => validate::run(&root, &a),
+        Command::Kind(a) => kind::run(&root, &a),
+        Command::KindImages(a) => kind::images(&root, &a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("cargo xtask: {e}");
+            if !matches!(e, step::Error::Exit(_)) {
+                eprintln!("cargo xtask: {e}");
+            }
             ExitCode::from(e.code())
         }
     }

@@ -5,7 +5,8 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Instant, SystemTime};
 
 /// Why a command failed, and the exit code `cargo xtask` returns for it.
 #[derive(Debug)]
@@ -14,6 +15,9 @@ pub enum Error {
     Failed(String),
     /// Bad arguments, a missing tool, or a command that could not start (exit 2).
     Usage(String),
+    /// Exit with this code: the command has said why already (`cargo xtask kind` exits
+    /// with the harness's code).
+    Exit(u8),
 }
 
 impl Error {
@@ -22,6 +26,7 @@ impl Error {
         match self {
             Error::Failed(_) => 1,
             Error::Usage(_) => 2,
+            Error::Exit(code) => *code,
         }
     }
 }
@@ -30,6 +35,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Failed(m) | Error::Usage(m) => f.write_str(m),
+            Error::Exit(code) => write!(f, "exit {code}"),
         }
     }
 }
@@ -115,6 +121,36 @@ pub fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
         .find(|p| p.is_file())
+}
+
+/// A scratch directory under the system's temporary directory, readable by its owner only,
+/// removed when dropped.
+pub struct WorkDir(pub PathBuf);
+
+impl WorkDir {
+    /// `PREFIX-PID-N-NANOS`.
+    pub fn create(prefix: &str) -> Result<WorkDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        static CREATED: AtomicU32 = AtomicU32::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or_default();
+        let n = CREATED.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("{prefix}-{}-{n}-{nanos}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
+        Ok(WorkDir(dir))
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A run of steps: prints each step's heading with the time since the run started.
@@ -238,5 +274,6 @@ mod tests {
     fn errors_carry_their_exit_codes() {
         assert_eq!(Error::Failed("x".into()).code(), 1);
         assert_eq!(Error::Usage("x".into()).code(), 2);
+        assert_eq!(Error::Exit(130).code(), 130);
     }
 }

@@ -1,4 +1,4 @@
-//! The files the checks read and write: scratch directory, sources, scripts.
+//! The files the checks read and write: sources, scripts, scratch files.
 
 use std::fs;
 use std::io::Write;
@@ -6,28 +6,6 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::step::{Error, Result};
-
-/// A scratch directory, removed when dropped.
-pub(super) struct WorkDir(pub(super) PathBuf);
-
-impl WorkDir {
-    pub(super) fn create() -> Result<WorkDir> {
-        let nanos = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or_default();
-        let dir =
-            std::env::temp_dir().join(format!("xtask-validate-{}-{nanos}", std::process::id()));
-        fs::create_dir(&dir).map_err(|e| io_error(&dir, e))?;
-        Ok(WorkDir(dir))
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Whether a file under `path` (or `path` itself) that cargo builds from (`*.rs`,
 /// Cargo.toml, Cargo.lock) was modified after `than`.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::files::{files_under, io_error, read, write};
 use super::need::{self, report};
-use super::net::{free_port, http_get, probe};
+use crate::net::{free_port, http_get, probe};
 use super::pods;
 use super::validation::Validation;
 use crate::step::{Error, Result};

@@ -34,7 +34,6 @@ mod files;
 mod local;
 mod manifests;
 mod need;
-mod net;
 mod pods;
 mod schemas;
 mod server;
@@ -47,8 +46,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::step::{self, Error, Result, Steps};
-use files::{WorkDir, files_under, io_error, read, relative, write};
+use crate::step::{self, Error, Result, Steps, WorkDir};
+use files::{files_under, io_error, read, relative, write};
 use need::report;
 use tools::{Tool, Tools};
 use validation::Validation;
@@ -81,7 +80,7 @@ pub fn run(root: &Path, _a: &Args) -> Result {
 /// Every check, as steps of `steps`; the binaries from `bin_dir` when given.
 pub fn validate(root: &Path, steps: &Steps, bin_dir: Option<&Path>) -> Result {
     let mut tools = Tools::from_env();
-    let work = WorkDir::create()?;
+    let work = WorkDir::create("xtask-validate")?;
     let v = Validation {
         root,
         steps,

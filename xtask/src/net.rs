@@ -1,4 +1,5 @@
-//! Loopback HTTP: free ports, plain GETs and readiness probes.
+//! Loopback HTTP: free ports, plain GETs and readiness probes (`cargo xtask validate`'s
+//! local runs, `cargo xtask kind`'s port-forwards).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -7,7 +8,7 @@ use std::time::Duration;
 use crate::step::{Error, Result};
 
 /// A loopback port free at the time of asking.
-pub(super) fn free_port() -> Result<u16> {
+pub(crate) fn free_port() -> Result<u16> {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -16,7 +17,17 @@ pub(super) fn free_port() -> Result<u16> {
 
 /// `GET base + path` over HTTP/1.0 (`base` is `http://host:port`, as in a kubeconfig), with
 /// one second to connect and five to answer: the status and the body.
-pub(super) fn http_get(base: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+pub(crate) fn http_get(base: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    http_get_within(base, path, Duration::from_secs(1), Duration::from_secs(5))
+}
+
+/// [`http_get`] with `connect` to connect and `answer` for each read of the answer.
+pub(crate) fn http_get_within(
+    base: &str,
+    path: &str,
+    connect: Duration,
+    answer: Duration,
+) -> std::io::Result<(u16, Vec<u8>)> {
     let invalid =
         |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
     let host = base
@@ -27,8 +38,8 @@ pub(super) fn http_get(base: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)
         .to_socket_addrs()?
         .next()
         .ok_or_else(|| invalid("no address"))?;
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut stream = TcpStream::connect_timeout(&addr, connect)?;
+    stream.set_read_timeout(Some(answer))?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n")?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
@@ -45,7 +56,7 @@ pub(super) fn http_get(base: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)
 }
 
 /// `name`'s probe `path` on loopback `port` answers 200, within 10 s.
-pub(super) fn probe(name: &str, port: u16, path: &str) -> Result {
+pub(crate) fn probe(name: &str, port: u16, path: &str) -> Result {
     let base = format!("http://127.0.0.1:{port}");
     let mut last = String::from("no answer");
     for _ in 0..50 {
