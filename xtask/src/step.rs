@@ -137,8 +137,7 @@ impl WorkDir {
             .map(|d| d.subsec_nanos())
             .unwrap_or_default();
         let n = CREATED.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("{prefix}-{}-{n}-{nanos}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("{prefix}-{}-{n}-{nanos}", std::process::id()));
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&dir)

@@ -13,10 +13,12 @@ pub const IMAGES: [&str; 2] = ["provider", "mock-cloud"];
 
 /// `cargo xtask kind-images`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Environment: CLUSTER_NAME, the kind cluster to load into (default: \
+#[command(
+    after_help = "Environment: CLUSTER_NAME, the kind cluster to load into (default: \
 loadtest); IMAGE_TAG, the images' tag (default: dev; ci/manifests runs dev, so change it only \
 together with an overlay's images:). Building needs docker with BuildKit (the default since \
-Docker 23); loading needs kind.")]
+Docker 23); loading needs kind."
+)]
 pub struct Args {
     /// Only build the images.
     #[arg(long, conflicts_with = "load_only")]
@@ -56,7 +58,10 @@ pub fn load(env: &Env, root: &Path, kind: &Path, cluster: &str, tag: &str) -> St
     let mut args = vec!["load", "docker-image", "--name", cluster];
     args.extend(refs.iter().map(String::as_str));
     (
-        format!("==> kind load docker-image --name {cluster} {}", refs.join(" ")),
+        format!(
+            "==> kind load docker-image --name {cluster} {}",
+            refs.join(" ")
+        ),
         env.command(root, kind, &args),
     )
 }

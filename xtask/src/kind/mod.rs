@@ -2,11 +2,12 @@
 //! ci/kind/run.sh did), and `cargo xtask kind-images`, the images it runs (what
 //! ci/kind/build-images.sh did).
 //!
-//! [`session`] runs the steps and the cleanup, [`supervise`] keeps the port-forwards and
+//! [`session`] runs the steps, [`cleanup`] what follows them whatever happened, [`supervise`] keeps the port-forwards and
 //! the log followers running, [`images`] builds and loads the images, and [`env`] reads
 //! the environment and the signals. The tests (`tests`) run it all with docker, kind,
 //! kubectl, cargo and the harness replaced by small scripts that record their calls.
 
+mod cleanup;
 mod env;
 mod images;
 mod session;
@@ -143,7 +144,9 @@ impl Settings {
                 .parse()
                 .map_err(|_| Error::Usage(format!("{name}={v} is not a port number"))),
         };
-        let target = env.get("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
+        let target = env
+            .get("CARGO_TARGET_DIR")
+            .unwrap_or_else(|| "target".into());
         let or = |name: &str, default: &str| env.get(name).unwrap_or_else(|| default.to_owned());
         Ok(Settings {
             scenario: scenario.to_owned(),

@@ -24,7 +24,7 @@ use crate::net::http_get_within;
 use crate::step::{Result, Steps, WorkDir};
 
 /// The apps of ci/manifests whose logs are kept, and their Services' port.
-const APPS: [&str; 2] = ["provider", "mock-cloud"];
+pub(super) const APPS: [&str; 2] = ["provider", "mock-cloud"];
 const SERVICE_PORT: u16 = 8080;
 
 /// The waits of a run.
@@ -90,9 +90,8 @@ pub fn execute(ctx: &Ctx<'_>, s: &Settings) -> Result<i32> {
     let tools = Tools::find(ctx.env)?;
     let work = WorkDir::create("xtask-kind")?;
     let log_dir = ctx.root.join(&s.log_dir);
-    fs::create_dir_all(&log_dir).map_err(|e| {
-        crate::step::Error::Usage(format!("cannot create {}: {e}", s.log_dir))
-    })?;
+    fs::create_dir_all(&log_dir)
+        .map_err(|e| crate::step::Error::Usage(format!("cannot create {}: {e}", s.log_dir)))?;
     let mut run = Run {
         ctx,
         s,
@@ -131,19 +130,19 @@ fn code(status: ExitStatus) -> i32 {
         .unwrap_or(2)
 }
 
-struct Run<'a> {
-    ctx: &'a Ctx<'a>,
-    s: &'a Settings,
+pub(super) struct Run<'a> {
+    pub(super) ctx: &'a Ctx<'a>,
+    pub(super) s: &'a Settings,
     tools: Tools,
-    kubeconfig: PathBuf,
+    pub(super) kubeconfig: PathBuf,
     log_dir: PathBuf,
-    steps: Steps,
+    pub(super) steps: Steps,
     /// Whether this run created the cluster (then it deletes it).
-    created: bool,
+    pub(super) created: bool,
     /// The log followers and the port-forwards, the first `forwards` of them being the
     /// port-forwards.
-    background: Vec<Supervised>,
-    forwards: usize,
+    pub(super) background: Vec<Supervised>,
+    pub(super) forwards: usize,
 }
 
 impl Run<'_> {
@@ -154,15 +153,15 @@ impl Run<'_> {
         c
     }
 
-    fn kubectl(&self, args: &[&str]) -> Command {
+    pub(super) fn kubectl(&self, args: &[&str]) -> Command {
         self.cmd(&self.tools.kubectl, args)
     }
 
-    fn kind(&self, args: &[&str]) -> Command {
+    pub(super) fn kind(&self, args: &[&str]) -> Command {
         self.cmd(&self.tools.kind, args)
     }
 
-    fn log(&self, name: &str) -> PathBuf {
+    pub(super) fn log(&self, name: &str) -> PathBuf {
         self.log_dir.join(name)
     }
 
@@ -194,7 +193,10 @@ impl Run<'_> {
         let out = self.capture(self.cmd(&harness_path, &args), "harness provider-args")?;
         let provider_args = out.trim_end_matches('\n');
         println!("provider flags: {provider_args}");
-        write(&self.log("provider-args.json"), &format!("{provider_args}\n"))?;
+        write(
+            &self.log("provider-args.json"),
+            &format!("{provider_args}\n"),
+        )?;
         let patch = args_patch(provider_args).map_err(Stop::Failed)?;
 
         if !s.skip_build {
@@ -253,7 +255,10 @@ impl Run<'_> {
         self.steps.step(&format!("applying {}", s.manifests));
         // CRDs first: the ProviderConfig in the same apply needs its kind to be served.
         let crds = "ci/manifests/crds/";
-        self.check(self.kubectl(&["apply", "-f", crds]), "kubectl apply of the CRDs")?;
+        self.check(
+            self.kubectl(&["apply", "-f", crds]),
+            "kubectl apply of the CRDs",
+        )?;
         let established = ["wait", "--for", "condition=established", "--timeout=60s"];
         let c = self.kubectl(&[&established[..], &["-f", crds]].concat());
         self.check(c, "kubectl wait for the CRDs")?;
@@ -355,7 +360,8 @@ impl Run<'_> {
             self.ctx.interrupt.clone(),
             Box::new(move |_| {
                 let args = ["-n", NS, "port-forward", "--address", "127.0.0.1"];
-                let mut c = env.command(&root, &kubectl, &[&args[..], &[&service, &ports]].concat());
+                let mut c =
+                    env.command(&root, &kubectl, &[&args[..], &[&service, &ports]].concat());
                 c.env("KUBECONFIG", &kubeconfig);
                 c
             }),
@@ -373,12 +379,7 @@ impl Run<'_> {
         self.background[..self.forwards]
             .iter()
             .find_map(Supervised::gave_up)
-            .map(|why| {
-                Stop::Failed(format!(
-                    "{why} (see {}/port-forward-*.log)",
-                    self.s.log_dir
-                ))
-            })
+            .map(|why| Stop::Failed(format!("{why} (see {}/port-forward-*.log)", self.s.log_dir)))
     }
 
     /// Tries `base` + `path` until it answers below 400 (as `curl -f`), through the
@@ -498,85 +499,6 @@ impl Run<'_> {
         }
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
-
-    /// Whatever happened: the cluster's state and the pods' logs into LOG_DIR, the
-    /// background commands ended, kind's logs after a failure, and the cluster deleted if
-    /// this run created it (unless KEEP_CLUSTER=1). Nothing here stops on a failure.
-    fn cleanup(&mut self, rc: i32) {
-        let (s, ns) = (self.s, NS);
-        self.steps
-            .step(&format!("collecting logs into {}", s.log_dir));
-        let have_kubeconfig = fs::metadata(&self.kubeconfig).is_ok_and(|m| m.len() > 0);
-        if have_kubeconfig {
-            std::thread::sleep(self.ctx.timing.settle); // the followers' last lines
-            let state = ["-n", ns, "get", "deployments,replicasets,pods,services,events"];
-            let c = self.kubectl(&[&state[..], &["-o", "wide"]].concat());
-            self.collect(c, "cluster-state.txt", true);
-            let c = self.kubectl(&["-n", ns, "describe", "deployments,pods"]);
-            self.collect(c, "describe.txt", true);
-            // `logs deployment/NAME` waits up to --pod-running-timeout (20 s by default) for
-            // a pod to exist; at cleanup the pods exist already or never will.
-            for app in APPS {
-                // Earlier runs of a container that restarted in place (crash, OOM kill).
-                let file = format!("{app}.previous.log");
-                let deployment = format!("deployment/{app}");
-                let mut c = self.kubectl(&[&logs(&deployment)[..], &["--previous"]].concat());
-                c.stderr(Stdio::null());
-                if !self.collect(c, &file, false) {
-                    let _ = fs::remove_file(self.log(&file));
-                }
-            }
-        }
-        for mut b in self.background.drain(..) {
-            b.stop();
-        }
-        self.forwards = 0;
-        for app in APPS {
-            // The follower missed everything (it could not start): take what is there now.
-            let file = format!("{app}.log");
-            let empty = fs::metadata(self.log(&file)).map_or(true, |m| m.len() == 0);
-            if have_kubeconfig && empty {
-                let deployment = format!("deployment/{app}");
-                self.collect(self.kubectl(&logs(&deployment)), &file, true);
-            }
-        }
-        if self.created {
-            if rc != 0 {
-                let dir = format!("{}/kind", s.log_dir);
-                let mut c = self.kind(&["export", "logs", "--name", &s.cluster, &dir]);
-                let _ = c.stdout(Stdio::null()).stderr(Stdio::null()).status();
-            }
-            if s.keep_cluster {
-                println!(
-                    "kept cluster {0}: kind export kubeconfig --name {0}",
-                    s.cluster
-                );
-            } else {
-                self.steps
-                    .step(&format!("kind delete cluster --name {}", s.cluster));
-                let _ = self.kind(&["delete", "cluster", "--name", &s.cluster]).status();
-            }
-        }
-    }
-
-    /// Runs `c` with its stdout (and its stderr with `stderr`) into LOG_DIR/`file`;
-    /// whether it succeeded.
-    fn collect(&self, mut c: Command, file: &str, stderr: bool) -> bool {
-        let Ok(out) = File::create(self.log(file)) else {
-            return false;
-        };
-        if stderr && let Ok(err) = out.try_clone() {
-            c.stderr(err);
-        }
-        c.stdout(out).stdin(Stdio::null());
-        c.status().is_ok_and(|s| s.success())
-    }
-}
-
-/// `-n NS logs DEPLOYMENT --all-containers --timestamps --pod-running-timeout=2s`.
-fn logs(deployment: &str) -> [&str; 7] {
-    let each = ["--all-containers", "--timestamps", "--pod-running-timeout=2s"];
-    ["-n", NS, "logs", deployment, each[0], each[1], each[2]]
 }
 
 fn create(path: &Path) -> Stopped<File> {

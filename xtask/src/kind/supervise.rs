@@ -290,7 +290,10 @@ mod tests {
         let text = std::fs::read_to_string(&log).unwrap();
         assert_eq!(text.matches("refused\n").count(), 3, "{text}");
         assert_eq!(text.matches("started again in").count(), 2, "{text}");
-        assert!(text.ends_with(&format!("{why}; not started again\n")), "{text}");
+        assert!(
+            text.ends_with(&format!("{why}; not started again\n")),
+            "{text}"
+        );
     }
 
     #[test]
@@ -329,7 +332,10 @@ mod tests {
         assert!(ends[0].is_none() && ends[1].is_some() && ends[2] > ends[1]);
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "line\nline\n");
         let notes = std::fs::read_to_string(&err).unwrap();
-        assert_eq!(notes.matches("the follower ended (exit status: 0)").count(), 2);
+        assert_eq!(
+            notes.matches("the follower ended (exit status: 0)").count(),
+            2
+        );
     }
 
     #[test]

@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::files::{files_under, io_error, read, write};
 use super::need::{self, report};
-use crate::net::{free_port, http_get, probe};
 use super::pods;
 use super::validation::Validation;
+use crate::net::{free_port, http_get, probe};
 use crate::step::{Error, Result};
 
 impl Validation<'_> {
