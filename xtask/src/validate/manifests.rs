@@ -1,4 +1,4 @@
-//! The rendered manifests' contract with the harness and with ci/kind/run.sh: the names,
+//! The rendered manifests' contract with the harness and with `cargo xtask kind`: the names,
 //! ports, env and security settings they rely on (`kubectl kustomize ci/manifests`), and
 //! the example overlay ci/examples/provider-upjet-aws: its ProviderConfig's fields against
 //! provider-upjet-aws's names (it has no published schema) and the names the harness is
@@ -14,9 +14,9 @@ use serde_json::{Value, json};
 use super::need::{Need, Objects, items, keys, named_ports, str_of};
 
 /// The namespace of the whole stack.
-pub const NAMESPACE: &str = "loadtest-system";
+pub const NAMESPACE: &str = crate::kind::NAMESPACE;
 
-/// The fixed provider settings that belong in env: ci/kind/run.sh replaces the args.
+/// The fixed provider settings that belong in env: `cargo xtask kind` replaces the args.
 const FIXED_FLAGS: [&str; 4] = [
     "--cloud-endpoint",
     "--metrics-addr",
@@ -119,7 +119,7 @@ pub fn check_stack(docs: &[Value]) -> Result<(), Vec<String>> {
             !items(&c["args"])
                 .iter()
                 .any(|a| FIXED_FLAGS.iter().any(|f| str_of(a).starts_with(f))),
-            "fixed provider settings belong in env: run.sh replaces args",
+            "fixed provider settings belong in env: cargo xtask kind replaces args",
         );
         n.need(
             pod["serviceAccountName"] == "provider",

@@ -12,19 +12,20 @@
 //!    validates them as a real server does, and kubectl asks for `fieldValidation=Strict`,
 //!    so an unknown field (which the server would prune) is an error too; two broken
 //!    ProviderConfigs, one with an unknown field and one with a field of the wrong type,
-//!    must be refused, which proves it on every run. Then run.sh's args patch on the
-//!    applied provider Deployment, ci/kind/run.sh end to end with docker, kind, the
-//!    harness and the pods stubbed (ci/kind/test-run.sh), and the two containers' command
-//!    lines run as local processes: probes, a Bucket made Ready, SIGTERM, and every
-//!    request the provider made allowed by its RBAC ([`pods`]).
+//!    must be refused, which proves it on every run. Then `cargo xtask kind`'s args patch
+//!    (`crate::kind::args_patch`) on the applied provider Deployment, and the two
+//!    containers' command lines run as local processes: probes, a Bucket made Ready,
+//!    SIGTERM, and every request the provider made allowed by its RBAC ([`pods`]).
+//!    (`cargo xtask kind` itself is tested by the crate's own tests, with its tools
+//!    stubbed.)
 //! 3. shellcheck on every ci/**/*.sh, .ci/run and the workflow's `run:` blocks.
 //! 4. The Dockerfiles: hadolint, their COPY sources, cargo packages and binaries
 //!    ([`docker`]).
 //! 5. ci/github/loadtest.yml and ci/kind/cluster.yaml: expected keys, pinned versions that
 //!    agree, every referenced file present ([`workflow`]).
 //!
-//! Needs kubectl, python3 with kubernetes-validate, curl and python3 (for test-run.sh),
-//! shellcheck and hadolint (.ci/run installs them). A missing tool is an error when `CI` or
+//! Needs kubectl, python3 with kubernetes-validate, shellcheck and hadolint (.ci/run
+//! installs them). A missing tool is an error when `CI` or
 //! `REQUIRE_TOOLS` is set (.ci/run sets `REQUIRE_TOOLS=1`); otherwise the checks that need
 //! it are skipped, with a message, so that a developer without them can still run the
 //! rest.
@@ -128,7 +129,7 @@ pub fn validate(root: &Path, steps: &Steps, bin_dir: Option<&Path>) -> Result {
         report(manifests::check_upjet(&upjet))?;
         println!("ProviderConfig fields, endpoint, credentials and the harness's names check out");
 
-        v.server_checks(&mut tools, &stack, &upjet)?;
+        v.server_checks(&stack, &upjet)?;
     }
 
     // --- 3. shell scripts --------------------------------------------------------------

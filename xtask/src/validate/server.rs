@@ -1,6 +1,6 @@
 //! Step 2: the manifests applied with `kubectl apply --dry-run=server` to a mock-apiserver
-//! on loopback, run.sh's args patch, ci/kind/test-run.sh, then the containers as local
-//! processes.
+//! on loopback, the provider's args patch of `cargo xtask kind`, then the containers as
+//! local processes.
 
 use std::fs;
 
@@ -9,22 +9,15 @@ use serde_json::Value;
 use super::files::{files_under, io_error, relative, write};
 use super::local::log_tails;
 use super::manifests;
-use super::tools::{Tool, Tools};
 use super::validation::Validation;
-use crate::step::{self, Error, Result};
+use crate::step::{Error, Result};
 
 impl Validation<'_> {
-    /// Step 2: the server dry runs against mock-apiserver, ci/kind/test-run.sh, and the
+    /// Step 2: the server dry runs against mock-apiserver, the args patch, and the
     /// containers as local processes.
-    pub(super) fn server_checks(
-        &self,
-        tools: &mut Tools,
-        stack: &[Value],
-        upjet: &[Value],
-    ) -> Result {
+    pub(super) fn server_checks(&self, stack: &[Value], upjet: &[Value]) -> Result {
         let (steps, work) = (self.steps, self.work);
         steps.step("kubectl apply --dry-run=server against mock-apiserver");
-        let apiserver = self.binary("mock-apiserver")?;
         let mut crds = files_under(&self.root.join("ci/manifests/crds"), ".yaml")?;
         crds.sort();
         let crds: Vec<String> = crds.iter().map(|c| relative(self.root, c)).collect();
@@ -95,10 +88,12 @@ impl Validation<'_> {
             "the example's server dry run",
         )?;
 
-        steps.step("run.sh's args patch on the applied provider Deployment");
+        steps.step("cargo xtask kind's args patch on the applied provider Deployment");
         let stack_file = work.join("stack.yaml").display().to_string();
         self.succeed(self.kubectl(&["apply", "-f", &stack_file]), "kubectl apply")?;
         let ns = manifests::NAMESPACE;
+        let args = r#"["--max-reconcile-rate=20","--poll-interval=30s"]"#;
+        let patch = crate::kind::args_patch(args).map_err(Error::Failed)?;
         print!(
             "{}",
             self.succeed(
@@ -110,7 +105,7 @@ impl Validation<'_> {
                     "provider",
                     "--type=json",
                     "-p",
-                    r#"[{"op":"replace","path":"/spec/template/spec/containers/0/args","value":["--max-reconcile-rate=20","--poll-interval=30s"]}]"#,
+                    &patch,
                 ]),
                 "kubectl patch",
             )?
@@ -129,12 +124,12 @@ impl Validation<'_> {
                 "kubectl get deployment provider",
             )
         };
-        let args = jsonpath("{.spec.template.spec.containers[0].args}")?;
+        let applied = jsonpath("{.spec.template.spec.containers[0].args}")?;
         let endpoint = jsonpath(
             r#"{.spec.template.spec.containers[0].env[?(@.name=="PROVIDER_CLOUD_ENDPOINT")].value}"#,
         )?;
-        if args != r#"["--max-reconcile-rate=20","--poll-interval=30s"]"# {
-            return Err(Error::Failed(format!("args after the patch: {args}")));
+        if applied != args {
+            return Err(Error::Failed(format!("args after the patch: {applied}")));
         }
         if endpoint != "http://mock-cloud.loadtest-system.svc:8080" {
             return Err(Error::Failed(format!("env lost by the patch: {endpoint}")));
@@ -149,19 +144,6 @@ impl Validation<'_> {
         );
         drop(server);
 
-        let local = "ci/kind/test-run.sh";
-        if tools.have(Tool::Program("curl"), local)?
-            && tools.have(Tool::Program("python3"), local)?
-        {
-            steps.step(
-                "ci/kind/run.sh end to end, with docker, kind, the harness and the pods stubbed",
-            );
-            let apiserver = apiserver.display().to_string();
-            step::run(
-                self.command("bash", &["ci/kind/test-run.sh", &apiserver]),
-                "ci/kind/test-run.sh",
-            )?;
-        }
         steps.step("the containers' command lines, run as local processes");
         let dir = work.join("pods");
         fs::create_dir(&dir).map_err(|e| io_error(&dir, e))?;

@@ -150,8 +150,8 @@ pub fn check(
     let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
     let script = runs.join("\n");
     n.need(
-        script.contains("scenarios/smoke.yaml") && script.contains("ci/kind/run.sh"),
-        "the workflow runs scenarios/smoke.yaml with ci/kind/run.sh",
+        script.contains("cargo xtask kind scenarios/smoke.yaml"),
+        "the workflow runs scenarios/smoke.yaml with cargo xtask kind",
     );
     for path in referenced_paths(&script) {
         n.need(
@@ -307,8 +307,14 @@ mod tests {
         );
 
         let mut w = wf.clone();
-        step_mut(&mut w, "Run smoke")["run"] = json!("ci/kind/run.sh ${{ inputs.scenario }}");
+        step_mut(&mut w, "Run smoke")["run"] = json!("cargo xtask kind ${{ inputs.scenario }}");
         fails_with(&w, &cluster, &text, "expressions go through env");
+        fails_with(
+            &w,
+            &cluster,
+            &text,
+            "runs scenarios/smoke.yaml with cargo xtask kind",
+        );
 
         let mut w = wf.clone();
         w["env"]["KUBECTL_VERSION"] = json!("v1.32.0");
