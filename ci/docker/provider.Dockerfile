@@ -5,7 +5,7 @@
 #
 #   docker build -f ci/docker/provider.Dockerfile -t loadtest/provider:dev .
 #
-# ci/kind/build-images.sh builds both images and loads them into kind. The binary links
+# `cargo xtask kind-images` builds both images and loads them into kind. The binary links
 # rustls with ring (no OpenSSL); ring compiles C, hence musl-dev.
 
 FROM rust:1.95-alpine AS build

@@ -150,7 +150,7 @@ pub enum Command {
         cluster: ClusterArgs,
     },
     /// Print the provider flags that match a scenario's settings, to deploy the provider a
-    /// cluster run measures (ci/kind/run.sh patches the Deployment with them): this
+    /// cluster run measures (`cargo xtask kind` patches the Deployment with them): this
     /// workspace's provider's flags, or with a profile whose settings come from `flags`,
     /// the flags of that dialect (settings the dialect has no flag for are left out).
     ProviderArgs {

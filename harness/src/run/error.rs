@@ -244,7 +244,7 @@ pub enum ApiReadError {
 /// The provider flags whose deployed values differ from the scenario's.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the deployed provider runs with {}; the budget is predicted from the scenario, so deploy the provider with `harness provider-args SCENARIO` (ci/kind/run.sh does) or change the scenario",
+    "the deployed provider runs with {}; the budget is predicted from the scenario, so deploy the provider with `harness provider-args SCENARIO` (`cargo xtask kind` does) or change the scenario",
     .differ.iter().map(|d| format!("--{}={} (the scenario says {})", d.flag, d.deployed, d.scenario)).collect::<Vec<_>>().join(", ")
 )]
 pub struct SettingsMismatch {
