@@ -211,7 +211,12 @@ impl Run<'_> {
         // --- cluster and stack ------------------------------------------------------------
         let mut get = self.kind(&["get", "clusters"]);
         get.stderr(Stdio::null());
-        let clusters = self.capture(get, "kind get clusters").unwrap_or_default();
+        let clusters = match self.capture(get, "kind get clusters") {
+            Ok(clusters) => clusters,
+            // As none: the create says why if kind cannot work.
+            Err(Stop::Failed(_)) => String::new(),
+            Err(stop) => return Err(stop),
+        };
         if clusters.lines().any(|c| c == s.cluster) {
             self.steps.step(&format!(
                 "reusing kind cluster {} (it is left running)",
