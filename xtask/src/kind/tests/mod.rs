@@ -17,6 +17,7 @@ use super::supervise::Policy;
 use super::{Settings, args_patch};
 use crate::step::{self, WorkDir};
 
+mod images;
 mod runs;
 mod settings;
 mod stubs;
