@@ -166,7 +166,8 @@ impl Cache {
 
     /// [`Cache::get`] once a watch of `resource`'s kind has synced: waits for that sync
     /// (forever if no watch of the kind is started), as a read of controller-runtime's
-    /// cache blocks until its informer has synced.
+    /// cache blocks until its informer has synced, then lets the watches catch up
+    /// ([`catch_up`]).
     pub async fn get_synced(
         &self,
         resource: &ApiResource,
@@ -175,6 +176,7 @@ impl Cache {
     ) -> Option<DynamicObject> {
         let store = self.store(resource);
         store.synced().await;
+        catch_up().await;
         let objects = store.objects.read().expect("not poisoned");
         objects
             .get(&(namespace.map(str::to_owned), Some(name.to_owned())))
@@ -186,8 +188,28 @@ impl Cache {
     pub async fn list_synced(&self, resource: &ApiResource) -> Vec<DynamicObject> {
         let store = self.store(resource);
         store.synced().await;
+        catch_up().await;
         let objects = store.objects.read().expect("not poisoned");
         objects.values().cloned().collect()
+    }
+}
+
+/// How many times a cached read yields first: more than the hops an event takes from the
+/// API server's write to a watch's store (the server's watch stream, the client's body, the
+/// watcher, the store).
+const CATCH_UP_YIELDS: usize = 8;
+
+/// Lets every task that is ready run before a cached read. In core the informers run in
+/// goroutines beside the workers, so an event the API server has already sent reaches the
+/// cache within moments of a write. On one thread (the embedded stack, paused time) a
+/// worker that reads right after its own write would otherwise read before the watch task
+/// has been polled, every time: a reconcile's status apply and status Update then undo each
+/// other's conditions on every pass, each pass's two events queueing the next, until the
+/// XR's breaker opens, a storm no real core shows as a rule. Yielding costs no time, real or
+/// virtual; a read can still be stale when the event is not yet sent, as in core.
+async fn catch_up() {
+    for _ in 0..CATCH_UP_YIELDS {
+        tokio::task::yield_now().await;
     }
 }
 

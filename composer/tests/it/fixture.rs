@@ -293,6 +293,18 @@ impl Cluster {
         }
         all.len()
     }
+
+    /// [`Cluster::mark_ready`] one object at a time, `gap` apart, so that everything the
+    /// write sets off (a reconcile of the XR it maps to) runs before the next.
+    pub async fn mark_ready_one_by_one(&self, resource: &ApiResource, gap: Duration) -> usize {
+        let api = self.api(resource);
+        let all = api.list(&ListParams::default()).await.unwrap().items;
+        for o in &all {
+            set_condition(&api, o, "Ready", "True").await;
+            tokio::time::sleep(gap).await;
+        }
+        all.len()
+    }
 }
 
 /// Writes the condition `type_` with `status` on `o`'s status, as a provider does: one

@@ -46,20 +46,20 @@ fn a_composition_edit_moves_every_xr_and_updates_every_composed_resource() {
     let value = |id: &str| plan.find(id).unwrap_or_else(|| panic!("{id}")).value;
     assert_eq!(value("core/phase/edit/pairs/edit/composed-updates"), 40.0);
     assert_eq!(value("core/phase/edit/pairs/edit/cloud-updates"), 40.0);
-    // R_rev = 2 + 5 + 2·(1 + 1) = 11 reconciles per XR, each at most 2·2 + 4 requests.
-    assert_eq!(value("core/phase/edit/pairs/edit/reconciles"), 11.0);
+    // R_rev = 2 + 3 + 2·(1 + 1) = 9 reconciles per XR, each at most 2·2 + 4 requests.
+    assert_eq!(value("core/phase/edit/pairs/edit/reconciles"), 9.0);
     assert_eq!(
         value("core/phase/edit/pairs/edit/requests"),
-        20.0 * 11.0 * 8.0
+        20.0 * 9.0 * 8.0
     );
     assert_eq!(
         value("core/phase/edit/pairs/edit/function-calls/resources"),
-        20.0 * 11.0
+        20.0 * 9.0
     );
-    assert!(edit.total_function_calls() <= 20 * 11, "{edit:?}");
-    assert!(edit.requests <= 20 * 11 * 8, "{edit:?}");
-    // τ_rev′ = 13 + 2·2·2 = 21 tokens: no circuit opens.
-    assert_eq!(value("core/phase/edit/pairs/edit/tokens"), 21.0);
+    assert!(edit.total_function_calls() <= 20 * 9, "{edit:?}");
+    assert!(edit.requests <= 20 * 9 * 8, "{edit:?}");
+    // τ_rev′ = 9 + 2·2·2 = 17 tokens: no circuit opens.
+    assert_eq!(value("core/phase/edit/pairs/edit/tokens"), 17.0);
     assert_eq!(edit.breaker_opens, 0);
     // The function's own count agrees with core's: nothing was faulted.
     assert_eq!(

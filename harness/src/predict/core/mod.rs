@@ -130,7 +130,7 @@ pub struct CoreShape {
     pub watched_per_kind: f64,
     /// v_rev: the XR's own changing writes per new CompositionRevision, each an Update
     /// event (the revision-reference Update and the status Updates of the reconciles the
-    /// revision's two events cause: 5 measured on the composer).
+    /// revision's two events cause: 3 measured on the composer).
     pub xr_writes_per_revision: f64,
     /// δ_edit: seconds between two Composition edits of an edit storm (a single edit: ∞).
     pub edit_interval: f64,
@@ -162,7 +162,7 @@ impl CoreShape {
             creation_span: 0.0,
             composed_kinds: 1.0,
             watched_per_kind: composed,
-            xr_writes_per_revision: 5.0,
+            xr_writes_per_revision: 3.0,
             edit_interval: f64::INFINITY,
             breaker: BreakerShape::default(),
         }

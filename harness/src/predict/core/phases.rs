@@ -439,26 +439,26 @@ mod tests {
 
     #[test]
     fn an_edit_changing_every_composed_resource_fans_out_to_every_xr() {
-        // 1,000 XRs of 2 Buckets, both changed: R_rev = 2 + 5 + 2·(1 + 1) = 11.
+        // 1,000 XRs of 2 Buckets, both changed: R_rev = 2 + 3 + 2·(1 + 1) = 9.
         let s = pairs(1000.0);
         let p = revision_edit(&s, &Edit::new(2.0, 0.0, 2.0));
-        assert_eq!(p.reconciles.value, 11.0);
-        assert_eq!(p.requests.value, 1000.0 * 11.0 * 8.0);
-        assert_eq!(p.function_calls[0].value, 11_000.0);
+        assert_eq!(p.reconciles.value, 9.0);
+        assert_eq!(p.requests.value, 1000.0 * 9.0 * 8.0);
+        assert_eq!(p.function_calls[0].value, 9_000.0);
         assert_eq!(p.composed_updates.value, 2000.0);
         assert_eq!(p.cloud_updates.value, 2000.0);
-        // τ_rev′ = 3 + 2·5 + 2·2·2 = 21 ≤ 100: one edit opens nothing.
-        assert_eq!(p.tokens.value, 21.0);
+        // τ_rev′ = 3 + 2·3 + 2·2·2 = 17 ≤ 100: one edit opens nothing.
+        assert_eq!(p.tokens.value, 17.0);
         assert_eq!(p.opens.value, 0.0);
-        // 60 changed resources per XR: 13 + 240 = 253 tokens open every circuit.
+        // 60 changed resources per XR: 9 + 240 = 249 tokens open every circuit.
         let large = CoreShape::new(10.0, 60.0, vec![Step::new("resources")]);
         let p = revision_edit(&large, &Edit::new(60.0, 0.0, 60.0));
-        assert_eq!(p.tokens.value, 253.0);
+        assert_eq!(p.tokens.value, 249.0);
         assert_eq!(p.opens.value, 1.0);
         // An edit that adds resources: each new one's Create and the provider's u writes.
         assert_eq!(
             edit_reconciles(&s, &Edit::new(0.0, 1.0, 3.0)),
-            2.0 + 5.0 + 7.0
+            2.0 + 3.0 + 7.0
         );
         // An edit that changes nothing composed is #7114's bare revision: τ_rev.
         assert_eq!(

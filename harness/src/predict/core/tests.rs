@@ -55,10 +55,10 @@ fn the_worked_example_of_section_12_6() {
     // … and the TTL requeue refreshes any XR whose Ready writes were dropped.
     assert!(close(p.creation_opens.stale_xrs.value, 0.0));
     assert!(close(p.creation_opens.stale_for.value, 66.0));
-    // Resync: 2·5 = 10 ≤ 100; one Composition edit: 13 ≤ 100.
+    // Resync: 2·5 = 10 ≤ 100; one Composition edit: 9 ≤ 100.
     assert!(close(p.resync_opens.may_open.value, 0.0));
     assert!(close(p.revision_opens.may_open.value, 0.0));
-    assert!(close(p.revision_opens.tokens.value, 13.0));
+    assert!(close(p.revision_opens.tokens.value, 9.0));
     // Spread over 20 s or more, creation cannot open it: 120 ≤ 100 + 1·20.
     let spread = CoreShape {
         creation_span: 20.0,
@@ -279,7 +279,7 @@ fn a_replay_reopens_the_creations_circuit_past_forty_nine_objects_of_one_kind() 
 }
 
 #[test]
-fn an_edit_storm_opens_at_the_ninth_revision_and_leaves_xrs_behind_without_a_ttl() {
+fn an_edit_storm_opens_at_the_thirteenth_revision_and_leaves_xrs_behind_without_a_ttl() {
     let s = CoreShape {
         xrs: 10.0,
         composed: 2.0,
@@ -287,9 +287,9 @@ fn an_edit_storm_opens_at_the_ninth_revision_and_leaves_xrs_behind_without_a_ttl
         edit_interval: 1.0,
         ..smoke()
     };
-    assert!(close(revision_tokens(&s), 13.0));
-    // ⌊(100 − 1)/(13 − 1)⌋ + 1 = 9.
-    assert_eq!(edits_to_open(&s), Some(9.0));
+    assert!(close(revision_tokens(&s), 9.0));
+    // ⌊(100 − 1)/(9 − 1)⌋ + 1 = 13.
+    assert_eq!(edits_to_open(&s), Some(13.0));
     let v = revision(&s);
     assert!(close(v.opens.value, 1.0));
     assert!(close(v.stale_xrs.value, 10.0));
