@@ -83,6 +83,16 @@ pub struct OpenSpan {
     pub half_open_s: Vec<[f64; 2]>,
 }
 
+/// Whether a request at `t_us` belongs to the phase from `start_us` to `end_us`. Phases
+/// meet at an instant (in virtual time the next phase's writes, and what core does about
+/// them, come at the very microsecond the previous phase ended), and that instant belongs to
+/// the phase that starts there: a phase is `[start, end)`, but for the run's last, which ends
+/// at `last_end_us` and keeps its end.
+#[must_use]
+pub fn in_phase(t_us: u64, start_us: u64, end_us: u64, last_end_us: u64) -> bool {
+    t_us >= start_us && (t_us < end_us || (t_us == end_us && end_us >= last_end_us))
+}
+
 /// What core did during one phase: its counters read at the phase's start and end.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -206,15 +216,17 @@ impl CoreReport {
         self.phases.iter().find(|p| p.phase == name)
     }
 
-    /// The most of core's requests in any window of `w` within `[from_us, to_us]`.
+    /// The most of core's requests in any window of `w` within the phase from `from_us` to
+    /// `to_us` ([`in_phase`], the last phase's end being the latest of [`Self::phases`]).
     #[must_use]
     pub fn max_in_window_between(&self, w: Duration, from_us: u64, to_us: u64) -> u64 {
+        let last_end = self.phases.iter().map(|p| p.end_us).max().unwrap_or(to_us);
         let within = CoreReport {
             times_us: self
                 .times_us
                 .iter()
                 .copied()
-                .filter(|t| (from_us..=to_us).contains(t))
+                .filter(|&t| in_phase(t, from_us, to_us, last_end))
                 .collect(),
             ..CoreReport::default()
         };
@@ -378,6 +390,34 @@ mod tests {
         };
         assert_eq!(r.max_in_window(Duration::from_secs(1)), 3);
         assert_eq!(r.max_in_window(Duration::from_secs(10)), 5);
+    }
+
+    #[test]
+    fn the_instant_two_phases_meet_at_belongs_to_the_one_that_starts() {
+        let phase = |name: &str, start_us, end_us| CorePhase {
+            phase: name.to_owned(),
+            start_us,
+            end_us,
+            ..CorePhase::default()
+        };
+        // A hold to 2 s, then an edit whose requests come at the hold's last instant.
+        let r = CoreReport {
+            times_us: vec![1_000_000, 2_000_000, 2_000_000, 2_000_000, 3_000_000],
+            phases: vec![
+                phase("hold", 0, 2_000_000),
+                phase("edit", 2_000_000, 3_000_000),
+            ],
+            ..CoreReport::default()
+        };
+        let w = Duration::from_secs(10);
+        assert_eq!(r.max_in_window_between(w, 0, 2_000_000), 1);
+        // The last phase keeps its end.
+        assert_eq!(r.max_in_window_between(w, 2_000_000, 3_000_000), 4);
+        assert!(
+            in_phase(5, 5, 5, 5),
+            "a run's last phase of no length keeps its instant"
+        );
+        assert!(!in_phase(5, 5, 5, 6));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::embedded::{EmbeddedCore, XrdBreaker};
 use super::xrs::{XrLog, composed_by_xr};
-use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, OpenSpan, XrTiming};
+use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, OpenSpan, XrTiming, in_phase};
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::source::watches::SeenMap;
 
@@ -247,6 +247,7 @@ pub fn report_of(
             open_s,
         });
     }
+    let last_end = log.phases.iter().map(|p| p.end_us).max().unwrap_or(end_us);
     let phases = log
         .phases
         .iter()
@@ -254,7 +255,7 @@ pub fn report_of(
             let mut p = p.clone();
             p.requests = times_us
                 .iter()
-                .filter(|t| (p.start_us..=p.end_us).contains(*t))
+                .filter(|&&t| in_phase(t, p.start_us, p.end_us, last_end))
                 .count() as u64;
             p
         })
