@@ -83,7 +83,8 @@ pub enum Command {
         /// provider.pollInterval, provider.pollJitterPercent, provider.minPollInterval,
         /// provider.pollJitterSizing, provider.scopedBuckets, provider.backoffBase,
         /// provider.backoffMax, provider.errorRequeue, provider.observeOnlyAbsent,
-        /// provider.eventClient, provider.reconcileRequests, resources.NAME.count,
+        /// provider.eventClient, provider.reconcileRequests, provider.credentialCache,
+        /// resources.NAME.count,
         /// composites.NAME.count (an XR group's), phases.NAME.duration, phases.NAME.timeout,
         /// assertions.CHECK.window (every
         /// assertion of that check), profile.file (another profile file, relative to the

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use super::constraint::Constraint;
 use super::figure::{Figure, Side};
-use super::model::{Status, SweepResult};
+use super::model::Status;
+use super::result::SweepResult;
 use crate::report::{self, ChartLimit, Scatter, ScatterPoint, xml_escape as esc};
 
 const EXTRA_STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:8px}.charts svg{border:1px solid #eee}";
@@ -66,17 +67,6 @@ fn chart_figures(r: &SweepResult, side: Side) -> Vec<Figure> {
     out
 }
 
-/// A tick of an axis of `f`.
-fn tick(f: Figure) -> impl Fn(f64) -> String {
-    move |v| {
-        if f.unit() == "s" {
-            super::figure::seconds(v)
-        } else {
-            crate::predict::fmt_num(v)
-        }
-    }
-}
-
 /// The line of the first constraint on `f`.
 fn limit(constraints: &[Constraint], f: Figure, what: &str) -> Option<ChartLimit> {
     constraints
@@ -112,13 +102,12 @@ fn chart(r: &SweepResult, cost: Figure, benefit: Figure) -> String {
             }
         })
         .collect();
-    let (xt, yt) = (tick(cost), tick(benefit));
     report::scatter(&Scatter {
         title: format!("{} against {}", benefit.title(), cost.title()),
         x_title: format!("{cost}: {} ({})", cost.title(), cost.unit()),
         y_title: format!("{benefit}: {} ({})", benefit.title(), benefit.unit()),
-        x_tick: &xt,
-        y_tick: &yt,
+        x_time: cost.unit() == "s",
+        y_time: benefit.unit() == "s",
         points: &points,
         budget: limit(&r.constraints, cost, "budget"),
         slo: limit(&r.constraints, benefit, "SLO"),

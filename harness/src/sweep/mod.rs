@@ -16,6 +16,7 @@ pub mod figure;
 pub mod grid;
 pub mod html;
 pub mod model;
+pub mod result;
 pub mod runner;
 pub mod select;
 pub mod spec;
@@ -27,7 +28,8 @@ use std::path::{Path, PathBuf};
 pub use constraint::{Budget, Constraint, Slo};
 pub use figure::Figure;
 pub use grid::{Axis, Grid};
-pub use model::{Point, SweepResult};
+pub use model::Point;
+pub use result::{SWEEP_VERSION, SweepResult};
 pub use select::Selection;
 
 use crate::result::RunResult;
@@ -264,7 +266,7 @@ impl Sweep {
         }
         let selection = select::select(&points, &self.constraints, self.cost);
         Ok(SweepResult {
-            version: model::SWEEP_VERSION,
+            version: SWEEP_VERSION,
             scenario: self.name.clone(),
             file: self.file.display().to_string(),
             axes: self.grid.axes.clone(),

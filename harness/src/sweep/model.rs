@@ -1,19 +1,13 @@
-//! `sweep.json`: every point's settings, predicted and measured figures and how its run
-//! ended, the constraints, and the choice they make.
+//! A point of a sweep as `sweep.json` holds it: its settings, predicted and measured
+//! figures, and how its run ended.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::constraint::Constraint;
 use super::figure::Figure;
-use super::grid::Axis;
-use super::select::Selection;
 use crate::result::{Outcome, RunResult};
 use crate::scenario::Scenario;
-
-/// The version of `sweep.json`; bump on any incompatible change.
-pub const SWEEP_VERSION: u32 = 1;
 
 /// One figure of a point.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -154,33 +148,4 @@ impl Point {
 #[must_use]
 pub fn point_dir(index: usize) -> String {
     format!("points/{index:03}")
-}
-
-/// The sweep's document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SweepResult {
-    /// [`SWEEP_VERSION`].
-    pub version: u32,
-    /// The scenario's name.
-    pub scenario: String,
-    /// The scenario file.
-    pub file: String,
-    /// The axes, the first varying slowest.
-    pub axes: Vec<Axis>,
-    /// The `--set`s every point has.
-    pub sets: Vec<String>,
-    /// `virtual` or `real`.
-    pub time: String,
-    /// The figures, costs first.
-    pub figures: Vec<Figure>,
-    /// The SLOs and budgets.
-    pub constraints: Vec<Constraint>,
-    /// Every point, in index order.
-    pub points: Vec<Point>,
-    /// The choice the constraints make.
-    pub selection: Selection,
-    /// The sweep's wall time (s), when it ran the points itself.
-    #[serde(default)]
-    pub wall_s: Option<f64>,
 }

@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 
 use super::figure::Figure;
-use super::model::{Point, Status, SweepResult};
+use super::model::{Point, Status};
+use super::result::SweepResult;
 
 /// The figures the table shows: the constraints', the cost, and the headline figures,
 /// those that any point has, in the sweep's order.

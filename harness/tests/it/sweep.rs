@@ -248,3 +248,28 @@ fn bad_axes_and_constraints_say_what_was_expected() {
     }
     assert!(!out.exists(), "nothing runs on bad input");
 }
+
+#[test]
+fn the_shipped_sweep_varies_r_from_5_to_100_against_its_slo_and_budget() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/sweep-r.yaml");
+    let sw = harness::sweep::Sweep::prepare(&file, harness::sweep::Options::default())
+        .expect("the shipped sweep prepares");
+    let rates: Vec<u32> = (0..sw.grid.len())
+        .map(|i| sw.scenario(i).unwrap().settings.rate())
+        .collect();
+    assert_eq!(rates, [5, 10, 20, 50, 100]);
+    let constraints: Vec<String> = sw.constraints.iter().map(ToString::to_string).collect();
+    assert_eq!(constraints, ["timeToReady.p99<=2m", "cloudCalls.10s<=1000"]);
+    assert_eq!(sw.cost.to_string(), "cloudCalls.10s");
+    assert!(sw.virtual_time);
+    // A command line's axis of the same path replaces the file's.
+    let narrowed = harness::sweep::Sweep::prepare(
+        &file,
+        harness::sweep::Options {
+            vary: vec!["provider.maxReconcileRate=20,50".parse().unwrap()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(narrowed.grid.len(), 2);
+}

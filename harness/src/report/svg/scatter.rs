@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-use super::axis::{nice_max, tick_step};
+use super::axis::{axis_time_label, nice_max, tick_step, time_label, time_step};
+use crate::predict::fmt_num;
 use super::{EXPECTED, LIMIT};
 use crate::report::escape::xml_escape as esc;
 
@@ -20,6 +21,9 @@ const MEASURED: &str = "#1f4e99";
 /// The colour of a point the model does not cover.
 const UNMODELED: &str = "#6a5acd";
 const SLO: &str = "#b35900";
+/// The text styles of the page's charts, inside the chart so that it reads the same on its
+/// own (an `.svg` file).
+const STANDALONE: &str = "text{font-family:system-ui,sans-serif}text.title{font-size:14px;font-weight:600}text.tick{font-size:11px;fill:#444}";
 
 /// One point of the grid on a chart.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,10 +58,10 @@ pub struct Scatter<'a> {
     pub x_title: String,
     /// The y axis's title, with its unit.
     pub y_title: String,
-    /// A tick of the x axis.
-    pub x_tick: &'a dyn Fn(f64) -> String,
-    /// A tick of the y axis.
-    pub y_tick: &'a dyn Fn(f64) -> String,
+    /// Whether the x axis is a time in seconds (its ticks read 30s, 2m).
+    pub x_time: bool,
+    /// Whether the y axis is a time in seconds.
+    pub y_time: bool,
     /// The points.
     pub points: &'a [ScatterPoint],
     /// The budget on the cost.
@@ -77,14 +81,15 @@ pub fn scatter(c: &Scatter<'_>) -> String {
             .map(|v| axis(&v))
             .fold(0.0, f64::max)
     };
-    let x_max = nice_max(values(|v| v.0).max(c.budget.as_ref().map_or(0.0, |l| l.value)) * 1.08);
-    let y_max = nice_max(values(|v| v.1).max(c.slo.as_ref().map_or(0.0, |l| l.value)) * 1.08);
+    let xs = Scale::new(values(|v| v.0).max(c.budget.as_ref().map_or(0.0, |l| l.value)) * 1.08, c.x_time);
+    let ys = Scale::new(values(|v| v.1).max(c.slo.as_ref().map_or(0.0, |l| l.value)) * 1.08, c.y_time);
+    let (x_max, y_max) = (xs.max, ys.max);
     let x = |v: f64| L + (v / x_max).clamp(0.0, 1.0) * (CW - L - R);
     let y = |v: f64| CH - B - (v / y_max).clamp(0.0, 1.0) * (CH - B - T);
     let mut o = String::new();
     let _ = write!(
         o,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {CW} {CH}\" width=\"{CW}\" height=\"{CH}\" role=\"img\" aria-label=\"{}\"><text x=\"{L}\" y=\"16\" class=\"title\">{}</text>",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {CW} {CH}\" width=\"{CW}\" height=\"{CH}\" role=\"img\" aria-label=\"{}\"><style>{STANDALONE}</style><text x=\"{L}\" y=\"16\" class=\"title\">{}</text>",
         esc(&c.title),
         esc(&c.title)
     );
@@ -97,7 +102,7 @@ pub fn scatter(c: &Scatter<'_>) -> String {
             CH - B - y(s.value)
         );
     }
-    axes(&mut o, c, (x_max, y_max), &x, &y);
+    axes(&mut o, c, (&xs, &ys), &x, &y);
     if let Some(b) = &c.budget {
         let xb = x(b.value);
         let _ = write!(
@@ -142,7 +147,7 @@ pub fn scatter(c: &Scatter<'_>) -> String {
     for p in c.points {
         let Some((a, b)) = p.measured else { continue };
         let (px, py) = (x(a), y(b));
-        let tip = format!("{}: {} × {} measured", p.label, (c.x_tick)(a), (c.y_tick)(b));
+        let tip = format!("{}: {} × {} measured", p.label, xs.value(a), ys.value(b));
         if p.unmodeled {
             let _ = write!(
                 o,
@@ -179,11 +184,55 @@ pub fn scatter(c: &Scatter<'_>) -> String {
     o
 }
 
+/// An axis's scale: from 0 to `max`, a tick every `step`.
+struct Scale {
+    max: f64,
+    step: f64,
+    time: bool,
+}
+
+impl Scale {
+    /// The scale of an axis that shows values up to `top`: round steps of a number, or of a
+    /// time (1, 2, 5, 10, 15, 30 s, 1, 2, 5 min …), five or six of them.
+    fn new(top: f64, time: bool) -> Scale {
+        if time {
+            let step = time_step(top.max(1e-9) * 10.0 / 6.0);
+            let max = ((top / step).ceil() * step).max(step);
+            Scale { max, step, time }
+        } else {
+            let max = nice_max(top);
+            Scale {
+                max,
+                step: tick_step(max, 5.0),
+                time,
+            }
+        }
+    }
+
+    /// A tick's label, in one unit for the axis.
+    fn tick(&self, v: f64) -> String {
+        if self.time {
+            axis_time_label(v, self.step)
+        } else {
+            fmt_num(v)
+        }
+    }
+
+    /// A value, as a tooltip names it.
+    fn value(&self, v: f64) -> String {
+        if self.time {
+            time_label(v)
+        } else {
+            fmt_num(v)
+        }
+    }
+}
+
 /// The axes: frame, ticks, grid lines and titles.
 fn axes(
     o: &mut String,
     c: &Scatter<'_>,
-    (x_max, y_max): (f64, f64),
+    (xs, ys): (&Scale, &Scale),
     x: &dyn Fn(f64) -> f64,
     y: &dyn Fn(f64) -> f64,
 ) {
@@ -195,9 +244,8 @@ fn axes(
         CH - B,
         CH - B
     );
-    let step = tick_step(x_max, 5.0);
     let mut v = 0.0;
-    while v <= x_max + 1e-9 {
+    while v <= xs.max + 1e-9 {
         let _ = write!(
             o,
             "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"#444\"/><text x=\"{0:.1}\" y=\"{3:.1}\" class=\"tick\" text-anchor=\"middle\">{4}</text>",
@@ -205,13 +253,12 @@ fn axes(
             CH - B,
             CH - B + 4.0,
             CH - B + 16.0,
-            esc(&(c.x_tick)(v))
+            esc(&xs.tick(v))
         );
-        v += step;
+        v += xs.step;
     }
-    let step = tick_step(y_max, 5.0);
     let mut v = 0.0;
-    while v <= y_max + 1e-9 {
+    while v <= ys.max + 1e-9 {
         let yy = y(v);
         let _ = write!(
             o,
@@ -219,9 +266,9 @@ fn axes(
             CW - R,
             L - 6.0,
             yy + 4.0,
-            esc(&(c.y_tick)(v))
+            esc(&ys.tick(v))
         );
-        v += step;
+        v += ys.step;
     }
     let _ = write!(
         o,
@@ -302,13 +349,12 @@ mod tests {
                 chosen: false,
             },
         ];
-        let tick = |v: f64| format!("{v}");
         let svg = scatter(&Scatter {
             title: "peak cloud calls against time to Ready".into(),
             x_title: "peak cloud calls in 10s (calls)".into(),
             y_title: "time to Ready p99 (s)".into(),
-            x_tick: &tick,
-            y_tick: &tick,
+            x_time: false,
+            y_time: true,
             points: &points,
             budget: Some(Limit {
                 value: 400.0,
@@ -322,6 +368,7 @@ mod tests {
         for needle in [
             "peak cloud calls in 10s (calls)",
             "time to Ready p99 (s)",
+            ">6m<",
             "budget cloudCalls.10s&lt;=400",
             "SLO timeToReady.p99&lt;=5m",
             ">predicted<",
