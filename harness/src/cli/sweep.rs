@@ -99,14 +99,16 @@ pub(super) fn sweep_cmd(a: SweepArgs) -> Result<Outcome> {
     }
     let mut wall_s = None;
     if !a.collect {
-        let exe = std::env::current_exe().context("cannot find the harness binary to run the points")?;
+        let exe =
+            std::env::current_exe().context("cannot find the harness binary to run the points")?;
         let labels: Vec<String> = (0..sw.grid.len())
             .map(|i| sweep::grid::label(&sw.point_sets(i)))
             .collect();
         let jobs = a
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-        std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+        std::fs::create_dir_all(&out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
         let started = Instant::now();
         let args = |i: usize| point_args(&a, i, &out);
         sweep::runner::run_points(
@@ -127,11 +129,13 @@ pub(super) fn sweep_cmd(a: SweepArgs) -> Result<Outcome> {
     write(&out, "sweep.html", sweep::html::render(&r))?;
     out!("{text}")?;
     outln!("reports: {}", out.join("sweep.html").display())?;
-    Ok(if r.selection.cheapest.is_some() && r.selection.failed.is_empty() {
-        Outcome::Pass
-    } else {
-        Outcome::Fail
-    })
+    Ok(
+        if r.selection.cheapest.is_some() && r.selection.failed.is_empty() {
+            Outcome::Pass
+        } else {
+            Outcome::Fail
+        },
+    )
 }
 
 /// The arguments of point `index`'s process: this sweep's definition and `--point`.

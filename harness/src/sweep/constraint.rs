@@ -99,12 +99,21 @@ impl Constraint {
         let limit = if figure.unit() == "s" {
             limiter::go::GoDuration::parse(text)
                 .map(|d| d.to_std().as_secs_f64())
-                .map_err(|_| fail(format!("{figure} is a time, and {text:?} is no duration such as 5m or 90s")))?
+                .map_err(|_| {
+                    fail(format!(
+                        "{figure} is a time, and {text:?} is no duration such as 5m or 90s"
+                    ))
+                })?
         } else {
             text.parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| fail(format!("{figure} counts {}, and {text:?} is no number", figure.unit())))?
+                .ok_or_else(|| {
+                    fail(format!(
+                        "{figure} counts {}, and {text:?} is no number",
+                        figure.unit()
+                    ))
+                })?
         };
         Ok(Constraint {
             figure,
@@ -200,7 +209,13 @@ pub fn from_assertions(s: &crate::scenario::Scenario) -> Vec<Constraint> {
     let mut out = Vec::new();
     for a in s.assertions.iter().filter(|a| a.account.is_none()) {
         let (figure, limit) = match (&a.check, a.phase) {
-            (Check::CloudCalls { window, max: Some(max) }, None) => (
+            (
+                Check::CloudCalls {
+                    window,
+                    max: Some(max),
+                },
+                None,
+            ) => (
                 Figure::CloudCalls {
                     window_s: window.as_secs_f64(),
                 },
@@ -213,9 +228,12 @@ pub fn from_assertions(s: &crate::scenario::Scenario) -> Vec<Constraint> {
                     limit: TtrLimit::Fixed(d),
                 },
                 phase,
-            ) if [0.5, 0.9, 0.99].contains(quantile) && (phase.is_none() || phase == create) => {
-                (Figure::TimeToReady { quantile: *quantile }, d.as_secs_f64())
-            }
+            ) if [0.5, 0.9, 0.99].contains(quantile) && (phase.is_none() || phase == create) => (
+                Figure::TimeToReady {
+                    quantile: *quantile,
+                },
+                d.as_secs_f64(),
+            ),
             _ => continue,
         };
         out.push(Constraint {
@@ -239,10 +257,16 @@ mod tests {
         assert_eq!((slo.op, slo.limit), (Op::AtMost, 300.0));
         assert_eq!(slo.to_string(), "timeToReady.p99<=5m");
         let Budget(b) = "cloudCalls.10s<400".parse().unwrap();
-        assert_eq!((b.figure, b.op, b.limit), (Figure::CloudCalls { window_s: 10.0 }, Op::Below, 400.0));
+        assert_eq!(
+            (b.figure, b.op, b.limit),
+            (Figure::CloudCalls { window_s: 10.0 }, Op::Below, 400.0)
+        );
         assert!(b.holds(Some(399.0)));
         assert!(!b.holds(Some(400.0)));
-        assert!(!b.holds(None), "what was not measured does not meet a limit");
+        assert!(
+            !b.holds(None),
+            "what was not measured does not meet a limit"
+        );
     }
 
     #[test]
@@ -260,7 +284,10 @@ mod tests {
             assert!(e.contains(problem), "{given}: {e}");
             assert!(e.contains("expected FIGURE<=LIMIT"), "{e}");
         }
-        let e = "cloudCalls.10s<=400".parse::<Slo>().unwrap_err().to_string();
+        let e = "cloudCalls.10s<=400"
+            .parse::<Slo>()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is a cost: give it with --budget"), "{e}");
         let e = "drainTime<=5m".parse::<Budget>().unwrap_err().to_string();
         assert!(e.contains("is a benefit: give it with --slo"), "{e}");
@@ -270,7 +297,13 @@ mod tests {
     fn a_scenarios_explicit_limits_become_its_slos_and_budgets() {
         let yaml = "apiVersion: harness/v1\nname: t\nresources:\n  - {name: b, kind: Bucket, count: 3}\nphases:\n  - {name: create, action: create}\n  - {name: hold, action: hold, duration: 1m}\nassertions:\n  - {check: cloudCalls, window: 10s, max: 400}\n  - {check: cloudCalls, window: 1s}\n  - {check: timeToReady, phase: create, quantile: 0.99, maxDuration: 5m}\n  - {check: throttles}\n";
         let s = crate::scenario::parse(yaml, "t.yaml").unwrap();
-        let texts: Vec<String> = from_assertions(&s).iter().map(ToString::to_string).collect();
-        assert_eq!(texts, ["cloudCalls.10s<=400", "timeToReady.p99<=5m", "throttles<=0"]);
+        let texts: Vec<String> = from_assertions(&s)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            texts,
+            ["cloudCalls.10s<=400", "timeToReady.p99<=5m", "throttles<=0"]
+        );
     }
 }

@@ -126,11 +126,7 @@ impl Figure {
             .iter()
             .map(|&w| Figure::CloudCalls { window_s: w })
             .collect();
-        out.extend(
-            windows
-                .iter()
-                .map(|&w| Figure::ApiRequests { window_s: w }),
-        );
+        out.extend(windows.iter().map(|&w| Figure::ApiRequests { window_s: w }));
         out.extend([
             Figure::SteadyCallsPerHour,
             Figure::Throttles,
@@ -244,12 +240,21 @@ mod tests {
             "cloudCalls.5m".parse::<Figure>(),
             Ok(Figure::CloudCalls { window_s: 300.0 })
         );
-        assert_eq!(Figure::CloudCalls { window_s: 300.0 }.to_string(), "cloudCalls.5m");
+        assert_eq!(
+            Figure::CloudCalls { window_s: 300.0 }.to_string(),
+            "cloudCalls.5m"
+        );
     }
 
     #[test]
     fn an_unknown_figure_lists_the_known_ones() {
-        for bad in ["cloudCalls", "cloudCalls.x", "cloudCalls.0s", "timeToReady.p95", "ttr"] {
+        for bad in [
+            "cloudCalls",
+            "cloudCalls.x",
+            "cloudCalls.0s",
+            "timeToReady.p95",
+            "ttr",
+        ] {
             let e = bad.parse::<Figure>().unwrap_err().to_string();
             assert!(e.contains("expected one of cloudCalls.W"), "{bad}: {e}");
         }

@@ -19,7 +19,9 @@ pub struct Axis {
 
 /// A `--vary` argument that is not `PATH=V1,V2,…`.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("--vary {given:?}: {problem}, expected PATH=V1,V2,… such as provider.maxReconcileRate=5,10,20")]
+#[error(
+    "--vary {given:?}: {problem}, expected PATH=V1,V2,… such as provider.maxReconcileRate=5,10,20"
+)]
 pub struct VarySyntaxError {
     given: String,
     problem: &'static str,

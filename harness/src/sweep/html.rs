@@ -11,7 +11,8 @@ use super::model::Status;
 use super::result::SweepResult;
 use crate::report::{self, ChartLimit, Scatter, ScatterPoint, xml_escape as esc};
 
-const EXTRA_STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:8px}.charts svg{border:1px solid #eee}";
+const EXTRA_STYLE: &str =
+    ".charts{display:flex;flex-wrap:wrap;gap:8px}.charts svg{border:1px solid #eee}";
 
 /// Whether any point has a value of `f` (`measured` only, or either).
 fn has(r: &SweepResult, f: Figure, measured_only: bool) -> bool {
@@ -60,7 +61,10 @@ fn chart_figures(r: &SweepResult, side: Side) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
     for f in wanted {
         let constrained = r.constraints.iter().any(|c| c.figure == f);
-        if !out.contains(&f) && r.figures.contains(&f) && (constrained || has(r, f, side == Side::Cost && f == Figure::Throttles)) {
+        if !out.contains(&f)
+            && r.figures.contains(&f)
+            && (constrained || has(r, f, side == Side::Cost && f == Figure::Throttles))
+        {
             out.push(f);
         }
     }

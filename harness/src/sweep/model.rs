@@ -84,7 +84,10 @@ impl Point {
         let values = figures
             .iter()
             .map(|&f| {
-                let measured = run.as_ref().ok().and_then(|r| super::values::measured(r, f));
+                let measured = run
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| super::values::measured(r, f));
                 let value = Value {
                     predicted: super::values::predicted(s, &plan, f),
                     measured,
@@ -94,7 +97,11 @@ impl Point {
             .collect();
         let (status, wall_s) = match run {
             Ok(r) => {
-                for v in r.verdicts.iter().filter(|v| v.outcome == Outcome::Unmodeled) {
+                for v in r
+                    .verdicts
+                    .iter()
+                    .filter(|v| v.outcome == Outcome::Unmodeled)
+                {
                     unmodeled.push(format!(
                         "{}: {}",
                         v.name,
@@ -106,9 +113,7 @@ impl Point {
                         reason: r.headline(),
                     }
                 } else {
-                    Status::Ran {
-                        passed: r.passed(),
-                    }
+                    Status::Ran { passed: r.passed() }
                 };
                 (status, Some(r.run.time.wall_s))
             }
@@ -134,7 +139,10 @@ impl Point {
     /// The value of figure `f`.
     #[must_use]
     pub fn value(&self, f: Figure) -> Value {
-        self.figures.get(&f.to_string()).copied().unwrap_or_default()
+        self.figures
+            .get(&f.to_string())
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Whether its run ended with measurements that count: complete, with a result.

@@ -78,7 +78,10 @@ impl Progress {
 
     fn finished(&self, label: &str, f: &Finished) {
         let done = {
-            let mut d = self.done.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut d = self
+                .done
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             *d += 1;
             *d
         };
@@ -127,7 +130,13 @@ pub fn run_points(
                     if index >= labels.len() {
                         return;
                     }
-                    match run_one(exe, &args(index), &out.join(point_dir(index)), index, timeout) {
+                    match run_one(
+                        exe,
+                        &args(index),
+                        &out.join(point_dir(index)),
+                        index,
+                        timeout,
+                    ) {
                         Ok(f) => {
                             progress.finished(&labels[index], &f);
                             results
@@ -149,7 +158,10 @@ pub fn run_points(
     if let Some(bar) = &progress.bar {
         bar.finish_and_clear();
     }
-    if let Some(e) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+    if let Some(e) = failure
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
         return Err(e);
     }
     let mut results = results

@@ -58,7 +58,10 @@ fn least(points: &[&Point], key: impl Fn(&Point) -> Option<f64>) -> Option<usize
     points
         .iter()
         .min_by(|a, b| {
-            let (ka, kb) = (key(a).unwrap_or(f64::INFINITY), key(b).unwrap_or(f64::INFINITY));
+            let (ka, kb) = (
+                key(a).unwrap_or(f64::INFINITY),
+                key(b).unwrap_or(f64::INFINITY),
+            );
             ka.total_cmp(&kb).then(a.index.cmp(&b.index))
         })
         .map(|p| p.index)
@@ -189,7 +192,10 @@ mod tests {
     }
 
     fn constraints(slo: &str, budget: &str) -> Vec<Constraint> {
-        vec![slo.parse::<Slo>().unwrap().0, budget.parse::<Budget>().unwrap().0]
+        vec![
+            slo.parse::<Slo>().unwrap().0,
+            budget.parse::<Budget>().unwrap().0,
+        ]
     }
 
     #[test]

@@ -145,9 +145,15 @@ mod tests {
     fn a_bad_entry_is_named_with_what_was_expected() {
         let text = format!("{HEAD}sweep:\n  vary: [\"seed=1\", \"seed\"]\n");
         let e = read(&text, "t.yaml").unwrap_err().to_string();
-        assert!(e.starts_with("t.yaml: sweep.vary[1]: --vary \"seed\""), "{e}");
+        assert!(
+            e.starts_with("t.yaml: sweep.vary[1]: --vary \"seed\""),
+            "{e}"
+        );
         let text = format!("{HEAD}sweep:\n  budget: [\"timeToReady.p99<=5m\"]\n");
         let e = read(&text, "t.yaml").unwrap_err().to_string();
-        assert!(e.contains("sweep.budget[0]") && e.contains("give it with --slo"), "{e}");
+        assert!(
+            e.contains("sweep.budget[0]") && e.contains("give it with --slo"),
+            "{e}"
+        );
     }
 }

@@ -36,7 +36,9 @@ fn first_hold(s: &Scenario, plan: &Plan) -> Option<(f64, f64)> {
 #[must_use]
 pub fn predicted(s: &Scenario, plan: &Plan, f: Figure) -> Option<f64> {
     let v = match f {
-        Figure::CloudCalls { window_s } => max_over_phases(plan, &format!("cloud-calls/{window_s}s")),
+        Figure::CloudCalls { window_s } => {
+            max_over_phases(plan, &format!("cloud-calls/{window_s}s"))
+        }
         Figure::ApiRequests { window_s } => {
             max_over_phases(plan, &format!("api-requests/{window_s}s"))
         }
@@ -129,13 +131,8 @@ pub fn measured(r: &RunResult, f: Figure) -> Option<f64> {
             }),
         Figure::PollPeriod => {
             let gaps: f64 = r.poll.iter().map(|p| p.gaps as f64).sum();
-            (gaps > 0.0).then(|| {
-                r.poll
-                    .iter()
-                    .map(|p| p.gaps as f64 * p.mean_s)
-                    .sum::<f64>()
-                    / gaps
-            })
+            (gaps > 0.0)
+                .then(|| r.poll.iter().map(|p| p.gaps as f64 * p.mean_s).sum::<f64>() / gaps)
         }
         Figure::DriftDetection => {
             // Σ n·E[T²] / 2 Σ n·E[T] over the poll classes.

@@ -90,9 +90,17 @@ fn a_sweep_runs_every_point_and_names_the_cheapest_that_meets_slo_and_budget() {
         assert_eq!(p["status"], "ran", "{p}");
         assert!(out.join(format!("points/{i:03}/result.json")).exists());
         assert!(out.join(format!("points/{i:03}/report.html")).exists());
-        for name in ["timeToReady.p99", "cloudCalls.10s", "pollPeriod", "drainTime"] {
+        for name in [
+            "timeToReady.p99",
+            "cloudCalls.10s",
+            "pollPeriod",
+            "drainTime",
+        ] {
             let (predicted, measured) = figure(p, name);
-            assert!(predicted.is_some() && measured.is_some(), "{name} of point {i}: {p}");
+            assert!(
+                predicted.is_some() && measured.is_some(),
+                "{name} of point {i}: {p}"
+            );
         }
         let (_, ttr) = figure(p, "timeToReady.p99");
         let (_, peak) = figure(p, "cloudCalls.10s");
@@ -112,12 +120,17 @@ fn a_sweep_runs_every_point_and_names_the_cheapest_that_meets_slo_and_budget() {
         .iter()
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, i)| *i);
-    assert_eq!(r["selection"]["cheapest"].as_u64().map(|i| i as usize), cheapest);
+    assert_eq!(
+        r["selection"]["cheapest"].as_u64().map(|i| i as usize),
+        cheapest
+    );
     let expected_exit = if cheapest.is_some() { 0 } else { 1 };
     assert_eq!(run.status.code(), Some(expected_exit), "{stdout}\n{stderr}");
     match cheapest {
         Some(i) => assert!(
-            stdout.contains(&format!("cheapest point meeting timeToReady.p99<=2m and cloudCalls.10s<=1000: point {i}")),
+            stdout.contains(&format!(
+                "cheapest point meeting timeToReady.p99<=2m and cloudCalls.10s<=1000: point {i}"
+            )),
             "{stdout}"
         ),
         None => assert!(stdout.contains("no point meets"), "{stdout}"),
@@ -144,7 +157,12 @@ fn a_point_that_writes_no_result_is_named_and_the_others_are_kept() {
     // Point 1 cannot write its result.json: a directory is in its place.
     std::fs::create_dir_all(out.join("points/001/result.json")).unwrap();
     let run = harness(
-        &["--vary", "provider.maxReconcileRate=5,10", "--set", "phases.hold.duration=1m"],
+        &[
+            "--vary",
+            "provider.maxReconcileRate=5,10",
+            "--set",
+            "phases.hold.duration=1m",
+        ],
         &file,
         &out,
     );
@@ -160,7 +178,10 @@ fn a_point_that_writes_no_result_is_named_and_the_others_are_kept() {
     // The failed point keeps its predictions; the other its measurements.
     assert!(figure(&points[1], "timeToReady.p99").0.is_some());
     assert!(figure(&points[0], "timeToReady.p99").1.is_some());
-    assert!(stdout.contains("without a complete result (not chosen): 1 (provider.maxReconcileRate=10)"), "{stdout}");
+    assert!(
+        stdout.contains("without a complete result (not chosen): 1 (provider.maxReconcileRate=10)"),
+        "{stdout}"
+    );
     assert!(r["sets"] == serde_json::json!(["phases.hold.duration=1m"]));
 }
 
@@ -188,7 +209,10 @@ fn points_run_apart_with_their_completion_index_are_collected_into_one_report() 
             "pod {i}: {}",
             String::from_utf8_lossy(&pod.stderr)
         );
-        assert!(!out.join("sweep.json").exists(), "a pod runs its point only");
+        assert!(
+            !out.join("sweep.json").exists(),
+            "a pod runs its point only"
+        );
     }
     let collect = harness(&["--vary", vary, "--collect"], &file, &out);
     let stdout = String::from_utf8_lossy(&collect.stdout);
@@ -211,7 +235,10 @@ fn points_run_apart_with_their_completion_index_are_collected_into_one_report() 
         .unwrap();
     assert_eq!(past.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&past.stderr);
-    assert!(stderr.contains("--point 2: the grid has 2 points, expected 0 to 1"), "{stderr}");
+    assert!(
+        stderr.contains("--point 2: the grid has 2 points, expected 0 to 1"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use super::axis::{axis_time_label, nice_max, tick_step, time_label, time_step};
-use crate::predict::fmt_num;
 use super::{EXPECTED, LIMIT};
+use crate::predict::fmt_num;
 use crate::report::escape::xml_escape as esc;
 
 const CW: f64 = 540.0;
@@ -81,8 +81,14 @@ pub fn scatter(c: &Scatter<'_>) -> String {
             .map(|v| axis(&v))
             .fold(0.0, f64::max)
     };
-    let xs = Scale::new(values(|v| v.0).max(c.budget.as_ref().map_or(0.0, |l| l.value)) * 1.08, c.x_time);
-    let ys = Scale::new(values(|v| v.1).max(c.slo.as_ref().map_or(0.0, |l| l.value)) * 1.08, c.y_time);
+    let xs = Scale::new(
+        values(|v| v.0).max(c.budget.as_ref().map_or(0.0, |l| l.value)) * 1.08,
+        c.x_time,
+    );
+    let ys = Scale::new(
+        values(|v| v.1).max(c.slo.as_ref().map_or(0.0, |l| l.value)) * 1.08,
+        c.y_time,
+    );
     let (x_max, y_max) = (xs.max, ys.max);
     let x = |v: f64| L + (v / x_max).clamp(0.0, 1.0) * (CW - L - R);
     let y = |v: f64| CH - B - (v / y_max).clamp(0.0, 1.0) * (CH - B - T);
@@ -220,11 +226,7 @@ impl Scale {
 
     /// A value, as a tooltip names it.
     fn value(&self, v: f64) -> String {
-        if self.time {
-            time_label(v)
-        } else {
-            fmt_num(v)
-        }
+        if self.time { time_label(v) } else { fmt_num(v) }
     }
 }
 
@@ -299,17 +301,72 @@ fn entry(o: &mut String, lx: &mut f64, row: f64, swatch: impl Fn(f64) -> String,
 fn legend(o: &mut String, c: &Scatter<'_>) {
     let mut lx = L;
     let row = 30.0;
-    entry(o, &mut lx, row, |x| format!("<line x1=\"{x}\" x2=\"{}\" y1=\"{row}\" y2=\"{row}\" stroke=\"{EXPECTED}\" stroke-width=\"1.5\"/>", x + 12.0), "predicted");
-    entry(o, &mut lx, row, |x| format!("<circle cx=\"{}\" cy=\"{row}\" r=\"4.5\" fill=\"{MEASURED}\"/>", x + 6.0), "measured");
+    entry(
+        o,
+        &mut lx,
+        row,
+        |x| {
+            format!(
+                "<line x1=\"{x}\" x2=\"{}\" y1=\"{row}\" y2=\"{row}\" stroke=\"{EXPECTED}\" stroke-width=\"1.5\"/>",
+                x + 12.0
+            )
+        },
+        "predicted",
+    );
+    entry(
+        o,
+        &mut lx,
+        row,
+        |x| {
+            format!(
+                "<circle cx=\"{}\" cy=\"{row}\" r=\"4.5\" fill=\"{MEASURED}\"/>",
+                x + 6.0
+            )
+        },
+        "measured",
+    );
     if c.points.iter().any(|p| p.unmodeled) {
-        entry(o, &mut lx, row, |x| format!("<polygon points=\"{0},{1} {2},{row} {0},{3} {4},{row}\" fill=\"#fff\" stroke=\"{UNMODELED}\"/>", x + 6.0, row - 5.0, x + 11.0, row + 5.0, x + 1.0), "UNMODELED");
+        entry(
+            o,
+            &mut lx,
+            row,
+            |x| {
+                format!(
+                    "<polygon points=\"{0},{1} {2},{row} {0},{3} {4},{row}\" fill=\"#fff\" stroke=\"{UNMODELED}\"/>",
+                    x + 6.0,
+                    row - 5.0,
+                    x + 11.0,
+                    row + 5.0,
+                    x + 1.0
+                )
+            },
+            "UNMODELED",
+        );
     }
     if c.points.iter().any(|p| p.chosen) {
-        entry(o, &mut lx, row, |x| format!("<circle cx=\"{}\" cy=\"{row}\" r=\"6\" fill=\"none\" stroke=\"#000\"/>", x + 6.0), "chosen");
+        entry(
+            o,
+            &mut lx,
+            row,
+            |x| {
+                format!(
+                    "<circle cx=\"{}\" cy=\"{row}\" r=\"6\" fill=\"none\" stroke=\"#000\"/>",
+                    x + 6.0
+                )
+            },
+            "chosen",
+        );
     }
     let mut lx = L;
     let row = 44.0;
-    let dashed = |color: &'static str| move |x: f64| format!("<line x1=\"{x}\" x2=\"{}\" y1=\"{row}\" y2=\"{row}\" stroke=\"{color}\" stroke-width=\"1.5\" stroke-dasharray=\"6 3\"/>", x + 12.0);
+    let dashed = |color: &'static str| {
+        move |x: f64| {
+            format!(
+                "<line x1=\"{x}\" x2=\"{}\" y1=\"{row}\" y2=\"{row}\" stroke=\"{color}\" stroke-width=\"1.5\" stroke-dasharray=\"6 3\"/>",
+                x + 12.0
+            )
+        }
+    };
     match &c.budget {
         Some(b) => entry(o, &mut lx, row, dashed(LIMIT), &b.label),
         None => entry(o, &mut lx, row, dashed("#bbb"), "no budget on this cost"),
