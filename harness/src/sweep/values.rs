@@ -82,7 +82,7 @@ pub fn predicted(s: &Scenario, plan: &Plan, f: Figure) -> Option<f64> {
 }
 
 /// The mean wait from a moment chosen at random to the next poll, when polls are `mean`
-/// apart with variance `var`: E[T²] / 2E[T] (the length-biased residual of a renewal
+/// apart with variance `var`: `E[T²] / 2E[T]` (the length-biased residual of a renewal
 /// process), `mean / 2` for polls exactly `mean` apart.
 #[must_use]
 pub fn residual(mean: f64, var: f64) -> f64 {
