@@ -42,6 +42,7 @@ pub enum Status {
 
 /// One point of the grid.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Point {
     /// Its index in the grid (the Indexed Job's completion index).
     pub index: usize,
