@@ -85,9 +85,11 @@ impl Point {
         let values = figures
             .iter()
             .map(|&f| {
+                let from_gaps = matches!(f, Figure::PollPeriod | Figure::DriftDetection);
                 let measured = run
                     .as_ref()
                     .ok()
+                    .filter(|_| !from_gaps || super::values::one_read_per_poll(s))
                     .and_then(|r| super::values::measured(r, f));
                 let value = Value {
                     predicted: super::values::predicted(s, &plan, f),

@@ -81,6 +81,21 @@ pub fn predicted(s: &Scenario, plan: &Plan, f: Figure) -> Option<f64> {
     v.filter(|v| v.is_finite())
 }
 
+/// Whether each poll of every group of `s` is one read of the cloud (an Observe of one call
+/// and no Connect call): the run's realised intervals are the gaps between a resource's
+/// reads, which are its poll period only then.
+#[must_use]
+pub fn one_read_per_poll(s: &Scenario) -> bool {
+    s.groups.iter().all(|g| {
+        let c = s
+            .calls
+            .get(&g.kind)
+            .copied()
+            .unwrap_or(crate::scenario::Calls::SAMPLE);
+        c.observe + c.connect <= 1
+    })
+}
+
 /// The mean wait from a moment chosen at random to the next poll, when polls are `mean`
 /// apart with variance `var`: `E[T²] / 2E[T]` (the length-biased residual of a renewal
 /// process), `mean / 2` for polls exactly `mean` apart.
@@ -181,6 +196,22 @@ mod tests {
         assert_eq!(residual(600.0, 0.0), 300.0);
         // Uniform 540..660 s: variance 60²/3 = 1200.
         assert!((residual(600.0, 1200.0) - 301.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_gaps_between_reads_are_poll_periods_only_where_a_poll_is_one_read() {
+        let sample = "apiVersion: harness/v1\nname: t\nresources:\n  - {name: b, kind: Bucket, count: 3}\nphases:\n  - {name: create, action: create}\n";
+        let s = crate::scenario::parse(sample, "t.yaml").unwrap();
+        assert!(one_read_per_poll(&s));
+        let aws = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/sweep-aws.yaml"),
+        )
+        .unwrap();
+        let s = crate::scenario::parse(&aws, "sweep-aws.yaml").unwrap();
+        assert!(
+            !one_read_per_poll(&s),
+            "15 calls an observe and a Connect's"
+        );
     }
 
     #[test]
