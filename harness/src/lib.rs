@@ -4,6 +4,7 @@
 //! Where to start:
 //! - [`scenario`]: the file format ([`scenario::parse`], [`scenario::load`]).
 //! - [`predict`]: the budget of docs/budget.md, formula by formula ([`predict::plan`]).
+//! - [`sweep`]: a scenario over a grid of settings, and the cheapest that meets an SLO.
 //!
 //! ```
 //! let yaml = "apiVersion: harness/v1\nname: tiny\nprovider: {maxReconcileRate: 10}\n\
@@ -24,3 +25,4 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod selfcheck;
+pub mod sweep;

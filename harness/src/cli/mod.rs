@@ -18,6 +18,7 @@ mod results;
 mod selfcheck;
 mod signals;
 mod stdout;
+mod sweep;
 mod target;
 
 use execute::run_cmd;
@@ -82,7 +83,8 @@ pub enum Command {
         /// provider.pollInterval, provider.pollJitterPercent, provider.minPollInterval,
         /// provider.pollJitterSizing, provider.scopedBuckets, provider.backoffBase,
         /// provider.backoffMax, provider.errorRequeue, provider.observeOnlyAbsent,
-        /// provider.eventClient, provider.reconcileRequests, resources.NAME.count,
+        /// provider.eventClient, provider.reconcileRequests, provider.credentialCache,
+        /// resources.NAME.count,
         /// composites.NAME.count (an XR group's), phases.NAME.duration, phases.NAME.timeout,
         /// assertions.CHECK.window (every
         /// assertion of that check), profile.file (another profile file, relative to the
@@ -288,6 +290,23 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: selfcheck::Format,
     },
+    /// Run a scenario over a grid of settings and pick the cheapest that meets an SLO.
+    ///
+    /// Each point of the grid (the product of the --vary axes and the file's `sweep.vary`)
+    /// is a normal run with its own output directory, OUT/points/NNN, run by a process of
+    /// this binary (`harness sweep … --point NNN`), --jobs at once, in virtual time where
+    /// the target allows it. The sweep predicts and measures four costs (peak cloud calls
+    /// per window, steady calls per hour, peak API requests, throttles) and four benefits
+    /// (time to Ready of the creation wave, the realised poll period, drift detection
+    /// latency, drain time after a restart) at every point, and writes sweep.json,
+    /// sweep.txt (the table printed here) and sweep.html (each cost against each benefit,
+    /// predicted as a line and measured as marks, the budget and the SLO as lines). The
+    /// cheapest point that meets every --slo and --budget on its measured figures is
+    /// named, or, when none does, the constraint that binds. docs/sweep.md describes each
+    /// figure and the choice. Exit 0 when a point is chosen and every point ran; 1 when
+    /// none meets the constraints or a point wrote no complete result (the others are
+    /// reported); 2 on bad input.
+    Sweep(sweep::SweepArgs),
     /// Render the table, JUnit XML and HTML report of a result.json again.
     Report {
         /// The result.json.
@@ -410,6 +429,7 @@ impl Command {
                 max_regression,
             } => compare_cmd(&old, &new, max_regression),
             Command::Report { result, out } => report_cmd(&result, &out),
+            Command::Sweep(args) => sweep::sweep_cmd(args),
             Command::Selfcheck {
                 count,
                 seed,

@@ -9,8 +9,9 @@ use harness::run;
 use harness::run::target::cluster;
 use harness::scenario::{self, TimeMode};
 
-/// Where a cluster run finds the cluster, the provider and mock-cloud.
-#[derive(Debug, Args)]
+/// Where a cluster run finds the cluster, the provider and mock-cloud; by default none (the
+/// embedded stack or the scenario's own target, as for a sweep's points).
+#[derive(Debug, Default, Args)]
 #[group(id = "cluster-target")]
 #[command(next_help_heading = "Cluster runs")]
 pub struct ClusterArgs {

@@ -18,7 +18,9 @@ mod xr;
 
 pub use chaos::{kill_lines, memory_lines};
 pub use escape::xml_escape;
+pub(crate) use html::STYLE;
 pub use html::html;
 pub use junit::junit;
+pub use svg::{Limit as ChartLimit, Scatter, ScatterPoint, scatter};
 pub use text::{assertion_table, human_duration, plan_listing, time_summary};
 pub use waiting::waiting_lines;

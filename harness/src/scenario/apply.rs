@@ -77,6 +77,7 @@ fn apply(raw: &mut RawScenario, set: &Set, index: usize) -> Result<(), Problem> 
         "provider.observeOnlyAbsent" => p.observe_only_absent = Some(value(set, index)?),
         "provider.eventClient" => p.event_client = Some(value(set, index)?),
         "provider.reconcileRequests" => p.reconcile_requests = Some(value(set, index)?),
+        "provider.credentialCache" => p.credential_cache = Some(value(set, index)?),
         "profile.file" => {
             let file: Spanned<String> = value(set, index)?;
             let at = file.referenced;
@@ -257,6 +258,16 @@ mod tests {
         assert_eq!(s.groups[0].count, 7);
         assert_eq!(s.seed, 42);
         assert_eq!(s.sets.len(), 7);
+    }
+
+    #[test]
+    fn the_aws_flavours_credential_cache_can_be_set_as_a_sweep_varies_it() {
+        let s = parse_with(TINY, "tiny.yaml", &sets(&["provider.credentialCache=all"])).unwrap();
+        assert_eq!(
+            s.aws.credential_cache,
+            crate::scenario::raw::CredentialCacheName::All
+        );
+        assert!(s.aws.set);
     }
 
     #[test]

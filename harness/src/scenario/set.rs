@@ -12,6 +12,7 @@
 //! | `provider.observeOnlyAbsent` | `poll` or `backoff` |
 //! | `provider.eventClient` | `shared` or `separate` |
 //! | `provider.reconcileRequests` | `honour` or `ignore` |
+//! | `provider.credentialCache` | `none`, `irsa` or `all` (the AWS flavour's `--credential-cache`) |
 //! | `resources.NAME.count` | an integer, for the group named NAME |
 //! | `core.FLAG` | one of Crossplane core's flags as `core` spells them (`maxReconcileRate`, `pollInterval`, `minPollInterval`, `syncInterval`, `enableRealtimeCompositions`, `circuitBreakerBurst`, `circuitBreakerRefillRate`, `circuitBreakerCooldown`, `circuitBreakerMode`) |
 //! | `composites.NAME.count` | an integer, for the XR group named NAME |
@@ -41,6 +42,7 @@ pub const SETTABLE: &[&str] = &[
     "provider.observeOnlyAbsent",
     "provider.eventClient",
     "provider.reconcileRequests",
+    "provider.credentialCache",
     "resources.NAME.count",
     "core.maxReconcileRate",
     "core.pollInterval",

@@ -34,6 +34,7 @@ mod scenarios;
 mod secrets;
 mod selfcheck;
 mod soak;
+mod sweep;
 mod timing;
 mod virtual_time;
 mod xr_reports;

@@ -12,7 +12,8 @@ mod tables;
 use charts::{charts, offenders};
 use tables::{assertions, phases, predictions};
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1150px}\
+/// The report's styles, which the sweep's page shares.
+pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1150px}\
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}.sub{color:#555}\
 .pass{color:#1e7b34;font-weight:600}.fail{color:#b22222;font-weight:600}\
 table{border-collapse:collapse;font-size:13px;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}\

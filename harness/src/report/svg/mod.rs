@@ -10,11 +10,13 @@ use super::escape::xml_escape;
 mod axis;
 mod histogram;
 mod peaks;
+mod scatter;
 mod time_chart;
 
 pub(super) use axis::{strip_time_axis, time_label};
 pub use histogram::{Marker, histogram};
 pub use peaks::{PeakRow, peaks_chart};
+pub use scatter::{Limit, Scatter, ScatterPoint, scatter};
 pub use time_chart::{Level, PhaseBand, Series, bins_over_limit, time_chart};
 
 pub(super) const W: f64 = 1100.0;

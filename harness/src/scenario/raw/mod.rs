@@ -105,6 +105,10 @@ pub struct RawScenario {
     /// What must hold at the end.
     #[serde(default)]
     pub assertions: Vec<RawAssertion>,
+    /// The grid `harness sweep` runs the scenario over, and the SLOs and budgets that pick
+    /// its cheapest point (docs/sweep.md). `harness run` runs the scenario as written.
+    #[serde(default)]
+    pub sweep: Option<crate::sweep::spec::RawSweep>,
 }
 
 /// Where a scenario runs.
