@@ -286,20 +286,26 @@ userAgent: composer/
         count(p, "patch", "customresourcedefinitions.apiextensions.k8s.io"),
         1
     );
-    // Beside applies and events: the watches' LISTs and WATCHes, the XRs' finalizers and
-    // labels, the composed resources' names, the deletes. The same requests but for the
-    // composer binary's four discovery LISTs at start (Functions, Compositions,
-    // CompositionRevisions, XRDs); what may still differ is what depends on how many
-    // reconciles the events made (a deleting XR's reconciles among them), so the stated
-    // difference is at most the reconcile counts' difference plus 4 requests.
-    let events = |core: &serde_json::Value| {
-        count(core, "create", "events.events.k8s.io") + count(core, "patch", "events.events.k8s.io")
+    // Beside applies, events and status Updates: the watches' LISTs and WATCHes, the XRs'
+    // finalizers and labels, the composed resources' names, the deletes. The same requests
+    // but for the composer binary's four discovery LISTs at start (Functions, Compositions,
+    // CompositionRevisions, XRDs). Left out with the events: the XR's status Updates, one
+    // for each reconcile that changed its conditions, composing or not (a deleting XR's
+    // reconciles call no function), so they follow the reconcile count, which the process's
+    // metrics do not give (a run saw 25 by the embedded core over 44 reconciles and 20
+    // function calls, 36 by the process over 26 function calls). What may still differ is
+    // what depends on how many reconciles the events made, so the stated difference is at
+    // most the function call counts' difference plus 4 requests.
+    let left_out = |core: &serde_json::Value| {
+        count(core, "create", "events.events.k8s.io")
+            + count(core, "patch", "events.events.k8s.io")
+            + count(core, "update", "xbucketsets.example.org/status")
     };
-    let (other_e, other_p) = (rest_e - events(e), rest_p - events(p));
+    let (other_e, other_p) = (rest_e - left_out(e), rest_p - left_out(p));
     let allowed = re.abs_diff(rp) + 4;
     assert!(
         other_p.abs_diff(other_e + 4) <= allowed,
-        "beside applies and events, the process made {other_p} requests and the embedded core {other_e} (+4 discovery LISTs), more apart than {allowed}: embedded {e}, process {p}"
+        "beside applies, events and status Updates, the process made {other_p} requests and the embedded core {other_e} (+4 discovery LISTs), more apart than {allowed}: embedded {e}, process {p}"
     );
     // What a process cannot give is UNMEASURED, with the reason; the rest is judged.
     let breaker = verdict(&process, "breakerOpens");

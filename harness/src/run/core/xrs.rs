@@ -262,7 +262,18 @@ impl<'s> XrDriver<'s> {
     /// Waits until every XR of `phase` meets its `until`, or `deadline`; whether they all
     /// did.
     pub async fn wait(&self, phase: &Phase, watches: &Watches, deadline: Instant) -> bool {
+        let mut checked: Option<Instant> = None;
         loop {
+            // A check reads every XR of the phase and every composed resource the watches
+            // saw: at every watch event of a creation storm that is quadratic in the XRs, so
+            // checks are at least CHECK_SPACING apart (a phase ends at most that late).
+            if let Some(at) = checked {
+                let next = (at + CHECK_SPACING).min(deadline);
+                if Instant::now() < next {
+                    tokio::time::sleep_until(next).await;
+                }
+            }
+            checked = Some(Instant::now());
             if self.pending(phase, watches).await.is_empty() {
                 return true;
             }
@@ -283,6 +294,9 @@ impl<'s> XrDriver<'s> {
         }
     }
 }
+
+/// The least time between two checks of a phase's XRs ([`XrDriver::wait`]).
+const CHECK_SPACING: Duration = Duration::from_millis(50);
 
 /// What the watches saw of the resources composed for each XR, by the XR's name: every
 /// resource of the `kinds` the watches key them by whose name core's generator made from an
