@@ -212,7 +212,10 @@ mod tests {
         )
         .unwrap();
         let cmd = p.process.unwrap();
-        assert_eq!(cmd.program, PathBuf::from("/usr/local/bin/crossplane"));
+        assert_eq!(
+            cmd.program,
+            std::path::PathBuf::from("/usr/local/bin/crossplane")
+        );
         assert_eq!(cmd.args, ["core", "start"]);
         assert_eq!(
             p.user_agent, "crossplane/",
