@@ -40,8 +40,6 @@ mod update;
 mod wait;
 mod xr_groups;
 
-use std::time::Duration;
-
 use tokio::time::Instant;
 
 pub use cleanup::time_left;
@@ -51,7 +49,6 @@ use phase::{PhaseAction, Step};
 use super::clock::RunClock;
 use super::core::xrs::XrLog;
 use super::error::RunError;
-use super::objects::Seeded;
 use super::progress::Progress;
 use super::source::hook::PhaseHook;
 use super::source::watches::Watches;
@@ -166,28 +163,6 @@ impl<'s> Driver<'s> {
             failure,
         });
         Ok(end)
-    }
-
-    /// After a cluster run: deletes the managed resources still there and waits (at most
-    /// `timeout`) until the provider has let them go, then deletes the `seeded` namespace,
-    /// Secrets and ProviderConfigs. Returns whether everything was gone in time.
-    pub async fn clean_up(
-        &mut self,
-        seeded: &[Seeded],
-        watches: &Watches,
-        timeout: Duration,
-        progress: &Progress,
-    ) -> bool {
-        self.state
-            .clean_up(seeded, watches, timeout, progress)
-            .await
-    }
-
-    /// What a clean-up that was stopped left in the cluster: the managed resources the
-    /// watches still see (`KIND NAME`), then the seeded objects it had not deleted yet.
-    #[must_use]
-    pub fn left_after_cleanup(&self, seeded: &[Seeded], watches: &Watches) -> Vec<String> {
-        self.state.left_after_cleanup(seeded, watches)
     }
 }
 
