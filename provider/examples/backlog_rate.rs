@@ -22,8 +22,8 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams, PostParams};
 use limiter::crossplane::{RateLimitModel, Settings};
 use provider::crd::{
-    Bucket, BucketParameters, BucketSpec, Managed, ProviderConfig, ProviderConfigReference,
-    ProviderConfigSpec, ProviderCredentials, SecretKeySelector,
+    Bucket, BucketSpec, Managed, ProviderConfig, ProviderConfigSpec, ProviderCredentials,
+    SecretKeySelector,
 };
 use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
 
@@ -58,15 +58,7 @@ async fn measure(n: usize, rate: u32, model: RateLimitModel) -> anyhow::Result<(
     setup_provider_config(&client).await?;
     let buckets: Api<Bucket> = Api::default_namespaced(client.clone());
     for i in 0..n {
-        let spec = BucketSpec {
-            for_provider: BucketParameters {
-                region: "eu".into(),
-                versioning: false,
-                storage_class: None,
-            },
-            provider_config_ref: ProviderConfigReference::default(),
-            management_policies: None,
-        };
+        let spec = BucketSpec::in_region("eu");
         buckets
             .create(
                 &PostParams::default(),

@@ -82,23 +82,16 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
     let cloud = CloudClient::http(config.cloud_endpoint.clone())
         .with_timeout(config.cloud_timeout)
         .with_requests(metrics.cloud_requests().clone());
-    let (stop_metrics, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
-    let metrics_server = match config.metrics_addr {
-        Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("cannot listen on --metrics-addr {addr}"))
-                .map_err(setup)?;
-            tracing::info!(%addr, "serving /metrics");
-            let stopped = async { metrics_stopped.await.ok().unwrap_or_default() };
-            Some(tokio::spawn(provider::metrics_server::serve_metrics(
-                listener,
-                Arc::clone(&metrics),
-                stopped,
-            )))
-        }
-        None => None,
-    };
+    let metrics_server = serve::Beside::start(
+        config.metrics_addr,
+        "--metrics-addr",
+        "/metrics",
+        |listener, stopped| {
+            provider::metrics_server::serve_metrics(listener, Arc::clone(&metrics), stopped)
+        },
+    )
+    .await
+    .map_err(setup)?;
     let options = ProviderOptions {
         settings: config.settings,
         kube: clients.main,
@@ -122,10 +115,7 @@ async fn run(config: RunConfig) -> Result<(), Failure> {
             code: 1,
             error: e.into(),
         })?;
-    let _ = stop_metrics.send(());
-    if let Some(server) = metrics_server {
-        let _ = server.await;
-    }
+    let _ = metrics_server.stop().await;
     if !summary.drained {
         tracing::warn!("some reconciles were abandoned at shutdown");
     }

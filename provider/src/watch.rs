@@ -201,21 +201,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::{Bucket, BucketParameters, BucketSpec, FINALIZER, ProviderConfigReference};
+    use crate::crd::{Bucket, BucketSpec, FINALIZER};
 
     fn bucket() -> Bucket {
-        let mut b = Bucket::new(
-            "b",
-            BucketSpec {
-                for_provider: BucketParameters {
-                    region: "eu".into(),
-                    versioning: false,
-                    storage_class: None,
-                },
-                provider_config_ref: ProviderConfigReference::default(),
-                management_policies: None,
-            },
-        );
+        let mut b = Bucket::new("b", BucketSpec::in_region("eu"));
         b.metadata.namespace = Some("default".into());
         b.metadata.generation = Some(1);
         b

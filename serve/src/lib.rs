@@ -17,7 +17,8 @@
 //!   responses (watches) must end on their own: a server that streams
 //!   ties its streams to its own stop signal.
 //!
-//! [`shutdown_signal`] is the stop signal of the servers' binaries: SIGINT or SIGTERM.
+//! [`shutdown_signal`] is the stop signal of the servers' binaries: SIGINT or SIGTERM;
+//! [`Beside`] runs a server (a `/metrics`) beside a binary's main work.
 //!
 //! # Example
 //! ```
@@ -46,7 +47,9 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+mod beside;
 mod signal;
+pub use beside::{Beside, Stopped};
 pub use signal::shutdown_signal;
 
 /// How long the loop waits after an accept error that is not about one connection.

@@ -8,6 +8,7 @@
 mod composition;
 mod error;
 mod function;
+mod open_crd;
 mod xrd;
 
 #[cfg(test)]
@@ -23,6 +24,7 @@ pub use function::{
     ANNOTATION_RUNTIME, ANNOTATION_RUNTIME_TARGET, DEFAULT_DEVELOPMENT_TARGET, Endpoint, Function,
     FunctionSpec,
 };
+pub use open_crd::open_crd;
 pub use xrd::{
     CompositeResourceDefinition, CompositeResourceDefinitionSpec,
     CompositeResourceDefinitionVersion, CompositeResourceValidation, CompositionRef, Scope,

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use composer::api::{CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE};
+use composer::api::{
+    CompositeResourceDefinition, LABEL_COMPOSITION_NAME, TYPE_VALID_PIPELINE, open_crd,
+};
 use composer::composite::{
     Cache, Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, Realtime, Reconciler, RequeueSettings,
     Watched, start, watch_cached, watch_compositions, watch_revisions_cached,
@@ -32,33 +34,6 @@ use tokio::task::JoinHandle;
 pub const NS: &str = "default";
 /// Crossplane's API group of XRDs, Compositions and revisions.
 pub const X: &str = "apiextensions.crossplane.io";
-
-/// A CRD with an open `spec` and `status` and a status subresource.
-pub fn crd(
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-    scope: &str,
-) -> CustomResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}")},
-        "spec": {
-            "group": group,
-            "names": {"kind": kind, "plural": plural},
-            "scope": scope,
-            "versions": [{"name": version, "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-                }}}}],
-        },
-    }))
-    .unwrap()
-}
 
 pub fn object(v: Value) -> DynamicObject {
     serde_json::from_value(v).unwrap()
@@ -168,29 +143,29 @@ impl Cluster {
         let client = kube::Client::new(server.service(), NS);
         let cluster = Cluster { server, client };
         for crd in [
-            crd(
+            open_crd(
                 X,
                 "v2",
                 "CompositeResourceDefinition",
                 "compositeresourcedefinitions",
                 "Cluster",
             ),
-            crd(X, "v1", "Composition", "compositions", "Cluster"),
-            crd(
+            open_crd(X, "v1", "Composition", "compositions", "Cluster"),
+            open_crd(
                 X,
                 "v1",
                 "CompositionRevision",
                 "compositionrevisions",
                 "Cluster",
             ),
-            crd(
+            open_crd(
                 "pkg.crossplane.io",
                 "v1",
                 "Function",
                 "functions",
                 "Cluster",
             ),
-            crd("test.example.org", "v1", "Widget", "widgets", "Namespaced"),
+            open_crd("test.example.org", "v1", "Widget", "widgets", "Namespaced"),
         ] {
             cluster.create_crd(&crd).await;
         }

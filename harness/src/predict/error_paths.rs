@@ -2,6 +2,9 @@
 //! fault, drift or an observe-only absent cloud resource costs, how much of the global
 //! budget it takes from the healthy resources, and how far their poll period stretches.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use limiter::crossplane::{ErrorRequeue, ObserveOnlyAbsent};
 
 use super::formula::{Prediction, fmt_num};
@@ -391,6 +394,123 @@ pub fn allowed_for_interval(p: &Params, interval: f64, w: f64) -> (f64, f64) {
         .min(p.backoff.1)
         .max(1e-3);
     (p.c_max * ((w / gap).floor() + 1.0), gap)
+}
+
+/// The scenario as each phase saw it: one scenario when no phase changes the faults.
+#[must_use]
+pub fn every_phase(s: &Scenario) -> Vec<Cow<'_, Scenario>> {
+    if s.changes_faults() {
+        (0..s.phases.len())
+            .map(|i| Cow::Owned(s.during(i)))
+            .collect()
+    } else {
+        vec![Cow::Borrowed(s)]
+    }
+}
+
+/// The most calls one resource may make in a closed window of `w` seconds of a phase (or of
+/// the whole run), by its own poll interval P_i (§9.4, §9.7): what `perResourceCalls` and
+/// `hotLoops` hold each resource to.
+pub struct ResourceLimits<'a> {
+    p: Option<&'a Params>,
+    w: f64,
+    /// The most a resource of a failing share may make in W: c_f·A(W) of the busiest
+    /// backoff share the phase sees (the ramp is the densest part of the backoff), 0
+    /// without one.
+    pub failing: f64,
+    /// The coupled regime's most calls of one resource of each class in W, by class label.
+    pub coupled: BTreeMap<String, f64>,
+    /// Each resource's class label, by cloud name (only when `coupled` has a limit).
+    classes: BTreeMap<String, String>,
+}
+
+impl<'a> ResourceLimits<'a> {
+    /// The limits of windows of `w` seconds in `phase` (every phase without one) under the
+    /// parameters `p`, given the coupled regime's limits of each class (§9.7) by label.
+    #[must_use]
+    pub fn new(
+        s: &Scenario,
+        p: Option<&'a Params>,
+        phase: Option<&str>,
+        w: f64,
+        coupled: BTreeMap<String, f64>,
+    ) -> Self {
+        let failing = p.map_or(0.0, |p| {
+            let all = vec![true; s.groups.len()];
+            let (b, m) = p.backoff;
+            let seen = match phase.and_then(|name| s.phase_index(name)) {
+                Some(i) if s.changes_faults() => vec![Cow::Owned(s.during(i))],
+                _ => every_phase(s),
+            };
+            seen.iter()
+                .flat_map(|seen| faulted_shares(seen, p, &all))
+                .filter(|f| f.backoff)
+                .map(|f| f.calls_per_reconcile * backoff_attempts(w, b, m))
+                .fold(0.0, f64::max)
+        });
+        let mut classes = BTreeMap::new();
+        if !coupled.is_empty() {
+            for (gi, g) in s.groups.iter().enumerate() {
+                for i in 0..g.count {
+                    classes.insert(
+                        g.resource_name(i, &s.name),
+                        super::coupled::class_label(s, gi, i),
+                    );
+                }
+            }
+        }
+        Self {
+            p,
+            w,
+            failing,
+            coupled,
+            classes,
+        }
+    }
+
+    /// The healthy limit of a resource polled every `interval` seconds and its shortest gap
+    /// g ([`allowed_for_interval`]); NaN without parameters.
+    #[must_use]
+    pub fn healthy(&self, interval: f64) -> (f64, f64) {
+        self.p.map_or((f64::NAN, f64::NAN), |p| {
+            allowed_for_interval(p, interval, self.w)
+        })
+    }
+
+    /// The largest of the coupled regime's limits, 0 without the coupled regime.
+    #[must_use]
+    pub fn coupled_max(&self) -> f64 {
+        self.coupled.values().copied().fold(0.0, f64::max)
+    }
+
+    /// The coupled regime's limit of the class of the resource `name`, 0 without one.
+    #[must_use]
+    pub fn class_limit(&self, name: &str) -> f64 {
+        self.classes
+            .get(name)
+            .and_then(|l| self.coupled.get(l))
+            .copied()
+            .unwrap_or(0.0)
+    }
+
+    /// `perResourceCalls`' limit of a resource at P_i = `interval`: the healthy limit, c·A(W)
+    /// of each failing share and the coupled regime's per-resource limit, whichever is
+    /// largest (a failing or throttled resource comes back at the bucket's pace).
+    #[must_use]
+    pub fn per_resource(&self, interval: f64) -> f64 {
+        self.healthy(interval)
+            .0
+            .max(self.failing)
+            .max(self.coupled_max())
+    }
+
+    /// `hotLoops`' limit of the resource `name` at P_i = `interval`: `factor` times the
+    /// larger of its healthy limit and its class's coupled limit (a rate the crossplane
+    /// rules explain is not a hot loop).
+    #[must_use]
+    pub fn hot(&self, name: &str, interval: f64, factor: f64) -> f64 {
+        (factor * self.healthy(interval).0).max(factor * self.class_limit(name))
+    }
 }
 
 #[cfg(test)]

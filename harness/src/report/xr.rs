@@ -7,11 +7,11 @@
 use std::fmt::Write as _;
 
 use super::escape::xml_escape as esc;
-use super::parts::{api_bands, heading, quantile_markers};
+use super::parts::{api_bands, heading, phase_bands, phase_starts, quantile_markers};
 use super::strip::{Boundary, phase_lines};
 use super::svg::{
-    LEFT, LIMIT, Marker, PhaseBand, RIGHT, Series, TOP, W, histogram, open, strip_time_axis,
-    time_chart, time_label,
+    LEFT, LIMIT, Marker, RIGHT, Series, TOP, W, histogram, open, strip_time_axis, time_chart,
+    time_label,
 };
 use crate::predict::fmt_num;
 use crate::result::RunResult;
@@ -108,14 +108,7 @@ fn breakers(o: &mut String, r: &RunResult, c: &CoreReport) {
             String::new()
         }
     );
-    let starts: Vec<Boundary<'_>> = r
-        .phases
-        .iter()
-        .map(|p| Boundary {
-            label: &p.name,
-            at: p.start_s,
-        })
-        .collect();
+    let starts = phase_starts(r);
     let end = c
         .ended_s
         .max(r.phases.iter().map(|p| p.end_s).fold(0.0, f64::max));
@@ -352,22 +345,10 @@ fn requests_charts(o: &mut String, r: &RunResult, c: &CoreReport) {
     let k = ((w / bin).round() as usize).max(1);
     let wide = bin * k as f64;
     let per_w: Vec<f64> = core.chunks(k).map(|ch| ch.iter().sum()).collect();
-    let bands: Vec<PhaseBand<'_>> = r
-        .phases
-        .iter()
-        .map(|p| PhaseBand {
-            label: &p.name,
-            start: p.start_s,
-            end: p.end_s,
-            expected: None,
-            limit: Some(
-                per_phase
-                    .iter()
-                    .find(|(ph, _)| *ph == p.name)
-                    .map_or(limit, |(_, v)| *v),
-            ),
-        })
-        .collect();
+    let bands = phase_bands(r, |p| {
+        let phase_limit = per_phase.iter().find(|(ph, _)| *ph == p.name);
+        (None, Some(phase_limit.map_or(limit, |(_, v)| *v)))
+    });
     let _ = write!(
         o,
         "<p class=\"sub\">Core's requests per {} s (consecutive windows; the check slides its window over every start, so its observed maximum can be above every bar here) against its bound in any {} s window (red: the phase's prediction where the plan makes one, else the run's: docs/budget.md §12). Most in any window: {}.</p>",

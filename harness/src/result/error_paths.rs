@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::model::{Offender, ShareCost, Verdict};
 use super::observe::{CallAction, Observations};
 use crate::measure::{NamedCall, ResourceCalls, hot_loops_by, per_resource};
-use crate::predict::error_paths::{allowed_for_interval, backoff_attempts, faulted_shares};
+use crate::predict::error_paths::{ResourceLimits, every_phase};
 use crate::predict::intervals::OwnIntervals;
 use crate::predict::{Plan, fmt_num};
 use crate::scenario::{Assertion, Scenario};
@@ -20,17 +20,6 @@ fn named(obs: &Observations) -> impl Iterator<Item = NamedCall<'_>> {
         at_us: c.at_us,
         observe: c.action == CallAction::Get && !c.throttled,
     })
-}
-
-/// The scenario as each phase saw it: one scenario when no phase changes the faults.
-fn every_phase(s: &Scenario) -> Vec<std::borrow::Cow<'_, Scenario>> {
-    if s.changes_faults() {
-        (0..s.phases.len())
-            .map(|i| std::borrow::Cow::Owned(s.during(i)))
-            .collect()
-    } else {
-        vec![std::borrow::Cow::Borrowed(s)]
-    }
 }
 
 /// The scenario's fault label of each resource faulted at some time of the run (the latest
@@ -222,56 +211,17 @@ fn verdict(a: &Assertion, check: &str, formula: String, limit: f64, observed: f6
     }
 }
 
-impl<'a> Subject<'a> {
-    /// The parameters of the phase, or of the first phase without one.
-    fn params(&self) -> Option<&'a crate::predict::Params> {
-        let plan = self.plan;
-        match self.phase {
-            Some(p) => plan.phases.iter().find(|x| x.name == p).map(|x| &x.params),
-            None => plan.phases.first().map(|x| &x.params),
-        }
-    }
-
+impl Subject<'_> {
     /// Each resource's calls in the span, with its busiest window of `w` seconds.
     fn measured(&self, w: f64) -> Vec<ResourceCalls> {
         let (from, to) = self.range;
         per_resource(named(self.obs), from, to, (w * 1e6) as u64)
     }
 
-    /// The coupled regime's most calls of one resource of each class in a window of `w` (§9.7),
-    /// by class label: the hold's, or the largest of every hold's without one.
-    fn coupled_limits(&self, w: f64) -> BTreeMap<String, f64> {
-        let (plan, phase) = (self.plan, self.phase);
-        let suffix = format!("/per-resource/{w}s");
-        let mut out: BTreeMap<String, f64> = BTreeMap::new();
-        for p in plan.all() {
-            let Some((at, rest)) = p.id.split_once("/coupled/") else {
-                continue;
-            };
-            if phase.is_some_and(|ph| ph != at) {
-                continue;
-            }
-            if let Some(label) = rest.strip_suffix(&suffix) {
-                let v = out.entry(label.to_owned()).or_insert(0.0);
-                *v = v.max(p.value);
-            }
-        }
-        out
+    /// What the plan holds each resource to in windows of `w` seconds of the phase.
+    fn limits(&self, w: f64) -> ResourceLimits<'_> {
+        self.plan.resource_limits(self.s, self.phase, w)
     }
-}
-
-/// Each resource's class label in the coupled regime, by cloud name.
-fn class_labels(s: &Scenario) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for (gi, g) in s.groups.iter().enumerate() {
-        for i in 0..g.count {
-            out.insert(
-                g.resource_name(i, &s.name),
-                crate::predict::coupled::class_label(s, gi, i),
-            );
-        }
-    }
-    out
 }
 
 /// The own intervals in a verdict's inputs: `5s→268, 3600s→22` (interval → its limit),
@@ -295,28 +245,18 @@ fn limits_by_interval(own: &OwnIntervals, limit: impl Fn(f64) -> f64) -> String 
 /// it); with `max`, the busiest resource against it.
 #[must_use]
 pub fn per_resource_calls(subject: Subject<'_>, (w, max): (f64, Option<f64>)) -> Verdict {
-    let Subject { s, a, own, .. } = subject;
+    let Subject { plan, a, own, .. } = subject;
     let found = subject.measured(w);
     let busiest = found.iter().map(|r| r.busiest_window).max().unwrap_or(0) as f64;
-    let Some(p) = subject.params() else {
+    let Some(p) = plan.params_of(subject.phase) else {
         return verdict(a, "perResourceCalls", "no plan".into(), f64::NAN, busiest);
     };
-    let all = vec![true; s.groups.len()];
     let (b, m) = p.backoff;
-    let seen = match subject.phase.and_then(|name| s.phase_index(name)) {
-        Some(i) if s.changes_faults() => vec![std::borrow::Cow::Owned(s.during(i))],
-        _ => every_phase(s),
-    };
-    let failing = seen
-        .iter()
-        .flat_map(|seen| faulted_shares(seen, p, &all))
-        .filter(|f| f.backoff)
-        .map(|f| f.calls_per_reconcile * backoff_attempts(w, b, m))
-        .fold(0.0, f64::max);
+    let limits = subject.limits(w);
     // In the coupled regime (§9.7) a failing or throttled resource comes back at the
     // bucket's pace: the simulated limit of its class replaces A(W).
-    let coupled = subject.coupled_limits(w).into_values().fold(0.0, f64::max);
-    let limit_at = |pi: f64| allowed_for_interval(p, pi, w).0.max(failing).max(coupled);
+    let coupled = limits.coupled_max();
+    let limit_at = |pi: f64| limits.per_resource(pi);
     // The resource nearest its own limit: the largest busiest window over limit.
     let shown = found.iter().map(|r| (r, own.get(&r.name))).max_by(|x, y| {
         (x.0.busiest_window as f64 / limit_at(x.1))
@@ -329,7 +269,7 @@ pub fn per_resource_calls(subject: Subject<'_>, (w, max): (f64, Option<f64>)) ->
         (None, None) => (0.0, own.default()),
     };
     let predicted = limit_at(interval);
-    let gap = allowed_for_interval(p, interval, w).1;
+    let gap = limits.healthy(interval).1;
     let mut v = verdict(
         a,
         "perResourceCalls",
@@ -387,29 +327,15 @@ pub fn per_resource_calls(subject: Subject<'_>, (w, max): (f64, Option<f64>)) ->
 /// interval allows (§9.4); the verdict names them.
 #[must_use]
 pub fn hot_loops_verdict(subject: Subject<'_>, (w, factor, max): (f64, f64, u64)) -> Verdict {
-    let Subject { s, a, own, .. } = subject;
+    let Subject { a, own, .. } = subject;
     let found = subject.measured(w);
-    let p = subject.params();
     // A resource whose rate the crossplane rules explain (the coupled regime's simulated
     // limit of its class, §9.7) is not a hot loop: its own limit is the larger one.
-    let coupled = subject.coupled_limits(w);
-    let labels = if coupled.is_empty() {
-        BTreeMap::new()
-    } else {
-        class_labels(s)
-    };
-    let class_limit = |name: &str| {
-        labels
-            .get(name)
-            .and_then(|l| coupled.get(l))
-            .copied()
-            .unwrap_or(0.0)
-    };
-    let limit_at = |pi: f64| p.map_or(f64::NAN, |p| factor * allowed_for_interval(p, pi, w).0);
-    let gap = p.map_or(f64::NAN, |p| allowed_for_interval(p, own.default(), w).1);
-    let hot = hot_loops_by(&found, |r| {
-        limit_at(own.get(&r.name)).max(factor * class_limit(&r.name))
-    });
+    let limits = subject.limits(w);
+    let coupled = &limits.coupled;
+    let limit_at = |pi: f64| factor * limits.healthy(pi).0;
+    let gap = limits.healthy(own.default()).1;
+    let hot = hot_loops_by(&found, |r| limits.hot(&r.name, own.get(&r.name), factor));
     let mut v = verdict(
         a,
         "hotLoops",
@@ -440,7 +366,7 @@ pub fn hot_loops_verdict(subject: Subject<'_>, (w, factor, max): (f64, f64, u64)
                     "{} ({} calls, limit {})",
                     r.name,
                     r.busiest_window,
-                    fmt_num(limit_at(own.get(&r.name)).max(factor * class_limit(&r.name)))
+                    fmt_num(limits.hot(&r.name, own.get(&r.name), factor))
                 )
             })
             .collect();

@@ -200,11 +200,7 @@ pub struct XrGroup {
 
 impl XrGroup {
     fn vars<'a>(&'a self, index: u32, scenario: &'a str) -> Vars<'a> {
-        Vars {
-            index,
-            group: &self.name,
-            scenario,
-        }
+        Vars::new(index, &self.name, scenario)
     }
 
     /// The name of XR `index`.

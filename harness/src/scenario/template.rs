@@ -18,6 +18,18 @@ pub struct Vars<'a> {
     pub scenario: &'a str,
 }
 
+impl<'a> Vars<'a> {
+    /// The variables of object `index` of the group `group` in the scenario `scenario`.
+    #[must_use]
+    pub const fn new(index: u32, group: &'a str, scenario: &'a str) -> Self {
+        Self {
+            index,
+            group,
+            scenario,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Piece {
     Text(String),

@@ -252,28 +252,9 @@ fn remove(value: &mut Value, element: &PathElement) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Structural;
+    use crate::ssa::walk::tests::schema;
     use crate::ssa::walk::to_field_set;
     use serde_json::json;
-
-    fn schema() -> Structural {
-        Structural::compile(&json!({
-            "type": "object",
-            "properties": {"spec": {"type": "object", "properties": {
-                "x": {"type": "string"},
-                "y": {"type": "string"},
-                "args": {"type": "array", "items": {"type": "string"}},
-                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-                "ports": {
-                    "type": "array",
-                    "x-kubernetes-list-type": "map",
-                    "x-kubernetes-list-map-keys": ["name"],
-                    "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}},
-                },
-            }}},
-        }))
-        .unwrap()
-    }
 
     #[test]
     fn lists_merge_by_their_list_type() {

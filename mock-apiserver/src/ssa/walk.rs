@@ -268,12 +268,14 @@ fn compare_at(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::schema::Structural;
     use serde_json::json;
 
-    fn schema() -> Structural {
+    /// A spec with a field of each kind the walk and the merge tell apart: scalars, an
+    /// atomic list, a set, a map list keyed by name, a granular and an atomic map.
+    pub(in crate::ssa) fn schema() -> Structural {
         Structural::compile(&json!({
             "type": "object",
             "properties": {
@@ -281,6 +283,7 @@ mod tests {
                     "type": "object",
                     "properties": {
                         "x": {"type": "string"},
+                        "y": {"type": "string"},
                         "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
                         "ports": {
                             "type": "array",

@@ -88,6 +88,23 @@ pub struct BucketParameters {
     pub storage_class: Option<String>,
 }
 
+impl BucketSpec {
+    /// A plain bucket in `region`: no versioning, the default storage class, the default
+    /// ProviderConfig, every management policy.
+    #[must_use]
+    pub fn in_region(region: &str) -> Self {
+        BucketSpec {
+            for_provider: BucketParameters {
+                region: region.to_owned(),
+                versioning: false,
+                storage_class: None,
+            },
+            provider_config_ref: ProviderConfigReference::default(),
+            management_policies: None,
+        }
+    }
+}
+
 impl BucketParameters {
     /// Checks the values the cloud would refuse.
     ///

@@ -13,9 +13,9 @@ use limiter::crossplane::Settings;
 use mock_apiserver::ApiServer;
 use mock_cloud::MockCloud;
 use provider::crd::{
-    Bucket, BucketParameters, BucketSpec, Condition, Database, DatabaseParameters, DatabaseSpec,
-    Managed, ProviderConfig, ProviderConfigReference, ProviderConfigSpec, ProviderCredentials,
-    Record, RecordParameters, RecordSpec, SecretKeySelector,
+    Bucket, BucketSpec, Condition, Database, DatabaseParameters, DatabaseSpec, Managed,
+    ProviderConfig, ProviderConfigReference, ProviderConfigSpec, ProviderCredentials, Record,
+    RecordParameters, RecordSpec, SecretKeySelector,
 };
 use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions, RunSummary};
 use tokio::sync::oneshot;
@@ -273,18 +273,7 @@ where
 }
 
 pub fn bucket(name: &str) -> Bucket {
-    Bucket::new(
-        name,
-        BucketSpec {
-            for_provider: BucketParameters {
-                region: "eu-west-1".into(),
-                versioning: false,
-                storage_class: None,
-            },
-            provider_config_ref: ProviderConfigReference::default(),
-            management_policies: None,
-        },
-    )
+    Bucket::new(name, BucketSpec::in_region("eu-west-1"))
 }
 
 pub fn database(name: &str) -> Database {

@@ -193,6 +193,21 @@ pub fn args_patch(provider_args: &str) -> std::result::Result<String, String> {
     .to_string())
 }
 
+/// kubectl's arguments that apply `patch` (an [`args_patch`]) to the provider Deployment in
+/// the namespace `ns`.
+pub fn patch_command<'a>(ns: &'a str, patch: &'a str) -> [&'a str; 8] {
+    [
+        "-n",
+        ns,
+        "patch",
+        "deployment",
+        "provider",
+        "--type=json",
+        "-p",
+        patch,
+    ]
+}
+
 /// `cargo xtask kind`: the run, with the process's environment and signals.
 pub fn run(root: &Path, a: &Args) -> Result {
     let env = Env::process();

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::env::{Env, Interrupt, Tools, executable};
 use super::supervise::{POLL, Policy, Supervised, utc_seconds};
-use super::{NAMESPACE as NS, Settings, args_patch, images};
+use super::{NAMESPACE as NS, Settings, args_patch, images, patch_command};
 
 /// SIGTERM's number, passed on with `kill`.
 const SIGTERM: i32 = 15;
@@ -273,16 +273,7 @@ impl Run<'_> {
             self.follow_logs(app);
         }
         // The scenario's settings replace the args.
-        let c = self.kubectl(&[
-            "-n",
-            NS,
-            "patch",
-            "deployment",
-            "provider",
-            "--type=json",
-            "-p",
-            &patch,
-        ]);
+        let c = self.kubectl(&patch_command(NS, &patch));
         self.check(c, "kubectl patch of the provider's args")?;
 
         self.steps.step("waiting for mock-cloud and the provider");

@@ -97,16 +97,7 @@ impl Validation<'_> {
         print!(
             "{}",
             self.succeed(
-                self.kubectl(&[
-                    "-n",
-                    ns,
-                    "patch",
-                    "deployment",
-                    "provider",
-                    "--type=json",
-                    "-p",
-                    &patch,
-                ]),
+                self.kubectl(&crate::kind::patch_command(ns, &patch)),
                 "kubectl patch",
             )?
         );

@@ -46,23 +46,14 @@ fn setup(error: impl Into<anyhow::Error>) -> Failure {
 pub async fn run(cli: Cli) -> Result<(), Failure> {
     let client = client(&cli).await.map_err(setup)?;
     let metrics = Arc::new(FunctionMetrics::new());
-    let (stop_metrics, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
-    let metrics_server = match cli.metrics_addr {
-        Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("cannot listen on --metrics-addr {addr}"))
-                .map_err(setup)?;
-            tracing::info!(%addr, "serving /metrics");
-            let stopped = async { metrics_stopped.await.ok().unwrap_or_default() };
-            Some(tokio::spawn(crate::metrics::serve(
-                listener,
-                Arc::clone(&metrics),
-                stopped,
-            )))
-        }
-        None => None,
-    };
+    let metrics_server = serve::Beside::start(
+        cli.metrics_addr,
+        "--metrics-addr",
+        "/metrics",
+        |listener, stopped| crate::metrics::serve(listener, Arc::clone(&metrics), stopped),
+    )
+    .await
+    .map_err(setup)?;
     let functions = functions(&client, &metrics).await.map_err(setup)?;
     check_compositions(&client, &functions)
         .await
@@ -77,13 +68,11 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     for controller in controllers {
         controller.shut_down().await;
     }
-    let _ = stop_metrics.send(());
-    if let Some(server) = metrics_server {
-        server
-            .await
-            .context("the metrics server failed")
-            .map_err(|error| Failure { code: 1, error })?;
-    }
+    metrics_server
+        .stop()
+        .await
+        .context("the metrics server failed")
+        .map_err(|error| Failure { code: 1, error })?;
     Ok(())
 }
 

@@ -416,6 +416,43 @@ impl Plan {
             .find(|p| p.id == id)
     }
 
+    /// The parameters of `phase`, or of the first phase without one.
+    #[must_use]
+    pub fn params_of(&self, phase: Option<&str>) -> Option<&Params> {
+        match phase {
+            Some(p) => self.phases.iter().find(|x| x.name == p).map(|x| &x.params),
+            None => self.phases.first().map(|x| &x.params),
+        }
+    }
+
+    /// The most calls one resource may make in windows of `w` seconds of `phase` (of every
+    /// hold without one), by its own interval (§9.4): the healthy and failing limits under
+    /// the phase's parameters, and the coupled regime's per-resource limit of each class
+    /// (§9.7) this plan predicted, the hold's or the largest of every hold's.
+    #[must_use]
+    pub fn resource_limits(
+        &self,
+        s: &Scenario,
+        phase: Option<&str>,
+        w: f64,
+    ) -> error_paths::ResourceLimits<'_> {
+        let suffix = format!("/per-resource/{w}s");
+        let mut coupled: std::collections::BTreeMap<String, f64> = Default::default();
+        for p in self.all() {
+            let Some((at, rest)) = p.id.split_once("/coupled/") else {
+                continue;
+            };
+            if phase.is_some_and(|ph| ph != at) {
+                continue;
+            }
+            if let Some(label) = rest.strip_suffix(&suffix) {
+                let v = coupled.entry(label.to_owned()).or_insert(0.0);
+                *v = v.max(p.value);
+            }
+        }
+        error_paths::ResourceLimits::new(s, self.params_of(phase), phase, w, coupled)
+    }
+
     /// Every prediction, run-wide first, then phase by phase, then core's.
     pub fn all(&self) -> impl Iterator<Item = &Prediction> {
         self.run

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use crate::predict::fmt_num;
 use crate::report::escape::xml_escape as esc;
-use crate::report::parts::{api_bands, heading, quantile_markers};
-use crate::report::strip::{Boundary, StripRow, strip_chart};
+use crate::report::parts::{api_bands, heading, phase_bands, phase_starts, quantile_markers};
+use crate::report::strip::{StripRow, strip_chart};
 use crate::report::svg::{
     Level, Marker, PhaseBand, Series, bins_over_limit, histogram, time_chart,
 };
@@ -23,20 +23,14 @@ pub(super) fn charts(o: &mut String, r: &RunResult) {
             .iter()
             .any(|v| v.check == check && v.name.contains(&format!("per {}s", fmt_num(w))))
     };
-    let call_bands: Vec<PhaseBand<'_>> = r
-        .phases
-        .iter()
-        .map(|p| PhaseBand {
-            label: &p.name,
-            start: p.start_s,
-            end: p.end_s,
-            expected: p
-                .expected_calls_per_s
+    let call_bands = phase_bands(r, |p| {
+        (
+            p.expected_calls_per_s
                 .is_finite()
                 .then_some(p.expected_calls_per_s * bin),
-            limit: p.bound_per_s.is_finite().then_some(p.bound_per_s),
-        })
-        .collect();
+            p.bound_per_s.is_finite().then_some(p.bound_per_s),
+        )
+    });
     o.push_str("<h2>Cloud calls per second against the budget band</h2><p class=\"sub\">Per phase, the band runs from the expected call rate (dashed green: steady polls plus the phase's backlog spread over its expected length) to the hard bound for any 1 s window (red). A bound far above the calls is drawn above a marked break of the axis. Phases shaded.");
     if !asserted("cloudCalls", 1.0) {
         o.push_str(
@@ -285,14 +279,7 @@ pub(super) fn offenders(o: &mut String, r: &RunResult) {
             values: &f.calls_per_bin,
         })
         .collect();
-    let starts: Vec<Boundary<'_>> = r
-        .phases
-        .iter()
-        .map(|p| Boundary {
-            label: &p.name,
-            at: p.start_s,
-        })
-        .collect();
+    let starts = phase_starts(r);
     o.push_str(&strip_chart(
         "cloud calls per resource",
         bin_s,

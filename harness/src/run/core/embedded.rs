@@ -19,7 +19,6 @@ use kube::core::GroupVersionKind;
 use limiter::controller::{Controller, Request};
 use mock_apiserver::ApiServer;
 use rand_xoshiro::rand_core::Rng;
-use serde_json::json;
 use tokio::task::JoinHandle;
 use tower::ServiceBuilder;
 
@@ -104,22 +103,7 @@ fn crossplane_crd(
     kind: &str,
     plural: &str,
 ) -> CustomResourceDefinition {
-    let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}")},
-        "spec": {
-            "group": group,
-            "names": {"kind": kind, "plural": plural},
-            "scope": "Cluster",
-            "versions": [{"name": version, "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": open, "status": open}}}}],
-        },
-    }))
-    .expect("a CRD")
+    composer::api::open_crd(group, version, kind, plural, "Cluster")
 }
 
 /// Open CRDs of the Crossplane kinds a run creates: `CompositeResourceDefinition`,

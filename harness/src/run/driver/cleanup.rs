@@ -7,7 +7,7 @@ use std::time::Duration;
 use kube::api::{Api, DeleteParams, DynamicObject};
 use tokio::time::Instant;
 
-use super::state::State;
+use super::Driver;
 use crate::run::objects::Seeded;
 use crate::run::progress::Progress;
 use crate::run::source::watches::{Key, Watches};
@@ -22,8 +22,8 @@ pub fn time_left(done: usize, total: usize, elapsed: Duration) -> Option<Duratio
     (done > 0).then(|| elapsed.mul_f64(total.saturating_sub(done) as f64 / done as f64))
 }
 
-impl State<'_> {
-    /// Deletes the managed resources still there and waits (at most `timeout`) until the
+impl Driver<'_> {
+    /// After a cluster run: deletes the managed resources still there and waits (at most `timeout`) until the
     /// provider has let them go, then deletes the `seeded` namespace, Secrets and
     /// ProviderConfigs. Returns whether everything was gone in time.
     pub async fn clean_up(
@@ -35,6 +35,7 @@ impl State<'_> {
     ) -> bool {
         let deadline = Instant::now() + timeout;
         let live: Vec<(usize, u32)> = self
+            .state
             .log
             .records
             .iter()
@@ -45,23 +46,24 @@ impl State<'_> {
             "cleaning up: deleting {} resources and what the run created (--keep leaves them; Ctrl-C again leaves the rest and lists it)",
             live.len()
         ));
-        let s = self.scenario;
-        self.paced(&live, None, |g, i| {
-            let api = self.api(g);
-            let name = s.groups[g].resource_name(i, &s.name);
-            async move {
-                match api.delete(&name, &DeleteParams::default()).await {
-                    Ok(_) => true,
-                    Err(kube::Error::Api(e)) if e.code == 404 => true,
-                    Err(e) => {
-                        tracing::warn!(error = %e, name, "cannot delete");
-                        false
+        let s = self.state.scenario;
+        self.state
+            .paced(&live, None, |g, i| {
+                let api = self.state.api(g);
+                let name = s.groups[g].resource_name(i, &s.name);
+                async move {
+                    match api.delete(&name, &DeleteParams::default()).await {
+                        Ok(_) => true,
+                        Err(kube::Error::Api(e)) if e.code == 404 => true,
+                        Err(e) => {
+                            tracing::warn!(error = %e, name, "cannot delete");
+                            false
+                        }
                     }
                 }
-            }
-        })
-        .await;
-        let keys: Vec<Key> = live.iter().map(|(g, i)| self.key(*g, *i)).collect();
+            })
+            .await;
+        let keys: Vec<Key> = live.iter().map(|(g, i)| self.state.key(*g, *i)).collect();
         let gone = self.wait_gone(&keys, watches, deadline, progress).await;
         if !gone {
             progress.line(format_args!(
@@ -70,13 +72,13 @@ impl State<'_> {
         }
         for seeded in seeded.iter().rev() {
             let api: Api<DynamicObject> = match &seeded.namespace {
-                Some(ns) => Api::namespaced_with(self.client.clone(), ns, &seeded.resource),
-                None => Api::all_with(self.client.clone(), &seeded.resource),
+                Some(ns) => Api::namespaced_with(self.state.client.clone(), ns, &seeded.resource),
+                None => Api::all_with(self.state.client.clone(), &seeded.resource),
             };
             if let Err(e) = api.delete(&seeded.name, &DeleteParams::default()).await {
                 tracing::warn!(error = %e, name = seeded.name, "cannot delete");
             }
-            self.seeded_deleted += 1;
+            self.state.seeded_deleted += 1;
         }
         gone
     }
@@ -91,7 +93,7 @@ impl State<'_> {
         progress: &Progress,
     ) -> bool {
         let bar = progress
-            .phase(self.log.spans.len(), "cleanup", "delete", keys.len())
+            .phase(self.state.log.spans.len(), "cleanup", "delete", keys.len())
             .plain_every(CLEANUP_PROGRESS_EVERY);
         let mut gone = false;
         let waiting = Instant::now();
@@ -125,28 +127,25 @@ impl State<'_> {
     pub fn left_after_cleanup(&self, seeded: &[Seeded], watches: &Watches) -> Vec<String> {
         let seen = watches.lock();
         let mut left: Vec<String> = self
+            .state
             .log
             .records
             .iter()
             .filter(|(k, r)| {
                 !r.create_failed
                     && seen
-                        .get(&self.key(k.0, k.1))
+                        .get(&self.state.key(k.0, k.1))
                         .is_some_and(|s| s.gone_us.is_none())
             })
             .map(|(_, r)| format!("{} {}", r.kind, r.name))
             .collect();
         drop(seen);
-        left.extend(
-            seeded
-                .iter()
-                .rev()
-                .skip(self.seeded_deleted)
-                .map(|s| match &s.namespace {
-                    Some(ns) => format!("{} {ns}/{}", s.resource.kind, s.name),
-                    None => format!("{} {}", s.resource.kind, s.name),
-                }),
-        );
+        left.extend(seeded.iter().rev().skip(self.state.seeded_deleted).map(
+            |s| match &s.namespace {
+                Some(ns) => format!("{} {ns}/{}", s.resource.kind, s.name),
+                None => format!("{} {}", s.resource.kind, s.name),
+            },
+        ));
         left
     }
 }

@@ -3,14 +3,11 @@
 
 use kube::api::PostParams;
 
-use super::frame::write_then_wait;
-use super::log::{PhaseEnd, Record};
-use super::phase::{PhaseAction, Step};
+use super::log::Record;
+use super::phase::PhaseAction;
 use super::state::State;
-use crate::run::error::RunError;
 use crate::run::objects;
-use crate::run::source::hook::PhaseHook;
-use crate::run::target::{CloudControl, Target};
+use crate::run::target::CloudControl;
 use crate::scenario::Phase;
 
 /// Creates the resources of `groups`.
@@ -22,13 +19,6 @@ pub struct Create<'a> {
 }
 
 impl PhaseAction for Create<'_> {
-    async fn run<T: Target, H: PhaseHook>(
-        &self,
-        step: Step<'_, '_, T, H>,
-    ) -> Result<PhaseEnd, RunError> {
-        write_then_wait(self, step).await
-    }
-
     async fn act(&self, state: &mut State<'_>, phase: &Phase, _cloud: &impl CloudControl) {
         let targets = state.targets(Some(self.groups));
         create(state, &phase.name, &targets, self.rate).await;

@@ -5,14 +5,10 @@
 
 use std::time::Duration;
 
-use super::frame::write_then_wait;
-use super::log::PhaseEnd;
-use super::phase::{PhaseAction, Step};
+use super::phase::PhaseAction;
 use super::state::State;
 use crate::run::cloud;
-use crate::run::error::RunError;
-use crate::run::source::hook::PhaseHook;
-use crate::run::target::{CloudControl, Target};
+use crate::run::target::CloudControl;
 use crate::scenario::Phase;
 
 /// Sets the cloud's faults; a failure is logged (the run goes on, and the cloud's journal
@@ -30,13 +26,6 @@ pub struct Fault {
 }
 
 impl PhaseAction for Fault {
-    async fn run<T: Target, H: PhaseHook>(
-        &self,
-        step: Step<'_, '_, T, H>,
-    ) -> Result<PhaseEnd, RunError> {
-        write_then_wait(self, step).await
-    }
-
     async fn act(&self, state: &mut State<'_>, _phase: &Phase, control: &impl CloudControl) {
         let before = control.faults();
         let mut faults = before.clone();

@@ -6,69 +6,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::log::PhaseEnd;
-use super::phase::{PhaseAction, Step};
-use super::state::State;
-use super::wait::Waiting;
 use crate::result::Kill;
 use crate::run::clock::RunClock;
 use crate::run::error::RunError;
 use crate::run::source::hook::PhaseHook;
 use crate::run::target::Target;
-use crate::scenario::{Phase, Scenario};
-
-/// The kill phase: its kills ran during the phase they interrupt; it counts them.
-pub(crate) struct KillPhase;
-
-impl PhaseAction for KillPhase {
-    async fn run<T: Target, H: PhaseHook>(
-        &self,
-        step: Step<'_, '_, T, H>,
-    ) -> Result<PhaseEnd, RunError> {
-        let n = step
-            .state
-            .log
-            .kills
-            .iter()
-            .filter(|k| k.kill_phase == step.phase.name)
-            .count();
-        step.bar.set_total(n);
-        step.bar.set(n);
-        Ok(PhaseEnd::Completed)
-    }
-}
-
-/// `action`'s writes, its phase's XR groups' writes and its wait while the kills of `plan`
-/// fall (`hook` told of each); then, since kills after the work was done undo it, the wait
-/// again, and the wait for the phase's XRs (as a phase without kills waits for them).
-///
-/// # Errors
-/// The target could not kill or start the provider.
-pub(crate) async fn beside<A: PhaseAction + ?Sized, T: Target>(
-    action: &A,
-    state: &mut State<'_>,
-    phase: &Phase,
-    (target, hook): (&T, &mut impl PhaseHook),
-    waiting: &Waiting<'_>,
-    plan: &[(usize, Duration)],
-) -> Result<PhaseEnd, RunError> {
-    let cx = KillContext {
-        scenario: state.scenario,
-        clock: state.clock,
-        during: &phase.name,
-    };
-    let killing = kill_loop(target, &cx, plan, (Instant::now(), waiting.deadline), hook);
-    let cloud = target.cloud();
-    let work = async {
-        action.act(state, phase, cloud).await;
-        super::xr_groups::act(state, phase).await;
-        state.wait_until(waiting, None, cloud).await
-    };
-    let (done, _) = tokio::join!(killing, work);
-    state.log.kills.extend(done?);
-    let end = state.wait_until(waiting, None, cloud).await;
-    Ok(super::xr_groups::wait(state, phase, waiting, end).await)
-}
+use crate::scenario::Scenario;
 
 /// The kills during phase `index`, as (kill phase index, offset from the phase's start),
 /// earliest first. Each kill phase draws `count` offsets uniformly in its window from a

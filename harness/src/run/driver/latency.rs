@@ -4,14 +4,10 @@
 use std::time::Duration;
 
 use super::fault::set_faults;
-use super::frame::write_then_wait;
-use super::log::PhaseEnd;
-use super::phase::{PhaseAction, Step};
+use super::phase::PhaseAction;
 use super::state::State;
 use crate::run::cloud;
-use crate::run::error::RunError;
-use crate::run::source::hook::PhaseHook;
-use crate::run::target::{CloudControl, Target};
+use crate::run::target::CloudControl;
 use crate::scenario::{ActionClass, Classes, Latency as ClassLatency, Phase};
 
 /// A change of the cloud's latency.
@@ -23,13 +19,6 @@ pub struct Latency<'a> {
 }
 
 impl PhaseAction for Latency<'_> {
-    async fn run<T: Target, H: PhaseHook>(
-        &self,
-        step: Step<'_, '_, T, H>,
-    ) -> Result<PhaseEnd, RunError> {
-        write_then_wait(self, step).await
-    }
-
     async fn act(&self, _state: &mut State<'_>, _phase: &Phase, control: &impl CloudControl) {
         let before = control.faults();
         let mut faults = before.clone();

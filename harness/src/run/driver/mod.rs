@@ -6,16 +6,17 @@
 //!
 //! One room (file) per action, each behind one trait, `phase::PhaseAction`: `create`,
 //! `hold`, `resync`, `update`, `delete`, `outage` (`cloudOutage`), `latency`
-//! (`cloudLatency`), `fault` (`cloudFault`), `restart` and [`kill`]; the XR groups of a
-//! composite scenario are written and waited for by the same actions (`xr_groups`). Most
-//! actions run through `frame`: their writes, then the wait for the phase's `until`
-//! (`wait`), with any kills scheduled into the phase beside them. Below the rooms: `state`
+//! (`cloudLatency`), `fault` (`cloudFault`), `restart` and `kill_phase` (its kills are
+//! [`kill`]'s); the XR groups of a composite scenario are written and waited for by the same
+//! actions (`xr_groups`). Most actions run through the trait's default `run`: their writes,
+//! then the wait for the phase's `until` (`wait`), with any kills scheduled into the phase
+//! beside them. Below the rooms: `state`
 //! (what the driver keeps across phases), [`log`], `paced` (the writes at a rate).
 //! `cleanup` deletes what a cluster run created.
 //!
 //! **A new action** is one file and one arm: a file here with a type implementing
-//! `PhaseAction` (its `act`, and a `run` that is `frame::write_then_wait(self, step)`
-//! unless the phase ends otherwise; the action's own work may live elsewhere, e.g. in
+//! `PhaseAction` (its `act`, and its own `run` only when the phase ends otherwise than the
+//! default's writes then wait; the action's own work may live elsewhere, e.g. in
 //! [`super::core`] for composite scenarios), and its arm in `dispatch` in this file, the
 //! one `match` over [`Action`].
 
@@ -24,9 +25,9 @@ mod core_phase;
 mod create;
 mod delete;
 mod fault;
-mod frame;
 mod hold;
 pub mod kill;
+mod kill_phase;
 mod latency;
 pub mod log;
 mod outage;
@@ -39,8 +40,6 @@ mod update;
 mod wait;
 mod xr_groups;
 
-use std::time::Duration;
-
 use tokio::time::Instant;
 
 pub use cleanup::time_left;
@@ -50,7 +49,6 @@ use phase::{PhaseAction, Step};
 use super::clock::RunClock;
 use super::core::xrs::XrLog;
 use super::error::RunError;
-use super::objects::Seeded;
 use super::progress::Progress;
 use super::source::hook::PhaseHook;
 use super::source::watches::Watches;
@@ -166,28 +164,6 @@ impl<'s> Driver<'s> {
         });
         Ok(end)
     }
-
-    /// After a cluster run: deletes the managed resources still there and waits (at most
-    /// `timeout`) until the provider has let them go, then deletes the `seeded` namespace,
-    /// Secrets and ProviderConfigs. Returns whether everything was gone in time.
-    pub async fn clean_up(
-        &mut self,
-        seeded: &[Seeded],
-        watches: &Watches,
-        timeout: Duration,
-        progress: &Progress,
-    ) -> bool {
-        self.state
-            .clean_up(seeded, watches, timeout, progress)
-            .await
-    }
-
-    /// What a clean-up that was stopped left in the cluster: the managed resources the
-    /// watches still see (`KIND NAME`), then the seeded objects it had not deleted yet.
-    #[must_use]
-    pub fn left_after_cleanup(&self, seeded: &[Seeded], watches: &Watches) -> Vec<String> {
-        self.state.left_after_cleanup(seeded, watches)
-    }
 }
 
 /// The one place an action is chosen: each [`Action`] runs its room's [`PhaseAction`].
@@ -262,7 +238,7 @@ async fn dispatch<T: Target, H: PhaseHook>(step: Step<'_, '_, T, H>) -> Result<P
             core_phase::CorePhase.run(step).await
         }
         Action::Restart => restart::Restart.run(step).await,
-        Action::Kill { .. } => kill::KillPhase.run(step).await,
+        Action::Kill { .. } => kill_phase::KillPhase.run(step).await,
         Action::Delete { rate, groups } => {
             delete::Delete {
                 rate: *rate,

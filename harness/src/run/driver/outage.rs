@@ -4,13 +4,9 @@
 use std::time::Duration;
 
 use super::fault::set_faults;
-use super::frame::write_then_wait;
-use super::log::PhaseEnd;
-use super::phase::{PhaseAction, Step};
+use super::phase::PhaseAction;
 use super::state::State;
-use crate::run::error::RunError;
-use crate::run::source::hook::PhaseHook;
-use crate::run::target::{CloudControl, Target};
+use crate::run::target::CloudControl;
 use crate::scenario::Phase;
 
 /// An outage of the whole cloud.
@@ -22,13 +18,6 @@ pub struct Outage {
 }
 
 impl PhaseAction for Outage {
-    async fn run<T: Target, H: PhaseHook>(
-        &self,
-        step: Step<'_, '_, T, H>,
-    ) -> Result<PhaseEnd, RunError> {
-        write_then_wait(self, step).await
-    }
-
     async fn act(&self, _state: &mut State<'_>, _phase: &Phase, cloud: &impl CloudControl) {
         let mut faults = cloud.faults();
         let from = cloud.elapsed();

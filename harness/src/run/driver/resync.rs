@@ -8,15 +8,11 @@ use std::time::Duration;
 use limiter::crossplane::RECONCILE_REQUESTED_AT_ANNOTATION;
 use serde_json::json;
 
-use super::frame::write_then_wait;
-use super::log::PhaseEnd;
-use super::phase::{PhaseAction, Step};
+use super::phase::PhaseAction;
 use super::state::State;
 use super::wait::Waiting;
-use crate::run::error::RunError;
 use crate::run::handled::NotHandled;
-use crate::run::source::hook::PhaseHook;
-use crate::run::target::{CloudControl, Target};
+use crate::run::target::CloudControl;
 use crate::scenario::{Phase, Until};
 
 /// Asks the resources of `groups` to reconcile.
@@ -31,13 +27,6 @@ pub struct Resync<'a> {
 }
 
 impl PhaseAction for Resync<'_> {
-    async fn run<T: Target, H: PhaseHook>(
-        &self,
-        step: Step<'_, '_, T, H>,
-    ) -> Result<PhaseEnd, RunError> {
-        write_then_wait(self, step).await
-    }
-
     async fn act(&self, state: &mut State<'_>, phase: &Phase, _cloud: &impl CloudControl) {
         let token = format!("{}-{}", phase.name, state.now_us());
         let body = json!({"metadata": {"annotations": {RECONCILE_REQUESTED_AT_ANNOTATION: token}}});

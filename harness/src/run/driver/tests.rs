@@ -39,26 +39,46 @@ async fn rig(s: &Scenario) -> Rig {
     Rig { target, watches }
 }
 
-async fn drive(s: &Scenario, rig: &mut Rig) -> Log {
-    let mut driver = Driver::new(s, rig.target.client(), rig.target.clock());
-    let mut audits = Audits::start(s, rig.target.client(), rig.target.clock());
-    for (i, phase) in s.phases.iter().enumerate() {
-        let end = driver
+/// A driver of `s` on a rig's target, with its audits: the test runs the phases one by one.
+struct Driving<'s> {
+    s: &'s Scenario,
+    driver: Driver<'s>,
+    audits: Audits<'s>,
+}
+
+impl<'s> Driving<'s> {
+    fn new(s: &'s Scenario, rig: &Rig) -> Self {
+        Driving {
+            s,
+            driver: Driver::new(s, rig.target.client(), rig.target.clock()),
+            audits: Audits::start(s, rig.target.client(), rig.target.clock()),
+        }
+    }
+
+    /// Runs phase `i` on the rig, quietly.
+    async fn phase(&mut self, i: usize, rig: &mut Rig) -> Result<PhaseEnd, RunError> {
+        self.driver
             .run_phase(
                 i,
-                phase,
+                &self.s.phases[i],
                 &mut rig.target,
                 &rig.watches,
                 &Progress::quiet(),
-                &mut audits,
+                &mut self.audits,
             )
             .await
-            .unwrap();
+    }
+}
+
+async fn drive(s: &Scenario, rig: &mut Rig) -> Log {
+    let mut driving = Driving::new(s, rig);
+    for i in 0..s.phases.len() {
+        let end = driving.phase(i, rig).await.unwrap();
         if !end.run_goes_on() {
             break;
         }
     }
-    driver.log().clone()
+    driving.driver.log().clone()
 }
 
 /// Plays the provider: marks every bucket of the scenario Ready.
@@ -210,30 +230,11 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
     );
     let mut rig = rig(&s).await;
     let calls = std::sync::Arc::clone(&rig.target.cloud().calls);
-    let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
-    let progress = Progress::quiet();
-    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
+    let mut driving = Driving::new(&s, &rig);
     // No provider: the create times out, but its five buckets exist.
-    driver
-        .run_phase(
-            0,
-            &s.phases[0],
-            &mut rig.target,
-            &rig.watches,
-            &progress,
-            &mut audits,
-        )
-        .await
-        .unwrap();
+    driving.phase(0, &mut rig).await.unwrap();
     {
-        let restart = driver.run_phase(
-            1,
-            &s.phases[1],
-            &mut rig.target,
-            &rig.watches,
-            &progress,
-            &mut audits,
-        );
+        let restart = driving.phase(1, &mut rig);
         tokio::pin!(restart);
         // The new provider reads four buckets after 1 s, the fifth only after 7 s.
         for (after, reads) in [(1, 0..4), (6, 4..5)] {
@@ -251,7 +252,7 @@ async fn a_restart_waits_until_the_new_provider_has_read_every_live_resource() {
         }
         assert_eq!(restart.await.unwrap(), PhaseEnd::Completed);
     }
-    let log = driver.log().clone();
+    let log = driving.driver.log().clone();
     assert_eq!(rig.target.restarts.len(), 1);
     let (called, deadline) = rig.target.restarts[0];
     assert_eq!(deadline - called, Duration::from_secs(30));
@@ -298,38 +299,19 @@ async fn resync_with(records: bool) -> (PhaseEnd, PhaseSpan) {
         "  - {name: create, action: create, timeout: 1s}\n  - {name: resync, action: resync, handledGrace: 5s, timeout: 60s}\n",
     );
     let mut rig = rig(&s).await;
-    let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
-    let progress = Progress::quiet();
-    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
-    driver
-        .run_phase(
-            0,
-            &s.phases[0],
-            &mut rig.target,
-            &rig.watches,
-            &progress,
-            &mut audits,
-        )
-        .await
-        .unwrap();
+    let mut driving = Driving::new(&s, &rig);
+    driving.phase(0, &mut rig).await.unwrap();
     let (client, calls) = (
         rig.target.client(),
         std::sync::Arc::clone(&rig.target.cloud().calls),
     );
     let end = {
-        let resync = driver.run_phase(
-            1,
-            &s.phases[1],
-            &mut rig.target,
-            &rig.watches,
-            &progress,
-            &mut audits,
-        );
+        let resync = driving.phase(1, &mut rig);
         let provider = reconcile_requests(client, calls, &s, Duration::from_secs(2), records);
         let (end, ()) = tokio::join!(resync, provider);
         end.unwrap()
     };
-    (end, driver.log().spans[1].clone())
+    (end, driving.driver.log().spans[1].clone())
 }
 
 #[tokio::test(start_paused = true)]
@@ -392,20 +374,9 @@ async fn a_cleanup_stopped_early_says_what_it_leaves() {
     )];
     let watches = Watches::start(&target.client(), &kinds, target.clock());
     let mut rig = Rig { target, watches };
-    let mut driver = Driver::new(&s, rig.target.client(), rig.target.clock());
-    let mut audits = Audits::start(&s, rig.target.client(), rig.target.clock());
-    let _ = tokio::time::timeout(
-        Duration::from_secs(1),
-        driver.run_phase(
-            0,
-            &s.phases[0],
-            &mut rig.target,
-            &rig.watches,
-            &Progress::quiet(),
-            &mut audits,
-        ),
-    )
-    .await;
+    let mut driving = Driving::new(&s, &rig);
+    let _ = tokio::time::timeout(Duration::from_secs(1), driving.phase(0, &mut rig)).await;
+    let driver = &mut driving.driver;
     let api: Api<DynamicObject> = Api::namespaced_with(
         rig.target.client(),
         &objects::namespace(&s),

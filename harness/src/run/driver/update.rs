@@ -3,13 +3,9 @@
 
 use serde_json::json;
 
-use super::frame::write_then_wait;
-use super::log::PhaseEnd;
-use super::phase::{PhaseAction, Step};
+use super::phase::PhaseAction;
 use super::state::State;
-use crate::run::error::RunError;
-use crate::run::source::hook::PhaseHook;
-use crate::run::target::{CloudControl, Target};
+use crate::run::target::CloudControl;
 use crate::scenario::Phase;
 
 /// Updates the resources of `groups`.
@@ -23,13 +19,6 @@ pub struct Update<'a> {
 }
 
 impl PhaseAction for Update<'_> {
-    async fn run<T: Target, H: PhaseHook>(
-        &self,
-        step: Step<'_, '_, T, H>,
-    ) -> Result<PhaseEnd, RunError> {
-        write_then_wait(self, step).await
-    }
-
     async fn act(&self, state: &mut State<'_>, _phase: &Phase, _cloud: &impl CloudControl) {
         let targets = state.targets(Some(self.groups));
         let body = json!({"spec": {"forProvider": self.spec}});

@@ -3,6 +3,7 @@
 
 use mock_apiserver::{ApiServer, Entry, JOURNAL_PATH, JournalPage, Verb};
 
+use super::api_metrics::scraper::get_text;
 use super::intern::Interner;
 use super::report::{ApiMeasure, ApiReport};
 use crate::result::{ApiCount, ApiRequest, object_key};
@@ -118,16 +119,6 @@ impl InProcess {
             notes: Vec::new(),
         }
     }
-}
-
-async fn get_text(client: &kube::Client, path: &str) -> Result<String, ApiReadError> {
-    let request = http::Request::get(path)
-        .body(Vec::new())
-        .map_err(|e| ApiReadError::Request(kube::Error::HttpError(e)))?;
-    client
-        .request_text(request)
-        .await
-        .map_err(ApiReadError::Request)
 }
 
 /// mock-apiserver's journal over HTTP.

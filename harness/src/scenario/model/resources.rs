@@ -55,11 +55,7 @@ pub struct AnnotationShare {
 
 impl ResourceGroup {
     fn vars<'a>(&'a self, index: u32, scenario: &'a str) -> Vars<'a> {
-        Vars {
-            index,
-            group: &self.name,
-            scenario,
-        }
+        Vars::new(index, &self.name, scenario)
     }
 
     /// The name of resource `index`.

@@ -11,10 +11,10 @@
 //! provider's fields (`file`, `args`, `settings`, `kinds`, `calibration`) are refused, and
 //! so is a setting flag in `command`: the scenario's `core` section sets them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::raw::RawProfile;
-use super::{METRICS_PORT, ProcessCommand};
+use super::{ProcessCommand, metrics_url_problem};
 use crate::scenario::ScenarioError;
 use crate::scenario::core_flags;
 use crate::scenario::error::{Pos, Problem, from_yaml_in};
@@ -134,38 +134,14 @@ fn validate(raw: &RawProfile, dir: &Path, file: &str) -> Result<CoreProfile, Vec
                     ),
                 ));
             }
-            let first = Path::new(&cmd.value[0]);
-            let local = dir.join(first);
-            let program: PathBuf =
-                if first.is_relative() && first.components().count() > 1 || local.is_file() {
-                    local
-                } else {
-                    first.to_path_buf()
-                };
-            Some(ProcessCommand {
-                program,
-                args: cmd.value[1..].to_vec(),
-                env: raw.env.clone(),
-                crds: raw.crds.iter().map(|f| dir.join(&f.value)).collect(),
-                metrics_url: raw.metrics_url.as_ref().map(|u| u.value.clone()),
-            })
+            Some(ProcessCommand::of(&cmd.value, raw, dir))
         }
         None => None,
     };
-    if let Some(u) = &raw.metrics_url {
-        let sample = u.value.replace(METRICS_PORT, "8080");
-        let http = sample
-            .strip_prefix("http://")
-            .is_some_and(|rest| !rest.is_empty() && sample.parse::<http::Uri>().is_ok());
-        if !http {
-            problems.push(Problem::new(
-                at(u),
-                format!(
-                    "metricsUrl {:?} is not an http:// URL, expected such as http://127.0.0.1:{METRICS_PORT}/metrics",
-                    u.value
-                ),
-            ));
-        }
+    if let Some(u) = &raw.metrics_url
+        && let Some(problem) = metrics_url_problem(&u.value)
+    {
+        problems.push(Problem::new(at(u), problem));
     }
     if process.is_none()
         && let Some(first) = raw
@@ -236,7 +212,10 @@ mod tests {
         )
         .unwrap();
         let cmd = p.process.unwrap();
-        assert_eq!(cmd.program, PathBuf::from("/usr/local/bin/crossplane"));
+        assert_eq!(
+            cmd.program,
+            std::path::PathBuf::from("/usr/local/bin/crossplane")
+        );
         assert_eq!(cmd.args, ["core", "start"]);
         assert_eq!(
             p.user_agent, "crossplane/",

@@ -8,13 +8,14 @@ pub mod core;
 pub mod raw;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use limiter::crossplane::Settings;
 
 use super::clients::ClientLimiter;
 use super::flags::{ClientLimits, Dialect};
 use super::kinds::ApiKind;
+use raw::RawProfile;
 
 /// A validated provider profile.
 #[derive(Clone, Debug)]
@@ -119,6 +120,42 @@ impl ProcessCommand {
             .chain(&self.metrics_url)
             .any(|t| t.contains(METRICS_PORT))
     }
+
+    /// The command `cmd` (its program first, not empty) of the profile `raw` read from
+    /// `dir`: a program with a directory in its path, or a file beside the profile, is
+    /// found from `dir`; any other is looked up on the PATH.
+    #[must_use]
+    pub fn of(cmd: &[String], raw: &RawProfile, dir: &Path) -> Self {
+        let first = Path::new(&cmd[0]);
+        let local = dir.join(first);
+        let program = if first.is_relative() && first.components().count() > 1 || local.is_file() {
+            local
+        } else {
+            first.to_path_buf()
+        };
+        Self {
+            program,
+            args: cmd[1..].to_vec(),
+            env: raw.env.clone(),
+            crds: raw.crds.iter().map(|f| dir.join(&f.value)).collect(),
+            metrics_url: raw.metrics_url.as_ref().map(|u| u.value.clone()),
+        }
+    }
+}
+
+/// What is wrong with a profile's `metricsUrl`, if anything: it must be an http:// URL once
+/// `{{metricsPort}}` is replaced.
+#[must_use]
+pub fn metrics_url_problem(url: &str) -> Option<String> {
+    let sample = url.replace(METRICS_PORT, "8080");
+    let http = sample
+        .strip_prefix("http://")
+        .is_some_and(|rest| !rest.is_empty() && sample.parse::<http::Uri>().is_ok());
+    (!http).then(|| {
+        format!(
+            "metricsUrl {url:?} is not an http:// URL, expected such as http://127.0.0.1:{METRICS_PORT}/metrics"
+        )
+    })
 }
 
 /// A permissive CustomResourceDefinition for `kind`: its schema keeps every field, with the

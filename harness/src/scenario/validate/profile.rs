@@ -13,7 +13,7 @@ use crate::scenario::error::{Pos, Problem};
 use crate::scenario::flags::{self, ClientLimits, Dialect, FlagSettings};
 use crate::scenario::kinds::ApiKind;
 use crate::scenario::profile::raw::{RawProfile, RawProfileSettings, ScopeName};
-use crate::scenario::profile::{METRICS_PORT, ProcessCommand, Profile};
+use crate::scenario::profile::{ProcessCommand, Profile, metrics_url_problem};
 use crate::scenario::settings::RateSection as _;
 
 /// Validates a profile. `at` is where a missing setting is reported (the section, or the
@@ -114,35 +114,10 @@ pub(crate) fn profile(
             })
         })
         .collect();
-    let process = command.map(|cmd| {
-        let first = Path::new(&cmd.value[0]);
-        let local = dir.join(first);
-        let program = if first.is_relative() && first.components().count() > 1 || local.is_file() {
-            local
-        } else {
-            first.to_path_buf()
-        };
-        ProcessCommand {
-            program,
-            args: cmd.value[1..].to_vec(),
-            env: raw.env.clone(),
-            crds: raw.crds.iter().map(|f| dir.join(&f.value)).collect(),
-            metrics_url: raw.metrics_url.as_ref().map(|u| u.value.clone()),
-        }
-    });
+    let process = command.map(|cmd| ProcessCommand::of(&cmd.value, raw, dir));
     if let Some(u) = &raw.metrics_url {
-        let sample = u.value.replace(METRICS_PORT, "8080");
-        let http = sample
-            .strip_prefix("http://")
-            .is_some_and(|rest| !rest.is_empty() && sample.parse::<http::Uri>().is_ok());
-        if !http {
-            c.err(
-                pos(u),
-                format!(
-                    "metricsUrl {:?} is not an http:// URL, expected such as http://127.0.0.1:{METRICS_PORT}/metrics",
-                    u.value
-                ),
-            );
+        if let Some(problem) = metrics_url_problem(&u.value) {
+            c.err(pos(u), problem);
         } else if process.is_none() {
             c.err(
                 pos(u),

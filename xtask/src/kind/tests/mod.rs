@@ -229,6 +229,22 @@ fn collecting() -> Vec<String> {
     ]
 }
 
+/// The cluster's end after the harness ran: its logs exported into the output, then deleted.
+fn teardown(f: &Fake) -> Vec<String> {
+    vec![
+        format!(
+            "kind export logs --name stub {}/logs/kind",
+            f.out().display()
+        ),
+        "kind delete cluster --name stub".to_owned(),
+    ]
+}
+
+/// Every step of a run whose harness ran to its end: up to it, the logs, the teardown.
+fn whole_run(f: &Fake) -> Vec<String> {
+    [steps_to_the_harness(f), collecting(), teardown(f)].concat()
+}
+
 fn concat(parts: &[&[String]], more: &[&str]) -> Vec<String> {
     let mut all: Vec<String> = parts.concat();
     all.extend(more.iter().map(|s| (*s).to_owned()));

@@ -67,15 +67,7 @@ fn the_harness_s_exit_code_is_the_run_s_and_a_failed_run_keeps_kind_s_logs() {
     let mut f = Fake::new();
     f.set("STUB_HARNESS_EXIT", "1");
     assert_eq!(f.run(&Interrupt::default()), Ok(1));
-    let export = format!(
-        "kind export logs --name stub {}/logs/kind",
-        f.out().display()
-    );
-    let expected = concat(
-        &[&steps_to_the_harness(&f), &collecting()],
-        &[&export, "kind delete cluster --name stub"],
-    );
-    assert_eq!(f.steps(), expected);
+    assert_eq!(f.steps(), whole_run(&f));
     assert_eq!(f.read_out("logs/kind/kind.log"), "node logs\n");
     assert_eq!(f.still_running(), Vec::<String>::new());
 }
@@ -180,10 +172,6 @@ fn a_failing_step_stops_the_run_and_the_cleanup_still_runs() {
         .iter()
         .position(|c| c.starts_with("kubectl apply -k"))
         .unwrap();
-    let export = format!(
-        "kind export logs --name stub {}/logs/kind",
-        f.out().display()
-    );
     // No follower ran, so the logs are taken as they are at the end.
     let logs = "--all-containers --timestamps --pod-running-timeout=2s";
     let expected = concat(
@@ -191,10 +179,9 @@ fn a_failing_step_stops_the_run_and_the_cleanup_still_runs() {
         &[
             &format!("kubectl -n loadtest-system logs deployment/provider {logs}"),
             &format!("kubectl -n loadtest-system logs deployment/mock-cloud {logs}"),
-            &export,
-            "kind delete cluster --name stub",
         ],
     );
+    let expected = [expected, teardown(&f)].concat();
     assert_eq!(f.steps(), expected);
     assert!(
         background(&f).is_empty(),
@@ -213,11 +200,7 @@ fn a_cluster_that_cannot_be_created_is_deleted_with_nothing_to_collect() {
     f.set("STUB_FAIL", "kind create");
     assert_eq!(f.run(&Interrupt::default()), Ok(2));
     let upto = steps_to_the_harness(&f);
-    let export = format!(
-        "kind export logs --name stub {}/logs/kind",
-        f.out().display()
-    );
-    let expected = concat(&[&upto[..6]], &[&export, "kind delete cluster --name stub"]);
+    let expected = [&upto[..6], &teardown(&f)].concat();
     assert_eq!(f.steps(), expected);
     assert!(!f.out().join("logs/cluster-state.txt").exists());
 }
@@ -301,15 +284,7 @@ fn ctrl_c_stops_the_harness_then_collects_the_logs_and_deletes_the_cluster() {
     ctrl_c.join().unwrap();
     // The harness got the SIGINT passed on, and wrote its reports before it exited.
     assert_eq!(f.read_out("harness-stopped"), "stopped\n");
-    let export = format!(
-        "kind export logs --name stub {}/logs/kind",
-        f.out().display()
-    );
-    let expected = concat(
-        &[&steps_to_the_harness(&f), &collecting()],
-        &[&export, "kind delete cluster --name stub"],
-    );
-    assert_eq!(f.steps(), expected);
+    assert_eq!(f.steps(), whole_run(&f));
     assert_eq!(f.still_running(), Vec::<String>::new());
 }
 

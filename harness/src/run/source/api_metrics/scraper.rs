@@ -74,7 +74,15 @@ impl Scraper {
 /// # Errors
 /// It cannot be read.
 pub async fn scrape(client: &kube::Client) -> Result<String, ApiReadError> {
-    let request = http::Request::get("/metrics")
+    get_text(client, "/metrics").await
+}
+
+/// The text the API server answers a GET of `path` with.
+///
+/// # Errors
+/// It cannot be read.
+pub async fn get_text(client: &kube::Client, path: &str) -> Result<String, ApiReadError> {
+    let request = http::Request::get(path)
         .body(Vec::new())
         .map_err(|e| ApiReadError::Request(kube::Error::HttpError(e)))?;
     client

@@ -199,46 +199,29 @@ async fn the_flow_schema_counts_and_request_totals_name_the_verbs() {
 
 #[tokio::test]
 async fn replicas_are_summed_each_its_own_series_so_a_lower_count_on_another_is_no_reset() {
-    let first = vec![
-        (
-            Arc::from("10.0.0.1:6443"),
-            series("GET", "", "secrets", "", 10),
-        ),
-        (
-            Arc::from("10.0.0.2:6443"),
-            series("GET", "", "secrets", "", 3),
-        ),
-    ];
-    let mut totals =
-        RequestTotals::start(scraper(), RunClock::start(), OwnRequests::default(), &first);
-    let got = totals.absorb(
-        &vec![
+    // Two replicas' scrapes, each with its count of GET secrets.
+    let replicas = |first: u64, second: u64| {
+        vec![
             (
                 Arc::from("10.0.0.1:6443"),
-                series("GET", "", "secrets", "", 12),
+                series("GET", "", "secrets", "", first),
             ),
             (
                 Arc::from("10.0.0.2:6443"),
-                series("GET", "", "secrets", "", 4),
+                series("GET", "", "secrets", "", second),
             ),
-        ],
-        1,
+        ]
+    };
+    let mut totals = RequestTotals::start(
+        scraper(),
+        RunClock::start(),
+        OwnRequests::default(),
+        &replicas(10, 3),
     );
+    let got = totals.absorb(&replicas(12, 4), 1);
     assert_eq!(table(&got), BTreeMap::from([("get secrets".to_owned(), 3)]));
     // The second replica restarted: its counter's new value is all growth.
-    let got = totals.absorb(
-        &vec![
-            (
-                Arc::from("10.0.0.1:6443"),
-                series("GET", "", "secrets", "", 12),
-            ),
-            (
-                Arc::from("10.0.0.2:6443"),
-                series("GET", "", "secrets", "", 2),
-            ),
-        ],
-        2,
-    );
+    let got = totals.absorb(&replicas(12, 2), 2);
     assert_eq!(table(&got), BTreeMap::from([("get secrets".to_owned(), 2)]));
 }
 
