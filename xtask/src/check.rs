@@ -4,8 +4,10 @@
 //! clippy-driver as their compiler (lints are errors), the dependencies once with rustc, and
 //! the steps after it run the binaries that build made (`LOADTEST_BIN_DIR`): a
 //! `cargo build -p X` would compile a second copy of up to seventy crates with X's own
-//! features. The tests replay every fuzz target's seeds, corpus and past crashes; fuzzing
-//! itself is `cargo xtask fuzz`, or `--fuzz-seconds N` here.
+//! features. The test step runs the tests under cargo-nextest when it is installed, else
+//! under cargo test; the doc tests, which nextest does not run, are a step of their own.
+//! The tests replay every fuzz target's seeds, corpus and past crashes; fuzzing itself is
+//! `cargo xtask fuzz`, or `--fuzz-seconds N` here.
 
 use std::path::Path;
 
@@ -35,10 +37,21 @@ pub fn run(root: &Path, a: &Args) -> Result {
     steps.step("cargo fmt --all --check");
     step::run(cargo(&["fmt", "--all", "--check"], &[]), "formatting")?;
 
+    // The same build either way; cargo-nextest (when installed, as on the project's machines)
+    // runs every crate's tests in one pool, a process per test, the slowest first and the
+    // ones that wait on real time beside the busy ones (.config/nextest.toml): cargo test
+    // runs one test binary after another, each ending on its slowest test.
+    let runner = if step::which("cargo-nextest").is_some() {
+        "nextest run"
+    } else {
+        "test"
+    };
     steps.step(&format!(
-        "cargo test --workspace --all-targets --features {TEST_FEATURES} --locked (built by clippy-driver: lints are errors)"
+        "cargo {runner} --workspace --all-targets --features {TEST_FEATURES} --locked (built by clippy-driver: lints are errors)"
     ));
-    step::run(cargo(&step::TEST_BUILD, &env), "the tests")?;
+    let mut args: Vec<&str> = runner.split(' ').collect();
+    args.extend_from_slice(&step::TEST_BUILD[1..]);
+    step::run(cargo(&args, &env), "the tests")?;
 
     steps.step(&format!(
         "cargo test --workspace --doc --features {TEST_FEATURES} --locked"
