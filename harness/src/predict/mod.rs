@@ -21,4 +21,5 @@ pub use formula::{Input, Meaning, Prediction, fmt_num};
 pub use params::{Params, QueueKind};
 mod plan;
 pub(crate) use plan::unloaded_ttr;
+pub(crate) use plan::windows;
 pub use plan::{ExpectedDuration, PhasePlan, Plan, plan};

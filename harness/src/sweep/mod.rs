@@ -33,7 +33,7 @@ pub use result::{SWEEP_VERSION, SweepResult};
 pub use select::Selection;
 
 use crate::result::RunResult;
-use crate::scenario::{self, Check, Scenario, ScenarioError, Set, TimeMode};
+use crate::scenario::{self, Scenario, ScenarioError, Set, TimeMode};
 
 /// Why a sweep cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -130,22 +130,6 @@ pub struct Sweep {
     pub figures: Vec<Figure>,
 }
 
-/// The windows a run of `s` measures peaks over (1 s, 10 s and its assertions').
-fn measured_windows(s: &Scenario) -> Vec<f64> {
-    let mut w = vec![1.0, 10.0];
-    for a in &s.assertions {
-        if let Check::CloudCalls { window, .. }
-        | Check::ApiRequests { window, .. }
-        | Check::SteadyRate { window, .. } = a.check
-        {
-            w.push(window.as_secs_f64());
-        }
-    }
-    w.sort_by(f64::total_cmp);
-    w.dedup();
-    w
-}
-
 impl Sweep {
     /// Reads scenario `file` and its `sweep` section, with `o` over them; validates every
     /// point.
@@ -183,7 +167,7 @@ impl Sweep {
         let mut constraints = pick(o.slo, spec.slo, figure::Side::Benefit);
         constraints.extend(pick(o.budget, spec.budget, figure::Side::Cost));
         let cost = select::cost_figure(o.cost.or(spec.cost), &constraints);
-        let windows = measured_windows(&base);
+        let windows = crate::predict::windows(&base);
         for f in constraints.iter().map(|c| c.figure).chain([cost]) {
             if let Figure::CloudCalls { window_s } | Figure::ApiRequests { window_s } = f
                 && !windows.iter().any(|w| (w - window_s).abs() < 1e-9)

@@ -15,6 +15,8 @@ mod faults;
 mod hold;
 mod operations;
 mod scope;
+
+pub(crate) use scope::windows;
 mod wave;
 
 use super::backlog::Backlog;
@@ -24,7 +26,7 @@ use super::formula::{Meaning, Prediction};
 use super::params::Params;
 use super::steady::{self, Steady};
 use crate::scenario::{Action, Phase, Scenario};
-use scope::{calls_in_use, classes, kinds, scopes_in_use, windows};
+use scope::{calls_in_use, classes, kinds, scopes_in_use};
 
 pub use duration::ExpectedDuration;
 pub(crate) use wave::unloaded_ttr;

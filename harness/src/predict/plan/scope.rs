@@ -92,8 +92,9 @@ pub(super) fn per_controller(s: &Scenario, groups: &[usize]) -> Vec<f64> {
     v
 }
 
-/// The windows the plan reports bounds for: 1 s, 10 s and every assertion's window.
-pub(super) fn windows(s: &Scenario) -> Vec<f64> {
+/// The windows the plan reports bounds for: 1 s, 10 s and every assertion's window (a
+/// sweep measures its points' peaks over the same).
+pub(crate) fn windows(s: &Scenario) -> Vec<f64> {
     let mut w: Vec<f64> = vec![1.0, 10.0];
     for a in &s.assertions {
         if let Check::CloudCalls { window, .. }
