@@ -3,7 +3,7 @@
 //! ci/kind/build-images.sh did).
 //!
 //! [`session`] runs the steps, [`cleanup`] what follows them whatever happened, [`supervise`] keeps the port-forwards and
-//! the log followers running, [`images`] builds and loads the images, and [`env`] reads
+//! the log followers running, [`mod@images`] builds and loads the images, and [`mod@env`] reads
 //! the environment and the signals. The tests (`tests`) run it all with docker, kind,
 //! kubectl, cargo and the harness replaced by small scripts that record their calls.
 
