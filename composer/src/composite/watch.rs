@@ -167,7 +167,7 @@ impl Cache {
     /// [`Cache::get`] once a watch of `resource`'s kind has synced: waits for that sync
     /// (forever if no watch of the kind is started), as a read of controller-runtime's
     /// cache blocks until its informer has synced, then lets the watches catch up
-    /// ([`catch_up`]).
+    /// (`catch_up`).
     pub async fn get_synced(
         &self,
         resource: &ApiResource,
