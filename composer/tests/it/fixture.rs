@@ -261,22 +261,23 @@ impl Cluster {
     /// The provider's part, done by hand: every object of `resource` in [`NS`] reports
     /// `Ready=True` with one status write.
     pub async fn mark_ready(&self, resource: &ApiResource) -> usize {
-        let api = self.api(resource);
-        let all = api.list(&ListParams::default()).await.unwrap().items;
-        for o in &all {
-            set_condition(&api, o, "Ready", "True").await;
-        }
-        all.len()
+        self.mark_ready_with(resource, None).await
     }
 
     /// [`Cluster::mark_ready`] one object at a time, `gap` apart, so that everything the
     /// write sets off (a reconcile of the XR it maps to) runs before the next.
     pub async fn mark_ready_one_by_one(&self, resource: &ApiResource, gap: Duration) -> usize {
+        self.mark_ready_with(resource, Some(gap)).await
+    }
+
+    async fn mark_ready_with(&self, resource: &ApiResource, gap: Option<Duration>) -> usize {
         let api = self.api(resource);
         let all = api.list(&ListParams::default()).await.unwrap().items;
         for o in &all {
             set_condition(&api, o, "Ready", "True").await;
-            tokio::time::sleep(gap).await;
+            if let Some(gap) = gap {
+                tokio::time::sleep(gap).await;
+            }
         }
         all.len()
     }
