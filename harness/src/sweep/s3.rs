@@ -160,11 +160,13 @@ fn content_type(file: &str) -> &'static str {
 
 /// Downloads the files of points `0..points` from `url` into `out/points/NNN/`, each
 /// point's result by its key; for each point whose result is not there, why (its key and
-/// S3's answer). A report missing beside a result is left out quietly.
+/// S3's answer). A report missing beside a result is left out quietly. The points'
+/// directories end up as the bucket has them: a file of [`POINT_FILES`] the bucket does
+/// not have is removed from them, so no earlier run's report stands in for it.
 ///
 /// # Errors
-/// A file that cannot be written, or a GetObject that fails otherwise than with
-/// `NoSuchKey`.
+/// A file that cannot be written or removed, or a GetObject that fails otherwise than
+/// with `NoSuchKey`.
 pub async fn download_points(
     client: &aws_sdk_s3::Client,
     url: &S3Url,
@@ -191,12 +193,18 @@ pub async fn download_points(
             {
                 Ok(o) => o,
                 Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => {
+                    let path = dir.join(file);
+                    match std::fs::remove_file(&path) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                            return Err(S3Error::File { path, source: e });
+                        }
+                        _ => {}
+                    }
                     if file == POINT_FILES[0] {
                         missing.insert(
                             index,
                             format!("no result at s3://{}/{key} (NoSuchKey)", url.bucket),
                         );
-                        break;
                     }
                     continue;
                 }

@@ -138,8 +138,17 @@ fn two_pods_leave_their_results_in_s3_and_collect_merges_them_into_one_report() 
     assert!(measured(0, "timeToReady.p99") > measured(1, "timeToReady.p99"));
     assert!(out.join("sweep.html").exists());
 
-    // A grid with a third point no pod ran: reported without a result, by its key.
+    // A grid with a third point no pod ran: reported without a result, by its key, and
+    // an earlier run's files in its directory do not stand in for what the bucket lacks.
     let out = dir.join("collected-3");
+    let stale = out.join("points/002");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::copy(
+        pods[0].0.join("points/000/result.json"),
+        stale.join("result.json"),
+    )
+    .unwrap();
+    std::fs::write(stale.join("report.html"), "an earlier run's").unwrap();
     let collect = pod(
         &file,
         &[
@@ -166,6 +175,7 @@ fn two_pods_leave_their_results_in_s3_and_collect_merges_them_into_one_report() 
         r["points"][2]["reason"],
         format!("no result at s3://{BUCKET}/runs/r-1/points/002/result.json (NoSuchKey)")
     );
+    assert!(!stale.join("result.json").exists() && !stale.join("report.html").exists());
 }
 
 #[test]
