@@ -205,7 +205,7 @@ pub fn builtin_kinds() -> Vec<ResourceKind> {
                 "type",
             ]),
         ResourceKind::builtin("coordination.k8s.io", "v1", "leases", "Lease", true),
-        // Workloads, Services, RBAC and FlowSchemas are stored objects only (no controller acts on
+        // Workloads (Jobs too), Services, RBAC and FlowSchemas are stored objects only (no controller acts on
         // them): enough for `kubectl apply --dry-run=server` of deployment manifests
         // and for a `kubectl rollout restart`-style patch of a Deployment's template.
         ResourceKind::builtin("", "v1", "services", "Service", true)
@@ -226,6 +226,8 @@ pub fn builtin_kinds() -> Vec<ResourceKind> {
         ResourceKind::builtin("apps", "v1", "deployments", "Deployment", true)
             .short(&["deploy"])
             .with_status(),
+        // A sweep's Indexed Job (`harness sweep --kubernetes-job`): stored, run by no one.
+        ResourceKind::builtin("batch", "v1", "jobs", "Job", true).with_status(),
         // The API server's own addresses, as the `kubernetes` Service's EndpointSlices
         // (written by `ApiServer::set_replica_endpoints`).
         ResourceKind::builtin(
@@ -393,6 +395,8 @@ mod tests {
         let deployments = registry.get("apps", "v1", "deployments").unwrap();
         assert!(deployments.namespaced && deployments.status_subresource && !deployments.custom);
         assert!(registry.get("", "v1", "services").unwrap().namespaced);
+        let jobs = registry.get("batch", "v1", "jobs").unwrap();
+        assert!(jobs.namespaced && jobs.status_subresource && jobs.kind == "Job");
         let rbac = "rbac.authorization.k8s.io";
         assert!(registry.get(rbac, "v1", "roles").unwrap().namespaced);
         assert!(registry.get(rbac, "v1", "rolebindings").unwrap().namespaced);

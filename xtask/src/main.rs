@@ -56,7 +56,8 @@ enum Command {
     /// with the harness's exit code.
     Kind(kind::Args),
     /// Builds the images ci/manifests runs (loadtest/provider and loadtest/mock-cloud, from
-    /// ci/docker) and loads them into the kind cluster.
+    /// ci/docker) and the one a sweep's Indexed Job runs (loadtest/harness), and loads them
+    /// into the kind cluster.
     KindImages(kind::ImagesArgs),
 }
 

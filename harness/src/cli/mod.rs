@@ -19,6 +19,7 @@ mod selfcheck;
 mod signals;
 mod stdout;
 mod sweep;
+mod sweep_job;
 mod target;
 
 use execute::run_cmd;

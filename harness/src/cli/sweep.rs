@@ -14,6 +14,7 @@ use harness::sweep::{self, Axis, Budget, Figure, Slo, Sweep};
 use super::Outcome;
 use super::execute::{execute, init_tracing, write};
 use super::stdout::{out, outln};
+use super::sweep_job::{self, RemoteArgs};
 use super::target::ClusterArgs;
 
 /// The options of `harness sweep`.
@@ -52,11 +53,13 @@ pub struct SweepArgs {
     /// result.json, reports and log.txt) [default: out/SCENARIO-NAME-sweep].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Points run at once, each a process of its own [default: the machine's cores].
+    /// Points run at once, each a process of its own [default: the machine's cores]; with
+    /// --kubernetes-job, the Job's parallelism [default: every point].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
     /// Wall time one point may take: past it the point is ended and reported failed, the
-    /// others run on [default: no limit].
+    /// others run on; with --kubernetes-job, each pod's activeDeadlineSeconds [default: no
+    /// limit].
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
     /// Keep the scenario's time. Without it, the points of a scenario on the embedded
@@ -68,10 +71,13 @@ pub struct SweepArgs {
     /// index in JOB_COMPLETION_INDEX, which this reads when the flag is not given.
     #[arg(long, value_name = "INDEX", env = "JOB_COMPLETION_INDEX")]
     point: Option<usize>,
-    /// Run nothing: read the points' results already in --out (points/NNN/result.json)
-    /// and write the sweep's reports from them.
+    /// Run nothing: read the points' results already in --out (points/NNN/result.json),
+    /// or first download them from --results s3://…, and write the sweep's reports from
+    /// them.
     #[arg(long)]
     collect: bool,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// Runs `harness sweep`.
@@ -86,6 +92,20 @@ pub(super) fn sweep_cmd(a: SweepArgs) -> Result<Outcome> {
         real_time: a.real_time,
     };
     let sw = Sweep::prepare(&a.scenario, options)?;
+    if a.remote.kubernetes_job {
+        sweep_job::kubernetes_job(
+            &sw,
+            &a.remote,
+            definition_args(&a)
+                .into_iter()
+                .map(|s| s.to_string_lossy().into_owned())
+                .collect(),
+            a.jobs,
+            a.timeout,
+            a.out.as_deref(),
+        )?;
+        return Ok(Outcome::Pass);
+    }
     let out = a
         .out
         .clone()
@@ -94,9 +114,16 @@ pub(super) fn sweep_cmd(a: SweepArgs) -> Result<Outcome> {
         (Some(_), true) => anyhow::bail!(
             "--collect runs no point, and --point (or JOB_COMPLETION_INDEX) asks for one: give one of them"
         ),
-        (Some(index), false) => return point(&sw, index, &out),
+        (Some(index), false) => return point(&sw, index, &out, &a.remote),
+        (None, false) if a.remote.results.is_some() => anyhow::bail!(
+            "--results is where points run apart leave their results: give it with --point (or JOB_COMPLETION_INDEX), --collect or --kubernetes-job"
+        ),
         (None, _) => {}
     }
+    let missing = match (&a.remote.results, a.collect) {
+        (Some(url), true) => sweep_job::download(&a.remote, url, sw.grid.len(), &out)?,
+        _ => Default::default(),
+    };
     let mut wall_s = None;
     if !a.collect {
         let exe =
@@ -122,7 +149,7 @@ pub(super) fn sweep_cmd(a: SweepArgs) -> Result<Outcome> {
         .with_context(|| format!("cannot run the points in {}", out.display()))?;
         wall_s = Some(started.elapsed().as_secs_f64());
     }
-    let r = sw.collect(&out, wall_s)?;
+    let r = sw.collect_with(&out, wall_s, &missing)?;
     let text = sweep::text::render(&r);
     write(&out, "sweep.json", serde_json::to_string_pretty(&r)?)?;
     write(&out, "sweep.txt", text.clone())?;
@@ -141,6 +168,20 @@ pub(super) fn sweep_cmd(a: SweepArgs) -> Result<Outcome> {
 /// The arguments of point `index`'s process: this sweep's definition and `--point`.
 fn point_args(a: &SweepArgs, index: usize, out: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec!["sweep".into(), a.scenario.clone().into()];
+    args.extend(definition_args(a));
+    args.extend([
+        "--point".into(),
+        index.to_string().into(),
+        "--out".into(),
+        out.as_os_str().to_owned(),
+    ]);
+    args
+}
+
+/// The sweep's definition, as flags: `--vary`, `--set`, `--slo`, `--budget`, `--cost`,
+/// `--real-time`.
+fn definition_args(a: &SweepArgs) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
     for v in &a.vary {
         args.extend(["--vary".into(), v.to_string().into()]);
     }
@@ -159,23 +200,21 @@ fn point_args(a: &SweepArgs, index: usize, out: &Path) -> Vec<OsString> {
     if a.real_time {
         args.push("--real-time".into());
     }
-    args.extend([
-        "--point".into(),
-        index.to_string().into(),
-        "--out".into(),
-        out.as_os_str().to_owned(),
-    ]);
     args
 }
 
-/// Runs point `index` of `sw` into `out/points/NNN` as `run` would.
-fn point(sw: &Sweep, index: usize, out: &Path) -> Result<Outcome> {
+/// Runs point `index` of `sw` into `out/points/NNN` as `run` would; with `--results`,
+/// uploads its files there.
+fn point(sw: &Sweep, index: usize, out: &Path, remote: &RemoteArgs) -> Result<Outcome> {
     let s = sw.scenario(index)?;
     let target = ClusterArgs::default().target(&s, sw.virtual_time, false)?;
     let dir = out.join(sweep::model::point_dir(index));
     let (r, interrupted) = execute(&s, target, &dir, false)?;
     out!("{}", harness::report::assertion_table(&r))?;
     outln!("reports: {}", dir.display())?;
+    if let Some(url) = &remote.results {
+        sweep_job::upload(remote, url, index, out)?;
+    }
     Ok(match interrupted {
         Some(signal) => Outcome::Interrupted(signal),
         None if r.passed() => Outcome::Pass,

@@ -11,8 +11,7 @@ use super::model::Status;
 use super::result::SweepResult;
 use crate::report::{self, ChartLimit, Scatter, ScatterPoint, xml_escape as esc};
 
-const EXTRA_STYLE: &str =
-    ".charts{display:flex;flex-wrap:wrap;gap:8px}.charts svg{border:1px solid #eee}";
+const EXTRA_STYLE: &str = ".charts{display:flex;flex-wrap:wrap;gap:8px}.charts svg{border:1px solid #eee}.wide{overflow-x:auto}";
 
 /// Whether any point has a value of `f` (`measured` only, or either).
 fn has(r: &SweepResult, f: Figure, measured_only: bool) -> bool {
@@ -106,10 +105,18 @@ fn chart(r: &SweepResult, cost: Figure, benefit: Figure) -> String {
             }
         })
         .collect();
+    // A time axis's unit is the one its ticks read in, which the chart adds.
+    let axis = |f: Figure| {
+        if f.unit() == "s" {
+            format!("{f}: {}", f.title())
+        } else {
+            format!("{f}: {} ({})", f.title(), f.unit())
+        }
+    };
     report::scatter(&Scatter {
         title: format!("{} against {}", benefit.title(), cost.title()),
-        x_title: format!("{cost}: {} ({})", cost.title(), cost.unit()),
-        y_title: format!("{benefit}: {} ({})", benefit.title(), benefit.unit()),
+        x_title: axis(cost),
+        y_title: axis(benefit),
         x_time: cost.unit() == "s",
         y_time: benefit.unit() == "s",
         points: &points,
@@ -174,7 +181,7 @@ pub fn render(r: &SweepResult) -> String {
 
 /// Every point's figures, measured over predicted, and its status and report.
 fn table(o: &mut String, r: &SweepResult) {
-    o.push_str("<h2>Points</h2><p class=\"sub\">measured, predicted below; – where there is none</p><table><tr><th>#</th><th>settings</th><th>run</th>");
+    o.push_str("<h2>Points</h2><p class=\"sub\">measured, predicted below; – where there is none</p><div class=\"wide\"><table><tr><th>#</th><th>settings</th><th>run</th>");
     for f in &r.figures {
         let _ = write!(o, "<th>{} ({})</th>", esc(&f.to_string()), f.unit());
     }
@@ -226,5 +233,5 @@ fn table(o: &mut String, r: &SweepResult) {
             );
         }
     }
-    o.push_str("</table>");
+    o.push_str("</table></div>");
 }

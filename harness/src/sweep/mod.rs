@@ -15,14 +15,19 @@ pub mod constraint;
 pub mod figure;
 pub mod grid;
 pub mod html;
+pub mod job;
 pub mod model;
+pub mod remote;
 pub mod result;
 pub mod runner;
+#[cfg(feature = "aws")]
+pub mod s3;
 pub mod select;
 pub mod spec;
 pub mod text;
 pub mod values;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use constraint::{Budget, Constraint, Slo};
@@ -235,11 +240,29 @@ impl Sweep {
     /// # Errors
     /// A point's scenario no longer valid (the file changed since the points ran).
     pub fn collect(&self, out: &Path, wall_s: Option<f64>) -> Result<SweepResult, SweepError> {
+        self.collect_with(out, wall_s, &BTreeMap::new())
+    }
+
+    /// As [`Sweep::collect`], with the points of `missing` reported failed for the reason
+    /// it gives, whatever their directories hold (the points whose results a collection
+    /// from S3 did not find).
+    ///
+    /// # Errors
+    /// As [`Sweep::collect`].
+    pub fn collect_with(
+        &self,
+        out: &Path,
+        wall_s: Option<f64>,
+        missing: &BTreeMap<usize, String>,
+    ) -> Result<SweepResult, SweepError> {
         let mut points = Vec::with_capacity(self.grid.len());
         for index in 0..self.grid.len() {
             let s = self.scenario(index)?;
             let dir = out.join(model::point_dir(index));
-            let run = read_result(&dir);
+            let run = match missing.get(&index) {
+                Some(reason) => Err(reason.clone()),
+                None => read_result(&dir),
+            };
             points.push(Point::new(
                 index,
                 &self.point_sets(index),

@@ -35,6 +35,7 @@ mod secrets;
 mod selfcheck;
 mod soak;
 mod sweep;
+mod sweep_job;
 mod timing;
 mod virtual_time;
 mod xr_reports;

@@ -1,6 +1,8 @@
-//! The images ci/manifests runs: loadtest/provider and loadtest/mock-cloud, built from
-//! ci/docker/*.Dockerfile and loaded into a kind cluster, where the manifests run them with
-//! imagePullPolicy IfNotPresent.
+//! The images ci/manifests runs, loadtest/provider and loadtest/mock-cloud, and the one a
+//! sweep's Indexed Job runs, loadtest/harness (`harness sweep --kubernetes-job`): built
+//! from ci/docker/*.Dockerfile and loaded into a kind cluster, where the manifests and the
+//! Job run them with imagePullPolicy IfNotPresent. `cargo xtask kind` builds and loads the
+//! manifests' two; `cargo xtask kind-images` all three.
 
 use std::path::Path;
 use std::process::Command;
@@ -8,8 +10,12 @@ use std::process::Command;
 use super::env::Env;
 use crate::step::{self, Error, Result};
 
-/// The images, by the name of their Dockerfile and cargo package.
+/// The images ci/manifests runs, by the name of their Dockerfile and cargo package.
 pub const IMAGES: [&str; 2] = ["provider", "mock-cloud"];
+
+/// Every image of ci/docker: the manifests' and the harness's, which a sweep's Indexed Job
+/// runs.
+pub const ALL_IMAGES: [&str; 3] = ["provider", "mock-cloud", "harness"];
 
 /// `cargo xtask kind-images`.
 #[derive(clap::Args, Debug)]
@@ -31,9 +37,9 @@ pub struct Args {
 /// A heading and its command.
 pub type Step = (String, Command);
 
-/// `DOCKER_BUILDKIT=1 docker build …` of each image, in `root`.
-pub fn build(env: &Env, root: &Path, docker: &Path, tag: &str) -> Vec<Step> {
-    IMAGES
+/// `DOCKER_BUILDKIT=1 docker build …` of each of `images`, in `root`.
+pub fn build(env: &Env, root: &Path, docker: &Path, tag: &str, images: &[&str]) -> Vec<Step> {
+    images
         .iter()
         .map(|name| {
             let image = format!("loadtest/{name}:{tag}");
@@ -49,9 +55,16 @@ pub fn build(env: &Env, root: &Path, docker: &Path, tag: &str) -> Vec<Step> {
         .collect()
 }
 
-/// `kind load docker-image` of both images into `cluster`, in `root`.
-pub fn load(env: &Env, root: &Path, kind: &Path, cluster: &str, tag: &str) -> Step {
-    let refs: Vec<String> = IMAGES
+/// `kind load docker-image` of `images` into `cluster`, in `root`.
+pub fn load(
+    env: &Env,
+    root: &Path,
+    kind: &Path,
+    cluster: &str,
+    tag: &str,
+    images: &[&str],
+) -> Step {
+    let refs: Vec<String> = images
         .iter()
         .map(|name| format!("loadtest/{name}:{tag}"))
         .collect();
@@ -78,10 +91,10 @@ pub fn run(root: &Path, a: &Args, env: &Env) -> Result {
     };
     let mut steps = Vec::new();
     if !a.load_only {
-        steps.extend(build(env, root, &tool("docker")?, &tag));
+        steps.extend(build(env, root, &tool("docker")?, &tag, &ALL_IMAGES));
     }
     if !a.build_only {
-        steps.push(load(env, root, &tool("kind")?, &cluster, &tag));
+        steps.push(load(env, root, &tool("kind")?, &cluster, &tag, &ALL_IMAGES));
     }
     for (heading, c) in steps {
         println!("{heading}");

@@ -1,6 +1,6 @@
 //! `cargo xtask kind SCENARIO …`: one scenario against a kind cluster, end to end (what
-//! ci/kind/run.sh did), and `cargo xtask kind-images`, the images it runs (what
-//! ci/kind/build-images.sh did).
+//! ci/kind/run.sh did), and `cargo xtask kind-images`, the images it runs and the
+//! harness's, which a sweep's Indexed Job runs (what ci/kind/build-images.sh did).
 //!
 //! [`session`] runs the steps, [`cleanup`] what follows them whatever happened, [`supervise`] keeps the port-forwards and
 //! the log followers running, [`mod@images`] builds and loads the images, and [`mod@env`] reads
@@ -23,7 +23,7 @@ use crate::step::{Error, Result};
 use env::{Env, Interrupt};
 use session::{Ctx, Timing};
 
-pub use images::Args as ImagesArgs;
+pub use images::{ALL_IMAGES, Args as ImagesArgs};
 
 /// The namespace of ci/manifests.
 pub const NAMESPACE: &str = "loadtest-system";

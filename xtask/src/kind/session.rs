@@ -202,7 +202,9 @@ impl Run<'_> {
         if !s.skip_build {
             self.steps.step("building images");
             let docker = &self.tools.docker;
-            for (heading, c) in images::build(self.ctx.env, root, docker, &s.image_tag) {
+            for (heading, c) in
+                images::build(self.ctx.env, root, docker, &s.image_tag, &images::IMAGES)
+            {
                 println!("{heading}");
                 self.check(c, heading.trim_start_matches("==> "))?;
             }
@@ -252,6 +254,7 @@ impl Run<'_> {
                 &self.tools.kind,
                 &s.cluster,
                 &s.image_tag,
+                &images::IMAGES,
             );
             println!("{heading}");
             self.check(c, "kind load docker-image")?;

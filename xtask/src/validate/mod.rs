@@ -18,8 +18,12 @@
 //!    SIGTERM, and every request the provider made allowed by its RBAC ([`pods`]).
 //!    (`cargo xtask kind` itself is tested by the crate's own tests, with its tools
 //!    stubbed.)
+//!    The sweep's Indexed Job as the harness writes it from scenarios/sweep-r.yaml
+//!    (`harness sweep --kubernetes-job`, results in S3 and on a volume): its shape, the
+//!    same schema validation, and a server dry run that stores nothing ([`sweep_job`]).
 //! 3. shellcheck on every ci/**/*.sh, .ci/run and the workflow's `run:` blocks.
-//! 4. The Dockerfiles: hadolint, their COPY sources, cargo packages and binaries
+//! 4. The Dockerfiles, one for each image `cargo xtask kind-images` builds (provider,
+//!    mock-cloud, harness): hadolint, their COPY sources, cargo packages and binaries
 //!    ([`docker`]).
 //! 5. ci/github/loadtest.yml and ci/kind/cluster.yaml: expected keys, pinned versions that
 //!    agree, every referenced file present ([`workflow`]).
@@ -38,6 +42,7 @@ mod need;
 mod pods;
 mod schemas;
 mod server;
+mod sweep_job;
 mod tools;
 mod validation;
 mod workflow;
@@ -58,7 +63,7 @@ use validation::Validation;
 #[command(
     after_help = "Environment: REQUIRE_TOOLS=1 or CI=1 makes a missing tool an error \
 (otherwise its checks are skipped, with a message); LOADTEST_BIN_DIR, a directory with the \
-mock-apiserver, provider and mock-cloud debug binaries to run (`cargo xtask check` passes its \
+mock-apiserver, provider, mock-cloud and harness debug binaries to run (`cargo xtask check` passes its \
 own build's; otherwise target/debug's, built when missing or older than their sources). \
 Exit codes: 0 valid, 1 a check failed, 2 a missing tool or a command that could not start."
 )]
@@ -100,7 +105,7 @@ pub fn validate(root: &Path, steps: &Steps, bin_dir: Option<&Path>) -> Result {
                 "Kubernetes kinds",
                 "stack.yaml",
                 // ProviderConfig has no published schema: the dry run checks it.
-                "api version mockcloud.example.org/",
+                Some("api version mockcloud.example.org/"),
             )?;
             println!(
                 "every Kubernetes kind valid (the ProviderConfig: against its CRD in the server dry run)"
@@ -119,7 +124,7 @@ pub fn validate(root: &Path, steps: &Steps, bin_dir: Option<&Path>) -> Result {
                 "the example's Kubernetes kinds",
                 "upjet.yaml",
                 // Its ProviderConfig's CRD is the provider's (no published schema).
-                "api version aws.upbound.io/",
+                Some("api version aws.upbound.io/"),
             )?;
             println!("every Kubernetes kind valid (the ProviderConfig: next check)");
         }
@@ -130,6 +135,7 @@ pub fn validate(root: &Path, steps: &Steps, bin_dir: Option<&Path>) -> Result {
         println!("ProviderConfig fields, endpoint, credentials and the harness's names check out");
 
         v.server_checks(&stack, &upjet)?;
+        v.sweep_job(&mut tools)?;
     }
 
     // --- 3. shell scripts --------------------------------------------------------------
@@ -161,10 +167,17 @@ pub fn validate(root: &Path, steps: &Steps, bin_dir: Option<&Path>) -> Result {
         .map(|p| relative(root, p))
         .collect::<Vec<_>>();
     dockerfiles.sort();
-    if dockerfiles.len() != 2 {
+    let expected: Vec<String> = crate::kind::ALL_IMAGES
+        .iter()
+        .map(|name| format!("ci/docker/{name}.Dockerfile"))
+        .collect();
+    let mut sorted = expected.clone();
+    sorted.sort();
+    if dockerfiles != sorted {
         return Err(Error::Failed(format!(
-            "expected 2 Dockerfiles in ci/docker, found {}",
-            dockerfiles.len()
+            "expected the Dockerfiles of `cargo xtask kind-images`'s images in ci/docker ({}), found {}",
+            expected.join(", "),
+            dockerfiles.join(", ")
         )));
     }
     if tools.have(Tool::Program("hadolint"), "hadolint")? {

@@ -82,10 +82,19 @@ impl Validation<'_> {
         }
         let path = step::target_dir(self.root).join("debug").join(package);
         let built = fs::metadata(&path).and_then(|m| m.modified()).ok();
-        let sources = ["limiter", "mock-apiserver", "mock-cloud", "provider"]
-            .iter()
-            .map(|d| self.root.join(d))
-            .chain(["Cargo.toml", "Cargo.lock"].map(|f| self.root.join(f)));
+        let sources = [
+            "limiter",
+            "mock-apiserver",
+            "mock-cloud",
+            "provider",
+            "serve",
+            "composer",
+            "live-heap",
+            "harness",
+        ]
+        .iter()
+        .map(|d| self.root.join(d))
+        .chain(["Cargo.toml", "Cargo.lock"].map(|f| self.root.join(f)));
         let stale = match built {
             None => true,
             Some(built) => sources

@@ -16,6 +16,22 @@ const L: f64 = 64.0;
 const R: f64 = 16.0;
 const T: f64 = 56.0;
 const B: f64 = 46.0;
+/// Where the title starts: above the plot's left edge.
+const TITLE_X: f64 = L;
+/// The mean width of a title's character (14 px, bold), an estimate for its fit.
+const TITLE_CHAR: f64 = 7.9;
+
+/// A title too long for the chart is squeezed into its width (`textLength`) rather than
+/// cut off at the edge.
+fn title_fit(title: &str) -> String {
+    let room = CW - TITLE_X - R;
+    if TITLE_CHAR * title.chars().count() as f64 > room {
+        format!(" textLength=\"{room:.0}\" lengthAdjust=\"spacingAndGlyphs\"")
+    } else {
+        String::new()
+    }
+}
+
 /// The measured marks' colour.
 const MEASURED: &str = "#1f4e99";
 /// The colour of a point the model does not cover.
@@ -54,9 +70,10 @@ pub struct Limit {
 pub struct Scatter<'a> {
     /// The title.
     pub title: String,
-    /// The x axis's title, with its unit.
+    /// The x axis's title, with its unit; a time axis's without, as the chart adds the
+    /// unit its ticks read in (`s` or `min`).
     pub x_title: String,
-    /// The y axis's title, with its unit.
+    /// The y axis's title, as the x axis's.
     pub y_title: String,
     /// Whether the x axis is a time in seconds (its ticks read 30s, 2m).
     pub x_time: bool,
@@ -95,8 +112,9 @@ pub fn scatter(c: &Scatter<'_>) -> String {
     let mut o = String::new();
     let _ = write!(
         o,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {CW} {CH}\" width=\"{CW}\" height=\"{CH}\" role=\"img\" aria-label=\"{}\"><style>{STANDALONE}</style><text x=\"{L}\" y=\"16\" class=\"title\">{}</text>",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {CW} {CH}\" width=\"{CW}\" height=\"{CH}\" role=\"img\" aria-label=\"{}\"><style>{STANDALONE}</style><text x=\"{TITLE_X}\" y=\"16\" class=\"title\"{}>{}</text>",
         esc(&c.title),
+        title_fit(&c.title),
         esc(&c.title)
     );
     if let (Some(b), Some(s)) = (&c.budget, &c.slo) {
@@ -224,6 +242,26 @@ impl Scale {
         }
     }
 
+    /// The unit of the ticks of a time axis (`s`, or `min` for whole minutes), the
+    /// axis's title's suffix; none for a number's.
+    fn unit(&self) -> Option<&'static str> {
+        self.time.then(|| {
+            if self.step >= 60.0 && (self.step % 60.0).abs() < 1e-9 {
+                "min"
+            } else {
+                "s"
+            }
+        })
+    }
+
+    /// An axis's title: `title`, and the unit of a time axis.
+    fn title(&self, title: &str) -> String {
+        match self.unit() {
+            Some(unit) => format!("{title} ({unit})"),
+            None => title.to_owned(),
+        }
+    }
+
     /// A value, as a tooltip names it.
     fn value(&self, v: f64) -> String {
         if self.time { time_label(v) } else { fmt_num(v) }
@@ -277,9 +315,9 @@ fn axes(
         "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\" text-anchor=\"middle\">{}</text><text transform=\"translate(14 {:.1}) rotate(-90)\" class=\"tick\" text-anchor=\"middle\">{}</text>",
         L + (CW - L - R) / 2.0,
         CH - 8.0,
-        esc(&c.x_title),
+        esc(&xs.title(&c.x_title)),
         T + (CH - B - T) / 2.0,
-        esc(&c.y_title)
+        esc(&ys.title(&c.y_title))
     );
 }
 
@@ -409,7 +447,7 @@ mod tests {
         let svg = scatter(&Scatter {
             title: "peak cloud calls against time to Ready".into(),
             x_title: "peak cloud calls in 10s (calls)".into(),
-            y_title: "time to Ready p99 (s)".into(),
+            y_title: "time to Ready p99".into(),
             x_time: false,
             y_time: true,
             points: &points,
@@ -424,7 +462,7 @@ mod tests {
         });
         for needle in [
             "peak cloud calls in 10s (calls)",
-            "time to Ready p99 (s)",
+            "time to Ready p99 (min)",
             ">6m<",
             "budget cloudCalls.10s&lt;=400",
             "SLO timeToReady.p99&lt;=5m",
@@ -439,5 +477,40 @@ mod tests {
         let line = svg.split("<polyline points=\"").nth(1).unwrap();
         let line = &line[..line.find('"').unwrap()];
         assert_eq!(line.split(' ').count(), 2, "{line}");
+        // A title that fits is drawn as it is.
+        assert!(!svg.contains("textLength"));
+    }
+
+    #[test]
+    fn a_time_axis_names_the_unit_its_ticks_read_in_and_a_long_title_fits_the_chart() {
+        let points = [ScatterPoint {
+            label: "5".into(),
+            predicted: Some((3000.0, 40.0)),
+            measured: Some((2900.0, 45.0)),
+            unmodeled: false,
+            chosen: false,
+        }];
+        let title = "drain time after the restart against steady cloud calls per hour";
+        let svg = scatter(&Scatter {
+            title: title.into(),
+            x_title: "steady cloud calls per hour (calls/h)".into(),
+            y_title: "drain time after the restart".into(),
+            x_time: false,
+            y_time: true,
+            points: &points,
+            budget: None,
+            slo: None,
+        });
+        // Up to 48.6 s: ticks of 10 s, read in seconds.
+        assert!(svg.contains(">drain time after the restart (s)<"), "{svg}");
+        assert!(svg.contains(">40s<"));
+        assert!(svg.contains(">steady cloud calls per hour (calls/h)<"));
+        let room = CW - TITLE_X - R;
+        assert!(
+            svg.contains(&format!(
+                "textLength=\"{room:.0}\" lengthAdjust=\"spacingAndGlyphs\">{title}<"
+            )),
+            "{svg}"
+        );
     }
 }

@@ -12,17 +12,18 @@ fn images(f: &Fake, build_only: bool, load_only: bool) -> Result<(), String> {
     images::run(&step::workspace_root(), &args, &env).map_err(|e| e.to_string())
 }
 
-const BUILDS: [&str; 2] = [
+const BUILDS: [&str; 3] = [
     "docker build --file ci/docker/provider.Dockerfile --tag loadtest/provider:dev .",
     "docker build --file ci/docker/mock-cloud.Dockerfile --tag loadtest/mock-cloud:dev .",
+    "docker build --file ci/docker/harness.Dockerfile --tag loadtest/harness:dev .",
 ];
 
 #[test]
-fn both_images_are_built_with_buildkit_then_loaded() {
+fn the_three_images_are_built_with_buildkit_then_loaded() {
     let f = Fake::new();
     assert_eq!(images(&f, false, false), Ok(()));
-    let load = "kind load docker-image --name stub loadtest/provider:dev loadtest/mock-cloud:dev";
-    assert_eq!(f.calls(), [BUILDS[0], BUILDS[1], load]);
+    let load = "kind load docker-image --name stub loadtest/provider:dev loadtest/mock-cloud:dev loadtest/harness:dev";
+    assert_eq!(f.calls(), [BUILDS[0], BUILDS[1], BUILDS[2], load]);
 
     let f = Fake::new();
     assert_eq!(images(&f, true, false), Ok(()));
@@ -36,7 +37,9 @@ fn loading_alone_takes_the_cluster_and_tag_from_the_environment() {
     assert_eq!(images(&f, false, true), Ok(()));
     assert_eq!(
         f.calls(),
-        ["kind load docker-image --name other loadtest/provider:t2 loadtest/mock-cloud:t2"]
+        [
+            "kind load docker-image --name other loadtest/provider:t2 loadtest/mock-cloud:t2 loadtest/harness:t2"
+        ]
     );
     // Only the tool a step runs is looked for: kind for the load (kind calls docker
     // itself, and says so if it is missing).
