@@ -9,6 +9,7 @@ use super::escape::xml_escape;
 
 mod axis;
 mod histogram;
+mod labels;
 mod peaks;
 mod scatter;
 mod time_chart;

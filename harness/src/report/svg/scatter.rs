@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::axis::{axis_time_label, nice_max, tick_step, time_label, time_step};
-use super::{EXPECTED, LIMIT};
+use super::{EXPECTED, LIMIT, labels};
 use crate::predict::fmt_num;
 use crate::report::escape::xml_escape as esc;
 
@@ -195,17 +195,45 @@ pub fn scatter(c: &Scatter<'_>) -> String {
                 "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"9\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"/>"
             );
         }
-        let _ = write!(
-            o,
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">{}</text>",
-            px + 7.0,
-            py - 6.0,
-            esc(&p.label)
-        );
     }
+    point_labels(&mut o, c, &x, &y);
     legend(&mut o, c);
     o.push_str("</svg>");
     o
+}
+
+/// The measured points' labels, each where no other label is (`labels::place`), joined to
+/// its mark by a thin line when it had to move away from it.
+fn point_labels(o: &mut String, c: &Scatter<'_>, x: &impl Fn(f64) -> f64, y: &impl Fn(f64) -> f64) {
+    let marks: Vec<((f64, f64), &str)> = c
+        .points
+        .iter()
+        .filter_map(|p| p.measured.map(|(a, b)| ((x(a), y(b)), p.label.as_str())))
+        .collect();
+    for (((px, py), text), at) in marks
+        .iter()
+        .zip(labels::place(&marks, (L, T, CW - R, CH - B)))
+    {
+        if at.moved {
+            let _ = write!(
+                o,
+                "<line x1=\"{px:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\" stroke-width=\"0.75\"/>",
+                if at.x < *px {
+                    at.x + labels::CHAR * text.chars().count() as f64
+                } else {
+                    at.x
+                },
+                at.y - 4.0
+            );
+        }
+        let _ = write!(
+            o,
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tick\">{}</text>",
+            at.x,
+            at.y,
+            esc(text)
+        );
+    }
 }
 
 /// An axis's scale: from 0 to `max`, a tick every `step`.
@@ -286,14 +314,19 @@ fn axes(
     );
     let mut v = 0.0;
     while v <= xs.max + 1e-9 {
+        let tick = xs.tick(v);
+        // A label centred on the last tick would run past the chart's right edge: it ends
+        // at its tick instead.
+        let half = labels::CHAR * tick.chars().count() as f64 / 2.0;
+        let anchor = if x(v) + half + 4.0 > CW { "end" } else { "middle" };
         let _ = write!(
             o,
-            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"#444\"/><text x=\"{0:.1}\" y=\"{3:.1}\" class=\"tick\" text-anchor=\"middle\">{4}</text>",
+            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"#444\"/><text x=\"{0:.1}\" y=\"{3:.1}\" class=\"tick\" text-anchor=\"{anchor}\">{4}</text>",
             x(v),
             CH - B,
             CH - B + 4.0,
             CH - B + 16.0,
-            esc(&xs.tick(v))
+            esc(&tick)
         );
         v += xs.step;
     }
