@@ -125,6 +125,8 @@ impl Provider {
     }
 }
 
+mod interrupt;
+
 fn sigterm(p: &mut Proc) {
     let _ = Command::new("kill")
         .args(["-TERM", &p.0.id().to_string()])
