@@ -106,6 +106,7 @@ async fn the_harness_own_requests_are_taken_out_even_when_the_server_counts_them
     let own = OwnRequests::default();
     let first = series("GET", "", "secrets", "", 10);
     let mut totals = RequestTotals::start(scraper(), RunClock::start(), own.clone(), &one(&first));
+    totals.first_read_from(400_000);
     // The harness reads a Secret; the server has not counted it yet, the provider's
     // two reads it has.
     let get = http::Request::get("/api/v1/namespaces/a/secrets/s")
@@ -114,6 +115,11 @@ async fn the_harness_own_requests_are_taken_out_even_when_the_server_counts_them
     own.count(&get);
     let got = totals.absorb(&one(&series("GET", "", "secrets", "", 12)), 1_000_000);
     assert_eq!(table(&got), BTreeMap::from([("get secrets".to_owned(), 1)]));
+    assert_eq!(
+        got[0].sent_from_us,
+        Some(400_000),
+        "after the baseline began"
+    );
     // Now it has, and one more of the provider's.
     let got = totals.absorb(&one(&series("GET", "", "secrets", "", 14)), 2_000_000);
     assert_eq!(table(&got), BTreeMap::from([("get secrets".to_owned(), 2)]));
@@ -206,12 +212,19 @@ async fn the_flow_schema_counts_and_request_totals_name_the_verbs() {
         &one(&first),
     )
     .expect("the series is there");
+    // The baseline scrape began at 0.5 s: what the next read counts was sent after that,
+    // less the longest request.
+    fs.first_read_from(500_000);
     // Two dispatched; one finished so far.
     let mut got = fs.absorb(
         &one(&[flow(7), series("GET", "", "secrets", "", 6)].concat()),
         1,
     );
     assert_eq!(got.len(), 2);
+    assert!(
+        got.iter().all(|r| r.sent_from_us == Some(500_000)),
+        "{got:?}"
+    );
     // The second finished, and another client's request too.
     got.extend(
         fs.absorb(
