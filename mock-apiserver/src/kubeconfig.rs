@@ -27,9 +27,14 @@ preferences: {{}}
     )
 }
 
-/// Writes [`kubeconfig`] for `url` to `path`.
+/// Writes [`kubeconfig`] for `url` to `path`, whole: to a file beside it first, then
+/// renamed into place, so that whoever waits for `path` to appear never reads it half
+/// written.
 pub fn write_kubeconfig(path: &Path, url: &str) -> std::io::Result<()> {
-    std::fs::write(path, kubeconfig(url))
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    std::fs::write(&partial, kubeconfig(url))?;
+    std::fs::rename(&partial, path)
 }
 
 #[cfg(test)]
@@ -45,5 +50,23 @@ mod tests {
             "http://127.0.0.1:6443"
         );
         assert_eq!(value["current-context"], "mock-apiserver");
+    }
+
+    #[test]
+    fn the_kubeconfig_file_is_written_whole_and_nothing_is_left_beside_it() {
+        let dir = std::env::temp_dir().join(format!("mock-apiserver-kc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("kubeconfig");
+        write_kubeconfig(&path, "http://127.0.0.1:6443").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            kubeconfig("http://127.0.0.1:6443")
+        );
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["kubeconfig"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

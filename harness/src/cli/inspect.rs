@@ -80,7 +80,11 @@ pub(super) fn core_args(
         )
         .await
         .with_context(|| format!("cannot use {}", kubeconfig.display()))?;
-        let client = kube::Client::try_from(config).context("cannot build a client")?;
+        // The harness's User-Agent, as its run clients send it.
+        let client = kube::client::ClientBuilder::try_from(config)
+            .context("cannot build a client")?
+            .with_layer(&run::own::layer(run::own::OwnRequests::default()))
+            .build();
         let d = kube::Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(client, &ns)
             .get(&name)
             .await

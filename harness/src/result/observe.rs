@@ -99,6 +99,12 @@ pub struct ApiRequest {
     /// `object` names a write of the object itself, not of its status.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub main_write: bool,
+    /// For a request dated at a read of the server's counters (`at_us` is when that read
+    /// ended): when the read before it began, µs since the run started. The server
+    /// answered it after that, so it was sent no earlier than that less the longest
+    /// request (`run.api_longest_request_s`). `None`: `at_us` is its own time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_from_us: Option<u64>,
 }
 
 /// The key of an object in [`ApiRequest::object`]: `plural.group/name`.

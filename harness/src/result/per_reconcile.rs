@@ -118,6 +118,7 @@ mod tests {
                 "b-0",
             ))),
             main_write: !status,
+            sent_from_us: None,
         }
     }
 

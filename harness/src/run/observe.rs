@@ -162,6 +162,11 @@ fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo
             .api
             .max_gap
             .map(|g| (g.as_secs_f64() * 1e3).round() / 1e3),
+        // Rounded up, so the band it puts around a window's count is never too narrow.
+        api_longest_request_s: reports
+            .api
+            .longest_request
+            .map(|d| (d.as_secs_f64() * 1e3).ceil() / 1e3),
         dropped: Dropped {
             api: reports.api.dropped,
             cloud: reports.cloud.dropped,

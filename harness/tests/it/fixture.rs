@@ -117,6 +117,7 @@ pub fn smoke_observations() -> Observations {
                 from_provider: true,
                 object: None,
                 main_write: false,
+                sent_from_us: None,
             });
         }
         ready_at.push(observe + 10_000);
@@ -150,6 +151,7 @@ pub fn smoke_observations() -> Observations {
                 from_provider: true,
                 object: None,
                 main_write: false,
+                sent_from_us: None,
             });
         }
     }
@@ -170,6 +172,7 @@ pub fn smoke_observations() -> Observations {
             from_provider: true,
             object: None,
             main_write: false,
+            sent_from_us: None,
         });
     }
     let resync_end = resync_start + 9 * S;

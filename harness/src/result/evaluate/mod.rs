@@ -93,9 +93,11 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
             .cloned(),
     );
     let own = crate::predict::intervals::OwnIntervals::of(s);
+    let api_reads = api_count::dated_reads(obs);
     let series = Series {
         all: &all_calls,
         api: &api,
+        api_reads: &api_reads,
         conditional: &conditional,
         own: &own,
     };
@@ -112,6 +114,9 @@ pub fn evaluate(s: &Scenario, plan: &Plan, obs: &Observations) -> RunResult {
 pub(super) struct Series<'a> {
     pub(super) all: &'a [u64],
     pub(super) api: &'a [u64],
+    /// The provider's requests by the read of the server's counters that dated them
+    /// (`api_count::dated_reads`); empty for a source with each request's own time.
+    pub(super) api_reads: &'a [(u64, u64, u64)],
     pub(super) conditional: &'a [(String, Result<Prediction, String>)],
     /// Each resource's own poll interval, for the per-resource checks: built once a run.
     pub(super) own: &'a crate::predict::intervals::OwnIntervals,

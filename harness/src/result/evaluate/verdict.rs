@@ -1,6 +1,6 @@
 //! One verdict per assertion: each check judged against its limit.
 
-use super::api_count::{held_back_by_the_server, judged_by_count};
+use super::api_count::{held_back_by_the_server, judged_by_count, judged_by_dates};
 use super::measure::call_times;
 use super::settle::settle;
 use super::{Series, US, echo};
@@ -152,14 +152,18 @@ pub(super) fn verdict(
         }
         Check::ApiRequests { window, max } => {
             let w = window.as_secs_f64();
-            let observed =
-                windowed_max(within(api, range.0, range.1), window_us(*window)).count as f64;
+            let dated = within(api, range.0, range.1);
+            let observed = windowed_max(dated, window_us(*window)).count as f64;
             let key = format!("api-requests/{w}s");
             let pred = match &phase {
                 Some(p) => plan.find(&format!("{p}/{key}")).cloned(),
                 None => run_bound(plan, &key),
             };
-            let v = judged_by_count(upper(a, pred.as_ref(), *max, observed), res.run.api_count);
+            let reads = series.api_reads;
+            let first = reads.partition_point(|r| r.1 < range.0);
+            let reads = &reads[first..reads.partition_point(|r| r.1 <= range.1).max(first)];
+            let v = judged_by_dates(upper(a, pred.as_ref(), *max, observed), reads, *window);
+            let v = judged_by_count(v, res.run.api_count);
             held_back_by_the_server(v, res.run.api_server_throttling.as_ref())
         }
         Check::SteadyRate { window, max } => {

@@ -144,10 +144,16 @@ pub struct RunInfo {
     #[serde(default)]
     pub api_count: ApiCount,
     /// For API requests dated at each read of the server's metrics: the longest time
-    /// between two reads, seconds. A window's count may be off by the requests of that
-    /// long.
+    /// from the start of one read to the end of the next, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_read_gap_s: Option<f64>,
+    /// For API requests dated at each read of the server's metrics: the longest request
+    /// the server answered, seconds (the upper bound of the smallest bucket of its
+    /// `apiserver_request_duration_seconds` that holds all). A request dated at a read was
+    /// sent no earlier than the start of the read before less this; the `apiRequests`
+    /// check judges the band that puts around a window's count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_longest_request_s: Option<f64>,
     /// How the server's priority and fairness held the provider back, where the
     /// FlowSchema's series say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,9 +255,16 @@ impl RunInfo {
         if let Some(gap) = self.api_read_gap_s {
             rows.push((
                 "api requests' longest gap between reads".to_owned(),
+                format!("{} s", fmt_num(gap)),
+            ));
+        }
+        if let (Some(gap), Some(longest)) = (self.api_read_gap_s, self.api_longest_request_s) {
+            rows.push((
+                "api requests dated at most this long after they were sent".to_owned(),
                 format!(
-                    "{} s (a window's count may be off by the requests of that long)",
-                    fmt_num(gap)
+                    "{} s (the longest gap between reads plus the longest request, {} s: a window's count is judged by the band the dates allow)",
+                    fmt_num(gap + longest),
+                    fmt_num(longest)
                 ),
             ));
         }

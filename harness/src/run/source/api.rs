@@ -87,16 +87,23 @@ impl ApiRequests {
         (choice, interval): (ApiSource, Duration),
     ) -> Result<ApiRequests, RunError> {
         let seen = (replicas.note(), replicas.partial());
+        let baseline = tokio::time::Instant::now();
         if !matches!(choice, ApiSource::Metrics | ApiSource::FlowSchema) {
             match journals(replicas, clock, &agent).await {
                 Ok(journals) => {
-                    return Ok(Self::polled(Reader::Journal(journals), interval, seen));
+                    return Ok(Self::polled(
+                        Reader::Journal(journals),
+                        interval,
+                        seen,
+                        baseline,
+                    ));
                 }
                 Err(e) if choice == ApiSource::Journal => return Err(RunError::NoApiJournal(e)),
                 Err(_) => {}
             }
         }
         let scraper = Scraper::new(replicas);
+        let baseline_us = clock.now().0;
         match scraper.scrape().await {
             Ok(first) => {
                 let flow_schema = if choice == ApiSource::Metrics {
@@ -104,19 +111,27 @@ impl ApiRequests {
                 } else {
                     FlowSchema::start(scraper.clone(), clock, own.clone(), &first)
                 };
+                let flow_schema = flow_schema.map(|mut f| {
+                    f.first_read_from(baseline_us);
+                    f
+                });
                 match flow_schema {
                     Some(f) => Ok(Self::polled(
                         Reader::FlowSchema(Box::new(f)),
                         interval,
                         seen,
+                        baseline,
                     )),
                     None if choice == ApiSource::FlowSchema => Err(RunError::NoFlowSchema),
                     None => Ok(Self::polled(
-                        Reader::Metrics(Box::new(RequestTotals::start(
-                            scraper, clock, own, &first,
-                        ))),
+                        Reader::Metrics(Box::new({
+                            let mut totals = RequestTotals::start(scraper, clock, own, &first);
+                            totals.first_read_from(baseline_us);
+                            totals
+                        })),
                         interval,
                         seen,
+                        baseline,
                     )),
                 }
             }
@@ -130,8 +145,13 @@ impl ApiRequests {
         }
     }
 
-    fn polled(reader: Reader, interval: Duration, replicas: (Option<String>, bool)) -> ApiRequests {
-        ApiRequests::Polled(Poller::start(reader, interval, replicas))
+    fn polled(
+        reader: Reader,
+        interval: Duration,
+        replicas: (Option<String>, bool),
+        baseline: tokio::time::Instant,
+    ) -> ApiRequests {
+        ApiRequests::Polled(Poller::start(reader, interval, replicas, baseline))
     }
 
     /// How the requests are measured.
@@ -155,6 +175,7 @@ impl ApiRequests {
                 count: ApiCount::Unknown,
                 interval: Duration::ZERO,
                 max_gap: None,
+                longest_request: None,
                 throttling: None,
                 dropped: 0,
                 notes: Vec::new(),

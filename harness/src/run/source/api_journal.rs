@@ -52,6 +52,7 @@ fn request(entry: &Entry, at_us: u64, agent: &ProviderAgent, names: &mut Interne
         from_provider,
         object,
         main_write: target.is_some_and(|(_, main)| main),
+        sent_from_us: None,
     }
 }
 
@@ -114,6 +115,7 @@ impl InProcess {
             count: ApiCount::Exact,
             interval: std::time::Duration::ZERO,
             max_gap: None,
+            longest_request: None,
             throttling: None,
             dropped,
             notes: Vec::new(),

@@ -63,6 +63,17 @@ impl Reader {
             Reader::FlowSchema(f) => Ok((f.read().await?, 0)),
         }
     }
+
+    /// For a source that dates requests at its reads of the server's counters: the
+    /// longest request the server answered, seconds (`None`: longer than its histogram's
+    /// last bucket).
+    fn longest_request(&self) -> Option<f64> {
+        match self {
+            Reader::Journal(_) => Some(0.0),
+            Reader::Metrics(m) => m.longest_request(),
+            Reader::FlowSchema(f) => f.longest_request(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -72,9 +83,12 @@ struct Collected {
     missed: u64,
     errors: u64,
     last_error: Option<String>,
-    /// When the last read that succeeded was made.
-    last_read: Option<tokio::time::Instant>,
-    /// The longest time between two reads that succeeded.
+    /// When the last read that succeeded began (at first, the source's baseline read).
+    last_start: Option<tokio::time::Instant>,
+    /// When the first read began (the baseline's) and when the last that succeeded ended.
+    span: Option<(tokio::time::Instant, tokio::time::Instant)>,
+    /// The longest time from the start of a read that succeeded to the end of the next:
+    /// the longest a request the server answered can wait to be dated at a read.
     max_gap: std::time::Duration,
 }
 
@@ -91,6 +105,7 @@ pub struct Poller {
 }
 
 async fn read_into(reader: &mut Reader, out: &Mutex<Collected>) {
+    let started = tokio::time::Instant::now();
     let result = reader.read().await;
     let now = tokio::time::Instant::now();
     let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
@@ -98,8 +113,11 @@ async fn read_into(reader: &mut Reader, out: &Mutex<Collected>) {
         Ok((requests, missed)) => {
             out.requests.extend(requests);
             out.missed += missed;
-            if let Some(last) = out.last_read.replace(now) {
+            if let Some(last) = out.last_start.replace(started) {
                 out.max_gap = out.max_gap.max(now - last);
+            }
+            if let Some(span) = &mut out.span {
+                span.1 = now;
             }
         }
         Err(e) => {
@@ -122,15 +140,21 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 impl Poller {
     /// Starts reading `reader` in the background, every `interval`; `replicas` is what
     /// the result must say of the API server's replicas and whether the count may be
-    /// partial for them.
+    /// partial for them; `baseline` is when the reader's baseline read began (what it
+    /// counts was answered after).
     #[must_use]
     pub fn start(
         mut reader: Reader,
         interval: std::time::Duration,
         replicas: (Option<String>, bool),
+        baseline: tokio::time::Instant,
     ) -> Poller {
         let measure = reader.measure();
-        let collected: Arc<Mutex<Collected>> = Arc::default();
+        let collected = Arc::new(Mutex::new(Collected {
+            last_start: Some(baseline),
+            span: Some((baseline, baseline)),
+            ..Collected::default()
+        }));
         let stop = Arc::new(AtomicBool::new(false));
         let task = {
             let (collected, stop) = (Arc::clone(&collected), Arc::clone(&stop));
@@ -176,7 +200,19 @@ impl Poller {
         let mut notes = Vec::new();
         let mut count = ApiCount::Unknown;
         let mut throttling = None;
+        let mut longest_request = None;
         if let Some(mut reader) = reader {
+            if self.measure != ApiMeasure::Journal {
+                longest_request = Some(match reader.longest_request() {
+                    Some(longest) => std::time::Duration::from_secs_f64(longest),
+                    None => {
+                        notes.push(
+                            "a request took longer than the last bucket of the server's apiserver_request_duration_seconds: when a request dated at a read was sent is bounded only by the first read".to_owned(),
+                        );
+                        c.span.map_or(c.max_gap, |(first, last)| last - first)
+                    }
+                });
+            }
             let (c, note) = reader.count();
             count = c;
             notes.extend(note);
@@ -215,6 +251,7 @@ impl Poller {
             count,
             interval: self.interval,
             max_gap: (self.measure != ApiMeasure::Journal).then_some(c.max_gap),
+            longest_request,
             throttling,
             dropped: 0,
             notes,

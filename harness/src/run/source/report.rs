@@ -36,10 +36,10 @@ impl ApiMeasure {
                 "mock-apiserver's request journal: every request, exact times, the provider's told apart by its User-Agent"
             }
             ApiMeasure::Metrics => {
-                "apiserver_request_total (every group, watches from apiserver_longrunning_requests as they start) minus the harness's own requests, scraped every INTERVAL (window counts exact to one scrape interval); it has no client label, so every other client's requests count as the provider's"
+                "apiserver_request_total (every group, watches from apiserver_longrunning_requests as they start) minus the harness's own requests, scraped every INTERVAL (each request dated at the scrape that counted it, a window's count judged by the band that allows); it has no client label, so every other client's requests count as the provider's"
             }
             ApiMeasure::FlowSchema => {
-                "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"loadtest-provider\"}: every request of the provider's ServiceAccount, scraped every INTERVAL (window counts exact to one scrape interval); verbs and resources from apiserver_request_total minus the harness's own requests"
+                "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"loadtest-provider\"}: every request of the provider's ServiceAccount, scraped every INTERVAL (each request dated at the scrape that counted it, a window's count judged by the band that allows); verbs and resources from apiserver_request_total minus the harness's own requests"
             }
             ApiMeasure::None => {
                 "not measured: the API server offers neither a mock journal nor /metrics to this kubeconfig"
@@ -60,9 +60,14 @@ pub struct ApiReport {
     pub count: ApiCount,
     /// How often a source read over HTTP was read.
     pub interval: Duration,
-    /// For a source that dates requests at its reads (metrics): the longest time between
-    /// two reads, which bounds how far a window's count may be off.
+    /// For a source that dates requests at its reads (metrics): the longest time from the
+    /// start of one read to the end of the next.
     pub max_gap: Option<Duration>,
+    /// For a source that dates requests at its reads: the longest request the server
+    /// answered (its `apiserver_request_duration_seconds`' bucket), by which a request
+    /// may have been sent before the read it was answered after
+    /// ([`ApiRequest::sent_from_us`]).
+    pub longest_request: Option<Duration>,
     /// How the server's priority and fairness held the provider back (the FlowSchema
     /// source).
     pub throttling: Option<ServerThrottling>,

@@ -68,9 +68,17 @@ impl FlowSchema {
     /// # Errors
     /// The metrics cannot be read.
     pub async fn read(&mut self) -> Result<Vec<ApiRequest>, ApiReadError> {
+        let started = self.clock.now().0;
         let scrapes = self.totals.scraper.scrape().await?;
         let at_us = self.clock.now().0;
-        Ok(self.absorb(&scrapes, at_us))
+        let requests = self.absorb(&scrapes, at_us);
+        self.totals.read_from_us = started;
+        Ok(requests)
+    }
+
+    /// The baseline scrape began at `at_us`: see [`RequestTotals::first_read_from`].
+    pub fn first_read_from(&mut self, at_us: u64) {
+        self.totals.first_read_from(at_us);
     }
 
     /// The provider's requests that `scrapes`, made at `at_us`, add, summed over the
@@ -79,7 +87,7 @@ impl FlowSchema {
         for r in self.totals.absorb(scrapes, at_us) {
             *self.pool.entry((r.verb, r.resource)).or_default() += 1;
         }
-        let growth = self.totals.scraper.growth;
+        let (growth, from) = (self.totals.scraper.growth, self.totals.read_from_us);
         let mut grew = 0;
         for (replica, text) in scrapes {
             let total = flow_schema_total(text, PROVIDER_FLOW_SCHEMA).unwrap_or(0);
@@ -105,9 +113,17 @@ impl FlowSchema {
                     from_provider: true,
                     object: None,
                     main_write: false,
+                    sent_from_us: Some(from),
                 }
             })
             .collect()
+    }
+
+    /// The longest request the server answered since the first scrape: see
+    /// [`RequestTotals::longest_request`].
+    #[must_use]
+    pub fn longest_request(&self) -> Option<f64> {
+        self.totals.longest_request()
     }
 
     /// How the server held the provider back between the first scrape and the last.

@@ -1,21 +1,19 @@
 //! API requests from an API server's `/metrics`, scraped every second, each scrape's
-//! increase dated at the scrape (so a window's count is exact to within one scrape
-//! interval).
+//! increase dated at the scrape.
 //!
-//! # Why the busiest second is not the journal's, and how far it can be
+//! # Why the busiest second is not the journal's, and what the check judges instead
 //! A counter says how many requests the server had answered at each scrape, not when
 //! each arrived: a request is known only to lie between two scrapes, and is dated at the
 //! later one. No scrape interval makes the busiest second equal by design (requests at
 //! 0.1 s and at 1.9 s are one second apart and two in no window of one second; scraped
-//! at 1 s and 2 s they are dated one second apart, in one window), and kube-apiserver
-//! exposes no per-second series to read instead. What holds, for a longest gap `g`
-//! between two scrapes: the busiest second of the dated requests differs from the
-//! busiest second of their true times by at most the most true requests in any `g`. A
-//! window of dated requests holds requests of that window and of the `g` before it; a
-//! window of true times holds requests dated in it, and those after its last scrape,
-//! within `g`. The server counts a request when it answers, so on a live server `g` is
-//! the gap plus the longest request (a watch is counted from its start through
-//! `apiserver_longrunning_requests`). The result's `api_read_gap_s` gives `g`.
+//! at 1 s and 2 s they are dated one second apart, in one), and kube-apiserver exposes
+//! no per-second series to read instead. What a scrape does tell is a span for each
+//! request it counts: the server answered it after the scrape before began, so it was
+//! sent no earlier than that less the longest request (from
+//! `apiserver_request_duration_seconds`, [`RequestTotals::longest_request`]), and no
+//! later than the scrape's end ([`ApiRequest::sent_from_us`](crate::result::ApiRequest::sent_from_us)
+//! and `at_us`). The `apiRequests` check judges the band those spans allow around the
+//! busiest window (`result::evaluate`'s `judged_by_dates`).
 //!
 //! - [`RequestTotals`]: `apiserver_request_total` of every group and resource (a watch
 //!   counted when it starts: the counter counts it when it ends, and
@@ -40,7 +38,7 @@ pub mod series;
 pub use flow_schema::FlowSchema;
 pub use request_totals::RequestTotals;
 pub use scraper::{Growth, Scraper, Scrapes, scrape};
-pub use series::{flow_schema_total, request_counts, throttling};
+pub use series::{duration_buckets, flow_schema_total, request_counts, throttling};
 
 #[cfg(test)]
 mod tests;

@@ -45,6 +45,22 @@ pub fn request_counts(metrics: &str) -> BTreeMap<RequestKey, u64> {
     counts
 }
 
+/// The `apiserver_request_duration_seconds` buckets of a scrape, by series (the labels,
+/// `le` among them), leaving out the long-running requests (`WATCH`, `WATCHLIST`,
+/// `CONNECT`), which a run counts as they start.
+#[must_use]
+pub fn duration_buckets(metrics: &str) -> BTreeMap<String, u64> {
+    samples(metrics, "apiserver_request_duration_seconds_bucket")
+        .filter(|(labels, _)| {
+            !matches!(
+                label_value(labels, "verb"),
+                Some("WATCH" | "WATCHLIST" | "CONNECT")
+            )
+        })
+        .map(|(labels, value)| (labels.to_owned(), value as u64))
+        .collect()
+}
+
 /// `apiserver_flowcontrol_dispatched_requests_total` plus
 /// `apiserver_flowcontrol_rejected_requests_total` of one flow schema (every request it
 /// classified, served or answered 429), if the series exist.

@@ -106,6 +106,7 @@ async fn the_harness_own_requests_are_taken_out_even_when_the_server_counts_them
     let own = OwnRequests::default();
     let first = series("GET", "", "secrets", "", 10);
     let mut totals = RequestTotals::start(scraper(), RunClock::start(), own.clone(), &one(&first));
+    totals.first_read_from(400_000);
     // The harness reads a Secret; the server has not counted it yet, the provider's
     // two reads it has.
     let get = http::Request::get("/api/v1/namespaces/a/secrets/s")
@@ -114,10 +115,49 @@ async fn the_harness_own_requests_are_taken_out_even_when_the_server_counts_them
     own.count(&get);
     let got = totals.absorb(&one(&series("GET", "", "secrets", "", 12)), 1_000_000);
     assert_eq!(table(&got), BTreeMap::from([("get secrets".to_owned(), 1)]));
+    assert_eq!(
+        got[0].sent_from_us,
+        Some(400_000),
+        "after the baseline began"
+    );
     // Now it has, and one more of the provider's.
     let got = totals.absorb(&one(&series("GET", "", "secrets", "", 14)), 2_000_000);
     assert_eq!(table(&got), BTreeMap::from([("get secrets".to_owned(), 2)]));
     assert!(got.iter().all(|r| r.at_us == 2_000_000 && r.from_provider));
+}
+
+/// `apiserver_request_duration_seconds` of one series of `verb`, with `counts[i]`
+/// requests at or under the `i`-th of the bounds 0.005, 0.025, 0.05 (cumulative), and
+/// `all` in all.
+fn durations(verb: &str, counts: [u64; 3], all: u64) -> String {
+    let labels = format!(
+        "component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"secrets\",scope=\"namespace\",subresource=\"\",verb=\"{verb}\",version=\"v1\""
+    );
+    let mut out = String::new();
+    for (le, n) in ["0.005", "0.025", "0.05"].into_iter().zip(counts) {
+        out.push_str(&format!(
+            "apiserver_request_duration_seconds_bucket{{{labels},le=\"{le}\"}} {n}\n"
+        ));
+    }
+    out + &format!("apiserver_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {all}\n")
+}
+
+#[tokio::test]
+async fn the_longest_request_is_the_smallest_duration_bucket_that_holds_every_one_since_the_first_scrape()
+ {
+    let own = OwnRequests::default();
+    // Before the run: one GET of 1 s (past every bucket but +Inf); watches left out.
+    let first = durations("GET", [5, 5, 5], 6) + &durations("WATCH", [0, 0, 0], 3);
+    let mut totals = RequestTotals::start(scraper(), RunClock::start(), own, &one(&first));
+    assert_eq!(totals.longest_request(), Some(0.0), "none since the first");
+    // Two more GETs, one under 5 ms and one under 25 ms; a watch of 10 minutes ended.
+    let text = durations("GET", [6, 7, 7], 8) + &durations("WATCH", [0, 0, 0], 4);
+    totals.absorb(&one(&text), 1_000_000);
+    assert_eq!(totals.longest_request(), Some(0.025));
+    // One past the last bucket: not bounded.
+    let text = durations("GET", [6, 7, 7], 9) + &durations("WATCH", [0, 0, 0], 4);
+    totals.absorb(&one(&text), 2_000_000);
+    assert_eq!(totals.longest_request(), None);
 }
 
 #[tokio::test]
@@ -172,12 +212,19 @@ async fn the_flow_schema_counts_and_request_totals_name_the_verbs() {
         &one(&first),
     )
     .expect("the series is there");
+    // The baseline scrape began at 0.5 s: what the next read counts was sent after that,
+    // less the longest request.
+    fs.first_read_from(500_000);
     // Two dispatched; one finished so far.
     let mut got = fs.absorb(
         &one(&[flow(7), series("GET", "", "secrets", "", 6)].concat()),
         1,
     );
     assert_eq!(got.len(), 2);
+    assert!(
+        got.iter().all(|r| r.sent_from_us == Some(500_000)),
+        "{got:?}"
+    );
     // The second finished, and another client's request too.
     got.extend(
         fs.absorb(
@@ -344,6 +391,17 @@ fn a_scraped_counters_busiest_second_is_within_the_most_requests_of_its_longest_
     assert!(
         observed.abs_diff(truth) <= bound,
         "busiest second {observed}, truly {truth}, bound {bound}"
+    );
+    // What the apiRequests check judges, from the dated requests alone: each is dated at
+    // most `gap` after it was sent, so the busiest second lies between the most dated in
+    // any 1 s − gap and the most dated in any 1 s + gap.
+    let (low, high) = (
+        windowed_max(&got, SECOND - gap).count,
+        windowed_max(&got, SECOND + gap).count,
+    );
+    assert!(
+        low <= truth && truth <= high,
+        "{truth} not in [{low}, {high}]"
     );
     assert!(
         bound < truth / 2,
