@@ -27,9 +27,14 @@ preferences: {{}}
     )
 }
 
-/// Writes [`kubeconfig`] for `url` to `path`.
+/// Writes [`kubeconfig`] for `url` to `path`: to a file beside it first, renamed into
+/// place, so that a reader waiting for `path` to appear never reads it half written (an
+/// empty file has no current context).
 pub fn write_kubeconfig(path: &Path, url: &str) -> std::io::Result<()> {
-    std::fs::write(path, kubeconfig(url))
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    std::fs::write(&partial, kubeconfig(url))?;
+    std::fs::rename(&partial, path)
 }
 
 #[cfg(test)]
