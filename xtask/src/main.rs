@@ -30,7 +30,7 @@ struct Cli {
 enum Command {
     /// Every check CI runs, in one build: formatting; clippy's lints (as errors) and every
     /// test in one test build; doc tests; docs; the AWS clients against mock-cloud; the kind
-    /// assets; the smoke, hour-virtual and selfcheck runs.
+    /// assets; the hour-virtual and selfcheck runs.
     Check(check::Args),
     /// A crate's tests on the check's build (same features, same compiler settings, so
     /// nothing is compiled twice): `cargo xtask test harness -- some_test`.
