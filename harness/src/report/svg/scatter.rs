@@ -318,11 +318,7 @@ fn axes(
         // A label centred on the last tick would run past the chart's right edge: it ends
         // at its tick instead.
         let half = labels::CHAR * tick.chars().count() as f64 / 2.0;
-        let anchor = if x(v) + half + 4.0 > CW {
-            "end"
-        } else {
-            "middle"
-        };
+        let anchor = if x(v) + half + 4.0 > CW { "end" } else { "middle" };
         let _ = write!(
             o,
             "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"#444\"/><text x=\"{0:.1}\" y=\"{3:.1}\" class=\"tick\" text-anchor=\"{anchor}\">{4}</text>",
