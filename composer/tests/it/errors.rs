@@ -11,7 +11,7 @@ use composer::composite::{
 };
 use composer::function::builtin::Resources;
 use composer::function::{Faulty, Functions, InProcessRunner};
-use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use limiter::crossplane::circuit::BreakerConfig;
 use mock_apiserver::{ApiServer, Config, Verb};
@@ -69,7 +69,7 @@ async fn condition(cluster: &Cluster, type_: &str) -> Value {
         .unwrap_or_default()
 }
 
-/// `(type, reason, note, count)` of every event about `xr-0`, oldest first.
+/// `(type, reason, message, count)` of every event about `xr-0`, oldest first.
 async fn events(cluster: &Cluster) -> Vec<(String, String, String, i32)> {
     let mut all = Api::<Event>::namespaced(cluster.client.clone(), NS)
         .list(&ListParams::default())
@@ -78,13 +78,13 @@ async fn events(cluster: &Cluster) -> Vec<(String, String, String, i32)> {
         .items;
     all.sort_by_key(|e| e.metadata.name.clone());
     all.into_iter()
-        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("xr-0"))
+        .filter(|e| e.involved_object.name.as_deref() == Some("xr-0"))
         .map(|e| {
             (
                 e.type_.unwrap_or_default(),
                 e.reason.unwrap_or_default(),
-                e.note.unwrap_or_default(),
-                e.series.map_or(1, |s| s.count),
+                e.message.unwrap_or_default(),
+                e.count.unwrap_or(1),
             )
         })
         .collect()
@@ -164,7 +164,7 @@ async fn an_xr_without_a_composition_is_marked_synced_false_with_a_warning_and_a
         )]
     );
     // Core writes the status on every failure, changed or not; the repeated warning joins
-    // its event's series.
+    // its event's count (a PATCH).
     let (result, requests) = reconcile(&cluster, &reconciler).await;
     assert!(result.is_err());
     assert_eq!(count(&requests, Verb::Update, "xwidgets/status"), 1);
@@ -201,8 +201,8 @@ async fn a_fatal_function_result_fails_the_compose_with_core_s_message() {
     assert_eq!(count(&requests, Verb::Patch, "widgets"), 0);
     assert_eq!(count(&requests, Verb::Patch, "xwidgets/status"), 0);
     assert_eq!(count(&requests, Verb::Update, "xwidgets/status"), 1);
-    // The Composition and the revision selected (one series: kube's recorder keys an
-    // event by type, reason and object, not by its note), then the failure.
+    // The Composition and the revision selected (two events: client-go's correlator keys an
+    // event by its message too), then the failure.
     let events = events(&cluster).await;
     assert_eq!(
         events
@@ -214,7 +214,13 @@ async fn a_fatal_function_result_fails_the_compose_with_core_s_message() {
                 "Normal",
                 REASON_SELECT_COMPOSITION,
                 "Successfully selected composition: widgets",
-                2
+                1
+            ),
+            (
+                "Normal",
+                REASON_SELECT_COMPOSITION,
+                "Selected composition revision: widgets-1",
+                1
             ),
             ("Warning", REASON_COMPOSE, message, 1),
         ]
@@ -304,28 +310,44 @@ async fn a_refused_composed_apply_fails_the_compose_and_an_invalid_one_leaves_th
         status_reason_message(&condition(&cluster, "Synced").await),
         synced_error("Unsynced resources: widget-0, widget-1, and widget-2")
     );
-    // One warning per refused resource and a Normal event per unsynced and per unready one;
-    // kube's recorder keys a series by type, reason and object, so each kind of event is
-    // one series counting them.
+    // One warning per refused resource and a Normal event per unsynced and per unready one:
+    // client-go's correlator keys an event by its message too, so each is an event of its
+    // own.
     let events = events(&cluster).await;
-    let warning = events.iter().find(|e| e.0 == "Warning").unwrap();
-    assert!(
-        warning
-            .2
-            .starts_with(r#"cannot apply composed resource "widget-0": "#),
-        "{warning:?}"
-    );
-    assert_eq!((warning.1.as_str(), warning.3), (REASON_COMPOSE, N as i32));
-    let normal = events
-        .iter()
-        .find(|e| e.0 == "Normal" && e.1 == REASON_COMPOSE)
-        .unwrap();
+    let of = |type_: &str| {
+        events
+            .iter()
+            .filter(|e| e.0 == type_ && e.1 == REASON_COMPOSE)
+            .map(|e| (e.2.as_str(), e.3))
+            .collect::<Vec<_>>()
+    };
+    let warnings = of("Warning");
+    assert_eq!(warnings.len(), N, "{events:#?}");
+    for (i, (message, count)) in warnings.iter().enumerate() {
+        let refused = format!(r#"cannot apply composed resource "widget-{i}": "#);
+        assert!(message.starts_with(&refused), "{message}");
+        assert_eq!(*count, 1);
+    }
+    let normal: Vec<(String, i32)> = (0..N)
+        .flat_map(|i| {
+            [
+                (
+                    format!(r#"Composed resource "widget-{i}" is not yet valid"#),
+                    1,
+                ),
+                (
+                    format!(r#"Composed resource "widget-{i}" is not yet ready"#),
+                    1,
+                ),
+            ]
+        })
+        .collect();
     assert_eq!(
-        (normal.2.as_str(), normal.3),
-        (
-            r#"Composed resource "widget-0" is not yet valid"#,
-            2 * N as i32
-        )
+        of("Normal")
+            .into_iter()
+            .map(|(m, c)| (m.to_owned(), c))
+            .collect::<Vec<_>>(),
+        normal
     );
 }
 
@@ -382,7 +404,7 @@ async fn a_reconcile_request_is_announced_with_an_event_and_kept_only_where_core
     );
     assert_eq!(count(&requests, Verb::Create, "events"), 1, "{requests:#?}");
     // The compose's status apply answer replaced the XR held, token and all: the token is
-    // not kept, so the next reconcile handles it again (the event's series grows).
+    // not kept, so the next reconcile handles it again (the event's count grows).
     let xr = xrs.get("xr-0").await.unwrap();
     assert!(xr.data["status"].get("lastHandledReconcileAt").is_none());
     reconcile(&cluster, &reconciler).await.0.unwrap();

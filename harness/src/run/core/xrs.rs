@@ -333,10 +333,10 @@ pub fn composed_of(name: &str, xr: &str) -> bool {
     xr_of(name) == Some(xr)
 }
 
-/// Core's `ReconcileRequestHandled` events in `namespace`, counted by the XR they are
-/// about (an event's series counts its repeats).
+/// Core's `ReconcileRequestHandled` events in `namespace` (core/v1, as client-go's recorder
+/// writes them), counted by the XR they are about (an event's `count` counts its repeats).
 async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<String, u32> {
-    use k8s_openapi::api::events::v1::Event;
+    use k8s_openapi::api::core::v1::Event;
     let api: Api<Event> = Api::namespaced(client.clone(), namespace);
     let mut out = BTreeMap::new();
     let Ok(list) = api.list(&kube::api::ListParams::default()).await else {
@@ -346,12 +346,10 @@ async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<Stri
         if e.reason.as_deref() != Some(composer::composite::REASON_RECONCILE_REQUEST_HANDLED) {
             continue;
         }
-        let Some(name) = e.regarding.and_then(|r| r.name) else {
+        let Some(name) = e.involved_object.name else {
             continue;
         };
-        let n = e
-            .series
-            .map_or(1, |s| u32::try_from(s.count).unwrap_or(u32::MAX));
+        let n = e.count.map_or(1, |c| u32::try_from(c).unwrap_or(0));
         *out.entry(name).or_default() += n;
     }
     out
