@@ -81,7 +81,7 @@ impl Recorder {
     }
 
     /// Starts a writer on `client`, dated by tokio's clock from the system time now, its
-    /// first retry waits drawn from [`DEFAULT_SEED`]. It ends when every clone of the
+    /// first retry waits drawn from `DEFAULT_SEED`. It ends when every clone of the
     /// recorder is dropped and the queued events are written.
     ///
     /// # Panics
