@@ -11,7 +11,7 @@ use serde_json::Value;
 /// 200 buckets created at once, held and restarted: at R = 2 the creation drains for
 /// minutes, at R = 20 its burst takes the whole wave in a few seconds. Seconds of wall time
 /// a point in virtual time.
-const SCENARIO: &str = "apiVersion: harness/v1
+pub(crate) const SCENARIO: &str = "apiVersion: harness/v1
 name: sweep-small
 description: 200 buckets created, held and restarted, for harness sweep's tests.
 provider: {maxReconcileRate: 5, pollInterval: 2m}
@@ -26,13 +26,21 @@ assertions:
   - {check: orphans}
 ";
 
-/// A fresh directory for test `name`, with the scenario in it.
-fn setup(name: &str) -> (PathBuf, PathBuf) {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-{name}"));
+/// A fresh directory `dir` under the tests' scratch directory, with [`SCENARIO`] in it:
+/// the scenario's file and the directory.
+pub(crate) fn scenario_in(dir: &str) -> (PathBuf, PathBuf) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("sweep-small.yaml");
     std::fs::write(&file, SCENARIO).unwrap();
+    (file, dir)
+}
+
+/// A fresh directory for test `name`, with the scenario in it: the scenario's file and
+/// where the sweep writes.
+fn setup(name: &str) -> (PathBuf, PathBuf) {
+    let (file, dir) = scenario_in(&format!("sweep-{name}"));
     (file, dir.join("out"))
 }
 

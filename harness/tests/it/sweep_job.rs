@@ -10,30 +10,11 @@ use std::process::{Command, Output};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 
-/// The sweep tests' scenario: 200 buckets, seconds of wall time a point in virtual time.
-const SCENARIO: &str = "apiVersion: harness/v1
-name: sweep-small
-description: 200 buckets created, held and restarted, for harness sweep's tests.
-provider: {maxReconcileRate: 5, pollInterval: 2m}
-resources:
-  - {name: bucket, kind: Bucket, count: 200}
-phases:
-  - {name: create, action: create, timeout: 10m}
-  - {name: hold, action: hold, duration: 5m}
-  - {name: restart, action: restart, timeout: 10m}
-assertions:
-  - {check: cloudCalls, window: 10s}
-  - {check: orphans}
-";
+use super::sweep::{SCENARIO, scenario_in};
 
-/// A fresh directory for test `name`, with the scenario in it.
+/// A fresh directory for test `name`, with the sweep tests' scenario in it.
 fn setup(name: &str) -> (PathBuf, PathBuf) {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-job-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("sweep-small.yaml");
-    std::fs::write(&file, SCENARIO).unwrap();
-    (file, dir)
+    scenario_in(&format!("sweep-job-{name}"))
 }
 
 fn harness(file: &Path, args: &[&str]) -> Output {
