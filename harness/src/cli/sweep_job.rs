@@ -215,16 +215,23 @@ fn needs_aws(url: &S3Url) -> anyhow::Error {
     )
 }
 
+/// The S3 client of `r`'s endpoint (or the environment's) and a runtime to drive it.
+#[cfg(feature = "aws")]
+fn s3_session(r: &RemoteArgs) -> Result<(aws_sdk_s3::Client, tokio::runtime::Runtime)> {
+    let endpoint = harness::sweep::s3::endpoint(r.s3_endpoint.as_deref());
+    let client = harness::sweep::s3::client(endpoint.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    Ok((client, runtime))
+}
+
 /// After point `index`'s run into `out`: its files uploaded to `url`.
 pub(super) fn upload(r: &RemoteArgs, url: &S3Url, index: usize, out: &Path) -> Result<()> {
     #[cfg(feature = "aws")]
     {
-        let endpoint = harness::sweep::s3::endpoint(r.s3_endpoint.as_deref());
-        let client = harness::sweep::s3::client(endpoint.as_deref())?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the async runtime")?;
+        let (client, runtime) = s3_session(r)?;
         let keys = runtime.block_on(harness::sweep::s3::upload_point(&client, url, index, out))?;
         outln!(
             "uploaded to s3://{}: {}",
@@ -254,12 +261,7 @@ pub(super) fn download(
 ) -> Result<BTreeMap<usize, String>> {
     #[cfg(feature = "aws")]
     {
-        let endpoint = harness::sweep::s3::endpoint(r.s3_endpoint.as_deref());
-        let client = harness::sweep::s3::client(endpoint.as_deref())?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the async runtime")?;
+        let (client, runtime) = s3_session(r)?;
         let missing = runtime.block_on(harness::sweep::s3::download_points(
             &client, url, points, out,
         ))?;

@@ -155,12 +155,11 @@ pub fn composed_kinds(s: &Scenario) -> Vec<KindInfo> {
         .collect()
 }
 
-/// The namespace a scenario's resources live in.
+/// `text` as a DNS-1123 label's characters: ASCII letters and digits lowercased, every
+/// other character `-` (the caller trims and shortens it).
 #[must_use]
-pub fn namespace(s: &Scenario) -> String {
-    let name: String = s
-        .name
-        .chars()
+pub fn dns_label_chars(text: &str) -> String {
+    text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
                 c.to_ascii_lowercase()
@@ -168,8 +167,13 @@ pub fn namespace(s: &Scenario) -> String {
                 '-'
             }
         })
-        .collect();
-    format!("harness-{}", name.trim_matches('-'))
+        .collect()
+}
+
+/// The namespace a scenario's resources live in.
+#[must_use]
+pub fn namespace(s: &Scenario) -> String {
+    format!("harness-{}", dns_label_chars(&s.name).trim_matches('-'))
 }
 
 /// The managed resource `index` of `group`: `spec.forProvider` from the group's spec, a

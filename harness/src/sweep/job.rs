@@ -90,16 +90,7 @@ pub struct JobOptions {
 /// characters (a Job's pods are named JOB-INDEX-RANDOM within 63).
 #[must_use]
 pub fn object_name(text: &str) -> String {
-    let mut name: String = text
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let mut name = crate::run::objects::dns_label_chars(text);
     name.truncate(52);
     let name = name.trim_matches('-');
     if name.is_empty() {

@@ -16,6 +16,7 @@ use aws_credential_types::Credentials;
 use aws_sdk_s3::config::{BehaviorVersion, Region};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
+use provider::reconciler::conditions::error_chain;
 
 use super::model::point_dir;
 use super::remote::{POINT_FILES, S3Url};
@@ -97,18 +98,6 @@ pub fn client(endpoint: Option<&str>) -> Result<aws_sdk_s3::Client, S3Error> {
     Ok(aws_sdk_s3::Client::from_conf(b.build()))
 }
 
-/// The SDK error `e` with its causes, on one line.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 /// Uploads the files of point `index`'s directory under `out` ([`POINT_FILES`], those
 /// that exist) to `url`; their keys.
 ///
@@ -142,7 +131,7 @@ pub async fn upload_point(
                 operation: "PutObject",
                 bucket: url.bucket.clone(),
                 key: key.clone(),
-                message: chain(&e),
+                message: error_chain(&e),
             })?;
         keys.push(key);
     }
@@ -208,13 +197,13 @@ pub async fn download_points(
                     }
                     continue;
                 }
-                Err(e) => return Err(request(chain(&e))),
+                Err(e) => return Err(request(error_chain(&e))),
             };
             let data = object
                 .body
                 .collect()
                 .await
-                .map_err(|e| request(chain(&e)))?
+                .map_err(|e| request(error_chain(&e)))?
                 .into_bytes();
             std::fs::create_dir_all(&dir).map_err(|source| S3Error::File {
                 path: dir.clone(),

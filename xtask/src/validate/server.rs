@@ -28,22 +28,7 @@ impl Validation<'_> {
             "kubectl create namespace",
         )?;
         self.dry_run("stack.yaml", stack.len(), "the server dry run")?;
-        let stored = self.succeed(
-            self.kubectl(&[
-                "-n",
-                manifests::NAMESPACE,
-                "get",
-                "deployments",
-                "-o",
-                "name",
-            ]),
-            "kubectl get deployments",
-        )?;
-        if !stored.trim().is_empty() {
-            return Err(Error::Failed(format!(
-                "the dry run stored objects: {stored}"
-            )));
-        }
+        self.nothing_stored(work, "deployments")?;
         // The custom resources' schemas are checked by that dry run: prove that a broken
         // ProviderConfig is refused, not pruned or let through.
         let broken = manifests::broken_provider_configs(stack)

@@ -150,25 +150,7 @@ impl Validation<'_> {
                 )));
             }
         }
-        let stored = self.succeed(
-            self.kubectl_in(
-                &dir,
-                &[
-                    "-n",
-                    manifests::NAMESPACE,
-                    "get",
-                    "jobs,configmaps",
-                    "-o",
-                    "name",
-                ],
-            ),
-            "kubectl get jobs,configmaps",
-        )?;
-        if !stored.trim().is_empty() {
-            return Err(Error::Failed(format!(
-                "the dry run stored objects: {stored}"
-            )));
-        }
+        self.nothing_stored(&dir, "jobs,configmaps")?;
         println!("answered for every object, nothing stored");
         drop(server);
         Ok(())

@@ -7,6 +7,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use super::files::{io_error, newer_source};
+use super::manifests;
 use crate::step::{self, Error, Result, Steps};
 
 /// A process killed (and reaped) when dropped.
@@ -65,6 +66,27 @@ impl Validation<'_> {
             )));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// After a server dry run: `kubectl -n NAMESPACE get KINDS -o name` against the
+    /// mock-apiserver whose kubeconfig is in `dir` must list nothing (a dry run stores no
+    /// object).
+    pub(super) fn nothing_stored(&self, dir: &Path, kinds: &str) -> Result {
+        let what = format!("kubectl get {kinds}");
+        let stored = self.succeed(
+            self.kubectl_in(
+                dir,
+                &["-n", manifests::NAMESPACE, "get", kinds, "-o", "name"],
+            ),
+            &what,
+        )?;
+        if stored.trim().is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Failed(format!(
+                "the dry run stored objects: {stored}"
+            )))
+        }
     }
 
     /// The debug binary of `package`: LOADTEST_BIN_DIR's when given; otherwise the target

@@ -14,16 +14,16 @@
 //! from the recorder's clock (tokio's).
 
 use std::collections::BTreeSet;
+use std::num::NonZeroUsize;
 
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use lru::LruCache;
 use provider::reconciler::meta::stamp;
 
-use super::lru::Lru;
-
 /// `maxLruCacheEntries`.
-pub const LRU_ENTRIES: usize = 4096;
+pub const LRU_ENTRIES: NonZeroUsize = NonZeroUsize::new(4096).unwrap();
 /// `defaultAggregateMaxEvents`.
 pub const AGGREGATE_MAX_EVENTS: usize = 10;
 /// `defaultAggregateIntervalInSeconds`.
@@ -152,17 +152,17 @@ pub struct Correlated {
 /// The correlator.
 #[derive(Debug)]
 pub struct Correlator {
-    buckets: Lru<Bucket>,
-    groups: Lru<Group>,
-    observed: Lru<Observed>,
+    buckets: LruCache<String, Bucket>,
+    groups: LruCache<String, Group>,
+    observed: LruCache<String, Observed>,
 }
 
 impl Default for Correlator {
     fn default() -> Self {
         Correlator {
-            buckets: Lru::new(LRU_ENTRIES),
-            groups: Lru::new(LRU_ENTRIES),
-            observed: Lru::new(LRU_ENTRIES),
+            buckets: LruCache::new(LRU_ENTRIES),
+            groups: LruCache::new(LRU_ENTRIES),
+            observed: LruCache::new(LRU_ENTRIES),
         }
     }
 }
@@ -191,12 +191,12 @@ impl Correlator {
         let event_key = event_key(&event);
         let (group_key, local_key) = aggregate_keys(&event);
         let max_interval = k8s_openapi::jiff::SignedDuration::from_secs(AGGREGATE_INTERVAL_SECONDS);
-        let fresh = match self.groups.get(&group_key) {
+        let fresh = match self.groups.get_mut(&group_key) {
             Some(group) => now.duration_since(group.last) > max_interval,
             None => true,
         };
         if fresh {
-            self.groups.add(
+            self.groups.put(
                 group_key.clone(),
                 Group {
                     messages: BTreeSet::new(),
@@ -204,7 +204,7 @@ impl Correlator {
                 },
             );
         }
-        let Some(group) = self.groups.get(&group_key) else {
+        let Some(group) = self.groups.get_mut(&group_key) else {
             return (event, event_key);
         };
         group.messages.insert(local_key);
@@ -243,7 +243,7 @@ impl Correlator {
     /// and first time, the next count, and a patch of what changed from an event without
     /// count, time and message.
     fn observe(&mut self, mut event: Event, key: String) -> Correlated {
-        let last = self.observed.get(&key).cloned();
+        let last = self.observed.get_mut(&key).cloned();
         let mut patch = None;
         if let Some(last) = last.filter(|l| l.count > 0) {
             event.metadata.name = last.name;
@@ -262,7 +262,7 @@ impl Correlator {
             }
             patch = Some(serde_json::Value::Object(body));
         }
-        self.observed.add(key, Observed::of(&event));
+        self.observed.put(key, Observed::of(&event));
         Correlated { event, patch }
     }
 
@@ -270,17 +270,17 @@ impl Correlator {
     fn allow(&mut self, event: &Event, now: Timestamp) -> bool {
         let key = spam_key(event);
         // A new bucket is full (`rate.Limiter` fills from its zero time).
-        let mut bucket = self.buckets.get(&key).cloned().unwrap_or(Bucket {
+        let mut bucket = self.buckets.get_mut(&key).cloned().unwrap_or(Bucket {
             tokens: SPAM_BURST,
             last: now,
         });
         let allowed = bucket.allow(now);
-        self.buckets.add(key, bucket);
+        self.buckets.put(key, bucket);
         allowed
     }
 
     /// `UpdateState`: the server's copy of a written event, under its own key.
     pub fn update_state(&mut self, written: &Event) {
-        self.observed.add(event_key(written), Observed::of(written));
+        self.observed.put(event_key(written), Observed::of(written));
     }
 }

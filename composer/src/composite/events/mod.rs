@@ -13,7 +13,6 @@
 //! the token and the controller's name).
 
 pub mod correlator;
-mod lru;
 mod names;
 pub mod writer;
 

@@ -23,6 +23,8 @@ pub mod input;
 pub use compose::{CONTEXT_KEY, ComposeError, compose};
 pub use input::{API_VERSION, Input, InputError, KIND};
 
+use provider::reconciler::conditions::error_chain;
+
 use super::proto::{RunFunctionRequest, RunFunctionResponse};
 use super::response;
 use super::runner::BoxFuture;
@@ -39,8 +41,8 @@ impl Resources {
     pub fn run(request: RunFunctionRequest) -> RunFunctionResponse {
         let input = request.input.as_ref().map(from_struct);
         let result = Input::from_json(input)
-            .map_err(|e| chain(&e))
-            .and_then(|input| compose(&input, &request).map_err(|e| chain(&e)));
+            .map_err(|e| error_chain(&e))
+            .and_then(|input| compose(&input, &request).map_err(|e| error_chain(&e)));
         match result {
             Ok(response) => response,
             Err(message) => {
@@ -58,18 +60,6 @@ impl Function for Resources {
     ) -> BoxFuture<'_, Result<RunFunctionResponse, tonic::Status>> {
         Box::pin(std::future::ready(Ok(Resources::run(request))))
     }
-}
-
-/// An error and its causes, `: `-joined, as a FATAL result's message.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use composer::api::{Composition, Function};
 use composer::function::builtin::Input;
 use limiter::crossplane::circuit::Mode;
 use limiter::go::GoDuration;
+use provider::reconciler::conditions::error_chain;
 
 use super::checker::Checker;
 use super::pos;
@@ -170,7 +171,7 @@ pub(super) fn composition(c: &mut Checker, comp: &Composition, at: Pos, out: &Co
                     format!(
                         "Composition {name}: step {:?} gives the built-in function {called:?} an input it does not accept: {}, expected {{apiVersion: {}, kind: {}, resources: [...]}}",
                         step.step,
-                        chain(&e),
+                        error_chain(&e),
                         composer::function::builtin::API_VERSION,
                         composer::function::builtin::KIND,
                     ),
@@ -185,17 +186,6 @@ pub(super) fn composition(c: &mut Checker, comp: &Composition, at: Pos, out: &Co
     {
         c.err(at, e.to_string());
     }
-}
-
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
 
 /// The XRD that serves `kind` at `api_version`.
