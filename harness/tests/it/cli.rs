@@ -34,6 +34,38 @@ fn validate_counts_the_xrs_of_a_composite_scenario() {
 }
 
 #[test]
+fn a_composite_runs_progress_counts_its_xrs() {
+    // Plain progress (standard error is not a terminal): each XR phase counts the XRs it
+    // wrote and waited for, not the phase's resource groups (none here).
+    let dir = temp_dir("xr-progress");
+    let text = std::fs::read_to_string(scenario("xr-smoke.yaml"))
+        .expect("the shipped scenario")
+        .replace("count: 100", "count: 3");
+    let (head, tail) = text.split_once("phases:").expect("a phases section");
+    let (_, assertions) = tail.split_once("assertions:").expect("an assertions section");
+    let text = format!(
+        "{head}phases:\n  - {{name: create, action: create, timeout: 5m}}\n  \
+         - {{name: delete, action: delete, timeout: 5m}}\nassertions:{assertions}"
+    );
+    let file = dir.join("xr-progress.yaml");
+    std::fs::write(&file, text).expect("writable");
+    let out = harness()
+        .args(["run", &file.display().to_string(), "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("phase 1 create (create): done, 3/3 in"),
+        "{err}"
+    );
+    assert!(
+        err.contains("phase 2 delete (delete): done, 3/3 in"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_input_exits_two_with_cause_and_hint() {
     let out = harness()
         .args(["validate", "no/such.yaml"])

@@ -11,6 +11,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use crate::run::objects::{KindInfo, namespace};
+use crate::run::progress::PhaseBar;
 use crate::run::source::watches::{Key, Seen, SeenMap, Watches};
 use crate::scenario::composite::XrGroup;
 use crate::scenario::{GroupKind, Phase, Scenario, Until};
@@ -124,14 +125,26 @@ impl<'s> XrDriver<'s> {
         })
     }
 
-    /// The writes of `phase` to its XR groups (none for other actions); `now_us` reads the
-    /// run's clock.
-    pub async fn act(&mut self, phase: &Phase, rate: Option<f64>, now_us: impl Fn() -> u64) {
+    /// The writes of `phase` to its XR groups (none for other actions), counted on `bar`;
+    /// `now_us` reads the run's clock.
+    pub(crate) async fn act(
+        &mut self,
+        phase: &Phase,
+        rate: Option<f64>,
+        bar: &PhaseBar,
+        now_us: impl Fn() -> u64,
+    ) {
         use crate::scenario::Action;
         if self.core_act(phase).await {
             return;
         }
         let targets = self.targets(&phase.composites);
+        if targets.is_empty() || phase.action.groups().is_none() {
+            return;
+        }
+        bar.note("XRs written");
+        bar.set_total(targets.len());
+        bar.set(0);
         let gap = rate.map(|r| Duration::from_secs_f64(1.0 / r));
         let s = self.scenario;
         let ns = namespace(s);
@@ -188,7 +201,9 @@ impl<'s> XrDriver<'s> {
                 }
                 _ => {}
             }
+            bar.set(n + 1);
         }
+        bar.note("");
     }
 
     fn meets(
@@ -259,9 +274,25 @@ impl<'s> XrDriver<'s> {
             .collect()
     }
 
-    /// Waits until every XR of `phase` meets its `until`, or `deadline`; whether they all
-    /// did.
-    pub async fn wait(&self, phase: &Phase, watches: &Watches, deadline: Instant) -> bool {
+    /// Waits until every XR of `phase` meets its `until`, or `deadline`, counting on `bar`
+    /// the XRs that did; whether they all did.
+    pub(crate) async fn wait(
+        &self,
+        phase: &Phase,
+        watches: &Watches,
+        (deadline, bar): (Instant, &PhaseBar),
+    ) -> bool {
+        let total = self.targets(&phase.composites).len();
+        if total > 0 {
+            bar.note(match phase.until {
+                Until::AllReady => "XRs Ready",
+                Until::AllHandled => "XRs that handled the request",
+                Until::AllGone => "XRs gone",
+                Until::ComposedReady => "XRs whose composed resources are Ready",
+                Until::Elapsed => "XRs",
+            });
+            bar.set_total(total);
+        }
         let mut checked: Option<Instant> = None;
         loop {
             // A check reads every XR of the phase and every composed resource the watches
@@ -274,7 +305,9 @@ impl<'s> XrDriver<'s> {
                 }
             }
             checked = Some(Instant::now());
-            if self.pending(phase, watches).await.is_empty() {
+            let pending = self.pending(phase, watches).await.len();
+            bar.set(total.saturating_sub(pending));
+            if pending == 0 {
                 return true;
             }
             if Instant::now() >= deadline {

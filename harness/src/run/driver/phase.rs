@@ -120,7 +120,7 @@ async fn write_then_wait<A: PhaseAction + ?Sized, T: Target, H: PhaseHook>(
     let end = if kills.is_empty() {
         let cloud = target.cloud();
         action.act(state, phase, cloud).await;
-        xr_groups::act(state, phase).await;
+        xr_groups::act(state, phase, &waiting).await;
         let early = action.early_end(state, phase, &waiting, cloud).await;
         let end = state.wait_until(&waiting, early, cloud).await;
         // Then the XRs of the phase (none outside create, resync, update, delete).
@@ -157,7 +157,7 @@ async fn beside<A: PhaseAction + ?Sized, T: Target>(
     let cloud = target.cloud();
     let work = async {
         action.act(state, phase, cloud).await;
-        xr_groups::act(state, phase).await;
+        xr_groups::act(state, phase, waiting).await;
         state.wait_until(waiting, None, cloud).await
     };
     let (done, _) = tokio::join!(killing, work);

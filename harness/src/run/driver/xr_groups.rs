@@ -8,12 +8,13 @@ use super::state::State;
 use super::wait::Waiting;
 use crate::scenario::Phase;
 
-/// The writes of `phase` to its XR groups, paced at its action's rate.
-pub async fn act(state: &mut State<'_>, phase: &Phase) {
+/// The writes of `phase` to its XR groups, paced at its action's rate and counted on the
+/// phase's bar.
+pub async fn act(state: &mut State<'_>, phase: &Phase, waiting: &Waiting<'_>) {
     let clock = state.clock;
     state
         .xrs
-        .act(phase, phase.action.rate(), || clock.now().0)
+        .act(phase, phase.action.rate(), waiting.bar, || clock.now().0)
         .await;
 }
 
@@ -28,7 +29,7 @@ pub async fn wait(
     if end != PhaseEnd::Completed
         || state
             .xrs
-            .wait(phase, waiting.watches, waiting.deadline)
+            .wait(phase, waiting.watches, (waiting.deadline, waiting.bar))
             .await
     {
         return end;
