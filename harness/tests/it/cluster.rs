@@ -1172,15 +1172,17 @@ spec:
     );
     // 40 Buckets created at once and reconciled by 100 workers: more requests at a time
     // than one seat and a queue of one hold, whatever the machine's speed (20 at 10
-    // workers left a loaded machine's server idle enough to hold none back; 200 made the
-    // 429s outlast the create's timeout).
+    // workers left a loaded machine's server idle enough to hold none back). The 429s
+    // back the provider's requeues off, so whether every Bucket is Ready within the
+    // create's 30 s depends on the machine: a run stopped by the timeout is judged too,
+    // and `--keep` leaves the clean-up (as throttled as the rest) to the server's exit.
     let scenario = SCENARIO
         .replace("  - {name: restart, action: restart, timeout: 60s}\n", "")
         .replace("maxReconcileRate: 10", "maxReconcileRate: 100")
         .replace("count: 20,", "count: 40,")
         .replace(
             "action: create, rate: 40, timeout: 60s",
-            "action: create, timeout: 120s",
+            "action: create, timeout: 30s",
         );
     let (status, stdout, stderr) = cluster.run_status(
         &scenario,
@@ -1189,6 +1191,7 @@ spec:
             "flowschema",
             "--api-scrape-interval",
             "200ms",
+            "--keep",
         ],
     );
     assert!(
@@ -1209,7 +1212,13 @@ spec:
         .unwrap();
     eprintln!("apiRequests: {} {}", verdict["outcome"], verdict["note"]);
     if verdict["observed"].as_f64() <= verdict["limit"].as_f64() {
-        assert_eq!(verdict["outcome"], "unmeasured", "{verdict}");
+        // Within the limit, and not a pass: UNMEASURED, or INCOMPLETE (with the same
+        // clause) when the create timed out.
+        let outcome = &verdict["outcome"];
+        assert!(
+            outcome == "unmeasured" || (outcome == "incomplete" && result["partial"] == true),
+            "{verdict}"
+        );
         assert!(
             verdict["note"]
                 .as_str()
