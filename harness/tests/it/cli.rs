@@ -42,7 +42,9 @@ fn a_composite_runs_progress_counts_its_xrs() {
         .expect("the shipped scenario")
         .replace("count: 100", "count: 3");
     let (head, tail) = text.split_once("phases:").expect("a phases section");
-    let (_, assertions) = tail.split_once("assertions:").expect("an assertions section");
+    let (_, assertions) = tail
+        .split_once("assertions:")
+        .expect("an assertions section");
     let text = format!(
         "{head}phases:\n  - {{name: create, action: create, timeout: 5m}}\n  \
          - {{name: delete, action: delete, timeout: 5m}}\nassertions:{assertions}"
