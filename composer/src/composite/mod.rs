@@ -24,7 +24,9 @@ mod watch;
 
 pub use compose::{ComposeError, Composed, Composer};
 pub use conditions::{deleting, mark, reconcile_error, reconcile_success, responsive_condition};
-pub use controller::{DEFAULT_MAX_CONCURRENT_RECONCILES, start, xr_queue};
+pub use controller::{
+    DEFAULT_MAX_CONCURRENT_RECONCILES, XrdController, XrdSettings, start, start_xrd, xr_queue,
+};
 pub use events::{
     REASON_COMPOSE, REASON_COMPOSITION_SELECTION, REASON_DELETE, REASON_INIT,
     REASON_RECONCILE_REQUEST_HANDLED, REASON_SELECT_COMPOSITION, REPORTING_CONTROLLER, Recorder,

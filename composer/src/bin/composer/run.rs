@@ -8,16 +8,14 @@ use composer::api::{
     CompositeResourceDefinition, Composition, CompositionRevision, Endpoint, Function,
 };
 use composer::composite::{
-    Cache, Composer, Realtime, Reconciler, Recorder, RequeueSettings, Watched, resync_period,
-    run_revision_controllers, start, watch_cached, watch_compositions, watch_revisions_cached,
+    Recorder, RequeueSettings, XrdSettings, resync_period, run_revision_controllers, start_xrd,
 };
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
 use composer::xcrd::for_composite_resource;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::core::GroupVersionKind;
 use limiter::controller::{Controller, Request};
 use tokio::task::JoinHandle;
 
@@ -191,10 +189,14 @@ async fn controllers(
         .await
         .context("cannot list CompositeResourceDefinitions (apiextensions.crossplane.io/v2)")?;
     let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    let settings = RequeueSettings {
-        realtime: cli.enable_realtime_compositions,
-        poll_interval: cli.poll_interval,
-        min_poll_interval: cli.min_poll_interval,
+    let xrd_settings = XrdSettings {
+        requeue: RequeueSettings {
+            realtime: cli.enable_realtime_compositions,
+            poll_interval: cli.poll_interval,
+            min_poll_interval: cli.min_poll_interval,
+        },
+        breaker: cli.breaker(),
+        workers: cli.max_reconcile_rate,
     };
     let (mut controllers, mut tasks) = (Vec::new(), Vec::new());
     // One event writer for every XR controller, as core's one recorder.
@@ -204,11 +206,8 @@ async fn controllers(
     tasks.push(tokio::spawn(run_revision_controllers(client.clone())));
     for xrd in xrds.items {
         let name = xrd.metadata.name.clone().unwrap_or_default();
-        let (crd, version) = match xrd.validate().and_then(|()| for_composite_resource(&xrd)) {
-            Ok(crd) => (
-                crd,
-                xrd.referenceable_version().unwrap_or_default().to_owned(),
-            ),
+        let crd = match xrd.validate().and_then(|()| for_composite_resource(&xrd)) {
+            Ok(crd) => crd,
             Err(error) => {
                 tracing::warn!(%error, "skipping an XRD");
                 continue;
@@ -221,92 +220,16 @@ async fn controllers(
         )
         .await
         .with_context(|| format!("cannot apply the XR CRD of XRD {name}"))?;
-        let gvk = GroupVersionKind::gvk(&xrd.spec.group, &version, &xrd.spec.names.kind);
-        let resource = ApiResource::from_gvk_with_plural(&gvk, &xrd.spec.names.plural);
-        let api_version = format!("{}/{version}", xrd.spec.group);
-        let realtime = Arc::new(Realtime::new(&api_version, &gvk.kind, cli.breaker()));
-        // Core's step 7: a watch on each composed kind, started when a reconcile first
-        // meets it; the kinds go to a task that starts the watches once the queue exists.
-        let (kinds, mut new_kinds) = tokio::sync::mpsc::unbounded_channel::<ApiResource>();
-        // Composed resources, the XRs, Compositions and revisions are read from what the
-        // watches hold, as core reads its informers.
-        let cache = Cache::new();
-        let composer = Composer::new(client.clone(), functions.clone())
-            .with_cache(cache.clone())
-            .on_new_kind(move |kind| {
-                let _ = kinds.send(kind.clone());
-            });
-        let reconciler = Reconciler::new(client.clone(), xrd, resource.clone(), composer, settings)
-            .with_realtime(Arc::clone(&realtime))
-            .with_events(events.clone())
-            .with_cache(cache.clone());
-        let controller = start(&name, Arc::new(reconciler), cli.max_reconcile_rate);
-        let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        let queue = controller.queue().clone();
-        // Each informer resyncs on its own jittered --sync-interval.
-        let resync = || Some(resync_period(cli.sync_interval, rand::random()));
-        let (xr_watch, xr_resource, xr_realtime, xr_queue, xr_cache, xr_period) = (
-            xrs.clone(),
-            resource.clone(),
-            Arc::clone(&realtime),
-            queue.clone(),
-            cache.clone(),
-            resync(),
+        let mut resync = || Some(resync_period(cli.sync_interval, rand::random()));
+        let started = start_xrd(
+            client,
+            functions,
+            xrd,
+            &xrd_settings,
+            (&events, &mut resync),
+            &mut tasks,
         );
-        tasks.push(tokio::spawn(async move {
-            watch_cached(
-                xr_watch,
-                &xr_resource,
-                Watched::Xr,
-                xr_realtime,
-                xr_queue,
-                xr_period,
-                &xr_cache,
-            )
-            .await;
-        }));
-        // Compositions: no controller of this XRD watches them, but its reconciles read
-        // them, so the cache runs an informer of them (once per controller here).
-        let (composition_client, composition_cache) = (client.clone(), cache.clone());
-        tasks.push(tokio::spawn(async move {
-            watch_compositions(composition_client, &composition_cache).await;
-        }));
-        let (watch_client, watch_realtime, watch_queue) =
-            (client.clone(), Arc::clone(&realtime), queue.clone());
-        let sync_interval = cli.sync_interval;
-        let kinds_cache = cache.clone();
-        tasks.push(tokio::spawn(async move {
-            // Dropped (so its watches aborted) when this task is aborted at shutdown.
-            let mut watches = tokio::task::JoinSet::new();
-            while let Some(kind) = new_kinds.recv().await {
-                tracing::info!(kind = %kind.kind, group = %kind.group, "watching a composed kind");
-                let (realtime, queue, cache) = (
-                    Arc::clone(&watch_realtime),
-                    watch_queue.clone(),
-                    kinds_cache.clone(),
-                );
-                let api = Api::all_with(watch_client.clone(), &kind);
-                let period = Some(resync_period(sync_interval, rand::random()));
-                watches.spawn(async move {
-                    watch_cached(
-                        api,
-                        &kind,
-                        Watched::Composed,
-                        realtime,
-                        queue,
-                        period,
-                        &cache,
-                    )
-                    .await;
-                });
-            }
-        }));
-        let (revisions, revision_period) = (Api::all(client.clone()), resync());
-        tasks.push(tokio::spawn(async move {
-            watch_revisions_cached(revisions, xrs, realtime, queue, revision_period, &cache).await;
-        }));
-        tracing::info!(xrd = %name, kind = %gvk.kind, "started the XR controller");
-        controllers.push(controller);
+        controllers.push(started.controller);
     }
     Ok((controllers, tasks))
 }

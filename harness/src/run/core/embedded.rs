@@ -1,21 +1,20 @@
 //! The composer's XR controllers in this process, against the embedded API server: the
 //! Crossplane CRDs, the scenario's Functions, Compositions and XRDs, one controller per
-//! XRD with its watches and cache, and core's revision controllers, as the composer binary
-//! wires them (`composer/src/bin/composer/run.rs`) but from the validated scenario.
+//! XRD with its watches and cache (composer's `start_xrd`, which the composer binary starts
+//! too), and core's revision controllers, from the validated scenario.
 
 use std::sync::Arc;
 
 use composer::api::{CompositeResourceDefinition, Composition, Function};
 use composer::composite::{
-    Cache, Composer, Realtime, Reconciler, Recorder, RequeueSettings, Watched, resync_period,
-    run_revision_controllers, start, watch_cached, watch_compositions, watch_revisions_cached,
+    Realtime, Recorder, RequeueSettings, XrdSettings, resync_period, run_revision_controllers,
+    start_xrd,
 };
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
 use composer::xcrd::for_composite_resource;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DynamicObject, PostParams};
-use kube::core::GroupVersionKind;
+use kube::api::{Api, PostParams};
 use limiter::controller::{Controller, Request};
 use mock_apiserver::ApiServer;
 use rand_xoshiro::rand_core::Rng;
@@ -235,83 +234,25 @@ impl EmbeddedCore {
         self.tasks.push(event_writer);
         self.tasks
             .push(tokio::spawn(run_revision_controllers(client.clone())));
+        let xrd_settings = XrdSettings {
+            requeue,
+            breaker: settings.breaker,
+            workers: settings.max_reconcile_rate,
+        };
         for xrd in &s.composites.xrds {
-            let name = xrd.metadata.name.clone().unwrap_or_default();
-            let version = xrd.referenceable_version().unwrap_or_default().to_owned();
-            let gvk = GroupVersionKind::gvk(&xrd.spec.group, &version, &xrd.spec.names.kind);
-            let resource = ApiResource::from_gvk_with_plural(&gvk, &xrd.spec.names.plural);
-            let api_version = format!("{}/{version}", xrd.spec.group);
-            let realtime = Arc::new(Realtime::new(&api_version, &gvk.kind, settings.breaker));
-            let (kinds, mut new_kinds) = tokio::sync::mpsc::unbounded_channel::<ApiResource>();
-            let cache = Cache::new();
-            let composer = Composer::new(client.clone(), functions.clone())
-                .with_cache(cache.clone())
-                .on_new_kind(move |kind| {
-                    let _ = kinds.send(kind.clone());
-                });
-            let reconciler = Reconciler::new(
-                client.clone(),
+            let started = start_xrd(
+                client,
+                functions,
                 xrd.clone(),
-                resource.clone(),
-                composer,
-                requeue,
-            )
-            .with_realtime(Arc::clone(&realtime))
-            .with_events(events.clone())
-            .with_cache(cache.clone());
-            let controller = start(&name, Arc::new(reconciler), settings.max_reconcile_rate);
-            let xrs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-            let queue = controller.queue().clone();
-            let (w_api, w_res, w_rt, w_q, w_cache, period) = (
-                xrs.clone(),
-                resource.clone(),
-                Arc::clone(&realtime),
-                queue.clone(),
-                cache.clone(),
-                resync(),
+                &xrd_settings,
+                (&events, &mut resync),
+                &mut self.tasks,
             );
-            self.tasks.push(tokio::spawn(async move {
-                watch_cached(w_api, &w_res, Watched::Xr, w_rt, w_q, period, &w_cache).await;
-            }));
-            let (c_client, c_cache) = (client.clone(), cache.clone());
-            self.tasks.push(tokio::spawn(async move {
-                watch_compositions(c_client, &c_cache).await;
-            }));
-            let (k_client, k_rt, k_q, k_cache) = (
-                client.clone(),
-                Arc::clone(&realtime),
-                queue.clone(),
-                cache.clone(),
-            );
-            let kind_periods: Vec<_> = (0..16).map(|_| resync()).collect();
-            // Realtime compositions watch the composed kinds; with them off, core does not
-            // (XRs are polled every `--poll-interval`): their events reach no XR.
-            let watch_composed = settings.realtime;
-            self.tasks.push(tokio::spawn(async move {
-                let mut watches = tokio::task::JoinSet::new();
-                let mut periods = kind_periods.into_iter().cycle();
-                while let Some(kind) = new_kinds.recv().await {
-                    if !watch_composed {
-                        continue;
-                    }
-                    let (rt, q, cache) = (Arc::clone(&k_rt), k_q.clone(), k_cache.clone());
-                    let api = Api::all_with(k_client.clone(), &kind);
-                    let period = periods.next().flatten();
-                    watches.spawn(async move {
-                        watch_cached(api, &kind, Watched::Composed, rt, q, period, &cache).await;
-                    });
-                }
-            }));
-            let (revisions, r_period) = (Api::all(client.clone()), resync());
-            let r_rt = Arc::clone(&realtime);
-            self.tasks.push(tokio::spawn(async move {
-                watch_revisions_cached(revisions, xrs, r_rt, queue, r_period, &cache).await;
-            }));
             self.breakers.push(XrdBreaker {
-                xrd: name,
-                realtime,
+                xrd: started.xrd,
+                realtime: started.realtime,
             });
-            self.controllers.push(controller);
+            self.controllers.push(started.controller);
         }
     }
 
