@@ -28,7 +28,7 @@ use composer::composite::{
 use composer::function::pipeline::{self, PipelineError, Step};
 use composer::function::proto::{RunFunctionRequest, RunFunctionResponse, Severity, State};
 use composer::function::value::from_struct;
-use composer::function::{BoxFuture, FunctionError, FunctionRunner, decode_response};
+use composer::function::{FunctionRunner, RunFuture, decode_response};
 use composer::xcrd::for_composite_resource;
 use prost::Message as _;
 use serde::de::DeserializeOwned;
@@ -75,7 +75,7 @@ impl FunctionRunner for Answer {
         _name: &'a str,
         _request: RunFunctionRequest,
         _deadline: tokio::time::Instant,
-    ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>> {
+    ) -> RunFuture<'a> {
         let response = self.0.clone();
         Box::pin(async move { Ok(response) })
     }

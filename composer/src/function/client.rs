@@ -18,8 +18,8 @@ use tonic::body::Body;
 use super::error::{BoxError, FunctionError};
 use super::metrics::FunctionMetrics;
 use super::proto::RUN_FUNCTION_V1;
-use super::proto::{RunFunctionRequest, RunFunctionResponse};
-use super::runner::{self, BoxFuture, CallSettings, FunctionRunner};
+use super::proto::RunFunctionRequest;
+use super::runner::{self, CallSettings, FunctionRunner, RunFuture};
 
 /// grpc-go's connection backoff: the first retry after 1 s, growing ×1.6 to at most 120 s
 /// (`google.golang.org/grpc/backoff.DefaultConfig`, without its ±20 % jitter).
@@ -169,7 +169,7 @@ impl FunctionRunner for GrpcRunner {
         name: &'a str,
         request: RunFunctionRequest,
         deadline: Instant,
-    ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>> {
+    ) -> RunFuture<'a> {
         Box::pin(async move {
             let started = Instant::now();
             let connection = match self.connection(name, started, deadline).await {

@@ -5,10 +5,9 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::error::FunctionError;
 use super::metrics::FunctionMetrics;
-use super::proto::{RunFunctionRequest, RunFunctionResponse};
-use super::runner::{self, BoxFuture, CallSettings, FunctionRunner};
+use super::proto::RunFunctionRequest;
+use super::runner::{self, CallSettings, FunctionRunner, RunFuture};
 use super::service::{Function, FunctionService};
 
 /// Calls one [`Function`] in process, over the real protocol: the request is encoded,
@@ -61,7 +60,7 @@ impl<F: Function + ?Sized> FunctionRunner for InProcessRunner<F> {
         name: &'a str,
         request: RunFunctionRequest,
         deadline: Instant,
-    ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>> {
+    ) -> RunFuture<'a> {
         let started = Instant::now();
         Box::pin(runner::call(
             self.service.clone(),

@@ -40,6 +40,6 @@ pub use in_process::InProcessRunner;
 pub use metrics::FunctionMetrics;
 pub use proto::{decode_request, decode_response};
 pub use registry::Functions;
-pub use runner::{BoxFuture, FunctionRunner, MAX_MESSAGE_SIZE};
+pub use runner::{BoxFuture, FunctionRunner, MAX_MESSAGE_SIZE, RunFuture};
 pub use server::FunctionServer;
 pub use service::{FnFunction, Function, FunctionService};

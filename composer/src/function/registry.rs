@@ -7,8 +7,8 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::error::FunctionError;
-use super::proto::{RunFunctionRequest, RunFunctionResponse};
-use super::runner::{BoxFuture, FunctionRunner};
+use super::proto::RunFunctionRequest;
+use super::runner::{FunctionRunner, RunFuture};
 
 /// The functions a control plane has installed, by name.
 #[derive(Clone, Default)]
@@ -47,7 +47,7 @@ impl FunctionRunner for Functions {
         name: &'a str,
         request: RunFunctionRequest,
         deadline: Instant,
-    ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>> {
+    ) -> RunFuture<'a> {
         match self.runners.get(name) {
             Some(runner) => runner.run(name, request, deadline),
             None => Box::pin(std::future::ready(Err(FunctionError::UnknownFunction {

@@ -28,6 +28,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// gRPC's default limit on a received message, which function-sdk-go and core keep: 4 MiB.
 pub const MAX_MESSAGE_SIZE: usize = 4 * 1024 * 1024;
 
+/// What [`FunctionRunner::run`] returns: the call's future, answering the function's
+/// response or why there is none.
+pub type RunFuture<'a> = BoxFuture<'a, Result<RunFunctionResponse, FunctionError>>;
+
 /// Runs composition functions: core's `FunctionRunner` (`internal/xfn`).
 ///
 /// # Semantics
@@ -44,7 +48,7 @@ pub trait FunctionRunner: Send + Sync {
         name: &'a str,
         request: RunFunctionRequest,
         deadline: Instant,
-    ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>>;
+    ) -> RunFuture<'a>;
 }
 
 /// Message size limits of a client, and where it counts its calls.

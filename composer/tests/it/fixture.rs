@@ -17,9 +17,7 @@ use composer::composite::{
 };
 use composer::function::builtin::{API_VERSION, KIND};
 use composer::function::proto::{RunFunctionRequest, RunFunctionResponse};
-use composer::function::{
-    BoxFuture, Function, FunctionError, FunctionRunner, Functions, GrpcRunner,
-};
+use composer::function::{BoxFuture, Function, FunctionRunner, Functions, GrpcRunner, RunFuture};
 use composer::xcrd::for_composite_resource;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -599,7 +597,7 @@ impl FunctionRunner for RealTime {
         name: &'a str,
         request: RunFunctionRequest,
         deadline: tokio::time::Instant,
-    ) -> BoxFuture<'a, Result<RunFunctionResponse, FunctionError>> {
+    ) -> RunFuture<'a> {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let runner = Arc::clone(&self.runner);
         let name_owned = name.to_owned();
