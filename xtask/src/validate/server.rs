@@ -3,6 +3,7 @@
 //! local processes.
 
 use std::fs;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -131,11 +132,16 @@ impl Validation<'_> {
 
     /// its `objects` must be answered.
     pub(super) fn dry_run(&self, file: &str, objects: usize, what: &str) -> Result {
+        self.dry_run_in(self.work, file, objects, what)
+    }
+
+    /// [`Self::dry_run`] against the mock-apiserver whose kubeconfig is in `dir`.
+    pub(super) fn dry_run_in(&self, dir: &Path, file: &str, objects: usize, what: &str) -> Result {
         let path = self.work.join(file).display().to_string();
         // (stderr: kubectl's warnings about preloaded objects without last-applied
         // annotations)
         let out = self.succeed(
-            self.kubectl(&["apply", "--dry-run=server", "-f", &path]),
+            self.kubectl_in(dir, &["apply", "--dry-run=server", "-f", &path]),
             what,
         )?;
         print!("{out}");

@@ -134,21 +134,7 @@ impl Validation<'_> {
             "kubectl create namespace",
         )?;
         for (file, _) in VARIANTS {
-            let path = self.work.join(file).display().to_string();
-            let out = self.succeed(
-                self.kubectl_in(&dir, &["apply", "--dry-run=server", "-f", &path]),
-                "the sweep Job's server dry run",
-            )?;
-            print!("{out}");
-            let answered = out
-                .lines()
-                .filter(|l| l.ends_with("(server dry run)"))
-                .count();
-            if answered != 2 {
-                return Err(Error::Failed(format!(
-                    "the sweep Job's server dry run answered for {answered} of 2 objects"
-                )));
-            }
+            self.dry_run_in(&dir, file, 2, "the sweep Job's server dry run")?;
         }
         self.nothing_stored(&dir, "jobs,configmaps")?;
         println!("answered for every object, nothing stored");
