@@ -233,24 +233,10 @@ fn an_aws_scenario_without_the_aws_build_is_refused_before_the_run_starts_and_wi
         "apiVersion: harness/v1\nname: table\ncalls:\n  - {apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, connect: 1, observe: 2, create: 1, update: 2, delete: 1}\nresources:\n  - {name: t, apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, count: 1, spec: {region: eu-west-1, billingMode: PAY_PER_REQUEST, hashKey: id, attribute: [{name: id, type: S}]}}\nphases:\n  - {name: c, action: create}\nassertions:\n  - {check: stuck, phase: c}\n",
     )
     .expect("write");
-    let out_dir = dir.join("out");
-    let out = harness()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        err,
-        "error: the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`\n"
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
-    assert!(
-        !out_dir.exists(),
-        "no output directory for a run that never started"
+    refused_before_start(
+        &file,
+        &dir.join("out"),
+        "error: the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`\n",
     );
 }
 
@@ -259,21 +245,29 @@ fn an_aws_scenario_without_the_aws_build_is_refused_before_the_run_starts_and_wi
 #[test]
 fn a_scenario_with_vpcs_without_the_aws_vpc_build_is_refused_before_the_run_starts_naming_that_feature()
  {
-    let dir = temp_dir("aws-vpc-refused").join("out");
+    refused_before_start(
+        std::path::Path::new(&scenario("aws-upjet.yaml")),
+        &temp_dir("aws-vpc-refused").join("out"),
+        "error: the scenario has the provider's VPC kind (ec2.aws.m.loadtest.dev), and this harness is built without it: the VPC's EC2 client needs about 8 GB of memory to compile, so it has a feature of its own: build it with `cargo build --release -p harness --features aws-vpc`\n",
+    );
+}
+
+/// `harness run FILE --out DIR` exits 2 with exactly `error` on standard error, nothing on
+/// standard output, and no DIR: the run never started.
+#[cfg(not(feature = "aws-vpc"))]
+fn refused_before_start(file: &std::path::Path, out_dir: &std::path::Path, error: &str) {
     let out = harness()
-        .args(["run", &scenario("aws-upjet.yaml"), "--out"])
-        .arg(&dir)
+        .arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(out_dir)
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        err,
-        "error: the scenario has the provider's VPC kind (ec2.aws.m.loadtest.dev), and this harness is built without it: the VPC's EC2 client needs about 8 GB of memory to compile, so it has a feature of its own: build it with `cargo build --release -p harness --features aws-vpc`\n"
-    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), error);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert!(
-        !dir.exists(),
+        !out_dir.exists(),
         "no output directory for a run that never started"
     );
 }

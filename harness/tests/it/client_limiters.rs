@@ -8,6 +8,8 @@ use harness::result::{RunResult, Verdict};
 use harness::run::{self, Progress, run_embedded};
 use harness::scenario::parse;
 
+use crate::fixture::{BODY, HEAD};
+
 /// 200 buckets created at once at R = 10: the controllers' client is busy with the creates'
 /// writes (burst 100, then 50/s), and each create's Event goes to the event client.
 fn creation_wave(event_client: &str) -> String {
@@ -74,14 +76,6 @@ fn a_separate_event_client_passes_the_one_limiter_bound_and_stays_within_the_per
     );
 }
 
-const HEAD: &str = "apiVersion: harness/v1\nname: t\n";
-const BODY: &str = "resources:
-  - {name: b, apiVersion: example.org/v1, kind: Widget, count: 2}
-calls:
-  - {apiVersion: example.org/v1, kind: Widget, observe: 3, create: 1, update: 1, delete: 1}
-phases:
-  - {name: c, action: create}
-";
 const KINDS: &str = "  kinds: [{apiVersion: example.org/v1, kind: Widget, scope: Cluster}]\n";
 
 /// The create phase's API bound over 1 s of the scenario with `profile`.

@@ -334,6 +334,31 @@ current-context: provider
     }
 
     /// The last run's `result.json`.
+    /// Runs `scenario` with its API requests read from `source` every `interval`, keeping
+    /// its objects; requires an exit of 0 or 1 (its checks judged) and returns its result.
+    fn run_measured_by(
+        &mut self,
+        scenario: &str,
+        source: &str,
+        interval: &str,
+    ) -> serde_json::Value {
+        let (status, stdout, stderr) = self.run_status(
+            scenario,
+            &[
+                "--api-requests-from",
+                source,
+                "--api-scrape-interval",
+                interval,
+                "--keep",
+            ],
+        );
+        assert!(
+            matches!(status.code(), Some(0 | 1)),
+            "{source}: exit {status}\n{stdout}\n{stderr}"
+        );
+        self.result()
+    }
+
     fn result(&self) -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(self.dir.join("out/result.json")).unwrap())
             .unwrap()
@@ -538,6 +563,16 @@ impl Drop for Cluster {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// The run's `apiRequests` verdict.
+fn api_requests_verdict(result: &serde_json::Value) -> &serde_json::Value {
+    result["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["check"] == "apiRequests")
+        .expect("an apiRequests verdict")
 }
 
 fn calls(result: &serde_json::Value, phase: &str, action: &str) -> u64 {
@@ -797,25 +832,39 @@ fn share_cost<'a>(result: &'a serde_json::Value, share: &str) -> &'a serde_json:
         .unwrap_or_else(|| panic!("no share {share}: {}", result["share_costs"]))
 }
 
+/// Runs shipped scenario `file` in cluster mode shortened to seconds with `count` (a
+/// `--set` of its group's count), and requires its error share `share` to hold `resources`
+/// resources that cost calls; returns the result.
+fn shipped_share(file: &str, count: &str, share: &str, resources: u64) -> serde_json::Value {
+    let mut sets = SHORTEN.to_vec();
+    sets.push(count);
+    let (result, _) = run_shipped(file, &sets);
+    let cost = share_cost(&result, share);
+    assert_eq!(cost["resources"], resources, "{cost}");
+    assert!(cost["observed_per_hour"].as_f64().unwrap() > 0.0, "{cost}");
+    result
+}
+
 #[test]
 fn permanent_errors_yaml_passes_in_cluster_mode_shortened_to_seconds() {
-    let mut sets = SHORTEN.to_vec();
-    sets.push("resources.bucket.count=20");
-    let (result, _) = run_shipped("permanent-errors.yaml", &sets);
     // 5 % of 20: one denied bucket, on the backoff's first steps in the hold.
-    let cost = share_cost(&result, "bucket/AccessDenied");
-    assert_eq!(cost["resources"], 1, "{cost}");
-    assert!(cost["observed_per_hour"].as_f64().unwrap() > 0.0, "{cost}");
+    shipped_share(
+        "permanent-errors.yaml",
+        "resources.bucket.count=20",
+        "bucket/AccessDenied",
+        1,
+    );
 }
 
 #[test]
 fn drift_loop_yaml_passes_in_cluster_mode_shortened_to_seconds() {
-    let mut sets = SHORTEN.to_vec();
     // 2 % of 50: one drifting bucket, updated on every poll.
-    sets.push("resources.bucket.count=50");
-    let (result, _) = run_shipped("drift-loop.yaml", &sets);
-    let cost = share_cost(&result, "bucket/drift");
-    assert_eq!(cost["resources"], 1, "{cost}");
+    let result = shipped_share(
+        "drift-loop.yaml",
+        "resources.bucket.count=50",
+        "bucket/drift",
+        1,
+    );
     // A 20 s hold of 5 s polls (± 10 % jitter, plus the reconcile) holds 3 or 4 of them.
     assert!(
         calls(&result, "hold", "update") >= 3,
@@ -825,12 +874,12 @@ fn drift_loop_yaml_passes_in_cluster_mode_shortened_to_seconds() {
 
 #[test]
 fn observe_only_absent_yaml_passes_in_cluster_mode_shortened_to_seconds() {
-    let mut sets = SHORTEN.to_vec();
-    sets.push("resources.managed.count=15");
-    let (result, _) = run_shipped("observe-only-absent.yaml", &sets);
-    let cost = share_cost(&result, "observed/observe-only-absent");
-    assert_eq!(cost["resources"], 5, "{cost}");
-    assert!(cost["observed_per_hour"].as_f64().unwrap() > 0.0, "{cost}");
+    shipped_share(
+        "observe-only-absent.yaml",
+        "resources.managed.count=15",
+        "observed/observe-only-absent",
+        5,
+    );
 }
 
 /// The provider-upjet-aws example (`ci/examples/provider-upjet-aws`): its scenario
@@ -1027,21 +1076,7 @@ fn smoke_counts_from(source: &str, measured_by: &str, text: &str, flags: Vec<Str
 
     let mut cluster = Cluster::start_stack(&format!("cluster-sources-{source}"), flags, true);
     let before = cluster.provider_quiet();
-    let (status, stdout, stderr) = cluster.run_status(
-        text,
-        &[
-            "--api-requests-from",
-            source,
-            "--api-scrape-interval",
-            "100ms",
-            "--keep",
-        ],
-    );
-    assert!(
-        matches!(status.code(), Some(0 | 1)),
-        "{source}: exit {status}\n{stdout}\n{stderr}"
-    );
-    let result: serde_json::Value = cluster.result();
+    let result = cluster.run_measured_by(text, source, "100ms");
     let run = &result["run"];
     assert!(
         run["api_requests_measured_by"]
@@ -1061,12 +1096,7 @@ fn smoke_counts_from(source: &str, measured_by: &str, text: &str, flags: Vec<Str
     assert_eq!(counted, truth, "{source}: by verb and resource");
     times.sort_unstable();
     let busiest = windowed_max(&times, window_us(Duration::from_secs(1))).count as f64;
-    let verdict = result["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["check"] == "apiRequests")
-        .unwrap();
+    let verdict = api_requests_verdict(&result);
     let observed = verdict["observed"].as_f64().unwrap();
     // A scrape's increase is dated at the scrape, up to the longest gap between reads
     // plus the longest request after the request was sent: the busiest second may be off
@@ -1184,32 +1214,13 @@ spec:
             "action: create, rate: 40, timeout: 60s",
             "action: create, timeout: 30s",
         );
-    let (status, stdout, stderr) = cluster.run_status(
-        &scenario,
-        &[
-            "--api-requests-from",
-            "flowschema",
-            "--api-scrape-interval",
-            "200ms",
-            "--keep",
-        ],
-    );
-    assert!(
-        matches!(status.code(), Some(0 | 1)),
-        "exit {status}\n{stdout}\n{stderr}"
-    );
-    let result: serde_json::Value = cluster.result();
+    let result = cluster.run_measured_by(&scenario, "flowschema", "200ms");
     let th = &result["run"]["api_server_throttling"];
     eprintln!("throttling: {th}");
     assert_eq!(th["priority_level"], "loadtest-tiny", "{th}");
     let held = th["rejected"].as_u64().unwrap() + th["queued"].as_u64().unwrap();
     assert!(held > 0, "the server held the provider back: {th}");
-    let verdict = result["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["check"] == "apiRequests")
-        .unwrap();
+    let verdict = api_requests_verdict(&result);
     eprintln!("apiRequests: {} {}", verdict["outcome"], verdict["note"]);
     if verdict["observed"].as_f64() <= verdict["limit"].as_f64() {
         // Within the limit, and not a pass: UNMEASURED, or INCOMPLETE (with the same

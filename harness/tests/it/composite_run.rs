@@ -9,27 +9,9 @@ use harness::scenario::parse;
 
 #[test]
 fn an_xr_reconcile_applies_n_plus_2_and_calls_each_step_once() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../scenarios/xr-smoke.yaml"
-    ))
-    .expect("the shipped scenario")
-    .replace("count: 100", "count: 4")
-    .replace("duration: 3m", "duration: 2m")
-    // A resync is seen handled by core's ReconcileRequestHandled event, which client-go's
-    // spam filter holds until the XR's Normal events have a token again (their burst of 25
-    // is spent at creation, one token refills per 300 s): more than the shipped 2 minutes.
-    .replace(
-        "{name: resync, action: resync, timeout: 2m}",
-        "{name: resync, action: resync, timeout: 6m}",
-    )
     // Four XRs' 20 Buckets queue nowhere: the plan's unloaded time to Ready of a composed
-    // Bucket (2L̄ + L̄) is shorter than the 1.1 s observed, so this run keeps a limit of its
-    // own for the XRs' time to Ready, beside the prediction.
-    .replace(
-        "{check: xrTimeToReady, quantile: 0.99}",
-        "{check: xrTimeToReady, quantile: 0.99, maxDuration: 3m}",
-    );
+    // Bucket (2L̄ + L̄) is shorter than the 1.1 s observed.
+    let text = crate::fixture::xr_smoke_text("3m").replace("count: 100", "count: 4");
     let s = parse(&text, "xr-smoke.yaml").expect("valid");
     let shape = &s.composites.groups[0].shape;
     let (n, f) = (

@@ -19,6 +19,22 @@ fn scenario(file: &str, sets: &[&str]) -> Scenario {
     parse_with(&text, file, &sets).expect("valid")
 }
 
+/// Shipped scenario `file` with `sets` (its XR group's count first), a 10-minute sync
+/// interval and a 12-minute hold: one resync in the hold.
+fn resyncing(file: &str, sets: &[&str]) -> Scenario {
+    let fixed = ["core.syncInterval=10m", "phases.hold.duration=12m"];
+    scenario(file, &[sets, &fixed[..]].concat())
+}
+
+/// The row of metric `m` in `c`.
+fn row_of(c: &harness::compare::Comparison, m: &str) -> harness::compare::Row {
+    c.rows
+        .iter()
+        .find(|r| r.metric == m)
+        .unwrap_or_else(|| panic!("{m}: {:?}", c.rows))
+        .clone()
+}
+
 fn run(s: &Scenario) -> RunResult {
     let runtime = harness::run::time::runtime(s.time).expect("a runtime");
     let out = runtime
@@ -64,12 +80,7 @@ fn spans_add_up(core: &CoreReport) {
 
 #[test]
 fn an_xr_of_60_resources_opens_its_own_breaker_at_creation_and_at_each_resync() {
-    let sets = [
-        "composites.large.count=1",
-        "core.syncInterval=10m",
-        "phases.hold.duration=12m",
-    ];
-    let s = scenario("xr-large.yaml", &sets);
+    let s = resyncing("xr-large.yaml", &["composites.large.count=1"]);
     // Creation and the Buckets' replay surely open it: 2 × 60 = 120 tokens > 100.
     assert_eq!(plan_value(&s, "core/large/resync/opens"), 1.0);
     assert_eq!(plan_value(&s, "core/breaker-opens"), 2.0);
@@ -104,9 +115,9 @@ fn an_xr_of_60_resources_opens_its_own_breaker_at_creation_and_at_each_resync() 
     assert!(ready <= slowest + 66.0, "{x:?}");
 
     // A bucket above the creation's most tokens (1,275) opens nothing.
-    let fixed = scenario(
+    let fixed = resyncing(
         "xr-large.yaml",
-        &[&sets[..], &["core.circuitBreakerBurst=1300"]].concat(),
+        &["composites.large.count=1", "core.circuitBreakerBurst=1300"],
     );
     assert_eq!(plan_value(&fixed, "core/breaker-opens"), 0.0);
     assert_eq!(
@@ -165,13 +176,7 @@ fn a_storm_leaves_xrs_stale_under_the_released_breaker_and_not_under_the_eager_o
     // `harness compare` of the two shows the difference in core's figures.
     let old = run(&s);
     let c = harness::compare::compare(&old, &r, 10.0);
-    let row = |m: &str| {
-        c.rows
-            .iter()
-            .find(|r| r.metric == m)
-            .unwrap_or_else(|| panic!("{m}: {:?}", c.rows))
-            .clone()
-    };
+    let row = |m: &str| row_of(&c, m);
     assert_eq!(row("core XRs stale").old, Some(3.0));
     assert_eq!(row("core XRs stale").new, Some(0.0));
     assert_eq!(row("core XRs not Ready").new, Some(0.0));
@@ -186,12 +191,7 @@ fn a_storm_leaves_xrs_stale_under_the_released_breaker_and_not_under_the_eager_o
 
 #[test]
 fn an_hourly_resync_of_50_watched_objects_per_xr() {
-    let sets = [
-        "composites.vms.count=1",
-        "core.syncInterval=10m",
-        "phases.hold.duration=12m",
-    ];
-    let s = scenario("xr-resync-usages.yaml", &sets);
+    let s = resyncing("xr-resync-usages.yaml", &["composites.vms.count=1"]);
     // n_kind is the most objects of one kind (the 50 Records, not all 55 resources): the
     // replay takes 100 tokens, which does not pass a bucket of 100.
     assert_eq!(plan_value(&s, "core/vms/resync/tokens"), 100.0);
@@ -220,23 +220,7 @@ fn an_hourly_resync_of_50_watched_objects_per_xr() {
 /// names the flag that changed.
 #[test]
 fn compare_shows_what_realtime_compositions_cost_core() {
-    let path = format!("{}/../scenarios/xr-smoke.yaml", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(path)
-        .expect("the shipped scenario")
-        .replace("duration: 3m", "duration: 2m")
-        // A resync is seen handled by core's ReconcileRequestHandled event, which client-go's
-        // spam filter holds until the XR's Normal events have a token again (their burst of 25
-        // is spent at creation, one token refills per 300 s): more than the shipped 2 minutes.
-        .replace(
-            "{name: resync, action: resync, timeout: 2m}",
-            "{name: resync, action: resync, timeout: 6m}",
-        )
-        // Polled XRs read Ready up to a poll interval after their Buckets: a limit of the
-        // run's own for both sides.
-        .replace(
-            "{check: xrTimeToReady, quantile: 0.99}",
-            "{check: xrTimeToReady, quantile: 0.99, maxDuration: 5m}",
-        );
+    let text = crate::fixture::xr_smoke_text("5m");
     let with = |sets: &[&str]| {
         let sets: Vec<Set> = sets
             .iter()
@@ -256,13 +240,7 @@ fn compare_shows_what_realtime_compositions_cost_core() {
         c.settings_changed,
         ["core enable-realtime-compositions: true → false"]
     );
-    let row = |m: &str| {
-        c.rows
-            .iter()
-            .find(|r| r.metric == m)
-            .unwrap_or_else(|| panic!("{m}: {:?}", c.rows))
-            .clone()
-    };
+    let row = |m: &str| row_of(&c, m);
     #[allow(clippy::cast_precision_loss)]
     {
         assert_eq!(row("core api requests").old, Some(a.requests as f64));

@@ -30,31 +30,26 @@ fn headings(doc: &str) -> BTreeSet<String> {
             out.insert(format!("Lemma {}", n.trim()));
             continue;
         }
-        let number: String = title
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect();
-        let number = number.trim_end_matches('.');
-        if !number.is_empty() {
-            out.insert(number.to_owned());
-        }
+        out.extend(section_number(title));
     }
     out
+}
+
+/// The section number `text` starts with (`7.5` of `7.5. Slow provisioning`), if any.
+fn section_number(text: &str) -> Option<String> {
+    let number: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let number = number.trim_end_matches('.');
+    (!number.is_empty()).then(|| number.to_owned())
 }
 
 /// Every `§n`, `§n.m` and `Lemma n` in `text`.
 fn references(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for (i, _) in text.match_indices('§') {
-        let rest = text[i + '§'.len_utf8()..].trim_start();
-        let number: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect();
-        let number = number.trim_end_matches('.');
-        if !number.is_empty() {
-            out.insert(number.to_owned());
-        }
+        out.extend(section_number(text[i + '§'.len_utf8()..].trim_start()));
     }
     for (i, _) in text.match_indices("Lemma ") {
         let n: String = text[i + "Lemma ".len()..]

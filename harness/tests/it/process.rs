@@ -15,15 +15,7 @@ use harness::scenario::{load, parse};
 #[cfg(feature = "aws-vpc")]
 use crate::aws_flavour;
 use crate::bins::binaries;
-
-const HEAD: &str = "apiVersion: harness/v1\nname: t\n";
-const BODY: &str = "resources:
-  - {name: b, apiVersion: example.org/v1, kind: Widget, count: 2}
-calls:
-  - {apiVersion: example.org/v1, kind: Widget, observe: 3, create: 1, update: 1, delete: 1}
-phases:
-  - {name: c, action: create}
-";
+use crate::fixture::{BODY, HEAD};
 
 fn err(text: &str) -> String {
     parse(text, "t.yaml")
