@@ -14,7 +14,8 @@
 //! - `severity` is `Fatal` when any result is FATAL, else `Warning` when any is WARNING,
 //!   else `Normal`; and `Normal` for every v1beta1 call, whose answer core's interceptor
 //!   does not recognise as a v1 response.
-//! - Seconds are summed per label set (core keeps a histogram).
+//! - Seconds go into `function_run_function_seconds`, a histogram with Prometheus' default
+//!   buckets ([`SECONDS_BUCKETS`], as core's `prometheus.DefBuckets`), per label set.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -36,13 +37,35 @@ pub struct ResponseLabels {
     pub severity: &'static str,
 }
 
-/// Counts and summed seconds of one response series.
+/// The upper bounds (s) of `function_run_function_seconds`' buckets: Prometheus' default
+/// buckets, which core's histogram uses (`prometheus.DefBuckets`); `+Inf` is the count.
+pub const SECONDS_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// Counts and seconds of one response series.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ResponseCount {
     /// `function_run_function_response_total`
     pub count: u64,
     /// The sum of `function_run_function_seconds`.
     pub seconds: f64,
+    /// Its buckets: how many responses took at most each of [`SECONDS_BUCKETS`]
+    /// (cumulative, as Prometheus exposes them).
+    pub buckets: [u64; SECONDS_BUCKETS.len()],
+}
+
+impl ResponseCount {
+    /// Counts one response that took `seconds`.
+    pub fn observe(&mut self, seconds: f64) {
+        self.count += 1;
+        self.seconds += seconds;
+        for (bucket, bound) in self.buckets.iter_mut().zip(SECONDS_BUCKETS) {
+            if seconds <= bound {
+                *bucket += 1;
+            }
+        }
+    }
 }
 
 /// Core's function metrics, shared by the runners that record into it.
@@ -117,9 +140,11 @@ impl FunctionMetrics {
             severity,
         };
         let mut state = self.lock();
-        let series = state.responses.entry(labels).or_default();
-        series.count += 1;
-        series.seconds += elapsed.as_secs_f64();
+        state
+            .responses
+            .entry(labels)
+            .or_default()
+            .observe(elapsed.as_secs_f64());
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -217,6 +242,18 @@ mod tests {
             "Fatal"
         );
         assert_eq!(severity(&with(&[Severity::Unspecified])), "Normal");
+    }
+
+    #[test]
+    fn a_response_counts_in_every_bucket_whose_bound_it_does_not_pass() {
+        // Prometheus' `le`: a value equal to a bound is in that bucket.
+        let mut c = ResponseCount::default();
+        for s in [0.005, 0.3, 11.0] {
+            c.observe(s);
+        }
+        assert_eq!(c.buckets, [1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+        assert_eq!(c.count, 3);
+        assert!((c.seconds - 11.305).abs() < 1e-9, "{}", c.seconds);
     }
 
     #[test]

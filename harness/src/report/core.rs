@@ -40,9 +40,19 @@ pub fn lines(r: &RunResult) -> Vec<String> {
     let calls: Vec<String> = c
         .function_calls
         .iter()
-        .map(|(f, n)| match c.function_mean_s(f) {
-            Some(s) => format!("{f} {n} (mean {} ms)", fmt_num((s * 1e4).round() / 10.0)),
-            None => format!("{f} {n}"),
+        .map(|(f, n)| {
+            let ms = |s: f64| format!("{} ms", fmt_num((s * 1e4).round() / 10.0));
+            let quantiles = match (
+                c.function_quantile_s(f, 0.5),
+                c.function_quantile_s(f, 0.99),
+            ) {
+                (Some(p50), Some(p99)) => format!(", p50 {}, p99 {}", ms(p50), ms(p99)),
+                _ => String::new(),
+            };
+            match c.function_mean_s(f) {
+                Some(s) => format!("{f} {n} (mean {}{quantiles})", ms(s)),
+                None => format!("{f} {n}"),
+            }
         })
         .collect();
     out.push(format!(

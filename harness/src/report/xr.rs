@@ -379,12 +379,20 @@ fn requests_charts(o: &mut String, r: &RunResult, c: &CoreReport) {
     ));
 }
 
+/// A latency in milliseconds to a tenth, or `-`.
+fn latency_ms(s: Option<f64>) -> String {
+    s.map_or_else(
+        || "-".to_owned(),
+        |s| format!("{} ms", fmt_num((s * 1e4).round() / 10.0)),
+    )
+}
+
 fn functions(o: &mut String, c: &CoreReport) {
     let none = "No function was called.";
     if !heading(o, "h3", "Function calls", c.function_calls.is_empty(), none) {
         return;
     }
-    o.push_str("<table><tr><th>function</th><th>calls</th><th>responses</th><th>mean latency</th>");
+    o.push_str("<table><tr><th>function</th><th>calls</th><th>responses</th><th>mean latency</th><th>p50</th><th>p99</th>");
     for p in &c.phases {
         let _ = write!(o, "<th>calls in {}</th>", esc(&p.phase));
     }
@@ -395,11 +403,15 @@ fn functions(o: &mut String, c: &CoreReport) {
             "<tr><td>{}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
             esc(f),
             c.function_responses.get(f).copied().unwrap_or(0),
-            c.function_mean_s(f).map_or_else(
-                || "-".to_owned(),
-                |s| format!("{} ms", fmt_num((s * 1e4).round() / 10.0))
-            )
+            latency_ms(c.function_mean_s(f))
         );
+        for q in [0.5, 0.99] {
+            let _ = write!(
+                o,
+                "<td class=\"n\">{}</td>",
+                latency_ms(c.function_quantile_s(f, q))
+            );
+        }
         for p in &c.phases {
             let _ = write!(
                 o,

@@ -167,6 +167,10 @@ pub struct CoreReport {
     /// Their seconds in all per function (`function_run_function_seconds`' sum): over the
     /// responses, each function's mean latency.
     pub function_seconds: BTreeMap<String, f64>,
+    /// Their `function_run_function_seconds` buckets per function: how many took at most
+    /// each of [`composer::function::metrics::SECONDS_BUCKETS`] (cumulative; empty where
+    /// core's histogram cannot be read).
+    pub function_buckets: BTreeMap<String, Vec<u64>>,
     /// Core's requests per bin of `bin_s` from the run's start (the timeline's bins, so
     /// they stack on the provider's).
     pub requests_per_bin: Vec<u32>,
@@ -293,6 +297,36 @@ impl CoreReport {
         let n = *self.function_responses.get(function)?;
         #[allow(clippy::cast_precision_loss)]
         (n > 0).then(|| self.function_seconds.get(function).copied().unwrap_or(0.0) / n as f64)
+    }
+
+    /// Function `function`'s latency (s) at quantile `q` from its histogram, as Prometheus'
+    /// `histogram_quantile` reads one: linear within the bucket the rank falls in, the
+    /// highest finite bound when it falls past them (10 s); `None` without responses.
+    #[must_use]
+    pub fn function_quantile_s(&self, function: &str, q: f64) -> Option<f64> {
+        use composer::function::metrics::SECONDS_BUCKETS;
+        let buckets = self.function_buckets.get(function)?;
+        let total = *self.function_responses.get(function)?;
+        if total == 0 || buckets.len() != SECONDS_BUCKETS.len() {
+            return None;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let rank = q.clamp(0.0, 1.0) * total as f64;
+        #[allow(clippy::cast_precision_loss)]
+        let Some(b) = buckets.iter().position(|&n| n as f64 >= rank) else {
+            return SECONDS_BUCKETS.last().copied();
+        };
+        let (start, below) = match b {
+            0 => (0.0, 0),
+            _ => (SECONDS_BUCKETS[b - 1], buckets[b - 1]),
+        };
+        let within = buckets[b] - below;
+        if within == 0 {
+            return Some(SECONDS_BUCKETS[b]);
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let fraction = (rank - below as f64) / within as f64;
+        Some(start + (SECONDS_BUCKETS[b] - start) * fraction)
     }
 
     /// The XRs whose circuit ever left closed, most time open first, with their spans

@@ -87,6 +87,11 @@ fn core() -> CoreReport {
             ("resources".to_owned(), 0.8),
             ("slow".to_owned(), 20.0),
         ]),
+        // resources: all 400 within 5 ms; slow: 2 within 1 s, the other 6 within 5 s.
+        function_buckets: BTreeMap::from([
+            ("resources".to_owned(), vec![400; 11]),
+            ("slow".to_owned(), vec![0, 0, 0, 0, 0, 0, 0, 2, 2, 8, 8]),
+        ]),
         requests_per_bin: (0..120).map(|i| if i < 30 { 20 } else { 2 }).collect(),
         bin_s: 1.0,
         breakers: vec![BreakerCounts {
@@ -209,4 +214,20 @@ fn the_json_carries_the_spans_triggers_and_no_op_applies() {
         ..r.clone()
     };
     assert_eq!(html(&again), html(&r));
+}
+
+#[test]
+fn function_latency_quantiles_are_read_from_the_histogram_as_prometheus_reads_them() {
+    let c = core();
+    // resources: 400 responses, all within the first bucket (5 ms).
+    let p50 = c.function_quantile_s("resources", 0.5).unwrap();
+    assert!((p50 - 0.0025).abs() < 1e-12, "{p50}");
+    // slow: 2 within 1 s, 6 more within 5 s: the 4th of 8 is a third into (2.5 s, 5 s].
+    let p50 = c.function_quantile_s("slow", 0.5).unwrap();
+    assert!((p50 - (2.5 + 2.5 / 3.0)).abs() < 1e-12, "{p50}");
+    // Past every finite bucket: the highest bound, 10 s.
+    let mut past = c.clone();
+    past.function_buckets.insert("slow".to_owned(), vec![0; 11]);
+    assert_eq!(past.function_quantile_s("slow", 0.99), Some(10.0));
+    assert_eq!(c.function_quantile_s("absent", 0.5), None);
 }

@@ -30,17 +30,25 @@ pub fn report(
         },
     );
     let (mut function_responses, mut function_seconds) = (BTreeMap::new(), BTreeMap::new());
+    let mut function_buckets: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for (labels, n) in core.metrics.responses() {
         *function_responses
             .entry(labels.function.clone())
             .or_default() += n.count;
-        *function_seconds.entry(labels.function).or_default() += n.seconds;
+        *function_seconds.entry(labels.function.clone()).or_default() += n.seconds;
+        let sum = function_buckets
+            .entry(labels.function)
+            .or_insert_with(|| vec![0; n.buckets.len()]);
+        for (into, b) in sum.iter_mut().zip(n.buckets) {
+            *into += b;
+        }
     }
     let side = CoreSide {
         user_agent: super::CORE_USER_AGENT_PREFIX,
         function_calls,
         function_responses,
         function_seconds,
+        function_buckets,
         breakers: &core.breakers,
     };
     report_of(&side, apiserver, clocks, xrs)
@@ -56,6 +64,9 @@ pub struct CoreSide<'a> {
     pub function_responses: BTreeMap<String, u64>,
     /// The seconds its functions took per function, over those responses.
     pub function_seconds: BTreeMap<String, f64>,
+    /// Its latency histogram's buckets per function (cumulative; empty when they cannot be
+    /// read).
+    pub function_buckets: BTreeMap<String, Vec<u64>>,
     /// Its breakers (none when they cannot be read: a core in another process).
     pub breakers: &'a [XrdBreaker],
 }
@@ -115,6 +126,7 @@ pub fn report_of(
     let function_calls = side.function_calls.clone();
     let function_responses = side.function_responses.clone();
     let function_seconds = side.function_seconds.clone();
+    let function_buckets = side.function_buckets.clone();
     let breakers = side
         .breakers
         .iter()
@@ -271,6 +283,7 @@ pub fn report_of(
         function_calls,
         function_responses,
         function_seconds,
+        function_buckets,
         requests_per_bin: Vec::new(),
         bin_s: 0.0,
         breakers,

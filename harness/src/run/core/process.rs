@@ -188,6 +188,7 @@ pub fn report(
         function_calls: calls,
         function_responses: BTreeMap::new(),
         function_seconds: BTreeMap::new(),
+        function_buckets: BTreeMap::new(),
         breakers: &[],
     };
     let mut r = report_of(&side, apiserver, clocks, xrs);
