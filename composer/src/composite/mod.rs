@@ -29,7 +29,8 @@ pub use controller::{
 };
 pub use events::{
     REASON_COMPOSE, REASON_COMPOSITION_SELECTION, REASON_DELETE, REASON_INIT,
-    REASON_RECONCILE_REQUEST_HANDLED, REASON_SELECT_COMPOSITION, REPORTING_CONTROLLER, Recorder,
+    REASON_RECONCILE_REQUEST_HANDLED, REASON_SELECT_COMPOSITION, REPORTING_CONTROLLER, Recorded,
+    Recorder,
 };
 pub use field_owner::{FIELD_OWNER_COMPOSED_PREFIX, FIELD_OWNER_XR, composed_field_owner};
 pub use machinery::{LabelSelector, Machinery, NameRef, ResourceRef};

@@ -35,21 +35,14 @@ pub fn scenario(name: &str) -> String {
         .to_string()
 }
 
-/// scenarios/xr-smoke.yaml as the composite tests run it: its hold 2 minutes, its resync's
-/// timeout 6 minutes, and a limit of the run's own, `max_ttr`, on the XRs' p99 time to
-/// Ready. A resync is seen handled by core's ReconcileRequestHandled event, which client-go's
-/// spam filter holds until the XR's Normal events have a token again (their burst of 25 is
-/// spent at creation, one token refills per 300 s): more than the shipped 2 minutes. Small
-/// runs queue their Buckets nowhere, and polled XRs read Ready up to a poll interval after
-/// them: the plan's unloaded time to Ready is then no limit to hold them to.
+/// scenarios/xr-smoke.yaml as the composite tests run it: its hold 2 minutes, and a limit
+/// of the run's own, `max_ttr`, on the XRs' p99 time to Ready. Small runs queue their
+/// Buckets nowhere, and polled XRs read Ready up to a poll interval after them: the plan's
+/// unloaded time to Ready is then no limit to hold them to.
 pub fn xr_smoke_text(max_ttr: &str) -> String {
     std::fs::read_to_string(scenario("xr-smoke.yaml"))
         .expect("the shipped scenario")
         .replace("duration: 3m", "duration: 2m")
-        .replace(
-            "{name: resync, action: resync, timeout: 2m}",
-            "{name: resync, action: resync, timeout: 6m}",
-        )
         .replace(
             "{check: xrTimeToReady, quantile: 0.99}",
             &format!("{{check: xrTimeToReady, quantile: 0.99, maxDuration: {max_ttr}}}"),

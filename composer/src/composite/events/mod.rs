@@ -63,6 +63,43 @@ struct Shared {
     clock: Clock,
     names: Arc<Names>,
     counters: Arc<EventCounters>,
+    recorded: Arc<Recorded>,
+}
+
+/// Every event a recorder was asked to record, by object and reason, before the
+/// broadcaster's queue and client-go's spam filter and aggregation: what the reconciler
+/// did, where the Events API shows what reached the server (a `ReconcileRequestHandled`
+/// for an XR whose Normal events spent their burst waits up to 300 s there).
+#[derive(Debug, Default)]
+pub struct Recorded {
+    counts: std::sync::Mutex<std::collections::HashMap<(String, String), u64>>,
+}
+
+impl Recorded {
+    fn add(&self, object: &str, reason: &str) {
+        let mut counts = self
+            .counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match counts.get_mut(&(object.to_owned(), reason.to_owned())) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert((object.to_owned(), reason.to_owned()), 1);
+            }
+        }
+    }
+
+    /// How many events of `reason` were recorded for each object, by its name.
+    #[must_use]
+    pub fn by_object(&self, reason: &str) -> std::collections::BTreeMap<String, u64> {
+        self.counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter(|((_, r), _)| r == reason)
+            .map(|((object, _), n)| (object.clone(), *n))
+            .collect()
+    }
 }
 
 /// Records XR events; [`Recorder::nop`] records nothing (core's `NewNopRecorder`, the
@@ -110,6 +147,7 @@ impl Recorder {
             clock,
             names,
             counters,
+            recorded: Arc::default(),
         };
         (
             Recorder {
@@ -123,6 +161,12 @@ impl Recorder {
     #[must_use]
     pub fn counters(&self) -> Option<&Arc<EventCounters>> {
         self.shared.as_ref().map(|s| &s.counters)
+    }
+
+    /// What this recorder was asked to record, if it records.
+    #[must_use]
+    pub fn recorded(&self) -> Option<Arc<Recorded>> {
+        self.shared.as_ref().map(|s| Arc::clone(&s.recorded))
     }
 
     /// A `Normal` event about `xr`.
@@ -143,6 +187,7 @@ impl Recorder {
         let now = shared.clock.precise_now();
         let reference = reference(xr);
         let object = reference.name.clone().unwrap_or_default();
+        shared.recorded.add(&object, reason);
         let namespace = reference
             .namespace
             .clone()

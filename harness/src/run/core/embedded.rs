@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use composer::api::{CompositeResourceDefinition, Composition, Function};
 use composer::composite::{
-    Realtime, Recorder, RequeueSettings, XrdSettings, resync_period, run_revision_controllers,
-    start_xrd,
+    Realtime, Recorded, Recorder, RequeueSettings, XrdSettings, resync_period,
+    run_revision_controllers, start_xrd,
 };
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
@@ -44,6 +44,8 @@ pub struct EmbeddedCore {
     pub breakers: Vec<XrdBreaker>,
     /// The in-process functions' fault switches and own counts.
     pub faults: FunctionFaults,
+    /// The events core's reconcilers recorded, before client-go's spam filter.
+    pub recorded: Arc<Recorded>,
 }
 
 /// What phases read and change of a running core: its function metrics, its breakers and
@@ -58,6 +60,8 @@ pub struct CoreProbe {
     pub faults: FunctionFaults,
     /// Each XR controller's reconcile counts.
     pub stats: Vec<Arc<limiter::controller::ControllerStats>>,
+    /// The events core's reconcilers recorded, before client-go's spam filter.
+    pub recorded: Arc<Recorded>,
 }
 
 /// A client of `apiserver` whose requests carry core's `User-Agent`, each waiting
@@ -209,6 +213,7 @@ impl EmbeddedCore {
             metrics,
             breakers: Vec::new(),
             faults,
+            recorded: Arc::default(),
         };
         core.controllers_for(&client, s, &functions);
         Ok(core)
@@ -232,6 +237,9 @@ impl EmbeddedCore {
         };
         let (events, event_writer) = Recorder::start(client.clone());
         self.tasks.push(event_writer);
+        if let Some(recorded) = events.recorded() {
+            self.recorded = recorded;
+        }
         self.tasks
             .push(tokio::spawn(run_revision_controllers(client.clone())));
         let xrd_settings = XrdSettings {
@@ -267,6 +275,7 @@ impl EmbeddedCore {
                 .map(|b| (b.xrd.clone(), Arc::clone(&b.realtime)))
                 .collect(),
             faults: self.faults.clone(),
+            recorded: Arc::clone(&self.recorded),
             stats: self
                 .controllers
                 .iter()

@@ -150,7 +150,7 @@ impl<'s> XrDriver<'s> {
         let ns = namespace(s);
         let token = format!("{}-{}", phase.name, now_us());
         let handled = if matches!(phase.action, Action::Resync { .. }) {
-            handled_events(&self.client, &ns).await
+            self.handled().await
         } else {
             BTreeMap::new()
         };
@@ -251,7 +251,7 @@ impl<'s> XrDriver<'s> {
             return self.revision_pending(phase, watches).await;
         }
         let handled = if phase.until == Until::AllHandled {
-            handled_events(&self.client, &namespace(self.scenario)).await
+            self.handled().await
         } else {
             BTreeMap::new()
         };
@@ -368,6 +368,24 @@ pub fn composed_of(name: &str, xr: &str) -> bool {
 
 /// Core's `ReconcileRequestHandled` events in `namespace` (core/v1, as client-go's recorder
 /// writes them), counted by the XR they are about (an event's `count` counts its repeats).
+impl XrDriver<'_> {
+    /// How many times core handled a reconcile request of each XR, by its name: in this
+    /// process, the `ReconcileRequestHandled` events its reconcilers recorded (each
+    /// reconcile that found a token it had not recorded); else those the Events API shows,
+    /// which client-go's spam filter can hold back for minutes.
+    async fn handled(&self) -> BTreeMap<String, u32> {
+        match &self.core.probe {
+            Some(probe) => probe
+                .recorded
+                .by_object(composer::composite::REASON_RECONCILE_REQUEST_HANDLED)
+                .into_iter()
+                .map(|(name, n)| (name, u32::try_from(n).unwrap_or(u32::MAX)))
+                .collect(),
+            None => handled_events(&self.client, &namespace(self.scenario)).await,
+        }
+    }
+}
+
 async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<String, u32> {
     use k8s_openapi::api::core::v1::Event;
     let api: Api<Event> = Api::namespaced(client.clone(), namespace);
