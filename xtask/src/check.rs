@@ -62,6 +62,10 @@ pub fn run(root: &Path, a: &Args) -> Result {
     ));
     let mut args: Vec<&str> = runner.split(' ').collect();
     args.extend_from_slice(&step::TEST_BUILD[1..]);
+    if runner == "nextest run" {
+        // Every failure named, not only the first.
+        args.push("--no-fail-fast");
+    }
     step::run(cargo(&args, &env), "the tests")?;
 
     steps.step(&format!(
