@@ -253,6 +253,12 @@ userAgent: composer/
             r,
             "{core}"
         );
+        // A response per call, in the latency histogram's buckets (11 bounds, all of the
+        // built-in function's answers within the largest).
+        assert_eq!(core["function_responses"]["resources"].as_u64(), Some(r));
+        let buckets = core["function_buckets"]["resources"].as_array().unwrap();
+        assert_eq!(buckets.len(), 11, "{core}");
+        assert_eq!(buckets[10].as_u64(), Some(r), "{core}");
     }
     // The rest: the watches' LISTs and WATCHes, events, finalizers, the revision: the
     // same, but for the process's discovery at start (four LISTs) and the XR CRD, which

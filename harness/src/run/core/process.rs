@@ -12,8 +12,11 @@
 //!   composer) finds them all.
 //! - Core is up when every XRD's XR CRD exists (and, with a `metricsUrl`, core answers
 //!   there): the run's objects are created after that.
-//! - At the end, core's `metricsUrl` is read once (`function_run_function_request_total`
-//!   by `function_name`) before SIGTERM. Core's requests are those of the journal whose
+//! - At the end, core's `metricsUrl` is read once before SIGTERM: its function calls
+//!   (`function_run_function_request_total` by `function_name`), responses, seconds and
+//!   latency histogram (`function_run_function_response_total`,
+//!   `function_run_function_seconds`, its buckets when they are Prometheus' default ones,
+//!   as core's are). Core's requests are those of the journal whose
 //!   `User-Agent` starts with the profile's `userAgent`; XR readiness comes from the
 //!   harness's watches, as for the embedded core. A process's circuit breakers and its
 //!   per-phase counters cannot be read: their checks are UNMEASURED (and `functionCalls`
@@ -23,6 +26,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use composer::api::{CompositeResourceDefinition, Composition, Function};
+use composer::function::metrics::SECONDS_BUCKETS;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use tokio::time::Instant;
@@ -154,41 +158,92 @@ pub async fn wait_for_xr_crds(
     }
 }
 
-/// Core's function calls per function in its metrics text
-/// (`function_run_function_request_total`, summed over its other labels).
+/// Core's function figures, per function, from its metrics text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FunctionFigures {
+    /// `function_run_function_request_total`, summed over its other labels.
+    pub calls: BTreeMap<String, u64>,
+    /// `function_run_function_response_total`, summed likewise.
+    pub responses: BTreeMap<String, u64>,
+    /// `function_run_function_seconds_sum`, summed likewise.
+    pub seconds: BTreeMap<String, f64>,
+    /// `function_run_function_seconds_bucket` by bound, cumulative, for the functions whose
+    /// bounds are Prometheus' default ones ([`SECONDS_BUCKETS`]).
+    pub buckets: BTreeMap<String, Vec<u64>>,
+}
+
+/// Reads [`FunctionFigures`] from core's metrics text: each series summed by
+/// `function_name` over its other labels.
 #[must_use]
-pub fn function_calls(text: &str) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for (labels, v) in samples(text, "function_run_function_request_total") {
+pub fn function_figures(text: &str) -> FunctionFigures {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let count = |v: f64| v.max(0.0) as u64;
+    let by_function = |name: &str| {
+        let mut out: BTreeMap<String, f64> = BTreeMap::new();
+        for (labels, v) in samples(text, name) {
+            let f = label_value(labels, "function_name").unwrap_or_default();
+            *out.entry(f.to_owned()).or_default() += v;
+        }
+        out
+    };
+    let counts = |name: &str| -> BTreeMap<String, u64> {
+        by_function(name)
+            .into_iter()
+            .map(|(f, v)| (f, count(v)))
+            .collect()
+    };
+    let mut bounds: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
+    for (labels, v) in samples(text, "function_run_function_seconds_bucket") {
         let f = label_value(labels, "function_name").unwrap_or_default();
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let n = v.max(0.0) as u64;
-        *out.entry(f.to_owned()).or_default() += n;
+        let Some(le) = label_value(labels, "le").and_then(|le| le.parse::<f64>().ok()) else {
+            continue;
+        };
+        if le.is_finite() {
+            *bounds
+                .entry(f.to_owned())
+                .or_default()
+                .entry(le.to_bits())
+                .or_default() += count(v);
+        }
     }
-    out
+    let default: Vec<u64> = SECONDS_BUCKETS.iter().map(|b| b.to_bits()).collect();
+    let buckets = bounds
+        .into_iter()
+        .filter(|(_, by_bound)| by_bound.keys().copied().eq(default.iter().copied()))
+        .map(|(f, by_bound)| {
+            let n = default.iter().map(|b| by_bound[b]).collect();
+            (f, n)
+        })
+        .collect();
+    FunctionFigures {
+        calls: counts("function_run_function_request_total"),
+        responses: counts("function_run_function_response_total"),
+        seconds: by_function("function_run_function_seconds_sum"),
+        buckets,
+    }
 }
 
 /// What a core process did: its requests in `apiserver`'s journal by `user_agent`, its
-/// function calls (`None`: its metrics were not read, or could not be), the XRs from `log`
-/// and what the watches `seen`; the rest UNMEASURED.
+/// function figures (`Err`: its metrics were not read, or could not be, and why), the XRs
+/// from `log` and what the watches `seen`; the rest UNMEASURED.
 #[must_use]
 pub fn report(
     user_agent: &str,
-    function_calls: Result<BTreeMap<String, u64>, String>,
+    functions: Result<FunctionFigures, String>,
     apiserver: &mock_apiserver::ApiServer,
     clocks: (Epoch, RunClock),
     xrs: (&XrLog, &SeenMap, &[String]),
 ) -> CoreReport {
-    let (calls, calls_missing) = match function_calls {
-        Ok(c) => (c, None),
-        Err(why) => (BTreeMap::new(), Some(why)),
+    let (figures, calls_missing) = match functions {
+        Ok(f) => (f, None),
+        Err(why) => (FunctionFigures::default(), Some(why)),
     };
     let side = CoreSide {
         user_agent,
-        function_calls: calls,
-        function_responses: BTreeMap::new(),
-        function_seconds: BTreeMap::new(),
-        function_buckets: BTreeMap::new(),
+        function_calls: figures.calls,
+        function_responses: figures.responses,
+        function_seconds: figures.seconds,
+        function_buckets: figures.buckets,
         breakers: &[],
     };
     let mut r = report_of(&side, apiserver, clocks, xrs);
@@ -213,9 +268,36 @@ mod tests {
     #[test]
     fn function_calls_are_summed_by_function_over_the_other_labels() {
         let text = "# TYPE function_run_function_request_total counter\nfunction_run_function_request_total{function_name=\"resources\",grpc_method=\"RunFunction\"} 12\nfunction_run_function_request_total{function_name=\"resources\",grpc_method=\"Other\"} 3\nfunction_run_function_request_total{function_name=\"kcl\",grpc_method=\"RunFunction\"} 4\nfunction_run_function_response_total{function_name=\"kcl\"} 9\n";
-        let calls = function_calls(text);
-        assert_eq!(calls.get("resources"), Some(&15));
-        assert_eq!(calls.get("kcl"), Some(&4));
-        assert_eq!(calls.len(), 2);
+        let f = function_figures(text);
+        assert_eq!(f.calls.get("resources"), Some(&15));
+        assert_eq!(f.calls.get("kcl"), Some(&4));
+        assert_eq!(f.calls.len(), 2);
+        assert_eq!(f.responses.get("kcl"), Some(&9));
+    }
+
+    #[test]
+    fn the_latency_histogram_is_summed_by_function_when_its_buckets_are_prometheus_defaults() {
+        let mut text = String::new();
+        // Two label sets of `resources` (codes OK and Unknown), one of `odd` with other
+        // bounds.
+        for (code, n) in [("OK", 3), ("Unknown", 1)] {
+            for b in SECONDS_BUCKETS {
+                text.push_str(&format!(
+                    "function_run_function_seconds_bucket{{function_name=\"resources\",grpc_code=\"{code}\",le=\"{b}\"}} {}\n",
+                    if b >= 0.1 { n } else { 0 }
+                ));
+            }
+            text.push_str(&format!(
+                "function_run_function_seconds_bucket{{function_name=\"resources\",grpc_code=\"{code}\",le=\"+Inf\"}} {n}\nfunction_run_function_seconds_sum{{function_name=\"resources\",grpc_code=\"{code}\"}} 0.25\n"
+            ));
+        }
+        text.push_str("function_run_function_seconds_bucket{function_name=\"odd\",le=\"1\"} 2\nfunction_run_function_seconds_bucket{function_name=\"odd\",le=\"+Inf\"} 2\n");
+        let f = function_figures(&text);
+        assert_eq!(
+            f.buckets.get("resources"),
+            Some(&vec![0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4])
+        );
+        assert_eq!(f.seconds.get("resources"), Some(&0.5));
+        assert!(!f.buckets.contains_key("odd"));
     }
 }

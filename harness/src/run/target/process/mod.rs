@@ -409,7 +409,7 @@ impl Target for Process {
             Some((remote, path, url)) => remote
                 .get_text(path)
                 .await
-                .map(|text| core_process::function_calls(&text))
+                .map(|text| core_process::function_figures(&text))
                 .map_err(|e| format!("core's metrics at {url} could not be read at the end: {e}")),
             None => Err(
                 "the core profile has no metricsUrl, so core's function metrics were not read"
