@@ -40,7 +40,9 @@ pub(crate) fn http_get_within(
         .ok_or_else(|| invalid("no address"))?;
     let mut stream = TcpStream::connect_timeout(&addr, connect)?;
     stream.set_read_timeout(Some(answer))?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n")?;
+    // One write: `write!` on an unbuffered stream sends each piece on its own, and a server
+    // that answers after its first read would close with the rest unread (a reset).
+    stream.write_all(format!("GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes())?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
     let split = response
@@ -82,11 +84,17 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let server = std::thread::spawn(move || {
             let (mut conn, _) = listener.accept().unwrap();
-            let mut request = [0; 1024];
-            let n = conn.read(&mut request).unwrap();
+            // The whole request head, however the client's writes arrive.
+            let mut request = Vec::new();
+            let mut chunk = [0; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = conn.read(&mut chunk).unwrap();
+                assert!(n > 0, "the request ended before its head did");
+                request.extend_from_slice(&chunk[..n]);
+            }
             conn.write_all(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy")
                 .unwrap();
-            String::from_utf8_lossy(&request[..n]).into_owned()
+            String::from_utf8_lossy(&request).into_owned()
         });
         let (status, body) = http_get(&format!("http://127.0.0.1:{port}"), "/readyz?x=1").unwrap();
         assert_eq!((status, body.as_slice()), (503, &b"busy"[..]));
