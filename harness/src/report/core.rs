@@ -41,16 +41,15 @@ pub fn lines(r: &RunResult) -> Vec<String> {
         .function_calls
         .iter()
         .map(|(f, n)| {
-            let ms = |s: f64| format!("{} ms", fmt_num((s * 1e4).round() / 10.0));
             let quantiles = match (
                 c.function_quantile_s(f, 0.5),
                 c.function_quantile_s(f, 0.99),
             ) {
-                (Some(p50), Some(p99)) => format!(", p50 {}, p99 {}", ms(p50), ms(p99)),
+                (Some(p50), Some(p99)) => format!(", p50 {}, p99 {}", fmt_ms(p50), fmt_ms(p99)),
                 _ => String::new(),
             };
             match c.function_mean_s(f) {
-                Some(s) => format!("{f} {n} (mean {}{quantiles})", ms(s)),
+                Some(s) => format!("{f} {n} (mean {}{quantiles})", fmt_ms(s)),
                 None => format!("{f} {n}"),
             }
         })
@@ -153,4 +152,9 @@ fn circuit_lines(c: &CoreReport) -> Vec<String> {
         ));
     }
     out
+}
+
+/// A latency in seconds as milliseconds to a tenth: "2.5 ms".
+pub(super) fn fmt_ms(s: f64) -> String {
+    format!("{} ms", fmt_num((s * 1e4).round() / 10.0))
 }

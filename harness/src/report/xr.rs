@@ -381,10 +381,7 @@ fn requests_charts(o: &mut String, r: &RunResult, c: &CoreReport) {
 
 /// A latency in milliseconds to a tenth, or `-`.
 fn latency_ms(s: Option<f64>) -> String {
-    s.map_or_else(
-        || "-".to_owned(),
-        |s| format!("{} ms", fmt_num((s * 1e4).round() / 10.0)),
-    )
+    s.map_or_else(|| "-".to_owned(), super::core::fmt_ms)
 }
 
 fn functions(o: &mut String, c: &CoreReport) {

@@ -77,16 +77,12 @@ pub struct Recorded {
 
 impl Recorded {
     fn add(&self, object: &str, reason: &str) {
-        let mut counts = self
+        *self
             .counts
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match counts.get_mut(&(object.to_owned(), reason.to_owned())) {
-            Some(n) => *n += 1,
-            None => {
-                counts.insert((object.to_owned(), reason.to_owned()), 1);
-            }
-        }
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry((object.to_owned(), reason.to_owned()))
+            .or_default() += 1;
     }
 
     /// How many events of `reason` were recorded for each object, by its name.

@@ -17,6 +17,16 @@ fn signal(pid: u32, name: &str) {
     assert!(status.success(), "kill -{name} {pid}");
 }
 
+/// Waits (at most `within`) until the harness's standard error has a line holding `text`;
+/// returns that line.
+fn wait_for_line(cluster: &Cluster, text: &str, within: Duration) -> String {
+    let err = wait_for_err(cluster, text, within);
+    err.lines()
+        .find(|l| l.contains(text))
+        .expect("the text is in a line")
+        .to_owned()
+}
+
 /// Waits (at most `within`) until the harness's standard error holds `text`; returns it.
 fn wait_for_err(cluster: &Cluster, text: &str, within: Duration) -> String {
     let deadline = Instant::now() + within;
@@ -76,15 +86,11 @@ fn a_second_ctrl_c_leaves_the_clean_up_and_says_what_stays_in_the_cluster() {
         "{err}"
     );
     // Without a terminal the clean-up prints where it stands every 5 s.
-    let err = wait_for_err(
+    let progress = wait_for_line(
         &cluster,
         "cleanup (delete): 0/5 after",
         Duration::from_secs(15),
     );
-    let progress = err
-        .lines()
-        .find(|l| l.contains("cleanup (delete): 0/5 after"))
-        .unwrap();
     assert!(
         progress.ends_with(", waiting for the provider to release the first"),
         "{progress}"
@@ -98,15 +104,11 @@ fn a_second_ctrl_c_leaves_the_clean_up_and_says_what_stays_in_the_cluster() {
             .block_on(buckets.patch(&name, &PatchParams::default(), &Patch::Merge(&free)))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
-    let err = wait_for_err(
+    let estimate = wait_for_line(
         &cluster,
         "cleanup (delete): 2/5 after",
         Duration::from_secs(15),
     );
-    let estimate = err
-        .lines()
-        .find(|l| l.contains("cleanup (delete): 2/5 after"))
-        .unwrap();
     let left: f64 = estimate
         .split_once(", about ")
         .and_then(|(_, rest)| rest.strip_suffix("s left"))
