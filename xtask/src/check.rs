@@ -6,13 +6,14 @@
 //! `cargo build -p X` would compile a second copy of up to seventy crates with X's own
 //! features. The test step runs the tests under cargo-nextest (cargo test with
 //! `--cargo-test`, or when nextest is not installed); the doc tests, which nextest does not
-//! run, are a step of their own.
+//! run, are a step of their own. Under nextest the steps after the tests run beside them at
+//! the lowest CPU priority, their output shown when the tests end.
 //! The tests replay every fuzz target's seeds, corpus and past crashes; fuzzing itself is
 //! `cargo xtask fuzz`, or `--fuzz-seconds N` here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::step::{self, DOC_FEATURES, Result, Steps, TEST_FEATURES};
+use crate::step::{self, DOC_FEATURES, Error, Result, Steps, TEST_FEATURES};
 
 /// `cargo xtask check`.
 #[derive(clap::Args, Debug)]
@@ -34,39 +35,234 @@ pub struct Args {
     pub cargo_test: bool,
 }
 
-/// Runs every step in order; the first failure stops the check.
+/// Runs every step; a failure of the tests or of a step after them fails the check.
+///
+/// Under cargo-nextest the steps after the tests (doc tests, docs, the AWS clients, the
+/// kind assets, hour-virtual, selfcheck) run beside the tests, at the lowest CPU priority
+/// (`nice -n 19`), in a child process ([`after_tests_lane`]): the test step spends about
+/// half of the machine's two cores waiting on real time, and those steps fill it. The
+/// tests run from the build's list of binaries (nextest's reuse of a build), so no cargo
+/// of theirs waits on the doc steps' lock of the target directory.
 pub fn run(root: &Path, a: &Args) -> Result {
     let steps = Steps::start();
     let env = step::check_env(root)?;
-    let bins = step::target_dir(root).join("debug");
     let cargo = |args: &[&str], env: &[(&str, String)]| step::command(root, "cargo", args, env);
 
     steps.step("cargo fmt --all --check");
     step::run(cargo(&["fmt", "--all", "--check"], &[]), "formatting")?;
 
-    // The same build either way. cargo-nextest runs every crate's tests in one pool, a
-    // process per test, the slowest first and the ones that wait on real time beside the
-    // busy ones (.config/nextest.toml): on an idle 2-core machine the step took 5 min 26 s
-    // against cargo test's 11 min, which runs one test binary after another, each ending on
-    // its slowest test.
-    let runner = if a.cargo_test {
-        "test"
-    } else if step::which("cargo-nextest").is_none() {
-        steps.step("cargo-nextest is not installed: the tests run under cargo test (`cargo install cargo-nextest --locked` for the faster step)");
-        "test"
-    } else {
-        "nextest run"
-    };
-    steps.step(&format!(
-        "cargo {runner} --workspace --all-targets --features {TEST_FEATURES} --locked (built by clippy-driver: lints are errors)"
-    ));
-    let mut args: Vec<&str> = runner.split(' ').collect();
-    args.extend_from_slice(&step::TEST_BUILD[1..]);
-    if runner == "nextest run" {
-        // Every failure named, not only the first.
-        args.push("--no-fail-fast");
+    let nextest = !a.cargo_test && step::which("cargo-nextest").is_some();
+    if !a.cargo_test && !nextest {
+        steps.step("cargo-nextest is not installed: the tests run under cargo test, the steps after them in turn (`cargo install cargo-nextest --locked` for the faster check)");
     }
-    step::run(cargo(&args, &env), "the tests")?;
+    if nextest {
+        tests_beside_the_rest(root, &steps, &env)?;
+    } else {
+        // cargo test runs one test binary after another, each ending on its slowest test:
+        // on an idle 2-core machine 11 min against nextest's 5 min 26 s.
+        steps.step(&format!(
+            "cargo test --workspace --all-targets --features {TEST_FEATURES} --locked (built by clippy-driver: lints are errors)"
+        ));
+        step::run(cargo(&step::TEST_BUILD, &env), "the tests")?;
+        after_tests(root, &steps, &env)?;
+    }
+
+    if a.fuzz_seconds > 0 {
+        steps.step(&format!(
+            "cargo xtask fuzz all {} (every fuzz target, {}s each, after an instrumented release build)",
+            a.fuzz_seconds, a.fuzz_seconds
+        ));
+        crate::fuzz::run(
+            root,
+            &crate::fuzz::Args {
+                target: Some("all".into()),
+                seconds: Some(a.fuzz_seconds.to_string()),
+                libfuzzer: Vec::new(),
+            },
+        )?;
+    }
+
+    steps.step(&format!("all checks passed in {}", steps.elapsed()));
+    Ok(())
+}
+
+/// The environment variable that carries the check's clock (seconds since it started) to
+/// the lane of steps beside the tests, so that their headings read as the check's.
+const STARTED_AGO: &str = "XTASK_CHECK_STARTED_AGO";
+
+/// The test build and its list of binaries, then the tests under cargo-nextest with the
+/// steps after them beside, their output followed once the tests end.
+fn tests_beside_the_rest(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
+    let dir = step::target_dir(root).join("check");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
+    let binaries = dir.join("binaries-metadata.json");
+    let metadata = dir.join("cargo-metadata.json");
+    let log = dir.join("after-tests.log");
+
+    steps.step(&format!(
+        "cargo nextest list --workspace --all-targets --features {TEST_FEATURES} --locked --list-type binaries-only (the test build, by clippy-driver: lints are errors)"
+    ));
+    let mut list: Vec<&str> = vec!["nextest", "list"];
+    list.extend_from_slice(&step::TEST_BUILD[1..]);
+    list.extend_from_slice(&["--list-type", "binaries-only", "--message-format", "json"]);
+    step::run_to_file(
+        step::command(root, "cargo", &list, env),
+        &binaries,
+        "the test build",
+    )?;
+    step::run_to_file(
+        step::command(
+            root,
+            "cargo",
+            &["metadata", "--format-version", "1", "--locked"],
+            env,
+        ),
+        &metadata,
+        "cargo metadata",
+    )?;
+
+    steps.step(&format!(
+        "cargo nextest run --no-fail-fast (every test of that build); beside it, at the lowest CPU priority, the steps after the tests (their output in {}, shown when the tests end)",
+        log.strip_prefix(root).unwrap_or(&log).display()
+    ));
+    let mut lane = start_lane(root, steps, env, &log)?;
+    let binaries = binaries.display().to_string();
+    let metadata = metadata.display().to_string();
+    let tests = step::run(
+        step::command(
+            root,
+            "cargo",
+            &[
+                "nextest",
+                "run",
+                "--binaries-metadata",
+                &binaries,
+                "--cargo-metadata",
+                &metadata,
+                // Every failure named, not only the first.
+                "--no-fail-fast",
+            ],
+            env,
+        ),
+        "the tests",
+    );
+    println!(
+        "\n--- the steps beside the tests ({}):",
+        if lane.done().unwrap_or(false) {
+            "ended"
+        } else {
+            "still running, followed"
+        }
+    );
+    let after = lane.follow();
+    match (tests, after) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Err(t), Err(s)) => Err(Error::Failed(format!("{t}; {s}"))),
+    }
+}
+
+/// The child process running [`after_tests_lane`], its output going to a file.
+struct Lane {
+    child: std::process::Child,
+    log: PathBuf,
+}
+
+/// Starts `cargo xtask` (this binary) `after-tests` under `nice -n 19` when `nice` is
+/// installed, its output to `log`.
+fn start_lane(root: &Path, steps: &Steps, env: &[(&str, String)], log: &Path) -> Result<Lane> {
+    // The test build has just built this binary again (its own compiler settings differ
+    // from `cargo run`'s), replacing the file this process runs from.
+    let built = step::target_dir(root).join("debug").join("xtask");
+    let me = if built.is_file() {
+        built
+    } else {
+        std::env::current_exe()
+            .map_err(|e| Error::Usage(format!("cannot find cargo xtask's own binary: {e}")))?
+    };
+    let me = me.display().to_string();
+    let mut env = env.to_vec();
+    env.push((STARTED_AGO, steps.elapsed_secs().to_string()));
+    let mut c = match step::which("nice") {
+        Some(nice) => step::command(root, nice, &["-n", "19", &me, "after-tests"], &env),
+        None => step::command(root, &me, &["after-tests"], &env),
+    };
+    let out =
+        std::fs::File::create(log).map_err(|e| Error::Usage(format!("{}: {e}", log.display())))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| Error::Usage(format!("{}: {e}", log.display())))?;
+    c.stdout(out).stderr(err);
+    let child = c
+        .spawn()
+        .map_err(|e| Error::Usage(format!("cannot start the steps beside the tests: {e}")))?;
+    Ok(Lane {
+        child,
+        log: log.to_path_buf(),
+    })
+}
+
+impl Lane {
+    /// Whether the lane has ended.
+    fn done(&mut self) -> Result<bool> {
+        self.child
+            .try_wait()
+            .map(|s| s.is_some())
+            .map_err(|e| Error::Usage(format!("the steps beside the tests: {e}")))
+    }
+
+    /// Prints the lane's output so far and then as it comes, until the lane ends; its
+    /// result.
+    fn follow(mut self) -> Result {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let mut file = std::fs::File::open(&self.log)
+            .map_err(|e| Error::Usage(format!("{}: {e}", self.log.display())))?;
+        let mut at = 0;
+        let mut buf = Vec::new();
+        loop {
+            let status = self
+                .child
+                .try_wait()
+                .map_err(|e| Error::Usage(format!("the steps beside the tests: {e}")))?;
+            buf.clear();
+            file.seek(SeekFrom::Start(at))
+                .and_then(|_| file.read_to_end(&mut buf))
+                .map_err(|e| Error::Usage(format!("{}: {e}", self.log.display())))?;
+            at += buf.len() as u64;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&buf).and_then(|()| out.flush());
+            drop(out);
+            match status {
+                Some(s) if s.success() => return Ok(()),
+                Some(s) => {
+                    return Err(Error::Failed(format!(
+                        "the steps beside the tests failed ({s})"
+                    )));
+                }
+                None => std::thread::sleep(std::time::Duration::from_millis(200)),
+            }
+        }
+    }
+}
+
+/// `cargo xtask after-tests`, the lane [`run`] starts beside the tests: the steps after
+/// them, on the check's clock.
+pub fn after_tests_lane(root: &Path) -> Result {
+    let ago = std::env::var(STARTED_AGO)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let steps = Steps::started_ago(ago);
+    let env = step::check_env(root)?;
+    after_tests(root, &steps, &env)?;
+    steps.step("the steps beside the tests passed");
+    Ok(())
+}
+
+/// The steps after the tests, in order; the first failure stops them.
+fn after_tests(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
+    let bins = step::target_dir(root).join("debug");
+    let cargo = |args: &[&str], env: &[(&str, String)]| step::command(root, "cargo", args, env);
 
     steps.step(&format!(
         "cargo test --workspace --doc --features {TEST_FEATURES} --locked"
@@ -81,7 +277,7 @@ pub fn run(root: &Path, a: &Args) -> Result {
                 TEST_FEATURES,
                 "--locked",
             ],
-            &env,
+            env,
         ),
         "the doc tests",
     )?;
@@ -89,7 +285,7 @@ pub fn run(root: &Path, a: &Args) -> Result {
     steps.step(&format!(
         "cargo doc --workspace --no-deps --features {DOC_FEATURES} --locked (warnings are errors)"
     ));
-    let mut doc_env = env.clone();
+    let mut doc_env = env.to_vec();
     doc_env.push(("RUSTDOCFLAGS", "-D warnings".to_owned()));
     step::run(
         cargo(
@@ -110,14 +306,14 @@ pub fn run(root: &Path, a: &Args) -> Result {
         "ci/aws-clients.sh (boto3 and the AWS CLI against mock-cloud: S3, STS, DynamoDB, EC2, retry modes)",
     );
     step::run(
-        step::command(root, "bash", &["ci/aws-clients.sh"], &env),
+        step::command(root, "bash", &["ci/aws-clients.sh"], env),
         "the AWS clients",
     )?;
 
     steps.step(
         "cargo xtask validate (kind assets: manifests, server dry run, shellcheck, Dockerfiles, workflow)",
     );
-    crate::validate::validate(root, &steps, Some(&bins))?;
+    crate::validate::validate(root, steps, Some(&bins))?;
 
     // No step runs scenarios/smoke.yaml: the harness's tests run it in real time on the
     // embedded stack (virtual_time::smoke_gets_the_same_verdicts_and_call_counts_in_real_and_virtual_time,
@@ -151,24 +347,7 @@ pub fn run(root: &Path, a: &Args) -> Result {
         ),
     ] {
         steps.step(what);
-        step::run(step::command(root, &harness, args, &env), what)?;
+        step::run(step::command(root, &harness, args, env), what)?;
     }
-
-    if a.fuzz_seconds > 0 {
-        steps.step(&format!(
-            "cargo xtask fuzz all {} (every fuzz target, {}s each, after an instrumented release build)",
-            a.fuzz_seconds, a.fuzz_seconds
-        ));
-        crate::fuzz::run(
-            root,
-            &crate::fuzz::Args {
-                target: Some("all".into()),
-                seconds: Some(a.fuzz_seconds.to_string()),
-                libfuzzer: Vec::new(),
-            },
-        )?;
-    }
-
-    steps.step(&format!("all checks passed in {}", steps.elapsed()));
     Ok(())
 }

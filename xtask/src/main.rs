@@ -59,6 +59,10 @@ enum Command {
     /// ci/docker) and the one a sweep's Indexed Job runs (loadtest/harness), and loads them
     /// into the kind cluster.
     KindImages(kind::ImagesArgs),
+    /// The steps `cargo xtask check` runs beside the tests (doc tests, docs, the AWS
+    /// clients, the kind assets, hour-virtual, selfcheck), in order; the check starts it.
+    #[command(hide = true)]
+    AfterTests,
 }
 
 fn main() -> ExitCode {
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate::run(&root, &a),
         Command::Kind(a) => kind::run(&root, &a),
         Command::KindImages(a) => kind::images(&root, &a),
+        Command::AfterTests => check::after_tests_lane(&root),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -164,6 +164,22 @@ impl Steps {
         }
     }
 
+    /// A run that started `secs` seconds ago (a child process continuing its parent's
+    /// clock).
+    pub fn started_ago(secs: u64) -> Steps {
+        let now = Instant::now();
+        Steps {
+            started: now
+                .checked_sub(std::time::Duration::from_secs(secs))
+                .unwrap_or(now),
+        }
+    }
+
+    /// Whole seconds since the start.
+    pub fn elapsed_secs(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+
     /// Prints `==> [m:ss] what`.
     pub fn step(&self, what: &str) {
         println!("\n==> [{}] {what}", clock(self.started.elapsed().as_secs()));
@@ -228,6 +244,15 @@ pub fn run(mut c: Command, what: &str) -> Result {
     } else {
         Err(Error::Failed(format!("{what} failed ({status})")))
     }
+}
+
+/// Runs `c` with its standard output written to `path` and its errors to the terminal; a
+/// failure names `what`.
+pub fn run_to_file(mut c: Command, path: &Path, what: &str) -> Result {
+    let file = std::fs::File::create(path)
+        .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+    c.stdout(file);
+    run(c, what)
 }
 
 #[cfg(test)]
