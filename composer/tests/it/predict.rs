@@ -185,8 +185,14 @@ async fn steady_polling_creation_and_breaker_tokens_match_section_12() {
         applies as f64,
         "k = 2 per reconcile"
     );
-    // Within the jitter's spread of the expectation: one reconcile per XR either way.
-    assert!((applies as f64 - expected).abs() <= X as f64 * (N as f64 + 2.0));
+    // Within the jitter's spread of the expectation: one reconcile per XR either way (the
+    // expectation is a float sum: 210.00000000000003 for 210, so 189 is one reconcile per
+    // XR below it, the slowest chain's count above, and must pass).
+    let spread = X as f64 * (N as f64 + 2.0);
+    assert!(
+        (applies as f64 - expected).abs() <= spread + 1e-9 * expected,
+        "{applies} against {expected} ± {spread}"
+    );
     stack.running.stop().await;
 }
 
