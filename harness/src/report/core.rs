@@ -62,6 +62,7 @@ pub fn lines(r: &RunResult) -> Vec<String> {
             calls.join(", ")
         }
     ));
+    out.extend(latency_by_phase(c));
     for b in &c.breakers {
         out.push(format!(
             "  breaker {}: {} opens, {} closes; events {} allowed, {} dropped, {} half-open",
@@ -95,6 +96,37 @@ pub fn lines(r: &RunResult) -> Vec<String> {
             mr(0.5),
             mr(0.99),
             r.ttr.count
+        ));
+    }
+    out
+}
+
+/// Each phase's function latency, p50 and p99 per function (with its responses), when the
+/// run had more than one phase and core's histogram was read per phase.
+fn latency_by_phase(c: &CoreReport) -> Vec<String> {
+    if c.phases.len() < 2 || c.phases.iter().all(|p| p.function_latency.is_empty()) {
+        return Vec::new();
+    }
+    let mut out = vec!["  function latency by phase (p50 / p99, responses):".to_owned()];
+    for p in &c.phases {
+        let l = &p.function_latency;
+        let parts: Vec<String> = l
+            .responses
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(f, n)| {
+                let q = |q| l.quantile_s(f, q).map_or_else(|| "-".to_owned(), fmt_ms);
+                format!("{f} {} / {} ({n})", q(0.5), q(0.99))
+            })
+            .collect();
+        out.push(format!(
+            "    {}: {}",
+            p.phase,
+            if parts.is_empty() {
+                "no responses".to_owned()
+            } else {
+                parts.join(", ")
+            }
         ));
     }
     out

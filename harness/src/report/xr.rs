@@ -419,6 +419,32 @@ fn functions(o: &mut String, c: &CoreReport) {
         o.push_str("</tr>");
     }
     o.push_str("</table>");
+    latency_by_phase(o, c);
+}
+
+/// Each phase's function latency (core's histogram read at the phase's start and end), when
+/// the run had more than one phase and it was read per phase.
+fn latency_by_phase(o: &mut String, c: &CoreReport) {
+    if c.phases.len() < 2 || c.phases.iter().all(|p| p.function_latency.is_empty()) {
+        return;
+    }
+    o.push_str("<p class=\"sub\">Function latency by phase, from core's histogram read as each phase started and ended.</p>");
+    o.push_str("<table><tr><th>phase</th><th>function</th><th>responses</th><th>mean latency</th><th>p50</th><th>p99</th></tr>");
+    for p in &c.phases {
+        let l = &p.function_latency;
+        for (f, n) in l.responses.iter().filter(|(_, n)| **n > 0) {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                esc(&p.phase),
+                esc(f),
+                latency_ms(l.mean_s(f)),
+                latency_ms(l.quantile_s(f, 0.5)),
+                latency_ms(l.quantile_s(f, 0.99))
+            );
+        }
+    }
+    o.push_str("</table>");
 }
 
 fn xr_ttr(o: &mut String, r: &RunResult, c: &CoreReport) {

@@ -131,6 +131,119 @@ pub struct CorePhase {
     pub composed_created: Option<u64>,
     /// The cloud's Update calls in the phase (the provider's updates reaching the cloud).
     pub cloud_updates: Option<u64>,
+    /// Its functions' latency in it, per function (core's `function_run_function_seconds`
+    /// read at the phase's start and end); empty where core's histogram is not read per
+    /// phase (a core in another process).
+    #[serde(skip_serializing_if = "FunctionLatency::is_empty")]
+    pub function_latency: FunctionLatency,
+}
+
+/// Functions' latency as core's histogram gives it, per function: responses, their seconds,
+/// and the buckets (cumulative, Prometheus' default bounds, `SECONDS_BUCKETS`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FunctionLatency {
+    /// Responses per function.
+    pub responses: BTreeMap<String, u64>,
+    /// Their seconds, summed per function.
+    pub seconds: BTreeMap<String, f64>,
+    /// The histogram's buckets per function (cumulative).
+    pub buckets: BTreeMap<String, Vec<u64>>,
+}
+
+impl FunctionLatency {
+    /// Whether no response was counted.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.responses.values().all(|&n| n == 0)
+    }
+
+    /// What was counted from `before` to `self` (counters read later minus earlier).
+    #[must_use]
+    pub fn since(&self, before: &FunctionLatency) -> FunctionLatency {
+        let responses = self
+            .responses
+            .iter()
+            .map(|(f, n)| {
+                let b = before.responses.get(f).copied().unwrap_or(0);
+                (f.clone(), n.saturating_sub(b))
+            })
+            .collect();
+        let seconds = self
+            .seconds
+            .iter()
+            .map(|(f, s)| (f.clone(), s - before.seconds.get(f).copied().unwrap_or(0.0)))
+            .collect();
+        let buckets = self
+            .buckets
+            .iter()
+            .map(|(f, now)| {
+                let diff = match before.buckets.get(f) {
+                    Some(b) if b.len() == now.len() => now
+                        .iter()
+                        .zip(b)
+                        .map(|(n, b)| n.saturating_sub(*b))
+                        .collect(),
+                    _ => now.clone(),
+                };
+                (f.clone(), diff)
+            })
+            .collect();
+        FunctionLatency {
+            responses,
+            seconds,
+            buckets,
+        }
+    }
+
+    /// Function `function`'s mean latency (s) over its responses.
+    #[must_use]
+    pub fn mean_s(&self, function: &str) -> Option<f64> {
+        let n = *self.responses.get(function)?;
+        #[allow(clippy::cast_precision_loss)]
+        (n > 0).then(|| self.seconds.get(function).copied().unwrap_or(0.0) / n as f64)
+    }
+
+    /// Function `function`'s latency (s) at quantile `q`, as [`histogram_quantile`] reads
+    /// its histogram.
+    #[must_use]
+    pub fn quantile_s(&self, function: &str, q: f64) -> Option<f64> {
+        histogram_quantile(
+            self.buckets.get(function)?,
+            *self.responses.get(function)?,
+            q,
+        )
+    }
+}
+
+/// The latency (s) at quantile `q` of a histogram of `total` observations with cumulative
+/// `buckets` over core's bounds (Prometheus' defaults, 5 ms to 10 s), as Prometheus'
+/// `histogram_quantile` reads one: linear within the bucket the rank falls in (from 0 in
+/// the first), the highest finite bound when it falls past them (10 s); `None` without
+/// observations or with buckets of other bounds.
+#[must_use]
+pub fn histogram_quantile(buckets: &[u64], total: u64, q: f64) -> Option<f64> {
+    use composer::function::metrics::SECONDS_BUCKETS;
+    if total == 0 || buckets.len() != SECONDS_BUCKETS.len() {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let rank = q.clamp(0.0, 1.0) * total as f64;
+    #[allow(clippy::cast_precision_loss)]
+    let Some(b) = buckets.iter().position(|&n| n as f64 >= rank) else {
+        return SECONDS_BUCKETS.last().copied();
+    };
+    let (start, below) = match b {
+        0 => (0.0, 0),
+        _ => (SECONDS_BUCKETS[b - 1], buckets[b - 1]),
+    };
+    let within = buckets[b] - below;
+    if within == 0 {
+        return Some(SECONDS_BUCKETS[b]);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let fraction = (rank - below as f64) / within as f64;
+    Some(start + (SECONDS_BUCKETS[b] - start) * fraction)
 }
 
 impl CorePhase {
@@ -299,34 +412,15 @@ impl CoreReport {
         (n > 0).then(|| self.function_seconds.get(function).copied().unwrap_or(0.0) / n as f64)
     }
 
-    /// Function `function`'s latency (s) at quantile `q` from its histogram, as Prometheus'
-    /// `histogram_quantile` reads one: linear within the bucket the rank falls in, the
-    /// highest finite bound when it falls past them (10 s); `None` without responses.
+    /// Function `function`'s latency (s) at quantile `q` from its histogram
+    /// ([`histogram_quantile`]); `None` without responses.
     #[must_use]
     pub fn function_quantile_s(&self, function: &str, q: f64) -> Option<f64> {
-        use composer::function::metrics::SECONDS_BUCKETS;
-        let buckets = self.function_buckets.get(function)?;
-        let total = *self.function_responses.get(function)?;
-        if total == 0 || buckets.len() != SECONDS_BUCKETS.len() {
-            return None;
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let rank = q.clamp(0.0, 1.0) * total as f64;
-        #[allow(clippy::cast_precision_loss)]
-        let Some(b) = buckets.iter().position(|&n| n as f64 >= rank) else {
-            return SECONDS_BUCKETS.last().copied();
-        };
-        let (start, below) = match b {
-            0 => (0.0, 0),
-            _ => (SECONDS_BUCKETS[b - 1], buckets[b - 1]),
-        };
-        let within = buckets[b] - below;
-        if within == 0 {
-            return Some(SECONDS_BUCKETS[b]);
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let fraction = (rank - below as f64) / within as f64;
-        Some(start + (SECONDS_BUCKETS[b] - start) * fraction)
+        histogram_quantile(
+            self.function_buckets.get(function)?,
+            *self.function_responses.get(function)?,
+            q,
+        )
     }
 
     /// The XRs whose circuit ever left closed, most time open first, with their spans

@@ -108,6 +108,27 @@ fn a_slow_function_makes_every_reconcile_pass_the_deadline_until_it_recovers() {
     // After the fault, reconciles succeed again and the XR is Ready and not stale.
     let after = core.phase("recovered").expect("the hold after");
     assert!(after.reconciles > after.reconcile_errors, "{after:?}");
+    // Core's latency histogram over each phase: the calls answered in the fault took its
+    // 90 s (past core's last bound, so p50 reads 10 s); after it the function answers within
+    // the first bucket (5 ms), but for the call in flight when the fault ended, which
+    // answers after its 90 s.
+    let l = &slow.function_latency;
+    assert_eq!(
+        l.responses.get("resources").copied(),
+        Some(calls),
+        "{slow:?}"
+    );
+    assert_eq!(l.quantile_s("resources", 0.5), Some(10.0), "{slow:?}");
+    assert!(l.mean_s("resources").is_some_and(|s| s >= 60.0), "{slow:?}");
+    let l = &after.function_latency;
+    assert!(
+        l.quantile_s("resources", 0.5).is_some_and(|s| s <= 0.005),
+        "{after:?}"
+    );
+    assert!(
+        l.buckets["resources"][0] + 1 >= l.responses["resources"],
+        "{after:?}"
+    );
     assert!(core.stale.is_empty());
     assert!(
         core.xrs.iter().all(|x| x.ready_s.is_some()),

@@ -231,3 +231,58 @@ fn function_latency_quantiles_are_read_from_the_histogram_as_prometheus_reads_th
     assert_eq!(past.function_quantile_s("slow", 0.99), Some(10.0));
     assert_eq!(c.function_quantile_s("absent", 0.5), None);
 }
+
+#[test]
+fn each_phases_function_latency_is_the_histograms_difference_over_the_phase() {
+    use harness::result::core::{CorePhase, FunctionLatency};
+    let of = |responses: u64, seconds: f64, first: u64| FunctionLatency {
+        responses: BTreeMap::from([("resources".to_owned(), responses)]),
+        seconds: BTreeMap::from([("resources".to_owned(), seconds)]),
+        // Cumulative over core's 11 bounds: `first` within 5 ms, none more below 10 s.
+        buckets: BTreeMap::from([("resources".to_owned(), vec![first; 11])]),
+    };
+    // At the fault's start: 10 responses, each within 5 ms; at its end 4 more of 90 s.
+    let (start, end) = (of(10, 0.01, 10), of(14, 360.01, 10));
+    let slow = end.since(&start);
+    assert_eq!(slow.responses["resources"], 4);
+    assert_eq!(slow.buckets["resources"], vec![0; 11]);
+    assert!((slow.mean_s("resources").unwrap() - 90.0).abs() < 1e-9);
+    // Past every finite bound: the highest, 10 s; the creation's within the first bucket.
+    assert_eq!(slow.quantile_s("resources", 0.5), Some(10.0));
+    let create = start.since(&FunctionLatency::default());
+    let p99 = create.quantile_s("resources", 0.99).unwrap();
+    assert!((p99 - 0.00495).abs() < 1e-12, "{p99}");
+    let phase = |name: &str, l: FunctionLatency| CorePhase {
+        phase: name.to_owned(),
+        action: "hold".to_owned(),
+        function_latency: l,
+        ..CorePhase::default()
+    };
+    let mut r = result();
+    r.core.as_mut().unwrap().phases = vec![phase("create", create), phase("slow", slow)];
+    let table = assertion_table(&r);
+    let at = table
+        .find("  function latency by phase (p50 / p99, responses):")
+        .unwrap_or_else(|| panic!("{table}"));
+    let lines: Vec<&str> = table[at..].lines().skip(1).take(2).collect();
+    assert_eq!(
+        lines,
+        [
+            "    create: resources 2.5 ms / 5 ms (10)",
+            "    slow: resources 10000 ms / 10000 ms (4)"
+        ],
+        "{table}"
+    );
+    let page = html(&r);
+    assert!(
+        page.contains("<tr><td>slow</td><td>resources</td><td class=\"n\">4</td><td class=\"n\">90000 ms</td><td class=\"n\">10000 ms</td><td class=\"n\">10000 ms</td></tr>"),
+        "{page}"
+    );
+    // The shares round-trip through result.json; a phase without responses writes none.
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(text.contains("\"function_latency\""));
+    let back: RunResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.core.unwrap().phases, r.core.unwrap().phases);
+    let none = serde_json::to_value(phase("hold", FunctionLatency::default())).unwrap();
+    assert!(none.get("function_latency").is_none(), "{none}");
+}

@@ -5,9 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use composer::function::FunctionMetrics;
+
 use super::embedded::{EmbeddedCore, XrdBreaker};
 use super::xrs::{XrLog, composed_by_xr};
-use crate::result::core::{BreakerCounts, CoreReport, CoreRequests, OpenSpan, XrTiming, in_phase};
+use crate::result::core::{
+    BreakerCounts, CoreReport, CoreRequests, FunctionLatency, OpenSpan, XrTiming, in_phase,
+};
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::source::watches::SeenMap;
 
@@ -29,29 +33,34 @@ pub fn report(
             m
         },
     );
-    let (mut function_responses, mut function_seconds) = (BTreeMap::new(), BTreeMap::new());
-    let mut function_buckets: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for (labels, n) in core.metrics.responses() {
-        *function_responses
-            .entry(labels.function.clone())
-            .or_default() += n.count;
-        *function_seconds.entry(labels.function.clone()).or_default() += n.seconds;
-        let sum = function_buckets
+    let latency = latency(&core.metrics);
+    let side = CoreSide {
+        user_agent: super::CORE_USER_AGENT_PREFIX,
+        function_calls,
+        function_responses: latency.responses,
+        function_seconds: latency.seconds,
+        function_buckets: latency.buckets,
+        breakers: &core.breakers,
+    };
+    report_of(&side, apiserver, clocks, xrs)
+}
+
+/// Core's function latency so far, per function: its responses of every code summed.
+#[must_use]
+pub fn latency(metrics: &FunctionMetrics) -> FunctionLatency {
+    let mut l = FunctionLatency::default();
+    for (labels, n) in metrics.responses() {
+        *l.responses.entry(labels.function.clone()).or_default() += n.count;
+        *l.seconds.entry(labels.function.clone()).or_default() += n.seconds;
+        let sum = l
+            .buckets
             .entry(labels.function)
             .or_insert_with(|| vec![0; n.buckets.len()]);
         for (into, b) in sum.iter_mut().zip(n.buckets) {
             *into += b;
         }
     }
-    let side = CoreSide {
-        user_agent: super::CORE_USER_AGENT_PREFIX,
-        function_calls,
-        function_responses,
-        function_seconds,
-        function_buckets,
-        breakers: &core.breakers,
-    };
-    report_of(&side, apiserver, clocks, xrs)
+    l
 }
 
 /// What a report reads from core itself, wherever it runs.

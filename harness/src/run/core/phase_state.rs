@@ -16,6 +16,7 @@ pub struct Counters {
     pub(super) dropped: u64,
     pub(super) reconciles: u64,
     pub(super) errors: u64,
+    pub(super) latency: crate::result::core::FunctionLatency,
 }
 
 /// A phase under way: what was read at its start.

@@ -10,7 +10,8 @@
 //!   phase's duration, then cleared (without a duration it stays set).
 //! - For every phase, core's counters are read at its start and end
 //!   ([`crate::result::core::CorePhase`]): function calls (core's and the functions' own),
-//!   calls its deadline ended, breaker opens and dropped events; for a compositionUpdate the
+//!   calls its deadline ended, breaker opens and dropped events, the functions' latency
+//!   histogram; for a compositionUpdate the
 //!   composed resources whose spec changed and those it created, and the cloud's Updates.
 
 use std::collections::BTreeMap;
@@ -53,6 +54,7 @@ fn counters(probe: &CoreProbe) -> Counters {
         c.opens += m.opens;
         c.dropped += m.dropped;
     }
+    c.latency = super::measure::latency(&probe.metrics);
     c
 }
 
@@ -218,6 +220,7 @@ impl XrDriver<'_> {
             composed_updates: updates,
             composed_created: created,
             cloud_updates,
+            function_latency: after.latency.since(&b.latency),
         });
     }
 
