@@ -33,6 +33,11 @@ pub struct Args {
     /// check uses cargo test and says so.
     #[arg(long, env = "CHECK_CARGO_TEST")]
     pub cargo_test: bool,
+    /// Only the test build (the one the test step compiles, with the same settings), then
+    /// exit: `.ci/run` builds with this while it installs the Python tools, then runs the
+    /// whole check, which finds everything built.
+    #[arg(long)]
+    pub build_only: bool,
 }
 
 /// Runs every step; a failure of the tests or of a step after them fails the check.
@@ -48,10 +53,25 @@ pub fn run(root: &Path, a: &Args) -> Result {
     let env = step::check_env(root)?;
     let cargo = |args: &[&str], env: &[(&str, String)]| step::command(root, "cargo", args, env);
 
+    let nextest = !a.cargo_test && step::which("cargo-nextest").is_some();
+    if a.build_only {
+        if nextest {
+            build_and_list(root, &steps, &env)?;
+        } else {
+            steps.step(&format!(
+                "cargo test --workspace --all-targets --features {TEST_FEATURES} --locked --no-run (built by clippy-driver: lints are errors)"
+            ));
+            let mut args = step::TEST_BUILD.to_vec();
+            args.push("--no-run");
+            step::run(cargo(&args, &env), "the test build")?;
+        }
+        steps.step(&format!("the test build is done, in {}", steps.elapsed()));
+        return Ok(());
+    }
+
     steps.step("cargo fmt --all --check");
     step::run(cargo(&["fmt", "--all", "--check"], &[]), "formatting")?;
 
-    let nextest = !a.cargo_test && step::which("cargo-nextest").is_some();
     if !a.cargo_test && !nextest {
         steps.step("cargo-nextest is not installed: the tests run under cargo test, the steps after them in turn (`cargo install cargo-nextest --locked` for the faster check)");
     }
@@ -93,34 +113,8 @@ const STARTED_AGO: &str = "XTASK_CHECK_STARTED_AGO";
 /// The test build and its list of binaries, then the tests under cargo-nextest with the
 /// steps after them beside, their output followed once the tests end.
 fn tests_beside_the_rest(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
-    let dir = step::target_dir(root).join("check");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
-    let binaries = dir.join("binaries-metadata.json");
-    let metadata = dir.join("cargo-metadata.json");
-    let log = dir.join("after-tests.log");
-
-    steps.step(&format!(
-        "cargo nextest list --workspace --all-targets --features {TEST_FEATURES} --locked --list-type binaries-only (the test build, by clippy-driver: lints are errors)"
-    ));
-    let mut list: Vec<&str> = vec!["nextest", "list"];
-    list.extend_from_slice(&step::TEST_BUILD[1..]);
-    list.extend_from_slice(&["--list-type", "binaries-only", "--message-format", "json"]);
-    step::run_to_file(
-        step::command(root, "cargo", &list, env),
-        &binaries,
-        "the test build",
-    )?;
-    step::run_to_file(
-        step::command(
-            root,
-            "cargo",
-            &["metadata", "--format-version", "1", "--locked"],
-            env,
-        ),
-        &metadata,
-        "cargo metadata",
-    )?;
-
+    let (binaries, metadata) = build_and_list(root, steps, env)?;
+    let log = step::target_dir(root).join("check").join("after-tests.log");
     steps.step(&format!(
         "cargo nextest run --no-fail-fast (every test of that build); beside it, at the lowest CPU priority, the steps after the tests (their output in {}, shown when the tests end)",
         log.strip_prefix(root).unwrap_or(&log).display()
@@ -160,6 +154,42 @@ fn tests_beside_the_rest(root: &Path, steps: &Steps, env: &[(&str, String)]) -> 
         (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
         (Err(t), Err(s)) => Err(Error::Failed(format!("{t}; {s}"))),
     }
+}
+
+/// The test build under cargo-nextest, writing its list of binaries and cargo's metadata
+/// (what `cargo nextest run` reads to run a build without building) under
+/// `target/check/`; their paths.
+fn build_and_list(
+    root: &Path,
+    steps: &Steps,
+    env: &[(&str, String)],
+) -> Result<(PathBuf, PathBuf)> {
+    let dir = step::target_dir(root).join("check");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
+    let binaries = dir.join("binaries-metadata.json");
+    let metadata = dir.join("cargo-metadata.json");
+    steps.step(&format!(
+        "cargo nextest list --workspace --all-targets --features {TEST_FEATURES} --locked --list-type binaries-only (the test build, by clippy-driver: lints are errors)"
+    ));
+    let mut list: Vec<&str> = vec!["nextest", "list"];
+    list.extend_from_slice(&step::TEST_BUILD[1..]);
+    list.extend_from_slice(&["--list-type", "binaries-only", "--message-format", "json"]);
+    step::run_to_file(
+        step::command(root, "cargo", &list, env),
+        &binaries,
+        "the test build",
+    )?;
+    step::run_to_file(
+        step::command(
+            root,
+            "cargo",
+            &["metadata", "--format-version", "1", "--locked"],
+            env,
+        ),
+        &metadata,
+        "cargo metadata",
+    )?;
+    Ok((binaries, metadata))
 }
 
 /// The child process running [`after_tests_lane`], its output going to a file.
