@@ -199,9 +199,7 @@ impl FunctionLatency {
     /// Function `function`'s mean latency (s) over its responses.
     #[must_use]
     pub fn mean_s(&self, function: &str) -> Option<f64> {
-        let n = *self.responses.get(function)?;
-        #[allow(clippy::cast_precision_loss)]
-        (n > 0).then(|| self.seconds.get(function).copied().unwrap_or(0.0) / n as f64)
+        mean_latency(&self.responses, &self.seconds, function)
     }
 
     /// Function `function`'s latency (s) at quantile `q`, as [`histogram_quantile`] reads
@@ -214,6 +212,18 @@ impl FunctionLatency {
             q,
         )
     }
+}
+
+/// Function `function`'s mean latency (s): its `seconds` over its `responses`; `None`
+/// without responses.
+fn mean_latency(
+    responses: &BTreeMap<String, u64>,
+    seconds: &BTreeMap<String, f64>,
+    function: &str,
+) -> Option<f64> {
+    let n = *responses.get(function)?;
+    #[allow(clippy::cast_precision_loss)]
+    (n > 0).then(|| seconds.get(function).copied().unwrap_or(0.0) / n as f64)
 }
 
 /// The latency (s) at quantile `q` of a histogram of `total` observations with cumulative
@@ -407,9 +417,7 @@ impl CoreReport {
     /// Each function's mean latency (s) over its responses.
     #[must_use]
     pub fn function_mean_s(&self, function: &str) -> Option<f64> {
-        let n = *self.function_responses.get(function)?;
-        #[allow(clippy::cast_precision_loss)]
-        (n > 0).then(|| self.function_seconds.get(function).copied().unwrap_or(0.0) / n as f64)
+        mean_latency(&self.function_responses, &self.function_seconds, function)
     }
 
     /// Function `function`'s latency (s) at quantile `q` from its histogram
