@@ -316,8 +316,9 @@ pub struct CoreReport {
     /// When the run ended (core was measured), seconds since it started.
     pub ended_s: f64,
     /// What could not be read of core, by the check that reads it (`functionCalls`,
-    /// `breakerOpens`; `phases` for every check of one phase): why. Such a check's verdict
-    /// is UNMEASURED. Empty for the embedded core, which is read in full.
+    /// `breakerOpens`; `phases/functionCalls`, `phases/breakerOpens`, … for a check of one
+    /// phase, `phases` for every check of a phase): why. Such a check's verdict is
+    /// UNMEASURED. Empty for the embedded core, which is read in full.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub unmeasured: BTreeMap<String, String>,
 }

@@ -190,12 +190,18 @@ pub fn judge(s: &Scenario, plan: &Plan, result: &mut super::RunResult, core: Opt
         if let Check::Core(c) = &a.check {
             *v = verdict(a, c, result.core.as_ref(), (plan, s));
             v.outcome = if v.pass { Outcome::Pass } else { Outcome::Fail };
-            let part = if a.phase.is_some() {
-                "phases"
+            // A phase's check: what its phase could not read at all (`phases`), or this
+            // check's part of it (`phases/functionCalls`, …).
+            let parts = if a.phase.is_some() {
+                vec!["phases".to_owned(), format!("phases/{}", check_name(c))]
             } else {
-                check_name(c)
+                vec![check_name(c).to_owned()]
             };
-            if let Some(why) = result.core.as_ref().and_then(|r| r.unmeasured.get(part)) {
+            let unmeasured = result
+                .core
+                .as_ref()
+                .and_then(|r| parts.iter().find_map(|p| r.unmeasured.get(p)));
+            if let Some(why) = unmeasured {
                 // Not judged: what it reads was not there to read.
                 v.pass = true;
                 v.outcome = Outcome::Unmeasured;

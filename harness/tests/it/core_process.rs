@@ -82,6 +82,8 @@ assertions:
   - {check: xrTimeToReady, quantile: 0.99, maxDuration: 60s}
   - {check: breakerOpens}
   - {check: staleXRs}
+  - {check: functionCalls, phase: create, max: 200}
+  - {check: breakerOpens, phase: create}
 ";
 
 /// Core's settings, the same on both targets.
@@ -139,13 +141,23 @@ fn count(core: &serde_json::Value, verb: &str, resource: &str) -> u64 {
         .sum()
 }
 
+/// The run-wide verdict of `check`.
 fn verdict<'a>(result: &'a serde_json::Value, check: &str) -> &'a serde_json::Value {
+    phase_verdict(result, check, None)
+}
+
+/// The verdict of `check` in `phase` (`None`: over the run).
+fn phase_verdict<'a>(
+    result: &'a serde_json::Value,
+    check: &str,
+    phase: Option<&str>,
+) -> &'a serde_json::Value {
     result["verdicts"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|v| v["check"] == check)
-        .unwrap_or_else(|| panic!("a {check} verdict"))
+        .find(|v| v["check"] == check && v["phase"].as_str() == phase)
+        .unwrap_or_else(|| panic!("a {check} verdict of phase {phase:?}"))
 }
 
 #[test]
@@ -330,6 +342,33 @@ userAgent: composer/
     ] {
         let v = verdict(&process, check);
         assert_eq!(v["outcome"], "pass", "{v}");
+    }
+    // Per phase: the function calls are read from the process's metrics at the phase's
+    // start and end, as from the embedded core's counters; its breakers are not.
+    let breaker = phase_verdict(&process, "breakerOpens", Some("create"));
+    assert_eq!(breaker["outcome"], "unmeasured", "{breaker}");
+    for (result, name) in [(&embedded, "embedded"), (&process, "process")] {
+        let v = phase_verdict(result, "functionCalls", Some("create"));
+        assert_eq!(v["outcome"], "pass", "{name}: {v}");
+        let core = &result["core"];
+        let create = core["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["phase"] == "create")
+            .unwrap_or_else(|| panic!("{name}: the create phase's share: {core}"));
+        let calls = create["function_calls"]["resources"].as_u64().unwrap();
+        assert_eq!(v["observed"].as_f64(), Some(calls as f64), "{name}: {v}");
+        // Each XR composed at least once in the creation, each call answered and timed.
+        assert!(calls >= 4, "{name}: {create}");
+        let latency = &create["function_latency"];
+        assert_eq!(
+            latency["responses"]["resources"].as_u64(),
+            Some(calls),
+            "{name}: {create}"
+        );
+        let phases = core["phases"].as_array().unwrap().len();
+        assert_eq!(phases, 3, "{name}: a share of every phase: {core}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

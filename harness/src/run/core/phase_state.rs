@@ -31,10 +31,21 @@ pub struct OpenPhase {
     pub(super) cloud_seq: Option<u64>,
 }
 
+/// A core process's `/metrics`, where its function counters are read at a phase's start
+/// and end.
+#[derive(Clone, Debug)]
+pub struct CoreMetrics {
+    /// The client of its metrics address.
+    pub remote: crate::run::remote::Remote,
+    /// The path of its metrics.
+    pub path: String,
+}
+
 /// What core's phases keep between their steps.
 #[derive(Default)]
 pub struct CorePhases {
     pub(super) probe: Option<CoreProbe>,
+    pub(super) metrics: Option<CoreMetrics>,
     pub(super) open: Option<OpenPhase>,
     /// The revision each compositionUpdate phase's XRs move to, by phase.
     pub(super) revisions: BTreeMap<String, String>,

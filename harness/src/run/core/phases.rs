@@ -21,7 +21,7 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use tokio::time::Instant;
 
 use super::embedded::CoreProbe;
-use super::phase_state::{Counters, OpenPhase};
+use super::phase_state::{CoreMetrics, Counters, OpenPhase};
 use super::xrs::XrDriver;
 use crate::result::core::CorePhase;
 use crate::run::objects::composed_kinds;
@@ -56,6 +56,41 @@ fn counters(probe: &CoreProbe) -> Counters {
     }
     c.latency = super::measure::latency(&probe.metrics);
     c
+}
+
+/// A core process's counters from its metrics: function calls, the responses its deadline
+/// ended and the latency histogram (its reconciles and breakers are not read); `None` when
+/// they cannot be read.
+async fn scraped(m: &CoreMetrics) -> Option<Counters> {
+    match m.remote.get_text(&m.path).await {
+        Ok(text) => Some(counters_of_text(&text)),
+        Err(e) => {
+            tracing::warn!(error = %e, "core's metrics could not be read at a phase's start or end");
+            None
+        }
+    }
+}
+
+/// [`scraped`] from the text of core's metrics.
+fn counters_of_text(text: &str) -> Counters {
+    let f = super::process::function_figures(text);
+    let deadline = crate::run::prometheus::samples(text, "function_run_function_response_total")
+        .filter(|(labels, _)| {
+            crate::run::prometheus::label_value(labels, "grpc_code") == Some("DeadlineExceeded")
+        })
+        .map(|(_, v)| v)
+        .sum::<f64>();
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Counters {
+        calls: f.calls,
+        deadline: deadline.max(0.0) as u64,
+        latency: crate::result::core::FunctionLatency {
+            responses: f.responses,
+            seconds: f.seconds,
+            buckets: f.buckets,
+        },
+        ..Counters::default()
+    }
 }
 
 fn delta(after: &BTreeMap<String, u64>, before: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
@@ -149,16 +184,25 @@ fn synced_at_generation(o: &DynamicObject) -> bool {
 }
 
 impl XrDriver<'_> {
-    /// Reads core's counters as phase `phase` starts (nothing for a scenario without core).
+    /// Reads core's counters as phase `phase` starts, from the embedded core's handles or a
+    /// core process's metrics (nothing for a scenario without core).
     pub async fn begin_phase(
         &mut self,
         phase: &Phase,
-        probe: Option<CoreProbe>,
+        (probe, metrics): (Option<CoreProbe>, Option<CoreMetrics>),
         now_us: u64,
         cloud: &impl CloudControl,
     ) {
-        let Some(probe) = probe else {
-            return;
+        let before = match (&probe, &metrics) {
+            (Some(p), _) => counters(p),
+            (None, Some(m)) => {
+                let Some(c) = scraped(m).await else {
+                    self.log.unread_phases.push(phase.name.clone());
+                    return;
+                };
+                c
+            }
+            (None, None) => return,
         };
         let generations = if matches!(phase.action, Action::CompositionUpdate(_)) {
             Some(generations(self).await)
@@ -174,19 +218,30 @@ impl XrDriver<'_> {
             phase: phase.name.clone(),
             action: phase.action.name().to_owned(),
             start_us: now_us,
-            before: counters(&probe),
+            before,
             generations,
             cloud_seq,
         });
-        self.core.probe = Some(probe);
+        self.core.probe = probe;
+        self.core.metrics = metrics;
     }
 
     /// Reads core's counters as the phase ends and keeps its share in the log.
     pub async fn end_phase(&mut self, now_us: u64, cloud: &impl CloudControl) {
-        let (Some(open), Some(probe)) = (self.core.open.take(), self.core.probe.clone()) else {
+        let Some(open) = self.core.open.take() else {
             return;
         };
-        let after = counters(&probe);
+        let after = match (&self.core.probe, &self.core.metrics) {
+            (Some(p), _) => counters(p),
+            (None, Some(m)) => {
+                let Some(c) = scraped(m).await else {
+                    self.log.unread_phases.push(open.phase);
+                    return;
+                };
+                c
+            }
+            (None, None) => return,
+        };
         let (mut updates, mut created) = (None, None);
         if let Some(before) = &open.generations {
             let now = generations(self).await;
@@ -355,5 +410,32 @@ impl XrDriver<'_> {
             }
         }
         pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_core_processs_counters_are_its_function_calls_deadlines_and_latency() {
+        let mut text = String::from(
+            "function_run_function_request_total{function_name=\"resources\",grpc_method=\"RunFunction\"} 7\n\
+             function_run_function_response_total{function_name=\"resources\",grpc_code=\"OK\"} 5\n\
+             function_run_function_response_total{function_name=\"resources\",grpc_code=\"DeadlineExceeded\"} 2\n\
+             function_run_function_seconds_sum{function_name=\"resources\",grpc_code=\"OK\"} 0.5\n",
+        );
+        for b in composer::function::metrics::SECONDS_BUCKETS {
+            text.push_str(&format!(
+                "function_run_function_seconds_bucket{{function_name=\"resources\",grpc_code=\"OK\",le=\"{b}\"}} 5\n"
+            ));
+        }
+        let c = counters_of_text(&text);
+        assert_eq!(c.calls.get("resources"), Some(&7));
+        assert_eq!(c.deadline, 2);
+        assert_eq!(c.latency.responses.get("resources"), Some(&7));
+        assert_eq!(c.latency.buckets["resources"], vec![5; 11]);
+        // What a process does not give stays 0.
+        assert_eq!((c.reconciles, c.opens, c.dropped), (0, 0, 0));
     }
 }

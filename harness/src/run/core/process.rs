@@ -18,9 +18,12 @@
 //!   `function_run_function_seconds`, its buckets when they are Prometheus' default ones,
 //!   as core's are). Core's requests are those of the journal whose
 //!   `User-Agent` starts with the profile's `userAgent`; XR readiness comes from the
-//!   harness's watches, as for the embedded core. A process's circuit breakers and its
-//!   per-phase counters cannot be read: their checks are UNMEASURED (and `functionCalls`
-//!   without a `metricsUrl`).
+//!   harness's watches, as for the embedded core. With a `metricsUrl`, the same function
+//!   metrics are read at every phase's start and end too, so each phase has its function
+//!   calls, the responses core's deadline ended and its latency (its reconciles are not
+//!   read: 0 in `result.json`). A process's circuit breakers cannot be read: their checks
+//!   are UNMEASURED, over the run and per phase (and `functionCalls` without a
+//!   `metricsUrl`, or every per-phase check when a phase's read failed).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -246,17 +249,27 @@ pub fn report(
         function_buckets: figures.buckets,
         breakers: &[],
     };
+    let unread = &xrs.0.unread_phases;
     let mut r = report_of(&side, apiserver, clocks, xrs);
-    r.unmeasured.insert(
-        "breakerOpens".to_owned(),
-        "core ran as a process: its circuit breakers are inside it, and the harness reads no breaker metrics from it".to_owned(),
-    );
-    r.unmeasured.insert(
-        "phases".to_owned(),
-        "core ran as a process: its share of each phase (function calls, reconciles, breakers at the phase's start and end) is read only from the embedded core".to_owned(),
-    );
+    let breakers = "core ran as a process: its circuit breakers are inside it, and the harness reads no breaker metrics from it";
+    r.unmeasured
+        .insert("breakerOpens".to_owned(), breakers.to_owned());
+    r.unmeasured
+        .insert("phases/breakerOpens".to_owned(), breakers.to_owned());
     if let Some(why) = calls_missing {
+        // Without its metrics no phase's function calls were read either.
+        r.unmeasured
+            .insert("phases/functionCalls".to_owned(), why.clone());
         r.unmeasured.insert("functionCalls".to_owned(), why);
+    }
+    if !unread.is_empty() {
+        r.unmeasured.insert(
+            "phases".to_owned(),
+            format!(
+                "core's metrics could not be read at the start or end of phase {}",
+                unread.join(", ")
+            ),
+        );
     }
     r
 }

@@ -71,6 +71,8 @@ pub struct XrLog {
     pub failed_writes: u64,
     /// What core did in each phase (a composite scenario's), in phase order.
     pub phases: Vec<crate::result::core::CorePhase>,
+    /// Phases whose counters a core process's metrics could not give (read errors).
+    pub unread_phases: Vec<String>,
 }
 
 /// The XR part of phases.

@@ -121,7 +121,12 @@ impl<'s> Driver<'s> {
         hook.phase_start(phase);
         self.state
             .xrs
-            .begin_phase(phase, target.core_probe(), start_us, target.cloud())
+            .begin_phase(
+                phase,
+                (target.core_probe(), target.core_metrics()),
+                start_us,
+                target.cloud(),
+            )
             .await;
         let step = Step {
             state: &mut self.state,

@@ -197,6 +197,12 @@ pub trait Target: Sized {
         None
     }
 
+    /// Where a core process's function metrics are read at each phase's start and end;
+    /// `None` for a target without one, or whose core gives no `metricsUrl`.
+    fn core_metrics(&self) -> Option<super::core::phase_state::CoreMetrics> {
+        None
+    }
+
     /// What the result says about the target.
     fn info(&self) -> TargetInfo;
 

@@ -397,6 +397,14 @@ impl Target for Process {
         }
     }
 
+    fn core_metrics(&self) -> Option<crate::run::core::phase_state::CoreMetrics> {
+        let (remote, path, _) = self.core.as_ref()?.metrics.as_ref()?;
+        Some(crate::run::core::phase_state::CoreMetrics {
+            remote: remote.clone(),
+            path: path.clone(),
+        })
+    }
+
     /// Reads core's metrics once more, stops it (SIGTERM, [`STOP_TIMEOUT`]) and reads
     /// what it did ([`core_process::report`]).
     async fn finish_core(
