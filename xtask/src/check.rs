@@ -49,7 +49,7 @@ pub struct Args {
 /// tests run from the build's list of binaries (nextest's reuse of a build), so no cargo
 /// of theirs waits on the doc steps' lock of the target directory.
 pub fn run(root: &Path, a: &Args) -> Result {
-    let steps = Steps::start();
+    let steps = clock_from_env();
     let env = step::check_env(root)?;
     let cargo = |args: &[&str], env: &[(&str, String)]| step::command(root, "cargo", args, env);
 
@@ -107,8 +107,17 @@ pub fn run(root: &Path, a: &Args) -> Result {
 }
 
 /// The environment variable that carries the check's clock (seconds since it started) to
-/// the lane of steps beside the tests, so that their headings read as the check's.
+/// the lane of steps beside the tests, so that their headings read as the check's; and
+/// from `.ci/run` to the check, so that its headings count from CI's start.
 const STARTED_AGO: &str = "XTASK_CHECK_STARTED_AGO";
+
+/// A clock started [`STARTED_AGO`] seconds ago, or now.
+fn clock_from_env() -> Steps {
+    match std::env::var(STARTED_AGO).ok().and_then(|s| s.parse().ok()) {
+        Some(ago) => Steps::started_ago(ago),
+        None => Steps::start(),
+    }
+}
 
 /// The test build and its list of binaries, then the tests under cargo-nextest with the
 /// steps after them beside, their output followed once the tests end.
@@ -278,11 +287,7 @@ impl Lane {
 /// `cargo xtask after-tests`, the lane [`run`] starts beside the tests: the steps after
 /// them, on the check's clock.
 pub fn after_tests_lane(root: &Path) -> Result {
-    let ago = std::env::var(STARTED_AGO)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let steps = Steps::started_ago(ago);
+    let steps = clock_from_env();
     let env = step::check_env(root)?;
     after_tests(root, &steps, &env)?;
     steps.step("the steps beside the tests passed");
