@@ -151,7 +151,7 @@ fn tests_beside_the_rest(root: &Path, steps: &Steps, env: &[(&str, String)]) -> 
     );
     println!(
         "\n--- the steps beside the tests ({}):",
-        if lane.done().unwrap_or(false) {
+        if lane.done() {
             "ended"
         } else {
             "still running, followed"
@@ -243,11 +243,8 @@ fn start_lane(root: &Path, steps: &Steps, env: &[(&str, String)], log: &Path) ->
 
 impl Lane {
     /// Whether the lane has ended.
-    fn done(&mut self) -> Result<bool> {
-        self.child
-            .try_wait()
-            .map(|s| s.is_some())
-            .map_err(|e| Error::Usage(format!("the steps beside the tests: {e}")))
+    fn done(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     /// Prints the lane's output so far and then as it comes, until the lane ends; its

@@ -33,13 +33,10 @@ pub fn report(
             m
         },
     );
-    let latency = latency(&core.metrics);
     let side = CoreSide {
         user_agent: super::CORE_USER_AGENT_PREFIX,
         function_calls,
-        function_responses: latency.responses,
-        function_seconds: latency.seconds,
-        function_buckets: latency.buckets,
+        latency: latency(&core.metrics),
         breakers: &core.breakers,
     };
     report_of(&side, apiserver, clocks, xrs)
@@ -69,13 +66,9 @@ pub struct CoreSide<'a> {
     pub user_agent: &'a str,
     /// Its function calls per function.
     pub function_calls: BTreeMap<String, u64>,
-    /// Its functions' responses per function (empty when they cannot be read).
-    pub function_responses: BTreeMap<String, u64>,
-    /// The seconds its functions took per function, over those responses.
-    pub function_seconds: BTreeMap<String, f64>,
-    /// Its latency histogram's buckets per function (cumulative; empty when they cannot be
-    /// read).
-    pub function_buckets: BTreeMap<String, Vec<u64>>,
+    /// Its functions' responses, their seconds and its latency histogram per function
+    /// (empty when they cannot be read).
+    pub latency: FunctionLatency,
     /// Its breakers (none when they cannot be read: a core in another process).
     pub breakers: &'a [XrdBreaker],
 }
@@ -133,9 +126,11 @@ pub fn report_of(
         .collect();
     by_verb.sort_by(|a, b| b.count.cmp(&a.count).then(a.verb.cmp(&b.verb)));
     let function_calls = side.function_calls.clone();
-    let function_responses = side.function_responses.clone();
-    let function_seconds = side.function_seconds.clone();
-    let function_buckets = side.function_buckets.clone();
+    let FunctionLatency {
+        responses: function_responses,
+        seconds: function_seconds,
+        buckets: function_buckets,
+    } = side.latency.clone();
     let breakers = side
         .breakers
         .iter()

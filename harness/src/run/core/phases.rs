@@ -58,20 +58,33 @@ fn counters(probe: &CoreProbe) -> Counters {
     c
 }
 
-/// A core process's counters from its metrics: function calls, the responses its deadline
-/// ended and the latency histogram (its reconciles and breakers are not read); `None` when
-/// they cannot be read.
-async fn scraped(m: &CoreMetrics) -> Option<Counters> {
-    match m.remote.get_text(&m.path).await {
-        Ok(text) => Some(counters_of_text(&text)),
-        Err(e) => {
-            tracing::warn!(error = %e, "core's metrics could not be read at a phase's start or end");
-            None
-        }
+/// Core's counters at one instant, or why there are none.
+enum Read {
+    Counters(Counters),
+    /// A core process's metrics could not be read.
+    Unread,
+    /// No composite layer runs.
+    NoCore,
+}
+
+/// Core's counters now: the embedded core's from its handles, a core process's from its
+/// metrics (function calls, the responses its deadline ended and the latency histogram;
+/// its reconciles and breakers are not read).
+async fn read(probe: Option<&CoreProbe>, metrics: Option<&CoreMetrics>) -> Read {
+    match (probe, metrics) {
+        (Some(p), _) => Read::Counters(counters(p)),
+        (None, Some(m)) => match m.remote.get_text(&m.path).await {
+            Ok(text) => Read::Counters(counters_of_text(&text)),
+            Err(e) => {
+                tracing::warn!(error = %e, "core's metrics could not be read at a phase's start or end");
+                Read::Unread
+            }
+        },
+        (None, None) => Read::NoCore,
     }
 }
 
-/// [`scraped`] from the text of core's metrics.
+/// A core process's counters from the text of its metrics.
 fn counters_of_text(text: &str) -> Counters {
     let f = super::process::function_figures(text);
     let deadline = crate::run::prometheus::samples(text, "function_run_function_response_total")
@@ -84,11 +97,7 @@ fn counters_of_text(text: &str) -> Counters {
     Counters {
         calls: f.calls,
         deadline: deadline.max(0.0) as u64,
-        latency: crate::result::core::FunctionLatency {
-            responses: f.responses,
-            seconds: f.seconds,
-            buckets: f.buckets,
-        },
+        latency: f.latency,
         ..Counters::default()
     }
 }
@@ -193,16 +202,13 @@ impl XrDriver<'_> {
         now_us: u64,
         cloud: &impl CloudControl,
     ) {
-        let before = match (&probe, &metrics) {
-            (Some(p), _) => counters(p),
-            (None, Some(m)) => {
-                let Some(c) = scraped(m).await else {
-                    self.log.unread_phases.push(phase.name.clone());
-                    return;
-                };
-                c
+        let before = match read(probe.as_ref(), metrics.as_ref()).await {
+            Read::Counters(c) => c,
+            Read::Unread => {
+                self.log.unread_phases.push(phase.name.clone());
+                return;
             }
-            (None, None) => return,
+            Read::NoCore => return,
         };
         let generations = if matches!(phase.action, Action::CompositionUpdate(_)) {
             Some(generations(self).await)
@@ -231,16 +237,13 @@ impl XrDriver<'_> {
         let Some(open) = self.core.open.take() else {
             return;
         };
-        let after = match (&self.core.probe, &self.core.metrics) {
-            (Some(p), _) => counters(p),
-            (None, Some(m)) => {
-                let Some(c) = scraped(m).await else {
-                    self.log.unread_phases.push(open.phase);
-                    return;
-                };
-                c
+        let after = match read(self.core.probe.as_ref(), self.core.metrics.as_ref()).await {
+            Read::Counters(c) => c,
+            Read::Unread => {
+                self.log.unread_phases.push(open.phase);
+                return;
             }
-            (None, None) => return,
+            Read::NoCore => return,
         };
         let (mut updates, mut created) = (None, None);
         if let Some(before) = &open.generations {

@@ -36,7 +36,7 @@ use tokio::time::Instant;
 
 use super::measure::{CoreSide, report_of};
 use super::xrs::XrLog;
-use crate::result::core::CoreReport;
+use crate::result::core::{CoreReport, FunctionLatency};
 use crate::run::clock::{Epoch, RunClock};
 use crate::run::error::RunError;
 use crate::run::prometheus::{label_value, samples};
@@ -166,13 +166,10 @@ pub async fn wait_for_xr_crds(
 pub struct FunctionFigures {
     /// `function_run_function_request_total`, summed over its other labels.
     pub calls: BTreeMap<String, u64>,
-    /// `function_run_function_response_total`, summed likewise.
-    pub responses: BTreeMap<String, u64>,
-    /// `function_run_function_seconds_sum`, summed likewise.
-    pub seconds: BTreeMap<String, f64>,
-    /// `function_run_function_seconds_bucket` by bound, cumulative, for the functions whose
-    /// bounds are Prometheus' default ones ([`SECONDS_BUCKETS`]).
-    pub buckets: BTreeMap<String, Vec<u64>>,
+    /// `function_run_function_response_total` and `function_run_function_seconds_sum`,
+    /// summed likewise, and `function_run_function_seconds_bucket` by bound, cumulative,
+    /// for the functions whose bounds are Prometheus' default ones ([`SECONDS_BUCKETS`]).
+    pub latency: FunctionLatency,
 }
 
 /// Reads [`FunctionFigures`] from core's metrics text: each series summed by
@@ -220,9 +217,11 @@ pub fn function_figures(text: &str) -> FunctionFigures {
         .collect();
     FunctionFigures {
         calls: counts("function_run_function_request_total"),
-        responses: counts("function_run_function_response_total"),
-        seconds: by_function("function_run_function_seconds_sum"),
-        buckets,
+        latency: FunctionLatency {
+            responses: counts("function_run_function_response_total"),
+            seconds: by_function("function_run_function_seconds_sum"),
+            buckets,
+        },
     }
 }
 
@@ -244,9 +243,7 @@ pub fn report(
     let side = CoreSide {
         user_agent,
         function_calls: figures.calls,
-        function_responses: figures.responses,
-        function_seconds: figures.seconds,
-        function_buckets: figures.buckets,
+        latency: figures.latency,
         breakers: &[],
     };
     let unread = &xrs.0.unread_phases;
@@ -285,7 +282,7 @@ mod tests {
         assert_eq!(f.calls.get("resources"), Some(&15));
         assert_eq!(f.calls.get("kcl"), Some(&4));
         assert_eq!(f.calls.len(), 2);
-        assert_eq!(f.responses.get("kcl"), Some(&9));
+        assert_eq!(f.latency.responses.get("kcl"), Some(&9));
     }
 
     #[test]
@@ -307,10 +304,10 @@ mod tests {
         text.push_str("function_run_function_seconds_bucket{function_name=\"odd\",le=\"1\"} 2\nfunction_run_function_seconds_bucket{function_name=\"odd\",le=\"+Inf\"} 2\n");
         let f = function_figures(&text);
         assert_eq!(
-            f.buckets.get("resources"),
+            f.latency.buckets.get("resources"),
             Some(&vec![0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4])
         );
-        assert_eq!(f.seconds.get("resources"), Some(&0.5));
-        assert!(!f.buckets.contains_key("odd"));
+        assert_eq!(f.latency.seconds.get("resources"), Some(&0.5));
+        assert!(!f.latency.buckets.contains_key("odd"));
     }
 }
