@@ -286,3 +286,24 @@ fn each_phases_function_latency_is_the_histograms_difference_over_the_phase() {
     let none = serde_json::to_value(phase("hold", FunctionLatency::default())).unwrap();
     assert!(none.get("function_latency").is_none(), "{none}");
 }
+
+#[test]
+fn the_headline_counts_unmeasured_verdicts_apart_from_those_that_held() {
+    use harness::result::Outcome;
+    let mut r = result();
+    // Every verdict held, then one is UNMEASURED (as a core process's breakerOpens is).
+    for v in &mut r.verdicts {
+        v.pass = true;
+        v.outcome = Outcome::Pass;
+    }
+    let n = r.verdicts.len();
+    assert_eq!(r.headline(), format!("PASS: all {n} assertions held"));
+    r.verdicts[0].outcome = Outcome::Unmeasured;
+    assert_eq!(
+        r.headline(),
+        format!(
+            "PASS: {} of {n} assertions held, 1 UNMEASURED (what they read was not there to read: see their notes)",
+            n - 1
+        )
+    );
+}

@@ -153,6 +153,15 @@ impl RunResult {
             .count()
     }
 
+    /// Verdicts that could not be judged because what they read was not measured.
+    #[must_use]
+    pub fn unmeasured(&self) -> usize {
+        self.verdicts
+            .iter()
+            .filter(|v| v.outcome == Outcome::Unmeasured)
+            .count()
+    }
+
     /// A headline for the top of every report: the verdict, and where and why the run
     /// stopped early.
     #[must_use]
@@ -184,6 +193,12 @@ impl RunResult {
                 self.verdicts.len() - self.unmodeled(),
                 self.verdicts.len(),
                 self.unmodeled()
+            ),
+            None if self.unmeasured() > 0 => format!(
+                "PASS: {} of {} assertions held, {} UNMEASURED (what they read was not there to read: see their notes)",
+                self.verdicts.len() - self.unmeasured(),
+                self.verdicts.len(),
+                self.unmeasured()
             ),
             None => format!("PASS: all {} assertions held", self.verdicts.len()),
         }
