@@ -29,7 +29,7 @@ use super::events::REASON_COMPOSE;
 use super::outcome::{ComposedState, Outcome, outcome};
 use super::render::{ANNOTATION_COMPOSITION_RESOURCE_NAME, RenderError, render_composed};
 use super::watch::Cache;
-use super::{FIELD_OWNER_XR, Machinery, ResourceRef, composed_field_owner};
+use super::{FIELD_OWNER_XR, Machinery, ResourceRef, child_name, composed_field_owner};
 use crate::api::CompositionRevision;
 use crate::function::FunctionRunner;
 use crate::function::pipeline::{self, PipelineError, Step};
@@ -57,6 +57,9 @@ pub enum ComposeError {
     /// A desired resource has no `apiVersion` or `kind`.
     #[error("desired composed resource {0:?} has no apiVersion or kind")]
     NoKind(String),
+    /// No free name was found for a composed resource in ten tries.
+    #[error("cannot generate a name for composed resource {0:?}")]
+    NoName(String),
     /// The XR's `spec.crossplane` does not read.
     #[error("cannot read the XR's spec.crossplane")]
     Machinery(#[source] serde_json::Error),
@@ -301,12 +304,7 @@ impl Composer {
             };
             let resource = self.resource(&api_version, &kind).await?;
             if cd.pointer("/metadata/name").is_none() {
-                let prefix = cd["metadata"]["generateName"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                let ns = cd.pointer("/metadata/namespace").and_then(Value::as_str);
-                let name = self.generate_name(&resource, ns, &prefix).await?;
+                let name = self.generate_name(id, &cd, &resource).await?;
                 cd["metadata"]["name"] = json!(name);
             }
             desired.push((id.clone(), cd, resource, wanted.ready() == Ready::True));
@@ -445,19 +443,44 @@ impl Composer {
         })
     }
 
+    /// A name for the new composed resource `id`, rendered as `cd`, as core's name
+    /// generator gives it: [`child_name`] of its generateName, its controller's uid and its
+    /// composition resource name when it has both, with no request (every reconcile names
+    /// it the same, so a reconcile that reads a stale XR cannot leak a second copy); else
     /// Kubernetes' `SimpleNameGenerator` (the prefix cut to 58 characters, then five of
-    /// `bcdfghjklmnpqrstvwxz2456789`), retried while the name is taken, as core's
-    /// `names.NameGenerator` does.
+    /// `bcdfghjklmnpqrstvwxz2456789`), checked free with a GET, ten tries at most.
     async fn generate_name(
         &self,
+        id: &str,
+        cd: &Value,
         resource: &ApiResource,
-        namespace: Option<&str>,
-        prefix: &str,
     ) -> Result<String, ComposeError> {
         const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+        const TRIES: usize = 10;
+        let prefix = cd
+            .pointer("/metadata/generateName")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let child = cd
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(ANNOTATION_COMPOSITION_RESOURCE_NAME))
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty());
+        let owner_uid = cd
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|o| o["controller"] == json!(true))
+            .and_then(|o| o["uid"].as_str())
+            .filter(|uid| !uid.is_empty());
+        if let (Some(child), Some(uid)) = (child, owner_uid) {
+            return Ok(child_name(prefix, uid, child));
+        }
         let base: String = prefix.chars().take(58).collect();
-        let objects = self.dynamic(resource, namespace);
-        loop {
+        let ns = cd.pointer("/metadata/namespace").and_then(Value::as_str);
+        let objects = self.dynamic(resource, ns);
+        for _ in 0..TRIES {
             let suffix: String = {
                 let mut rng = rand::rng();
                 (0..5)
@@ -473,6 +496,7 @@ impl Composer {
                 return Ok(name);
             }
         }
+        Err(ComposeError::NoName(id.to_owned()))
     }
 }
 

@@ -6,6 +6,7 @@
 //! XR's [`Machinery`] in place and says whether core would send an XR Update for it, so the
 //! reconciler that calls it (and a budget that counts its writes) knows the cost.
 
+mod child_name;
 mod compose;
 mod conditions;
 mod controller;
@@ -22,6 +23,7 @@ mod revisions;
 mod select;
 mod watch;
 
+pub use child_name::child_name;
 pub use compose::{ComposeError, Composed, Composer};
 pub use conditions::{deleting, mark, reconcile_error, reconcile_success, responsive_condition};
 pub use controller::{

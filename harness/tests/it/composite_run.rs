@@ -46,15 +46,16 @@ fn an_xr_reconcile_applies_n_plus_2_and_calls_each_step_once() {
     assert_eq!(patches("buckets.mockcloud.example.org"), n * reconciles);
     assert_eq!(patches("xbucketsets.example.org"), reconciles);
     assert_eq!(patches("xbucketsets.example.org/status"), reconciles);
-    // Reads are cached: core's only GETs are the name generator's, one per new composed
-    // resource, and no LIST beyond the informers' first.
+    // Reads are cached and names cost nothing (core names a composed resource from its
+    // XR's uid): core sends no GET of a composed resource, and no LIST beyond the
+    // informers' first.
     let gets: u64 = core
         .by_verb
         .iter()
         .filter(|x| x.verb == "get" && x.resource == "buckets.mockcloud.example.org")
         .map(|x| x.count)
         .sum();
-    assert_eq!(gets, 4 * n);
+    assert_eq!(gets, 0);
     assert_eq!(core.breaker_opens(), 0);
     assert!(core.stale.is_empty());
     assert_eq!(core.xrs.len(), 4);
@@ -112,7 +113,7 @@ fn the_plan_of_xr_smoke_holds_cores_predictions() {
     let value = |id: &str| plan.find(id).unwrap_or_else(|| panic!("{id}")).value;
     // §12.6: 100 XRs of 5 Buckets, two steps, 60 s TTL, core's defaults, u = 6, h = 2.
     assert_eq!(value("core/sets/creation-reconciles"), 63.0);
-    assert_eq!(value("core/sets/creation-requests"), 51_300.0);
+    assert_eq!(value("core/sets/creation-requests"), 50_800.0);
     assert_eq!(
         value("core/sets/creation-function-calls/resources"),
         2.0 * 6_300.0
@@ -122,7 +123,7 @@ fn the_plan_of_xr_smoke_holds_cores_predictions() {
     assert_eq!(value("core/sets/creation/tokens-min"), 88.0);
     // The checks' bounds: the whole creation in one 10 s window plus the steady bound
     // 100·7·(⌊10/54⌋ + 1 + 2·3·1).
-    assert_eq!(value("core/api-requests/10s"), 51_300.0 + 4_900.0);
+    assert_eq!(value("core/api-requests/10s"), 50_800.0 + 4_900.0);
     let calls = plan.find("core/function-calls").expect("predicted");
     let t = calls.get("T").expect("the run's length");
     assert!(t >= 180.0, "{t}");

@@ -218,12 +218,13 @@ pub fn creation_reconciles(s: &CoreShape) -> Prediction {
     .note("with a TTL shorter than the creation, add its polls; a real provider's spread-out writes are deduplicated less than a mock's")
 }
 
-/// a_core: API requests of an XR's first reconcile: the four XR Updates, a GET per
-/// composed name (the name generator checks each is free), the resource-reference apply,
-/// N_x creating applies, the status apply and the status Update, and S live reads.
+/// a_core: API requests of an XR's first reconcile: the four XR Updates, the
+/// resource-reference apply, N_x creating applies, the status apply and the status Update,
+/// and S live reads. Composed names cost no request: core names a composed resource from
+/// its XR's uid and its composition name.
 #[must_use]
 pub fn first_reconcile_requests(s: &CoreShape) -> f64 {
-    2.0 * s.composed + FIRST_XR_WRITES + s.secret_reads
+    s.composed + FIRST_XR_WRITES + s.secret_reads
 }
 
 /// Core's API requests of the creation of all X XRs, at most \[D\] §12.3:
@@ -242,7 +243,7 @@ pub fn creation_requests(s: &CoreShape) -> Prediction {
         v,
         "requests",
     )
-    .formula("X·(a_core + (R_c − 1)·(N_x + 3 + S)), a_core = 2·N_x + 7 + S")
+    .formula("X·(a_core + (R_c − 1)·(N_x + 3 + S)), a_core = N_x + 7 + S")
     .input("X", s.xrs)
     .input("N_x", s.composed)
     .input("S", s.secret_reads)

@@ -334,8 +334,8 @@ impl<'s> XrDriver<'s> {
 const CHECK_SPACING: Duration = Duration::from_millis(50);
 
 /// What the watches saw of the resources composed for each XR, by the XR's name: every
-/// resource of the `kinds` the watches key them by whose name core's generator made from an
-/// XR's (see [`xr_of`]). One pass over what the watches saw, so that a check of every XR
+/// resource of the `kinds` the watches key them by whose name core's name generator made
+/// from an XR's (see [`xr_of`]). One pass over what the watches saw, so that a check of every XR
 /// reads each XR's resources by key rather than scanning all resources once per XR.
 #[must_use]
 pub fn composed_by_xr<'a>(
@@ -351,18 +351,28 @@ pub fn composed_by_xr<'a>(
     out
 }
 
-/// The name of the XR whose prefix generated `name` (`<xr>-` and five characters, as
-/// core's name generator makes them), if it has that shape.
+/// The name of the XR whose prefix generated `name`, if it has one of the shapes core's
+/// name generator makes: `<xr>-` and 12 lowercase hex characters (core since v2.1, and the
+/// composer: a hash of the XR's uid and the resource's composition name), or `<xr>-` and
+/// five characters (a random name: cores before v2.1, or a resource with no controller
+/// uid). A name core cut to 63 characters (an XR name over 50) has lost its XR's.
 #[must_use]
 pub fn xr_of(name: &str) -> Option<&str> {
-    let at = name.len().checked_sub(6)?;
-    let (xr, rest) = name.split_at_checked(at)?;
-    let suffix = rest.strip_prefix('-')?;
+    let split = |len: usize| {
+        let at = name.len().checked_sub(len + 1)?;
+        let (xr, rest) = name.split_at_checked(at)?;
+        Some((xr, rest.strip_prefix('-')?))
+    };
+    if let Some((xr, hash)) = split(12)
+        && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return Some(xr);
+    }
+    let (xr, suffix) = split(5)?;
     (!suffix.contains('-')).then_some(xr)
 }
 
-/// Whether `name` was generated from XR `xr`'s prefix (`<xr>-` and five characters, as
-/// core's name generator makes them).
+/// Whether `name` was generated from XR `xr`'s prefix (see [`xr_of`]).
 #[must_use]
 pub fn composed_of(name: &str, xr: &str) -> bool {
     xr_of(name) == Some(xr)
@@ -413,7 +423,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_composed_name_is_the_xr_s_and_five_characters() {
+    fn a_composed_name_is_the_xr_s_and_a_hash_or_five_characters() {
+        let hashed = composer::composite::child_name("xr-smoke-1-", "uid", "bucket-0");
+        assert_eq!(xr_of(&hashed), Some("xr-smoke-1"));
+        assert!(composed_of("xr-smoke-1-38ce86992a27", "xr-smoke-1"));
+        assert!(!composed_of("xr-smoke-10-38ce86992a27", "xr-smoke-1"));
+        assert_eq!(xr_of("xr-smoke-1-38ce86992a2g"), None);
         assert!(composed_of("xr-smoke-1-bcd2f", "xr-smoke-1"));
         assert!(!composed_of("xr-smoke-10-bcd2f", "xr-smoke-1"));
         assert!(!composed_of("xr-smoke-1-bcd2", "xr-smoke-1"));
