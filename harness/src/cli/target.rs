@@ -84,6 +84,43 @@ pub struct ClusterArgs {
     /// needs from the API server is in docs/core-process.md).
     #[arg(long, value_name = "FILE", help_heading = "Crossplane core")]
     core_profile: Option<PathBuf>,
+    /// Crossplane core's Deployment in the cluster, for a scenario with XR groups: its
+    /// container's args must give the scenario's `core` settings (`harness core-args`
+    /// prints them), unless --no-settings-check.
+    #[arg(
+        long,
+        value_name = "NAMESPACE/NAME",
+        default_value = run::target::cluster_core::DEFAULT_CORE_DEPLOYMENT,
+        value_parser = cluster::parse_deployment,
+        help_heading = "Crossplane core")]
+    core_deployment: (String, String),
+    /// Core's container in its Deployment [default: the first container].
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "kubeconfig",
+        help_heading = "Crossplane core"
+    )]
+    core_container: Option<String>,
+    /// Core's /metrics URL, reachable from here (e.g. a port-forward to core's metrics
+    /// port: http://127.0.0.1:18082/metrics): its function calls and latency, over the run
+    /// and per phase. Without it `functionCalls` is UNMEASURED on the cluster target.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "kubeconfig",
+        help_heading = "Crossplane core"
+    )]
+    core_metrics_url: Option<String>,
+    /// The start of the User-Agent of core's requests, which the API server's journal
+    /// counts as core's (Crossplane's client sends `crossplane/VERSION (OS/ARCH) …`).
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = run::core::cluster::DEFAULT_CORE_USER_AGENT,
+        requires = "kubeconfig",
+        help_heading = "Crossplane core")]
+    core_user_agent: String,
 }
 
 /// `--api-scrape-interval`: a Go duration of at least 10 ms.
@@ -115,6 +152,20 @@ impl ClusterArgs {
         process: bool,
     ) -> Result<Where> {
         let process = process || s.target == scenario::Target::Process;
+        if !s.composites.any()
+            && let Some(flag) = [
+                self.core_metrics_url.as_ref().map(|_| "--core-metrics-url"),
+                self.core_container.as_ref().map(|_| "--core-container"),
+            ]
+            .into_iter()
+            .flatten()
+            .next()
+        {
+            bail!(
+                "{flag} is for Crossplane core, which runs a scenario's XR groups, and scenario {} has none (`composites`)",
+                s.name
+            );
+        }
         let core = match &self.core_profile {
             Some(_) if !s.composites.any() => bail!(
                 "--core-profile runs Crossplane core for XR groups, and scenario {} has none (`composites`)",
@@ -127,9 +178,11 @@ impl ClusterArgs {
             None => None,
         };
         if s.composites.any() {
-            if self.kubeconfig.is_some() || s.target == scenario::Target::Cluster {
+            if self.kubeconfig.is_some()
+                && let Some(why) = run::core::process::unsupported(s)
+            {
                 bail!(
-                    "scenario {} has XR groups (`composites`), which run on the embedded stack, or on the process target with --core-profile: a cluster's core is not measured yet (leave out --kubeconfig)",
+                    "scenario {}: {why} (on the cluster target, core runs in the cluster)",
                     s.name
                 );
             }
@@ -213,6 +266,12 @@ impl ClusterArgs {
                     api_source: self.api_requests_from,
                     settings_check: !self.no_settings_check,
                     api_scrape_interval: self.api_scrape_interval,
+                    core: run::core::cluster::CoreOptions {
+                        deployment: self.core_deployment,
+                        container: self.core_container,
+                        metrics_url: self.core_metrics_url,
+                        user_agent: self.core_user_agent,
+                    },
                 })))
             }
             (Some(_), None) => bail!(

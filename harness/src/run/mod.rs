@@ -212,8 +212,27 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     );
     let obs = Observations { memory, ..obs };
     if target.cleans_up() {
+        // XRs first: core deletes what they compose while the provider is still there.
+        let xrs = driver.created_xrs();
+        let target = &target;
         tokio::select! {
-            _ = driver.clean_up(&seeded, &watches, CLEANUP_TIMEOUT, progress) => {}
+            () = async {
+                if !xrs.is_empty() {
+                    progress.line(format_args!(
+                        "cleaning up: deleting {} XRs, then what the run created for Crossplane core",
+                        xrs.len()
+                    ));
+                }
+                let deadline = tokio::time::Instant::now() + CLEANUP_TIMEOUT;
+                let left = target.clean_up_core(xrs, deadline).await;
+                if !left.is_empty() {
+                    progress.line(format_args!(
+                        "cleaning up: XRs still there after {CLEANUP_TIMEOUT:?}: {}",
+                        left.join(", ")
+                    ));
+                }
+                driver.clean_up(&seeded, &watches, CLEANUP_TIMEOUT, progress).await;
+            } => {}
             _ = interrupt() => {
                 let left = driver.left_after_cleanup(&seeded, &watches);
                 progress.line(format_args!("{}", cleanup_interrupted(&left)));

@@ -289,3 +289,39 @@ fn validate_counts_in_the_singular_when_there_is_one() {
         "{text}"
     );
 }
+
+#[test]
+fn the_cluster_targets_core_flags_and_cores_refusals_are_checked_before_the_run() {
+    // A scenario without XR groups has no core to read.
+    let out = harness()
+        .args(["run", &scenario("smoke.yaml"), "--kubeconfig", "kubeconfig"])
+        .args(["--cloud-url", "http://127.0.0.1:1", "--core-metrics-url"])
+        .arg("http://127.0.0.1:2/metrics")
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--core-metrics-url is for Crossplane core, which runs a scenario's XR groups, and scenario smoke has none"),
+        "{err}"
+    );
+    // A function fault switches the built-in function inside the harness's process: a
+    // cluster's core runs its own.
+    let out = harness()
+        .args([
+            "run",
+            &scenario("xr-slow-function.yaml"),
+            "--kubeconfig",
+            "kubeconfig",
+        ])
+        .args(["--cloud-url", "http://127.0.0.1:1", "--set", "time=real"])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a functionFault")
+            && err.contains("on the cluster target, core runs in the cluster"),
+        "{err}"
+    );
+}

@@ -125,6 +125,7 @@ impl Provider {
     }
 }
 
+mod crossplane_core;
 mod interrupt;
 
 fn sigterm(p: &mut Proc) {
@@ -913,6 +914,7 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
         api_source: harness::run::source::ApiSource::Auto,
         settings_check: true,
         api_scrape_interval: std::time::Duration::from_secs(1),
+        core: harness::run::core::cluster::CoreOptions::default(),
     };
     let mut notes = Vec::new();
     check_deployment(&s, &options, &deployment, &mut notes).unwrap_or_else(|e| panic!("{e}"));

@@ -17,7 +17,9 @@ use std::process::Command;
 
 use crate::bins::binaries;
 
-const OBJECTS: &str = r"objects:
+/// The scenario's Function, XRD, Composition and XR group (4 XRs of 2 Buckets, one step of
+/// the built-in function); the cluster target's test of core uses them too.
+pub(crate) const XR_OBJECTS: &str = r"objects:
   - apiVersion: pkg.crossplane.io/v1
     kind: Function
     metadata:
@@ -72,7 +74,9 @@ composites:
     count: 4
     composition: bucketsets
     spec: {region: eu-west-1}
-phases:
+";
+
+const PHASES: &str = r"phases:
   - {name: create, action: create, timeout: 90s}
   - {name: hold, action: hold, duration: 5s}
   - {name: delete, action: delete, timeout: 90s}
@@ -204,12 +208,14 @@ userAgent: composer/
     let head = "apiVersion: harness/v1\nname: core-process\ntime: real\n";
     std::fs::write(
         dir.join("embedded.yaml"),
-        format!("{head}provider: {{maxReconcileRate: 10, pollInterval: 1m}}\n{CORE}{OBJECTS}"),
+        format!(
+            "{head}provider: {{maxReconcileRate: 10, pollInterval: 1m}}\n{CORE}{XR_OBJECTS}{PHASES}"
+        ),
     )
     .unwrap();
     std::fs::write(
         dir.join("process.yaml"),
-        format!("{head}profile: {{file: provider.yaml}}\n{CORE}{OBJECTS}"),
+        format!("{head}profile: {{file: provider.yaml}}\n{CORE}{XR_OBJECTS}{PHASES}"),
     )
     .unwrap();
     let path = |f: &str| dir.join(f).display().to_string();

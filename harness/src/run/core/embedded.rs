@@ -111,7 +111,8 @@ fn crossplane_crd(
 
 /// Open CRDs of the Crossplane kinds a run creates: `CompositeResourceDefinition`,
 /// `Composition`, `CompositionRevision` and `Function`.
-pub(super) fn crossplane_crds() -> [CustomResourceDefinition; 4] {
+#[must_use]
+pub fn crossplane_crds() -> [CustomResourceDefinition; 4] {
     let x = composer::api::APIEXTENSIONS_GROUP;
     [
         crossplane_crd(

@@ -39,7 +39,7 @@ pub fn report(
         latency: latency(&core.metrics),
         breakers: &core.breakers,
     };
-    report_of(&side, apiserver, clocks, xrs)
+    report_of(&side, &apiserver.journal().since(0), clocks, xrs)
 }
 
 /// Core's function latency so far, per function: its responses of every code summed.
@@ -73,11 +73,13 @@ pub struct CoreSide<'a> {
     pub breakers: &'a [XrdBreaker],
 }
 
-/// [`report`] from what `side` gives of core.
+/// [`report`] from what `side` gives of core and the API server's `journal` (its entries
+/// since the run started; those of other clients are skipped), placed on the run's clock
+/// by `epoch`.
 #[must_use]
 pub fn report_of(
     side: &CoreSide<'_>,
-    apiserver: &mock_apiserver::ApiServer,
+    journal: &[mock_apiserver::Entry],
     (epoch, clock): (Epoch, RunClock),
     (log, seen, composed_kinds): (&XrLog, &SeenMap, &[String]),
 ) -> CoreReport {
@@ -86,7 +88,7 @@ pub fn report_of(
     let mut counts: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
     let (mut patches_changed, mut patches_no_op) = (0, 0);
     let mut times_us = Vec::new();
-    for e in apiserver.journal().since(0) {
+    for e in journal {
         if !e.user_agent.starts_with(side.user_agent) {
             continue;
         }

@@ -5,8 +5,10 @@
 //! function calls, its breakers), [`xrs`] drives the XR groups' phases, [`phases`] core's
 //! own (`compositionUpdate`, `functionFault`) and each phase's share of core's counters,
 //! and [`faults`] switches the in-process functions' faults. [`process`] is core as a
-//! process of its own (the process target with a core profile).
+//! process of its own (the process target with a core profile), [`cluster`] core as a
+//! cluster runs it (the cluster target with XR groups).
 
+pub mod cluster;
 pub mod embedded;
 pub mod faults;
 pub mod measure;

@@ -225,14 +225,14 @@ pub fn function_figures(text: &str) -> FunctionFigures {
     }
 }
 
-/// What a core process did: its requests in `apiserver`'s journal by `user_agent`, its
+/// What a core process did: its requests in the API server's `journal` by `user_agent`, its
 /// function figures (`Err`: its metrics were not read, or could not be, and why), the XRs
 /// from `log` and what the watches `seen`; the rest UNMEASURED.
 #[must_use]
 pub fn report(
     user_agent: &str,
     functions: Result<FunctionFigures, String>,
-    apiserver: &mock_apiserver::ApiServer,
+    journal: &[mock_apiserver::Entry],
     clocks: (Epoch, RunClock),
     xrs: (&XrLog, &SeenMap, &[String]),
 ) -> CoreReport {
@@ -247,7 +247,7 @@ pub fn report(
         breakers: &[],
     };
     let unread = &xrs.0.unread_phases;
-    let mut r = report_of(&side, apiserver, clocks, xrs);
+    let mut r = report_of(&side, journal, clocks, xrs);
     let breakers = "core ran as a process: its circuit breakers are inside it, and the harness reads no breaker metrics from it";
     r.unmeasured
         .insert("breakerOpens".to_owned(), breakers.to_owned());

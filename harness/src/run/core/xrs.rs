@@ -103,6 +103,17 @@ impl<'s> XrDriver<'s> {
         }
     }
 
+    /// Every XR whose create was accepted: its API and name.
+    #[must_use]
+    pub fn created(&self) -> Vec<(Api<DynamicObject>, String)> {
+        self.log
+            .records
+            .iter()
+            .filter(|(_, r)| r.created_us.is_some())
+            .map(|(&(g, _), r)| (self.api(g), r.key.1.clone()))
+            .collect()
+    }
+
     pub(super) fn api(&self, g: usize) -> Api<DynamicObject> {
         xr_kind_info(self.scenario, &self.scenario.composites.groups[g]).api(&self.client)
     }

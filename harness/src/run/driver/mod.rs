@@ -83,6 +83,12 @@ impl<'s> Driver<'s> {
         &self.state.xrs.log
     }
 
+    /// Every XR the run created: its API and name.
+    #[must_use]
+    pub fn created_xrs(&self) -> Vec<(kube::Api<kube::api::DynamicObject>, String)> {
+        self.state.xrs.created()
+    }
+
     /// Records a phase the run was interrupted in.
     pub fn record_interrupted(&mut self, phase: &Phase) {
         let start_us = self.state.log.spans.last().map_or(0, |s| s.end_us);

@@ -18,6 +18,7 @@ use super::remote_cloud::RemoteCloud;
 use super::{Target, TargetInfo, TargetSources};
 use crate::run::clock::RunClock;
 use crate::run::cloud;
+use crate::run::core::cluster::{ClusterCore, CoreOptions};
 use crate::run::error::{FlagDiff, RunError};
 use crate::run::own::{self, OwnRequests};
 use crate::run::remote::Remote;
@@ -58,9 +59,11 @@ pub struct ClusterOptions {
     pub api_source: ApiSource,
     /// How often the API server's journal or metrics are read.
     pub api_scrape_interval: Duration,
-    /// Compare the provider's Deployment args with the scenario's settings
-    /// (`--no-settings-check` turns it off).
+    /// Compare the provider's Deployment args with the scenario's settings, and core's
+    /// with its `core` settings (`--no-settings-check` turns it off).
     pub settings_check: bool,
+    /// Crossplane core in the cluster, for a scenario with XR groups.
+    pub core: CoreOptions,
 }
 
 /// A `--provider-deployment` value that is not `NAMESPACE/NAME`.
@@ -89,6 +92,8 @@ pub struct Cluster {
     cloud: RemoteCloud,
     api: Option<ApiRequests>,
     provider: Option<ProviderMetricsSource>,
+    /// Crossplane core, when the scenario has XR groups.
+    core: Option<ClusterCore>,
     rolls: u32,
     kills: AtomicU32,
     notes: Vec<String>,
@@ -398,6 +403,15 @@ impl Target for Cluster {
                 None
             }
         };
+        let core = if s.composites.any() {
+            let core_options = options.core.clone();
+            Some(
+                ClusterCore::start(&client, s, core_options, options.settings_check, &mut notes)
+                    .await?,
+            )
+        } else {
+            None
+        };
         let clock = RunClock::start();
         let agent = crate::run::own::ProviderAgent::of(s);
         let replicas = crate::run::replicas::Replicas::find(&client, &config, &own).await;
@@ -434,6 +448,7 @@ impl Target for Cluster {
             cloud,
             api: Some(api),
             provider: tally.map(ProviderMetricsSource::scraped),
+            core,
             rolls: 1,
             kills: AtomicU32::new(0),
             notes,
@@ -517,6 +532,31 @@ impl Target for Cluster {
 
     /// A cluster's provider keeps running.
     async fn stop_provider(&mut self) {}
+
+    fn core_metrics(&self) -> Option<crate::run::core::phase_state::CoreMetrics> {
+        self.core.as_ref()?.metrics()
+    }
+
+    /// Reads what core did ([`ClusterCore::report`]); core keeps running.
+    async fn finish_core(
+        &mut self,
+        log: &crate::run::core::xrs::XrLog,
+        seen: &crate::run::source::watches::SeenMap,
+    ) -> Option<crate::result::core::CoreReport> {
+        let core = self.core.as_ref()?;
+        Some(core.report(&self.client, self.clock, (log, seen)).await)
+    }
+
+    async fn clean_up_core(
+        &self,
+        xrs: Vec<(Api<kube::api::DynamicObject>, String)>,
+        deadline: Instant,
+    ) -> Vec<String> {
+        match &self.core {
+            Some(core) => core.clean_up(&self.client, xrs, deadline).await,
+            None => Vec::new(),
+        }
+    }
 
     fn info(&self) -> TargetInfo {
         let (ns, name) = &self.options.provider_deployment;

@@ -190,6 +190,18 @@ pub trait Target: Sized {
         None
     }
 
+    /// After the run's measurements, when the target [cleans up](Target::cleans_up): deletes
+    /// the run's `xrs` still there (each XR's API and name) and what the target created for
+    /// Crossplane core, waiting at most until `deadline` for the XRs to go; returns the names
+    /// of those still there. Nothing for a target whose core (if any) ends with the run.
+    async fn clean_up_core(
+        &self,
+        _xrs: Vec<(kube::Api<kube::api::DynamicObject>, String)>,
+        _deadline: Instant,
+    ) -> Vec<String> {
+        Vec::new()
+    }
+
     /// What phases read and change of Crossplane core's composite layer while it runs
     /// (its function metrics, breakers and the in-process functions' faults); `None` for a
     /// target without one.

@@ -436,7 +436,7 @@ impl Target for Process {
         Some(core_process::report(
             &core.profile.user_agent,
             calls,
-            &self.apiserver,
+            &self.apiserver.journal().since(0),
             (self.api_epoch, self.clock),
             (log, seen, &core.composed),
         ))
