@@ -288,7 +288,7 @@ fn each_phases_function_latency_is_the_histograms_difference_over_the_phase() {
 }
 
 #[test]
-fn the_headline_counts_unmeasured_verdicts_apart_from_those_that_held() {
+fn the_headline_counts_unmodeled_and_unmeasured_verdicts_apart_from_those_that_held() {
     use harness::result::Outcome;
     let mut r = result();
     // Every verdict held, then one is UNMEASURED (as a core process's breakerOpens is).
@@ -304,6 +304,14 @@ fn the_headline_counts_unmeasured_verdicts_apart_from_those_that_held() {
         format!(
             "PASS: {} of {n} assertions held, 1 UNMEASURED (what they read was not there to read: see their notes)",
             n - 1
+        )
+    ); // With an UNMODELED one too, both are named and neither counts as held.
+    r.verdicts[1].outcome = Outcome::Unmodeled;
+    assert_eq!(
+        r.headline(),
+        format!(
+            "PASS: {} of {n} assertions held, 1 UNMODELED (the model does not cover them: see their notes), 1 UNMEASURED (what they read was not there to read: see their notes)",
+            n - 2
         )
     );
 }

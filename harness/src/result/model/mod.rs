@@ -188,18 +188,26 @@ impl RunResult {
             Some(s) => format!("PARTIAL: {}", s.headline()),
             None if self.partial => "PARTIAL: measurements were lost (see notes)".to_owned(),
             None if !failures.is_empty() => format!("FAIL: {}", failures.join("; ")),
-            None if self.unmodeled() > 0 => format!(
-                "PASS: {} of {} assertions held, {} UNMODELED (the model does not cover them: see their notes)",
-                self.verdicts.len() - self.unmodeled(),
-                self.verdicts.len(),
-                self.unmodeled()
-            ),
-            None if self.unmeasured() > 0 => format!(
-                "PASS: {} of {} assertions held, {} UNMEASURED (what they read was not there to read: see their notes)",
-                self.verdicts.len() - self.unmeasured(),
-                self.verdicts.len(),
-                self.unmeasured()
-            ),
+            None if self.unmodeled() + self.unmeasured() > 0 => {
+                let (unmodeled, unmeasured) = (self.unmodeled(), self.unmeasured());
+                let mut aside = Vec::new();
+                if unmodeled > 0 {
+                    aside.push(format!(
+                        "{unmodeled} UNMODELED (the model does not cover them: see their notes)"
+                    ));
+                }
+                if unmeasured > 0 {
+                    aside.push(format!(
+                        "{unmeasured} UNMEASURED (what they read was not there to read: see their notes)"
+                    ));
+                }
+                format!(
+                    "PASS: {} of {} assertions held, {}",
+                    self.verdicts.len() - unmodeled - unmeasured,
+                    self.verdicts.len(),
+                    aside.join(", ")
+                )
+            }
             None => format!("PASS: all {} assertions held", self.verdicts.len()),
         }
     }
