@@ -22,6 +22,7 @@ use crate::server::ApiServer;
 use crate::store::Subresource;
 use crate::watch::{self, Filter, WatchParams};
 
+mod apply_body;
 mod list_options;
 mod paging;
 mod write;

@@ -88,7 +88,7 @@ impl Context<'_> {
                 apply = true;
                 let text = std::str::from_utf8(&request.body)
                     .map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
-                serde_saphyr::from_str(text).map_err(|e| {
+                super::apply_body::parse(text).map_err(|e| {
                     ApiError::bad_request(format!(
                         "the apply configuration could not be decoded: {e}"
                     ))
