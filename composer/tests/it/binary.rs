@@ -1,6 +1,6 @@
 //! The `composer` binary as a process against mock-apiserver on a loopback socket: it
-//! discovers the XRD, the Composition, its revision and the in-process Function, composes
-//! an XR created after it started, and brings it to Ready once the composed resources
+//! discovers the Composition, its revision and the in-process Function, starts the
+//! controller of an XRD created after it started, composes an XR of it, and brings it to Ready once the composed resources
 //! report Ready; SIGTERM stops it with 0; bad flags and a missing kubeconfig exit 2 with
 //! the reason.
 
@@ -83,9 +83,10 @@ async fn wait_for<T, F: Future<Output = Option<T>>>(what: &str, mut check: impl 
     }
 }
 
-/// Crossplane's kinds, the composed kind, a Function run in process, an XRD, a Composition
-/// of two Widgets and its valid revision: the objects, not the XR CRD, which the binary
-/// applies.
+/// Crossplane's kinds, the composed kind, a Function run in process, a Composition of two
+/// Widgets and its valid revision: the objects the binary reads at start. The XRD comes
+/// after the start (the binary's XRD watch starts its controller), and the XR CRD from the
+/// binary.
 async fn cluster(server: ApiServer) -> Cluster {
     let cluster = Cluster::new(server).await;
     let pp = PostParams::default();
@@ -104,16 +105,6 @@ async fn cluster(server: ApiServer) -> Cluster {
                 "spec": {"package": "xpkg.example.org/function-resources:v0.1.0"},
             })),
         )
-        .await
-        .unwrap();
-    cluster
-        .all(&resource(
-            X,
-            "v2",
-            "CompositeResourceDefinition",
-            "compositeresourcedefinitions",
-        ))
-        .create(&pp, &object(serde_json::to_value(xrd()).unwrap()))
         .await
         .unwrap();
     // A 1 s TTL: no watch on Widgets, so the requeue sees their Ready status.
@@ -155,7 +146,34 @@ async fn the_binary_composes_an_xr_on_mock_apiserver_until_ready_and_stops_on_si
             .stdout(Stdio::null()),
     );
 
-    // The binary applies the XR CRD from the XRD; then an XR can be created.
+    // The binary has read what it reads at start once its revision controller (started
+    // after the XRDs are listed) has made revision 2.
+    let composition: composer::api::Composition =
+        Api::all(client.clone()).get("widgets").await.unwrap();
+    let newest = format!(
+        "widgets-{}",
+        &composer::composite::composition_hash(&composition)[..7]
+    );
+    let revisions = Api::<composer::api::CompositionRevision>::all(client.clone());
+    let revision = wait_for("the binary's revision", || async {
+        revisions.get_opt(&newest).await.unwrap()
+    })
+    .await;
+    // An XRD created after that: the binary's XRD watch applies its XR CRD and starts its
+    // controller; then an XR can be created.
+    cluster
+        .all(&resource(
+            X,
+            "v2",
+            "CompositeResourceDefinition",
+            "compositeresourcedefinitions",
+        ))
+        .create(
+            &PostParams::default(),
+            &object(serde_json::to_value(xrd()).unwrap()),
+        )
+        .await
+        .unwrap();
     let crds = Api::<CustomResourceDefinition>::all(client.clone());
     let crd = wait_for("the XR CRD", || async {
         crds.get_opt("xwidgets.example.org").await.unwrap()
@@ -194,14 +212,6 @@ async fn the_binary_composes_an_xr_on_mock_apiserver_until_ready_and_stops_on_si
     }
     // The binary's revision controller made revision 2 (the test made revision 1 by hand,
     // without the hash label), named by the Composition's hash; the XR uses the newest.
-    let composition: composer::api::Composition =
-        Api::all(client.clone()).get("widgets").await.unwrap();
-    let newest = format!(
-        "widgets-{}",
-        &composer::composite::composition_hash(&composition)[..7]
-    );
-    let revision: composer::api::CompositionRevision =
-        Api::all(client.clone()).get(&newest).await.unwrap();
     assert_eq!(revision.spec.revision, 2);
     let xr = wait_for("the XR on the newest revision", || async {
         let xr = xrs.get("xr-0").await.unwrap();

@@ -9,8 +9,8 @@
 //! one reconcile, so the number depends on when the provider's writes land. That is timing,
 //! not core: the test compares the requests per reconcile exactly and the totals within the
 //! reconcile counts' difference, beside the setup the composer binary does and the
-//! embedded core does not (its four discovery LISTs at start; the embedded core reads the
-//! scenario).
+//! embedded core does not (its four discovery LISTs at start and its XRD watch's LIST and
+//! WATCH; the embedded core reads the scenario).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -279,8 +279,9 @@ userAgent: composer/
         assert_eq!(buckets[10].as_u64(), Some(r), "{core}");
     }
     // The rest: the watches' LISTs and WATCHes, events, finalizers, the revision: the
-    // same, but for the process's discovery at start (four LISTs) and the XR CRD, which
-    // the composer binary applies (a PATCH) and the embedded core creates.
+    // same, but for the process's discovery at start (four LISTs), its XRD watch (a LIST
+    // and a WATCH) and the XR CRD, which the composer binary applies (a PATCH) and the
+    // embedded core creates.
     let per_reconcile =
         |core: &serde_json::Value, r: u64| core["requests"].as_u64().unwrap() - 4 * r;
     let (rest_e, rest_p) = (per_reconcile(e, re), per_reconcile(p, rp));
@@ -288,15 +289,14 @@ userAgent: composer/
         "embedded: {} requests, {re} reconciles, {rest_e} beside them; process: {} requests, {rp} reconciles, {rest_p} beside them",
         e["requests"], p["requests"]
     );
-    for (verb, resource) in [
-        ("list", "functions.pkg.crossplane.io"),
-        (
-            "list",
-            "compositeresourcedefinitions.apiextensions.crossplane.io",
-        ),
+    let xrds = "compositeresourcedefinitions.apiextensions.crossplane.io";
+    for (verb, resource, n) in [
+        ("list", "functions.pkg.crossplane.io", 1),
+        ("list", xrds, 2),
+        ("watch", xrds, 1),
     ] {
         assert_eq!(count(e, verb, resource), 0, "{verb} {resource}: {e}");
-        assert_eq!(count(p, verb, resource), 1, "{verb} {resource}: {p}");
+        assert_eq!(count(p, verb, resource), n, "{verb} {resource}: {p}");
     }
     assert_eq!(
         count(
@@ -313,13 +313,14 @@ userAgent: composer/
     // Beside applies, events and status Updates: the watches' LISTs and WATCHes, the XRs'
     // finalizers and labels, the composed resources' names, the deletes. The same requests
     // but for the composer binary's four discovery LISTs at start (Functions, Compositions,
-    // CompositionRevisions, XRDs). Left out with the events: the XR's status Updates, one
+    // CompositionRevisions, XRDs) and its XRD watch's LIST and WATCH. Left out with the events: the XR's status Updates, one
     // for each reconcile that changed its conditions, composing or not (a deleting XR's
     // reconciles call no function), so they follow the reconcile count, which the process's
     // metrics do not give (a run saw 25 by the embedded core over 44 reconciles and 20
     // function calls, 36 by the process over 26 function calls). What may still differ is
     // what depends on how many reconciles the events made, so the stated difference is at
     // most the function call counts' difference plus 4 requests.
+    let setup = 6;
     let left_out = |core: &serde_json::Value| {
         count(core, "create", "events")
             + count(core, "patch", "events")
@@ -328,8 +329,8 @@ userAgent: composer/
     let (other_e, other_p) = (rest_e - left_out(e), rest_p - left_out(p));
     let allowed = re.abs_diff(rp) + 4;
     assert!(
-        other_p.abs_diff(other_e + 4) <= allowed,
-        "beside applies, events and status Updates, the process made {other_p} requests and the embedded core {other_e} (+4 discovery LISTs), more apart than {allowed}: embedded {e}, process {p}"
+        other_p.abs_diff(other_e + setup) <= allowed,
+        "beside applies, events and status Updates, the process made {other_p} requests and the embedded core {other_e} (+{setup}: 4 discovery LISTs, the XRD watch's LIST and WATCH), more apart than {allowed}: embedded {e}, process {p}"
     );
     // What a process cannot give is UNMEASURED, with the reason; the rest is judged.
     let breaker = verdict(&process, "breakerOpens");

@@ -1,7 +1,11 @@
 //! Setup and the run: the client, the discovered Functions, Compositions, revisions and
-//! XRDs, one controller per XRD with its watches, the resync, and the shutdown.
+//! XRDs, one controller per XRD with its watches (an XRD created later gets its own when
+//! the XRD watch sees it, as core's definition controller starts one), the resync, and the
+//! shutdown.
 
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use composer::api::{
@@ -13,9 +17,13 @@ use composer::composite::{
 use composer::function::builtin::Resources;
 use composer::function::{FunctionMetrics, Functions, GrpcRunner, InProcessRunner};
 use composer::xcrd::for_composite_resource;
+use futures::StreamExt as _;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::ResourceExt as _;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::watcher;
 use limiter::controller::{Controller, Request};
 use tokio::task::JoinHandle;
 
@@ -56,10 +64,18 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     check_compositions(&client, &functions)
         .await
         .map_err(setup)?;
-    let (controllers, tasks) = controllers(&cli, &client, &functions)
+    let (mut controllers, mut tasks, mut later) = controllers(&cli, &client, &functions)
         .await
         .map_err(setup)?;
     serve::shutdown_signal().await;
+    // The XRD watch first, so that no controller starts after this; then every controller,
+    // those it started included.
+    later.watch.abort();
+    let _ = (&mut later.watch).await;
+    while let Ok(started) = later.started.try_recv() {
+        controllers.push(started.controller);
+        tasks.extend(started.tasks);
+    }
     for task in tasks {
         task.abort();
     }
@@ -178,58 +194,134 @@ async fn check_compositions(client: &kube::Client, functions: &Functions) -> any
     Ok(())
 }
 
-/// One controller per valid XRD, its XR CRD applied, with its watches and resync.
+/// An XRD's running controller and the tasks of its watches.
+struct Started {
+    controller: Controller<Request>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// What starts the controllers of the XRDs created after the start: the XRD watch, and the
+/// controllers it started, for the shutdown.
+struct Later {
+    watch: JoinHandle<()>,
+    started: tokio::sync::mpsc::UnboundedReceiver<Started>,
+}
+
+/// What every XR controller is started with.
+#[derive(Clone)]
+struct Starter {
+    client: kube::Client,
+    functions: Functions,
+    settings: XrdSettings,
+    events: Recorder,
+    sync_interval: Duration,
+}
+
+impl Starter {
+    /// Applies `xrd`'s XR CRD and starts its controller; `Ok(None)` for an XRD that is not
+    /// valid (a warning says why).
+    async fn start(&self, xrd: CompositeResourceDefinition) -> anyhow::Result<Option<Started>> {
+        let name = xrd.name_any();
+        let crd = match xrd.validate().and_then(|()| for_composite_resource(&xrd)) {
+            Ok(crd) => crd,
+            Err(error) => {
+                tracing::warn!(%error, "skipping an XRD");
+                return Ok(None);
+            }
+        };
+        Api::<CustomResourceDefinition>::all(self.client.clone())
+            .patch(
+                crd.metadata.name.as_deref().unwrap_or_default(),
+                &PatchParams::apply(FIELD_MANAGER_DEFINITION).force(),
+                &Patch::Apply(&crd),
+            )
+            .await
+            .with_context(|| format!("cannot apply the XR CRD of XRD {name}"))?;
+        let mut resync = || Some(resync_period(self.sync_interval, rand::random()));
+        let mut tasks = Vec::new();
+        let started = start_xrd(
+            &self.client,
+            &self.functions,
+            xrd,
+            &self.settings,
+            (&self.events, &mut resync),
+            &mut tasks,
+        );
+        Ok(Some(Started {
+            controller: started.controller,
+            tasks,
+        }))
+    }
+}
+
+/// One controller per valid XRD, its XR CRD applied, with its watches and resync; and the
+/// XRD watch that starts one for each XRD created later.
 async fn controllers(
     cli: &Cli,
     client: &kube::Client,
     functions: &Functions,
-) -> anyhow::Result<(Vec<Controller<Request>>, Vec<JoinHandle<()>>)> {
+) -> anyhow::Result<(Vec<Controller<Request>>, Vec<JoinHandle<()>>, Later)> {
     let xrds = Api::<CompositeResourceDefinition>::all(client.clone())
         .list(&ListParams::default())
         .await
         .context("cannot list CompositeResourceDefinitions (apiextensions.crossplane.io/v2)")?;
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    let xrd_settings = XrdSettings {
-        requeue: RequeueSettings {
-            realtime: cli.enable_realtime_compositions,
-            poll_interval: cli.poll_interval,
-            min_poll_interval: cli.min_poll_interval,
-        },
-        breaker: cli.breaker(),
-        workers: cli.max_reconcile_rate,
-    };
     let (mut controllers, mut tasks) = (Vec::new(), Vec::new());
     // One event writer for every XR controller, as core's one recorder.
     let (events, event_writer) = Recorder::start(client.clone());
     tasks.push(event_writer);
     // Core's revision controllers: a revision per change of a Composition, each valid.
     tasks.push(tokio::spawn(run_revision_controllers(client.clone())));
+    let starter = Starter {
+        client: client.clone(),
+        functions: functions.clone(),
+        settings: XrdSettings {
+            requeue: RequeueSettings {
+                realtime: cli.enable_realtime_compositions,
+                poll_interval: cli.poll_interval,
+                min_poll_interval: cli.min_poll_interval,
+            },
+            breaker: cli.breaker(),
+            workers: cli.max_reconcile_rate,
+        },
+        events,
+        sync_interval: cli.sync_interval,
+    };
+    let mut known = HashSet::new();
     for xrd in xrds.items {
-        let name = xrd.metadata.name.clone().unwrap_or_default();
-        let crd = match xrd.validate().and_then(|()| for_composite_resource(&xrd)) {
-            Ok(crd) => crd,
-            Err(error) => {
-                tracing::warn!(%error, "skipping an XRD");
+        known.insert(xrd.name_any());
+        if let Some(started) = starter.start(xrd).await? {
+            controllers.push(started.controller);
+            tasks.extend(started.tasks);
+        }
+    }
+    let (sender, started) = tokio::sync::mpsc::unbounded_channel();
+    let watch = tokio::spawn(async move {
+        let api = Api::<CompositeResourceDefinition>::all(starter.client.clone());
+        let mut xrds = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(xrd) = xrds.next().await {
+            let Ok(xrd) = xrd else { continue };
+            let name = xrd.name_any();
+            if known.contains(&name) {
                 continue;
             }
-        };
-        crds.patch(
-            crd.metadata.name.as_deref().unwrap_or_default(),
-            &PatchParams::apply(FIELD_MANAGER_DEFINITION).force(),
-            &Patch::Apply(&crd),
-        )
-        .await
-        .with_context(|| format!("cannot apply the XR CRD of XRD {name}"))?;
-        let mut resync = || Some(resync_period(cli.sync_interval, rand::random()));
-        let started = start_xrd(
-            client,
-            functions,
-            xrd,
-            &xrd_settings,
-            (&events, &mut resync),
-            &mut tasks,
-        );
-        controllers.push(started.controller);
-    }
-    Ok((controllers, tasks))
+            match starter.start(xrd).await {
+                Ok(Some(s)) => {
+                    known.insert(name);
+                    let _ = sender.send(s);
+                }
+                Ok(None) => {
+                    known.insert(name);
+                }
+                // Tried again at the XRD's next event.
+                Err(error) => tracing::warn!(
+                    error = format!("{error:#}"),
+                    "cannot start an XRD's controller"
+                ),
+            }
+        }
+    });
+    Ok((controllers, tasks, Later { watch, started }))
 }

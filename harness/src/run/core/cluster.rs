@@ -10,8 +10,9 @@
 //! - The scenario's Functions, XRDs and Compositions are created when the cluster has none
 //!   of that name; one that exists is used as it is (a note says so). Core's definition
 //!   controller applies each XRD's XR CRD: the run starts when every one is served (at most
-//!   [`CORE_START_TIMEOUT`] after). A core that reads XRDs only when it starts (this
-//!   workspace's composer) must start after they exist.
+//!   [`CORE_START_TIMEOUT`] after). A core that reads Functions only when it starts (this
+//!   workspace's composer, which watches XRDs as Crossplane does) must start after they
+//!   exist.
 //! - Core's requests are those of mock-apiserver's journal (`/mock/v1/requests`) from the
 //!   run's start whose `User-Agent` starts with `--core-user-agent`; an API server without
 //!   that journal leaves `coreApiRequests` UNMEASURED (a real API server's metrics do not

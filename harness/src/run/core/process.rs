@@ -8,7 +8,7 @@
 //!   `Composition`, `CompositionRevision` and `Function`, unless the core profile's `crds`
 //!   gives them), then the scenario's Functions, XRDs and Compositions, as the embedded
 //!   core's start does. It does not create the XR kinds' CRDs: core's definition
-//!   controller applies them, and a core that discovers its objects at start (the
+//!   controller applies them, and a core that reads its Functions at start (the
 //!   composer) finds them all.
 //! - Core is up when every XRD's XR CRD exists (and, with a `metricsUrl`, core answers
 //!   there): the run's objects are created after that.
