@@ -19,6 +19,35 @@ fn configmap(name: &str) -> ConfigMap {
     cm
 }
 
+/// One HTTP/1.1 connection to `addr`.
+async fn connect(
+    addr: std::net::SocketAddr,
+) -> hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>> {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (send, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    send
+}
+
+/// Sends `request` over `connection`, reads the whole answer, and returns its status.
+async fn send(
+    connection: &mut hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    request: http::Result<http::Request<String>>,
+) -> http::StatusCode {
+    use http_body_util::BodyExt as _;
+    let request = request
+        .unwrap()
+        .map(|b| http_body_util::Full::new(bytes::Bytes::from(b)));
+    connection.ready().await.unwrap();
+    let response = connection.send_request(request).await.unwrap();
+    let status = response.status();
+    response.into_body().collect().await.unwrap();
+    status
+}
+
 async fn metrics(client: &kube::Client) -> String {
     let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
     client.request_text(request).await.unwrap()
@@ -113,7 +142,7 @@ async fn the_load_balancer_spreads_connections_over_the_replicas_in_turn() {
         Socket::start(other.clone()).await,
     );
     let front = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", front.local_addr().unwrap());
+    let front_addr = front.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let balancer = tokio::spawn(mock_apiserver::balance(
         front,
@@ -122,16 +151,29 @@ async fn the_load_balancer_spreads_connections_over_the_replicas_in_turn() {
             let _ = stopped.await;
         },
     ));
-    // Four clients, four connections: two on each replica. One client's requests keep
-    // to its connection's replica.
+    // Four connections, opened one after another: two on each replica, in turn. The
+    // requests of one connection keep to its replica. (One HTTP/1.1 connection each, not
+    // a client's pool, which may open a second connection for the next request when the
+    // first is not back in the pool yet, and so shift the turns.)
     for i in 0..4 {
-        let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap())).unwrap();
-        let configmaps: Api<ConfigMap> = Api::default_namespaced(client);
-        configmaps
-            .create(&PostParams::default(), &configmap(&format!("cm-{i}")))
-            .await
-            .unwrap();
-        configmaps.get(&format!("cm-{i}")).await.unwrap();
+        let mut connection = connect(front_addr).await;
+        let body =
+            format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}"}}}}"#);
+        let created = send(
+            &mut connection,
+            http::Request::post("/api/v1/namespaces/default/configmaps")
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(body),
+        )
+        .await;
+        assert_eq!(created, http::StatusCode::CREATED);
+        let got = send(
+            &mut connection,
+            http::Request::get(format!("/api/v1/namespaces/default/configmaps/cm-{i}"))
+                .body(String::new()),
+        )
+        .await;
+        assert_eq!(got, http::StatusCode::OK);
     }
     for (replica, gets) in [(&server, ["cm-0", "cm-2"]), (&other, ["cm-1", "cm-3"])] {
         let entries = replica.journal().since(0);
