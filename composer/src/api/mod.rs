@@ -24,7 +24,7 @@ pub use function::{
     ANNOTATION_RUNTIME, ANNOTATION_RUNTIME_TARGET, DEFAULT_DEVELOPMENT_TARGET, Endpoint, Function,
     FunctionSpec,
 };
-pub use open_crd::open_crd;
+pub use open_crd::{crossplane_crds, open_crd};
 pub use xrd::{
     CompositeResourceDefinition, CompositeResourceDefinitionSpec,
     CompositeResourceDefinitionVersion, CompositeResourceValidation, CompositionRef, Scope,

@@ -35,3 +35,23 @@ pub fn open_crd(
     }))
     .expect("a CRD")
 }
+
+/// Open CRDs of Crossplane's kinds the composer reads (`CompositeResourceDefinition`,
+/// `Composition`, `CompositionRevision` and `Function`): what an API server without
+/// Crossplane installed needs before the composer starts (`composer --print-crds`).
+#[must_use]
+pub fn crossplane_crds() -> [CustomResourceDefinition; 4] {
+    let x = super::APIEXTENSIONS_GROUP;
+    let crd = |group, version, kind, plural| open_crd(group, version, kind, plural, "Cluster");
+    [
+        crd(
+            x,
+            "v2",
+            "CompositeResourceDefinition",
+            "compositeresourcedefinitions",
+        ),
+        crd(x, "v1", "Composition", "compositions"),
+        crd(x, "v1", "CompositionRevision", "compositionrevisions"),
+        crd(super::PKG_GROUP, "v1", "Function", "functions"),
+    ]
+}

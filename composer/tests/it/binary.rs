@@ -342,3 +342,28 @@ fn help_explains_the_flags_and_exit_codes() {
         assert!(help.contains(words), "{words} missing from --help");
     }
 }
+
+#[test]
+fn print_crds_prints_the_four_open_crds_crossplane_s_kinds_need() {
+    let out = run(&["--print-crds"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let crds: Vec<CustomResourceDefinition> = text
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let names: Vec<_> = crds
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "compositeresourcedefinitions.apiextensions.crossplane.io",
+            "compositions.apiextensions.crossplane.io",
+            "compositionrevisions.apiextensions.crossplane.io",
+            "functions.pkg.crossplane.io",
+        ]
+    );
+}

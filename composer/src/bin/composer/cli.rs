@@ -19,7 +19,10 @@ use limiter::go::GoDuration;
 /// `render.crossplane.io/runtime: InProcess` is the built-in function, run in this
 /// process; one annotated `render.crossplane.io/runtime: Development` (with
 /// `render.crossplane.io/runtime-development-target: HOST:PORT`) is called over plaintext
-/// gRPC. Objects created after the start are not discovered: restart to pick them up.
+/// gRPC. An XRD created after the start gets its XR CRD and controller from a watch on
+/// XRDs; Compositions and their revisions are watched too; Functions are read at start
+/// only (restart to pick up a new one). The API server must serve Crossplane's kinds:
+/// `--print-crds` prints open CRDs of them for one without Crossplane installed.
 ///
 /// Exit codes: 0 stopped by SIGTERM or Ctrl-C; 1 a failure while running; 2 bad flags or
 /// a failed setup (no cluster, no readable kubeconfig, a port in use).
@@ -76,6 +79,12 @@ pub struct Cli {
     /// Serve Prometheus metrics (core's function metrics) at `http://ADDR/metrics`.
     #[arg(long, value_name = "ADDR")]
     pub metrics_addr: Option<SocketAddr>,
+
+    /// Print open CRDs of the Crossplane kinds the composer reads (XRDs, Compositions,
+    /// CompositionRevisions, Functions) as YAML documents and exit: for an API server
+    /// without Crossplane (`mock-apiserver --crd FILE`, or `kubectl apply -f FILE`).
+    #[arg(long)]
+    pub print_crds: bool,
 }
 
 impl Cli {

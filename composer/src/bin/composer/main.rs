@@ -12,6 +12,16 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    if cli.print_crds {
+        // JSON documents: YAML that kubectl and mock-apiserver read.
+        for crd in composer::api::crossplane_crds() {
+            println!(
+                "---\n{}",
+                serde_json::to_string_pretty(&crd).expect("a CRD serializes")
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),

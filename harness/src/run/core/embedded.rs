@@ -98,34 +98,9 @@ fn client_as(apiserver: &ApiServer, agent: &'static str) -> kube::Client {
     kube::Client::new(service, "default")
 }
 
-/// A CRD of one of Crossplane's kinds with an open `spec` and `status` (the composer
-/// validates these objects itself; the scenario's were validated before the start).
-fn crossplane_crd(
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-) -> CustomResourceDefinition {
-    composer::api::open_crd(group, version, kind, plural, "Cluster")
-}
-
-/// Open CRDs of the Crossplane kinds a run creates: `CompositeResourceDefinition`,
-/// `Composition`, `CompositionRevision` and `Function`.
-#[must_use]
-pub fn crossplane_crds() -> [CustomResourceDefinition; 4] {
-    let x = composer::api::APIEXTENSIONS_GROUP;
-    [
-        crossplane_crd(
-            x,
-            "v2",
-            "CompositeResourceDefinition",
-            "compositeresourcedefinitions",
-        ),
-        crossplane_crd(x, "v1", "Composition", "compositions"),
-        crossplane_crd(x, "v1", "CompositionRevision", "compositionrevisions"),
-        crossplane_crd(composer::api::PKG_GROUP, "v1", "Function", "functions"),
-    ]
-}
+/// Open CRDs of the Crossplane kinds a run creates (the composer validates these objects
+/// itself; the scenario's were validated before the start).
+pub use composer::api::crossplane_crds;
 
 fn setup(what: &str, e: impl std::fmt::Display) -> RunError {
     RunError::CoreSetup(format!("{what}: {e}"))
