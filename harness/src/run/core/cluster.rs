@@ -32,7 +32,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use mock_apiserver::{Entry, JOURNAL_PATH, JournalPage};
 use tokio::time::Instant;
 
-use super::process::{CORE_START_TIMEOUT, FunctionFigures, function_figures, wait_for_xr_crds};
+use super::process::{CORE_START_TIMEOUT, FunctionFigures, wait_for_xr_crds};
 use super::xrs::XrLog;
 use crate::result::core::CoreReport;
 use crate::run::clock::RunClock;
@@ -241,13 +241,9 @@ impl ClusterCore {
     ) -> CoreReport {
         let functions: Result<FunctionFigures, String> =
             match (&self.metrics, &self.options.metrics_url) {
-                (Some((remote, path)), Some(url)) => remote
-                    .get_text(path)
-                    .await
-                    .map(|text| function_figures(&text))
-                    .map_err(|e| {
-                        format!("core's metrics at {url} could not be read at the end: {e}")
-                    }),
+                (Some((remote, path)), Some(url)) => {
+                    super::process::read_function_figures(remote, path, url).await
+                }
                 _ => Err("no --core-metrics-url: core's function metrics were not read".to_owned()),
             };
         let journal = match self.cursor {

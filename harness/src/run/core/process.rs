@@ -225,6 +225,23 @@ pub fn function_figures(text: &str) -> FunctionFigures {
     }
 }
 
+/// Core's function figures from its metrics at `url` (`remote`, `path`), read at the run's
+/// end; `Err` says why they were not.
+///
+/// # Errors
+/// The metrics could not be read.
+pub async fn read_function_figures(
+    remote: &crate::run::remote::Remote,
+    path: &str,
+    url: &str,
+) -> Result<FunctionFigures, String> {
+    remote
+        .get_text(path)
+        .await
+        .map(|text| function_figures(&text))
+        .map_err(|e| format!("core's metrics at {url} could not be read at the end: {e}"))
+}
+
 /// What a core process did: its requests in the API server's `journal` by `user_agent`, its
 /// function figures (`Err`: its metrics were not read, or could not be, and why), the XRs
 /// from `log` and what the watches `seen`; the rest UNMEASURED.

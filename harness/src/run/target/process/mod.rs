@@ -414,11 +414,9 @@ impl Target for Process {
     ) -> Option<crate::result::core::CoreReport> {
         let core = self.core.as_ref()?;
         let calls = match &core.metrics {
-            Some((remote, path, url)) => remote
-                .get_text(path)
-                .await
-                .map(|text| core_process::function_figures(&text))
-                .map_err(|e| format!("core's metrics at {url} could not be read at the end: {e}")),
+            Some((remote, path, url)) => {
+                core_process::read_function_figures(remote, path, url).await
+            }
             None => Err(
                 "the core profile has no metricsUrl, so core's function metrics were not read"
                     .to_owned(),
