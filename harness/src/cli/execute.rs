@@ -98,29 +98,24 @@ pub(super) fn execute(
 /// Runs `s` on `target` on a runtime of its own (virtual time on a paused clock) until its
 /// phases are done or an `interrupt()` completes: the run path of `run`, which `selfcheck`
 /// shares. `out` is where the process target writes the provider's logs.
-pub(super) fn run_on<F: Future<Output = Signal>>(
+pub(super) fn run_on<F: Future<Output = Signal> + Send + 'static>(
     s: &harness::scenario::Scenario,
     target: Where,
     out: &Path,
     progress: &run::Progress,
-    interrupt: impl FnMut() -> F,
+    mut interrupt: impl FnMut() -> F + Send + 'static,
 ) -> Result<run::RunOutput> {
+    let on = match target {
+        Where::Embedded => run::On::Embedded,
+        Where::Process(core) => run::On::Process(run::ProcessOptions {
+            out: out.to_path_buf(),
+            core: core.map(|c| *c),
+        }),
+        Where::Cluster(options) => run::On::Cluster(options),
+    };
+    let interrupt = Box::new(move || Box::pin(interrupt()) as run::NextSignal);
     let runtime = run::time::runtime(s.time).context("cannot start the async runtime")?;
-    let output = runtime.block_on(async {
-        match target {
-            Where::Embedded => run::run::<run::Embedded, _>(s, (), progress, interrupt).await,
-            Where::Process(core) => {
-                let options = run::ProcessOptions {
-                    out: out.to_path_buf(),
-                    core: core.map(|c| *c),
-                };
-                run::run::<run::Process, _>(s, options, progress, interrupt).await
-            }
-            Where::Cluster(options) => {
-                run::run::<run::Cluster, _>(s, *options, progress, interrupt).await
-            }
-        }
-    })?;
+    let output = runtime.block_on(run::run_on(s, on, progress, interrupt))?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     Ok(output)
 }

@@ -41,6 +41,7 @@ pub mod target;
 pub mod time;
 
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 pub use driver::kill;
@@ -71,6 +72,47 @@ pub struct RunOutput {
     pub result: RunResult,
     /// The signal that interrupted the run (the result is then partial).
     pub interrupted: Option<Signal>,
+}
+
+/// The target a run goes to, with its options: what [`run_on`] takes.
+#[derive(Debug)]
+pub enum On {
+    /// The [`Embedded`] stack, in this process.
+    Embedded,
+    /// The provider (and core) as processes ([`Process`]).
+    Process(ProcessOptions),
+    /// A cluster through a kubeconfig ([`Cluster`]).
+    Cluster(Box<ClusterOptions>),
+}
+
+/// The future of the next signal that interrupts a run, boxed: what [`run_on`]'s
+/// `interrupt` gives.
+pub type NextSignal = Pin<Box<dyn Future<Output = Signal> + Send>>;
+
+/// Runs `scenario` on the target `on` names; see [`run`]. Not generic, so the run's code for
+/// each target is compiled once, here, rather than again in each caller's crate for each
+/// interrupt it passes (the `harness` binary's release build spent a minute on its copies).
+///
+/// # Errors
+/// The future's: see [`run`].
+pub fn run_on<'a>(
+    scenario: &'a Scenario,
+    on: On,
+    progress: &'a Progress,
+    mut interrupt: Box<dyn FnMut() -> NextSignal + Send>,
+) -> Pin<Box<dyn Future<Output = Result<RunOutput, RunError>> + 'a>> {
+    // Boxed and behind a plain function: a caller polls it through the box, never
+    // instantiating (or inlining) the run's code itself.
+    Box::pin(async move {
+        let interrupt = &mut interrupt;
+        match on {
+            On::Embedded => run::<Embedded, _>(scenario, (), progress, interrupt).await,
+            On::Process(options) => run::<Process, _>(scenario, options, progress, interrupt).await,
+            On::Cluster(options) => {
+                run::<Cluster, _>(scenario, *options, progress, interrupt).await
+            }
+        }
+    })
 }
 
 /// Runs `scenario` on the embedded stack; see [`run`].
