@@ -69,34 +69,13 @@ pub(super) fn core_args(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let note = runtime.block_on(async {
-        let config = kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::read_from(&kubeconfig)
-                .with_context(|| format!("cannot read {}", kubeconfig.display()))?,
-            &kube::config::KubeConfigOptions {
-                context,
-                ..Default::default()
-            },
-        )
-        .await
-        .with_context(|| format!("cannot use {}", kubeconfig.display()))?;
-        // The harness's User-Agent, as its run clients send it.
-        let client = kube::client::ClientBuilder::try_from(config)
-            .context("cannot build a client")?
-            .with_layer(&run::own::layer(run::own::OwnRequests::default()))
-            .build();
-        let d = kube::Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(client, &ns)
-            .get(&name)
-            .await
-            .with_context(|| format!("cannot read core's Deployment {ns}/{name}"))?;
-        let note = run::target::cluster_core::check_core_deployment(
-            want,
-            &format!("{ns}/{name}"),
-            &d,
-            container.as_deref(),
-        )?;
-        anyhow::Ok(note)
-    })?;
+    let note = runtime.block_on(run::target::cluster_core::read_and_check_core_deployment(
+        &kubeconfig,
+        context,
+        (&ns, &name),
+        container.as_deref(),
+        want,
+    ))?;
     outln!("{note}")?;
     Ok(Outcome::Pass)
 }

@@ -10,8 +10,6 @@ use clap::Args;
 use harness::sweep::Sweep;
 use harness::sweep::job::{self, JobOptions, Results};
 use harness::sweep::remote::S3Url;
-use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::ConfigMap;
 
 use super::stdout::{out, outln};
 
@@ -154,57 +152,19 @@ pub(super) fn kubernetes_job(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (ns, name) = runtime.block_on(apply(r, &job::config_map(&o), &job::job(&o)))?;
+    let (ns, name) = runtime.block_on(harness::sweep::apply::apply(
+        r.kubeconfig.as_deref(),
+        r.context.clone(),
+        r.namespace.clone(),
+        &job::config_map(&o),
+        &job::job(&o),
+    ))?;
     outln!(
         "configmap/{name} and job.batch/{name} applied in namespace {ns}: {} points, {} at once; `kubectl -n {ns} get job {name}` follows them",
         o.completions,
         o.parallelism.clamp(1, o.completions.max(1))
     )?;
     Ok(())
-}
-
-/// Server-side applies of `cm` and `job`; their namespace and name.
-async fn apply(r: &RemoteArgs, cm: &ConfigMap, job: &Job) -> Result<(String, String)> {
-    use kube::api::{Api, Patch, PatchParams};
-    let options = kube::config::KubeConfigOptions {
-        context: r.context.clone(),
-        ..Default::default()
-    };
-    let config = match &r.kubeconfig {
-        Some(path) => kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::read_from(path)
-                .with_context(|| format!("cannot read {}", path.display()))?,
-            &options,
-        )
-        .await
-        .with_context(|| format!("cannot use {}", path.display()))?,
-        None if r.context.is_some() => kube::Config::from_kubeconfig(&options)
-            .await
-            .context("cannot use the kubeconfig")?,
-        None => kube::Config::infer().await.context(
-            "no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster: give --kubeconfig",
-        )?,
-    };
-    let ns = r
-        .namespace
-        .clone()
-        .unwrap_or_else(|| config.default_namespace.clone());
-    let client = kube::Client::try_from(config).context("cannot build a client")?;
-    let name = job.metadata.name.clone().unwrap_or_default();
-    let params = PatchParams::apply("harness-sweep").force();
-    Api::<ConfigMap>::namespaced(client.clone(), &ns)
-        .patch(&name, &params, &Patch::Apply(cm))
-        .await
-        .with_context(|| format!("cannot apply configmap/{name} in namespace {ns}"))?;
-    Api::<Job>::namespaced(client, &ns)
-        .patch(&name, &params, &Patch::Apply(job))
-        .await
-        .with_context(|| {
-            format!(
-                "cannot apply job.batch/{name} in namespace {ns} (a Job's pod template cannot change: `kubectl -n {ns} delete job {name}` first to run another sweep under its name)"
-            )
-        })?;
-    Ok((ns, name))
 }
 
 /// The error of `--results s3://…` in a harness built without feature `aws`.

@@ -11,6 +11,7 @@
 //! [`Sweep::collect`] reads their results into a [`SweepResult`], which [`text`] and
 //! [`html`] render. docs/sweep.md describes each figure and the choice.
 
+pub mod apply;
 pub mod constraint;
 pub mod figure;
 pub mod grid;

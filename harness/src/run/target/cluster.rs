@@ -1,7 +1,7 @@
 //! The cluster target: a kubeconfig's API server, the provider deployed there (restarted by
 //! rolling its Deployment), and mock-cloud reached at a URL through its admin API.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -106,16 +106,29 @@ async fn client(
     options: &ClusterOptions,
     own: &OwnRequests,
 ) -> Result<(kube::Client, kube::Config), RunError> {
+    kube_client(&options.kubeconfig, options.context.clone(), own).await
+}
+
+/// A client of the harness (its `User-Agent`, its requests to the provider's group counted
+/// into `own`) for the cluster of `kubeconfig`'s `context` (default: its current one), and
+/// the configuration it was built from.
+///
+/// # Errors
+/// [`RunError::Kubeconfig`]: the file cannot be read, or its context cannot be used.
+pub async fn kube_client(
+    kubeconfig: &Path,
+    context: Option<String>,
+    own: &OwnRequests,
+) -> Result<(kube::Client, kube::Config), RunError> {
     let bad = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Kubeconfig {
-        path: options.kubeconfig.clone(),
+        path: kubeconfig.to_path_buf(),
         source,
     };
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(&options.kubeconfig).map_err(|e| bad(e.into()))?;
+    let file = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|e| bad(e.into()))?;
     let config = kube::Config::from_custom_kubeconfig(
-        kubeconfig,
+        file,
         &kube::config::KubeConfigOptions {
-            context: options.context.clone(),
+            context,
             ..Default::default()
         },
     )

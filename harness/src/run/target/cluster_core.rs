@@ -4,14 +4,48 @@
 //! `core` settings, each flag that differs named (`harness core-args SCENARIO
 //! --kubeconfig FILE` runs it).
 
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+
 use k8s_openapi::api::apps::v1::Deployment;
 
 use crate::run::error::{FlagDiff, RunError};
+use crate::run::own::OwnRequests;
 use crate::scenario::composite::CoreSettings;
 use crate::scenario::core_flags;
 
 /// The Deployment Crossplane's Helm chart installs core as.
 pub const DEFAULT_CORE_DEPLOYMENT: &str = "crossplane-system/crossplane";
+
+/// Reads core's Deployment `namespace/name` in the cluster of `kubeconfig`'s `context`
+/// (default: its current one) and checks it with [`check_core_deployment`]: what `harness
+/// core-args SCENARIO --kubeconfig FILE` prints. A plain function returning a boxed future,
+/// so that its caller does not compile the client's code for Deployments again.
+///
+/// # Errors
+/// The future's: the kubeconfig cannot be used, the Deployment cannot be read, or
+/// [`check_core_deployment`]'s.
+pub fn read_and_check_core_deployment<'a>(
+    kubeconfig: &'a Path,
+    context: Option<String>,
+    (namespace, name): (&'a str, &'a str),
+    container: Option<&'a str>,
+    want: &'a CoreSettings,
+) -> Pin<Box<dyn Future<Output = Result<String, RunError>> + 'a>> {
+    Box::pin(async move {
+        let own = OwnRequests::default();
+        let (client, _) = super::cluster::kube_client(kubeconfig, context, &own).await?;
+        let d = kube::Api::<Deployment>::namespaced(client, namespace)
+            .get(name)
+            .await
+            .map_err(|source| RunError::Kube {
+                what: format!("read core's Deployment {namespace}/{name}"),
+                source,
+            })?;
+        check_core_deployment(want, &format!("{namespace}/{name}"), &d, container)
+    })
+}
 
 /// Checks that `container` (default: the first) of core's Deployment `d`, named
 /// `deployment`, runs with `want`; returns a note of the flags it runs with.
