@@ -89,6 +89,9 @@ pub enum On {
 /// `interrupt` gives.
 pub type NextSignal = Pin<Box<dyn Future<Output = Signal> + Send>>;
 
+/// [`run_on`]'s future, boxed.
+pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<RunOutput, RunError>> + 'a>>;
+
 /// Runs `scenario` on the target `on` names; see [`run`]. Not generic, so the run's code for
 /// each target is compiled once, here, rather than again in each caller's crate for each
 /// interrupt it passes (the `harness` binary's release build spent a minute on its copies).
@@ -100,7 +103,7 @@ pub fn run_on<'a>(
     on: On,
     progress: &'a Progress,
     mut interrupt: Box<dyn FnMut() -> NextSignal + Send>,
-) -> Pin<Box<dyn Future<Output = Result<RunOutput, RunError>> + 'a>> {
+) -> RunFuture<'a> {
     // Boxed and behind a plain function: a caller polls it through the box, never
     // instantiating (or inlining) the run's code itself.
     Box::pin(async move {

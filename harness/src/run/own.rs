@@ -3,10 +3,12 @@
 //! label), and [`ProviderAgent`], how a journal tells the provider's requests apart.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use kube::client::Body;
+use kube::client::{Body, ClientBuilder};
 
+use crate::run::error::RunError;
 use crate::scenario::Scenario;
 
 /// What the harness's `User-Agent` starts with.
@@ -217,6 +219,38 @@ pub fn layer(
         );
         req
     })
+}
+
+/// A client of the harness (its `User-Agent`, its requests to the provider's group counted
+/// into `own`) for the cluster of `kubeconfig`'s `context` (default: its current one), and
+/// the configuration it was built from.
+///
+/// # Errors
+/// [`RunError::Kubeconfig`]: the file cannot be read, or its context cannot be used.
+pub async fn kube_client(
+    kubeconfig: &Path,
+    context: Option<String>,
+    own: &OwnRequests,
+) -> Result<(kube::Client, kube::Config), RunError> {
+    let bad = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Kubeconfig {
+        path: kubeconfig.to_path_buf(),
+        source,
+    };
+    let file = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|e| bad(e.into()))?;
+    let config = kube::Config::from_custom_kubeconfig(
+        file,
+        &kube::config::KubeConfigOptions {
+            context,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(|e| bad(e.into()))?;
+    let client = ClientBuilder::try_from(config.clone())
+        .map_err(|e| bad(e.into()))?
+        .with_layer(&layer(own.clone()))
+        .build();
+    Ok((client, config))
 }
 
 #[cfg(test)]

@@ -65,6 +65,9 @@ pub enum ApplyError {
     },
 }
 
+/// [`apply`]'s future, boxed: the namespace and name applied.
+pub type ApplyFuture<'a> = Pin<Box<dyn Future<Output = Result<(String, String), ApplyError>> + 'a>>;
+
 /// Applies `cm` and `job` (server-side, forced, field manager [`FIELD_MANAGER`]) in
 /// `namespace` (default: the configuration's) of the cluster of `kubeconfig` (default:
 /// `KUBECONFIG`, else `~/.kube/config`, else the pod's) and its `context` (default: the
@@ -79,7 +82,7 @@ pub fn apply<'a>(
     namespace: Option<String>,
     cm: &'a ConfigMap,
     job: &'a Job,
-) -> Pin<Box<dyn Future<Output = Result<(String, String), ApplyError>> + 'a>> {
+) -> ApplyFuture<'a> {
     Box::pin(async move {
         let has_context = context.is_some();
         let options = kube::config::KubeConfigOptions {

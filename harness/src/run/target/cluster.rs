@@ -1,14 +1,13 @@
 //! The cluster target: a kubeconfig's API server, the provider deployed there (restarted by
 //! rolling its Deployment), and mock-cloud reached at a URL through its admin API.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
-use kube::client::ClientBuilder;
 use kube::runtime::wait::await_condition;
 use mock_cloud::admin::Client as CloudClient;
 use serde_json::json;
@@ -106,39 +105,7 @@ async fn client(
     options: &ClusterOptions,
     own: &OwnRequests,
 ) -> Result<(kube::Client, kube::Config), RunError> {
-    kube_client(&options.kubeconfig, options.context.clone(), own).await
-}
-
-/// A client of the harness (its `User-Agent`, its requests to the provider's group counted
-/// into `own`) for the cluster of `kubeconfig`'s `context` (default: its current one), and
-/// the configuration it was built from.
-///
-/// # Errors
-/// [`RunError::Kubeconfig`]: the file cannot be read, or its context cannot be used.
-pub async fn kube_client(
-    kubeconfig: &Path,
-    context: Option<String>,
-    own: &OwnRequests,
-) -> Result<(kube::Client, kube::Config), RunError> {
-    let bad = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Kubeconfig {
-        path: kubeconfig.to_path_buf(),
-        source,
-    };
-    let file = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|e| bad(e.into()))?;
-    let config = kube::Config::from_custom_kubeconfig(
-        file,
-        &kube::config::KubeConfigOptions {
-            context,
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(|e| bad(e.into()))?;
-    let client = ClientBuilder::try_from(config.clone())
-        .map_err(|e| bad(e.into()))?
-        .with_layer(&own::layer(own.clone()))
-        .build();
-    Ok((client, config))
+    own::kube_client(&options.kubeconfig, options.context.clone(), own).await
 }
 
 fn deployments(client: &kube::Client, namespace: &str) -> Api<Deployment> {

@@ -35,7 +35,7 @@ pub fn read_and_check_core_deployment<'a>(
 ) -> Pin<Box<dyn Future<Output = Result<String, RunError>> + 'a>> {
     Box::pin(async move {
         let own = OwnRequests::default();
-        let (client, _) = super::cluster::kube_client(kubeconfig, context, &own).await?;
+        let (client, _) = crate::run::own::kube_client(kubeconfig, context, &own).await?;
         let d = kube::Api::<Deployment>::namespaced(client, namespace)
             .get(name)
             .await
