@@ -67,13 +67,18 @@ async fn xr_smoke_with_our_provider_against_section_12_6() {
     let from = cluster.server.journal().last_seq();
     create_xrs(&cluster, X).await;
     let began = tokio::time::Instant::now();
+    // The test's own Lists of the XRs go to the journal too (one client for the test and
+    // the composer): counted, and taken out of core's requests below. One a second: a
+    // List of 100 XRs every 100 ms of virtual time cost CPU and measured nothing more.
+    let mut polls = 0;
     loop {
         let all = cluster.list(&xr_resource()).await;
+        polls += 1;
         if all.len() == X && all.iter().all(|x| is_true(x, "Ready")) {
             break;
         }
         assert!(began.elapsed() < Duration::from_secs(600), "not Ready");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
     let took = began.elapsed();
     let metrics = running.realtime.metrics();
@@ -95,6 +100,7 @@ async fn xr_smoke_with_our_provider_against_section_12_6() {
         .filter(|(k, _)| !k.starts_with("Create "))
         .map(|(_, v)| v)
         .sum::<usize>()
+        - polls
         + by_verb(&cluster.server, from, "buckets")
             .iter()
             .filter(|(k, _)| k.starts_with("Patch ") || k.starts_with("Get "))
