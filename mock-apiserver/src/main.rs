@@ -253,11 +253,9 @@ fn write_kubeconfig(args: &Args, url: &str) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        // Colours only for a person at a terminal, not in CI logs or files.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-        .init();
+    // Errors only unless RUST_LOG says more; on standard error, apart from the address and
+    // kubeconfig this prints on standard output.
+    serve::log::init("error");
     match run(Args::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {

@@ -14,14 +14,7 @@ use provider::{CloudClient, Provider, ProviderMetrics, ProviderOptions};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        // Colours only for a person at a terminal, not in CI logs or files.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    serve::log::init("info");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     match runtime.block_on(execute(cli)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,7 +18,8 @@
 //!   ties its streams to its own stop signal.
 //!
 //! [`shutdown_signal`] is the stop signal of the servers' binaries: SIGINT or SIGTERM;
-//! [`Beside`] runs a server (a `/metrics`) beside a binary's main work.
+//! [`Beside`] runs a server (a `/metrics`) beside a binary's main work; with the `log` feature,
+//! [`log::init`] is the binaries' one way to log.
 //!
 //! # Example
 //! ```
@@ -48,6 +49,8 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 mod beside;
+#[cfg(feature = "log")]
+pub mod log;
 mod signal;
 pub use beside::{Beside, Stopped};
 pub use signal::shutdown_signal;

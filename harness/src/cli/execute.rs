@@ -1,6 +1,5 @@
 //! `harness run`: the run of a scenario on its target, and the reports it writes.
 
-use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -17,14 +16,7 @@ use super::target::{ClusterArgs, Where};
 
 /// Installs the tracing subscriber for a run (`RUST_LOG`, default `warn`).
 pub(super) fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .try_init();
+    serve::log::init("warn");
 }
 
 pub(super) fn run_cmd(

@@ -202,14 +202,7 @@ fn progress_bar(count: u64) -> ProgressBar {
 
 /// Warnings of the runs would bury the progress: errors only, unless `RUST_LOG` says more.
 fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
-        )
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .try_init();
+    serve::log::init("error");
 }
 
 /// Writes the scenario of `c` as `seed-N.yaml` into `out`, and its result with reports into

@@ -22,13 +22,7 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    serve::log::init("info");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     match runtime.block_on(run::run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
