@@ -43,21 +43,28 @@ pub struct Pending {
     pub kind: String,
     /// Its name.
     pub name: String,
-    /// Its last conditions; empty: it had none (no provider acted on it).
+    /// Its last conditions; empty: it had none (no provider, or for an XR no Crossplane
+    /// core, acted on it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// It is a composite resource (an XR), whose status Crossplane core writes, not a
+    /// provider.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub composite: bool,
 }
 
 impl Pending {
     /// `Bucket b-3: Synced False (ReconcileError: cannot connect …); Ready False (Creating)`,
-    /// or `… no conditions yet`; each message cut to [`MESSAGE_CHARS`].
+    /// or `… no conditions yet` with who writes them; each message cut to [`MESSAGE_CHARS`].
     #[must_use]
     pub fn line(&self) -> String {
         if self.conditions.is_empty() {
-            return format!(
-                "{} {}: no conditions yet (no provider has written its status)",
-                self.kind, self.name
-            );
+            let writer = if self.composite {
+                "Crossplane core has not written its status"
+            } else {
+                "no provider has written its status"
+            };
+            return format!("{} {}: no conditions yet ({writer})", self.kind, self.name);
         }
         let each: Vec<String> = self
             .conditions
@@ -116,6 +123,7 @@ mod tests {
             kind: "Bucket.s3.aws.upbound.io".to_owned(),
             name: format!("b-{i}"),
             conditions,
+            composite: false,
         }
     }
 
@@ -164,6 +172,16 @@ mod tests {
         assert_eq!(
             pending(3, Vec::new()).line(),
             "Bucket.s3.aws.upbound.io b-3: no conditions yet (no provider has written its status)"
+        );
+        let xr = Pending {
+            kind: "XNetwork.example.org".to_owned(),
+            name: "n-1".to_owned(),
+            conditions: Vec::new(),
+            composite: true,
+        };
+        assert_eq!(
+            xr.line(),
+            "XNetwork.example.org n-1: no conditions yet (Crossplane core has not written its status)"
         );
     }
 }

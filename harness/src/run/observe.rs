@@ -106,6 +106,7 @@ fn waiting(unmet: &Unmet, seen: &SeenMap) -> Waiting {
                     .get(key)
                     .map(|s| s.conditions.clone())
                     .unwrap_or_default(),
+                composite: unmet.composite,
             })
             .collect(),
     }

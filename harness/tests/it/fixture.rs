@@ -303,6 +303,7 @@ pub fn timed_out_observations() -> Observations {
                     condition("Ready", "Creating", ""),
                 ]
             },
+            composite: false,
         })
         .collect();
     obs.partial = true;

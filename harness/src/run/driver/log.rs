@@ -88,4 +88,6 @@ pub struct Unmet {
     pub of: usize,
     /// Those still pending, in the order they were created.
     pub pending: Vec<Key>,
+    /// They are XRs (their status is Crossplane core's to write), not managed resources.
+    pub composite: bool,
 }

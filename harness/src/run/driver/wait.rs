@@ -84,6 +84,7 @@ impl State<'_> {
                 .map(|(g, i)| self.key(*g, *i))
                 .filter(|key| !self.meets(until, key, &seen))
                 .collect(),
+            composite: false,
         }
     }
 

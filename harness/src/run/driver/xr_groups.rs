@@ -43,6 +43,7 @@ pub async fn wait(
             .map(|&g| state.scenario.composites.groups[g].count as usize)
             .sum(),
         pending,
+        composite: true,
     });
     PhaseEnd::TimedOut
 }
