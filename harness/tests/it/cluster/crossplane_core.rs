@@ -11,7 +11,8 @@ use std::time::Duration;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::json;
 
-use super::{Cluster, Proc, free_port, listening, spawn, wait_for};
+use super::Cluster;
+use super::procs::{Proc, free_port, listening, spawn, wait_for};
 use crate::bins::binaries;
 use crate::core_process::XR_OBJECTS;
 

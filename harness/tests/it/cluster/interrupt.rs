@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 
-use super::{Cluster, Proc, SCENARIO};
+use super::procs::Proc;
+use super::{Cluster, SCENARIO};
 
 fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")
