@@ -48,6 +48,7 @@ pub use driver::kill;
 pub use error::RunError;
 pub use progress::Progress;
 pub use source::memory::count_live_heap;
+pub use target::any::{AnyTarget, On};
 pub use target::cluster::{Cluster, ClusterOptions};
 pub use target::embedded::Embedded;
 pub use target::process::{Process, ProcessOptions};
@@ -74,17 +75,6 @@ pub struct RunOutput {
     pub interrupted: Option<Signal>,
 }
 
-/// The target a run goes to, with its options: what [`run_on`] takes.
-#[derive(Debug)]
-pub enum On {
-    /// The [`Embedded`] stack, in this process.
-    Embedded,
-    /// The provider (and core) as processes ([`Process`]).
-    Process(ProcessOptions),
-    /// A cluster through a kubeconfig ([`Cluster`]).
-    Cluster(Box<ClusterOptions>),
-}
-
 /// The future of the next signal that interrupts a run, boxed: what [`run_on`]'s
 /// `interrupt` gives.
 pub type NextSignal = Pin<Box<dyn Future<Output = Signal> + Send>>;
@@ -108,13 +98,7 @@ pub fn run_on<'a>(
     // instantiating (or inlining) the run's code itself.
     Box::pin(async move {
         let interrupt = &mut interrupt;
-        match on {
-            On::Embedded => run::<Embedded, _>(scenario, (), progress, interrupt).await,
-            On::Process(options) => run::<Process, _>(scenario, options, progress, interrupt).await,
-            On::Cluster(options) => {
-                run::<Cluster, _>(scenario, *options, progress, interrupt).await
-            }
-        }
+        run::<AnyTarget, _>(scenario, on, progress, interrupt).await
     })
 }
 
@@ -155,7 +139,7 @@ pub async fn run<T: Target, F: Future<Output = Signal>>(
     progress: &Progress,
     mut interrupt: impl FnMut() -> F,
 ) -> Result<RunOutput, RunError> {
-    time::check(scenario.time, T::VIRTUAL_TIME)?;
+    time::check(scenario.time, T::virtual_time(&options))?;
     let plan = predict::plan(scenario);
     let mut target = T::start(scenario, options).await?;
     target.check_kinds(scenario).await?;

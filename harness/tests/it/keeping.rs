@@ -40,7 +40,9 @@ pub struct Keeping<K>(Embedded, PhantomData<K>);
 
 impl<K: Keep> Target for Keeping<K> {
     type Options = Kept<K>;
-    const VIRTUAL_TIME: bool = Embedded::VIRTUAL_TIME;
+    fn virtual_time(_: &Self::Options) -> bool {
+        Embedded::virtual_time(&())
+    }
     type Cloud = LocalCloud;
 
     async fn start(scenario: &Scenario, kept: Kept<K>) -> Result<Self, RunError> {

@@ -2,6 +2,7 @@
 //! rolling its Deployment), and mock-cloud reached at a URL through its admin API.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -88,7 +89,7 @@ pub struct Cluster {
     clock: RunClock,
     options: ClusterOptions,
     client: kube::Client,
-    cloud: RemoteCloud,
+    cloud: Arc<RemoteCloud>,
     api: Option<ApiRequests>,
     provider: Option<ProviderMetricsSource>,
     /// Crossplane core, when the scenario has XR groups.
@@ -129,6 +130,11 @@ fn rolled_out(d: Option<&Deployment>, generation: i64) -> bool {
 }
 
 impl Cluster {
+    /// A handle on its cloud, for [`super::any::AnyCloud`].
+    pub(super) fn shared_cloud(&self) -> Arc<RemoteCloud> {
+        Arc::clone(&self.cloud)
+    }
+
     /// Rolls the provider's Deployment, as `kubectl rollout restart` does, and waits (until
     /// `deadline`) for the rollout to finish.
     async fn roll(&self, deadline: Instant) -> Result<(), RunError> {
@@ -331,7 +337,9 @@ pub fn check_deployment(
 
 impl Target for Cluster {
     type Options = ClusterOptions;
-    const VIRTUAL_TIME: bool = false;
+    fn virtual_time(_: &Self::Options) -> bool {
+        false
+    }
     type Cloud = RemoteCloud;
 
     /// Connects to the cluster: the kubeconfig, the provider's Deployment, the provider's
@@ -415,12 +423,12 @@ impl Target for Cluster {
                 epoch.uncertainty.as_secs_f64() * 1e3
             ),
         );
-        let cloud = RemoteCloud::new(
+        let cloud = Arc::new(RemoteCloud::new(
             cloud_client,
             clock.epoch_at(epoch.at, epoch.uncertainty),
             epoch.at,
             config.faults,
-        );
+        ));
         Ok(Cluster {
             clock,
             options,

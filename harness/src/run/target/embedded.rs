@@ -40,7 +40,8 @@ struct RunningProvider {
     task: JoinHandle<Result<provider::RunSummary, provider::ProviderError>>,
 }
 
-/// mock-cloud in this process.
+/// mock-cloud in this process (a clone is a handle on the same cloud).
+#[derive(Clone)]
 pub struct LocalCloud {
     cloud: MockCloud,
     epoch: Epoch,
@@ -213,7 +214,9 @@ fn provider_seed(seed: u64, start: u32) -> u64 {
 
 impl Target for Embedded {
     type Options = ();
-    const VIRTUAL_TIME: bool = true;
+    fn virtual_time(_: &Self::Options) -> bool {
+        true
+    }
     type Cloud = LocalCloud;
 
     /// Starts the clock, the cloud and the API server (with the provider's CRDs), then the

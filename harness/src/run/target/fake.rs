@@ -93,7 +93,9 @@ pub struct FakeTarget {
 
 impl Target for FakeTarget {
     type Options = ();
-    const VIRTUAL_TIME: bool = true;
+    fn virtual_time(_: &Self::Options) -> bool {
+        true
+    }
     type Cloud = FakeCloud;
 
     async fn start(_: &Scenario, (): ()) -> Result<Self, RunError> {

@@ -4,6 +4,7 @@
 //! reaches it). The driver, the sources and the observation
 //! code are generic over [`Target`]; only the two implementations know which one they are.
 
+pub mod any;
 pub mod cluster;
 pub mod cluster_core;
 pub mod embedded;
@@ -102,13 +103,15 @@ pub struct TargetSources {
 ///
 /// Generic, with `async fn`s, as kube-runtime's watcher is over its `ApiMode`: the driver
 /// and [`run`](crate::run::run) are monomorphised per target, and a fake one unit-tests
-/// them on paused time.
+/// them on paused time. A program that may run on any target compiles them once, for
+/// [`any::AnyTarget`].
 #[allow(async_fn_in_trait)]
 pub trait Target: Sized {
     /// What the command line gives to start it.
     type Options;
-    /// Whether it can run on tokio's paused clock (every component in this process).
-    const VIRTUAL_TIME: bool;
+    /// Whether, started with `options`, it can run on tokio's paused clock (every component
+    /// in this process).
+    fn virtual_time(options: &Self::Options) -> bool;
     /// Its cloud.
     type Cloud: CloudControl;
 

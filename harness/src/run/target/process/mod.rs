@@ -187,7 +187,9 @@ impl Process {
 
 impl Target for Process {
     type Options = ProcessOptions;
-    const VIRTUAL_TIME: bool = false;
+    fn virtual_time(_: &Self::Options) -> bool {
+        false
+    }
     type Cloud = LocalCloud;
 
     /// Starts the clock, mock-cloud and mock-apiserver (with the profile's CRDs) on loopback
