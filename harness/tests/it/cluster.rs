@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, DynamicObject, GroupVersionKind, PostParams};
 
 use crate::bins::binaries;
+use crate::provider_process::{RESTART_PHASES, bucket_controller};
 
 mod api_requests;
 mod crossplane_core;
@@ -21,7 +22,11 @@ mod upjet_aws;
 use api_requests::{api_requests_by, replica_clients};
 use procs::{Proc, Provider, default_flags, free_port, listening, sigterm, spawn, wait_for};
 
-const SCENARIO: &str = "\
+/// The scenario of most of these tests: 20 Buckets in an account of their own, created,
+/// held, and the provider restarted by rolling its Deployment.
+fn scenario() -> String {
+    [
+        "\
 apiVersion: harness/v1
 name: cluster-path
 description: the cluster code path, with a provider restart by rolling its Deployment
@@ -33,17 +38,11 @@ cloud:
     read: {burst: 100, perSecond: 50}
 resources:
   - {name: bucket, kind: Bucket, count: 20, spec: {region: eu-west-1}, account: team-a}
-phases:
-  - {name: create, action: create, rate: 40, timeout: 60s}
-  - {name: hold, action: hold, duration: 3s}
-  - {name: restart, action: restart, timeout: 60s}
-assertions:
-  - {check: cloudCalls, window: 1s}
-  - {check: apiRequests, window: 1s}
-  - {check: throttles}
-  - {check: orphans}
-  - {check: duplicates}
-";
+",
+        RESTART_PHASES,
+    ]
+    .concat()
+}
 
 /// mock-apiserver, mock-cloud and a provider as separate processes, the provider's
 /// Deployment stored in the API server, and a kubelet stand-in.
@@ -354,7 +353,7 @@ fn calls(result: &serde_json::Value, phase: &str, action: &str) -> u64 {
 #[test]
 fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
     let mut cluster = Cluster::start("cluster-journal");
-    let result = cluster.run(SCENARIO, &[]);
+    let result = cluster.run(&scenario(), &[]);
     assert_eq!(
         cluster.provider.starts, 2,
         "the restart phase rolled the Deployment once"
@@ -397,13 +396,7 @@ fn a_cluster_run_measures_separate_processes_and_rolls_the_provider() {
         .unwrap_or_else(|| panic!("the buckets' concurrency: {provider_check}"));
     assert!(buckets["busy_s"].as_f64().unwrap_or(0.0) > 0.0, "{buckets}");
     // controller-runtime's and client-go's names, scraped and summed across the restart.
-    let controller = provider_check["controllers"]
-        .as_array()
-        .and_then(|cs| {
-            cs.iter()
-                .find(|c| c["controller"] == "managed/bucket.mockcloud.example.org")
-        })
-        .unwrap_or_else(|| panic!("the buckets' controller: {provider_check}"));
+    let controller = bucket_controller(provider_check);
     let reconciles: u64 = controller["reconciles"]
         .as_object()
         .map(|r| r.values().filter_map(serde_json::Value::as_u64).sum())
@@ -446,7 +439,7 @@ fn a_deployment_whose_args_differ_from_the_scenario_is_refused_naming_each_flag(
     .map(str::to_owned)
     .to_vec();
     let mut cluster = Cluster::start_with("cluster-settings", flags);
-    let (status, stdout, stderr) = cluster.run_status(SCENARIO, &[]);
+    let (status, stdout, stderr) = cluster.run_status(&scenario(), &[]);
     assert_eq!(status.code(), Some(2), "{stdout}\n{stderr}");
     for named in [
         "--max-reconcile-rate=20 (the scenario says 10)",
@@ -459,7 +452,7 @@ fn a_deployment_whose_args_differ_from_the_scenario_is_refused_naming_each_flag(
         !cluster.secret_exists("mock-cloud-team-a"),
         "nothing was created"
     );
-    let scenario = SCENARIO
+    let scenario = scenario()
         .replace("  - {name: restart, action: restart, timeout: 60s}\n", "")
         .replace("count: 20", "count: 2")
         .replace("  - {check: apiRequests, window: 1s}\n", "")

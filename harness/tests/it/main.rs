@@ -26,6 +26,7 @@ mod kill;
 mod predict_generated;
 mod predict_json;
 mod process;
+mod provider_process;
 mod reconcile_requests;
 mod reports;
 mod run;

@@ -10,6 +10,7 @@ use std::process::Command;
 
 use crate::bins::binaries;
 use crate::fixture::{BODY, HEAD};
+use crate::provider_process::{RESTART_PHASES, bucket_controller};
 
 #[cfg(feature = "aws-vpc")]
 mod aws;
@@ -194,36 +195,24 @@ kinds:
 ",
         provider.display()
     );
-    let scenario = "apiVersion: harness/v1
+    let scenario = [
+        "apiVersion: harness/v1
 name: process-generic
 target: process
 profile: {file: profile.yaml}
 resources:
   - {name: bucket, apiVersion: mockcloud.example.org/v1alpha1, kind: Bucket, count: 20, spec: {region: eu-west-1}}
-phases:
-  - {name: create, action: create, rate: 40, timeout: 60s}
-  - {name: hold, action: hold, duration: 3s}
-  - {name: restart, action: restart, timeout: 60s}
-assertions:
-  - {check: cloudCalls, window: 1s}
-  - {check: apiRequests, window: 1s}
-  - {check: throttles}
-  - {check: orphans}
-  - {check: duplicates}
-";
-    let result = run_process(&dir, scenario, &profile);
+",
+        RESTART_PHASES,
+    ]
+    .concat();
+    let result = run_process(&dir, &scenario, &profile);
     check_process_result(&result, &dir);
     // Its metrics, scraped across the restart: the standard names per controller, its
     // count of API requests, and its own cloud-call counter (the calls of its drain after
     // the last scrape before SIGTERM are not in it).
     let provider = &result["provider"];
-    let controller = provider["controllers"]
-        .as_array()
-        .and_then(|cs| {
-            cs.iter()
-                .find(|c| c["controller"] == "managed/bucket.mockcloud.example.org")
-        })
-        .unwrap_or_else(|| panic!("the buckets' controller: {provider}"));
+    let controller = bucket_controller(provider);
     assert!(
         controller["queue_adds"].as_u64().unwrap_or(0) >= 20,
         "{controller}"

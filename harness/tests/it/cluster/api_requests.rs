@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use kube::api::Api;
 
 use super::procs::default_flags;
-use super::{Cluster, SCENARIO, calls};
+use super::{Cluster, calls, scenario};
 
 impl Cluster {
     /// Runs `scenario` with its API requests read from `source` every `interval`, keeping
@@ -191,7 +191,7 @@ fn a_cluster_run_reads_api_requests_from_every_replicas_metrics_and_keep_leaves_
         2,
         "the EndpointSlices list both replicas"
     );
-    let scenario = SCENARIO.replace("  - {name: restart, action: restart, timeout: 60s}\n", "");
+    let scenario = scenario().replace("  - {name: restart, action: restart, timeout: 60s}\n", "");
     let before = cluster.provider_quiet();
     let result = cluster.run(&scenario, &["--api-requests-from", "metrics", "--keep"]);
     let run = &result["run"];
@@ -415,7 +415,7 @@ spec:
     // back the provider's requeues off, so whether every Bucket is Ready within the
     // create's 30 s depends on the machine: a run stopped by the timeout is judged too,
     // and `--keep` leaves the clean-up (as throttled as the rest) to the server's exit.
-    let scenario = SCENARIO
+    let scenario = scenario()
         .replace("  - {name: restart, action: restart, timeout: 60s}\n", "")
         .replace("maxReconcileRate: 10", "maxReconcileRate: 100")
         .replace("count: 20,", "count: 40,")

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 
 use super::procs::Proc;
-use super::{Cluster, SCENARIO};
+use super::{Cluster, scenario};
 
 fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")
@@ -48,7 +48,7 @@ fn wait_for_err(cluster: &Cluster, text: &str, within: Duration) -> String {
 #[test]
 fn a_second_ctrl_c_leaves_the_clean_up_and_says_what_stays_in_the_cluster() {
     let cluster = Cluster::start("cluster-interrupt");
-    let scenario = SCENARIO
+    let scenario = scenario()
         .replace("  - {name: restart, action: restart, timeout: 60s}\n", "")
         .replace("count: 20", "count: 5")
         .replace("duration: 3s", "duration: 120s");
