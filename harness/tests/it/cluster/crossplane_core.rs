@@ -14,7 +14,7 @@ use serde_json::json;
 use super::Cluster;
 use super::procs::{Proc, free_port, listening, spawn, wait_for};
 use crate::bins::binaries;
-use crate::core_process::XR_OBJECTS;
+use crate::core_process::{XR_CHECKS, XR_OBJECTS, count, verdict};
 
 /// The scenario: core_process's objects and XR group, no delete phase (the clean-up
 /// deletes the XRs), the provider's settings those its Deployment gives.
@@ -24,19 +24,13 @@ fn scenario() -> String {
 name: cluster-core
 provider: {{maxReconcileRate: 10, rateLimitModel: crossplane, pollInterval: 5s}}
 core: {{maxReconcileRate: 10, pollInterval: 1m, syncInterval: 1h}}
-{XR_OBJECTS}{PHASES}"
+{XR_OBJECTS}{PHASES}{XR_CHECKS}"
     )
 }
 
 const PHASES: &str = r"phases:
   - {name: create, action: create, timeout: 90s}
   - {name: hold, action: hold, duration: 3s}
-assertions:
-  - {check: coreApiRequests, window: 10s}
-  - {check: functionCalls}
-  - {check: xrTimeToReady, quantile: 0.99, maxDuration: 60s}
-  - {check: breakerOpens}
-  - {check: staleXRs}
 ";
 
 fn api(
@@ -54,27 +48,6 @@ fn api(
 
 fn object(value: serde_json::Value) -> DynamicObject {
     serde_json::from_value(value).unwrap()
-}
-
-/// The verdict of `check` over the run.
-fn verdict<'a>(result: &'a serde_json::Value, check: &str) -> &'a serde_json::Value {
-    result["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["check"] == check && v["phase"].is_null())
-        .unwrap_or_else(|| panic!("a {check} verdict"))
-}
-
-/// Core's requests of `verb` to `resource`.
-fn count(core: &serde_json::Value, verb: &str, resource: &str) -> u64 {
-    core["by_verb"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["verb"] == verb && r["resource"] == resource)
-        .map(|r| r["count"].as_u64().unwrap())
-        .sum()
 }
 
 #[test]
