@@ -21,23 +21,17 @@ pub struct StreamingBody;
 
 /// An SDK HTTP client that hands every request to `service` in process, such as a
 /// `mock_cloud::MockCloud` (`tests/it/aws_kinds.rs` runs the AWS kinds so).
-pub fn in_process<S, B>(service: S) -> SharedHttpClient
+pub fn in_process<S>(service: S) -> SharedHttpClient
 where
-    S: Service<http::Request<Full<Bytes>>, Response = http::Response<B>>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<BoxError>,
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
+    InProcess<S>: HttpConnector + 'static,
 {
     let connector = SharedHttpConnector::new(InProcess { service });
     http_client_fn(move |_, _| connector.clone())
 }
 
-struct InProcess<S> {
+/// The connector of [`in_process`]: a tower `Service` of `http` requests with in-memory
+/// bodies, shared by every request (each call clones it).
+pub struct InProcess<S> {
     service: S,
 }
 
