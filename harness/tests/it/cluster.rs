@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 
 use crate::bins::binaries;
 use crate::provider_process::{RESTART_PHASES, bucket_controller};
@@ -61,12 +61,56 @@ struct Cluster {
     _servers: (Proc, Proc),
 }
 
-fn deployments(client: &kube::Client) -> Api<DynamicObject> {
+/// The Deployments of `namespace`.
+fn deployments(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
     Api::namespaced_with(
         client.clone(),
-        "loadtest-system",
-        &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment")),
+        namespace,
+        &ApiResource::from_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment")),
     )
+}
+
+/// Creates the namespace `namespace` and in it the Deployment `name`, as a manifest would
+/// deploy it as far as the harness reads it: one replica of one container `name` running
+/// `image` with `args`, its pods' ServiceAccount `service_account` if any. The provider's
+/// and Crossplane core's Deployments.
+async fn deploy(
+    client: &kube::Client,
+    (namespace, name): (&str, &str),
+    image: &str,
+    service_account: Option<&str>,
+    args: &[String],
+) {
+    let namespaces: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Namespace")),
+    );
+    let ns = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}
+    }))
+    .unwrap();
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let mut pod = serde_json::json!({"containers": [{"name": name, "image": image, "args": args}]});
+    if let Some(account) = service_account {
+        pod["serviceAccountName"] = account.into();
+    }
+    let d = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": pod},
+        },
+    }))
+    .unwrap();
+    deployments(client, namespace)
+        .create(&PostParams::default(), &d)
+        .await
+        .unwrap();
 }
 
 impl Cluster {
@@ -168,41 +212,13 @@ current-context: provider
             kube::Client::try_from(config).unwrap()
         });
         // What ci/manifests deploys, as far as the run reads it: the provider's Deployment.
-        runtime.block_on(async {
-            let namespaces: Api<DynamicObject> = Api::all_with(
-                client.clone(),
-                &kube::api::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Namespace")),
-            );
-            let ns = serde_json::from_value(serde_json::json!({
-                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "loadtest-system"}
-            }))
-            .unwrap();
-            namespaces
-                .create(&PostParams::default(), &ns)
-                .await
-                .unwrap();
-            let d = serde_json::from_value(serde_json::json!({
-                "apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": "provider", "namespace": "loadtest-system"},
-                "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": "provider"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "provider"}},
-                        "spec": {"serviceAccountName": "provider", "containers": [{
-                            "name": "provider",
-                            "image": "loadtest/provider:dev",
-                            "args": flags,
-                        }]},
-                    },
-                },
-            }))
-            .unwrap();
-            deployments(&client)
-                .create(&PostParams::default(), &d)
-                .await
-                .unwrap();
-        });
+        runtime.block_on(deploy(
+            &client,
+            ("loadtest-system", "provider"),
+            "loadtest/provider:dev",
+            Some("provider"),
+            &flags,
+        ));
         let replicas = runtime.block_on(replica_clients(&client));
         let metrics_port = free_port();
         let mut provider = Provider {
@@ -290,7 +306,7 @@ current-context: provider
         let mut run = self.harness_command(subcommand, scenario, extra);
         let mut run = run.spawn().expect("harness starts");
         let template = |d: &DynamicObject| d.data.pointer("/spec/template").cloned();
-        let deployments = deployments(&self.client);
+        let deployments = deployments(&self.client, "loadtest-system");
         let mut last = template(&self.runtime.block_on(deployments.get("provider")).unwrap());
         // The kubelet stand-in reads the Deployment only when the run may roll it, so that
         // a run without restarts has no client but the harness and the provider.

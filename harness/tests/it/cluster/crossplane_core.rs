@@ -9,10 +9,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
-use serde_json::json;
 
-use super::Cluster;
 use super::procs::{Proc, free_port, listening, spawn, wait_for};
+use super::{Cluster, deploy};
 use crate::bins::binaries;
 use crate::core_process::{XR_CHECKS, XR_OBJECTS, count, verdict};
 
@@ -92,34 +91,15 @@ fn a_composite_scenario_measures_the_clusters_core_by_its_user_agent_and_metrics
                 .await
                 .unwrap();
         }
-        let namespaces = api(&client, "", "v1", "Namespace", "namespaces");
-        namespaces
-            .create(&pp, &object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "crossplane-system"}})))
-            .await
-            .unwrap();
-        Api::<DynamicObject>::namespaced_with(
-            client.clone(),
-            "crossplane-system",
-            &ApiResource::from_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment")),
+        // Core's Deployment, whose args the run checks against the scenario's core settings.
+        deploy(
+            &client,
+            ("crossplane-system", "crossplane"),
+            "loadtest/composer:dev",
+            None,
+            &flags,
         )
-        .create(&pp, &object(json!({
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "crossplane", "namespace": "crossplane-system"},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "crossplane"}},
-                "template": {
-                    "metadata": {"labels": {"app": "crossplane"}},
-                    "spec": {"containers": [{
-                        "name": "crossplane",
-                        "image": "loadtest/composer:dev",
-                        "args": flags,
-                    }]},
-                },
-            },
-        })))
-        .await
-        .unwrap();
+        .await;
     });
     let core_metrics = free_port();
     let _core: Proc = spawn(
