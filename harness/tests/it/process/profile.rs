@@ -7,6 +7,9 @@ use harness::scenario::{load, parse};
 
 use crate::fixture::{BODY, HEAD};
 
+/// A profile's one kind, a foreign provider's cluster-scoped Widget.
+const KINDS: &str = "  kinds: [{apiVersion: example.org/v1, kind: Widget, scope: Cluster}]\n";
+
 fn err(text: &str) -> String {
     parse(text, "t.yaml")
         .expect_err("must not validate")
@@ -16,7 +19,7 @@ fn err(text: &str) -> String {
 #[test]
 fn a_profile_without_a_command_line_must_give_every_setting_the_budget_needs() {
     let e = err(&format!(
-        "{HEAD}profile:\n  settings: {{maxReconcileRate: 5, pollInterval: 5m}}\n  kinds: [{{apiVersion: example.org/v1, kind: Widget, scope: Cluster}}]\n{BODY}"
+        "{HEAD}profile:\n  settings: {{maxReconcileRate: 5, pollInterval: 5m}}\n{KINDS}{BODY}"
     ));
     assert_eq!(
         e,
@@ -31,7 +34,7 @@ fn a_profiles_unknown_field_and_a_bad_flag_are_placed_and_explained() {
     ));
     assert!(e.starts_with("t.yaml:6:3: unknown field `colour`"), "{e}");
     let e = err(&format!(
-        "{HEAD}profile:\n  flags: upjet\n  args: [--poll=10m, --poll-jitter=45s]\n  kinds: [{{apiVersion: example.org/v1, kind: Widget, scope: Cluster}}]\n{BODY}"
+        "{HEAD}profile:\n  flags: upjet\n  args: [--poll=10m, --poll-jitter=45s]\n{KINDS}{BODY}"
     ));
     assert!(
         e.starts_with("t.yaml:5:9: --poll-jitter=\"45s\": expected a whole percentage below 100 of --poll (10m0s)"),
@@ -42,7 +45,7 @@ fn a_profiles_unknown_field_and_a_bad_flag_are_placed_and_explained() {
 #[test]
 fn settings_read_from_an_upjet_command_line_feed_the_prediction_and_must_agree_with_written_ones() {
     let text = format!(
-        "{HEAD}profile:\n  flags: upjet\n  command: [provider, --max-reconcile-rate=3, --poll, 5m, --sync=1h, -d]\n  kinds: [{{apiVersion: example.org/v1, kind: Widget, scope: Cluster}}]\n{BODY}"
+        "{HEAD}profile:\n  flags: upjet\n  command: [provider, --max-reconcile-rate=3, --poll, 5m, --sync=1h, -d]\n{KINDS}{BODY}"
     );
     let s = parse(&text, "t.yaml").expect("valid");
     assert_eq!(s.settings.max_reconcile_rate.get(), 3);
@@ -138,9 +141,8 @@ fn a_profile_file_is_read_beside_the_scenario_and_its_problems_name_it() {
 
 #[test]
 fn a_profiles_metrics_url_must_be_http_and_beside_a_command() {
-    let kinds = "  kinds: [{apiVersion: example.org/v1, kind: Widget, scope: Cluster}]\n";
     let e = err(&format!(
-        "{HEAD}profile:\n  flags: loadtest\n  command: [provider]\n  metricsUrl: 'https://p:{{{{metricsPort}}}}/metrics'\n{kinds}{BODY}"
+        "{HEAD}profile:\n  flags: loadtest\n  command: [provider]\n  metricsUrl: 'https://p:{{{{metricsPort}}}}/metrics'\n{KINDS}{BODY}"
     ));
     assert!(
         e.starts_with(
@@ -149,7 +151,7 @@ fn a_profiles_metrics_url_must_be_http_and_beside_a_command() {
         "{e}"
     );
     let e = err(&format!(
-        "{HEAD}profile:\n  flags: loadtest\n  args: []\n  metricsUrl: http://127.0.0.1:8080/metrics\n{kinds}{BODY}"
+        "{HEAD}profile:\n  flags: loadtest\n  args: []\n  metricsUrl: http://127.0.0.1:8080/metrics\n{KINDS}{BODY}"
     ));
     assert!(
         e.starts_with("t.yaml:6:15: metricsUrl is for the process target"),
@@ -162,9 +164,8 @@ fn a_profiles_metrics_url_must_be_http_and_beside_a_command() {
 #[test]
 fn a_profiles_user_agent_is_what_the_journal_tells_the_provider_by() {
     use harness::run::own::ProviderAgent;
-    let kinds = "  kinds: [{apiVersion: example.org/v1, kind: Widget, scope: Cluster}]\n";
     let e = err(&format!(
-        "{HEAD}profile:\n  flags: loadtest\n  args: []\n  userAgent: ' '\n{kinds}{BODY}"
+        "{HEAD}profile:\n  flags: loadtest\n  args: []\n  userAgent: ' '\n{KINDS}{BODY}"
     ));
     assert!(
         e.starts_with("t.yaml:6:14: userAgent \" \" is not the start of a User-Agent header"),
@@ -172,7 +173,7 @@ fn a_profiles_user_agent_is_what_the_journal_tells_the_provider_by() {
     );
     let s = parse(
         &format!(
-            "{HEAD}profile:\n  flags: loadtest\n  args: []\n  userAgent: provider-aws-s3/\n{kinds}{BODY}"
+            "{HEAD}profile:\n  flags: loadtest\n  args: []\n  userAgent: provider-aws-s3/\n{KINDS}{BODY}"
         ),
         "t.yaml",
     )
@@ -184,7 +185,7 @@ fn a_profiles_user_agent_is_what_the_journal_tells_the_provider_by() {
     );
     assert!(!agent.is_provider("provider/v0.1.0 (linux/amd64) kube-rs"));
     let s = parse(
-        &format!("{HEAD}profile:\n  flags: loadtest\n  args: []\n{kinds}{BODY}"),
+        &format!("{HEAD}profile:\n  flags: loadtest\n  args: []\n{KINDS}{BODY}"),
         "t.yaml",
     )
     .unwrap();
