@@ -4,11 +4,11 @@
 //! the limiters from the command line.
 
 use harness::predict::plan;
-use harness::result::{RunResult, Verdict};
+use harness::result::RunResult;
 use harness::run::{self, Progress, run_embedded};
 use harness::scenario::parse;
 
-use crate::fixture::{BODY, HEAD};
+use crate::fixture::{BODY, HEAD, verdict};
 
 /// 200 buckets created at once at R = 10: the controllers' client is busy with the creates'
 /// writes (burst 100, then 50/s), and each create's Event goes to the event client.
@@ -37,20 +37,13 @@ fn run_virtual(text: &str) -> RunResult {
     output.result
 }
 
-fn api_verdict(r: &RunResult) -> &Verdict {
-    r.verdicts
-        .iter()
-        .find(|v| v.check == "apiRequests")
-        .expect("an apiRequests verdict")
-}
-
 #[test]
 fn a_separate_event_client_passes_the_one_limiter_bound_and_stays_within_the_per_client_sum() {
     // One limiter (QPS 50, burst 100) and one controller's watch start: ⌊100 + 50·1⌋ + 1.
     let one_limiter = 151.0;
     let r = run_virtual(&creation_wave("separate"));
     assert!(r.phases.iter().all(|p| p.completed), "{}", r.headline());
-    let v = api_verdict(&r);
+    let v = verdict(&r, "apiRequests");
     let note = v.note.as_deref().unwrap_or_default();
     let numbers = format!(
         "observed {} requests in the busiest 1 s, per-client bound {} ({}), one-limiter bound {one_limiter}; {note}",
@@ -66,7 +59,7 @@ fn a_separate_event_client_passes_the_one_limiter_bound_and_stays_within_the_per
 
     // The same wave with Events on the controllers' client stays within one limiter.
     let r = run_virtual(&creation_wave("shared"));
-    let v = api_verdict(&r);
+    let v = verdict(&r, "apiRequests");
     assert_eq!(v.limit, one_limiter);
     assert!(
         v.pass && v.observed <= one_limiter,

@@ -9,6 +9,8 @@ use harness::result::core::CoreReport;
 use harness::run::{Progress, run_embedded};
 use harness::scenario::{Scenario, Set, parse_with};
 
+use crate::fixture::verdict;
+
 fn scenario(file: &str, sets: &[&str]) -> Scenario {
     let path = format!("{}/../scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("the shipped scenario");
@@ -86,11 +88,7 @@ fn an_xr_of_60_resources_opens_its_own_breaker_at_creation_and_at_each_resync() 
     assert_eq!(plan_value(&s, "core/breaker-opens"), 2.0);
     let r = run(&s);
     let core = passed(&r);
-    let v = r
-        .verdicts
-        .iter()
-        .find(|v| v.check == "breakerOpens")
-        .expect("asserted");
+    let v = verdict(&r, "breakerOpens");
     assert!(
         !v.upper && v.limit == 2.0,
         "a lower bound, the plan's: {v:?}"

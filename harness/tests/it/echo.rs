@@ -7,6 +7,8 @@ use harness::predict::{plan, scan};
 use harness::run::{self, Progress, run_embedded};
 use harness::scenario::parse;
 
+use crate::fixture::verdict;
+
 const ECHO: &str = "apiVersion: harness/v1
 name: echo
 time: virtual
@@ -44,11 +46,7 @@ fn a_long_hold_after_a_fast_create_stays_within_the_echo_and_above_the_stationar
         .expect("the stack starts")
         .result;
     assert!(r.phases.iter().all(|p| p.completed), "{}", r.headline());
-    let v = r
-        .verdicts
-        .iter()
-        .find(|v| v.check == "steadyRate")
-        .expect("a steadyRate verdict");
+    let v = verdict(&r, "steadyRate");
     let numbers = format!(
         "busiest 10 s of the hold: {} calls; echo tolerance {} ({}; {}); stationary tolerance {stationary}; the verdict's limit {} ({})",
         v.observed,

@@ -8,7 +8,7 @@ use harness::result::RunResult;
 use harness::scenario::{self, Assertion, Check, Scenario};
 use limiter::crossplane::{ErrorRequeue, ObserveOnlyAbsent};
 
-use crate::fixture::run_to_end as run;
+use crate::fixture::{run_to_end as run, verdict};
 
 fn load(name: &str) -> Scenario {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -115,11 +115,7 @@ fn hot_loops_catches_a_provider_that_requeues_errors_at_once_and_names_the_resou
         }
     }
     let r = run(&s);
-    let hot = r
-        .verdicts
-        .iter()
-        .find(|v| v.check == "hotLoops")
-        .expect("a hotLoops verdict");
+    let hot = verdict(&r, "hotLoops");
     assert!(!hot.pass, "{hot:?}");
     assert_eq!(hot.observed, 10.0, "{hot:?}");
     let note = hot.note.as_deref().unwrap_or_default();
@@ -282,16 +278,8 @@ fn the_coupled_regime_is_simulated_and_the_provider_stays_within_it() {
         cost.observed_per_hour <= (1.0 + tau) * cost.predicted_per_hour,
         "{cost:?}"
     );
-    let steady = r
-        .verdicts
-        .iter()
-        .find(|v| v.check == "steadyRate")
-        .expect("steadyRate");
+    let steady = verdict(&r, "steadyRate");
     assert!(steady.inputs.contains("λ_sim"), "{}", steady.inputs);
-    let hot = r
-        .verdicts
-        .iter()
-        .find(|v| v.check == "hotLoops")
-        .expect("hotLoops");
+    let hot = verdict(&r, "hotLoops");
     assert_eq!(hot.observed, 0.0, "{hot:?}");
 }

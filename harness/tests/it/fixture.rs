@@ -8,7 +8,7 @@ use harness::result::provider_check::{ControllerMetrics, RestRequests};
 use harness::result::waiting::{Condition, Pending, Waiting};
 use harness::result::{
     ApiRequest, CallAction, CloudCall, Observations, PhaseSpan, ProviderMetrics, ResourceTimes,
-    RunInfo, RunResult, Signal, StopCause, Stopped,
+    RunInfo, RunResult, Signal, StopCause, Stopped, Verdict,
 };
 use harness::run::{self, Progress, run_embedded};
 use harness::scenario::Scenario;
@@ -47,6 +47,14 @@ pub fn xr_smoke_text(max_ttr: &str) -> String {
             "{check: xrTimeToReady, quantile: 0.99}",
             &format!("{{check: xrTimeToReady, quantile: 0.99, maxDuration: {max_ttr}}}"),
         )
+}
+
+/// The verdict of `check` in `r` (the first, where more than one assertion makes it).
+pub fn verdict<'a>(r: &'a RunResult, check: &str) -> &'a Verdict {
+    r.verdicts
+        .iter()
+        .find(|v| v.check == check)
+        .unwrap_or_else(|| panic!("a {check} verdict"))
 }
 
 /// Runs `s` on the embedded stack, on the runtime its time mode asks for, to its end

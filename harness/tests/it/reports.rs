@@ -13,7 +13,9 @@ use harness::report::{assertion_table, html, junit};
 use harness::result::{Outcome, RunResult, evaluate};
 use harness::scenario::load;
 
-use crate::fixture::{interrupted_observations, smoke_observations, timed_out_observations};
+use crate::fixture::{
+    interrupted_observations, smoke_observations, timed_out_observations, verdict,
+};
 
 fn smoke() -> harness::scenario::Scenario {
     load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/smoke.yaml")).expect("loads")
@@ -58,11 +60,7 @@ fn write_for_a_look(name: &str, page: &str) {
 fn the_smoke_fixture_gets_a_verdict_per_assertion_with_the_orphan_caught() {
     let r = smoke_result();
     assert_eq!(r.verdicts.len(), 7);
-    let orphans = r
-        .verdicts
-        .iter()
-        .find(|v| v.check == "orphans")
-        .expect("orphan check");
+    let orphans = verdict(&r, "orphans");
     assert!(!orphans.pass && orphans.observed == 1.0);
     assert!(!r.passed());
 }
@@ -143,11 +141,7 @@ fn an_interrupted_run_says_where_at_the_top_and_its_unfinished_assertions_are_in
         table.starts_with("smoke: PARTIAL: interrupted (SIGTERM) during phase hold"),
         "{table}"
     );
-    let ttr = r
-        .verdicts
-        .iter()
-        .find(|v| v.check == "timeToReady")
-        .expect("ttr");
+    let ttr = verdict(&r, "timeToReady");
     assert_eq!(ttr.outcome, Outcome::Pass, "its phase (create) completed");
     let x = junit(&r);
     // hold (interrupted), resync and delete (never ran).
