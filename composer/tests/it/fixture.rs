@@ -4,8 +4,9 @@
 //! realtime watches; a function's own log of the calls it served; and a runner that calls
 //! a real function over a socket from a test on tokio's paused clock.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
+mod functions;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use composer::api::{
@@ -15,9 +16,8 @@ use composer::composite::{
     Cache, Composer, DEFAULT_MAX_CONCURRENT_RECONCILES, Realtime, Reconciler, RequeueSettings,
     Watched, start, watch_cached, watch_compositions, watch_revisions_cached,
 };
+use composer::function::Functions;
 use composer::function::builtin::{API_VERSION, KIND};
-use composer::function::proto::{RunFunctionRequest, RunFunctionResponse};
-use composer::function::{BoxFuture, Function, FunctionRunner, Functions, GrpcRunner, RunFuture};
 use composer::xcrd::for_composite_resource;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -28,6 +28,8 @@ use limiter::workqueue::WorkQueue;
 use mock_apiserver::ApiServer;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
+
+pub use functions::{Logged, RealTime};
 
 pub const NS: &str = "default";
 /// Crossplane's API group of XRDs, Compositions and revisions.
@@ -523,94 +525,5 @@ impl Running {
         let stats = self.controller.stats();
         self.controller.shut_down().await;
         stats
-    }
-}
-
-/// A function's own log: how many requests it served, counted inside the function (not by
-/// the caller's metrics).
-pub struct Logged<F> {
-    inner: F,
-    served: Arc<AtomicU64>,
-}
-
-impl<F> Logged<F> {
-    /// `inner`, and the counter of the calls it serves.
-    pub fn new(inner: F) -> (Logged<F>, Arc<AtomicU64>) {
-        let served = Arc::new(AtomicU64::new(0));
-        (
-            Logged {
-                inner,
-                served: Arc::clone(&served),
-            },
-            served,
-        )
-    }
-}
-
-impl<F: Function> Function for Logged<F> {
-    fn run_function(
-        &self,
-        request: RunFunctionRequest,
-    ) -> BoxFuture<'_, Result<RunFunctionResponse, tonic::Status>> {
-        self.served.fetch_add(1, Ordering::Relaxed);
-        self.inner.run_function(request)
-    }
-}
-
-/// Calls a function over a real socket from a test on tokio's paused clock: the call runs
-/// on a real-time runtime of its own while the test's thread waits for it, so the paused
-/// clock does not jump to the next timer while the bytes are on the wire. The function's
-/// real latency costs no virtual time; the virtual deadline's remainder bounds the call in
-/// real time.
-pub struct RealTime {
-    runner: Arc<GrpcRunner>,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl RealTime {
-    pub fn new(runner: GrpcRunner) -> RealTime {
-        RealTime {
-            runner: Arc::new(runner),
-            runtime: Some(
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                    .unwrap(),
-            ),
-        }
-    }
-}
-
-impl Drop for RealTime {
-    fn drop(&mut self) {
-        // A runtime may not be dropped inside another's context.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-impl FunctionRunner for RealTime {
-    fn run<'a>(
-        &'a self,
-        name: &'a str,
-        request: RunFunctionRequest,
-        deadline: tokio::time::Instant,
-    ) -> RunFuture<'a> {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        let runner = Arc::clone(&self.runner);
-        let name_owned = name.to_owned();
-        let (answer, answered) = mpsc::sync_channel(1);
-        let runtime = self.runtime.as_ref().expect("running until dropped");
-        runtime.spawn(async move {
-            let real_deadline = tokio::time::Instant::now() + left;
-            let _ = answer.send(runner.run(&name_owned, request, real_deadline).await);
-        });
-        // Blocks the test's thread (and so its paused clock) until the call ends.
-        let result = answered
-            .recv_timeout(left + Duration::from_secs(5))
-            .expect("the real-time call answers by its deadline");
-        Box::pin(std::future::ready(result))
     }
 }
