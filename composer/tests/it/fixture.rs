@@ -4,6 +4,9 @@
 //! realtime watches; a function's own log of the calls it served; and a runner that calls
 //! a real function over a socket from a test on tokio's paused clock.
 
+// By path: composer's benchmark includes this file with `#[path]`, where a plain `mod`
+// would be looked for beside it.
+#[path = "fixture/functions.rs"]
 mod functions;
 
 use std::sync::Arc;
