@@ -13,7 +13,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-#[allow(dead_code)]
+// The tests' fixture, of which the benchmark uses a part.
+#[allow(dead_code, unused_imports)]
 #[path = "../tests/it/fixture.rs"]
 mod fixture;
 
