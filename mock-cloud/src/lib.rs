@@ -110,7 +110,7 @@ pub use http::{BoxError, MAX_BODY, ResponseBody, Switchable};
 pub use journal::{Call, JournalStats};
 pub use model::{Action, Class, Collection, State};
 pub use quota::Layer;
-pub use serve::{serve, serve_switchable};
+pub use serve::{Loopback, serve, serve_loopback, serve_switchable};
 pub use service::{Ec2Operation, Operation, Protocol, S3Operation, Service, StsOperation};
 pub use store::Resource;
 pub use summary::{OperationCount, Second, StatusCount, Summary, Violations};

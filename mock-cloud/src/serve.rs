@@ -4,6 +4,7 @@
 use std::future::Future;
 
 use tokio::net::TcpListener;
+use tokio::sync::oneshot;
 
 use crate::cloud::MockCloud;
 use crate::http::Switchable;
@@ -43,4 +44,33 @@ pub async fn serve_switchable(
 ) {
     let options = serve::Options::default().drain_timeout(None);
     serve::serve(listener, cloud, shutdown, options).await;
+}
+
+/// A cloud [`serve_loopback`] serves on a free port of 127.0.0.1. Dropping it stops the
+/// server, which then drains as [`serve()`]'s does.
+pub struct Loopback {
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    /// The cloud served (a handle on its state: its journal, summary and inventory).
+    pub cloud: MockCloud,
+    _stop: oneshot::Sender<()>,
+}
+
+/// Serves `cloud` as [`serve()`] does, on a free port of 127.0.0.1 and in a task of its own,
+/// until the [`Loopback`] returned is dropped: a cloud a test reaches over HTTP.
+///
+/// # Errors
+/// The port cannot be bound.
+pub async fn serve_loopback(cloud: MockCloud) -> std::io::Result<Loopback> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(serve(listener, cloud.clone(), async {
+        stopped.await.ok();
+    }));
+    Ok(Loopback {
+        url,
+        cloud,
+        _stop: stop,
+    })
 }

@@ -12,10 +12,9 @@ mod throttling;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Secret;
-use mock_cloud::{Call, Config, MockCloud};
+use mock_cloud::{Call, Config, Loopback, MockCloud};
 use provider::aws::config::ProviderConfigSpec;
 use provider::aws::connect::{Clients, ConnectError, Connector, CredentialCache, RetryMode};
-use tokio::sync::oneshot;
 
 /// Terraform's read of a bucket (an Observe of one that exists), as the journal shows it.
 pub const BUCKET_READ: [&str; 15] = [
@@ -36,25 +35,12 @@ pub const BUCKET_READ: [&str; 15] = [
     "GetBucketTagging",
 ];
 
-struct Served {
-    url: String,
-    cloud: MockCloud,
-    _stop: oneshot::Sender<()>,
-}
-
-async fn serve(config: Config) -> Served {
+/// mock-cloud on `config`, served on loopback.
+async fn serve(config: Config) -> Loopback {
     let cloud = MockCloud::new(config).expect("valid config");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(mock_cloud::serve(listener, cloud.clone(), async {
-        stopped.await.ok();
-    }));
-    Served {
-        url,
-        cloud,
-        _stop: stop,
-    }
+    mock_cloud::serve_loopback(cloud)
+        .await
+        .expect("a loopback port")
 }
 
 /// A web identity token: JWT-shaped, `exp` in 2100 (mock-cloud checks only that).
@@ -104,7 +90,7 @@ fn ops_since(calls: &[Call], since: usize) -> Vec<&str> {
 
 /// The cloud operations that `update` calls; it must succeed.
 async fn ops_during<E: std::fmt::Debug>(
-    served: &Served,
+    served: &Loopback,
     update: impl std::future::Future<Output = Result<(), E>>,
 ) -> Vec<String> {
     let start = served.cloud.calls().len();
@@ -125,7 +111,7 @@ async fn connect(
 
 /// mock-cloud on `config`, and the clients of a Connect for `region` with the default
 /// ProviderConfig (standard retries, everything cached).
-async fn serve_and_connect(config: Config, region: &str) -> (Served, Clients) {
+async fn serve_and_connect(config: Config, region: &str) -> (Loopback, Clients) {
     let served = serve(config).await;
     let connector = Connector::new(RetryMode::Standard, CredentialCache::All);
     let clients = connect(&connector, &spec(&served.url, ""), region)

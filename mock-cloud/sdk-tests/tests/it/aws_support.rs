@@ -7,39 +7,18 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
 };
 use aws_smithy_types::retry::RetryConfig;
-use mock_cloud::{ClassQuota, Config, MockCloud, Per, Quotas, Rate, Service, ServiceQuotas};
-use tokio::sync::oneshot;
+use mock_cloud::{
+    ClassQuota, Config, Loopback, MockCloud, Per, Quotas, Rate, Service, ServiceQuotas,
+};
 
 pub use crate::signing::*;
 
-/// A cloud on a loopback socket, stopped when dropped.
-pub struct Served {
-    pub url: String,
-    pub cloud: MockCloud,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-pub async fn serve(config: Config) -> Served {
+/// mock-cloud on `config`, served on loopback until dropped.
+pub async fn serve(config: Config) -> Loopback {
     let cloud = MockCloud::new(config).expect("valid config");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(mock_cloud::serve(listener, cloud.clone(), async {
-        stopped.await.ok();
-    }));
-    Served {
-        url,
-        cloud,
-        stop: Some(stop),
-    }
+    mock_cloud::serve_loopback(cloud)
+        .await
+        .expect("a loopback port")
 }
 
 fn http_client() -> aws_smithy_runtime_api::client::http::SharedHttpClient {
