@@ -8,7 +8,7 @@ use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{Config, Per, Rate, Service};
 
-use crate::aws_support::{default_s3, keys, one_quota, s3, serve, standard_retry, sts};
+use crate::aws_support::{default_s3, keys, one_quota, s3, serve, standard_retry, sts, thrice};
 
 /// The error codes S3's ListBuckets and STS's GetCallerIdentity refuse `credentials` with.
 async fn refusals(url: &str, credentials: Credentials) -> (String, String) {
@@ -118,12 +118,10 @@ async fn a_slow_down_is_a_503_throttle_the_sdks_standard_mode_retries_until_it_p
         "us-east-1",
         standard_retry(10, Duration::from_millis(100)),
     );
-    let before = served.cloud.journal_stats().next_seq;
-    for _ in 0..3 {
+    let (calls, throttled) = thrice(&served.cloud, async || {
         send!(retrying.head_bucket("hot")).unwrap();
-    }
-    let calls = served.cloud.calls_since(before);
-    let throttled = calls.iter().filter(|c| c.throttled).count();
+    })
+    .await;
     assert!(
         throttled >= 1,
         "the journal shows the retried throttles: {calls:#?}"
@@ -169,12 +167,11 @@ async fn an_sts_throttle_is_retried_by_the_sdks_standard_mode_and_journalled_eac
         Some(keys("default", "default")),
         standard_retry(10, Duration::from_millis(50)),
     );
-    for _ in 0..3 {
+    let (calls, throttled) = thrice(&served.cloud, async || {
         let who = retrying.get_caller_identity().send().await.unwrap();
         assert_eq!(who.account(), Some("000000000000"));
-    }
-    let calls = served.cloud.calls_since(2);
-    let throttled = calls.iter().filter(|c| c.throttled).count();
+    })
+    .await;
     assert!(throttled >= 1, "{calls:#?}");
     assert_eq!(calls.len(), 3 + throttled, "every attempt is journalled");
     assert!(

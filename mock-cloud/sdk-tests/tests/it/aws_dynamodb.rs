@@ -14,6 +14,7 @@ use mock_cloud::{Config, Per, Rate, Service};
 
 use crate::aws_support::{
     attribute, create_table, dynamodb, key, keys, one_quota, serve, standard_retry, table_tags,
+    thrice,
 };
 
 const ARN: &str = "arn:aws:dynamodb:us-east-1:000000000000:table";
@@ -328,11 +329,10 @@ async fn a_throttle_is_retried_by_the_sdks_standard_mode_and_journalled_each_tim
         keys("default", "default"),
         standard_retry(10, Duration::from_millis(50)),
     );
-    for _ in 0..3 {
+    let (calls, throttled) = thrice(&served.cloud, async || {
         retrying.list_tables().send().await.unwrap();
-    }
-    let calls = served.cloud.calls_since(2);
-    let throttled = calls.iter().filter(|c| c.throttled).count();
+    })
+    .await;
     assert!(throttled >= 1, "{calls:#?}");
     assert_eq!(calls.len(), 3 + throttled, "every attempt is journalled");
     assert!(calls.iter().all(|c| c.service == "dynamodb"

@@ -12,7 +12,7 @@ use aws_sdk_ec2::types::{
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{Config, Per, Rate, Service};
 
-use crate::aws_support::{default_ec2, ec2, keys, one_quota, serve, standard_retry};
+use crate::aws_support::{default_ec2, ec2, keys, one_quota, serve, standard_retry, thrice};
 
 fn code<E: ProvideErrorMetadata>(e: &E) -> &str {
     e.code().unwrap_or_default()
@@ -479,13 +479,11 @@ async fn a_throttle_is_a_503_request_limit_exceeded_that_the_sdks_standard_mode_
         "us-east-1",
         standard_retry(10, Duration::from_millis(100)),
     );
-    let before = served.cloud.journal_stats().next_seq;
-    for _ in 0..3 {
+    let (calls, throttled) = thrice(&served.cloud, async || {
         let out = retrying.describe_vpcs().send().await.unwrap();
         assert_eq!(out.vpcs().len(), 1);
-    }
-    let calls = served.cloud.calls_since(before);
-    let throttled = calls.iter().filter(|c| c.throttled).count();
+    })
+    .await;
     assert!(throttled >= 1, "the journal shows the retries: {calls:#?}");
     assert_eq!(calls.len(), 3 + throttled, "every attempt is journalled");
     assert!(calls.iter().all(|c| c.service == "ec2"

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_smithy_types::retry::RetryConfig;
 use mock_cloud::{
-    ClassQuota, Config, Loopback, MockCloud, Per, Quotas, Rate, Service, ServiceQuotas,
+    Call, ClassQuota, Config, Loopback, MockCloud, Per, Quotas, Rate, Service, ServiceQuotas,
 };
 
 pub use crate::signing::*;
@@ -19,6 +19,18 @@ pub async fn serve(config: Config) -> Loopback {
     mock_cloud::serve_loopback(cloud)
         .await
         .expect("a loopback port")
+}
+
+/// Runs `op` three times; returns the calls the journal took meanwhile (every attempt, the
+/// SDK's retries included) and how many of them were throttled.
+pub async fn thrice(cloud: &MockCloud, mut op: impl AsyncFnMut()) -> (Vec<Call>, usize) {
+    let before = cloud.journal_stats().next_seq;
+    for _ in 0..3 {
+        op().await;
+    }
+    let calls = cloud.calls_since(before);
+    let throttled = calls.iter().filter(|c| c.throttled).count();
+    (calls, throttled)
 }
 
 fn http_client() -> aws_smithy_runtime_api::client::http::SharedHttpClient {
