@@ -102,10 +102,12 @@ prepare_run() {
   trap 'stop_servers; rm -rf "$work"' EXIT
 }
 
-# Starts the release mock-cloud pinned to the server core, with the config $work/config.yaml,
-# its output in $work/mock-cloud.out and .err, and adds its PID to `pids`.
+# Starts the release mock-cloud ($MOCK_CLOUD_BIN if set: another build of it, say a checkout
+# of an older commit's, to compare two builds against the same stubs in one sitting) pinned
+# to the server core, with the config $work/config.yaml, its output in $work/mock-cloud.out
+# and .err, and adds its PID to `pids`.
 start_mock_cloud() {
-  "${pin_server[@]}" "$target_dir/release/mock-cloud" --listen 127.0.0.1:0 --config "$work/config.yaml" \
+  "${pin_server[@]}" "${MOCK_CLOUD_BIN:-$target_dir/release/mock-cloud}" --listen 127.0.0.1:0 --config "$work/config.yaml" \
     >"$work/mock-cloud.out" 2>"$work/mock-cloud.err" &
   pids+=($!)
 }
