@@ -11,6 +11,7 @@
 
 use kube::api::DynamicObject;
 use limiter::crossplane::circuit::Responsive;
+use provider::reconciler::meta::Clock;
 use serde_json::{Value, json};
 
 use super::XrCondition;
@@ -91,19 +92,18 @@ fn equal(a: &Value, b: &Value) -> bool {
     same && (ga == 0 || gb == 0 || ga == gb)
 }
 
-/// The time `metav1.Now()` marshals to: now, at second resolution.
+/// The time `metav1.Now()` marshals to on `clock`: now, at second resolution. The clock
+/// advances with tokio time, so on a paused clock the stamps follow virtual time.
 #[must_use]
-pub fn now() -> String {
-    let now = jiff::Timestamp::now();
-    jiff::Timestamp::from_second(now.as_second())
-        .unwrap_or(now)
-        .to_string()
+pub fn now(clock: &Clock) -> String {
+    clock.stamp()
 }
 
-/// Marks `conditions` on `xr` (its `status.conditions`), as `MarkConditions` does.
-pub fn mark(xr: &mut DynamicObject, conditions: &[XrCondition]) {
+/// Marks `conditions` on `xr` (its `status.conditions`), as `MarkConditions` does, a
+/// changed condition dated by `clock`.
+pub fn mark(xr: &mut DynamicObject, conditions: &[XrCondition], clock: &Clock) {
     let generation = xr.metadata.generation.unwrap_or(0);
-    let now = now();
+    let now = now(clock);
     let new: Vec<Value> = conditions
         .iter()
         .map(|c| to_json(c, generation, &now))
@@ -127,9 +127,10 @@ pub fn is_system(type_: &str) -> bool {
 pub fn set_function_conditions(
     xr: &mut DynamicObject,
     conditions: &[crate::function::proto::Condition],
+    clock: &Clock,
 ) -> Vec<String> {
     use crate::function::proto::Status;
-    let now = now();
+    let now = now(clock);
     let mut seen = Vec::new();
     let mut new = Vec::new();
     for c in conditions {
@@ -155,9 +156,9 @@ pub fn set_function_conditions(
 
 /// After a FATAL result: each custom condition of `xr` whose type the functions did not
 /// return (`seen`) is marked `Unknown` with reason `FatalError`, as core does.
-pub fn mark_unseen_unknown(xr: &mut DynamicObject, seen: &[String]) {
+pub fn mark_unseen_unknown(xr: &mut DynamicObject, seen: &[String], clock: &Clock) {
     let generation = xr.metadata.generation.unwrap_or(0);
-    let now = now();
+    let now = now(clock);
     let unseen: Vec<Value> = xr
         .data
         .pointer("/status/conditions")
@@ -234,13 +235,13 @@ mod tests {
         let old = json!([{"type": "Synced", "status": "True", "reason": "ReconcileSuccess",
             "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 3}]);
         let mut x = xr(old.clone(), 3);
-        mark(&mut x, &[reconcile_success()]);
+        mark(&mut x, &[reconcile_success()], &Clock::new());
         assert_eq!(x.data["status"]["conditions"], old);
         // No observed generation on the old one: still equal.
         let older = json!([{"type": "Synced", "status": "True", "reason": "ReconcileSuccess",
             "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
         let mut x = xr(older.clone(), 4);
-        mark(&mut x, &[reconcile_success()]);
+        mark(&mut x, &[reconcile_success()], &Clock::new());
         assert_eq!(x.data["status"]["conditions"], older);
     }
 
@@ -255,6 +256,7 @@ mod tests {
                 reconcile_error("cannot select Composition".into()),
                 deleting(),
             ],
+            &Clock::new(),
         );
         let c = x.data["status"]["conditions"].as_array().unwrap();
         assert_eq!(c.len(), 2);
@@ -267,7 +269,21 @@ mod tests {
         assert_eq!(text(&c[1], "reason"), "Deleting");
         // The same generation again but another: a new generation alone changes it.
         let mut y = xr(json!([c[1].clone()]), 5);
-        mark(&mut y, &[deleting()]);
+        mark(&mut y, &[deleting()], &Clock::new());
         assert_eq!(y.data["status"]["conditions"][0]["observedGeneration"], 5);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_changed_condition_is_dated_by_the_clock_on_virtual_time() {
+        let epoch = jiff::Timestamp::from_second(1_800_000_000).unwrap();
+        let clock = Clock::at(epoch, tokio::time::Instant::now());
+        // An hour of virtual time passes in no time at all.
+        tokio::time::sleep(std::time::Duration::from_secs(3_600)).await;
+        let mut x = xr(json!([]), 1);
+        mark(&mut x, &[reconcile_success()], &clock);
+        assert_eq!(
+            x.data["status"]["conditions"][0]["lastTransitionTime"],
+            "2027-01-15T09:00:00Z"
+        );
     }
 }

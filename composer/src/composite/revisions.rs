@@ -24,6 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
+use provider::reconciler::meta::Clock;
 use ring::digest::{SHA256, digest};
 use serde_json::Value;
 
@@ -172,12 +173,16 @@ pub async fn reconcile_composition(
 }
 
 /// Reconciles the CompositionRevision `name` as core's revision controller does: marks it
-/// `Synced=True` and `ValidPipeline=True`, writing its status only when that changed.
-/// Returns whether it wrote.
+/// `Synced=True` and `ValidPipeline=True` (a changed condition dated by `clock`), writing
+/// its status only when that changed. Returns whether it wrote.
 ///
 /// # Errors
 /// A failed request.
-pub async fn validate_revision(client: &kube::Client, name: &str) -> Result<bool, kube::Error> {
+pub async fn validate_revision(
+    client: &kube::Client,
+    name: &str,
+    clock: &Clock,
+) -> Result<bool, kube::Error> {
     let revisions: Api<CompositionRevision> = Api::all(client.clone());
     let Some(mut r) = revisions.get_opt(name).await? else {
         return Ok(false);
@@ -199,7 +204,7 @@ pub async fn validate_revision(client: &kube::Client, name: &str) -> Result<bool
             status: "True".to_owned(),
             reason: reason.to_owned(),
             message: None,
-            last_transition_time: super::conditions::now(),
+            last_transition_time: super::conditions::now(clock),
             observed_generation: generation,
         };
         let same = |c: &Condition| {
@@ -248,6 +253,8 @@ pub async fn run_revision_controllers(client: kube::Client) {
         }
     };
     let revisions = async move {
+        // The revisions' conditions are dated on tokio's clock from the system time now.
+        let clock = Clock::new();
         let mut events = watcher::watcher(
             Api::<CompositionRevision>::all(client.clone()),
             watcher::Config::default(),
@@ -257,7 +264,7 @@ pub async fn run_revision_controllers(client: kube::Client) {
             let Ok(Event::Apply(r) | Event::InitApply(r)) = event else {
                 continue;
             };
-            if let Err(error) = validate_revision(&client, &r.name_any()).await {
+            if let Err(error) = validate_revision(&client, &r.name_any(), &clock).await {
                 tracing::warn!(%error, revision = %r.name_any(), "cannot validate revision");
             }
         }

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
 use limiter::controller::Request;
+use provider::reconciler::meta::Clock;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -49,6 +50,9 @@ pub struct Reconciler {
     realtime: Option<Arc<Realtime>>,
     events: Recorder,
     cache: Option<Cache>,
+    /// Dates the conditions it marks: the system time when the reconciler was made,
+    /// advancing with tokio time (virtual time on a paused clock).
+    clock: Clock,
 }
 
 /// Where a failing step leaves the reconcile: the XR to write the error on, and the
@@ -87,7 +91,16 @@ impl Reconciler {
             realtime: None,
             events: Recorder::nop(),
             cache: None,
+            clock: Clock::new(),
         }
+    }
+
+    /// Dates the conditions it marks by `clock` (by default, a clock that read the system
+    /// time when the reconciler was made and advances with tokio time).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Reads the XR, Compositions and CompositionRevisions from `cache`, as core's
@@ -179,6 +192,7 @@ impl Reconciler {
                     mark(
                         &mut xr,
                         &[reconcile_error(COMPOSE_DEADLINE_MESSAGE.to_owned())],
+                        &self.clock,
                     );
                     let _ = tokio::time::timeout_at(
                         started + UPDATE_TIMEOUT,
@@ -212,7 +226,7 @@ impl Reconciler {
         } = failure;
         let message = error_message(&error);
         self.events.warning(&xr, reason, message.clone());
-        mark(&mut xr, &[reconcile_error(message)]);
+        mark(&mut xr, &[reconcile_error(message)], &self.clock);
         let name = xr.metadata.name.clone().unwrap_or_default();
         let _ = self.put_status(namespace, &name, &xr).await;
         error

@@ -61,7 +61,7 @@ impl Reconciler {
             },
             |r| r.responsive(Instant::now(), &request),
         );
-        mark(&mut xr, &[responsive_condition(&responsive)]);
+        mark(&mut xr, &[responsive_condition(&responsive)], &self.clock);
 
         // A new reconcile-request token: an event, and the token on the status held.
         let token = xr
@@ -90,7 +90,7 @@ impl Reconciler {
         }
 
         if xr.metadata.deletion_timestamp.is_some() {
-            mark(&mut xr, &[deleting()]);
+            mark(&mut xr, &[deleting()], &self.clock);
             let finalizers = xr.metadata.finalizers.get_or_insert_with(Vec::new);
             if finalizers.iter().any(|f| f == FINALIZER) {
                 finalizers.retain(|f| f != FINALIZER);
@@ -108,7 +108,7 @@ impl Reconciler {
                     }
                 }
             }
-            mark(&mut xr, &[reconcile_success()]);
+            mark(&mut xr, &[reconcile_success()], &self.clock);
             self.put_status(namespace, name, &xr)
                 .await
                 .map_err(api("update composite resource status"))?;
@@ -273,7 +273,7 @@ impl Reconciler {
                 let error = ReconcileError::Compose(e);
                 let message = error_message(&error);
                 self.events.warning(&xr, REASON_COMPOSE, message.clone());
-                mark(&mut xr, &[reconcile_error(message)]);
+                mark(&mut xr, &[reconcile_error(message)], &self.clock);
                 let mut seen = Vec::new();
                 if let ReconcileError::Compose(ComposeError::Pipeline(PipelineError::Fatal {
                     results,
@@ -284,9 +284,9 @@ impl Reconciler {
                     for (type_, reason, message) in result_events(results) {
                         self.events.record(&xr, type_, &reason, message);
                     }
-                    seen = set_function_conditions(&mut xr, conditions);
+                    seen = set_function_conditions(&mut xr, conditions, &self.clock);
                 }
-                mark_unseen_unknown(&mut xr, &seen);
+                mark_unseen_unknown(&mut xr, &seen, &self.clock);
                 let _ = self.put_status(namespace, name, &xr).await;
                 return Err(error);
             }
@@ -296,11 +296,11 @@ impl Reconciler {
         for (type_, reason, message) in &composed.events {
             self.events.record(&xr, *type_, reason, message.clone());
         }
-        set_function_conditions(&mut xr, &composed.conditions);
+        set_function_conditions(&mut xr, &composed.conditions, &self.clock);
         for message in &composed.outcome.events {
             self.events.normal(&xr, REASON_COMPOSE, message.clone());
         }
-        mark(&mut xr, &composed.outcome.conditions);
+        mark(&mut xr, &composed.outcome.conditions, &self.clock);
 
         let annotation = xr
             .metadata
