@@ -1,17 +1,19 @@
 //! Every component of the embedded stack keeps time on tokio's clock, so that a run on a
 //! paused clock (`harness run --virtual-time`) is the same run as in real time, only
 //! faster. This test fails the build when the source of the harness, the provider, the
-//! limiter, the two mocks or the serve loop reads the standard library's clocks
+//! limiter, the composer (core's XR controllers, in process in composite runs), the two
+//! mocks or the serve loop reads the standard library's clocks
 //! (`std::time::Instant`, `SystemTime`) or the wall clock (`Timestamp::now`), except in the
 //! few places listed in [`ALLOWED`], which only report wall time or place an epoch.
 
 use std::path::{Path, PathBuf};
 
 /// The crates whose `src/` is scanned, relative to the workspace root.
-const CRATES: [&str; 6] = [
+const CRATES: [&str; 7] = [
     "harness",
     "provider",
     "limiter",
+    "composer",
     "mock-cloud",
     "mock-apiserver",
     "serve",
