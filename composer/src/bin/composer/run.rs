@@ -282,6 +282,8 @@ async fn controllers(
             },
             breaker: cli.breaker(),
             workers: cli.max_reconcile_rate,
+            // A process in real time draws its jitter as core does, unseeded.
+            jitter_seed: None,
         },
         events,
         sync_interval: cli.sync_interval,

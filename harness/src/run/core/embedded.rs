@@ -218,12 +218,15 @@ impl EmbeddedCore {
         }
         self.tasks
             .push(tokio::spawn(run_revision_controllers(client.clone())));
-        let xrd_settings = XrdSettings {
-            requeue,
-            breaker: settings.breaker,
-            workers: settings.max_reconcile_rate,
-        };
-        for xrd in &s.composites.xrds {
+        for (i, xrd) in s.composites.xrds.iter().enumerate() {
+            // Each XRD's requeue jitter draws from the scenario's seed, so that a run on a
+            // paused clock repeats.
+            let xrd_settings = XrdSettings {
+                requeue,
+                breaker: settings.breaker,
+                workers: settings.max_reconcile_rate,
+                jitter_seed: Some(s.seed ^ 0x7E57_0000 ^ i as u64),
+            };
             let started = start_xrd(
                 client,
                 functions,
