@@ -86,8 +86,18 @@ fn the_aws_flavour_calibrates_in_cluster_mode_to_its_documented_calls() {
         &["--sample=2", "--polls=2", "--rate=3"],
     );
     assert!(status.success(), "exit {status}\n{stdout}\n{stderr}");
+    // The documented 15 calls per steady observe, on average: on a loaded machine some
+    // reconciles overlap others, calibrate says so, and a call it cannot tell apart goes
+    // to one of them, which shows as a range beside the same mean ("15 calls (10–19)").
+    let steady = "Bucket.s3.aws.m.loadtest.dev steady observe: 15 calls";
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(steady))
+        .unwrap_or_else(|| panic!("no line {steady:?}\n{stdout}"));
+    let rest = &line.trim_start()[steady.len()..];
     assert!(
-        stdout.contains("Bucket.s3.aws.m.loadtest.dev steady observe: 15 calls: GetBucketAccelerateConfiguration 1,"),
+        rest.starts_with(": GetBucketAccelerateConfiguration 1,")
+            || (rest.starts_with(" (") && line.contains("): GetBucketAccelerateConfiguration 1,")),
         "{stdout}"
     );
     let text = std::fs::read_to_string(cluster.dir.join("out/calibration.yaml")).unwrap();
