@@ -92,18 +92,11 @@ fn equal(a: &Value, b: &Value) -> bool {
     same && (ga == 0 || gb == 0 || ga == gb)
 }
 
-/// The time `metav1.Now()` marshals to on `clock`: now, at second resolution. The clock
-/// advances with tokio time, so on a paused clock the stamps follow virtual time.
-#[must_use]
-pub fn now(clock: &Clock) -> String {
-    clock.stamp()
-}
-
 /// Marks `conditions` on `xr` (its `status.conditions`), as `MarkConditions` does, a
 /// changed condition dated by `clock`.
 pub fn mark(xr: &mut DynamicObject, conditions: &[XrCondition], clock: &Clock) {
     let generation = xr.metadata.generation.unwrap_or(0);
-    let now = now(clock);
+    let now = clock.stamp();
     let new: Vec<Value> = conditions
         .iter()
         .map(|c| to_json(c, generation, &now))
@@ -130,7 +123,7 @@ pub fn set_function_conditions(
     clock: &Clock,
 ) -> Vec<String> {
     use crate::function::proto::Status;
-    let now = now(clock);
+    let now = clock.stamp();
     let mut seen = Vec::new();
     let mut new = Vec::new();
     for c in conditions {
@@ -158,7 +151,7 @@ pub fn set_function_conditions(
 /// return (`seen`) is marked `Unknown` with reason `FatalError`, as core does.
 pub fn mark_unseen_unknown(xr: &mut DynamicObject, seen: &[String], clock: &Clock) {
     let generation = xr.metadata.generation.unwrap_or(0);
-    let now = now(clock);
+    let now = clock.stamp();
     let unseen: Vec<Value> = xr
         .data
         .pointer("/status/conditions")

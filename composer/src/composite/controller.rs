@@ -5,7 +5,7 @@
 //! `--max-concurrent-reconciles` workers, 100 by default) on `limiter`'s controller runtime,
 //! which maps results to queue operations as controller-runtime does.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject};
@@ -16,8 +16,7 @@ use limiter::controller::{
 };
 use limiter::crossplane::circuit::BreakerConfig;
 use limiter::workqueue::{ItemExponential, PriorityQueue, WorkQueue};
-use rand_xoshiro::SplitMix64;
-use rand_xoshiro::rand_core::{Rng as _, SeedableRng as _};
+use provider::reconciler::Draws;
 use tokio::task::JoinHandle;
 
 use super::{
@@ -40,35 +39,18 @@ pub fn xr_queue() -> WorkQueue<Request> {
     ))))
 }
 
-/// A [`Reconciler`] as the controller runtime calls it, with where its requeue jitter's
-/// draws come from.
+/// A [`Reconciler`] as the controller runtime calls it, with the source of its requeue
+/// jitter's draws.
 struct Runtime {
     reconciler: Arc<Reconciler>,
-    /// A generator seeded by [`XrdSettings::jitter_seed`], or `None`: the thread's random
-    /// generator, as core's jitter draws from Go's.
-    draws: Option<Mutex<SplitMix64>>,
-}
-
-impl Runtime {
-    /// A uniform draw in `[0, 1)`: from the seeded generator, in the order the reconciles
-    /// run, or from the thread's.
-    #[allow(clippy::cast_precision_loss)]
-    fn draw(&self) -> f64 {
-        match &self.draws {
-            Some(draws) => {
-                let bits = draws.lock().expect("not poisoned").next_u64() >> 11;
-                bits as f64 / (1u64 << 53) as f64
-            }
-            None => rand::random(),
-        }
-    }
+    draws: Draws,
 }
 
 impl RuntimeReconciler<Request> for Runtime {
     fn reconcile(&self, item: Request) -> BoxFuture<'_, ReconcileResult> {
         Box::pin(async move {
             let namespace = (!item.namespace.is_empty()).then_some(item.namespace.as_str());
-            let u = self.draw();
+            let u = self.draws.unit();
             match self.reconciler.reconcile(namespace, &item.name, u).await {
                 Ok(Requeue::Never) => Ok(Action::done()),
                 Ok(Requeue::After(d)) => Ok(Action::requeue_after(d)),
@@ -81,14 +63,14 @@ impl RuntimeReconciler<Request> for Runtime {
 
 /// Starts the controller of `xrd_name`'s XRs with `workers` workers; add XRs to its queue
 /// (a watch's mapped events, or a test) and shut it down when done. The requeue jitter
-/// draws from the thread's random generator.
+/// draws from a source seeded by the operating system.
 #[must_use]
 pub fn start(xrd_name: &str, reconciler: Arc<Reconciler>, workers: usize) -> Controller<Request> {
     start_seeded(xrd_name, reconciler, workers, None)
 }
 
-/// [`start`], the requeue jitter drawn from a generator seeded with `jitter_seed` when
-/// there is one: a run on a paused clock then repeats draw for draw.
+/// [`start`], the requeue jitter drawn from a source seeded with `jitter_seed` when there
+/// is one (the provider's [`Draws`]): a run on a paused clock then repeats draw for draw.
 #[must_use]
 pub fn start_seeded(
     xrd_name: &str,
@@ -100,7 +82,7 @@ pub fn start_seeded(
         ControllerOptions::new(format!("composite/{xrd_name}"), xr_queue()).workers(workers),
         Arc::new(Runtime {
             reconciler,
-            draws: jitter_seed.map(|seed| Mutex::new(SplitMix64::seed_from_u64(seed))),
+            draws: jitter_seed.map_or_else(Draws::from_os, Draws::seeded),
         }),
     )
 }
@@ -116,7 +98,7 @@ pub struct XrdSettings {
     /// `--max-concurrent-reconciles`.
     pub workers: usize,
     /// Seeds the requeue jitter's draws (a run that must repeat, as the harness's virtual
-    /// time); `None` draws from the thread's random generator, as core does.
+    /// time); `None` seeds them from the operating system, as core's are.
     pub jitter_seed: Option<u64>,
 }
 

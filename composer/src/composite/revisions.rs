@@ -204,7 +204,7 @@ pub async fn validate_revision(
             status: "True".to_owned(),
             reason: reason.to_owned(),
             message: None,
-            last_transition_time: super::conditions::now(clock),
+            last_transition_time: clock.stamp(),
             observed_generation: generation,
         };
         let same = |c: &Condition| {

@@ -95,14 +95,6 @@ impl Reconciler {
         }
     }
 
-    /// Dates the conditions it marks by `clock` (by default, a clock that read the system
-    /// time when the reconciler was made and advances with tokio time).
-    #[must_use]
-    pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = clock;
-        self
-    }
-
     /// Reads the XR, Compositions and CompositionRevisions from `cache`, as core's
     /// reconciler reads them through controller-runtime's cached client: each read waits
     /// until its kind's watch has synced, and a missing XR is done, with no live read. The
