@@ -17,7 +17,6 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, PostParams};
 use limiter::controller::{Controller, Request};
 use mock_apiserver::ApiServer;
-use rand_xoshiro::rand_core::Rng;
 use tokio::task::JoinHandle;
 use tower::ServiceBuilder;
 
@@ -207,9 +206,10 @@ impl EmbeddedCore {
         // Each informer's resync period is jittered, drawn from the scenario's seed.
         let mut rng = crate::rng::seeded(s.seed ^ 0xC0DE);
         let mut resync = || {
-            #[allow(clippy::cast_precision_loss)]
-            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            Some(resync_period(settings.sync_interval, u))
+            Some(resync_period(
+                settings.sync_interval,
+                crate::rng::unit(&mut rng),
+            ))
         };
         let (events, event_writer) = Recorder::start(client.clone());
         self.tasks.push(event_writer);
