@@ -12,6 +12,7 @@ mod kind;
 mod net;
 mod step;
 mod test;
+mod trim_sdk;
 mod validate;
 
 use std::process::ExitCode;
@@ -59,6 +60,10 @@ enum Command {
     /// ci/docker) and the one a sweep's Indexed Job runs (loadtest/harness), and loads them
     /// into the kind cluster.
     KindImages(kind::ImagesArgs),
+    /// Cuts the published aws-sdk-ec2 down to the operations the project calls and writes
+    /// it to vendor/aws-sdk-ec2 (vendor/README.md): `cargo xtask trim-sdk --from DIR`, or
+    /// `--check` to compare the vendored copy with a fresh trim.
+    TrimSdk(trim_sdk::Args),
     /// The steps `cargo xtask check` runs beside the tests (doc tests, docs, the AWS
     /// clients, the kind assets, hour-virtual, selfcheck), in order; the check starts it.
     #[command(hide = true)]
@@ -75,6 +80,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate::run(&root, &a),
         Command::Kind(a) => kind::run(&root, &a),
         Command::KindImages(a) => kind::images(&root, &a),
+        Command::TrimSdk(a) => trim_sdk::run(&root, &a),
         Command::AfterTests => check::after_tests_lane(&root),
     };
     match result {

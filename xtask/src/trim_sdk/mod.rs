@@ -1,0 +1,501 @@
+//! `cargo xtask trim-sdk`: the published aws-sdk-ec2 cut down to the operations the
+//! project calls, for `vendor/aws-sdk-ec2` (vendor/README.md says why).
+//!
+//! The trim copies the published crate and removes, without changing a kept line:
+//! - the operations not asked for (their `operation/`, `client/` and serde modules), and
+//!   the waiters;
+//! - the shapes (`types/`) and their serde (`protocol_serde/`) that no kept operation
+//!   reaches, followed through `crate::types::…` and `crate::protocol_serde::…` paths;
+//! - every item elsewhere (a `mod` or `pub use` line, an `impl` block, a trait method, an
+//!   enum variant) that names something removed;
+//! - from the manifest, the dev-dependencies, tests and build hints.
+//!
+//! So the kept operations serialise, sign, retry and parse exactly as the published SDK
+//! does: the same generated code, less of it.
+
+mod items;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::step::{Error, Result};
+use items::List;
+
+/// The EC2 operations the provider's VPC kind and mock-cloud's SDK tests call.
+pub const OPERATIONS: [&str; 7] = [
+    "create_vpc",
+    "describe_vpcs",
+    "delete_vpc",
+    "modify_vpc_attribute",
+    "create_tags",
+    "describe_tags",
+    "delete_tags",
+];
+
+/// The vendored copy, from the workspace's root.
+pub const VENDORED: &str = "vendor/aws-sdk-ec2";
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The published crate, unpacked: `curl -L
+    /// https://static.crates.io/crates/aws-sdk-ec2/aws-sdk-ec2-VERSION.crate | tar xz`.
+    #[arg(long, value_name = "DIR")]
+    from: PathBuf,
+    /// Where to write the trimmed crate (replaced).
+    #[arg(long, value_name = "DIR", default_value = VENDORED)]
+    out: PathBuf,
+    /// Trim into a scratch directory and compare it with OUT instead of writing OUT: exit
+    /// 1 naming the first files that differ.
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(root: &Path, args: &Args) -> Result {
+    let from = root.join(&args.from);
+    if !from.join("src/lib.rs").is_file() || !from.join("src/types.rs").is_file() {
+        return Err(Error::Usage(format!(
+            "{}: not an unpacked aws-sdk-ec2 (no src/lib.rs and src/types.rs)",
+            from.display()
+        )));
+    }
+    let out = root.join(&args.out);
+    let dest = if args.check {
+        crate::step::target_dir(root).join("trim-sdk")
+    } else {
+        out.clone()
+    };
+    let trim = Trim::new(&from.join("src"), &OPERATIONS)?;
+    let summary = trim.write(&from, &dest)?;
+    println!("{summary}");
+    if args.check {
+        let diff = differences(&dest, &out)?;
+        if !diff.is_empty() {
+            return Err(Error::Failed(format!(
+                "{} differs from the trim of {} in {} files, first: {}",
+                out.display(),
+                from.display(),
+                diff.len(),
+                diff.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            )));
+        }
+        println!("{} is the trim of {}", out.display(), from.display());
+    }
+    Ok(())
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Usage(format!("{}: {e}", path.display()))
+}
+
+fn read(path: &Path) -> Result<String> {
+    fs::read_to_string(path).map_err(io(path))
+}
+
+/// What the trim keeps, found from the published source.
+struct Trim {
+    src: PathBuf,
+    operations: BTreeSet<String>,
+    /// Shape name (and builder name) to its module under `types/` (`Vpc` → `_vpc`).
+    modules: BTreeMap<String, String>,
+    /// The modules of `types/` and `protocol_serde/` the kept operations reach.
+    types: BTreeSet<String>,
+    shapes: BTreeSet<String>,
+}
+
+impl Trim {
+    fn new(src: &Path, operations: &[&str]) -> Result<Trim> {
+        let mut modules = BTreeMap::new();
+        for file in ["types.rs", "types/builders.rs"] {
+            for line in read(&src.join(file))?.lines() {
+                let Some(path) = line.strip_prefix("pub use crate::types::") else {
+                    continue;
+                };
+                let path = path.trim_end_matches(';');
+                if let Some((module, name)) = path.split_once("::") {
+                    modules.insert(name.to_owned(), module.to_owned());
+                }
+            }
+        }
+        let mut trim = Trim {
+            src: src.to_path_buf(),
+            operations: operations.iter().map(|s| (*s).to_owned()).collect(),
+            modules,
+            types: BTreeSet::new(),
+            shapes: BTreeSet::new(),
+        };
+        trim.reach()?;
+        Ok(trim)
+    }
+
+    /// Follows the kept operations' paths to the shapes and serde modules they use.
+    fn reach(&mut self) -> Result {
+        let mut queue = Vec::new();
+        for op in &self.operations {
+            let dir = self.src.join("operation").join(op);
+            if !dir.is_dir() {
+                return Err(Error::Usage(format!(
+                    "no operation {op} in {}",
+                    self.src.display()
+                )));
+            }
+            queue.extend(files_under(&dir)?);
+            queue.push(self.src.join(format!("operation/{op}.rs")));
+            queue.push(self.src.join(format!("client/{op}.rs")));
+        }
+        let mut seen = BTreeSet::new();
+        while let Some(file) = queue.pop() {
+            if !file.is_file() || !seen.insert(file.clone()) {
+                continue;
+            }
+            let text = read(&file)?;
+            for name in paths_after(&text, "crate::types::") {
+                if let Some(module) = self.type_module(name)
+                    && self.types.insert(module.clone())
+                {
+                    queue.push(self.src.join(format!("types/{module}.rs")));
+                }
+            }
+            for name in paths_after(&text, "crate::protocol_serde::") {
+                if name.starts_with("shape_") && self.shapes.insert(name.to_owned()) {
+                    queue.push(self.src.join(format!("protocol_serde/{name}.rs")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `types/` module of a name after `crate::types::` (a module, a shape or a
+    /// builder), if it has one.
+    fn type_module(&self, name: &str) -> Option<String> {
+        let module = match name.starts_with('_') {
+            true => name.to_owned(),
+            false => self.modules.get(name)?.clone(),
+        };
+        self.src
+            .join(format!("types/{module}.rs"))
+            .is_file()
+            .then_some(module)
+    }
+
+    /// The first path in `text` to something the trim removes.
+    fn removed<'t>(&self, text: &'t str) -> Option<&'t str> {
+        let op = paths_after(text, "crate::operation::").find(|n| {
+            !self.operations.contains(*n) && self.src.join(format!("operation/{n}.rs")).is_file()
+        });
+        let ty = || {
+            paths_after(text, "crate::types::").find(|n| {
+                self.type_module(n)
+                    .is_some_and(|m| !self.types.contains(&m))
+            })
+        };
+        let shape = || {
+            paths_after(text, "crate::protocol_serde::")
+                .find(|n| n.starts_with("shape_") && !self.shapes.contains(*n))
+        };
+        let waiter = || paths_after(text, "crate::waiters::").next();
+        op.or_else(ty).or_else(shape).or_else(waiter)
+    }
+
+    /// Whether `file` keeps a module file of its own: the stems under `dir` it keeps.
+    fn keeps(&self, dir: &str, stem: &str) -> bool {
+        match dir {
+            "operation" => self.operations.contains(stem),
+            "client" => self.operations.contains(stem) || stem == "customize",
+            "types" => self.types.contains(stem) || stem == "builders",
+            "protocol_serde" => self.shapes.contains(stem),
+            "waiters" => false,
+            _ => true,
+        }
+    }
+
+    /// Writes the trimmed crate from the published one at `from` into `out`.
+    fn write(&self, from: &Path, out: &Path) -> Result<String> {
+        if out.exists() {
+            fs::remove_dir_all(out).map_err(io(out))?;
+        }
+        let (mut kept, mut dropped, mut lines_before, mut lines_after) = (0, 0, 0, 0);
+        for file in files_under(from)? {
+            let rel = file.strip_prefix(from).expect("under from");
+            let top = rel
+                .components()
+                .next()
+                .and_then(|c| c.as_os_str().to_str())
+                .unwrap_or("");
+            if matches!(
+                top,
+                "tests" | "benches" | "examples" | "Cargo.lock" | "Cargo.toml.orig"
+            ) || top.starts_with(".cargo")
+            {
+                continue;
+            }
+            let target = out.join(rel);
+            let is_rust = rel.extension().is_some_and(|e| e == "rs");
+            if is_rust {
+                lines_before += read(&file)?.lines().count();
+            }
+            if rel.starts_with("src") && !self.keeps_file(rel) {
+                dropped += 1;
+                continue;
+            }
+            fs::create_dir_all(target.parent().expect("a file's parent")).map_err(io(&target))?;
+            let text = if is_rust {
+                self.trim_file(from, rel)?
+            } else if rel == Path::new("Cargo.toml") {
+                manifest(&read(&file)?)
+            } else {
+                fs::copy(&file, &target).map_err(io(&target))?;
+                kept += 1;
+                continue;
+            };
+            if is_rust {
+                lines_after += text.lines().count();
+            }
+            fs::write(&target, text).map_err(io(&target))?;
+            kept += 1;
+        }
+        Ok(format!(
+            "trimmed to {} operations, {} shapes and {} serde modules: {kept} files kept, \
+             {dropped} dropped; {lines_after} of {lines_before} lines of Rust",
+            self.operations.len(),
+            self.types.len(),
+            self.shapes.len()
+        ))
+    }
+
+    /// Whether the file at `rel` (under the crate's root, in `src/`) stays.
+    fn keeps_file(&self, rel: &Path) -> bool {
+        let parts: Vec<&str> = rel.iter().filter_map(|p| p.to_str()).collect();
+        match parts.as_slice() {
+            ["src", dir, rest @ ..] if !rest.is_empty() => {
+                let stem = rest[0].trim_end_matches(".rs");
+                self.keeps(dir, stem)
+            }
+            _ => true,
+        }
+    }
+
+    /// A kept file's text without the items that name something removed.
+    fn trim_file(&self, from: &Path, rel: &Path) -> Result<String> {
+        let text = read(&from.join(rel))?;
+        let module_dir = module_dir(rel);
+        // A `mod name;` whose file the trim does not keep.
+        let gone = |name: &str| {
+            let file = module_dir.join(format!("{name}.rs"));
+            let kept = from.join(&file).is_file() && self.keeps_file(&file);
+            !kept && !from.join(&module_dir).join(name).join("mod.rs").is_file()
+        };
+        Ok(self.trim(&text, 0..text.len(), List::Items, &gone))
+    }
+
+    fn trim(
+        &self,
+        s: &str,
+        range: std::ops::Range<usize>,
+        list: List,
+        gone: &dyn Fn(&str) -> bool,
+    ) -> String {
+        let spans = items::split(s, range.clone(), list);
+        let mut out = String::new();
+        for span in &spans {
+            let code = items::code(&s[span.clone()]);
+            if module_declared(&code).is_some_and(gone) {
+                continue;
+            }
+            if self.removed(&code).is_none() {
+                out.push_str(&s[span.clone()]);
+                continue;
+            }
+            // A container whose header is clean keeps what in it is clean.
+            let Some(body) = items::body(s, span.clone()) else {
+                continue;
+            };
+            let head = items::code(&s[span.start..body.start]);
+            let kind = container(&head);
+            if kind.is_none() || self.removed(&head).is_some() {
+                continue;
+            }
+            let inner = match kind {
+                Some("enum") => List::Variants,
+                _ => List::Items,
+            };
+            out.push_str(&s[span.start..body.start]);
+            out.push_str(&self.trim(s, body.clone(), inner, gone));
+            out.push_str(&s[body.end..span.end]);
+        }
+        let tail = spans.last().map_or(range.start, |r| r.end);
+        out.push_str(&s[tail..range.end]);
+        out
+    }
+}
+
+/// The directory a file's `mod x;` lines name files in: `src/a.rs` → `src/a/`, and
+/// `src/lib.rs` or `src/a/mod.rs` → their own directory.
+fn module_dir(rel: &Path) -> PathBuf {
+    let parent = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+    match rel.file_stem().and_then(|s| s.to_str()) {
+        Some("lib" | "mod") => parent,
+        Some(stem) => parent.join(stem),
+        None => parent,
+    }
+}
+
+/// The name of `mod name;` (with attributes and visibility), if `code` is one.
+fn module_declared(code: &str) -> Option<&str> {
+    let mut rest = code.trim();
+    while let Some(attr) = rest.strip_prefix("#[") {
+        rest = attr.split_once(']')?.1.trim_start();
+    }
+    if let Some(vis) = rest.strip_prefix("pub") {
+        rest = vis.trim_start();
+        if let Some(scope) = rest.strip_prefix('(') {
+            rest = scope.split_once(')')?.1.trim_start();
+        }
+    }
+    let name = rest.strip_prefix("mod ")?.trim().strip_suffix(';')?.trim();
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        .then_some(name)
+}
+
+/// `impl`, `trait`, `enum` or `mod`: the kind of a container whose header is `head`.
+fn container(head: &str) -> Option<&'static str> {
+    let words = head.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    let mut found = None;
+    for w in words {
+        found = match w {
+            "impl" => Some("impl"),
+            "trait" => Some("trait"),
+            "enum" => Some("enum"),
+            "mod" => Some("mod"),
+            "fn" | "struct" | "const" | "static" => return None,
+            _ => continue,
+        };
+        break;
+    }
+    found
+}
+
+/// The identifiers right after each occurrence of `prefix` in `text` (`builders::` is
+/// looked through).
+fn paths_after<'t>(text: &'t str, prefix: &'t str) -> impl Iterator<Item = &'t str> + 't {
+    text.match_indices(prefix).map(move |(at, _)| {
+        let mut rest = &text[at + prefix.len()..];
+        if let Some(r) = rest.strip_prefix("builders::") {
+            rest = r;
+        }
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        &rest[..len]
+    })
+}
+
+/// The published manifest without what only the published tests need, and with the
+/// trim's leftovers allowed.
+fn manifest(toml: &str) -> String {
+    let mut out = String::new();
+    let mut skip = false;
+    for line in toml.split_inclusive('\n') {
+        if line.starts_with('[') {
+            let table = line.trim().trim_matches(['[', ']']);
+            skip = table.starts_with("dev-dependencies")
+                || matches!(table, "hints" | "test" | "bench" | "example");
+        }
+        if !skip {
+            out.push_str(line);
+        }
+    }
+    out.push_str(
+        "\n[lints.rust]\n# The trim keeps helpers that only the removed operations called.\ndead_code = \"allow\"\n",
+    );
+    out
+}
+
+fn files_under(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).map_err(io(&d))? {
+            let path = entry.map_err(io(&d))?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The files that differ between two trees, by path under them.
+fn differences(a: &Path, b: &Path) -> Result<Vec<String>> {
+    let list = |root: &Path| -> Result<BTreeSet<PathBuf>> {
+        if !root.is_dir() {
+            return Ok(BTreeSet::new());
+        }
+        Ok(files_under(root)?
+            .into_iter()
+            .map(|p| p.strip_prefix(root).expect("under").to_path_buf())
+            .collect())
+    };
+    let (la, lb) = (list(a)?, list(b)?);
+    let mut out = Vec::new();
+    for rel in la.union(&lb) {
+        let same = la.contains(rel)
+            && lb.contains(rel)
+            && fs::read(a.join(rel)).map_err(io(a))? == fs::read(b.join(rel)).map_err(io(b))?;
+        if !same {
+            out.push(rel.display().to_string());
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_declarations_are_read_through_attributes_and_visibility() {
+        assert_eq!(
+            module_declared("#[allow(x)]\npub(crate) mod shape_vpc;"),
+            Some("shape_vpc")
+        );
+        assert_eq!(module_declared("mod _vpc;"), Some("_vpc"));
+        assert_eq!(module_declared("pub mod builders { }"), None);
+        assert_eq!(module_declared("pub use crate::types::_vpc::Vpc;"), None);
+    }
+
+    #[test]
+    fn containers_are_named_by_their_first_keyword() {
+        assert_eq!(container("impl<T> From<T> for Error "), Some("impl"));
+        assert_eq!(
+            container("#[non_exhaustive]\npub enum Error "),
+            Some("enum")
+        );
+        assert_eq!(container("pub fn f() -> impl Trait "), None);
+        assert_eq!(container("pub struct S "), None);
+    }
+
+    #[test]
+    fn paths_are_read_up_to_their_identifier_end() {
+        let text = "crate::types::builders::VpcBuilder, crate::types::_tag::Tag>";
+        assert_eq!(
+            paths_after(text, "crate::types::").collect::<Vec<_>>(),
+            ["VpcBuilder", "_tag"]
+        );
+    }
+
+    #[test]
+    fn the_manifest_loses_dev_dependencies_tests_and_hints() {
+        let toml = "[package]\nname = \"x\"\n\n[[test]]\nname = \"t\"\n\n[dev-dependencies.a]\nversion = \"1\"\n\n[hints]\nmostly-unused = true\n\n[dependencies.b]\nversion = \"1\"\n";
+        let out = manifest(toml);
+        assert!(
+            out.starts_with("[package]\nname = \"x\"\n\n[dependencies.b]\nversion = \"1\"\n"),
+            "{out}"
+        );
+        assert!(out.contains("dead_code = \"allow\""));
+    }
+}
