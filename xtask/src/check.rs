@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::step::{self, DOC_FEATURES, Error, Result, Steps, TEST_FEATURES};
+use crate::step::{self, Error, Result, Steps, TEST_FEATURES};
 
 /// `cargo xtask check`.
 #[derive(clap::Args, Debug)]
@@ -315,7 +315,7 @@ fn after_tests(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
     )?;
 
     steps.step(&format!(
-        "cargo doc --workspace --no-deps --features {DOC_FEATURES} --locked (warnings are errors)"
+        "cargo doc --workspace --no-deps --features {TEST_FEATURES} --locked (warnings are errors)"
     ));
     let mut doc_env = env.to_vec();
     doc_env.push(("RUSTDOCFLAGS", "-D warnings".to_owned()));
@@ -326,7 +326,7 @@ fn after_tests(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
                 "--workspace",
                 "--no-deps",
                 "--features",
-                DOC_FEATURES,
+                TEST_FEATURES,
                 "--locked",
             ],
             &doc_env,

@@ -50,9 +50,9 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The features of the check's one build: the provider's AWS flavour with its VPC kind
-/// (and the harness's), so the flavour is linted and tested with everything else.
-pub const TEST_FEATURES: &str = "provider/aws-vpc,harness/aws-vpc";
+/// The features of the check's one build and its docs: the provider's AWS flavour (and the
+/// harness's), so the flavour is linted, tested and documented with everything else.
+pub const TEST_FEATURES: &str = "provider/aws,harness/aws";
 
 /// `cargo` arguments of the check's test build (every target, [`TEST_FEATURES`], the lock
 /// file as it is).
@@ -64,10 +64,6 @@ pub const TEST_BUILD: [&str; 6] = [
     TEST_FEATURES,
     "--locked",
 ];
-
-/// The features of the docs: the flavour without the VPC's aws-sdk-ec2, whose type check
-/// alone takes about 6 GB and minutes that no other step needs.
-pub const DOC_FEATURES: &str = "provider/aws,harness/aws";
 
 /// The target directory cargo builds into: `CARGO_TARGET_DIR`, else `target/` at the root.
 pub fn target_dir(root: &Path) -> PathBuf {

@@ -466,7 +466,7 @@ fn hint(err: &anyhow::Error) -> Option<&'static str> {
     // is not it.
     if matches!(
         err.downcast_ref::<run::RunError>(),
-        Some(run::RunError::NeedsAwsFeature | run::RunError::NeedsAwsVpcFeature)
+        Some(run::RunError::NeedsAwsFeature)
     ) {
         return None;
     }

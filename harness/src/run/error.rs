@@ -24,11 +24,6 @@ pub enum RunError {
         "the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`"
     )]
     NeedsAwsFeature,
-    /// The scenario has the AWS flavour's VPC kind, whose EC2 client this build lacks.
-    #[error(
-        "the scenario has the provider's VPC kind (ec2.aws.m.loadtest.dev), and this harness is built without it: the VPC's EC2 client needs about 8 GB of memory to compile, so it has a feature of its own: build it with `cargo build --release -p harness --features aws-vpc`"
-    )]
-    NeedsAwsVpcFeature,
     /// The process target was asked for a scenario whose profile has no command.
     #[error(
         "the process target runs the provider from the profile's `command`, and the scenario has none (add `profile: {{command: [...]}}`)"

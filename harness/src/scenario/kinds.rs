@@ -39,13 +39,6 @@ impl ApiKind {
         }
     }
 
-    /// Whether it is the AWS flavour's VPC, whose embedded run needs feature `aws-vpc`.
-    #[must_use]
-    pub fn aws_vpc(&self) -> bool {
-        let vpc = provider::crd::AWS_VPC;
-        self.aws && self.group == vpc.group && self.kind == vpc.kind
-    }
-
     /// kube's API resource of the kind.
     #[must_use]
     pub fn resource(&self) -> ApiResource {
@@ -121,12 +114,6 @@ impl GroupKind {
     #[must_use]
     pub fn aws(&self) -> bool {
         matches!(self, GroupKind::Api(a) if a.aws)
-    }
-
-    /// Whether it is the AWS flavour's VPC.
-    #[must_use]
-    pub fn aws_vpc(&self) -> bool {
-        matches!(self, GroupKind::Api(a) if a.aws_vpc())
     }
 }
 
@@ -288,7 +275,7 @@ mod tests {
             .resolve("s3.aws.loadtest.dev/v1beta1", "Bucket")
             .expect("served");
         assert_eq!(got.kind.plural, "buckets");
-        assert!(!got.kind.namespaced && got.kind.aws && !got.kind.aws_vpc());
+        assert!(!got.kind.namespaced && got.kind.aws);
         let vpc = c
             .resolve("ec2.aws.m.loadtest.dev/v1beta1", "VPC")
             .expect("served");
@@ -296,7 +283,7 @@ mod tests {
             (vpc.kind.plural.as_str(), vpc.kind.namespaced),
             ("vpcs", true)
         );
-        assert!(vpc.kind.aws_vpc());
+        assert!(vpc.kind.aws);
         assert_eq!(
             c.resolve("v1", "Secret").map(|s| s.kind.plural.as_str()),
             Ok("secrets")

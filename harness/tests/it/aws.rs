@@ -301,10 +301,9 @@ fn the_short_kinds_keep_c_max_2() {
     );
 }
 
-#[cfg(not(feature = "aws-vpc"))]
+#[cfg(not(feature = "aws"))]
 #[test]
-fn without_feature_aws_vpc_an_embedded_run_of_the_aws_flavours_vpcs_is_refused_naming_the_feature()
-{
+fn without_feature_aws_an_embedded_run_of_the_aws_flavours_vpcs_is_refused_naming_the_feature() {
     let s = harness::scenario::load(
         &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/aws-upjet.yaml"),
     )
@@ -316,12 +315,12 @@ fn without_feature_aws_vpc_an_embedded_run_of_the_aws_flavours_vpcs_is_refused_n
         std::future::pending(),
     ));
     let Err(e) = refused else {
-        panic!("an embedded run of the AWS flavour's VPCs must be refused without feature aws-vpc");
+        panic!("an embedded run of the AWS flavour's VPCs must be refused without feature aws");
     };
-    assert!(e.to_string().contains("--features aws-vpc`"), "{e}");
+    assert!(e.to_string().contains("--features aws`"), "{e}");
 }
 
-#[cfg(feature = "aws-vpc")]
+#[cfg(feature = "aws")]
 mod run {
     use std::collections::BTreeMap;
     use std::path::PathBuf;

@@ -60,14 +60,6 @@ fn has_aws(path: &Path) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--aws-retry-mode"))
 }
 
-/// Whether the provider at `path` serves the AWS flavour's VPC (feature `aws-vpc`).
-fn has_aws_vpc(path: &Path) -> bool {
-    Command::new(path)
-        .arg("crds")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("ec2.aws.m.loadtest.dev"))
-}
-
 /// What cargo sets for this test binary's crate (`CARGO_PKG_NAME=harness`, …), by prefix:
 /// build scripts that watch such a variable (ring's do) would run again in a build that
 /// inherits it, and again in the next `cargo test`, rebuilding everything above them twice.
@@ -82,10 +74,10 @@ const SET_FOR_THIS_CRATE: [&str; 7] = [
 ];
 
 /// The directory of the four binaries, fresh: each newer than its sources, and the
-/// provider with its AWS flavour when this test binary has feature `aws` (and its VPC with
-/// `aws-vpc`). Otherwise they are built once for this test binary with `cargo build -p
-/// mock-apiserver -p mock-cloud -p provider -p composer` (`--features provider/aws`, or
-/// `provider/aws-vpc`, as this test binary has) into the same target directory; a test that must not see them change under it copies what it runs.
+/// provider with its AWS flavour when this test binary has feature `aws`. Otherwise they
+/// are built once for this test binary with `cargo build -p mock-apiserver -p mock-cloud
+/// -p provider -p composer` (with `--features provider/aws` if this test binary has
+/// `aws`) into the same target directory; a test that must not see them change under it copies what it runs.
 pub fn binaries() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -97,12 +89,9 @@ pub fn binaries() -> &'static Path {
                 (Some(built), Some(changed)) => built < changed,
                 _ => true,
             }
-        }) || (cfg!(feature = "aws") && !has_aws(&dir.join("provider")))
-            || (cfg!(feature = "aws-vpc") && !has_aws_vpc(&dir.join("provider")));
+        }) || (cfg!(feature = "aws") && !has_aws(&dir.join("provider")));
         if stale {
-            let features: &[&str] = if cfg!(feature = "aws-vpc") {
-                &["--features", "provider/aws-vpc"]
-            } else if cfg!(feature = "aws") {
+            let features: &[&str] = if cfg!(feature = "aws") {
                 &["--features", "provider/aws"]
             } else {
                 &[]

@@ -240,21 +240,21 @@ fn an_aws_scenario_without_the_aws_build_is_refused_before_the_run_starts_and_wi
     );
 }
 
-/// Also in a build with feature `aws`: the VPC's EC2 client is feature `aws-vpc`'s.
-#[cfg(not(feature = "aws-vpc"))]
+/// The VPCs too: their EC2 client is part of feature `aws`.
+#[cfg(not(feature = "aws"))]
 #[test]
-fn a_scenario_with_vpcs_without_the_aws_vpc_build_is_refused_before_the_run_starts_naming_that_feature()
- {
+fn a_scenario_with_vpcs_without_the_aws_build_is_refused_before_the_run_starts_naming_that_feature()
+{
     refused_before_start(
         std::path::Path::new(&scenario("aws-upjet.yaml")),
         &temp_dir("aws-vpc-refused").join("out"),
-        "error: the scenario has the provider's VPC kind (ec2.aws.m.loadtest.dev), and this harness is built without it: the VPC's EC2 client needs about 8 GB of memory to compile, so it has a feature of its own: build it with `cargo build --release -p harness --features aws-vpc`\n",
+        "error: the scenario runs the provider's AWS flavour (its kinds, ProviderConfigs or client settings) on the embedded stack, and this harness is built without it: build it with `cargo build --release -p harness --features aws`\n",
     );
 }
 
 /// `harness run FILE --out DIR` exits 2 with exactly `error` on standard error, nothing on
 /// standard output, and no DIR: the run never started.
-#[cfg(not(feature = "aws-vpc"))]
+#[cfg(not(feature = "aws"))]
 fn refused_before_start(file: &std::path::Path, out_dir: &std::path::Path, error: &str) {
     let out = harness()
         .arg("run")

@@ -1,7 +1,7 @@
 //! Integration tests of the harness library and binary.
 
 mod aws;
-#[cfg(feature = "aws-vpc")]
+#[cfg(feature = "aws")]
 mod aws_flavour;
 mod bins;
 mod cli;

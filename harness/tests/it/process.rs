@@ -1,6 +1,6 @@
 //! The `process` target: this workspace's provider run as a foreign provider through
 //! `harness run --process` (the generic flavour here, the AWS flavour in [`aws`] with
-//! feature `aws-vpc`): the scenario names its kinds only by `apiVersion` and `kind`, the
+//! feature `aws`): the scenario names its kinds only by `apiVersion` and `kind`, the
 //! profile's settings come from the command line the test starts it with, a restart phase
 //! stops and starts the process, and the budgets hold; and the runs there that stop before
 //! their end. A profile's own checks are in [`profile`].
@@ -12,7 +12,7 @@ use crate::bins::binaries;
 use crate::fixture::{BODY, HEAD};
 use crate::provider_process::{RESTART_PHASES, bucket_controller};
 
-#[cfg(feature = "aws-vpc")]
+#[cfg(feature = "aws")]
 mod aws;
 mod profile;
 

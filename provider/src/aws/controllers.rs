@@ -26,7 +26,6 @@ use super::kinds::{
     PROVIDER_CONFIG, ProviderConfig, Table,
 };
 use super::table::{self, TableObservation};
-#[cfg(feature = "aws-vpc")]
 use super::{
     kinds::Vpc,
     vpc::{self, VpcObservation},
@@ -304,12 +303,10 @@ impl AwsExternal for NamespacedBucket {
 }
 
 /// The EC2 VPC's external client.
-#[cfg(feature = "aws-vpc")]
 struct VpcClient {
     ec2: aws_sdk_ec2::Client,
 }
 
-#[cfg(feature = "aws-vpc")]
 impl ExternalClient<Vpc> for VpcClient {
     fn observe<'a>(
         &'a self,
@@ -366,7 +363,6 @@ impl ExternalClient<Vpc> for VpcClient {
     }
 }
 
-#[cfg(feature = "aws-vpc")]
 impl AwsExternal for Vpc {
     fn external(clients: Clients) -> Box<dyn ExternalClient<Self>> {
         Box::new(VpcClient { ec2: clients.ec2 })
@@ -447,7 +443,7 @@ impl AwsExternal for Table {
     }
 }
 
-/// Starts the AWS controllers (the VPC's with feature `aws-vpc`), their SDK calls counted
+/// Starts the AWS controllers, their SDK calls counted
 /// into `requests`.
 pub(crate) fn start(
     kinds: &mut Kinds<'_>,
@@ -466,7 +462,6 @@ pub(crate) fn start(
     let connecter = Arc::new(AwsConnecter::new(connector, caches, secrets, provider_wide));
     kinds.start::<ClusterBucket>(connecter.clone());
     kinds.start::<NamespacedBucket>(connecter.clone());
-    #[cfg(feature = "aws-vpc")]
     kinds.start::<Vpc>(connecter.clone());
     kinds.start::<Table>(connecter);
 }

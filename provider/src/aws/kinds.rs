@@ -1,6 +1,6 @@
 //! The AWS flavour's custom resources, shaped like provider-upjet-aws's v2 kinds in groups of
 //! ours: the managed kinds `Bucket` (cluster-scoped in `s3.aws.loadtest.dev`, namespaced in
-//! `s3.aws.m.loadtest.dev`), `VPC` (`ec2.aws.m.loadtest.dev`, feature `aws-vpc`) and `Table`
+//! `s3.aws.m.loadtest.dev`), `VPC` (`ec2.aws.m.loadtest.dev`) and `Table`
 //! (`dynamodb.aws.m.loadtest.dev`), all `v1beta1`; and the ProviderConfigs they use,
 //! `ClusterProviderConfig` (cluster-scoped) and `ProviderConfig` (namespaced), in
 //! `aws.m.loadtest.dev/v1beta1`.
@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use super::bucket::{BucketObservation, BucketParameters};
 use super::config::ProviderConfigSpec;
 use super::table::{TableObservation, TableParameters};
-#[cfg(feature = "aws-vpc")]
 use super::vpc::{VpcObservation, VpcParameters};
 use crate::crd::common::{ManagedStatus, managed_kind};
 use crate::crd::managed::Managed;
@@ -102,7 +101,6 @@ provider_config!(
 /// The status of a Bucket.
 pub type BucketStatus = ManagedStatus<BucketObservation>;
 /// The status of a VPC.
-#[cfg(feature = "aws-vpc")]
 pub type VpcStatus = ManagedStatus<VpcObservation>;
 /// The status of a Table.
 pub type TableStatus = ManagedStatus<TableObservation>;
@@ -151,7 +149,6 @@ managed_kind! {
 managed_kind! {
     /// An EC2 VPC (namespaced, `ec2.aws.m.upbound.io`'s shape). The cloud assigns its ID, which
     /// becomes the external name at Create.
-    #[cfg(feature = "aws-vpc")]
     kube(
         group = "ec2.aws.m.loadtest.dev",
         version = "v1beta1",
@@ -260,7 +257,6 @@ aws_kind!(
     true,
     namespaced
 );
-#[cfg(feature = "aws-vpc")]
 aws_kind!(
     Vpc,
     VpcObservation,
@@ -279,7 +275,7 @@ aws_kind!(
 );
 
 /// The AWS flavour's CRDs, in a stable order: ClusterProviderConfig, ProviderConfig, the
-/// cluster-scoped Bucket, the namespaced Bucket, VPC (with feature `aws-vpc`), Table.
+/// cluster-scoped Bucket, the namespaced Bucket, VPC, Table.
 #[must_use]
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
@@ -287,7 +283,6 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         ProviderConfig::crd(),
         ClusterBucket::crd(),
         NamespacedBucket::crd(),
-        #[cfg(feature = "aws-vpc")]
         Vpc::crd(),
         Table::crd(),
     ]
@@ -308,7 +303,6 @@ mod tests {
             ("aws.m.loadtest.dev", "ProviderConfig", "Namespaced"),
             ("s3.aws.loadtest.dev", "Bucket", "Cluster"),
             ("s3.aws.m.loadtest.dev", "Bucket", "Namespaced"),
-            #[cfg(feature = "aws-vpc")]
             ("ec2.aws.m.loadtest.dev", "VPC", "Namespaced"),
             ("dynamodb.aws.m.loadtest.dev", "Table", "Namespaced"),
         ];

@@ -18,7 +18,7 @@
 //!   `--credential-cache=none|irsa|all`.
 //! - [`error`]: the one error of a failed AWS call, whatever the service.
 //! - [`bucket`]: the S3 Bucket's external client: Observe is Terraform's 15-call read.
-//! - `vpc`: the EC2 VPC's external client (feature `aws-vpc`, which builds aws-sdk-ec2);
+//! - [`vpc`]: the EC2 VPC's external client (on the trimmed aws-sdk-ec2 of `vendor/`);
 //!   [`table`]: the DynamoDB Table's.
 //! - [`attempts`]: each HTTP attempt of the SDK clients counted in
 //!   `provider_cloud_requests_total`, by operation and status.
@@ -37,7 +37,6 @@ pub mod kinds;
 pub mod table;
 pub mod time;
 pub mod transport;
-#[cfg(feature = "aws-vpc")]
 pub mod vpc;
 
 use std::collections::BTreeMap;

@@ -55,8 +55,7 @@ pub struct ServedKind {
 
 /// The AWS flavour's kinds, in the order of `provider::aws::kinds::crds`, known also to a
 /// build without the `aws` feature, so that a tool built without it can say which feature
-/// a kind needs (a test with the feature checks them against the CRDs). The VPC
-/// ([`AWS_VPC`]) needs feature `aws-vpc`, the others `aws`.
+/// a kind needs (a test with the feature checks them against the CRDs).
 pub const AWS_KINDS: [ServedKind; 6] = [
     aws_kind(
         "aws.m.loadtest.dev",
@@ -72,13 +71,9 @@ pub const AWS_KINDS: [ServedKind; 6] = [
     ),
     aws_kind("s3.aws.loadtest.dev", "Bucket", "buckets", false),
     aws_kind("s3.aws.m.loadtest.dev", "Bucket", "buckets", true),
-    AWS_VPC,
+    aws_kind("ec2.aws.m.loadtest.dev", "VPC", "vpcs", true),
     aws_kind("dynamodb.aws.m.loadtest.dev", "Table", "tables", true),
 ];
-
-/// The AWS flavour's EC2 VPC, the one kind behind feature `aws-vpc` (its client, aws-sdk-ec2,
-/// needs far more memory to compile than the rest of the flavour).
-pub const AWS_VPC: ServedKind = aws_kind("ec2.aws.m.loadtest.dev", "VPC", "vpcs", true);
 
 const fn aws_kind(
     group: &'static str,
@@ -153,11 +148,7 @@ pub(crate) mod tests {
                 }
             })
             .collect();
-        let built: Vec<ServedKind> = AWS_KINDS
-            .into_iter()
-            .filter(|k| cfg!(feature = "aws-vpc") || *k != AWS_VPC)
-            .collect();
-        assert_eq!(got, built);
+        assert_eq!(got, AWS_KINDS);
     }
 
     #[test]

@@ -6,7 +6,6 @@
 
 mod failures;
 mod lifecycle;
-#[cfg(feature = "aws-vpc")]
 mod scopes;
 
 use std::collections::BTreeMap;

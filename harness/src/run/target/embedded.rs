@@ -185,21 +185,15 @@ fn aws_options(s: AwsSettings, cloud: &MockCloud) -> provider::aws::AwsOptions {
     }
 }
 
-/// Why this build cannot run `s` on the embedded stack: the VPC kind needs feature
-/// `aws-vpc` (which includes `aws`), the rest of the AWS flavour feature `aws`.
+/// Why this build cannot run `s` on the embedded stack: the AWS flavour needs feature
+/// `aws`.
 #[must_use]
 pub fn missing_feature(s: &Scenario) -> Option<RunError> {
-    missing_feature_of(s, cfg!(feature = "aws"), cfg!(feature = "aws-vpc"))
+    missing_feature_of(s, cfg!(feature = "aws"))
 }
 
-fn missing_feature_of(s: &Scenario, aws: bool, aws_vpc: bool) -> Option<RunError> {
-    if s.uses_aws_vpc() && !aws_vpc {
-        Some(RunError::NeedsAwsVpcFeature)
-    } else if s.uses_aws() && !aws {
-        Some(RunError::NeedsAwsFeature)
-    } else {
-        None
-    }
+fn missing_feature_of(s: &Scenario, aws: bool) -> Option<RunError> {
+    (s.uses_aws() && !aws).then_some(RunError::NeedsAwsFeature)
 }
 
 /// The seed of the provider's `start`-th start (from 0) in a run seeded with `seed`:
@@ -430,7 +424,7 @@ mod tests {
     }
 
     #[test]
-    fn the_vpc_kind_needs_feature_aws_vpc_and_the_rest_of_the_aws_flavour_feature_aws() {
+    fn the_aws_flavours_kinds_vpc_included_need_feature_aws() {
         let vpc = scenario(
             "{name: v, apiVersion: ec2.aws.m.loadtest.dev/v1beta1, kind: VPC, count: 1, spec: {region: eu-west-1, cidrBlock: 10.0.0.0/16}}",
         );
@@ -438,25 +432,19 @@ mod tests {
             "{name: t, apiVersion: dynamodb.aws.m.loadtest.dev/v1beta1, kind: Table, count: 1, spec: {region: eu-west-1, billingMode: PAY_PER_REQUEST, hashKey: id, attribute: [{name: id, type: S}]}}",
         );
         let sample = scenario("{name: b, kind: Bucket, count: 1}");
-        assert!(vpc.uses_aws() && vpc.uses_aws_vpc());
-        assert!(table.uses_aws() && !table.uses_aws_vpc());
-        let missing = |s: &Scenario, aws: bool, aws_vpc: bool| {
-            missing_feature_of(s, aws, aws_vpc).map(|e| e.to_string())
-        };
-        let needs_vpc = Some(RunError::NeedsAwsVpcFeature.to_string());
+        assert!(vpc.uses_aws() && table.uses_aws() && !sample.uses_aws());
+        let missing = |s: &Scenario, aws: bool| missing_feature_of(s, aws).map(|e| e.to_string());
         let needs_aws = Some(RunError::NeedsAwsFeature.to_string());
-        // The VPC names feature aws-vpc whether or not aws is there (aws-vpc includes it).
-        assert_eq!(missing(&vpc, false, false), needs_vpc);
-        assert_eq!(missing(&vpc, true, false), needs_vpc);
-        assert_eq!(missing(&vpc, true, true), None);
-        assert_eq!(missing(&table, false, false), needs_aws);
-        assert_eq!(missing(&table, true, false), None);
-        assert_eq!(missing(&sample, false, false), None);
+        assert_eq!(missing(&vpc, false), needs_aws);
+        assert_eq!(missing(&vpc, true), None);
+        assert_eq!(missing(&table, false), needs_aws);
+        assert_eq!(missing(&table, true), None);
+        assert_eq!(missing(&sample, false), None);
         assert!(
-            needs_vpc.as_deref().is_some_and(
-                |m| m.ends_with("`cargo build --release -p harness --features aws-vpc`")
-            ),
-            "{needs_vpc:?}"
+            needs_aws
+                .as_deref()
+                .is_some_and(|m| m.ends_with("`cargo build --release -p harness --features aws`")),
+            "{needs_aws:?}"
         );
     }
 }

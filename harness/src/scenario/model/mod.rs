@@ -100,14 +100,6 @@ impl Scenario {
             || self.groups.iter().any(|g| g.kind.aws())
             || self.objects.iter().any(|o| o.kind.aws)
     }
-
-    /// Whether the scenario has the AWS flavour's VPC kind (in a group or an object), whose
-    /// EC2 client is behind the harness's feature `aws-vpc`.
-    #[must_use]
-    pub fn uses_aws_vpc(&self) -> bool {
-        self.groups.iter().any(|g| g.kind.aws_vpc())
-            || self.objects.iter().any(|o| o.kind.aws_vpc())
-    }
 }
 
 /// The provider's AWS flavour's client flags (`--aws-retry-mode`, `--credential-cache`).

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-#[cfg(feature = "aws-vpc")]
+#[cfg(feature = "aws")]
 use super::Cluster;
-#[cfg(feature = "aws-vpc")]
+#[cfg(feature = "aws")]
 use crate::aws_flavour;
 
 /// The provider-upjet-aws example (`ci/examples/provider-upjet-aws`): its scenario
@@ -53,7 +53,7 @@ fn the_upjet_example_overlays_deployment_passes_the_checks_of_a_cluster_run_of_i
 /// as separate processes, its profile's settings read from its Deployment's args, its
 /// kinds named by `apiVersion` and `kind` only. Each kind's calls per path are the ones
 /// `provider/README.md` documents.
-#[cfg(feature = "aws-vpc")]
+#[cfg(feature = "aws")]
 #[test]
 fn the_aws_flavour_calibrates_in_cluster_mode_to_its_documented_calls() {
     let _cores = crate::timing::sensitive();

@@ -17,8 +17,7 @@ use crate::aws::config::ProviderConfigSpec;
 pub struct Clients {
     /// S3.
     pub s3: aws_sdk_s3::Client,
-    /// EC2 (feature `aws-vpc`).
-    #[cfg(feature = "aws-vpc")]
+    /// EC2.
     pub ec2: aws_sdk_ec2::Client,
     /// DynamoDB.
     pub dynamodb: aws_sdk_dynamodb::Client,
@@ -93,7 +92,6 @@ impl Sdk {
             }
             aws_sdk_s3::Client::from_conf(b.build())
         };
-        #[cfg(feature = "aws-vpc")]
         let ec2 = {
             let mut b = aws_sdk_ec2::Config::builder()
                 .behavior_version(aws_sdk_ec2::config::BehaviorVersion::latest())
@@ -130,7 +128,6 @@ impl Sdk {
         };
         Ok(Clients {
             s3,
-            #[cfg(feature = "aws-vpc")]
             ec2,
             dynamodb,
             sts,
@@ -152,7 +149,6 @@ impl Sdk {
 pub(super) struct Partitions {
     s3: RetryPartition,
     sts: RetryPartition,
-    #[cfg(feature = "aws-vpc")]
     ec2: RetryPartition,
     dynamodb: RetryPartition,
 }
@@ -168,7 +164,6 @@ impl Partitions {
         Partitions {
             s3: partition("s3"),
             sts: partition("sts"),
-            #[cfg(feature = "aws-vpc")]
             ec2: partition("ec2"),
             dynamodb: partition("dynamodb"),
         }

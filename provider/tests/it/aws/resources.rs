@@ -86,7 +86,6 @@ async fn a_bucket_goes_through_create_observe_update_and_delete_with_the_documen
     );
 }
 
-#[cfg(feature = "aws-vpc")]
 #[tokio::test]
 async fn a_vpc_goes_through_create_observe_update_and_delete_with_one_call_each() {
     use provider::aws::vpc::{self, VpcParameters};

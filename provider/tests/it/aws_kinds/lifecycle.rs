@@ -7,7 +7,6 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use mock_cloud::Call;
 use provider::aws::connect::RetryMode;
-#[cfg(feature = "aws-vpc")]
 use provider::aws::kinds::Vpc;
 use provider::aws::kinds::{ClusterBucket, NamespacedBucket, Table};
 
@@ -136,7 +135,6 @@ async fn a_cluster_scoped_bucket_is_reconciled_and_each_connect_validates_with_s
     assert!(stack.stop().await.drained);
 }
 
-#[cfg(feature = "aws-vpc")]
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_vpc_takes_the_id_ec2_assigns_as_its_external_name() {
     let mut stack = AwsStack::open(NO_STS).await;
