@@ -342,6 +342,13 @@ fn after_tests(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
         "the AWS clients",
     )?;
 
+    steps.step(&format!(
+        "cargo xtask trim-sdk --check ({} is the trim of the published aws-sdk-ec2 {})",
+        crate::trim_sdk::VENDORED,
+        crate::trim_sdk::PUBLISHED.0
+    ));
+    crate::trim_sdk::check(root)?;
+
     steps.step(
         "cargo xtask validate (kind assets: manifests, server dry run, shellcheck, Dockerfiles, workflow)",
     );

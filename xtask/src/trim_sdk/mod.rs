@@ -36,12 +36,22 @@ pub const OPERATIONS: [&str; 7] = [
 /// The vendored copy, from the workspace's root.
 pub const VENDORED: &str = "vendor/aws-sdk-ec2";
 
+/// The published crate the copy is the trim of, and the SHA-256 of its `.crate` file (as
+/// crates.io's index gives it).
+pub const PUBLISHED: (&str, &str) = (
+    "1.274.0",
+    "13e3f0815e4ac74946498e34064459dbae1efb7ec174cce6ed444f50f82a0a73",
+);
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The published crate, unpacked: `curl -L
-    /// https://static.crates.io/crates/aws-sdk-ec2/aws-sdk-ec2-VERSION.crate | tar xz`.
+    /// The published crate, unpacked (`curl -L
+    /// https://static.crates.io/crates/aws-sdk-ec2/aws-sdk-ec2-VERSION.crate | tar xz`).
+    /// Without it: the copy of the version in `PUBLISHED` in cargo's registry, or else that
+    /// version downloaded from crates.io (with curl and tar) into the target directory and
+    /// checked against its SHA-256.
     #[arg(long, value_name = "DIR")]
-    from: PathBuf,
+    from: Option<PathBuf>,
     /// Where to write the trimmed crate (replaced).
     #[arg(long, value_name = "DIR", default_value = VENDORED)]
     out: PathBuf,
@@ -52,7 +62,10 @@ pub struct Args {
 }
 
 pub fn run(root: &Path, args: &Args) -> Result {
-    let from = root.join(&args.from);
+    let from = match &args.from {
+        Some(dir) => root.join(dir),
+        None => published(root)?,
+    };
     if !from.join("src/lib.rs").is_file() || !from.join("src/types.rs").is_file() {
         return Err(Error::Usage(format!(
             "{}: not an unpacked aws-sdk-ec2 (no src/lib.rs and src/types.rs)",
@@ -82,6 +95,64 @@ pub fn run(root: &Path, args: &Args) -> Result {
         println!("{} is the trim of {}", out.display(), from.display());
     }
     Ok(())
+}
+
+/// `cargo xtask check`'s step: the vendored copy is the trim of the published crate.
+pub fn check(root: &Path) -> Result {
+    run(
+        root,
+        &Args {
+            from: None,
+            out: PathBuf::from(VENDORED),
+            check: true,
+        },
+    )
+}
+
+/// The published crate of [`PUBLISHED`], unpacked: cargo's registry copy if there is one,
+/// else downloaded.
+fn published(root: &Path) -> Result<PathBuf> {
+    let (version, sha256) = PUBLISHED;
+    let name = format!("aws-sdk-ec2-{version}");
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
+    if let Some(src) = cargo_home.map(|h| h.join("registry/src")) {
+        for index in fs::read_dir(&src).into_iter().flatten().flatten() {
+            let dir = index.path().join(&name);
+            if dir.join("src/types.rs").is_file() {
+                return Ok(dir);
+            }
+        }
+    }
+    let dir = crate::step::target_dir(root).join("trim-sdk-published");
+    if dir.join(&name).join("src/types.rs").is_file() {
+        return Ok(dir.join(name));
+    }
+    fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let file = dir.join(format!("{name}.crate"));
+    let url = format!("https://static.crates.io/crates/aws-sdk-ec2/{name}.crate");
+    println!("downloading {url}");
+    let mut curl = std::process::Command::new("curl");
+    curl.args(["-sSfL", "--retry", "3", "-o"])
+        .arg(&file)
+        .arg(&url);
+    crate::step::run(curl, "the download of the published aws-sdk-ec2")?;
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&file)
+        .output()
+        .map_err(|e| Error::Usage(format!("sha256sum: {e}")))?;
+    let got = String::from_utf8_lossy(&sum.stdout);
+    if got.split_whitespace().next() != Some(sha256) {
+        let _ = fs::remove_file(&file);
+        return Err(Error::Failed(format!(
+            "{url}: SHA-256 {got}, expected {sha256}"
+        )));
+    }
+    let mut tar = std::process::Command::new("tar");
+    tar.arg("xzf").arg(&file).arg("-C").arg(&dir);
+    crate::step::run(tar, "unpacking the published aws-sdk-ec2")?;
+    Ok(dir.join(name))
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
@@ -620,6 +691,24 @@ mod tests {
                 .starts_with("[package]\nname = \"sdk\"\n\n[lints.rust]")
         );
         assert_eq!(differences(&dest, &dest).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_vendored_copy_is_of_the_published_version() {
+        let toml = read(
+            &crate::step::workspace_root()
+                .join(VENDORED)
+                .join("Cargo.toml"),
+        )
+        .unwrap();
+        let package = toml
+            .split("\n[")
+            .find(|t| t.starts_with("[package]") || t.starts_with("package]"));
+        let version = format!("version = \"{}\"", PUBLISHED.0);
+        assert!(
+            package.is_some_and(|p| p.lines().any(|l| l == version)),
+            "{VENDORED}: not {version}"
+        );
     }
 
     #[test]
