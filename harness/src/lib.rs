@@ -26,3 +26,12 @@ pub mod run;
 pub mod scenario;
 pub mod selfcheck;
 pub mod sweep;
+
+/// The cargo features this harness was built with, as `result.json` records them
+/// (`run.features`): a build with `aws` runs the provider's AWS controllers in its embedded
+/// stack, whose requests change the order of an embedded run's events, so results are
+/// comparable between builds with the same features.
+pub const BUILD_FEATURES: &[&str] = &[
+    #[cfg(feature = "aws")]
+    "aws",
+];

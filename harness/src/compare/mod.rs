@@ -124,6 +124,8 @@ pub struct Side {
     pub overrides: String,
     /// The commit, or `unknown`.
     pub commit: String,
+    /// The harness build's features (`features: aws`), or `default`.
+    pub build: String,
     /// The start time, or `unknown`.
     pub started: String,
     /// The run's headline (PASS, FAIL, PARTIAL and why).
@@ -149,6 +151,10 @@ impl Side {
                 r.scenario.overrides.join(" ")
             },
             commit: r.run.commit.clone().unwrap_or_else(|| "unknown".to_owned()),
+            build: match r.run.features.is_empty() {
+                true => "default".to_owned(),
+                false => format!("features: {}", r.run.features.join(", ")),
+            },
             started: r
                 .run
                 .started_at

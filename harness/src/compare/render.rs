@@ -75,11 +75,12 @@ pub fn per_reconcile_changes(c: &Comparison) -> Vec<String> {
 }
 
 fn header(o: &mut String, c: &Comparison) {
-    let fields: [(&str, &str, &str); 6] = [
+    let fields: [(&str, &str, &str); 7] = [
         ("scenario", &c.old.scenario, &c.new.scenario),
         ("settings", &c.old.settings, &c.new.settings),
         ("overrides", &c.old.overrides, &c.new.overrides),
         ("commit", &c.old.commit, &c.new.commit),
+        ("build", &c.old.build, &c.new.build),
         ("started", &c.old.started, &c.new.started),
         ("outcome", &c.old.outcome, &c.new.outcome),
     ];
@@ -178,6 +179,7 @@ mod tests {
             settings: String::new(),
             overrides: "none".into(),
             commit: "unknown".into(),
+            build: "default".into(),
             started: "unknown".into(),
             outcome: "PASS".into(),
         }

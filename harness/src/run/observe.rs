@@ -182,6 +182,10 @@ fn run_info(target: TargetFacts, reports: &Reports, clock: &RunClock) -> RunInfo
                 .to_string(),
         ),
         commit: None,
+        features: crate::BUILD_FEATURES
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect(),
     }
 }
 

@@ -178,8 +178,9 @@ fn the_header_names_both_runs_scenario_settings_commit_and_start() {
     old.run.commit = Some("aaaaaaaaaaaa".to_owned());
     let mut new = passing(&s);
     new.run.commit = Some("bbbbbbbbbbbb+dirty".to_owned());
+    new.run.features = vec!["aws".to_owned()];
     let text = render(&compare(&old, &new, 10.0));
-    let head: Vec<&str> = text.lines().take(12).collect();
+    let head: Vec<&str> = text.lines().take(14).collect();
     assert_eq!(
         head,
         [
@@ -191,6 +192,8 @@ fn the_header_names_both_runs_scenario_settings_commit_and_start() {
             "           NEW none",
             "commit     OLD aaaaaaaaaaaa",
             "           NEW bbbbbbbbbbbb+dirty  (differs)",
+            "build      OLD default",
+            "           NEW features: aws  (differs)",
             "started    OLD 2026-11-24T10:00:00Z",
             "           NEW 2026-11-24T10:00:00Z",
             "outcome    OLD PASS: all 6 assertions held",

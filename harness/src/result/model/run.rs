@@ -174,15 +174,28 @@ pub struct RunInfo {
     /// uncommitted changes), if it is a git checkout.
     #[serde(default)]
     pub commit: Option<String>,
+    /// The cargo features the harness was built with ([`crate::BUILD_FEATURES`]); none in
+    /// a default build.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
 }
 
 impl RunInfo {
+    /// The harness's version and, after it, the features it was built with, if any.
+    #[must_use]
+    pub fn build(&self) -> String {
+        match self.features.is_empty() {
+            true => self.harness.clone(),
+            false => format!("{} (features: {})", self.harness, self.features.join(", ")),
+        }
+    }
+
     /// The facts as labelled rows, for reports.
     #[must_use]
     pub fn rows(&self) -> Vec<(String, String)> {
         let unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".to_owned());
         let mut rows = vec![
-            ("harness".to_owned(), self.harness.clone()),
+            ("harness".to_owned(), self.build()),
             ("started at".to_owned(), unknown(&self.started_at)),
             (
                 "time".to_owned(),
