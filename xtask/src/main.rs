@@ -60,9 +60,9 @@ enum Command {
     /// ci/docker) and the one a sweep's Indexed Job runs (loadtest/harness), and loads them
     /// into the kind cluster.
     KindImages(kind::ImagesArgs),
-    /// Cuts the published aws-sdk-ec2 down to the operations the project calls and writes
-    /// it to vendor/aws-sdk-ec2 (vendor/README.md): `cargo xtask trim-sdk --from DIR`, or
-    /// `--check` to compare the vendored copy with a fresh trim.
+    /// Cuts published AWS SDK crates (aws-sdk-ec2) down to the operations the project calls
+    /// and writes them to vendor/ (vendor/README.md): `cargo xtask trim-sdk`, or `--check`
+    /// to compare the copies with a fresh trim.
     TrimSdk(trim_sdk::Args),
     /// The steps `cargo xtask check` runs beside the tests (doc tests, docs, the AWS
     /// clients, the kind assets, hour-virtual, selfcheck), in order; the check starts it.

@@ -22,66 +22,106 @@ use std::path::{Path, PathBuf};
 use crate::step::{Error, Result};
 use items::List;
 
-/// The EC2 operations the provider's VPC kind and mock-cloud's SDK tests call.
-pub const OPERATIONS: [&str; 7] = [
-    "create_vpc",
-    "describe_vpcs",
-    "delete_vpc",
-    "modify_vpc_attribute",
-    "create_tags",
-    "describe_tags",
-    "delete_tags",
-];
+/// A published SDK crate that `vendor/` holds trimmed.
+pub struct Sdk {
+    /// The crate's name (`aws-sdk-ec2`); the copy is `vendor/NAME`.
+    pub name: &'static str,
+    /// The published version the copy is the trim of.
+    pub version: &'static str,
+    /// The SHA-256 of that version's `.crate` file, as crates.io's index gives it.
+    pub sha256: &'static str,
+    /// The operations the project calls (module names under `src/operation/`).
+    pub operations: &'static [&'static str],
+}
 
-/// The vendored copy, from the workspace's root.
-pub const VENDORED: &str = "vendor/aws-sdk-ec2";
+/// The trimmed crates.
+pub const SDKS: [Sdk; 1] = [Sdk {
+    name: "aws-sdk-ec2",
+    version: "1.274.0",
+    sha256: "13e3f0815e4ac74946498e34064459dbae1efb7ec174cce6ed444f50f82a0a73",
+    // The provider's VPC kind and mock-cloud's SDK tests.
+    operations: &[
+        "create_vpc",
+        "describe_vpcs",
+        "delete_vpc",
+        "modify_vpc_attribute",
+        "create_tags",
+        "describe_tags",
+        "delete_tags",
+    ],
+}];
 
-/// The published crate the copy is the trim of, and the SHA-256 of its `.crate` file (as
-/// crates.io's index gives it).
-pub const PUBLISHED: (&str, &str) = (
-    "1.274.0",
-    "13e3f0815e4ac74946498e34064459dbae1efb7ec174cce6ed444f50f82a0a73",
-);
+impl Sdk {
+    /// Its copy, from the workspace's root.
+    pub fn vendored(&self) -> PathBuf {
+        Path::new("vendor").join(self.name)
+    }
+}
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// The crates to trim (all of them by default): aws-sdk-ec2.
+    #[arg(value_name = "CRATE")]
+    crates: Vec<String>,
     /// The published crate, unpacked (`curl -L
-    /// https://static.crates.io/crates/aws-sdk-ec2/aws-sdk-ec2-VERSION.crate | tar xz`).
-    /// Without it: the copy of the version in `PUBLISHED` in cargo's registry, or else that
+    /// https://static.crates.io/crates/NAME/NAME-VERSION.crate | tar xz`), for one CRATE.
+    /// Without it: the copy of the version in `SDKS` in cargo's registry, or else that
     /// version downloaded from crates.io (with curl and tar) into the target directory and
     /// checked against its SHA-256.
     #[arg(long, value_name = "DIR")]
     from: Option<PathBuf>,
-    /// Where to write the trimmed crate (replaced).
-    #[arg(long, value_name = "DIR", default_value = VENDORED)]
-    out: PathBuf,
-    /// Trim into a scratch directory and compare it with OUT instead of writing OUT: exit
-    /// 1 naming the first files that differ.
+    /// Trim into a scratch directory and compare the result with the copy in vendor/
+    /// instead of writing it: exit 1 naming the first files that differ.
     #[arg(long)]
     check: bool,
 }
 
 pub fn run(root: &Path, args: &Args) -> Result {
-    let from = match &args.from {
-        Some(dir) => root.join(dir),
-        None => published(root)?,
+    let chosen: Vec<&Sdk> = match args.crates.is_empty() {
+        true => SDKS.iter().collect(),
+        false => args
+            .crates
+            .iter()
+            .map(|c| {
+                SDKS.iter().find(|s| s.name == c).ok_or_else(|| {
+                    let names: Vec<&str> = SDKS.iter().map(|s| s.name).collect();
+                    Error::Usage(format!("no trimmed crate {c}: {}", names.join(", ")))
+                })
+            })
+            .collect::<Result<_>>()?,
     };
+    if args.from.is_some() && chosen.len() != 1 {
+        return Err(Error::Usage("--from needs exactly one CRATE".to_owned()));
+    }
+    for sdk in chosen {
+        let from = match &args.from {
+            Some(dir) => root.join(dir),
+            None => published(root, sdk)?,
+        };
+        trim_one(root, sdk, &from, args.check)?;
+    }
+    Ok(())
+}
+
+fn trim_one(root: &Path, sdk: &Sdk, from: &Path, check: bool) -> Result {
     if !from.join("src/lib.rs").is_file() || !from.join("src/types.rs").is_file() {
         return Err(Error::Usage(format!(
-            "{}: not an unpacked aws-sdk-ec2 (no src/lib.rs and src/types.rs)",
-            from.display()
+            "{}: not an unpacked {} (no src/lib.rs and src/types.rs)",
+            from.display(),
+            sdk.name
         )));
     }
-    let out = root.join(&args.out);
-    let dest = if args.check {
-        crate::step::target_dir(root).join("trim-sdk")
-    } else {
-        out.clone()
+    let out = root.join(sdk.vendored());
+    let dest = match check {
+        true => crate::step::target_dir(root)
+            .join("trim-sdk")
+            .join(sdk.name),
+        false => out.clone(),
     };
-    let trim = Trim::new(&from.join("src"), &OPERATIONS)?;
-    let summary = trim.write(&from, &dest)?;
-    println!("{summary}");
-    if args.check {
+    let trim = Trim::new(&from.join("src"), sdk.operations)?;
+    let summary = trim.write(from, &dest)?;
+    println!("{}: {summary}", sdk.name);
+    if check {
         let diff = differences(&dest, &out)?;
         if !diff.is_empty() {
             return Err(Error::Failed(format!(
@@ -97,23 +137,21 @@ pub fn run(root: &Path, args: &Args) -> Result {
     Ok(())
 }
 
-/// `cargo xtask check`'s step: the vendored copy is the trim of the published crate.
+/// `cargo xtask check`'s step: each copy is the trim of its published crate.
 pub fn check(root: &Path) -> Result {
     run(
         root,
         &Args {
+            crates: Vec::new(),
             from: None,
-            out: PathBuf::from(VENDORED),
             check: true,
         },
     )
 }
 
-/// The published crate of [`PUBLISHED`], unpacked: cargo's registry copy if there is one,
-/// else downloaded.
-fn published(root: &Path) -> Result<PathBuf> {
-    let (version, sha256) = PUBLISHED;
-    let name = format!("aws-sdk-ec2-{version}");
+/// The published crate, unpacked: cargo's registry copy if there is one, else downloaded.
+fn published(root: &Path, sdk: &Sdk) -> Result<PathBuf> {
+    let name = format!("{}-{}", sdk.name, sdk.version);
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
@@ -131,27 +169,28 @@ fn published(root: &Path) -> Result<PathBuf> {
     }
     fs::create_dir_all(&dir).map_err(io(&dir))?;
     let file = dir.join(format!("{name}.crate"));
-    let url = format!("https://static.crates.io/crates/aws-sdk-ec2/{name}.crate");
+    let url = format!("https://static.crates.io/crates/{}/{name}.crate", sdk.name);
     println!("downloading {url}");
     let mut curl = std::process::Command::new("curl");
     curl.args(["-sSfL", "--retry", "3", "-o"])
         .arg(&file)
         .arg(&url);
-    crate::step::run(curl, "the download of the published aws-sdk-ec2")?;
+    crate::step::run(curl, &format!("the download of {name}"))?;
     let sum = std::process::Command::new("sha256sum")
         .arg(&file)
         .output()
         .map_err(|e| Error::Usage(format!("sha256sum: {e}")))?;
     let got = String::from_utf8_lossy(&sum.stdout);
-    if got.split_whitespace().next() != Some(sha256) {
+    if got.split_whitespace().next() != Some(sdk.sha256) {
         let _ = fs::remove_file(&file);
         return Err(Error::Failed(format!(
-            "{url}: SHA-256 {got}, expected {sha256}"
+            "{url}: SHA-256 {got}, expected {}",
+            sdk.sha256
         )));
     }
     let mut tar = std::process::Command::new("tar");
     tar.arg("xzf").arg(&file).arg("-C").arg(&dir);
-    crate::step::run(tar, "unpacking the published aws-sdk-ec2")?;
+    crate::step::run(tar, &format!("unpacking {name}"))?;
     Ok(dir.join(name))
 }
 
@@ -220,10 +259,9 @@ impl Trim {
                 continue;
             }
             let text = read(&file)?;
-            for name in paths_after(&text, "crate::types::") {
-                if let Some(module) = self.type_module(name)
-                    && self.types.insert(module.clone())
-                {
+            let modules: Vec<String> = self.type_modules(&text).collect();
+            for module in modules {
+                if self.types.insert(module.clone()) {
                     queue.push(self.src.join(format!("types/{module}.rs")));
                 }
             }
@@ -236,17 +274,26 @@ impl Trim {
         Ok(())
     }
 
-    /// The `types/` module of a name after `crate::types::` (a module, a shape or a
-    /// builder), if it has one.
-    fn type_module(&self, name: &str) -> Option<String> {
-        let module = match name.starts_with('_') {
-            true => name.to_owned(),
-            false => self.modules.get(name)?.clone(),
-        };
-        self.src
-            .join(format!("types/{module}.rs"))
-            .is_file()
-            .then_some(module)
+    /// The `types/` modules that `text` names after `crate::types::` (a module, a shape or
+    /// a builder).
+    fn type_modules<'t>(&'t self, text: &'t str) -> impl Iterator<Item = String> + 't {
+        text.match_indices("crate::types::")
+            .filter_map(move |(at, prefix)| {
+                let mut rest = &text[at + prefix.len()..];
+                rest = rest.strip_prefix("builders::").unwrap_or(rest);
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                let name = &rest[..end];
+                let module = match name.starts_with('_') {
+                    true => name.to_owned(),
+                    false => self.modules.get(name)?.clone(),
+                };
+                self.src
+                    .join(format!("types/{module}.rs"))
+                    .is_file()
+                    .then_some(module)
+            })
     }
 
     /// The first path in `text` to something the trim removes.
@@ -255,10 +302,9 @@ impl Trim {
             !self.operations.contains(*n) && self.src.join(format!("operation/{n}.rs")).is_file()
         });
         let ty = || {
-            paths_after(text, "crate::types::").find(|n| {
-                self.type_module(n)
-                    .is_some_and(|m| !self.types.contains(&m))
-            })
+            self.type_modules(text)
+                .find(|m| !self.types.contains(m))
+                .map(|_| "crate::types::…")
         };
         let shape = || {
             paths_after(text, "crate::protocol_serde::")
@@ -694,21 +740,22 @@ mod tests {
     }
 
     #[test]
-    fn the_vendored_copy_is_of_the_published_version() {
-        let toml = read(
-            &crate::step::workspace_root()
-                .join(VENDORED)
-                .join("Cargo.toml"),
-        )
-        .unwrap();
-        let package = toml
-            .split("\n[")
-            .find(|t| t.starts_with("[package]") || t.starts_with("package]"));
-        let version = format!("version = \"{}\"", PUBLISHED.0);
-        assert!(
-            package.is_some_and(|p| p.lines().any(|l| l == version)),
-            "{VENDORED}: not {version}"
-        );
+    fn each_vendored_copy_is_of_its_published_version() {
+        for sdk in &SDKS {
+            let toml = crate::step::workspace_root()
+                .join(sdk.vendored())
+                .join("Cargo.toml");
+            let toml = read(&toml).unwrap();
+            let package = toml
+                .split("\n[")
+                .find(|t| t.starts_with("[package]") || t.starts_with("package]"));
+            let version = format!("version = \"{}\"", sdk.version);
+            assert!(
+                package.is_some_and(|p| p.lines().any(|l| l == version)),
+                "{}: not {version}",
+                sdk.name
+            );
+        }
     }
 
     #[test]
