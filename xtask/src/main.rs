@@ -7,6 +7,7 @@
 //! seconds.
 
 mod check;
+mod files;
 mod fuzz;
 mod kind;
 mod net;

@@ -151,10 +151,10 @@ impl Side {
                 r.scenario.overrides.join(" ")
             },
             commit: r.run.commit.clone().unwrap_or_else(|| "unknown".to_owned()),
-            build: match r.run.features.is_empty() {
-                true => "default".to_owned(),
-                false => format!("features: {}", r.run.features.join(", ")),
-            },
+            build: r
+                .run
+                .features_label()
+                .unwrap_or_else(|| "default".to_owned()),
             started: r
                 .run
                 .started_at

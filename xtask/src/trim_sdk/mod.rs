@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::files::{files_under, io_error, read};
 use crate::step::{Error, Result};
 use items::List;
 
@@ -167,7 +168,7 @@ fn published(root: &Path, sdk: &Sdk) -> Result<PathBuf> {
     if dir.join(&name).join("src/types.rs").is_file() {
         return Ok(dir.join(name));
     }
-    fs::create_dir_all(&dir).map_err(io(&dir))?;
+    fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
     let file = dir.join(format!("{name}.crate"));
     let url = format!("https://static.crates.io/crates/{}/{name}.crate", sdk.name);
     println!("downloading {url}");
@@ -192,14 +193,6 @@ fn published(root: &Path, sdk: &Sdk) -> Result<PathBuf> {
     tar.arg("xzf").arg(&file).arg("-C").arg(&dir);
     crate::step::run(tar, &format!("unpacking {name}"))?;
     Ok(dir.join(name))
-}
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Usage(format!("{}: {e}", path.display()))
-}
-
-fn read(path: &Path) -> Result<String> {
-    fs::read_to_string(path).map_err(io(path))
 }
 
 /// What the trim keeps, found from the published source.
@@ -249,7 +242,7 @@ impl Trim {
                     self.src.display()
                 )));
             }
-            queue.extend(files_under(&dir)?);
+            queue.extend(files_under(&dir, "")?);
             queue.push(self.src.join(format!("operation/{op}.rs")));
             queue.push(self.src.join(format!("client/{op}.rs")));
         }
@@ -277,23 +270,16 @@ impl Trim {
     /// The `types/` modules that `text` names after `crate::types::` (a module, a shape or
     /// a builder).
     fn type_modules<'t>(&'t self, text: &'t str) -> impl Iterator<Item = String> + 't {
-        text.match_indices("crate::types::")
-            .filter_map(move |(at, prefix)| {
-                let mut rest = &text[at + prefix.len()..];
-                rest = rest.strip_prefix("builders::").unwrap_or(rest);
-                let end = rest
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(rest.len());
-                let name = &rest[..end];
-                let module = match name.starts_with('_') {
-                    true => name.to_owned(),
-                    false => self.modules.get(name)?.clone(),
-                };
-                self.src
-                    .join(format!("types/{module}.rs"))
-                    .is_file()
-                    .then_some(module)
-            })
+        paths_after(text, "crate::types::").filter_map(|name| {
+            let module = match name.starts_with('_') {
+                true => name.to_owned(),
+                false => self.modules.get(name)?.clone(),
+            };
+            self.src
+                .join(format!("types/{module}.rs"))
+                .is_file()
+                .then_some(module)
+        })
     }
 
     /// The first path in `text` to something the trim removes.
@@ -329,10 +315,10 @@ impl Trim {
     /// Writes the trimmed crate from the published one at `from` into `out`.
     fn write(&self, from: &Path, out: &Path) -> Result<String> {
         if out.exists() {
-            fs::remove_dir_all(out).map_err(io(out))?;
+            fs::remove_dir_all(out).map_err(|e| io_error(out, e))?;
         }
         let (mut kept, mut dropped, mut lines_before, mut lines_after) = (0, 0, 0, 0);
-        for file in files_under(from)? {
+        for file in files_under(from, "")? {
             let rel = file.strip_prefix(from).expect("under from");
             let top = rel
                 .components()
@@ -347,28 +333,30 @@ impl Trim {
                 continue;
             }
             let target = out.join(rel);
-            let is_rust = rel.extension().is_some_and(|e| e == "rs");
-            if is_rust {
-                lines_before += read(&file)?.lines().count();
-            }
+            let source = match rel.extension().is_some_and(|e| e == "rs") {
+                true => Some(read(&file)?),
+                false => None,
+            };
+            lines_before += source.as_deref().map_or(0, |t| t.lines().count());
             if rel.starts_with("src") && !self.keeps_file(rel) {
                 dropped += 1;
                 continue;
             }
-            fs::create_dir_all(target.parent().expect("a file's parent")).map_err(io(&target))?;
-            let text = if is_rust {
-                self.trim_file(from, rel)?
+            fs::create_dir_all(target.parent().expect("a file's parent"))
+                .map_err(|e| io_error(&target, e))?;
+            let text = if let Some(source) = &source {
+                self.trim_file(from, rel, source)
             } else if rel == Path::new("Cargo.toml") {
                 manifest(&read(&file)?)
             } else {
-                fs::copy(&file, &target).map_err(io(&target))?;
+                fs::copy(&file, &target).map_err(|e| io_error(&target, e))?;
                 kept += 1;
                 continue;
             };
-            if is_rust {
+            if source.is_some() {
                 lines_after += text.lines().count();
             }
-            fs::write(&target, text).map_err(io(&target))?;
+            fs::write(&target, text).map_err(|e| io_error(&target, e))?;
             kept += 1;
         }
         Ok(format!(
@@ -393,8 +381,7 @@ impl Trim {
     }
 
     /// A kept file's text without the items that name something removed.
-    fn trim_file(&self, from: &Path, rel: &Path) -> Result<String> {
-        let text = read(&from.join(rel))?;
+    fn trim_file(&self, from: &Path, rel: &Path, text: &str) -> String {
         let module_dir = module_dir(rel);
         // A `mod name;` whose file the trim does not keep.
         let gone = |name: &str| {
@@ -402,7 +389,7 @@ impl Trim {
             let kept = from.join(&file).is_file() && self.keeps_file(&file);
             !kept && !from.join(&module_dir).join(name).join("mod.rs").is_file()
         };
-        Ok(self.trim(&text, 0..text.len(), List::Items, &gone))
+        self.trim(text, 0..text.len(), List::Items, &gone)
     }
 
     fn trim(
@@ -530,30 +517,13 @@ fn manifest(toml: &str) -> String {
     out
 }
 
-fn files_under(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).map_err(io(&d))? {
-            let path = entry.map_err(io(&d))?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// The files that differ between two trees, by path under them.
 fn differences(a: &Path, b: &Path) -> Result<Vec<String>> {
     let list = |root: &Path| -> Result<BTreeSet<PathBuf>> {
         if !root.is_dir() {
             return Ok(BTreeSet::new());
         }
-        Ok(files_under(root)?
+        Ok(files_under(root, "")?
             .into_iter()
             .map(|p| p.strip_prefix(root).expect("under").to_path_buf())
             .collect())
@@ -563,7 +533,8 @@ fn differences(a: &Path, b: &Path) -> Result<Vec<String>> {
     for rel in la.union(&lb) {
         let same = la.contains(rel)
             && lb.contains(rel)
-            && fs::read(a.join(rel)).map_err(io(a))? == fs::read(b.join(rel)).map_err(io(b))?;
+            && fs::read(a.join(rel)).map_err(|e| io_error(a, e))?
+                == fs::read(b.join(rel)).map_err(|e| io_error(b, e))?;
         if !same {
             out.push(rel.display().to_string());
         }

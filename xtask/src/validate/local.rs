@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::files::{files_under, io_error, read, write};
 use super::need::{self, report};
 use super::pods;
 use super::validation::Validation;
+use crate::files::{files_under, io_error, read, write};
 use crate::net::{free_port, http_get, probe};
 use crate::step::{Error, Result};
 

@@ -35,7 +35,6 @@
 //! rest.
 
 mod docker;
-mod files;
 mod local;
 mod manifests;
 mod need;
@@ -52,8 +51,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::files::{files_under, io_error, read, relative, write};
 use crate::step::{self, Error, Result, Steps, WorkDir};
-use files::{files_under, io_error, read, relative, write};
 use need::report;
 use tools::{Tool, Tools};
 use validation::Validation;

@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use super::files::write;
 use super::need;
 use super::validation::Validation;
+use crate::files::write;
 use crate::step::{Error, Result};
 
 /// The Kubernetes version of the pinned kind node image (ci/kind/cluster.yaml).

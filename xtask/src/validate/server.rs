@@ -7,10 +7,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::files::{files_under, io_error, relative, write};
 use super::local::log_tails;
 use super::manifests;
 use super::validation::Validation;
+use crate::files::{files_under, io_error, relative, write};
 use crate::step::{Error, Result};
 
 impl Validation<'_> {

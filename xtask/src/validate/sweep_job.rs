@@ -7,11 +7,11 @@ use std::fs;
 
 use serde_json::Value;
 
-use super::files::{io_error, write};
 use super::manifests;
 use super::need::{self, Need, report};
 use super::tools::{Tool, Tools};
 use super::validation::Validation;
+use crate::files::{io_error, write};
 use crate::step::{Error, Result};
 
 /// The shipped sweep the Job is written from, and its number of points.

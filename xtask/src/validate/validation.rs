@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use super::files::{io_error, newer_source};
 use super::manifests;
+use crate::files::{io_error, newer_source};
 use crate::step::{self, Error, Result, Steps};
 
 /// A process killed (and reaped) when dropped.

@@ -181,12 +181,18 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
+    /// `features: aws`: the features the harness was built with, if any.
+    #[must_use]
+    pub fn features_label(&self) -> Option<String> {
+        (!self.features.is_empty()).then(|| format!("features: {}", self.features.join(", ")))
+    }
+
     /// The harness's version and, after it, the features it was built with, if any.
     #[must_use]
     pub fn build(&self) -> String {
-        match self.features.is_empty() {
-            true => self.harness.clone(),
-            false => format!("{} (features: {})", self.harness, self.features.join(", ")),
+        match self.features_label() {
+            None => self.harness.clone(),
+            Some(features) => format!("{} ({features})", self.harness),
         }
     }
 

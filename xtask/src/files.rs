@@ -9,7 +9,7 @@ use crate::step::{Error, Result};
 
 /// Whether a file under `path` (or `path` itself) that cargo builds from (`*.rs`,
 /// Cargo.toml, Cargo.lock) was modified after `than`.
-pub(super) fn newer_source(path: &Path, than: SystemTime) -> std::io::Result<bool> {
+pub(crate) fn newer_source(path: &Path, than: SystemTime) -> std::io::Result<bool> {
     let meta = fs::metadata(path)?;
     if meta.is_dir() {
         for entry in fs::read_dir(path)? {
@@ -28,7 +28,7 @@ pub(super) fn newer_source(path: &Path, than: SystemTime) -> std::io::Result<boo
 }
 
 /// The files under `dir` (recursively) whose names end with `suffix`.
-pub(super) fn files_under(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>> {
+pub(crate) fn files_under(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in fs::read_dir(dir).map_err(|e| io_error(dir, e))? {
         let path = entry.map_err(|e| io_error(dir, e))?.path();
@@ -42,24 +42,24 @@ pub(super) fn files_under(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>> {
 }
 
 /// `path` relative to `root`, as a string.
-pub(super) fn relative(root: &Path, path: &Path) -> String {
+pub(crate) fn relative(root: &Path, path: &Path) -> String {
     path.strip_prefix(root)
         .unwrap_or(path)
         .display()
         .to_string()
 }
 
-pub(super) fn read(path: &Path) -> Result<String> {
+pub(crate) fn read(path: &Path) -> Result<String> {
     fs::read_to_string(path).map_err(|e| io_error(path, e))
 }
 
-pub(super) fn write(path: &Path, text: &str) -> Result {
+pub(crate) fn write(path: &Path, text: &str) -> Result {
     fs::File::create(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| io_error(path, e))
 }
 
-pub(super) fn io_error(path: &Path, e: std::io::Error) -> Error {
+pub(crate) fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::Usage(format!("{}: {e}", path.display()))
 }
 
