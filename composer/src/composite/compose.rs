@@ -14,14 +14,14 @@
 //! strips the composite labels before a garbage delete.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy,
 };
 use kube::core::GroupVersionKind;
 use kube::runtime::events::EventType;
-use rand::Rng;
+use provider::reconciler::Draws;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -137,6 +137,8 @@ pub struct Composer {
     kinds: Mutex<HashMap<GroupVersionKind, ApiResource>>,
     new_kind: Option<NewKind>,
     cache: Option<Cache>,
+    /// Draws the suffixes of generated names.
+    draws: Arc<Draws>,
 }
 
 impl Composer {
@@ -148,7 +150,16 @@ impl Composer {
             kinds: Mutex::new(HashMap::new()),
             new_kind: None,
             cache: None,
+            draws: Arc::new(Draws::from_os()),
         }
+    }
+
+    /// Draws generated names' suffixes from `draws` (seeded by the operating system by
+    /// default, as Kubernetes' name generator is): a seeded source repeats them.
+    #[must_use]
+    pub fn with_draws(mut self, draws: Arc<Draws>) -> Self {
+        self.draws = draws;
+        self
     }
 
     /// Reads composed resources from `cache` (what the composed kinds' watches hold), as
@@ -481,12 +492,9 @@ impl Composer {
         let ns = cd.pointer("/metadata/namespace").and_then(Value::as_str);
         let objects = self.dynamic(resource, ns);
         for _ in 0..TRIES {
-            let suffix: String = {
-                let mut rng = rand::rng();
-                (0..5)
-                    .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-                    .collect()
-            };
+            let suffix: String = (0..5)
+                .map(|_| ALPHABET[self.draws.below(ALPHABET.len())] as char)
+                .collect();
             let name = format!("{base}{suffix}");
             let taken = objects
                 .get_opt(&name)

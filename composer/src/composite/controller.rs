@@ -29,6 +29,10 @@ use crate::function::Functions;
 /// `--max-concurrent-reconciles`' default: workers per XR controller.
 pub const DEFAULT_MAX_CONCURRENT_RECONCILES: usize = 100;
 
+/// Mixed into [`XrdSettings::jitter_seed`] to seed the reconciles' picks apart from the
+/// requeue jitter.
+const PICKS_STREAM: u64 = 0x5E1E_C7ED_0000_0000;
+
 /// The XR queue: controller-runtime's priority queue with core's 1 s → 30 s per-item
 /// backoff.
 #[must_use]
@@ -97,8 +101,10 @@ pub struct XrdSettings {
     pub breaker: BreakerConfig,
     /// `--max-concurrent-reconciles`.
     pub workers: usize,
-    /// Seeds the requeue jitter's draws (a run that must repeat, as the harness's virtual
-    /// time); `None` seeds them from the operating system, as core's are.
+    /// Seeds the controller's draws (a run that must repeat, as the harness's virtual
+    /// time): the requeue jitter, and from a second stream the Composition picks and the
+    /// generated names' suffixes; `None` seeds them from the operating system, as core's
+    /// are.
     pub jitter_seed: Option<u64>,
 }
 
@@ -140,8 +146,16 @@ pub fn start_xrd(
     // Composed kinds go to a task that starts their watches once the queue exists.
     let (kinds, mut new_kinds) = tokio::sync::mpsc::unbounded_channel::<ApiResource>();
     let cache = Cache::new();
+    // The reconciles' own picks (a Composition among those a selector matches, a generated
+    // name's suffix) come from a second seeded stream, apart from the requeue jitter's.
+    let picks = Arc::new(
+        settings
+            .jitter_seed
+            .map_or_else(Draws::from_os, |seed| Draws::seeded(seed ^ PICKS_STREAM)),
+    );
     let composer = Composer::new(client.clone(), functions.clone())
         .with_cache(cache.clone())
+        .with_draws(Arc::clone(&picks))
         .on_new_kind(move |kind| {
             let _ = kinds.send(kind.clone());
         });
@@ -154,7 +168,8 @@ pub fn start_xrd(
     )
     .with_realtime(Arc::clone(&realtime))
     .with_events(events.clone())
-    .with_cache(cache.clone());
+    .with_cache(cache.clone())
+    .with_draws(picks);
     let controller = start_seeded(
         &name,
         Arc::new(reconciler),

@@ -35,6 +35,12 @@ impl Draws {
     pub fn unit(&self) -> f64 {
         self.rng.lock().random::<f64>()
     }
+
+    /// The next draw, uniform in `0..n`, as Go's `rand.Intn(n)` is used (a pick among `n`
+    /// things). `n` must be at least 1.
+    pub fn below(&self, n: usize) -> usize {
+        self.rng.lock().random_range(0..n)
+    }
 }
 
 #[cfg(test)]
@@ -50,5 +56,17 @@ mod tests {
         assert!(first.iter().all(|u| (0.0..1.0).contains(u)));
         let other = Draws::seeded(8);
         assert_ne!(first, (0..100).map(|_| other.unit()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn picks_below_n_repeat_for_a_seed_and_reach_every_index() {
+        let (a, b) = (Draws::seeded(3), Draws::seeded(3));
+        let first: Vec<usize> = (0..200).map(|_| a.below(4)).collect();
+        assert_eq!(first, (0..200).map(|_| b.below(4)).collect::<Vec<_>>());
+        for i in 0..4 {
+            assert!(first.contains(&i), "index {i} never drawn");
+        }
+        assert!(first.iter().all(|&i| i < 4));
+        assert_eq!(Draws::seeded(9).below(1), 0);
     }
 }

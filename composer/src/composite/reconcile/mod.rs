@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
 use limiter::controller::Request;
+use provider::reconciler::Draws;
 use provider::reconciler::meta::Clock;
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -53,6 +54,8 @@ pub struct Reconciler {
     /// Dates the conditions it marks: the system time when the reconciler was made,
     /// advancing with tokio time (virtual time on a paused clock).
     clock: Clock,
+    /// Picks among the Compositions a selector matches.
+    draws: Arc<Draws>,
 }
 
 /// Where a failing step leaves the reconcile: the XR to write the error on, and the
@@ -92,7 +95,17 @@ impl Reconciler {
             events: Recorder::nop(),
             cache: None,
             clock: Clock::new(),
+            draws: Arc::new(Draws::from_os()),
         }
+    }
+
+    /// Picks among the Compositions a selector matches with `draws` (seeded by the
+    /// operating system by default, as core's `rand.Intn` is): a seeded source repeats the
+    /// picks.
+    #[must_use]
+    pub fn with_draws(mut self, draws: Arc<Draws>) -> Self {
+        self.draws = draws;
+        self
     }
 
     /// Reads the XR, Compositions and CompositionRevisions from `cache`, as core's

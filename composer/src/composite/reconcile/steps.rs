@@ -158,7 +158,7 @@ impl Reconciler {
             &mut machinery,
             &self.xrd,
             &compositions,
-            |n| rand::random_range(0..n),
+            |n| self.draws.below(n),
         ) {
             Ok(selection) => selection,
             Err(e) => {
