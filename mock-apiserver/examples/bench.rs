@@ -269,7 +269,7 @@ async fn memory(label: &str) {
     let config = match label {
         "store-only" => Config::default()
             .with_journal_capacity(0)
-            .with_watch_history(1_000),
+            .with_watch_history(mock_apiserver::WatchHistory::Fixed(1_000)),
         _ => Config::default(),
     };
     let server = server(config);

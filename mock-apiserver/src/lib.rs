@@ -100,5 +100,5 @@ pub use schema::{SchemaError, Structural};
 pub use serve::serve;
 pub use server::{ApiServer, Config, LoadError};
 pub use service::ApiService;
-pub use store::GarbageCollection;
+pub use store::{GarbageCollection, WatchHistory};
 pub use verb::Verb;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::Parser;
 use mock_apiserver::{
-    ApiServer, Config, FlowControl, GarbageCollection, PriorityAndFairness, User,
+    ApiServer, Config, FlowControl, GarbageCollection, PriorityAndFairness, User, WatchHistory,
 };
 
 /// An embedded Kubernetes API server that kubectl and kube-rs clients accept.
@@ -98,9 +98,12 @@ struct Args {
     #[arg(long, value_name = "N", requires = "qps")]
     max_in_flight: Option<NonZeroUsize>,
     /// Watch events kept per resource for watches resuming from a resourceVersion;
-    /// older resume points get an in-stream 410 and clients relist.
-    #[arg(long, value_name = "EVENTS", default_value_t = Config::default().watch_history)]
-    watch_history: usize,
+    /// older resume points get an in-stream 410 and clients relist. `kube` sizes them
+    /// as kube-apiserver's watch cache does: 100 to 102,400 events, doubling while the
+    /// oldest is younger than 75 s and halving when the newest quarter is older; a
+    /// number keeps that many.
+    #[arg(long, value_name = "EVENTS|kube", default_value = "kube", value_parser = parse_watch_history)]
+    watch_history: WatchHistory,
     /// Seconds between BOOKMARK events on watches that allow them.
     #[arg(long, value_name = "SECONDS", default_value_t = Config::default().bookmark_interval.as_secs())]
     bookmark_interval: u64,
@@ -116,6 +119,19 @@ struct Args {
     /// bare API server (envtest) where foreground deletes wait for ever.
     #[arg(long, value_name = "immediate|none|DURATION", default_value = "immediate", value_parser = garbage_collection)]
     gc: GarbageCollection,
+}
+
+/// `--watch-history`: `kube`, or a number of events (at least 1).
+fn parse_watch_history(text: &str) -> Result<WatchHistory, String> {
+    if text == "kube" {
+        return Ok(WatchHistory::KUBE);
+    }
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(WatchHistory::Fixed(n)),
+        _ => Err(format!(
+            "expected kube or a number of events of at least 1, not {text:?}"
+        )),
+    }
 }
 
 /// `--gc`: `immediate`, `none`, or a duration (`2s`, `500ms`, `1m`).
@@ -270,6 +286,19 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn the_watch_history_flag_takes_kube_or_a_number_of_events() {
+        assert_eq!(parse_watch_history("kube"), Ok(WatchHistory::KUBE));
+        assert_eq!(parse_watch_history("7"), Ok(WatchHistory::Fixed(7)));
+        for bad in ["0", "-1", "1.5", "Kube", ""] {
+            let error = parse_watch_history(bad).unwrap_err();
+            assert!(
+                error.contains("expected kube or a number"),
+                "{bad:?}: {error}"
+            );
+        }
+    }
 
     #[test]
     fn the_gc_flag_takes_immediate_none_or_a_delay() {

@@ -13,13 +13,16 @@ use crate::flowcontrol::{FlowControl, Limiter};
 use crate::identity::User;
 use crate::journal::Journal;
 use crate::registry::{Registry, ResourceKind};
-use crate::store::{GarbageCollection, Store, Subresource, WriteOptions, run_collector};
+use crate::store::{
+    GarbageCollection, Store, Subresource, WatchHistory, WriteOptions, run_collector,
+};
 
 /// Server settings. `Config::default()` suits tests and load runs alike.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Watch events kept per resource for watches resuming from a resourceVersion.
-    pub watch_history: usize,
+    /// Watch events kept per resource for watches resuming from a resourceVersion: by
+    /// default as kube-apiserver's watch cache keeps them ([`WatchHistory::KUBE`]).
+    pub watch_history: WatchHistory,
     /// Events buffered per resource for slow watchers before they get a 410.
     pub watch_buffer: usize,
     /// How often watches with `allowWatchBookmarks` get a BOOKMARK.
@@ -51,7 +54,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Self {
-            watch_history: 10_000,
+            watch_history: WatchHistory::KUBE,
             watch_buffer: 16_384,
             bookmark_interval: Duration::from_secs(60),
             flow_control: None,
@@ -67,10 +70,11 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Keeps `events` watch events per resource.
+    /// Keeps watch events per resource as `history` says: a fixed number, or sized by a
+    /// window as kube-apiserver's watch cache is (the default).
     #[must_use]
-    pub fn with_watch_history(mut self, events: usize) -> Self {
-        self.watch_history = events;
+    pub fn with_watch_history(mut self, history: WatchHistory) -> Self {
+        self.watch_history = history;
         self
     }
 

@@ -335,7 +335,7 @@ mod tests {
     }
 
     fn setup() -> Setup {
-        let store = Store::new(Clock::new(), 64, 64, 7);
+        let store = Store::new(Clock::new(), crate::store::WatchHistory::Fixed(64), 64, 7);
         let registry = Registry::with_builtins();
         let namespaces = registry.get("", "v1", "namespaces").unwrap();
         create_default_namespace(&store, &namespaces);

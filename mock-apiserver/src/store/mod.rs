@@ -25,12 +25,15 @@ use crate::schema::FieldValidation;
 
 mod collector;
 mod gc;
+mod history;
 mod ids;
 mod write;
 
 pub use collector::GarbageCollection;
 pub(crate) use collector::run as run_collector;
 pub use gc::Propagation;
+use history::History;
+pub use history::WatchHistory;
 
 /// The type of a watch event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,7 +156,7 @@ pub struct Written {
 #[derive(Debug)]
 struct Resource {
     objects: BTreeMap<Box<str>, Arc<StoredObject>>,
-    history: VecDeque<Event>,
+    history: History,
     /// Events with a resourceVersion at or below this are no longer in `history`.
     expired_through: u64,
     sender: broadcast::Sender<Event>,
@@ -179,7 +182,7 @@ struct Inner {
 pub struct Store {
     inner: Mutex<Inner>,
     clock: Clock,
-    history: usize,
+    history: WatchHistory,
     channel: usize,
     garbage_collection: GarbageCollection,
     /// Wakes the asynchronous collector when a step is queued or the store goes.
@@ -244,10 +247,10 @@ fn conflict(kind: &ResourceKind, name: &str, reason: impl Into<String>) -> ApiEr
 }
 
 impl Store {
-    /// An empty store keeping `history` events per resource for resuming watches and
-    /// buffering `channel` events per resource for slow watchers; its uids and
+    /// An empty store keeping the watch events `history` says per resource for resuming
+    /// watches and buffering `channel` events per resource for slow watchers; its uids and
     /// `generateName` suffixes are drawn from `seed`.
-    pub fn new(clock: Clock, history: usize, channel: usize, seed: u64) -> Self {
+    pub fn new(clock: Clock, history: WatchHistory, channel: usize, seed: u64) -> Self {
         Self {
             inner: Mutex::new(Inner {
                 resource_version: 0,
@@ -259,7 +262,7 @@ impl Store {
                 gc_queue: VecDeque::new(),
             }),
             clock,
-            history: history.max(1),
+            history,
             channel: channel.max(16),
             garbage_collection: GarbageCollection::default(),
             gc_wake: Arc::new(tokio::sync::Notify::new()),
@@ -412,7 +415,7 @@ impl Store {
             Some(rv) => (
                 resource
                     .history
-                    .iter()
+                    .events()
                     .filter(|e| matches!(e, Event::Change(_, o, _) if o.resource_version > rv))
                     .cloned()
                     .collect(),
@@ -457,7 +460,7 @@ impl Store {
             .entry(storage.to_owned())
             .or_insert_with(|| Resource {
                 objects: BTreeMap::new(),
-                history: VecDeque::new(),
+                history: History::new(self.history),
                 expired_through: 0,
                 sender: broadcast::channel(self.channel).0,
             })
@@ -485,12 +488,10 @@ impl Store {
     }
 
     fn publish(&self, resource: &mut Resource, event: Event) {
-        if resource.history.len() >= self.history
-            && let Some(Event::Change(_, dropped, _)) = resource.history.pop_front()
-        {
-            resource.expired_through = dropped.resource_version;
+        let now = tokio::time::Instant::now();
+        if let Some(dropped) = resource.history.push(self.history, now, event.clone()) {
+            resource.expired_through = dropped;
         }
-        resource.history.push_back(event.clone());
         // No receivers is fine: nobody is watching this resource.
         let _ = resource.sender.send(event);
     }

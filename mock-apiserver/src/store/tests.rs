@@ -3,7 +3,7 @@ use crate::registry::Registry;
 use serde_json::{Value, json};
 
 fn setup() -> (Store, Arc<ResourceKind>, Arc<ResourceKind>) {
-    let store = Store::new(Clock::new(), 4, 64, 1);
+    let store = Store::new(Clock::new(), WatchHistory::Fixed(4), 64, 1);
     let registry = Registry::with_builtins();
     let ns = registry.get("", "v1", "namespaces").unwrap();
     let cm = registry.get("", "v1", "configmaps").unwrap();

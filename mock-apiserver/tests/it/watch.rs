@@ -111,7 +111,9 @@ async fn expired_history_makes_the_watcher_relist_after_an_in_stream_410() {
 
 #[tokio::test(start_paused = true)]
 async fn a_watch_from_a_too_old_version_answers_200_with_an_error_event() {
-    let server = server_with_buckets(Config::default().with_watch_history(2));
+    let server = server_with_buckets(
+        Config::default().with_watch_history(mock_apiserver::WatchHistory::Fixed(2)),
+    );
     let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
     let start = server.resource_version();
     for i in 0..5 {
