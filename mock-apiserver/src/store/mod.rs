@@ -8,8 +8,9 @@
 //!   no watch event.
 //! - `metadata.generation` moves only when something outside `metadata` and `status`
 //!   changes.
-//! - Each resource keeps its last `history` events for watches that resume from a
-//!   resourceVersion; older resume points are expired (the watch answers ERROR 410).
+//! - Each resource keeps its last events for watches that resume from a resourceVersion,
+//!   as many as its [`WatchHistory`] says (`history.rs`); older resume points are expired
+//!   (the watch answers ERROR 410).
 //! - All work happens under one short lock; lookups are by key (no scans per write).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
