@@ -134,6 +134,51 @@ async fn a_watch_from_a_too_old_version_answers_200_with_an_error_event() {
     }
 }
 
+/// Watches from `start` and returns how many objects it replays, or `None` for the
+/// in-stream 410.
+async fn replayed_from(buckets: &Api<Bucket>, start: u64) -> Option<usize> {
+    let events: Vec<_> = buckets
+        .watch(&WatchParams::default().timeout(1), &start.to_string())
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let mut added = 0;
+    for event in events {
+        match event {
+            Ok(WatchEvent::Added(_)) => added += 1,
+            Ok(WatchEvent::Error(status)) if status.code == 410 => return None,
+            _ => {}
+        }
+    }
+    Some(added)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_history_keeps_a_burst_beyond_100_events_but_not_events_older_than_75_s() {
+    let server = server_with_buckets(Config::default());
+    let buckets: Api<Bucket> = Api::default_namespaced(client(&server));
+    // 150 creates within a second: the history doubles from 100 to 200 and keeps them all.
+    let start = server.resource_version();
+    for i in 0..150 {
+        create_bucket(&buckets, &format!("burst-{i}"), "eu").await;
+    }
+    assert_eq!(replayed_from(&buckets, start).await, Some(150));
+    // 300 more, 1 s apart: it grows once more (to 400) while its oldest is younger than
+    // 75 s; full again, with its newest quarter (the last 100 creates) past 75 s, it
+    // halves to 200, where its newest quarter (50 s) stays fresh: the last 200 creates.
+    let spread = server.resource_version();
+    for i in 0..300 {
+        create_bucket(&buckets, &format!("spread-{i}"), "eu").await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    assert_eq!(replayed_from(&buckets, start).await, None);
+    assert_eq!(replayed_from(&buckets, spread).await, None);
+    let end = server.resource_version();
+    assert_eq!(replayed_from(&buckets, end - 200).await, Some(200));
+    assert_eq!(replayed_from(&buckets, end - 201).await, None);
+}
+
 #[tokio::test(start_paused = true)]
 async fn watches_resume_from_a_resource_version_and_get_bookmarks() {
     let server =
