@@ -20,8 +20,9 @@ use super::Event;
 pub enum WatchHistory {
     /// The last N events (at least 1).
     Fixed(usize),
-    /// kube-apiserver's watch cache: 100 to [`upper_bound`] events, sized to keep at
-    /// least the events of the last `window` (its `eventFreshDuration`).
+    /// kube-apiserver's watch cache: 100 to 102,400 events (more for a window past 75 s,
+    /// by powers of two), sized to keep at least the events of the last `window` (its
+    /// `eventFreshDuration`).
     Window(Duration),
 }
 
