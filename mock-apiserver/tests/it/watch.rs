@@ -109,6 +109,20 @@ async fn expired_history_makes_the_watcher_relist_after_an_in_stream_410() {
     );
 }
 
+/// The events of a watch from `start` that the server ends after `timeout` seconds.
+async fn watch_from(
+    buckets: &Api<Bucket>,
+    start: u64,
+    timeout: u32,
+) -> Vec<Result<WatchEvent<Bucket>, kube::Error>> {
+    buckets
+        .watch(&WatchParams::default().timeout(timeout), &start.to_string())
+        .await
+        .unwrap()
+        .collect()
+        .await
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_watch_from_a_too_old_version_answers_200_with_an_error_event() {
     let server = server_with_buckets(
@@ -119,12 +133,7 @@ async fn a_watch_from_a_too_old_version_answers_200_with_an_error_event() {
     for i in 0..5 {
         create_bucket(&buckets, &format!("b{i}"), "eu").await;
     }
-    let events: Vec<_> = buckets
-        .watch(&WatchParams::default().timeout(10), &start.to_string())
-        .await
-        .unwrap()
-        .collect()
-        .await;
+    let events = watch_from(&buckets, start, 10).await;
     assert_eq!(events.len(), 1);
     match &events[0] {
         Ok(WatchEvent::Error(status)) => {
@@ -137,14 +146,8 @@ async fn a_watch_from_a_too_old_version_answers_200_with_an_error_event() {
 /// Watches from `start` and returns how many objects it replays, or `None` for the
 /// in-stream 410.
 async fn replayed_from(buckets: &Api<Bucket>, start: u64) -> Option<usize> {
-    let events: Vec<_> = buckets
-        .watch(&WatchParams::default().timeout(1), &start.to_string())
-        .await
-        .unwrap()
-        .collect()
-        .await;
     let mut added = 0;
-    for event in events {
+    for event in watch_from(buckets, start, 1).await {
         match event {
             Ok(WatchEvent::Added(_)) => added += 1,
             Ok(WatchEvent::Error(status)) if status.code == 410 => return None,
