@@ -146,6 +146,7 @@ async fn until<F: Future<Output = bool>>(what: &str, mut check: impl FnMut() -> 
 #[tokio::test(start_paused = true)]
 async fn a_hundred_xrs_of_five_buckets_through_two_functions_and_the_provider_become_ready_and_leave_nothing()
  {
+    let _cores = crate::timing::heavy();
     // The real function: crossplane-function-sdk-python, labelling each desired resource
     // with the XR's region; skipped (or failed under REQUIRE_TOOLS) without the SDK.
     let Some(python) = crate::python::start(60) else {

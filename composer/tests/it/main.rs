@@ -17,5 +17,11 @@ mod reconcile;
 mod revisions;
 mod storms;
 mod support;
+/// The harness's two rooms (file locks in the workspace's shared test directory, so they
+/// hold between every test process of a run): the composer's heaviest virtual-time runs
+/// take the heavy one, so that they never starve the harness's real-time calibrations.
+#[allow(dead_code)]
+#[path = "../../../harness/tests/it/timing.rs"]
+mod timing;
 mod wire;
 mod xcrd;

@@ -30,6 +30,7 @@ fn by_verb(server: &ApiServer, from: u64, resource: &str) -> BTreeMap<String, us
 
 #[tokio::test(start_paused = true)]
 async fn xr_smoke_with_our_provider_against_section_12_6() {
+    let _cores = crate::timing::heavy();
     const X: usize = 100;
     const N: usize = 5;
     let s = CoreShape {
