@@ -33,13 +33,6 @@ const KUBE_WINDOW: Duration = Duration::from_secs(75);
 impl WatchHistory {
     /// kube-apiserver's default: 100 to 102,400 events, the window 75 s.
     pub const KUBE: WatchHistory = WatchHistory::Window(KUBE_WINDOW);
-
-    fn lower_bound(self) -> usize {
-        match self {
-            WatchHistory::Fixed(n) => n.max(1),
-            WatchHistory::Window(_) => LOWER_BOUND,
-        }
-    }
 }
 
 impl Default for WatchHistory {
@@ -77,13 +70,20 @@ pub(super) struct History {
     events: VecDeque<(Instant, Event)>,
     /// The size at which the oldest event goes.
     capacity: usize,
+    /// The window the size follows, and the size's bounds; `None` for a fixed size.
+    window: Option<(Duration, usize)>,
 }
 
 impl History {
     pub(super) fn new(size: WatchHistory) -> Self {
+        let (capacity, window) = match size {
+            WatchHistory::Fixed(n) => (n.max(1), None),
+            WatchHistory::Window(w) => (LOWER_BOUND, Some((w, upper_bound(w)))),
+        };
         Self {
             events: VecDeque::new(),
-            capacity: size.lower_bound(),
+            capacity,
+            window,
         }
     }
 
@@ -109,52 +109,40 @@ impl History {
         self.events.clear();
     }
 
-    /// Records `event` at `now`, resizing first as `size` says; returns the
-    /// resourceVersion of the newest event dropped to make room, if any.
-    pub(super) fn push(&mut self, size: WatchHistory, now: Instant, event: Event) -> Option<u64> {
-        let mut dropped = None;
-        if let WatchHistory::Window(window) = size {
-            dropped = self.resize(window, now);
+    /// Records `event` at `now`, resizing first when the size follows a window; returns
+    /// the resourceVersion of the newest event dropped to make room, if any.
+    pub(super) fn push(&mut self, now: Instant, event: Event) -> Option<u64> {
+        if let Some((window, upper)) = self.window {
+            self.resize(window, upper, now);
         }
-        if self.events.len() >= self.capacity
-            && let Some((_, old)) = self.events.pop_front()
-        {
-            dropped = resource_version(&old).or(dropped);
-        }
+        // Past a shrink, the oldest events beyond the size; then, when full, one more.
+        let excess = (self.events.len() + 1).saturating_sub(self.capacity);
+        let dropped = self
+            .events
+            .drain(..excess)
+            .rev()
+            .find_map(|(_, e)| resource_version(&e));
         self.events.push_back((now, event));
         dropped
     }
 
     /// `resizeCacheLocked`: doubles a full history whose oldest event is younger than
-    /// `window`; halves a full one whose newest quarter is older, dropping the oldest
-    /// events past the new size.
-    fn resize(&mut self, window: Duration, now: Instant) -> Option<u64> {
+    /// `window`, up to `upper`; halves a full one whose newest quarter is older, down to
+    /// the lower bound (the caller then drops the oldest events past the new size).
+    fn resize(&mut self, window: Duration, upper: usize, now: Instant) {
         if self.events.len() < self.capacity {
-            return None;
+            return;
         }
-        let oldest = self.events.front().map(|(t, _)| *t)?;
-        if now.saturating_duration_since(oldest) < window {
-            self.capacity = (self.capacity * 2)
-                .min(upper_bound(window))
-                .max(self.capacity);
-            return None;
+        let age = |i: usize| {
+            self.events
+                .get(i)
+                .map(|(t, _)| now.saturating_duration_since(*t))
+        };
+        if age(0).is_some_and(|a| a < window) {
+            self.capacity = (self.capacity * 2).min(upper);
+        } else if age(self.events.len() - self.capacity / 4).is_some_and(|a| a > window) {
+            self.capacity = (self.capacity / 2).max(LOWER_BOUND);
         }
-        let quarter = self.events.len() - self.capacity / 4;
-        let at = self.events.get(quarter).map(|(t, _)| *t)?;
-        if now.saturating_duration_since(at) > window {
-            let smaller = (self.capacity / 2).max(LOWER_BOUND);
-            if smaller < self.capacity {
-                self.capacity = smaller;
-                let mut dropped = None;
-                while self.events.len() > smaller {
-                    if let Some((_, old)) = self.events.pop_front() {
-                        dropped = resource_version(&old).or(dropped);
-                    }
-                }
-                return dropped;
-            }
-        }
-        None
     }
 }
 
@@ -188,7 +176,6 @@ mod tests {
     /// dropped resourceVersion.
     fn push_all(
         h: &mut History,
-        size: WatchHistory,
         start: Instant,
         every: Duration,
         first: u64,
@@ -197,7 +184,7 @@ mod tests {
         let mut dropped = None;
         for i in 0..n {
             let at = start + every * u32::try_from(i).unwrap();
-            dropped = h.push(size, at, event(first + i)).or(dropped);
+            dropped = h.push(at, event(first + i)).or(dropped);
         }
         dropped
     }
@@ -208,9 +195,9 @@ mod tests {
         let mut h = History::new(size);
         assert_eq!(h.capacity(), 100);
         let ms = Duration::from_millis(1);
-        assert_eq!(push_all(&mut h, size, t0, ms, 1, 100), None);
+        assert_eq!(push_all(&mut h, t0, ms, 1, 100), None);
         assert_eq!((h.len(), h.capacity()), (100, 100));
-        assert_eq!(push_all(&mut h, size, t0 + ms * 100, ms, 101, 150), None);
+        assert_eq!(push_all(&mut h, t0 + ms * 100, ms, 101, 150), None);
         assert_eq!((h.len(), h.capacity()), (250, 400));
     }
 
@@ -219,7 +206,7 @@ mod tests {
         let (size, t0) = (WatchHistory::KUBE, Instant::now());
         let mut h = History::new(size);
         // 2 s apart: when full, the oldest is 198 s old, the newest quarter 48 s.
-        let dropped = push_all(&mut h, size, t0, Duration::from_secs(2), 1, 130);
+        let dropped = push_all(&mut h, t0, Duration::from_secs(2), 1, 130);
         assert_eq!(dropped, Some(30));
         assert_eq!((h.len(), h.capacity()), (100, 100));
         assert_eq!(h.events().next().map(resource_version), Some(Some(31)));
@@ -230,18 +217,18 @@ mod tests {
         let (size, t0) = (WatchHistory::KUBE, Instant::now());
         let mut h = History::new(size);
         let ms = Duration::from_millis(1);
-        push_all(&mut h, size, t0, ms, 1, 400);
+        push_all(&mut h, t0, ms, 1, 400);
         assert_eq!((h.len(), h.capacity()), (400, 400));
         // 100 s later: full, its oldest and its newest quarter past the window.
         let later = t0 + Duration::from_secs(100);
-        assert_eq!(h.push(size, later, event(401)), Some(201));
+        assert_eq!(h.push(later, event(401)), Some(201));
         assert_eq!((h.len(), h.capacity()), (200, 200));
         // Still full, the newest quarter still stale: it halves again, to the lower bound.
-        assert_eq!(h.push(size, later, event(402)), Some(302));
+        assert_eq!(h.push(later, event(402)), Some(302));
         assert_eq!((h.len(), h.capacity()), (100, 100));
         // Never below it: the oldest event goes, one for one.
         let far = later + Duration::from_secs(200);
-        assert_eq!(h.push(size, far, event(403)), Some(303));
+        assert_eq!(h.push(far, event(403)), Some(303));
         assert_eq!((h.len(), h.capacity()), (100, 100));
     }
 
@@ -250,7 +237,7 @@ mod tests {
         let (size, t0) = (WatchHistory::KUBE, Instant::now());
         let mut h = History::new(size);
         let n = u64::try_from(UPPER_BOUND).unwrap() + 5;
-        let dropped = push_all(&mut h, size, t0, Duration::ZERO, 1, n);
+        let dropped = push_all(&mut h, t0, Duration::ZERO, 1, n);
         assert_eq!(dropped, Some(5));
         assert_eq!((h.len(), h.capacity()), (UPPER_BOUND, UPPER_BOUND));
     }
@@ -259,7 +246,7 @@ mod tests {
     fn a_fixed_history_keeps_its_last_events_whatever_their_age() {
         let size = WatchHistory::Fixed(3);
         let mut h = History::new(size);
-        let dropped = push_all(&mut h, size, Instant::now(), Duration::ZERO, 1, 5);
+        let dropped = push_all(&mut h, Instant::now(), Duration::ZERO, 1, 5);
         assert_eq!(dropped, Some(2));
         let kept: Vec<_> = h.events().map(resource_version).collect();
         assert_eq!(kept, [Some(3), Some(4), Some(5)]);

@@ -490,7 +490,7 @@ impl Store {
 
     fn publish(&self, resource: &mut Resource, event: Event) {
         let now = tokio::time::Instant::now();
-        if let Some(dropped) = resource.history.push(self.history, now, event.clone()) {
+        if let Some(dropped) = resource.history.push(now, event.clone()) {
             resource.expired_through = dropped;
         }
         // No receivers is fine: nobody is watching this resource.
