@@ -23,7 +23,7 @@ pub mod report;
 pub mod result;
 pub mod rng;
 pub mod run;
-pub mod scenario;
+pub use harness_scenario as scenario;
 pub mod selfcheck;
 pub mod sweep;
 

@@ -2,35 +2,11 @@
 //! `harness sweep` of it uses when the command line does not give them, in the command
 //! line's own syntax.
 
-use schemars::JsonSchema;
-use serde::Deserialize;
+pub use crate::scenario::raw::sweep::RawSweep;
 
 use super::constraint::{Budget, Constraint, Slo};
 use super::figure::Figure;
 use super::grid::{Axis, Grid};
-
-/// A scenario's `sweep` section.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawSweep {
-    /// The axes, as `--vary` takes them: `PATH=V1,V2,…` with PATH one `--set` accepts,
-    /// e.g. `provider.maxReconcileRate=5,10,20,50,100`. A `--vary` of the same path
-    /// replaces the file's.
-    #[serde(default)]
-    pub vary: Vec<String>,
-    /// SLOs on benefits, as `--slo` takes them: `timeToReady.p99<=5m`. Any `--slo`
-    /// replaces them all.
-    #[serde(default)]
-    pub slo: Vec<String>,
-    /// Budgets on costs, as `--budget` takes them: `cloudCalls.10s<=400`. Any `--budget`
-    /// replaces them all.
-    #[serde(default)]
-    pub budget: Vec<String>,
-    /// The cost the cheapest point is the least of, as `--cost` takes it [default: the
-    /// first budget's figure, else cloudCalls.10s].
-    #[serde(default)]
-    pub cost: Option<String>,
-}
 
 /// A problem of a scenario's `sweep` section.
 #[derive(Debug, thiserror::Error)]
@@ -60,20 +36,14 @@ pub struct Spec {
 /// # Errors
 /// A [`SpecError`] naming the entry and what was expected.
 pub fn read(text: &str, file: &str) -> Result<Spec, SpecError> {
-    #[derive(Deserialize)]
-    struct Doc {
-        #[serde(default)]
-        sweep: Option<RawSweep>,
-    }
     let fail = |key: String, message: String| SpecError {
         file: file.to_owned(),
         key,
         message,
     };
-    let raw = match serde_saphyr::from_str::<Doc>(text) {
-        Ok(doc) => doc.sweep.unwrap_or_default(),
-        Err(e) => return Err(fail(String::new(), e.to_string())),
-    };
+    let raw = crate::scenario::raw::sweep::section(text)
+        .map_err(|e| fail(String::new(), e))?
+        .unwrap_or_default();
     let axes = raw
         .vary
         .iter()
