@@ -82,7 +82,7 @@ pub(super) fn execute(
         r.make_strict();
     }
     r.run.commit = git::commit();
-    write(out, "result.json", serde_json::to_string_pretty(&r)?)?;
+    write(out, "result.json", r.to_json()?)?;
     write_reports(out, &r)?;
     Ok((r, output.interrupted))
 }
@@ -129,7 +129,7 @@ fn warn_if_used(out: &Path) {
     let Ok(text) = std::fs::read_to_string(&earlier) else {
         return;
     };
-    let when = serde_json::from_str::<RunResult>(&text)
+    let when = RunResult::from_json(&text)
         .ok()
         .and_then(|r| r.run.started_at)
         .map_or_else(String::new, |t| format!(" (started {t})"));

@@ -13,7 +13,7 @@ use super::stdout::out;
 fn read_result(path: &Path) -> Result<RunResult> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read result {}", path.display()))?;
-    let r: RunResult = serde_json::from_str(&text)
+    let r = RunResult::from_json(&text)
         .with_context(|| format!("{} is not a harness result", path.display()))?;
     if r.version != RESULT_VERSION {
         bail!(

@@ -215,7 +215,7 @@ fn keep(out: &Path, c: &Checked, result: Option<&RunResult>) -> Result<PathBuf> 
         let dir = out.join(format!("seed-{}", c.seed));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        write(&dir, "result.json", serde_json::to_string_pretty(r)?)?;
+        write(&dir, "result.json", r.to_json()?)?;
         write_reports(&dir, r)?;
     }
     Ok(yaml)

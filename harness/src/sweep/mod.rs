@@ -294,7 +294,7 @@ fn read_result(dir: &Path) -> Result<RunResult, String> {
     let path = dir.join("result.json");
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            serde_json::from_str(&text).map_err(|e| format!("{} is no result: {e}", path.display()))
+            RunResult::from_json(&text).map_err(|e| format!("{} is no result: {e}", path.display()))
         }
         Err(_) => {
             let log = std::fs::read_to_string(dir.join(runner::LOG)).unwrap_or_default();

@@ -126,6 +126,25 @@ pub struct Concurrency {
 }
 
 impl RunResult {
+    /// `result.json`'s text. The binary writes and reads results through these two rather
+    /// than through serde_json's generic functions, so that their code is compiled once,
+    /// here, and not a second time in the binary.
+    ///
+    /// # Errors
+    /// serde_json's, which a result's types do not give (no map has keys that are not
+    /// strings).
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
+
+    /// A result read from `result.json`'s text.
+    ///
+    /// # Errors
+    /// serde_json's, when the text is not JSON or not a result of this version's shape.
+    pub fn from_json(text: &str) -> serde_json::Result<Self> {
+        serde_json::from_str(text)
+    }
+
     /// Every assertion passed, no phase failed, and the run was complete.
     #[must_use]
     pub fn passed(&self) -> bool {
