@@ -263,10 +263,7 @@ mod tests {
     #[test]
     fn the_aws_flavours_credential_cache_can_be_set_as_a_sweep_varies_it() {
         let s = parse_with(TINY, "tiny.yaml", &sets(&["provider.credentialCache=all"])).unwrap();
-        assert_eq!(
-            s.aws.credential_cache,
-            crate::raw::CredentialCacheName::All
-        );
+        assert_eq!(s.aws.credential_cache, crate::raw::CredentialCacheName::All);
         assert!(s.aws.set);
     }
 

@@ -13,9 +13,7 @@ use provider::reconciler::conditions::error_chain;
 
 use super::checker::Checker;
 use super::pos;
-use crate::composite::{
-    Composed, Composites, CoreSettings, FunctionRuntime, XrGroup, XrShape,
-};
+use crate::composite::{Composed, Composites, CoreSettings, FunctionRuntime, XrGroup, XrShape};
 use crate::error::Pos;
 use crate::kinds::ApiKind;
 use crate::raw::RawScenario;
