@@ -9,9 +9,9 @@
 //! The same seed and [`Shape`] give the same text.
 //!
 //! ```
-//! use harness::scenario::generate::{Shape, generate};
+//! use harness_scenario::generate::{Shape, generate};
 //! let text = generate(7, &Shape::default());
-//! let s = harness::scenario::parse(&text, "generated.yaml").unwrap();
+//! let s = harness_scenario::parse(&text, "generated.yaml").unwrap();
 //! assert!(s.total_resources() >= 1);
 //! assert_eq!(text, generate(7, &Shape::default()));
 //! ```

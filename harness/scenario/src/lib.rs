@@ -45,7 +45,7 @@ pub use validate::Purpose;
 /// # Examples
 /// ```
 /// let yaml = "apiVersion: harness/v1\nname: tiny\nresources:\n  - {name: b, kind: Bucket, count: 3}\nphases:\n  - {name: create, action: create}\n";
-/// let s = harness::scenario::parse(yaml, "tiny.yaml").unwrap();
+/// let s = harness_scenario::parse(yaml, "tiny.yaml").unwrap();
 /// assert_eq!(s.total_resources(), 3);
 /// assert_eq!(s.groups[0].resource_name(2, &s.name), "b-2");
 /// ```
