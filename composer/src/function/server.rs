@@ -52,6 +52,14 @@ impl FunctionServer {
         listener: TcpListener,
         service: FunctionService<F>,
     ) -> io::Result<FunctionServer> {
+        FunctionServer::serve_dyn(listener, service.into_dyn())
+    }
+
+    /// [`FunctionServer::serve`] for any function, behind one `dyn`: compiled once.
+    fn serve_dyn(
+        listener: TcpListener,
+        service: FunctionService<dyn Function>,
+    ) -> io::Result<FunctionServer> {
         let address = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
         let options = serve::Options::default().protocol(serve::Protocol::Http2);
