@@ -269,8 +269,19 @@ impl Provider {
     /// Outside a tokio runtime.
     pub async fn run(
         self,
-        shutdown: impl Future<Output = ()>,
+        shutdown: impl Future<Output = ()> + Send,
     ) -> Result<RunSummary, ProviderError> {
+        self.run_until(Box::pin(shutdown)).await
+    }
+
+    /// [`Provider::run`] with its `shutdown` boxed: the one body, compiled once in this
+    /// crate. Were it generic over `shutdown`, each crate that runs a provider (the
+    /// harness, a doc test) would compile the provider's controllers again.
+    async fn run_until(
+        self,
+        shutdown: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>>,
+    ) -> Result<RunSummary, ProviderError> {
+        let mut shutdown = shutdown;
         let options = self.options;
         options.settings.validate()?;
         let runtime = ProviderRuntime::new(options.settings.clone());
@@ -302,7 +313,6 @@ impl Provider {
         let aws_caches = crate::aws::controllers::Caches::watch(&client, &mut watches);
 
         // Connect reads these caches: fill them before the first reconcile.
-        tokio::pin!(shutdown);
         let caches_ready = async {
             let _ = provider_configs.wait_until_ready().await;
             let _ = secrets.wait_until_ready().await;
