@@ -279,9 +279,8 @@ impl Provider {
     /// harness, a doc test) would compile the provider's controllers again.
     async fn run_until(
         self,
-        shutdown: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>>,
+        mut shutdown: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>>,
     ) -> Result<RunSummary, ProviderError> {
-        let mut shutdown = shutdown;
         let options = self.options;
         options.settings.validate()?;
         let runtime = ProviderRuntime::new(options.settings.clone());
