@@ -116,7 +116,7 @@ impl<F: Function + ?Sized> FunctionService<F> {
     /// The same service with its function behind `dyn Function`: what
     /// [`FunctionServer`](super::FunctionServer) runs, so that the server's HTTP/2 and gRPC
     /// code is compiled once, in this crate, rather than in every crate that serves a
-    /// function of its own type (a doc test of one call took 47 to 106 s to compile).
+    /// function of its own type.
     pub(crate) fn into_dyn(self) -> FunctionService<dyn Function> {
         let function: Arc<dyn Function> = Arc::new(self.function);
         FunctionService {
