@@ -8,6 +8,8 @@
 //! `--cargo-test`, or when nextest is not installed); the doc tests, which nextest does not
 //! run, are a step of their own. Under nextest the steps after the tests run beside them at
 //! the lowest CPU priority, their output shown when the tests end.
+//! The docs come from that build too: rustdoc reads the compiled dependencies the tests
+//! link, where `cargo doc` would first check five hundred crates again (`crate::rustdoc`).
 //! The tests replay every fuzz target's seeds, corpus and past crashes; fuzzing itself is
 //! `cargo xtask fuzz`, or `--fuzz-seconds N` here.
 
@@ -291,6 +293,22 @@ pub fn after_tests_lane(root: &Path) -> Result {
     Ok(())
 }
 
+/// `cargo xtask docs`: the check's test build, then its doc step.
+pub fn docs(root: &Path) -> Result {
+    let steps = Steps::start();
+    let env = step::check_env(root)?;
+    steps.step(&format!(
+        "cargo test --workspace --all-targets --features {TEST_FEATURES} --locked --no-run (the check's build)"
+    ));
+    let mut args = step::TEST_BUILD.to_vec();
+    args.push("--no-run");
+    step::run(step::command(root, "cargo", &args, &env), "the test build")?;
+    steps.step("rustdoc of the workspace's libraries and binaries (warnings are errors)");
+    crate::rustdoc::document(root, &env)?;
+    steps.step(&format!("done in {}", steps.elapsed()));
+    Ok(())
+}
+
 /// The steps after the tests, in order; the first failure stops them.
 fn after_tests(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
     let bins = step::target_dir(root).join("debug");
@@ -314,25 +332,10 @@ fn after_tests(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
         "the doc tests",
     )?;
 
-    steps.step(&format!(
-        "cargo doc --workspace --no-deps --features {TEST_FEATURES} --locked (warnings are errors)"
-    ));
-    let mut doc_env = env.to_vec();
-    doc_env.push(("RUSTDOCFLAGS", "-D warnings".to_owned()));
-    step::run(
-        cargo(
-            &[
-                "doc",
-                "--workspace",
-                "--no-deps",
-                "--features",
-                TEST_FEATURES,
-                "--locked",
-            ],
-            &doc_env,
-        ),
-        "the docs",
-    )?;
+    steps.step(
+        "rustdoc of the workspace's libraries and binaries, as cargo doc --workspace --no-deps documents them, on the test build's compiled dependencies (warnings are errors)",
+    );
+    crate::rustdoc::document(root, env)?;
 
     steps.step(
         "ci/aws-clients.sh (boto3 and the AWS CLI against mock-cloud: S3, STS, DynamoDB, EC2, retry modes)",

@@ -11,6 +11,7 @@ mod files;
 mod fuzz;
 mod kind;
 mod net;
+mod rustdoc;
 mod step;
 mod test;
 mod trim_sdk;
@@ -61,6 +62,10 @@ enum Command {
     /// ci/docker) and the one a sweep's Indexed Job runs (loadtest/harness), and loads them
     /// into the kind cluster.
     KindImages(kind::ImagesArgs),
+    /// The workspace's docs as the check writes them: the check's test build, then rustdoc
+    /// on each library and binary `cargo doc --workspace --no-deps` documents, on that
+    /// build's compiled dependencies, warnings as errors, into target/doc.
+    Docs,
     /// Cuts published AWS SDK crates (aws-sdk-ec2) down to the operations the project calls
     /// and writes them to vendor/ (vendor/README.md): `cargo xtask trim-sdk`, or `--check`
     /// to compare the copies with a fresh trim.
@@ -72,6 +77,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The check's test build runs this binary as its compiler wrapper (rustdoc.rs).
+    if let Some(code) = rustdoc::as_rustc_wrapper() {
+        return code;
+    }
     let cli = Cli::parse();
     let root = step::workspace_root();
     let result = match cli.command {
@@ -82,6 +91,7 @@ fn main() -> ExitCode {
         Command::Kind(a) => kind::run(&root, &a),
         Command::KindImages(a) => kind::images(&root, &a),
         Command::TrimSdk(a) => trim_sdk::run(&root, &a),
+        Command::Docs => check::docs(&root),
         Command::AfterTests => check::after_tests_lane(&root),
     };
     match result {

@@ -77,8 +77,11 @@ pub fn target_dir(root: &Path) -> PathBuf {
 /// compilation (it only adds gigabytes to target/), line tables only in debug builds
 /// (backtraces still name file and line), and clippy-driver as the compiler of the
 /// workspace's own crates with warnings as errors, as `cargo clippy` sets it: lints and
-/// tests in one build. A caller's own `CARGO_INCREMENTAL` and `CARGO_PROFILE_DEV_DEBUG` win.
-pub fn build_env() -> Result<Vec<(&'static str, String)>> {
+/// tests in one build. clippy-driver is reached through this binary as cargo's
+/// `RUSTC_WORKSPACE_WRAPPER`, which records each crate's compile for the doc step
+/// ([`crate::rustdoc`]). A caller's own `CARGO_INCREMENTAL` and `CARGO_PROFILE_DEV_DEBUG`
+/// win.
+pub fn build_env(root: &Path) -> Result<Vec<(&'static str, String)>> {
     let clippy = which("clippy-driver").ok_or_else(|| {
         Error::Usage("clippy-driver not found on PATH (rustup component add clippy)".into())
     })?;
@@ -88,24 +91,25 @@ pub fn build_env() -> Result<Vec<(&'static str, String)>> {
             .filter(|v| !v.is_empty())
             .unwrap_or_else(|| default.to_owned())
     };
-    Ok(vec![
+    let mut env = vec![
         ("CARGO_INCREMENTAL", keep("CARGO_INCREMENTAL", "0")),
         (
             "CARGO_PROFILE_DEV_DEBUG",
             keep("CARGO_PROFILE_DEV_DEBUG", "line-tables-only"),
         ),
-        ("RUSTC_WORKSPACE_WRAPPER", clippy.display().to_string()),
         (
             "CLIPPY_ARGS",
             "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".to_owned(),
         ),
-    ])
+    ];
+    env.extend(crate::rustdoc::wrapper_env(root, &clippy)?);
+    Ok(env)
 }
 
 /// [`build_env`], and `LOADTEST_BIN_DIR` naming the debug binaries of the build under
 /// `root` (for `cargo xtask validate` inside the tests).
 pub fn check_env(root: &Path) -> Result<Vec<(&'static str, String)>> {
-    let mut env = build_env()?;
+    let mut env = build_env(root)?;
     let bins = target_dir(root).join("debug");
     env.push(("LOADTEST_BIN_DIR", bins.display().to_string()));
     Ok(env)

@@ -1,0 +1,684 @@
+//! The check's docs, documented from its test build.
+//!
+//! `cargo doc` needs each dependency's metadata from a build of its own kind (`cargo
+//! check`'s), which no test build makes: from an empty target it compiles about five
+//! hundred crates again before it documents the first of ours (159 of a cold check's
+//! CPU-seconds, on a 2-core machine). The test build has compiled every one of them
+//! already, and a compiled library carries the metadata rustdoc reads. So the check's
+//! build runs this binary as cargo's `RUSTC_WORKSPACE_WRAPPER` ([`as_rustc_wrapper`]): for
+//! each of the workspace's libraries and binaries that cargo compiles, it records the
+//! compiler's arguments and the package's `CARGO_*` variables in
+//! `target/check/compiles/`, then hands the compile to clippy-driver unchanged. The doc
+//! step ([`document`]) then runs rustdoc on each library and binary `cargo doc
+//! --workspace --no-deps` would document, with the same sources, edition, features, cfgs,
+//! lints and dependencies (the test build's compiled ones), warnings as errors, into
+//! `target/doc`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::step::{self, Error, Result};
+
+/// The compiler the wrapper hands every compile to (clippy-driver).
+const DRIVER: &str = "XTASK_RUSTC_DRIVER";
+/// The directory the wrapper writes its records to.
+const RECORDS: &str = "XTASK_COMPILE_RECORDS";
+
+/// The check's build's variables for the wrapper: `RUSTC_WORKSPACE_WRAPPER` naming a copy
+/// of this binary at a fixed place under the target directory (cargo keeps a build per
+/// wrapper path, so the path must not change from run to run; the copy is replaced only
+/// when this binary differs), the compiler it hands compiles to, and the records'
+/// directory.
+pub fn wrapper_env(root: &Path, driver: &Path) -> Result<Vec<(&'static str, String)>> {
+    let dir = step::target_dir(root).join("check");
+    let records = dir.join("compiles");
+    std::fs::create_dir_all(&records)
+        .map_err(|e| Error::Usage(format!("{}: {e}", records.display())))?;
+    let wrapper = dir.join("rustc-wrapper");
+    install(&wrapper)?;
+    Ok(vec![
+        ("RUSTC_WORKSPACE_WRAPPER", wrapper.display().to_string()),
+        (DRIVER, driver.display().to_string()),
+        (RECORDS, records.display().to_string()),
+    ])
+}
+
+/// Copies this binary to `to` unless it is the same already: written beside it and renamed
+/// into place, so a compile running the old copy keeps it.
+fn install(to: &Path) -> Result {
+    // /proc/self/exe reads this process's binary even after a build has replaced the file.
+    let me = match std::fs::read("/proc/self/exe") {
+        Ok(bytes) => bytes,
+        Err(_) => std::env::current_exe()
+            .and_then(std::fs::read)
+            .map_err(|e| Error::Usage(format!("cannot read cargo xtask's own binary: {e}")))?,
+    };
+    if std::fs::read(to).is_ok_and(|old| old == me) {
+        return Ok(());
+    }
+    let tmp = to.with_extension(format!("new-{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        std::fs::write(&tmp, &me)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+        }
+        std::fs::rename(&tmp, to)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::Usage(format!("{}: {e}", to.display()))
+    })
+}
+
+/// Whether a target is a library or a binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Lib,
+    Bin,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Lib => "lib",
+            Kind::Bin => "bin",
+        }
+    }
+}
+
+/// One library or binary of the workspace, as `cargo doc` documents it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Target {
+    package: String,
+    /// The crate's name (the target's, `-` as `_`).
+    krate: String,
+    kind: Kind,
+}
+
+impl Target {
+    /// Its name in the records and the docs' stamps.
+    fn key(&self) -> String {
+        format!("{}.{}.{}", self.package, self.krate, self.kind.as_str())
+    }
+
+    /// Its records: its compile as itself, and as its unit tests' harness. The doc step
+    /// reads the later of the two.
+    fn records(&self, dir: &Path) -> [PathBuf; 2] {
+        let key = self.key();
+        [
+            dir.join(format!("{key}.json")),
+            dir.join(format!("{key}.test.json")),
+        ]
+    }
+}
+
+/// What the wrapper recorded of one compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Record {
+    /// The directory cargo ran the compiler in.
+    cwd: PathBuf,
+    /// The compiler's arguments, after its own path.
+    args: Vec<String>,
+    /// The variables cargo set for the compile that the sources may read (`env!`): every
+    /// `CARGO*` but the jobserver's, and `OUT_DIR`.
+    env: BTreeMap<String, String>,
+}
+
+impl Record {
+    fn to_json(&self) -> String {
+        serde_json::json!({
+            "cwd": self.cwd.display().to_string(),
+            "args": self.args,
+            "env": self.env,
+        })
+        .to_string()
+    }
+
+    fn from_json(s: &str) -> Option<Record> {
+        let v: serde_json::Value = serde_json::from_str(s).ok()?;
+        let strings = |v: &serde_json::Value| -> Option<Vec<String>> {
+            v.as_array()?
+                .iter()
+                .map(|a| a.as_str().map(str::to_owned))
+                .collect()
+        };
+        let env = v
+            .get("env")?
+            .as_object()?
+            .iter()
+            .map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+            .collect::<Option<_>>()?;
+        Some(Record {
+            cwd: PathBuf::from(v.get("cwd")?.as_str()?),
+            args: strings(v.get("args")?)?,
+            env,
+        })
+    }
+}
+
+/// Whether a variable of a compile's environment goes into its record.
+fn recorded_var(name: &str) -> bool {
+    (name.starts_with("CARGO") && name != "CARGO_MAKEFLAGS") || name == "OUT_DIR"
+}
+
+/// The crate name of a compile to record, and its record's kind: a library or binary
+/// compiled as itself (`lib`, `bin`) or as its unit tests' harness (`lib.test`,
+/// `bin.test`: `bin` when cargo names a binary, `CARGO_BIN_NAME`); not a compiler probe,
+/// not a procedural macro.
+///
+/// A test build compiles a binary as itself only when its package has integration tests
+/// (they run it): the doc step documents the others from their unit tests' compile.
+fn to_record(args: &[String], binary: bool) -> Option<(String, &'static str)> {
+    let mut name = None;
+    let mut kind = None;
+    let mut test = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-" => return None,
+            "--test" => test = true,
+            "--crate-name" => name = it.next().cloned(),
+            "--crate-type" => kind = it.next().map(String::as_str),
+            _ if a.starts_with("--print") => return None,
+            _ => {
+                if let Some(t) = a.strip_prefix("--crate-type=") {
+                    kind = Some(t);
+                } else if let Some(n) = a.strip_prefix("--crate-name=") {
+                    name = Some(n.to_owned());
+                }
+            }
+        }
+    }
+    let kind = match (test, kind, binary) {
+        (true, _, false) => "lib.test",
+        (true, _, true) => "bin.test",
+        (false, Some("lib" | "rlib"), _) => "lib",
+        (false, Some("bin"), _) => "bin",
+        _ => return None,
+    };
+    Some((name?, kind))
+}
+
+/// Run as cargo's `RUSTC_WORKSPACE_WRAPPER` (`[this binary] rustc ARGS…`, with
+/// [`DRIVER`] set): records the compile when it is one [`document`] needs, then becomes the
+/// driver with the same arguments. `None` when this process is not the wrapper.
+pub fn as_rustc_wrapper() -> Option<ExitCode> {
+    let driver = std::env::var_os(DRIVER)?;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let rustc = Path::new(args.first()?);
+    if rustc.file_stem().and_then(|s| s.to_str()) != Some("rustc") {
+        return None;
+    }
+    if let (Some(records), Ok(package)) =
+        (std::env::var_os(RECORDS), std::env::var("CARGO_PKG_NAME"))
+    {
+        let strings: Option<Vec<String>> = args[1..]
+            .iter()
+            .map(|a| a.clone().into_string().ok())
+            .collect();
+        if let Some(strings) = strings
+            && let Some((krate, kind)) =
+                to_record(&strings, std::env::var_os("CARGO_BIN_NAME").is_some())
+        {
+            let record = Record {
+                cwd: std::env::current_dir().unwrap_or_default(),
+                args: strings,
+                env: std::env::vars().filter(|(k, _)| recorded_var(k)).collect(),
+            };
+            let path = Path::new(&records).join(format!("{package}.{krate}.{kind}.json"));
+            let tmp = path.with_extension(format!("json.{}", std::process::id()));
+            // A record that cannot be written leaves the old one (or none): the doc step
+            // then names the crate. The compile itself goes on.
+            if std::fs::write(&tmp, record.to_json())
+                .and_then(|()| std::fs::rename(&tmp, &path))
+                .is_err()
+            {
+                eprintln!("cargo xtask: cannot write {}", path.display());
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
+    }
+    let mut c = std::process::Command::new(&driver);
+    c.args(&args);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = c.exec();
+        eprintln!(
+            "cargo xtask: cannot run {}: {e}",
+            Path::new(&driver).display()
+        );
+        Some(ExitCode::from(101))
+    }
+    #[cfg(not(unix))]
+    {
+        match c.status() {
+            Ok(s) => Some(ExitCode::from(s.code().unwrap_or(101) as u8)),
+            Err(e) => {
+                eprintln!(
+                    "cargo xtask: cannot run {}: {e}",
+                    Path::new(&driver).display()
+                );
+                Some(ExitCode::from(101))
+            }
+        }
+    }
+}
+
+/// What rustdoc does with a compiler flag.
+enum Flag {
+    /// rustdoc takes it with its value: the crate, its edition, cfgs, dependencies, lints.
+    Keep,
+    /// Code generation, output and diagnostics' format: rustdoc has its own, or none.
+    Drop,
+}
+
+/// The compiler flags a compile's record may hold that take a value, and what rustdoc
+/// does with each.
+fn flag(name: &str) -> Option<Flag> {
+    Some(match name {
+        "--crate-name" | "--edition" | "--crate-type" | "--cfg" | "--check-cfg" | "-L"
+        | "--extern" | "--cap-lints" | "-W" | "-A" | "-D" | "-F" | "--warn" | "--allow"
+        | "--deny" | "--forbid" | "--force-warn" | "--target" | "--sysroot" => Flag::Keep,
+        "--error-format"
+        | "--json"
+        | "--emit"
+        | "-C"
+        | "--codegen"
+        | "--out-dir"
+        | "-o"
+        | "--diagnostic-width"
+        | "--color"
+        | "-Z"
+        | "--remap-path-prefix" => Flag::Drop,
+        _ => return None,
+    })
+}
+
+/// rustdoc's arguments for a compile's: the kept flags with their values, and the source
+/// file; an error names a flag this step does not know.
+fn rustdoc_args(args: &[String]) -> std::result::Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut input = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if matches!(a.as_str(), "--test" | "-g" | "-O") {
+            continue;
+        }
+        if !a.starts_with('-') {
+            if input.replace(a.clone()).is_some() {
+                return Err(format!("two source files in one compile: {a}"));
+            }
+            continue;
+        }
+        // `--flag=value`, `--flag value`, `-Xvalue` or `-X value`.
+        let (name, inline) = if a.starts_with("--") {
+            match a.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_owned())),
+                None => (a.as_str(), None),
+            }
+        } else if a.len() > 2 {
+            (&a[..2], Some(a[2..].to_owned()))
+        } else {
+            (a.as_str(), None)
+        };
+        let what =
+            flag(name).ok_or_else(|| format!("a compiler flag the doc step does not know: {a}"))?;
+        let value = match inline {
+            Some(v) => v,
+            None => it
+                .next()
+                .cloned()
+                .ok_or_else(|| format!("{name} without its value"))?,
+        };
+        if let Flag::Keep = what {
+            out.push(name.to_owned());
+            out.push(value);
+        }
+    }
+    out.push(input.ok_or("no source file")?);
+    Ok(out)
+}
+
+/// The workspace's targets `cargo doc --workspace --no-deps` documents, from `cargo
+/// metadata --no-deps`: each library, and each binary whose name is not its package's
+/// library's, unless its manifest says `doc = false`.
+fn documented(metadata: &serde_json::Value) -> Vec<Target> {
+    let members: Vec<&str> = metadata["workspace_members"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for p in metadata["packages"].as_array().into_iter().flatten() {
+        if !p["id"].as_str().is_some_and(|id| members.contains(&id)) {
+            continue;
+        }
+        let package = p["name"].as_str().unwrap_or_default().to_owned();
+        let targets = p["targets"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let is = |t: &serde_json::Value, kind: &str| {
+            t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == kind))
+        };
+        let krate =
+            |t: &serde_json::Value| t["name"].as_str().unwrap_or_default().replace('-', "_");
+        let lib = targets.iter().find(|t| is(t, "lib")).map(krate);
+        for t in targets {
+            if t["doc"] == false {
+                continue;
+            }
+            let kind = if is(t, "lib") {
+                Kind::Lib
+            } else if is(t, "bin") && lib.as_deref() != Some(krate(t).as_str()) {
+                Kind::Bin
+            } else {
+                continue;
+            };
+            out.push(Target {
+                package: package.clone(),
+                krate: krate(t),
+                kind,
+            });
+        }
+    }
+    out
+}
+
+/// The doc step: rustdoc on every target [`documented`] names, from its record of the test
+/// build, warnings as errors, into `target/doc`; a target whose compile has not changed
+/// since its last docs were written is left as it is.
+pub fn document(root: &Path, env: &[(&str, String)]) -> Result {
+    let out = step::command(
+        root,
+        "cargo",
+        &["metadata", "--no-deps", "--format-version", "1", "--locked"],
+        env,
+    )
+    .output()
+    .map_err(|e| Error::Usage(format!("cannot start cargo metadata: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Failed(format!(
+            "cargo metadata failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| Error::Failed(format!("cargo metadata's output: {e}")))?;
+    let target = step::target_dir(root);
+    let records = target.join("check").join("compiles");
+    let stamps = target.join("check").join("docs");
+    std::fs::create_dir_all(&stamps)
+        .map_err(|e| Error::Usage(format!("{}: {e}", stamps.display())))?;
+    let docs = target.join("doc");
+    let rustdoc = std::env::var("RUSTDOC").unwrap_or_else(|_| "rustdoc".to_owned());
+    let targets = documented(&metadata);
+    let (mut written, mut kept) = (0, 0);
+    for t in &targets {
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let [itself, harness] = t.records(&records);
+        let path = if modified(&harness) > modified(&itself) {
+            harness
+        } else {
+            itself
+        };
+        let record = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| Record::from_json(&s))
+            .ok_or_else(|| {
+                Error::Failed(format!(
+                    "no record of the test build's compile of {} {} {} ({}): the doc step documents what the check's test build compiled (`cargo xtask check --build-only` builds it)",
+                    t.package,
+                    t.kind.as_str(),
+                    t.krate,
+                    path.display()
+                ))
+            })?;
+        let mut args = rustdoc_args(&record.args).map_err(|e| {
+            Error::Failed(format!(
+                "{} {}: {e} (in {})",
+                t.package,
+                t.krate,
+                path.display()
+            ))
+        })?;
+        if !args.iter().any(|a| a == "--crate-type") {
+            // A unit tests' compile names no crate type.
+            args.extend(["--crate-type".to_owned(), t.kind.as_str().to_owned()]);
+        }
+        args.extend(["-o".to_owned(), docs.display().to_string()]);
+        if let Some(v) = record.env.get("CARGO_PKG_VERSION") {
+            args.extend(["--crate-version".to_owned(), v.clone()]);
+        }
+        if t.kind == Kind::Bin {
+            // As cargo doc documents a binary: its items are all private.
+            args.push("--document-private-items".to_owned());
+        }
+        args.extend(["-D".to_owned(), "warnings".to_owned()]);
+        let stamp = stamps.join(t.key());
+        let line = serde_json::json!({"args": args, "env": record.env}).to_string();
+        let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s == line)
+            && modified(&stamp) >= modified(&path)
+            && docs.join(&t.krate).join("index.html").is_file();
+        if fresh {
+            kept += 1;
+            continue;
+        }
+        println!(
+            " Documenting {} ({} {})",
+            t.package,
+            t.kind.as_str(),
+            t.krate
+        );
+        let _ = std::fs::remove_file(&stamp);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut c = step::command(&record.cwd, &rustdoc, &refs, &[]);
+        c.envs(&record.env);
+        step::run(c, &format!("the docs of {} ({})", t.package, t.krate))?;
+        std::fs::write(&stamp, line)
+            .map_err(|e| Error::Usage(format!("{}: {e}", stamp.display())))?;
+        written += 1;
+    }
+    println!(
+        "the docs of {} crates are in {}: {written} written, {kept} unchanged since their last docs",
+        targets.len(),
+        docs.strip_prefix(root).unwrap_or(&docs).display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// A library's compile as cargo starts it under a workspace wrapper (the wrapper's
+    /// arguments after the compiler's path).
+    fn lib_compile() -> Vec<String> {
+        strings(&[
+            "--crate-name",
+            "limiter",
+            "--edition=2024",
+            "limiter/src/lib.rs",
+            "--error-format=json",
+            "--json=diagnostic-rendered-ansi,artifacts,future-incompat",
+            "--crate-type",
+            "lib",
+            "--emit=dep-info,metadata,link",
+            "-C",
+            "embed-bitcode=no",
+            "-C",
+            "debuginfo=line-tables-only",
+            "--cfg",
+            "feature=\"default\"",
+            "--check-cfg",
+            "cfg(docsrs,test)",
+            "-C",
+            "metadata=0a1b2c",
+            "--out-dir",
+            "/t/debug/deps",
+            "-L",
+            "dependency=/t/debug/deps",
+            "--extern",
+            "tokio=/t/debug/deps/libtokio-1.rlib",
+            "--warn=rust_2018_idioms",
+            "--forbid=unsafe_code",
+            "-Wclippy::todo",
+        ])
+    }
+
+    #[test]
+    fn a_library_or_binary_is_recorded_as_itself_or_as_its_tests_and_probes_are_not() {
+        assert_eq!(
+            to_record(&lib_compile(), false),
+            Some(("limiter".into(), "lib"))
+        );
+        let bin = strings(&[
+            "--crate-name",
+            "xtask",
+            "--crate-type",
+            "bin",
+            "xtask/src/main.rs",
+        ]);
+        assert_eq!(to_record(&bin, true), Some(("xtask".into(), "bin")));
+        let test = strings(&["--crate-name", "limiter", "--test", "limiter/src/lib.rs"]);
+        assert_eq!(
+            to_record(&test, false),
+            Some(("limiter".into(), "lib.test"))
+        );
+        let test = strings(&["--crate-name", "loadgen", "--test", "src/main.rs"]);
+        assert_eq!(to_record(&test, true), Some(("loadgen".into(), "bin.test")));
+        let probe = strings(&[
+            "-",
+            "--crate-name",
+            "___",
+            "--print=file-names",
+            "--crate-type",
+            "bin",
+        ]);
+        assert_eq!(to_record(&probe, false), None);
+        let macros = strings(&[
+            "--crate-name",
+            "m",
+            "--crate-type",
+            "proc-macro",
+            "m/src/lib.rs",
+        ]);
+        assert_eq!(to_record(&macros, false), None);
+    }
+
+    #[test]
+    fn rustdoc_gets_the_crate_its_cfgs_dependencies_and_lints_and_no_code_generation() {
+        let args = rustdoc_args(&lib_compile()).unwrap();
+        assert_eq!(
+            args,
+            strings(&[
+                "--crate-name",
+                "limiter",
+                "--edition",
+                "2024",
+                "--crate-type",
+                "lib",
+                "--cfg",
+                "feature=\"default\"",
+                "--check-cfg",
+                "cfg(docsrs,test)",
+                "-L",
+                "dependency=/t/debug/deps",
+                "--extern",
+                "tokio=/t/debug/deps/libtokio-1.rlib",
+                "--warn",
+                "rust_2018_idioms",
+                "--forbid",
+                "unsafe_code",
+                "-W",
+                "clippy::todo",
+                "limiter/src/lib.rs",
+            ])
+        );
+    }
+
+    #[test]
+    fn an_unknown_flag_or_a_missing_source_is_an_error_naming_it() {
+        let mut args = lib_compile();
+        args.push("--frobnicate".into());
+        let e = rustdoc_args(&args).unwrap_err();
+        assert!(e.contains("--frobnicate"), "{e}");
+        assert!(rustdoc_args(&strings(&["--crate-name", "x"])).is_err());
+        assert!(rustdoc_args(&strings(&["--crate-name"])).is_err());
+    }
+
+    #[test]
+    fn a_record_reads_back_as_written() {
+        let r = Record {
+            cwd: "/w".into(),
+            args: lib_compile(),
+            env: [("CARGO_PKG_VERSION".to_owned(), "0.1.0".to_owned())].into(),
+        };
+        assert_eq!(Record::from_json(&r.to_json()), Some(r));
+        assert_eq!(Record::from_json("{}"), None);
+    }
+
+    #[test]
+    fn the_jobserver_is_not_recorded_and_the_package_and_out_dir_are() {
+        assert!(recorded_var("CARGO_PKG_VERSION"));
+        assert!(recorded_var("CARGO_MANIFEST_DIR"));
+        assert!(recorded_var("OUT_DIR"));
+        assert!(!recorded_var("CARGO_MAKEFLAGS"));
+        assert!(!recorded_var("PATH"));
+    }
+
+    #[test]
+    fn cargo_doc_documents_libraries_and_binaries_not_named_as_their_library() {
+        let metadata = serde_json::json!({
+            "workspace_members": ["a 0.1.0", "b 0.1.0"],
+            "packages": [
+                {"id": "a 0.1.0", "name": "a-pkg", "targets": [
+                    {"name": "a-pkg", "kind": ["lib"], "doc": true},
+                    {"name": "a-pkg", "kind": ["bin"], "doc": true},
+                    {"name": "a-replay", "kind": ["bin"], "doc": true},
+                    {"name": "it", "kind": ["test"], "doc": false},
+                    {"name": "window", "kind": ["bench"], "doc": false},
+                ]},
+                {"id": "b 0.1.0", "name": "b", "targets": [
+                    {"name": "b", "kind": ["bin"], "doc": true},
+                    {"name": "corpus", "kind": ["bin"], "doc": false},
+                ]},
+                {"id": "dep 1.0.0", "name": "dep", "targets": [
+                    {"name": "dep", "kind": ["lib"], "doc": true},
+                ]},
+            ],
+        });
+        let t = |package: &str, krate: &str, kind| Target {
+            package: package.into(),
+            krate: krate.into(),
+            kind,
+        };
+        assert_eq!(
+            documented(&metadata),
+            vec![
+                t("a-pkg", "a_pkg", Kind::Lib),
+                t("a-pkg", "a_replay", Kind::Bin),
+                t("b", "b", Kind::Bin),
+            ]
+        );
+        let lib = t("a-pkg", "a_pkg", Kind::Lib);
+        assert_eq!(lib.key(), "a-pkg.a_pkg.lib");
+        assert_eq!(
+            lib.records(Path::new("r")),
+            [
+                PathBuf::from("r/a-pkg.a_pkg.lib.json"),
+                PathBuf::from("r/a-pkg.a_pkg.lib.test.json")
+            ]
+        );
+    }
+}
