@@ -18,60 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::step::{self, Error, Result};
-
-/// The compiler the wrapper hands every compile to (clippy-driver).
-const DRIVER: &str = "XTASK_RUSTC_DRIVER";
-/// The directory the wrapper writes its records to.
-const RECORDS: &str = "XTASK_COMPILE_RECORDS";
-
-/// The check's build's variables for the wrapper: `RUSTC_WORKSPACE_WRAPPER` naming a copy
-/// of this binary at a fixed place under the target directory (cargo keeps a build per
-/// wrapper path, so the path must not change from run to run; the copy is replaced only
-/// when this binary differs), the compiler it hands compiles to, and the records'
-/// directory.
-pub fn wrapper_env(root: &Path, driver: &Path) -> Result<Vec<(&'static str, String)>> {
-    let dir = step::target_dir(root).join("check");
-    let records = dir.join("compiles");
-    std::fs::create_dir_all(&records)
-        .map_err(|e| Error::Usage(format!("{}: {e}", records.display())))?;
-    let wrapper = dir.join("rustc-wrapper");
-    install(&wrapper)?;
-    Ok(vec![
-        ("RUSTC_WORKSPACE_WRAPPER", wrapper.display().to_string()),
-        (DRIVER, driver.display().to_string()),
-        (RECORDS, records.display().to_string()),
-    ])
-}
-
-/// Copies this binary to `to` unless it is the same already: written beside it and renamed
-/// into place, so a compile running the old copy keeps it.
-fn install(to: &Path) -> Result {
-    // /proc/self/exe reads this process's binary even after a build has replaced the file.
-    let me = match std::fs::read("/proc/self/exe") {
-        Ok(bytes) => bytes,
-        Err(_) => std::env::current_exe()
-            .and_then(std::fs::read)
-            .map_err(|e| Error::Usage(format!("cannot read cargo xtask's own binary: {e}")))?,
-    };
-    if std::fs::read(to).is_ok_and(|old| old == me) {
-        return Ok(());
-    }
-    let tmp = to.with_extension(format!("new-{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        std::fs::write(&tmp, &me)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
-        }
-        std::fs::rename(&tmp, to)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::Usage(format!("{}: {e}", to.display()))
-    })
-}
+use crate::step::{self, DRIVER, Error, RECORDS, Result};
 
 /// Whether a target is a library or a binary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -79,7 +79,7 @@ pub fn target_dir(root: &Path) -> PathBuf {
 /// workspace's own crates with warnings as errors, as `cargo clippy` sets it: lints and
 /// tests in one build. clippy-driver is reached through this binary as cargo's
 /// `RUSTC_WORKSPACE_WRAPPER`, which records each crate's compile for the doc step
-/// ([`crate::rustdoc`]). A caller's own `CARGO_INCREMENTAL` and `CARGO_PROFILE_DEV_DEBUG`
+/// (`crate::rustdoc`). A caller's own `CARGO_INCREMENTAL` and `CARGO_PROFILE_DEV_DEBUG`
 /// win.
 pub fn build_env(root: &Path) -> Result<Vec<(&'static str, String)>> {
     let clippy = which("clippy-driver").ok_or_else(|| {
@@ -102,8 +102,61 @@ pub fn build_env(root: &Path) -> Result<Vec<(&'static str, String)>> {
             "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".to_owned(),
         ),
     ];
-    env.extend(crate::rustdoc::wrapper_env(root, &clippy)?);
+    env.extend(wrapper_env(root, &clippy)?);
     Ok(env)
+}
+
+/// The compiler the wrapper hands every compile to (clippy-driver).
+pub const DRIVER: &str = "XTASK_RUSTC_DRIVER";
+/// The directory the wrapper writes its records to.
+pub const RECORDS: &str = "XTASK_COMPILE_RECORDS";
+
+/// The check's build's variables for the wrapper: `RUSTC_WORKSPACE_WRAPPER` naming a copy
+/// of this binary at a fixed place under the target directory (cargo keeps a build per
+/// wrapper path, so the path must not change from run to run; the copy is replaced only
+/// when this binary differs), the compiler it hands compiles to, and the records'
+/// directory.
+fn wrapper_env(root: &Path, driver: &Path) -> Result<Vec<(&'static str, String)>> {
+    let dir = target_dir(root).join("check");
+    let records = dir.join("compiles");
+    std::fs::create_dir_all(&records)
+        .map_err(|e| Error::Usage(format!("{}: {e}", records.display())))?;
+    let wrapper = dir.join("rustc-wrapper");
+    install(&wrapper)?;
+    Ok(vec![
+        ("RUSTC_WORKSPACE_WRAPPER", wrapper.display().to_string()),
+        (DRIVER, driver.display().to_string()),
+        (RECORDS, records.display().to_string()),
+    ])
+}
+
+/// Copies this binary to `to` unless it is the same already: written beside it and renamed
+/// into place, so a compile running the old copy keeps it.
+fn install(to: &Path) -> Result {
+    // /proc/self/exe reads this process's binary even after a build has replaced the file.
+    let me = match std::fs::read("/proc/self/exe") {
+        Ok(bytes) => bytes,
+        Err(_) => std::env::current_exe()
+            .and_then(std::fs::read)
+            .map_err(|e| Error::Usage(format!("cannot read cargo xtask's own binary: {e}")))?,
+    };
+    if std::fs::read(to).is_ok_and(|old| old == me) {
+        return Ok(());
+    }
+    let tmp = to.with_extension(format!("new-{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        std::fs::write(&tmp, &me)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+        }
+        std::fs::rename(&tmp, to)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::Usage(format!("{}: {e}", to.display()))
+    })
 }
 
 /// [`build_env`], and `LOADTEST_BIN_DIR` naming the debug binaries of the build under
