@@ -145,12 +145,9 @@ fn install(to: &Path) -> Result {
     }
     let tmp = to.with_extension(format!("new-{}", std::process::id()));
     let write = || -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
         std::fs::write(&tmp, &me)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
-        }
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
         std::fs::rename(&tmp, to)
     };
     write().map_err(|e| {
