@@ -1,6 +1,10 @@
 //! composer's integration tests: functions over real gRPC on loopback, in process on
 //! paused time, and real Python functions as processes.
 
+/// mimalloc, as the harness binary uses: the virtual-time runs allocate heavily.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod binary;
 mod breaker;
 mod chain;

@@ -1,5 +1,9 @@
 //! Integration tests of the harness library and binary.
 
+/// mimalloc, as the harness binary uses: the virtual-time runs allocate heavily.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod aws;
 #[cfg(feature = "aws")]
 mod aws_flavour;
