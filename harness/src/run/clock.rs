@@ -135,6 +135,35 @@ impl RunClock {
         }
     }
 
+    /// The epoch of a source whose time zero was set during an exchange of this process,
+    /// `mid` its middle and `round_trip` its length, and which also publishes that time
+    /// zero as a wall time: the wall time where it lies within the exchange, as the source
+    /// journals are placed that publish only a wall time (mock-apiserver's), so that their
+    /// times and this source's compare as the two servers' clocks do; the exchange's
+    /// middle otherwise (the wall clocks are further apart than the round trip). Either
+    /// way the epoch is known to within the round trip. Also returns how far the wall time
+    /// lies from the middle, µs, and whether it was used.
+    #[must_use]
+    pub fn epoch_within(
+        &self,
+        mid: Instant,
+        round_trip: Duration,
+        wall: Timestamp,
+    ) -> (Epoch, i64, bool) {
+        let middle = self.epoch_at(mid, round_trip);
+        let walled = Epoch {
+            uncertainty: round_trip,
+            ..self.epoch_of_wall(wall)
+        };
+        let from_middle = walled.offset_us - middle.offset_us;
+        let half = i64::try_from(Micros::of(round_trip / 2).0).unwrap_or(i64::MAX);
+        if from_middle.abs() <= half {
+            (walled, from_middle, true)
+        } else {
+            (middle, from_middle, false)
+        }
+    }
+
     /// The epoch of a source that publishes its time zero as a wall time (another
     /// process, maybe on another machine: the two wall clocks' skew is not known here).
     #[must_use]
@@ -160,6 +189,29 @@ mod tests {
         assert_eq!(e.to_run(999), None);
         assert_eq!(e.to_run(1_500), Some(Micros(500)));
         assert_eq!(Epoch::RUN.to_run(7), Some(Micros(7)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wall_dated_epoch_within_its_round_trip_is_taken_and_one_outside_is_not() {
+        let clock = RunClock::start();
+        tokio::time::advance(Duration::from_millis(10)).await;
+        let mid = Instant::now();
+        let trip = Duration::from_millis(4);
+        // The run's wall start plus 10 ms is the middle; 2 ms either side is the exchange.
+        let wall = |us: i64| {
+            clock
+                .wall_start()
+                .checked_add(k8s_openapi::jiff::SignedDuration::from_micros(us))
+                .unwrap()
+        };
+        let (e, off, used) = clock.epoch_within(mid, trip, wall(11_500));
+        assert_eq!((e.offset_us, off, used), (11_500, 1_500, true));
+        assert_eq!(e.uncertainty, trip);
+        let (e, off, used) = clock.epoch_within(mid, trip, wall(8_000));
+        assert_eq!((e.offset_us, off, used), (8_000, -2_000, true));
+        let (e, off, used) = clock.epoch_within(mid, trip, wall(12_001));
+        assert_eq!((e.offset_us, off, used), (10_000, 2_001, false));
+        assert_eq!(e.uncertainty, trip);
     }
 
     #[tokio::test(start_paused = true)]

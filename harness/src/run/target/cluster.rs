@@ -416,17 +416,43 @@ impl Target for Cluster {
             .put_config(&config)
             .await
             .map_err(RunError::CloudAdmin)?;
+        // The cloud's time zero as its wall clock gives it (every calls page says it).
+        let wall = cloud_client
+            .calls(0, Some(0))
+            .await
+            .map_err(RunError::CloudAdmin)?
+            .epoch;
+        let (run_epoch, from_middle, walled) =
+            clock.epoch_within(epoch.at, epoch.uncertainty, wall);
+        #[allow(clippy::cast_precision_loss)]
+        let from_middle_ms = from_middle as f64 / 1e3;
         notes.insert(
             0,
             format!(
-                "cloud clock offset known to {:.1} ms (the PUT /admin/v1/config round trip)",
-                epoch.uncertainty.as_secs_f64() * 1e3
+                "cloud clock offset known to {:.1} ms (the PUT /admin/v1/config round trip); {}",
+                epoch.uncertainty.as_secs_f64() * 1e3,
+                if walled {
+                    format!(
+                        "placed by the cloud's wall clock, {from_middle_ms:+.1} ms from the round trip's middle, as the API server's journal is"
+                    )
+                } else {
+                    format!(
+                        "placed at the round trip's middle: the cloud's wall clock puts it {from_middle_ms:+.1} ms away, outside the round trip"
+                    )
+                }
             ),
         );
+        // The cloud's time zero on this process's clock, where the epoch puts it.
+        let shift = Duration::from_micros(from_middle.unsigned_abs());
+        let started = match (walled, from_middle >= 0) {
+            (false, _) => epoch.at,
+            (true, true) => epoch.at + shift,
+            (true, false) => epoch.at.checked_sub(shift).unwrap_or(epoch.at),
+        };
         let cloud = Arc::new(RemoteCloud::new(
             cloud_client,
-            clock.epoch_at(epoch.at, epoch.uncertainty),
-            epoch.at,
+            run_epoch,
+            started,
             config.faults,
         ));
         Ok(Cluster {
