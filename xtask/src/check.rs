@@ -108,15 +108,16 @@ pub fn run(root: &Path, a: &Args) -> Result {
     Ok(())
 }
 
-/// The environment variable that carries the check's clock (seconds since it started) to
-/// the lane of steps beside the tests, so that their headings read as the check's; and
-/// from `.ci/run` to the check, so that its headings count from CI's start.
-const STARTED_AGO: &str = "XTASK_CHECK_STARTED_AGO";
+/// The environment variable that carries the check's clock (when it started, wall-clock
+/// seconds since 1970) to the lane of steps beside the tests, so that their headings read
+/// as the check's; and from `.ci/run` to the check, so that its headings count from CI's
+/// start, including the time cargo takes to build `cargo xtask` before it runs.
+const STARTED_AT: &str = "XTASK_CHECK_STARTED_AT";
 
-/// A clock started [`STARTED_AGO`] seconds ago, or now.
+/// A clock started at [`STARTED_AT`], or now.
 fn clock_from_env() -> Steps {
-    match std::env::var(STARTED_AGO).ok().and_then(|s| s.parse().ok()) {
-        Some(ago) => Steps::started_ago(ago),
+    match std::env::var(STARTED_AT).ok().and_then(|s| s.parse().ok()) {
+        Some(at) => Steps::started_at(at),
         None => Steps::start(),
     }
 }
@@ -223,7 +224,7 @@ fn start_lane(root: &Path, steps: &Steps, env: &[(&str, String)], log: &Path) ->
     };
     let me = me.display().to_string();
     let mut env = env.to_vec();
-    env.push((STARTED_AGO, steps.elapsed_secs().to_string()));
+    env.push((STARTED_AT, steps.started_unix().to_string()));
     let mut c = match step::which("nice") {
         Some(nice) => step::command(root, nice, &["-n", "19", &me, "after-tests"], &env),
         None => step::command(root, &me, &["after-tests"], &env),

@@ -214,20 +214,22 @@ impl Steps {
         }
     }
 
-    /// A run that started `secs` seconds ago (a child process continuing its parent's
-    /// clock).
-    pub fn started_ago(secs: u64) -> Steps {
+    /// A run that started at `unix_secs` (wall-clock seconds since 1970): a process
+    /// continuing the clock of the one that started it, counting whatever ran between
+    /// (such as cargo building this binary first).
+    pub fn started_at(unix_secs: u64) -> Steps {
         let now = Instant::now();
+        let ago = unix_now().saturating_sub(unix_secs);
         Steps {
             started: now
-                .checked_sub(std::time::Duration::from_secs(secs))
+                .checked_sub(std::time::Duration::from_secs(ago))
                 .unwrap_or(now),
         }
     }
 
-    /// Whole seconds since the start.
-    pub fn elapsed_secs(&self) -> u64 {
-        self.started.elapsed().as_secs()
+    /// When the run started, in wall-clock seconds since 1970 (for [`Steps::started_at`]).
+    pub fn started_unix(&self) -> u64 {
+        unix_now().saturating_sub(self.started.elapsed().as_secs())
     }
 
     /// Prints `==> [m:ss] what`.
@@ -239,6 +241,13 @@ impl Steps {
     pub fn elapsed(&self) -> String {
         clock(self.started.elapsed().as_secs())
     }
+}
+
+/// The wall clock, whole seconds since 1970.
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// `m:ss` of `secs`.
@@ -342,6 +351,16 @@ mod tests {
         ] {
             assert!(!set_by_cargo_run(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_clock_continued_from_a_wall_time_counts_from_it() {
+        let at = unix_now() - 90;
+        let steps = Steps::started_at(at);
+        assert!(steps.elapsed().starts_with("1:3"), "{}", steps.elapsed());
+        assert!(steps.started_unix().abs_diff(at) <= 1);
+        // A start in the future is now.
+        assert_eq!(Steps::started_at(unix_now() + 60).elapsed(), "0:00");
     }
 
     #[test]
