@@ -164,6 +164,18 @@ impl RunClock {
         }
     }
 
+    /// Where `epoch` (a source's time zero) lies on this process's clock: the inverse of
+    /// [`RunClock::epoch_at`], to the microsecond.
+    #[must_use]
+    pub fn instant_of(&self, epoch: Epoch) -> Instant {
+        let offset = Duration::from_micros(epoch.offset_us.unsigned_abs());
+        if epoch.offset_us >= 0 {
+            self.start + offset
+        } else {
+            self.start.checked_sub(offset).unwrap_or(self.start)
+        }
+    }
+
     /// The epoch of a source that publishes its time zero as a wall time (another
     /// process, maybe on another machine: the two wall clocks' skew is not known here).
     #[must_use]
@@ -212,6 +224,12 @@ mod tests {
         let (e, off, used) = clock.epoch_within(mid, trip, wall(12_001));
         assert_eq!((e.offset_us, off, used), (10_000, 2_001, false));
         assert_eq!(e.uncertainty, trip);
+        assert_eq!(clock.instant_of(e), mid);
+        let earlier = mid - Duration::from_millis(12);
+        assert_eq!(
+            clock.instant_of(clock.epoch_at(earlier, Duration::ZERO)),
+            earlier
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -442,17 +442,10 @@ impl Target for Cluster {
                 }
             ),
         );
-        // The cloud's time zero on this process's clock, where the epoch puts it.
-        let shift = Duration::from_micros(from_middle.unsigned_abs());
-        let started = match (walled, from_middle >= 0) {
-            (false, _) => epoch.at,
-            (true, true) => epoch.at + shift,
-            (true, false) => epoch.at.checked_sub(shift).unwrap_or(epoch.at),
-        };
         let cloud = Arc::new(RemoteCloud::new(
             cloud_client,
             run_epoch,
-            started,
+            clock.instant_of(run_epoch),
             config.faults,
         ));
         Ok(Cluster {
