@@ -43,7 +43,7 @@ pub struct Step {
     /// The function it calls (`functionRef.name`).
     pub function: String,
     /// Its input.
-    pub input: Option<prost_types::Struct>,
+    pub input: Option<super::proto::Struct>,
     /// Its credentials, by name.
     pub credentials: BTreeMap<String, Credentials>,
 }
@@ -54,7 +54,7 @@ impl Step {
     pub fn new(
         step: impl Into<String>,
         function: impl Into<String>,
-        input: Option<prost_types::Struct>,
+        input: Option<super::proto::Struct>,
     ) -> Self {
         Step {
             step: step.into(),
@@ -71,7 +71,7 @@ pub struct Outcome {
     /// The last step's desired state.
     pub desired: State,
     /// The last step's context (core discards it; kept for tests).
-    pub context: Option<prost_types::Struct>,
+    pub context: Option<super::proto::Struct>,
     /// Non-fatal results, with the step that returned each.
     pub results: Vec<(String, FnResult)>,
     /// Conditions, in order.
@@ -120,7 +120,7 @@ pub async fn run(
 ) -> Result<Outcome, PipelineError> {
     let mut outcome = Outcome {
         desired,
-        context: Some(prost_types::Struct::default()),
+        context: Some(super::proto::Struct::default()),
         ..Outcome::default()
     };
     for step in steps {

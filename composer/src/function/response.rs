@@ -55,8 +55,8 @@ mod tests {
                 capabilities: vec![1],
             }),
             desired: Some(State::default()),
-            context: Some(prost_types::Struct::default()),
-            input: Some(prost_types::Struct::default()),
+            context: Some(crate::function::proto::Struct::default()),
+            input: Some(crate::function::proto::Struct::default()),
             ..Default::default()
         }
     }
@@ -72,7 +72,10 @@ mod tests {
             })
         );
         assert_eq!(response.desired, Some(State::default()));
-        assert_eq!(response.context, Some(prost_types::Struct::default()));
+        assert_eq!(
+            response.context,
+            Some(crate::function::proto::Struct::default())
+        );
         assert_eq!(response.output, None);
         assert!(response.results.is_empty());
     }

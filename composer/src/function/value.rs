@@ -17,7 +17,11 @@ const EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
 /// Converts a JSON object to a `Struct`.
 #[must_use]
-pub fn to_struct(object: &Map<String, Json>) -> Struct {
+pub fn to_struct(object: &Map<String, Json>) -> super::proto::Struct {
+    super::proto::Struct(to_prost_struct(object))
+}
+
+fn to_prost_struct(object: &Map<String, Json>) -> Struct {
     Struct {
         fields: object
             .iter()
@@ -37,14 +41,18 @@ pub fn to_value(json: &Json) -> Value {
         Json::Array(items) => Kind::ListValue(ListValue {
             values: items.iter().map(to_value).collect(),
         }),
-        Json::Object(object) => Kind::StructValue(to_struct(object)),
+        Json::Object(object) => Kind::StructValue(to_prost_struct(object)),
     };
     Value { kind: Some(kind) }
 }
 
 /// Converts a `Struct` to a JSON object.
 #[must_use]
-pub fn from_struct(s: &Struct) -> Map<String, Json> {
+pub fn from_struct(s: &super::proto::Struct) -> Map<String, Json> {
+    from_prost_struct(s)
+}
+
+fn from_prost_struct(s: &Struct) -> Map<String, Json> {
     s.fields
         .iter()
         .map(|(k, v)| (k.clone(), from_value(v)))
@@ -60,7 +68,7 @@ pub fn from_value(value: &Value) -> Json {
         Some(Kind::NumberValue(n)) => number(*n),
         Some(Kind::StringValue(s)) => Json::String(s.clone()),
         Some(Kind::ListValue(list)) => Json::Array(list.values.iter().map(from_value).collect()),
-        Some(Kind::StructValue(s)) => Json::Object(from_struct(s)),
+        Some(Kind::StructValue(s)) => Json::Object(from_prost_struct(s)),
     }
 }
 

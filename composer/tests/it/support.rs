@@ -25,7 +25,7 @@ pub fn json_of(r: &Resource) -> Value {
 }
 
 /// The built-in function's input: `count` buckets patched with the XR's region.
-pub fn builtin_input(count: u32, ttl: &str) -> prost_types::Struct {
+pub fn builtin_input(count: u32, ttl: &str) -> composer::function::proto::Struct {
     to_struct(&object(json!({
         "apiVersion": API_VERSION,
         "kind": KIND,

@@ -23,7 +23,7 @@ const SCRIPT: &str = concat!(
     "/tests/functions/encode_messages.py"
 );
 
-fn s(v: Value) -> prost_types::Struct {
+fn s(v: Value) -> composer::function::proto::Struct {
     to_struct(&object(v))
 }
 

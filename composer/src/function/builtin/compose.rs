@@ -88,7 +88,7 @@ pub fn compose(
     }
     let context = response
         .context
-        .get_or_insert_with(prost_types::Struct::default);
+        .get_or_insert_with(crate::function::proto::Struct::default);
     context
         .fields
         .insert(CONTEXT_KEY.to_owned(), to_value(&Value::Array(composed)));

@@ -6,13 +6,16 @@
 //! always encodes to the same bytes. `v1beta1` has the same messages on the wire; only the
 //! service's package differs ([`RUN_FUNCTION_V1BETA1`]).
 //!
-//! `google.protobuf.Struct` and `google.protobuf.Duration` are [`prost_types`]'; the
+//! `google.protobuf.Duration` is [`prost_types`]'; `google.protobuf.Struct` is [`Struct`],
+//! [`prost_types::Struct`] with an encoder linear in its size; the
 //! [`crate::function::value`] module converts a `Struct` to and from `serde_json`.
 
+mod linear;
 mod request;
 mod response;
 mod state;
 
+pub use linear::Struct;
 pub use request::{
     Capability, CredentialData, Credentials, RequestMeta, Resources, RunFunctionRequest, Schema,
     credentials,

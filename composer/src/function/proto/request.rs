@@ -21,10 +21,10 @@ pub struct RunFunctionRequest {
     pub desired: Option<State>,
     /// The step's `input`, from the Composition.
     #[prost(message, optional, tag = "4")]
-    pub input: Option<prost_types::Struct>,
+    pub input: Option<super::Struct>,
     /// The pipeline's context, passed from step to step.
     #[prost(message, optional, tag = "5")]
-    pub context: Option<prost_types::Struct>,
+    pub context: Option<super::Struct>,
     /// Deprecated in the proto: `required_resources` replaces it.
     #[prost(btree_map = "string, message", tag = "6")]
     pub extra_resources: BTreeMap<String, Resources>,
@@ -113,5 +113,5 @@ pub struct Resources {
 pub struct Schema {
     /// The schema; unset when the kind has none.
     #[prost(message, optional, tag = "1")]
-    pub openapi_v3: Option<prost_types::Struct>,
+    pub openapi_v3: Option<super::Struct>,
 }

@@ -21,7 +21,7 @@ pub struct RunFunctionResponse {
     pub results: Vec<Result>,
     /// The pipeline's context, for the next step.
     #[prost(message, optional, tag = "4")]
-    pub context: Option<prost_types::Struct>,
+    pub context: Option<super::Struct>,
     /// Resources and schemas the function needs before it can finish.
     #[prost(message, optional, tag = "5")]
     pub requirements: Option<Requirements>,
@@ -30,7 +30,7 @@ pub struct RunFunctionResponse {
     pub conditions: Vec<Condition>,
     /// Output for the caller (used by operations, not by compositions).
     #[prost(message, optional, tag = "7")]
-    pub output: Option<prost_types::Struct>,
+    pub output: Option<super::Struct>,
 }
 
 /// `message ResponseMeta` in the proto.

@@ -25,7 +25,7 @@ pub struct State {
 pub struct Resource {
     /// The resource, as JSON.
     #[prost(message, optional, tag = "1")]
-    pub resource: Option<prost_types::Struct>,
+    pub resource: Option<super::Struct>,
     /// Connection details (a Secret's data).
     #[prost(btree_map = "string, bytes", tag = "2")]
     pub connection_details: BTreeMap<String, Vec<u8>>,

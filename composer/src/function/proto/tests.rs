@@ -5,15 +5,15 @@ use prost_types::value::Kind;
 
 use super::*;
 
-fn string_struct(key: &str, value: &str) -> prost_types::Struct {
-    prost_types::Struct {
+fn string_struct(key: &str, value: &str) -> Struct {
+    Struct(prost_types::Struct {
         fields: BTreeMap::from([(
             key.to_owned(),
             prost_types::Value {
                 kind: Some(Kind::StringValue(value.to_owned())),
             },
         )]),
-    }
+    })
 }
 
 fn small_request() -> RunFunctionRequest {
