@@ -32,6 +32,81 @@ pub fn merge(live: &Value, config: &Value, shape: Shape<'_>) -> Result<Value, Sh
     merge_at(Some(live), config, shape, &mut path)
 }
 
+/// Whether merging `config` into `live` leaves `live` as it is: `merge(live, config, shape)`
+/// would succeed and return a value equal to `live`. Decided without building the merge, so
+/// that a repeated apply (most of a controller's applies) costs a walk, not a copy.
+///
+/// # Semantics
+/// `false` whenever in doubt, which only sends the caller to [`merge`]: every key of a
+/// granular map is in `live` and unchanged below; a granular list's items are all in
+/// `live`'s list, in `live`'s order, each unchanged, and `live`'s list names each item once
+/// (a merge drops a live duplicate); anything else is unchanged when it is equal.
+pub fn leaves_unchanged(live: &Value, config: &Value, shape: Shape<'_>) -> bool {
+    let mut path = Vec::new();
+    unchanged_at(live, config, shape, &mut path)
+}
+
+fn unchanged_at(
+    live: &Value,
+    config: &Value,
+    shape: Shape<'_>,
+    path: &mut Vec<PathElement>,
+) -> bool {
+    let same = std::mem::discriminant(live) == std::mem::discriminant(config);
+    if !(same && granular(live, &shape) && granular(config, &shape)) {
+        return live == config;
+    }
+    match (live, config) {
+        (Value::Object(l), Value::Object(c)) => c.iter().all(|(key, value)| {
+            l.get(key).is_some_and(|live| {
+                let (child_shape, _) = shape.field(key);
+                path.push(PathElement::Field(key.clone()));
+                let unchanged = unchanged_at(live, value, child_shape, path);
+                path.pop();
+                unchanged
+            })
+        }),
+        (Value::Array(l), Value::Array(c)) => list_unchanged(l, c, shape, path),
+        _ => live == config,
+    }
+}
+
+fn list_unchanged(
+    live: &[Value],
+    config: &[Value],
+    shape: Shape<'_>,
+    path: &mut Vec<PathElement>,
+) -> bool {
+    let list = shape.list();
+    let item_shape = shape.item();
+    let (Ok(lhs), Ok(rhs)) = (
+        index_items(list, &shape, live, path, true),
+        index_items(list, &shape, config, path, false),
+    ) else {
+        return false;
+    };
+    if lhs.len() != live.len() {
+        return false;
+    }
+    // Each configured item is found after the previous one: the merge then keeps live's
+    // order and merges each in place.
+    let mut from = 0;
+    for (element, value) in &rhs {
+        let Some(offset) = lhs[from..].iter().position(|(e, _)| e == element) else {
+            return false;
+        };
+        let (element, live_item) = &lhs[from + offset];
+        path.push(element.clone());
+        let unchanged = unchanged_at(live_item, value, item_shape, path);
+        path.pop();
+        if !unchanged {
+            return false;
+        }
+        from += offset + 1;
+    }
+    true
+}
+
 fn merge_at(
     live: Option<&Value>,
     config: &Value,
@@ -254,6 +329,7 @@ mod tests {
     use super::*;
     use crate::ssa::walk::tests::schema;
     use crate::ssa::walk::to_field_set;
+    use proptest::prelude::*;
     use serde_json::json;
 
     #[test]
@@ -282,6 +358,145 @@ mod tests {
                 ],
             }})
         );
+    }
+
+    /// A spec of `schema()`'s fields from small domains, so that two specs often share
+    /// values: lists may repeat an item, a port may lack its key.
+    fn spec() -> impl Strategy<Value = Value> {
+        let word = || prop::sample::select(vec!["a", "b", "c"]);
+        let port = (
+            prop::option::weighted(0.9, word()),
+            prop::option::of(0..2u8),
+        )
+            .prop_map(|(name, port)| {
+                let mut item = serde_json::Map::new();
+                if let Some(name) = name {
+                    item.insert("name".into(), json!(name));
+                }
+                if let Some(port) = port {
+                    item.insert("port".into(), json!(port));
+                }
+                Value::Object(item)
+            });
+        (
+            prop::option::of(word()),
+            prop::option::of(prop::collection::vec(word(), 0..4)),
+            prop::option::of(prop::collection::vec(port, 0..4)),
+            prop::option::of(prop::collection::vec(word(), 0..3)),
+            prop::option::of(prop::collection::btree_map(word(), word(), 0..3)),
+            prop::option::of(prop::option::of(word())),
+            any::<bool>(),
+        )
+            .prop_map(|(x, tags, ports, args, labels, config, empty)| {
+                let mut spec = serde_json::Map::new();
+                let mut put = |key: &str, value: Option<Value>| {
+                    if let Some(value) = value {
+                        spec.insert(key.into(), value);
+                    }
+                };
+                put("x", x.map(|x| json!(x)));
+                put("tags", tags.map(|t| json!(t)));
+                put("ports", ports.map(Value::Array));
+                put("args", args.map(|a| json!(a)));
+                put("labels", labels.map(|l| json!(l)));
+                put(
+                    "config",
+                    config.map(|a| a.map_or(json!({}), |a| json!({"a": a}))),
+                );
+                put("empty", empty.then(|| json!({})));
+                Value::Object(spec)
+            })
+    }
+
+    fn object(spec: Value) -> Value {
+        json!({"apiVersion": "example.org/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
+    }
+
+    /// A configuration: another spec, or the live spec with some of its fields left out and
+    /// its lists cut to some of their items, kept in order or reversed (what a repeated
+    /// apply sends, and what reorders a list).
+    fn live_and_config() -> impl Strategy<Value = (Value, Value)> {
+        (
+            spec(),
+            spec(),
+            prop::collection::vec(any::<u8>(), 8),
+            any::<bool>(),
+        )
+            .prop_map(|(live, other, picks, derived)| {
+                let config = if derived {
+                    let fields = live.as_object().into_iter().flatten();
+                    Value::Object(
+                        fields
+                            .zip(picks)
+                            .filter(|(_, pick)| pick % 4 != 0)
+                            .map(|((k, v), pick)| (k.clone(), cut(v, pick)))
+                            .collect(),
+                    )
+                } else {
+                    other
+                };
+                (object(live), object(config))
+            })
+    }
+
+    /// A list's items that `pick`'s bits 2 to 5 select, reversed when bit 6 is set; any
+    /// other value as it is.
+    fn cut(value: &Value, pick: u8) -> Value {
+        let Value::Array(items) = value else {
+            return value.clone();
+        };
+        let mut kept: Vec<Value> = items
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| pick & (4 << i) != 0)
+            .map(|(_, v)| v.clone())
+            .collect();
+        if pick & 64 != 0 {
+            kept.reverse();
+        }
+        Value::Array(kept)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn leaves_unchanged_is_whether_the_merge_returns_live((live, config) in live_and_config()) {
+            let schema = schema();
+            let shape = Shape::Root(&schema);
+            let merged = merge(&live, &config, shape);
+            prop_assert_eq!(
+                leaves_unchanged(&live, &config, shape),
+                merged.as_ref().ok() == Some(&live),
+                "merged: {:?}", merged
+            );
+        }
+    }
+
+    #[test]
+    fn a_repeated_configuration_leaves_live_unchanged_and_a_reordered_list_does_not() {
+        let schema = schema();
+        let shape = Shape::Root(&schema);
+        let live = json!({"spec": {
+            "x": "1",
+            "tags": ["a", "b", "c"],
+            "ports": [{"name": "http", "port": 80}, {"name": "dns", "port": 53}],
+        }});
+        for same in [
+            json!({"spec": {"x": "1"}}),
+            json!({"spec": {"tags": ["a", "c"], "ports": [{"name": "dns"}]}}),
+            json!({"spec": {"ports": [{"name": "http", "port": 80}, {"name": "dns"}]}}),
+        ] {
+            assert!(leaves_unchanged(&live, &same, shape), "{same}");
+        }
+        for changes in [
+            json!({"spec": {"x": "2"}}),
+            json!({"spec": {"y": "1"}}),
+            json!({"spec": {"tags": ["c", "a"]}}),
+            json!({"spec": {"ports": [{"name": "http", "port": 81}]}}),
+            json!({"spec": "atomic now"}),
+        ] {
+            assert!(!leaves_unchanged(&live, &changes, shape), "{changes}");
+        }
     }
 
     #[test]

@@ -153,17 +153,20 @@ pub fn apply(
         object.remove(&field);
     }
     let mut fields = to_field_set(&config, writer.shape).map_err(writer.typed("patch"))?;
-    let mut merged = merge(live, &config, writer.shape).map_err(writer.typed("patch"))?;
     writer.filter(&mut fields);
-    if stored.is_some() && merged == *live && writer.manager != last_applied::KUBECTL {
+    if stored.is_some()
+        && writer.manager != last_applied::KUBECTL
+        && merge::leaves_unchanged(live, &config, writer.shape)
+    {
         // Nothing changes: when the applier's entry already holds exactly this set,
         // there is nothing to prune, no conflict and no entry to touch.
         let mut stripped = fields.clone();
         strip(&mut stripped);
         if applier_holds(live, writer, &stripped.to_fields_v1()) {
-            return Ok(merged);
+            return Ok(live.clone());
         }
     }
+    let mut merged = merge(live, &config, writer.shape).map_err(writer.typed("patch"))?;
     let mut entries = stored.and_then(decode).unwrap_or_default();
     let me = writer.entry(Operation::Apply, FieldSet::default(), None);
     let last = entries
