@@ -1,9 +1,11 @@
-//! The gRPC codec of `RunFunction`: protobuf through prost, with a decoding failure kept as
-//! the status's source so that the client can tell a malformed answer from a server's error.
+//! The gRPC codecs of `RunFunction`: protobuf through prost, with a decoding failure kept as
+//! the status's source so that the client can tell a malformed answer from a server's error;
+//! the client sends a request it encoded before the call ([`EncodedCodec`]).
 
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use bytes::{BufMut, Bytes};
 use prost::Message;
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -34,6 +36,46 @@ where
 
     fn decoder(&mut self) -> Self::Decoder {
         ProtoDecoder(PhantomData)
+    }
+}
+
+/// Sends a message already encoded (its protobuf bytes) and decodes `D`: the client's codec,
+/// so that a call made twice (v1, then v1beta1) encodes its request once.
+pub(crate) struct EncodedCodec<D>(PhantomData<fn() -> D>);
+
+impl<D> Default for EncodedCodec<D> {
+    fn default() -> Self {
+        EncodedCodec(PhantomData)
+    }
+}
+
+impl<D> Codec for EncodedCodec<D>
+where
+    D: Message + Default + Send + 'static,
+{
+    type Encode = Bytes;
+    type Decode = D;
+    type Encoder = BytesEncoder;
+    type Decoder = ProtoDecoder<D>;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        BytesEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        ProtoDecoder(PhantomData)
+    }
+}
+
+pub(crate) struct BytesEncoder;
+
+impl Encoder for BytesEncoder {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put_slice(&item);
+        Ok(())
     }
 }
 

@@ -13,7 +13,7 @@ use tonic::body::Body;
 use tonic::client::Grpc;
 use tower::ServiceExt;
 
-use super::codec::ProtoCodec;
+use super::codec::EncodedCodec;
 use super::error::{BoxError, FunctionError};
 use super::metrics::FunctionMetrics;
 use super::proto::{
@@ -119,9 +119,12 @@ where
         }
         without_status_details(response)
     });
+    // The request is encoded once: the v1 attempt and a v1beta1 fallback send the same
+    // bytes (a copy of the message for the fallback cost more than its encoding).
+    let request = bytes::Bytes::from(request.encode_to_vec());
     // tonic checks the size while streaming the request body, where a failure becomes a
     // reset stream and loses its reason; so the size is checked here, before sending.
-    let size = request.encoded_len();
+    let size = request.len();
     if size > settings.max_request_size {
         let status = tonic::Status::out_of_range(format!(
             "Error, encoded message length too large: found {size} bytes, the limit is: {} bytes",
@@ -133,7 +136,6 @@ where
         return Err(error);
     }
     let mut grpc = Grpc::new(transport).max_decoding_message_size(settings.max_response_size);
-    let mut request = Some(request);
     let mut v1beta1 = false;
     let mut began = started;
     loop {
@@ -142,14 +144,7 @@ where
         } else {
             RUN_FUNCTION_V1
         };
-        // The v1 attempt keeps a copy for the fallback; the v1beta1 one sends it.
-        let message = if v1beta1 {
-            request.take()
-        } else {
-            request.clone()
-        }
-        .unwrap_or_default();
-        let mut call = tonic::Request::new(message);
+        let mut call = tonic::Request::new(request.clone());
         // grpc-timeout, as a Go client sends its context's deadline.
         call.set_timeout(deadline.saturating_duration_since(Instant::now()));
         trailers_only.store(false, Ordering::Relaxed);
@@ -160,7 +155,7 @@ where
             grpc.unary(
                 call,
                 PathAndQuery::from_static(method),
-                ProtoCodec::<RunFunctionRequest, RunFunctionResponse>::default(),
+                EncodedCodec::<RunFunctionResponse>::default(),
             )
             .await
         };
