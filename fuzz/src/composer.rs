@@ -97,7 +97,7 @@ fn response_holds(response: &RunFunctionResponse) {
         pipeline::run(
             &runner,
             &steps,
-            &State::default(),
+            State::default(),
             State::default(),
             deadline,
         )

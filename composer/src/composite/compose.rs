@@ -262,7 +262,8 @@ impl Composer {
                     .and_then(|a| a.get(ANNOTATION_COMPOSITION_RESOURCE_NAME))
                     .and_then(Value::as_str)
                 {
-                    observed.insert(id.to_owned(), (value.clone(), resource));
+                    let id = id.to_owned();
+                    observed.insert(id, (value, resource));
                 }
             }
         }
@@ -287,7 +288,7 @@ impl Composer {
         let run = pipeline::run(
             self.runner.as_ref(),
             &steps,
-            &state,
+            state,
             State::default(),
             deadline,
         )

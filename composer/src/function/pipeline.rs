@@ -108,13 +108,14 @@ pub enum PipelineError {
 }
 
 /// Runs `steps` in order through `runner`, from `observed` and an initial `desired`.
+/// Every step is sent the observed state: a copy of it, the last step the state itself.
 ///
 /// # Errors
 /// A failed call or a FATAL result, naming the step.
 pub async fn run(
     runner: &dyn FunctionRunner,
     steps: &[Step],
-    observed: &State,
+    mut observed: State,
     desired: State,
     deadline: Instant,
 ) -> Result<Outcome, PipelineError> {
@@ -123,13 +124,19 @@ pub async fn run(
         context: Some(super::proto::Struct::default()),
         ..Outcome::default()
     };
-    for step in steps {
+    let last = steps.len().saturating_sub(1);
+    for (i, step) in steps.iter().enumerate() {
+        let observed = if i == last {
+            std::mem::take(&mut observed)
+        } else {
+            observed.clone()
+        };
         let request = RunFunctionRequest {
             meta: Some(RequestMeta {
                 tag: String::new(),
                 capabilities: CAPABILITIES.iter().map(|c| *c as i32).collect(),
             }),
-            observed: Some(observed.clone()),
+            observed: Some(observed),
             desired: Some(std::mem::take(&mut outcome.desired)),
             input: step.input.clone(),
             context: outcome.context.take(),

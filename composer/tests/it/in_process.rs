@@ -144,7 +144,7 @@ async fn run_steps(steps: &[Step]) -> Result<pipeline::Outcome, PipelineError> {
     pipeline::run(
         &functions(),
         steps,
-        &observed(),
+        observed(),
         State::default(),
         Instant::now() + RECONCILE_DEADLINE,
     )

@@ -154,7 +154,7 @@ async fn our_builtin_function_then_the_python_one_compose_one_desired_state() {
     let outcome = pipeline::run(
         &functions,
         &steps,
-        &observed(),
+        observed(),
         State::default(),
         Instant::now() + DEADLINE,
     )
@@ -205,7 +205,7 @@ async fn a_fatal_result_from_the_python_step_stops_the_pipeline() {
     let error = pipeline::run(
         &functions,
         &[Step::new("label", "label", None)],
-        &observed,
+        observed,
         State::default(),
         Instant::now() + DEADLINE,
     )

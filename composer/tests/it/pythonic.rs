@@ -92,7 +92,7 @@ async fn our_builtin_function_then_function_pythonic_compose_one_desired_state()
         Step::new("queue", "function-pythonic", Some(pythonic_input)),
     ];
     let deadline = Instant::now() + Duration::from_secs(60);
-    let outcome = pipeline::run(&functions, &steps, &observed(), State::default(), deadline)
+    let outcome = pipeline::run(&functions, &steps, observed(), State::default(), deadline)
         .await
         .unwrap();
 
