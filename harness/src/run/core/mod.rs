@@ -15,6 +15,7 @@ pub mod measure;
 pub mod phase_state;
 pub mod phases;
 pub mod process;
+mod tally;
 pub mod xrs;
 
 /// What the `User-Agent` of core's requests starts with (the composer's name, as

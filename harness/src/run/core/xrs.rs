@@ -10,9 +10,10 @@ use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams
 use serde_json::json;
 use tokio::time::Instant;
 
+use super::tally::{Composed, ComposedTally};
 use crate::run::objects::{KindInfo, namespace};
 use crate::run::progress::PhaseBar;
-use crate::run::source::watches::{Key, Seen, SeenMap, Watches};
+use crate::run::source::watches::{Key, SeenMap, Watches};
 use crate::scenario::composite::XrGroup;
 use crate::scenario::{GroupKind, Phase, Scenario, Until};
 
@@ -223,12 +224,12 @@ impl<'s> XrDriver<'s> {
         &self,
         until: Until,
         r: &XrRecord,
-        (seen, composed): (&SeenMap, &HashMap<&str, Vec<&Seen>>),
+        (seen, composed): (&SeenMap, &dyn Fn(&str) -> Composed),
         handled: &BTreeMap<String, u32>,
     ) -> bool {
-        let s = seen.get(&r.key);
+        let s = || seen.get(&r.key);
         match until {
-            Until::AllReady => s.is_some_and(|s| s.ready && s.gone_us.is_none()),
+            Until::AllReady => s().is_some_and(|s| s.ready && s.gone_us.is_none()),
             Until::ComposedReady => {
                 let g = self
                     .scenario
@@ -237,27 +238,32 @@ impl<'s> XrDriver<'s> {
                     .iter()
                     .find(|g| g.name == r.group);
                 let want = g.and_then(|g| g.shape.resources_per_xr()).unwrap_or(1);
-                let (seen_n, ready) = composed
-                    .get(r.key.1.as_str())
-                    .into_iter()
-                    .flatten()
-                    .fold((0, true), |(n, all), c| {
-                        (n + 1, all && c.ready && c.gone_us.is_none())
-                    });
-                seen_n >= want && ready
+                let c = composed(r.key.1.as_str());
+                c.seen >= want as usize && c.ready
             }
             Until::AllHandled => {
                 r.requested.is_none()
-                    || s.and_then(|s| s.handled.as_ref()) == r.requested.as_ref()
+                    || s().and_then(|s| s.handled.as_ref()) == r.requested.as_ref()
                     || handled.get(&r.key.1).copied().unwrap_or(0) > r.handled_before
             }
-            Until::AllGone => s.is_some_and(|s| s.gone_us.is_some()),
+            Until::AllGone => s().is_some_and(|s| s.gone_us.is_some()),
             Until::Elapsed => true,
         }
     }
 
     /// The XRs of `phase` that have not met its `until`.
     pub async fn pending(&self, phase: &Phase, watches: &Watches) -> Vec<Key> {
+        self.pending_with(phase, watches, None).await
+    }
+
+    /// [`pending`](Self::pending), reading the XRs' composed resources from `tally` when
+    /// there is one.
+    async fn pending_with(
+        &self,
+        phase: &Phase,
+        watches: &Watches,
+        tally: Option<&ComposedTally>,
+    ) -> Vec<Key> {
         if matches!(phase.action, crate::scenario::Action::CompositionUpdate(_))
             && phase.until == Until::AllReady
         {
@@ -270,10 +276,17 @@ impl<'s> XrDriver<'s> {
         };
         let guard = watches.lock();
         let seen: &SeenMap = &guard;
-        let composed = if phase.until == Until::ComposedReady {
+        let grouped = if phase.until == Until::ComposedReady && tally.is_none() {
             composed_by_xr(seen, &self.composed_kinds)
         } else {
             HashMap::new()
+        };
+        let composed = |xr: &str| match tally {
+            Some(t) => t.get(xr),
+            None => grouped.get(xr).map_or(Composed::NONE, |c| Composed {
+                seen: c.len(),
+                ready: c.iter().all(|c| c.ready && c.gone_us.is_none()),
+            }),
         };
         self.targets(&phase.composites)
             .into_iter()
@@ -306,11 +319,14 @@ impl<'s> XrDriver<'s> {
             });
             bar.set_total(total);
         }
+        let mut tally = (phase.until == Until::ComposedReady)
+            .then(|| ComposedTally::new(watches, &self.composed_kinds));
         let mut checked: Option<Instant> = None;
         loop {
-            // A check reads every XR of the phase and every composed resource the watches
-            // saw: at every watch event of a creation storm that is quadratic in the XRs, so
-            // checks are at least CHECK_SPACING apart (a phase ends at most that late).
+            // A check reads every XR of the phase (and, with the tally, the composed
+            // resources that changed): at every watch event of a creation storm that is
+            // quadratic in the XRs, so checks are at least CHECK_SPACING apart (a phase ends
+            // at most that late).
             if let Some(at) = checked {
                 let next = (at + CHECK_SPACING).min(deadline);
                 if Instant::now() < next {
@@ -318,7 +334,13 @@ impl<'s> XrDriver<'s> {
                 }
             }
             checked = Some(Instant::now());
-            let pending = self.pending(phase, watches).await.len();
+            if let Some(tally) = tally.as_mut() {
+                tally.update(watches);
+            }
+            let pending = self
+                .pending_with(phase, watches, tally.as_ref())
+                .await
+                .len();
             bar.set(total.saturating_sub(pending));
             if pending == 0 {
                 return true;
@@ -432,6 +454,7 @@ async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::source::watches::Seen;
 
     #[test]
     fn a_composed_name_is_the_xr_s_and_a_hash_or_five_characters() {
