@@ -96,12 +96,18 @@ type Lengths<'a> = Option<&'a mut Vec<usize>>;
 /// The length of a key and its tag: the key of field 1 or 2 is one byte.
 const KEY: usize = 1;
 
+/// The length of a length-delimited field (a string or a message) of `body` bytes: its key,
+/// its length and its bytes.
+fn delimited(body: usize) -> usize {
+    KEY + encoded_len_varint(body as u64) + body
+}
+
 fn struct_len(fields: &BTreeMap<String, Value>, lengths: &mut Lengths<'_>) -> usize {
     fields
         .iter()
         .map(|(key, value)| {
             let entry = entry_len(key, value, lengths);
-            KEY + encoded_len_varint(entry as u64) + entry
+            delimited(entry)
         })
         .sum()
 }
@@ -109,18 +115,22 @@ fn struct_len(fields: &BTreeMap<String, Value>, lengths: &mut Lengths<'_>) -> us
 /// A map entry's length: its key (field 1, left out when empty) and its value (field 2,
 /// left out when it has no kind), as prost's map encoding skips a field at its default.
 fn entry_len(key: &str, value: &Value, lengths: &mut Lengths<'_>) -> usize {
-    let key_len = if key.is_empty() {
-        0
-    } else {
-        KEY + encoded_len_varint(key.len() as u64) + key.len()
-    };
     let value_len = if value.kind.is_none() {
         0
     } else {
-        let body = value_len(value, lengths);
-        KEY + encoded_len_varint(body as u64) + body
+        delimited(value_len(value, lengths))
     };
-    key_len + value_len
+    key_len(key) + value_len
+}
+
+/// A map key's length: left out when empty, as prost's map encoding skips a key at its
+/// default.
+fn key_len(key: &str) -> usize {
+    if key.is_empty() {
+        0
+    } else {
+        delimited(key.len())
+    }
 }
 
 /// A `Value`'s length: its one field of the oneof, written even at its default.
@@ -129,11 +139,11 @@ fn value_len(value: &Value, lengths: &mut Lengths<'_>) -> usize {
         None => 0,
         Some(Kind::StructValue(s)) => {
             let body = nested(lengths, |lengths| struct_len(&s.fields, lengths));
-            KEY + encoded_len_varint(body as u64) + body
+            delimited(body)
         }
         Some(Kind::ListValue(list)) => {
             let body = nested(lengths, |lengths| list_len(list, lengths));
-            KEY + encoded_len_varint(body as u64) + body
+            delimited(body)
         }
         Some(scalar) => scalar_len(scalar),
     }
@@ -146,7 +156,7 @@ fn scalar_len(kind: &Kind) -> usize {
         #[allow(clippy::cast_sign_loss)]
         Kind::NullValue(n) => KEY + encoded_len_varint(i64::from(*n) as u64),
         Kind::NumberValue(_) => KEY + 8,
-        Kind::StringValue(s) => KEY + encoded_len_varint(s.len() as u64) + s.len(),
+        Kind::StringValue(s) => delimited(s.len()),
         Kind::BoolValue(_) => KEY + 1,
         Kind::StructValue(_) | Kind::ListValue(_) => {
             unreachable!("a nested message's length is recorded, not computed here")
@@ -159,7 +169,7 @@ fn list_len(list: &ListValue, lengths: &mut Lengths<'_>) -> usize {
         .iter()
         .map(|value| {
             let body = value_len(value, lengths);
-            KEY + encoded_len_varint(body as u64) + body
+            delimited(body)
         })
         .sum()
 }
@@ -184,15 +194,9 @@ fn write_struct(fields: &BTreeMap<String, Value>, lengths: &mut Recorded, buf: &
         // The entry's length needs the value's, which is recorded only for nested messages,
         // so the value's length is taken before the entry's key is written.
         let value_body = value.kind.as_ref().map(|kind| written_len(kind, lengths));
-        let key_len = if key.is_empty() {
-            0
-        } else {
-            KEY + encoded_len_varint(key.len() as u64) + key.len()
-        };
-        let value_len =
-            value_body.map_or(0, |(body, _)| KEY + encoded_len_varint(body as u64) + body);
+        let value_len = value_body.map_or(0, |(body, _)| delimited(body));
         encode_key(1, WireType::LengthDelimited, buf);
-        encode_varint((key_len + value_len) as u64, buf);
+        encode_varint((key_len(key) + value_len) as u64, buf);
         if !key.is_empty() {
             prost::encoding::string::encode(1, key, buf);
         }
@@ -212,7 +216,7 @@ fn written_len(kind: &Kind, lengths: &mut Recorded) -> (usize, Option<usize>) {
             let body = lengths
                 .next()
                 .expect("a recorded length for each nested message");
-            (KEY + encoded_len_varint(body as u64) + body, Some(body))
+            (delimited(body), Some(body))
         }
         scalar => (scalar_len(scalar), None),
     }

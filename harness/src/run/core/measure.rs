@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use composer::function::FunctionMetrics;
 
 use super::embedded::{EmbeddedCore, XrdBreaker};
-use super::xrs::{XrLog, composed_by_xr};
+use super::tally::composed_by_xr;
+use super::xrs::XrLog;
 use crate::result::core::{
     BreakerCounts, CoreReport, CoreRequests, FunctionLatency, OpenSpan, XrTiming, in_phase,
 };

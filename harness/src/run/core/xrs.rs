@@ -3,14 +3,14 @@
 //! for the phase's `until` in what the harness's watches of the XR kinds saw. The composed
 //! managed resources are the provider's, watched and audited as a resource group's are.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::tally::{Composed, ComposedTally};
+use super::tally::{ComposedIndex, ComposedTally};
 use crate::run::objects::{KindInfo, namespace};
 use crate::run::progress::PhaseBar;
 use crate::run::source::watches::{Key, SeenMap, Watches};
@@ -224,7 +224,7 @@ impl<'s> XrDriver<'s> {
         &self,
         until: Until,
         r: &XrRecord,
-        (seen, composed): (&SeenMap, &dyn Fn(&str) -> Composed),
+        (seen, composed): (&SeenMap, Option<&ComposedIndex>),
         handled: &BTreeMap<String, u32>,
     ) -> bool {
         let s = || seen.get(&r.key);
@@ -238,7 +238,7 @@ impl<'s> XrDriver<'s> {
                     .iter()
                     .find(|g| g.name == r.group);
                 let want = g.and_then(|g| g.shape.resources_per_xr()).unwrap_or(1);
-                let c = composed(r.key.1.as_str());
+                let c = composed.map_or(super::tally::Composed::NONE, |i| i.get(&r.key.1));
                 c.seen >= want as usize && c.ready
             }
             Until::AllHandled => {
@@ -276,17 +276,15 @@ impl<'s> XrDriver<'s> {
         };
         let guard = watches.lock();
         let seen: &SeenMap = &guard;
-        let grouped = if phase.until == Until::ComposedReady && tally.is_none() {
-            composed_by_xr(seen, &self.composed_kinds)
-        } else {
-            HashMap::new()
-        };
-        let composed = |xr: &str| match tally {
-            Some(t) => t.get(xr),
-            None => grouped.get(xr).map_or(Composed::NONE, |c| Composed {
-                seen: c.len(),
-                ready: c.iter().all(|c| c.ready && c.gone_us.is_none()),
-            }),
+        // Without a tally (a single check), one pass over what the watches saw.
+        let built;
+        let index = match tally {
+            Some(t) => Some(t.index()),
+            None if phase.until == Until::ComposedReady => {
+                built = ComposedIndex::build(&self.composed_kinds, seen);
+                Some(&built)
+            }
+            None => None,
         };
         self.targets(&phase.composites)
             .into_iter()
@@ -295,7 +293,7 @@ impl<'s> XrDriver<'s> {
                 Until::AllGone => r.deleted_us.is_some(),
                 _ => r.created_us.is_some() && r.deleted_us.is_none(),
             })
-            .filter(|r| !self.meets(phase.until, r, (seen, &composed), &handled))
+            .filter(|r| !self.meets(phase.until, r, (seen, index), &handled))
             .map(|r| r.key.clone())
             .collect()
     }
@@ -366,51 +364,6 @@ impl<'s> XrDriver<'s> {
 /// The least time between two checks of a phase's XRs ([`XrDriver::wait`]).
 const CHECK_SPACING: Duration = Duration::from_millis(50);
 
-/// What the watches saw of the resources composed for each XR, by the XR's name: every
-/// resource of the `kinds` the watches key them by whose name core's name generator made
-/// from an XR's (see [`xr_of`]). One pass over what the watches saw, so that a check of every XR
-/// reads each XR's resources by key rather than scanning all resources once per XR.
-#[must_use]
-pub fn composed_by_xr<'a>(
-    seen: &'a SeenMap,
-    kinds: &[String],
-) -> HashMap<&'a str, Vec<&'a crate::run::source::watches::Seen>> {
-    let mut out: HashMap<&str, Vec<_>> = HashMap::new();
-    for ((kind, name), s) in seen {
-        if let Some(xr) = xr_of(name).filter(|_| kinds.contains(kind)) {
-            out.entry(xr).or_default().push(s);
-        }
-    }
-    out
-}
-
-/// The name of the XR whose prefix generated `name`, if it has one of the shapes core's
-/// name generator makes: `<xr>-` and 12 lowercase hex characters (core since v2.1, and the
-/// composer: a hash of the XR's uid and the resource's composition name), or `<xr>-` and
-/// five characters (a random name: cores before v2.1, or a resource with no controller
-/// uid). A name core cut to 63 characters (an XR name over 50) has lost its XR's.
-#[must_use]
-pub fn xr_of(name: &str) -> Option<&str> {
-    let split = |len: usize| {
-        let at = name.len().checked_sub(len + 1)?;
-        let (xr, rest) = name.split_at_checked(at)?;
-        Some((xr, rest.strip_prefix('-')?))
-    };
-    if let Some((xr, hash)) = split(12)
-        && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    {
-        return Some(xr);
-    }
-    let (xr, suffix) = split(5)?;
-    (!suffix.contains('-')).then_some(xr)
-}
-
-/// Whether `name` was generated from XR `xr`'s prefix (see [`xr_of`]).
-#[must_use]
-pub fn composed_of(name: &str, xr: &str) -> bool {
-    xr_of(name) == Some(xr)
-}
-
 /// Core's `ReconcileRequestHandled` events in `namespace` (core/v1, as client-go's recorder
 /// writes them), counted by the XR they are about (an event's `count` counts its repeats).
 impl XrDriver<'_> {
@@ -449,52 +402,4 @@ async fn handled_events(client: &kube::Client, namespace: &str) -> BTreeMap<Stri
         *out.entry(name).or_default() += n;
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::run::source::watches::Seen;
-
-    #[test]
-    fn a_composed_name_is_the_xr_s_and_a_hash_or_five_characters() {
-        let hashed = composer::composite::child_name("xr-smoke-1-", "uid", "bucket-0");
-        assert_eq!(xr_of(&hashed), Some("xr-smoke-1"));
-        assert!(composed_of("xr-smoke-1-38ce86992a27", "xr-smoke-1"));
-        assert!(!composed_of("xr-smoke-10-38ce86992a27", "xr-smoke-1"));
-        assert_eq!(xr_of("xr-smoke-1-38ce86992a2g"), None);
-        assert!(composed_of("xr-smoke-1-bcd2f", "xr-smoke-1"));
-        assert!(!composed_of("xr-smoke-10-bcd2f", "xr-smoke-1"));
-        assert!(!composed_of("xr-smoke-1-bcd2", "xr-smoke-1"));
-        assert_eq!(xr_of("xr-smoke-10-bcd2f"), Some("xr-smoke-10"));
-        assert_eq!(xr_of("-bcd2f"), Some(""));
-        assert_eq!(xr_of("bcd2f"), None);
-        assert_eq!(xr_of("xr-smoke-1-bc-2f"), None);
-    }
-
-    #[test]
-    fn composed_resources_are_found_by_their_xr_of_the_kinds_named() {
-        let mut seen = SeenMap::new();
-        for (kind, name) in [
-            ("Bucket", "xr-1-aaaaa"),
-            ("Bucket", "xr-1-bbbbb"),
-            ("Bucket", "xr-10-ccccc"),
-            ("Table", "xr-1-ddddd"),
-            ("XR", "xr-1"),
-        ] {
-            seen.insert((kind.to_owned(), name.to_owned()), Seen::default());
-        }
-        let by_xr = composed_by_xr(&seen, &["Bucket".to_owned()]);
-        assert_eq!(by_xr.get("xr-1").map(Vec::len), Some(2));
-        assert_eq!(by_xr.get("xr-10").map(Vec::len), Some(1));
-        assert_eq!(by_xr.len(), 2);
-        // The same answer as asking each name whether it is the XR's.
-        for xr in ["xr-1", "xr-10"] {
-            let scanned = seen
-                .keys()
-                .filter(|(k, n)| k == "Bucket" && composed_of(n, xr))
-                .count();
-            assert_eq!(by_xr[xr].len(), scanned);
-        }
-    }
 }

@@ -1,8 +1,7 @@
 use proptest::prelude::*;
 
-use super::{Composed, Index};
-use crate::run::core::xrs::composed_by_xr;
-use crate::run::source::watches::{Key, SeenMap};
+use super::{Composed, ComposedIndex, composed_by_xr, xr_of};
+use crate::run::source::watches::{Key, Seen, SeenMap};
 
 /// A resource's name: composed for XR `xr-0`…`xr-2` (12 hex characters or 5 random), or a
 /// name no XR made; of a composed kind or of another.
@@ -48,7 +47,7 @@ proptest! {
         for c in &before {
             apply(&mut seen, c);
         }
-        let mut index = Index::build(&kinds, &seen);
+        let mut index = ComposedIndex::build(&kinds, &seen);
         for batch in &batches {
             for c in batch {
                 apply(&mut seen, c);
@@ -64,4 +63,51 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_composed_name_is_the_xr_s_and_a_hash_or_five_characters() {
+    let hashed = composer::composite::child_name("xr-smoke-1-", "uid", "bucket-0");
+    assert_eq!(xr_of(&hashed), Some("xr-smoke-1"));
+    assert!(composed_of("xr-smoke-1-38ce86992a27", "xr-smoke-1"));
+    assert!(!composed_of("xr-smoke-10-38ce86992a27", "xr-smoke-1"));
+    assert_eq!(xr_of("xr-smoke-1-38ce86992a2g"), None);
+    assert!(composed_of("xr-smoke-1-bcd2f", "xr-smoke-1"));
+    assert!(!composed_of("xr-smoke-10-bcd2f", "xr-smoke-1"));
+    assert!(!composed_of("xr-smoke-1-bcd2", "xr-smoke-1"));
+    assert_eq!(xr_of("xr-smoke-10-bcd2f"), Some("xr-smoke-10"));
+    assert_eq!(xr_of("-bcd2f"), Some(""));
+    assert_eq!(xr_of("bcd2f"), None);
+    assert_eq!(xr_of("xr-smoke-1-bc-2f"), None);
+}
+
+#[test]
+fn composed_resources_are_found_by_their_xr_of_the_kinds_named() {
+    let mut seen = SeenMap::new();
+    for (kind, name) in [
+        ("Bucket", "xr-1-aaaaa"),
+        ("Bucket", "xr-1-bbbbb"),
+        ("Bucket", "xr-10-ccccc"),
+        ("Table", "xr-1-ddddd"),
+        ("XR", "xr-1"),
+    ] {
+        seen.insert((kind.to_owned(), name.to_owned()), Seen::default());
+    }
+    let by_xr = composed_by_xr(&seen, &["Bucket".to_owned()]);
+    assert_eq!(by_xr.get("xr-1").map(Vec::len), Some(2));
+    assert_eq!(by_xr.get("xr-10").map(Vec::len), Some(1));
+    assert_eq!(by_xr.len(), 2);
+    // The same answer as asking each name whether it is the XR's.
+    for xr in ["xr-1", "xr-10"] {
+        let scanned = seen
+            .keys()
+            .filter(|(k, n)| k == "Bucket" && composed_of(n, xr))
+            .count();
+        assert_eq!(by_xr[xr].len(), scanned);
+    }
+}
+
+/// Whether `name` was generated from XR `xr`'s prefix (see [`xr_of`]).
+fn composed_of(name: &str, xr: &str) -> bool {
+    xr_of(name) == Some(xr)
 }
