@@ -71,7 +71,7 @@ pub(super) fn execute(
     progress.line(format_args!(
         "running {} ({}, {} phases, about {}) on {on}; reports go to {}",
         s.name,
-        what_it_creates(s),
+        harness::report::what_it_creates(s),
         s.phases.len(),
         report::human_duration(plan.expected_duration(s).total),
         out.display()
@@ -85,35 +85,6 @@ pub(super) fn execute(
     write(out, "result.json", r.to_json()?)?;
     write_reports(out, &r)?;
     Ok((r, output.interrupted))
-}
-
-/// What a run creates, for its first line: its resources, and its XRs with the resources
-/// they compose when their pipelines say how many ("40 resources, 2000 XRs composing 20000").
-fn what_it_creates(s: &harness::scenario::Scenario) -> String {
-    let resources = s.total_resources();
-    let xrs = s.composites.total_xrs();
-    if xrs == 0 {
-        return format!("{resources} resources");
-    }
-    let composed: Option<u64> = s
-        .composites
-        .groups
-        .iter()
-        .map(|g| {
-            g.shape
-                .resources_per_xr()
-                .map(|n| u64::from(n) * u64::from(g.count))
-        })
-        .sum();
-    let xrs = match composed {
-        Some(n) => format!("{xrs} XRs composing {n} resources"),
-        None => format!("{xrs} XRs"),
-    };
-    if resources == 0 {
-        xrs
-    } else {
-        format!("{resources} resources, {xrs}")
-    }
 }
 
 /// Runs `s` on `target` on a runtime of its own (virtual time on a paused clock) until its
@@ -166,25 +137,4 @@ fn warn_if_used(out: &Path) {
         "warning: {} holds an earlier run's reports{when}; this run replaces them (--out DIR writes elsewhere)",
         out.display()
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::what_it_creates;
-
-    fn shipped(name: &str) -> harness::scenario::Scenario {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../scenarios")
-            .join(name);
-        harness::scenario::load(&path).expect("a shipped scenario loads")
-    }
-
-    #[test]
-    fn the_first_line_counts_resources_and_xrs_with_what_they_compose() {
-        assert_eq!(
-            what_it_creates(&shipped("xr-day-2k.yaml")),
-            "2000 XRs composing 20000 resources"
-        );
-        assert_eq!(what_it_creates(&shipped("smoke.yaml")), "100 resources");
-    }
 }

@@ -22,5 +22,5 @@ pub(crate) use html::STYLE;
 pub use html::html;
 pub use junit::junit;
 pub use svg::{Limit as ChartLimit, Scatter, ScatterPoint, scatter};
-pub use text::{assertion_table, human_duration, plan_listing, time_summary};
+pub use text::{assertion_table, human_duration, plan_listing, time_summary, what_it_creates};
 pub use waiting::waiting_lines;

@@ -255,6 +255,36 @@ fn line(out: &mut String, p: &Prediction) {
     }
 }
 
+/// What a scenario creates, for the first line of `run` and of `predict`: its resources, and its XRs with the resources
+/// they compose when their pipelines say how many ("40 resources, 2000 XRs composing 20000").
+#[must_use]
+pub fn what_it_creates(s: &Scenario) -> String {
+    let resources = s.total_resources();
+    let xrs = s.composites.total_xrs();
+    if xrs == 0 {
+        return format!("{resources} resources");
+    }
+    let composed: Option<u64> = s
+        .composites
+        .groups
+        .iter()
+        .map(|g| {
+            g.shape
+                .resources_per_xr()
+                .map(|n| u64::from(n) * u64::from(g.count))
+        })
+        .sum();
+    let xrs = match composed {
+        Some(n) => format!("{xrs} XRs composing {n} resources"),
+        None => format!("{xrs} XRs"),
+    };
+    if resources == 0 {
+        xrs
+    } else {
+        format!("{resources} resources, {xrs}")
+    }
+}
+
 /// `harness predict`'s output: the settings, then every prediction, run-wide and per phase.
 #[must_use]
 pub fn plan_listing(s: &Scenario, plan: &Plan) -> String {
@@ -262,9 +292,9 @@ pub fn plan_listing(s: &Scenario, plan: &Plan) -> String {
     let st = &s.settings;
     let _ = writeln!(
         out,
-        "scenario {} ({} resources): model {}, R = {}, poll {:?} ± {}%, min poll {:?}",
+        "scenario {} ({}): model {}, R = {}, poll {:?} ± {}%, min poll {:?}",
         s.name,
-        s.total_resources(),
+        what_it_creates(s),
         st.model,
         st.rate(),
         st.poll_interval,
@@ -372,4 +402,25 @@ fn repeats_run_wide(p: &Prediction, run: &[Prediction], shared: &[&Prediction]) 
     run.iter()
         .chain(shared.iter().copied())
         .any(|r| quantity(&r.id) == quantity(&p.id) && r.value == p.value && r.formula == p.formula)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::what_it_creates;
+
+    fn shipped(name: &str) -> crate::scenario::Scenario {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios")
+            .join(name);
+        crate::scenario::load(&path).expect("a shipped scenario loads")
+    }
+
+    #[test]
+    fn the_first_line_counts_resources_and_xrs_with_what_they_compose() {
+        assert_eq!(
+            what_it_creates(&shipped("xr-day-2k.yaml")),
+            "2000 XRs composing 20000 resources"
+        );
+        assert_eq!(what_it_creates(&shipped("smoke.yaml")), "100 resources");
+    }
 }

@@ -182,11 +182,23 @@ fn condition(id: &str, what: String, opens: bool, formula: &str) -> Prediction {
     .source("[P] §12.5, Lemma 6")
 }
 
+/// Δt_max: the longest span of one XR's creation events, its time to Ready (τ_MR + t_watch
+/// + L, §12.4), or the scenario's span when that is longer.
+#[must_use]
+pub fn creation_span_max(s: &CoreShape) -> f64 {
+    super::ready::xr_time_to_ready(s).value.max(s.creation_span)
+}
+
 /// Creation \[P\]\[D\] §12.5: c = 1 + N_x Creates (the XR and each composed resource) and
 /// U = w_xr + u·N_x Updates (the XR's own changing writes and the provider's) within Δt
 /// open a full bucket when c + 2U > B_cb + R_cb·Δt. w_xr lies between its fewest (every
-/// composed resource's change seen by one reconcile) and its most (each by its own), so the
-/// circuit opens surely when the fewest tokens pass the bound, and may when the most do.
+/// composed resource's change seen by one reconcile) and its most (each by its own), and
+/// Δt between its shortest (the scenario's span, 0 by default) and its longest, the XR's
+/// time to Ready (every creation event of the XR falls between its create and its Ready
+/// write): the circuit opens surely when the fewest tokens pass the bound over the longest
+/// span, and may when the most do over the shortest. A provider that needs minutes for the
+/// composed resources of every XR spreads each XR's events over them, and no circuit is
+/// sure to open.
 /// The last composed resource's Ready write comes last but for the XR's two status writes
 /// it causes (4 mappings): it is dropped, and the XR left behind, when the mappings up to
 /// it, c + 2U − 4, pass the bound by more than the one mapping of its Update the opening may
@@ -198,7 +210,8 @@ pub fn creation(s: &CoreShape) -> Verdict {
     let most = c + 2.0 * (creation_xr_writes(s) + provider);
     let fewest = c + 2.0 * (creation_xr_writes_min(s) + provider);
     let b = &s.breaker;
-    let opens = s.realtime && exceeds(fewest, s.creation_span, b.burst, b.refill);
+    let longest = creation_span_max(s);
+    let opens = s.realtime && exceeds(fewest, longest, b.burst, b.refill);
     let may_open = s.realtime && exceeds(most, s.creation_span, b.burst, b.refill);
     let dropped = s.realtime && exceeds(most, s.creation_span, b.burst + 6.0, b.refill);
     let (stale_xrs, stale_for) = stale(s, "creation", dropped);
@@ -218,12 +231,13 @@ pub fn creation(s: &CoreShape) -> Verdict {
                 "creation/opens",
                 "creation surely opens each XR's circuit".to_owned(),
                 opens,
-                "c + 2U_min > B_cb + R_cb·Δt",
+                "c + 2U_min > B_cb + R_cb·Δt_max",
             ),
             s,
         )
         .input("c + 2U", fewest)
-        .input("Δt", s.creation_span),
+        .input("Δt_max", longest)
+        .source("[D] §12.5, Lemma 6 with Δt_max from §12.4"),
         may_open: breaker_inputs(
             condition(
                 "creation/may-open",

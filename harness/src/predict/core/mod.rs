@@ -120,8 +120,9 @@ pub struct CoreShape {
     /// h: changes of a composed resource the XR's status shows (the resource leaving the
     /// unsynced list, then the unready one: 2; 1 for a provider that writes Ready only).
     pub status_changes: f64,
-    /// Δt: how long one XR's creation events take, from its create to its last resource's
-    /// Ready (s); 0 for a zero-latency mock cloud, which compresses them.
+    /// Δt: the shortest that one XR's creation events may take, from its create to its last
+    /// resource's Ready (s); 0 for a zero-latency mock cloud, which compresses them. The
+    /// longest is the XR's time to Ready ([`breaker::creation_span_max`]).
     pub creation_span: f64,
     /// n_k: composed kinds, each watched by an informer of its own (1).
     pub composed_kinds: f64,

@@ -8,8 +8,8 @@ use limiter::crossplane::circuit::{Breaker, BreakerConfig, EventSource, EventTyp
 use tokio::time::Instant;
 
 use super::breaker::{
-    creation, edits_to_open, first_open, first_open_by_windows, replay_reopens, resync, revision,
-    revision_tokens,
+    creation, creation_span_max, edits_to_open, first_open, first_open_by_windows, replay_reopens,
+    resync, revision, revision_tokens,
 };
 use super::load::{
     creation_function_calls, creation_reconciles, creation_requests, first_reconcile_requests,
@@ -331,6 +331,31 @@ fn creation_that_opens_without_a_ttl_leaves_every_xr_stale_until_the_resync() {
         ..s
     };
     assert!(close(creation(&off).opens.value, 0.0));
+}
+
+#[test]
+fn a_provider_that_spreads_the_creation_over_minutes_makes_no_circuit_sure_to_open() {
+    // xr-day-2k: 10 Buckets per XR, no TTL; c + 2U between 153 and 225 tokens.
+    let day = |mr_ready: f64| CoreShape {
+        xrs: 2000.0,
+        composed: 10.0,
+        ttl: 0.0,
+        mr_ready,
+        ..smoke()
+    };
+    // A provider that makes every Bucket Ready at once: every circuit surely opens.
+    let burst = creation(&day(0.0));
+    assert!(close(burst.tokens_min.value, 153.0));
+    assert!(close(burst.opens.value, 1.0));
+    // One that needs 786 s for the 20,000 Buckets spreads an XR's 153 tokens over up to
+    // 786 s, against 100 + 786: none is sure to open, every one still may.
+    let paced = creation(&day(786.0));
+    assert!(close(creation_span_max(&day(786.0)), 786.0));
+    assert!(close(paced.opens.value, 0.0));
+    assert!(close(paced.may_open.value, 1.0));
+    // The line is at 53 s: 153 > 100 + 52.9, not > 100 + 53.
+    assert!(close(creation(&day(52.9)).opens.value, 1.0));
+    assert!(close(creation(&day(53.0)).opens.value, 0.0));
 }
 
 /// A deterministic sequence of mapping times: bursts and gaps, sorted.

@@ -6,8 +6,8 @@
 //!
 //! What a scenario does not say is read from §12's documented defaults, named in each
 //! prediction's inputs and notes: the provider's writes per composed resource (u = 6, ours),
-//! the changes an XR's status shows (h = 2), a creation span Δt = 0 (the breaker's worst
-//! case), no Secrets, zero function and apply times; τ_MR is the provider's p99 time to
+//! the changes an XR's status shows (h = 2), a shortest creation span Δt = 0 (the breaker's
+//! worst case; the longest is the XR's time to Ready), no Secrets, zero function and apply times; τ_MR is the provider's p99 time to
 //! Ready (§5.2) of every composed resource the creating phase makes, all at once.
 
 mod phases;
@@ -95,7 +95,7 @@ fn most_of_one_kind(g: &XrGroup) -> Option<u32> {
     per_kind.into_iter().map(|(_, n)| n).max()
 }
 
-const DEFAULTS: &str = "not in the scenario, §12's defaults: u = 6 (our provider's writes per composed resource), h = 2, Δt = 0, S = 0, t_fn = t_watch = 0; t_apply = core.requestLatency";
+const DEFAULTS: &str = "not in the scenario, §12's defaults: u = 6 (our provider's writes per composed resource), h = 2, Δt = 0 (Δt_max: the XR's time to Ready), S = 0, t_fn = t_watch = 0; t_apply = core.requestLatency";
 
 /// Renames `p` from `core/…` to `core/<group>/…` and names the defaults it read.
 fn in_group(mut p: Prediction, group: &str) -> Prediction {

@@ -143,7 +143,7 @@ pub(super) fn breaker_opens(groups: &[CoreGroupPlan], held: f64) -> Prediction {
         sure,
         "opens",
     )
-    .formula("Σ_groups X·([c + 2U_min > B_cb + R_cb·Δt] + max([2·n_kind > B_cb], reopens)·[holds ≥ 1.1·S_sync])")
+    .formula("Σ_groups X·([c + 2U_min > B_cb + R_cb·Δt_max] + max([2·n_kind > B_cb], reopens)·[holds ≥ 1.1·S_sync])")
     .input("X_may", may)
     .input("holds", held)
     .meaning(Meaning::LowerBound)
