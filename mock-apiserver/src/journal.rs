@@ -10,7 +10,8 @@
 //! [`ApiServer::epoch`](crate::ApiServer::epoch)), so a reader places every entry on its own
 //! clock with one offset instead of parsing a wall time per entry.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -39,16 +40,16 @@ pub struct Entry {
     /// What the request did.
     pub verb: Verb,
     /// API group, empty for core (and for non-resource paths).
-    pub group: String,
+    pub group: Arc<str>,
     /// Plural resource, with `/status` for the subresource; the path for non-resource
     /// requests.
-    pub resource: String,
+    pub resource: Arc<str>,
     /// Namespace, empty when none.
-    pub namespace: String,
+    pub namespace: Arc<str>,
     /// Object name, empty for collections.
-    pub name: String,
+    pub name: Arc<str>,
     /// The `User-Agent` header, empty when absent (kube sends none by default).
-    pub user_agent: String,
+    pub user_agent: Arc<str>,
     /// HTTP status code answered.
     pub status: u16,
     /// Microseconds to the response head (for watches: until the stream started).
@@ -69,15 +70,6 @@ pub(crate) struct WriteOutcome {
 }
 
 impl Entry {
-    /// Heap bytes of the entry's strings.
-    fn text_bytes(&self) -> usize {
-        self.group.capacity()
-            + self.resource.capacity()
-            + self.namespace.capacity()
-            + self.name.capacity()
-            + self.user_agent.capacity()
-    }
-
     /// Arrival as a duration since the server's epoch.
     pub fn at(&self) -> Duration {
         Duration::from_micros(self.at_us)
@@ -104,11 +96,97 @@ pub(crate) fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
+/// A kept entry, compact: its strings as numbers in the journal's [`Strings`]. A run of
+/// millions of requests names a few thousand objects, so an entry takes 48 bytes instead of
+/// its five strings.
+#[derive(Debug)]
+struct Slot {
+    seq: u64,
+    at_us: u64,
+    latency_us: u64,
+    /// group, resource, namespace, name, user agent.
+    text: [u32; 5],
+    status: u16,
+    verb: Verb,
+    changed: Option<bool>,
+}
+
+/// Every distinct string of the kept entries, each held once; never shrinks (a string an
+/// entry no longer uses stays, which costs little: the set of names is what grows).
+#[derive(Debug, Default)]
+struct Strings {
+    ids: HashMap<Arc<str>, u32>,
+    texts: Vec<Arc<str>>,
+    /// Bytes of the texts.
+    bytes: usize,
+}
+
+impl Strings {
+    fn id(&mut self, text: &Arc<str>) -> u32 {
+        if let Some(&id) = self.ids.get(text) {
+            return id;
+        }
+        let id = u32::try_from(self.texts.len()).expect("fewer than 2^32 distinct strings");
+        self.ids.insert(text.clone(), id);
+        self.texts.push(text.clone());
+        self.bytes += text.len();
+        id
+    }
+
+    fn text(&self, id: u32) -> Arc<str> {
+        self.texts[id as usize].clone()
+    }
+
+    /// Heap bytes: the texts, and the table and list that hold them.
+    fn heap_bytes(&self) -> usize {
+        let arc = std::mem::size_of::<Arc<str>>();
+        self.bytes
+            + self.texts.capacity() * arc
+            + self.ids.capacity() * (arc + std::mem::size_of::<u32>())
+    }
+}
+
+impl Slot {
+    fn of(entry: &Entry, strings: &mut Strings) -> Slot {
+        Slot {
+            seq: entry.seq,
+            at_us: entry.at_us,
+            latency_us: entry.latency_us,
+            text: [
+                strings.id(&entry.group),
+                strings.id(&entry.resource),
+                strings.id(&entry.namespace),
+                strings.id(&entry.name),
+                strings.id(&entry.user_agent),
+            ],
+            status: entry.status,
+            verb: entry.verb,
+            changed: entry.changed,
+        }
+    }
+
+    fn entry(&self, strings: &Strings) -> Entry {
+        let [group, resource, namespace, name, user_agent] = self.text.map(|id| strings.text(id));
+        Entry {
+            seq: self.seq,
+            at_us: self.at_us,
+            verb: self.verb,
+            group,
+            resource,
+            namespace,
+            name,
+            user_agent,
+            status: self.status,
+            latency_us: self.latency_us,
+            changed: self.changed,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Inner {
-    entries: VecDeque<Entry>,
-    /// Heap bytes of the kept entries' strings (their capacities).
-    entry_text_bytes: usize,
+    entries: VecDeque<Slot>,
+    strings: Strings,
     next_seq: u64,
     by_user_agent: BTreeMap<String, u64>,
     /// `apiserver_request_total` series: their labels and the HTTP code.
@@ -151,10 +229,10 @@ fn series_of(entry: &Entry, verb: &'static str, version: &str) -> Series {
     let (resource, subresource) = entry
         .resource
         .split_once('/')
-        .unwrap_or((entry.resource.as_str(), ""));
+        .unwrap_or((&*entry.resource, ""));
     (
         verb,
-        entry.group.clone(),
+        entry.group.to_string(),
         version.to_owned(),
         resource.to_owned(),
         subresource.to_owned(),
@@ -269,10 +347,12 @@ impl Journal {
         let mut inner = self.inner.lock();
         entry.seq = inner.next_seq;
         inner.next_seq += 1;
-        *inner
-            .by_user_agent
-            .entry(entry.user_agent.clone())
-            .or_default() += 1;
+        match inner.by_user_agent.get_mut(&*entry.user_agent) {
+            Some(n) => *n += 1,
+            None => {
+                inner.by_user_agent.insert(entry.user_agent.to_string(), 1);
+            }
+        }
         let mut open = None;
         let series = match metric_verb {
             Some(verb) => Some(series_of(&entry, verb, version)),
@@ -290,15 +370,19 @@ impl Journal {
         if self.capacity == 0 {
             return (entry.seq, open);
         }
-        if inner.entries.len() >= self.capacity
-            && let Some(old) = inner.entries.pop_front()
-        {
-            inner.entry_text_bytes -= old.text_bytes();
+        if inner.entries.len() >= self.capacity {
+            inner.entries.pop_front();
+        } else if inner.entries.len() == inner.entries.capacity() {
+            // Grow by a quarter, not double: a journal of millions would otherwise hold up
+            // to twice the slots it uses.
+            let more = (inner.entries.len() / 4)
+                .max(1024)
+                .min(self.capacity - inner.entries.len());
+            inner.entries.reserve_exact(more);
         }
-        let seq = entry.seq;
-        inner.entry_text_bytes += entry.text_bytes();
-        inner.entries.push_back(entry);
-        (seq, open)
+        let slot = Slot::of(&entry, &mut inner.strings);
+        inner.entries.push_back(slot);
+        (entry.seq, open)
     }
 
     /// A long-running request of `series` (a watch) ended after `elapsed`, answering
@@ -314,19 +398,25 @@ impl Journal {
         inner.count(series, code, elapsed.as_secs_f64());
     }
 
-    /// Heap bytes the kept entries take: their slots (spare capacity included) and their
-    /// strings. The per-series and per-`User-Agent` counts are not included (they grow
-    /// with distinct labels, not with requests).
+    /// Heap bytes the kept entries take: their slots (spare capacity included) and the
+    /// distinct strings they name. The per-series and per-`User-Agent` counts are not
+    /// included (they grow with distinct labels, not with requests).
     pub fn heap_bytes(&self) -> usize {
         let inner = self.inner.lock();
-        inner.entries.capacity() * std::mem::size_of::<Entry>() + inner.entry_text_bytes
+        inner.entries.capacity() * std::mem::size_of::<Slot>() + inner.strings.heap_bytes()
     }
 
     /// Entries with a sequence number above `seq` (0 for all kept entries).
     pub fn since(&self, seq: u64) -> Vec<Entry> {
         let inner = self.inner.lock();
         let skip = inner.entries.partition_point(|e| e.seq <= seq);
-        inner.entries.iter().skip(skip).cloned().collect()
+        let strings = &inner.strings;
+        inner
+            .entries
+            .iter()
+            .skip(skip)
+            .map(|e| e.entry(strings))
+            .collect()
     }
 
     /// The sequence number of the latest entry (0 when empty).
@@ -389,7 +479,12 @@ impl Journal {
         JournalPage {
             epoch: self.clock.epoch(),
             last_seq: inner.next_seq - 1,
-            entries: inner.entries.iter().skip(skip).cloned().collect(),
+            entries: inner
+                .entries
+                .iter()
+                .skip(skip)
+                .map(|e| e.entry(&inner.strings))
+                .collect(),
             counts_by_user_agent: inner.by_user_agent.clone(),
         }
     }
@@ -404,10 +499,10 @@ mod tests {
             seq: 0,
             at_us: 0,
             verb: Verb::List,
-            group: String::new(),
+            group: "".into(),
             resource: "configmaps".into(),
             namespace: "default".into(),
-            name: String::new(),
+            name: "".into(),
             user_agent: agent.into(),
             status: 200,
             latency_us: 1_000,
@@ -451,17 +546,36 @@ mod tests {
     }
 
     #[test]
-    fn the_heap_it_holds_follows_the_kept_entries_and_their_strings() {
+    fn the_heap_it_holds_follows_the_kept_entries_and_their_distinct_strings() {
         let journal = Journal::new(2, Clock::new());
         assert_eq!(journal.heap_bytes(), 0);
-        let slots = |j: &Journal| j.inner.lock().entries.capacity() * std::mem::size_of::<Entry>();
+        let slots = |j: &Journal| j.inner.lock().entries.capacity() * std::mem::size_of::<Slot>();
+        let strings = |j: &Journal| j.inner.lock().strings.heap_bytes();
+        assert_eq!(std::mem::size_of::<Slot>(), 48);
         journal.record(entry("agent"));
-        // "configmaps", "default", "agent": 10 + 7 + 5 bytes of text.
-        assert_eq!(journal.heap_bytes(), slots(&journal) + 22);
-        journal.record(entry("a"));
+        // "", "configmaps", "default", "agent": 0 + 10 + 7 + 5 bytes of text, each once.
+        assert_eq!(journal.inner.lock().strings.bytes, 22);
+        assert_eq!(journal.heap_bytes(), slots(&journal) + strings(&journal));
+        // A thousand more of the same strings add no text, and two slots are kept.
+        for _ in 0..1000 {
+            journal.record(entry("agent"));
+        }
+        assert_eq!(journal.inner.lock().strings.bytes, 22);
+        assert_eq!(journal.inner.lock().entries.len(), 2);
         journal.record(entry("ab"));
-        // The first entry dropped: two left, with 18 and 19 bytes of text.
-        assert_eq!(journal.heap_bytes(), slots(&journal) + 37);
+        assert_eq!(journal.inner.lock().strings.bytes, 24);
+        // Read back, an entry names its strings as recorded.
+        let last = journal.since(0).pop().unwrap();
+        assert_eq!(
+            (
+                &*last.user_agent,
+                &*last.resource,
+                &*last.namespace,
+                &*last.name
+            ),
+            ("ab", "configmaps", "default", "")
+        );
+        assert_eq!(journal.heap_bytes(), slots(&journal) + strings(&journal));
     }
 
     #[test]
@@ -510,7 +624,7 @@ mod tests {
         ] {
             let mut e = entry("kubectl");
             e.verb = Verb::Discovery;
-            e.namespace = String::new();
+            e.namespace = "".into();
             e.resource = path.into();
             journal.record(e);
         }

@@ -121,23 +121,23 @@ where
         seq: 0,
         at_us: journal::micros(clock.elapsed()),
         verb,
-        group: String::new(),
-        resource: path.clone(),
-        namespace: String::new(),
-        name: String::new(),
-        user_agent: header_str(&parts.headers, header::USER_AGENT).to_owned(),
+        group: "".into(),
+        resource: path.as_str().into(),
+        namespace: "".into(),
+        name: "".into(),
+        user_agent: header_str(&parts.headers, header::USER_AGENT).into(),
         status: 0,
         latency_us: 0,
         changed: None,
     };
     if let Route::Resource(p) = &route {
-        entry.group = p.group.clone();
+        entry.group = p.group.as_str().into();
         entry.resource = match &p.subresource {
-            Some(sub) => format!("{}/{sub}", p.plural),
-            None => p.plural.clone(),
+            Some(sub) => format!("{}/{sub}", p.plural).into(),
+            None => p.plural.as_str().into(),
         };
-        entry.namespace = p.namespace.clone().unwrap_or_default();
-        entry.name = p.name.clone().unwrap_or_default();
+        entry.namespace = p.namespace.as_deref().unwrap_or_default().into();
+        entry.name = p.name.as_deref().unwrap_or_default().into();
     }
     let admission = admit(&server, &route, &parts, verb, &path, started).await;
     let classification = match &admission {

@@ -247,7 +247,7 @@ async fn the_binary_composes_an_xr_on_mock_apiserver_until_ready_and_stops_on_si
             .journal()
             .since(from)
             .into_iter()
-            .filter(|e| e.resource == "xwidgets/status")
+            .filter(|e| &*e.resource == "xwidgets/status")
             .collect();
         assert!(!writes.is_empty(), "the TTL requeues the XR");
         // An Update's outcome is unknown to the journal (`None`): it counts as a change.

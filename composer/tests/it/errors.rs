@@ -107,7 +107,7 @@ async fn reconcile(
         .journal()
         .since(from)
         .into_iter()
-        .map(|e| (e.verb, e.resource))
+        .map(|e| (e.verb, e.resource.to_string()))
         .collect();
     (result, requests)
 }

@@ -249,7 +249,7 @@ fn requests(cluster: &Cluster, from: u64) -> Vec<(Verb, String)> {
         .journal()
         .since(from)
         .into_iter()
-        .map(|e| (e.verb, e.resource))
+        .map(|e| (e.verb, e.resource.to_string()))
         .collect()
 }
 

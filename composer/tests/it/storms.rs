@@ -54,7 +54,7 @@ fn widget_applies(server: &ApiServer, from: u64) -> usize {
         .journal()
         .since(from)
         .iter()
-        .filter(|e| e.verb == Verb::Patch && e.resource == "widgets")
+        .filter(|e| e.verb == Verb::Patch && &*e.resource == "widgets")
         .count()
 }
 
@@ -172,7 +172,9 @@ async fn the_hourly_resync_of_fifty_one_watched_widgets_opens_an_xr_s_breaker_an
     let reconciles = |name: &str| {
         requests
             .iter()
-            .filter(|e| e.resource == "xwidgets/status" && e.name == name && e.verb == Verb::Patch)
+            .filter(|e| {
+                &*e.resource == "xwidgets/status" && &*e.name == name && e.verb == Verb::Patch
+            })
             .count()
     };
     let (r51, r50) = (reconciles("fifty-one"), reconciles("fifty"));
@@ -378,7 +380,7 @@ async fn a_slow_function_and_sixty_sequential_applies_on_a_slow_api_server_pass_
     let applies = widget_applies(&cluster.server, from);
     let reads = requests
         .iter()
-        .filter(|e| e.verb == Verb::Get && e.resource == "widgets")
+        .filter(|e| e.verb == Verb::Get && &*e.resource == "widgets")
         .count();
     assert_eq!(reads, 60);
     assert!(
@@ -388,7 +390,7 @@ async fn a_slow_function_and_sixty_sequential_applies_on_a_slow_api_server_pass_
     eprintln!("#6240: {applies} of 60 composed applies before the 2-minute deadline");
     let status_writes: Vec<Verb> = requests
         .iter()
-        .filter(|e| e.resource == "xwidgets/status")
+        .filter(|e| &*e.resource == "xwidgets/status")
         .map(|e| e.verb)
         .collect();
     assert_eq!(

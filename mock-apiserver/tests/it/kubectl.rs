@@ -121,7 +121,7 @@ impl Kubectl {
             let journal = self.server.journal().since(0);
             if journal
                 .iter()
-                .any(|e| e.verb == mock_apiserver::Verb::Watch && e.resource == resource)
+                .any(|e| e.verb == mock_apiserver::Verb::Watch && &*e.resource == resource)
             {
                 return;
             }

@@ -219,7 +219,7 @@ async fn kube_retries_the_429_after_its_retry_after_and_succeeds() {
         .journal()
         .since(0)
         .iter()
-        .filter(|e| e.resource == "buckets")
+        .filter(|e| &*e.resource == "buckets")
         .map(|e| e.status)
         .collect();
     assert_eq!(

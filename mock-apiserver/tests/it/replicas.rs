@@ -183,7 +183,7 @@ async fn the_load_balancer_spreads_connections_over_the_replicas_in_turn() {
         let got: Vec<&str> = entries
             .iter()
             .filter(|e| e.verb == Verb::Get)
-            .map(|e| e.name.as_str())
+            .map(|e| &*e.name)
             .collect();
         assert_eq!(got, gets);
     }

@@ -37,8 +37,8 @@ fn event_requests(server: &ApiServer, from: u64) -> Vec<(Verb, String)> {
         .journal()
         .since(from)
         .into_iter()
-        .filter(|e| e.group.is_empty() && e.resource == "events")
-        .map(|e| (e.verb, e.name))
+        .filter(|e| e.group.is_empty() && &*e.resource == "events")
+        .map(|e| (e.verb, e.name.to_string()))
         .collect()
 }
 

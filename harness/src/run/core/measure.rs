@@ -94,7 +94,7 @@ pub fn report_of(
             continue;
         }
         let resource = if e.group.is_empty() {
-            e.resource.clone()
+            e.resource.to_string()
         } else {
             match e.resource.split_once('/') {
                 Some((plural, sub)) => format!("{plural}.{}/{sub}", e.group),

@@ -20,7 +20,7 @@ fn resource(entry: &Entry, names: &mut Interner) -> std::sync::Arc<str> {
     let (plural, sub) = entry
         .resource
         .split_once('/')
-        .unwrap_or((entry.resource.as_str(), ""));
+        .unwrap_or((&*entry.resource, ""));
     names.get(format_args!("{}", resource_name(&entry.group, plural, sub)))
 }
 
@@ -35,7 +35,7 @@ fn request(entry: &Entry, at_us: u64, agent: &ProviderAgent, names: &mut Interne
     // other subresources name nothing.
     let target = match entry.resource.strip_suffix("/status") {
         Some(plural) => Some((plural, false)),
-        None if !entry.resource.contains('/') => Some((entry.resource.as_str(), true)),
+        None if !entry.resource.contains('/') => Some((&*entry.resource, true)),
         None => None,
     }
     .filter(|_| from_provider && write && custom(&entry.group) && !entry.name.is_empty());

@@ -19,7 +19,7 @@ async fn the_journal_records_each_request_with_verb_resource_and_status() {
     let entries = server.journal().since(before);
     let summary: Vec<(Verb, &str, &str, u16)> = entries
         .iter()
-        .map(|e| (e.verb, e.resource.as_str(), e.name.as_str(), e.status))
+        .map(|e| (e.verb, &*e.resource, &*e.name, e.status))
         .collect();
     assert_eq!(
         summary,
@@ -33,7 +33,7 @@ async fn the_journal_records_each_request_with_verb_resource_and_status() {
     assert!(
         entries
             .iter()
-            .all(|e| e.namespace == "default" && e.group == "example.org")
+            .all(|e| &*e.namespace == "default" && &*e.group == "example.org")
     );
 }
 
@@ -104,7 +104,7 @@ async fn the_journal_tells_a_patch_that_changed_the_object_from_a_no_op() {
         .journal()
         .since(0)
         .iter()
-        .filter(|e| e.resource == "buckets")
+        .filter(|e| &*e.resource == "buckets")
         .map(|e| (e.verb, e.status, e.changed))
         .collect();
     assert_eq!(
