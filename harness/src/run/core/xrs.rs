@@ -223,7 +223,7 @@ impl<'s> XrDriver<'s> {
     fn meets(
         &self,
         until: Until,
-        r: &XrRecord,
+        (r, want): (&XrRecord, usize),
         (seen, composed): (&SeenMap, Option<&ComposedIndex>),
         handled: &BTreeMap<String, u32>,
     ) -> bool {
@@ -231,15 +231,8 @@ impl<'s> XrDriver<'s> {
         match until {
             Until::AllReady => s().is_some_and(|s| s.ready && s.gone_us.is_none()),
             Until::ComposedReady => {
-                let g = self
-                    .scenario
-                    .composites
-                    .groups
-                    .iter()
-                    .find(|g| g.name == r.group);
-                let want = g.and_then(|g| g.shape.resources_per_xr()).unwrap_or(1);
                 let c = composed.map_or(super::tally::Composed::NONE, |i| i.get(&r.key.1));
-                c.seen >= want as usize && c.ready
+                c.seen >= want && c.ready
             }
             Until::AllHandled => {
                 r.requested.is_none()
@@ -253,21 +246,29 @@ impl<'s> XrDriver<'s> {
 
     /// The XRs of `phase` that have not met its `until`.
     pub async fn pending(&self, phase: &Phase, watches: &Watches) -> Vec<Key> {
-        self.pending_with(phase, watches, None).await
+        let mut keys = Vec::new();
+        self.unmet(phase, watches, None, |k| keys.push(k.clone()))
+            .await;
+        keys
     }
 
-    /// [`pending`](Self::pending), reading the XRs' composed resources from `tally` when
-    /// there is one.
-    async fn pending_with(
+    /// Calls `each` with the key of every XR of `phase` that has not met its `until` (of the
+    /// revision while a new one is not made), reading the XRs'
+    /// composed resources from `tally` when there is one.
+    async fn unmet(
         &self,
         phase: &Phase,
         watches: &Watches,
         tally: Option<&ComposedTally>,
-    ) -> Vec<Key> {
+        mut each: impl FnMut(&Key),
+    ) {
         if matches!(phase.action, crate::scenario::Action::CompositionUpdate(_))
             && phase.until == Until::AllReady
         {
-            return self.revision_pending(phase, watches).await;
+            for key in self.revision_pending(phase, watches).await {
+                each(&key);
+            }
+            return;
         }
         let handled = if phase.until == Until::AllHandled {
             self.handled().await
@@ -286,16 +287,23 @@ impl<'s> XrDriver<'s> {
             }
             None => None,
         };
-        self.targets(&phase.composites)
-            .into_iter()
-            .filter_map(|k| self.log.records.get(&k))
-            .filter(|r| match phase.until {
-                Until::AllGone => r.deleted_us.is_some(),
-                _ => r.created_us.is_some() && r.deleted_us.is_none(),
-            })
-            .filter(|r| !self.meets(phase.until, r, (seen, index), &handled))
-            .map(|r| r.key.clone())
-            .collect()
+        let groups = &self.scenario.composites.groups;
+        for &g in &phase.composites {
+            // The composed resources each XR of the group must have.
+            let want = groups[g].shape.resources_per_xr().unwrap_or(1) as usize;
+            for i in 0..groups[g].count {
+                let Some(r) = self.log.records.get(&(g, i)) else {
+                    continue;
+                };
+                let live = match phase.until {
+                    Until::AllGone => r.deleted_us.is_some(),
+                    _ => r.created_us.is_some() && r.deleted_us.is_none(),
+                };
+                if live && !self.meets(phase.until, (r, want), (seen, index), &handled) {
+                    each(&r.key);
+                }
+            }
+        }
     }
 
     /// Waits until every XR of `phase` meets its `until`, or `deadline`, counting on `bar`
@@ -335,10 +343,9 @@ impl<'s> XrDriver<'s> {
             if let Some(tally) = tally.as_mut() {
                 tally.update(watches);
             }
-            let pending = self
-                .pending_with(phase, watches, tally.as_ref())
-                .await
-                .len();
+            let mut pending = 0;
+            self.unmet(phase, watches, tally.as_ref(), |_| pending += 1)
+                .await;
             bar.set(total.saturating_sub(pending));
             if pending == 0 {
                 return true;
