@@ -245,6 +245,7 @@ impl Composer {
                         .get_opt(name)
                         .await
                         .map_err(api("get composed resource"))?
+                        .map(Arc::new)
                 }
             };
             if let Some(object) = found {
@@ -256,7 +257,7 @@ impl Composer {
                 if other {
                     continue;
                 }
-                let value = serde_json::to_value(&object).expect("objects serialize");
+                let value = serde_json::to_value(&*object).expect("objects serialize");
                 if let Some(id) = value
                     .pointer("/metadata/annotations")
                     .and_then(|a| a.get(ANNOTATION_COMPOSITION_RESOURCE_NAME))
@@ -359,7 +360,7 @@ impl Composer {
             "metadata": {"name": xr_name},
             "spec": {"crossplane": {"resourceRefs": refs}},
         });
-        xrs.patch(&xr_name, &apply_xr, &Patch::Apply(&refs_patch))
+        apply_unread(&xrs, &xr_name, &apply_xr, &refs_patch)
             .await
             .map_err(api("update composed resource references"))?;
 
@@ -369,23 +370,20 @@ impl Composer {
         for (id, cd, resource, ready) in &desired {
             let name = cd["metadata"]["name"].as_str().unwrap_or_default();
             let ns = cd.pointer("/metadata/namespace").and_then(Value::as_str);
-            let synced = match self
-                .dynamic(resource, ns)
-                .patch(name, &apply_composed, &Patch::Apply(cd))
-                .await
-            {
-                Ok(_) => true,
-                // Invalid: a warning, the resource unsynced, and on to the next.
-                Err(kube::Error::Api(s)) if s.code == 422 => {
-                    events.push((
-                        EventType::Warning,
-                        REASON_COMPOSE.to_owned(),
-                        format!("cannot apply composed resource {id:?}: {}", s.message),
-                    ));
-                    false
-                }
-                Err(e) => return Err(api(format!("apply composed resource {id:?}"))(e)),
-            };
+            let synced =
+                match apply_unread(&self.dynamic(resource, ns), name, &apply_composed, cd).await {
+                    Ok(_) => true,
+                    // Invalid: a warning, the resource unsynced, and on to the next.
+                    Err(kube::Error::Api(s)) if s.code == 422 => {
+                        events.push((
+                            EventType::Warning,
+                            REASON_COMPOSE.to_owned(),
+                            format!("cannot apply composed resource {id:?}: {}", s.message),
+                        ));
+                        false
+                    }
+                    Err(e) => return Err(api(format!("apply composed resource {id:?}"))(e)),
+                };
             states.push(ComposedState {
                 name: id.clone(),
                 synced,
@@ -514,4 +512,22 @@ fn resource_of(value: &Value) -> Resource {
         resource: value.as_object().map(to_struct),
         ..Resource::default()
     }
+}
+
+/// A server-side apply of `patch` to `name` whose answer is read for its status only: kube's
+/// `Api::patch` would decode the object the server returns, and core's applies of the
+/// resource references and of composed resources use nothing of it. The request is the one
+/// `Api::patch` sends.
+async fn apply_unread(
+    api: &Api<DynamicObject>,
+    name: &str,
+    params: &PatchParams,
+    patch: &Value,
+) -> kube::Result<()> {
+    let mut request = kube::core::Request::new(api.resource_url())
+        .patch(name, params, &Patch::Apply(patch))
+        .map_err(kube::Error::BuildRequest)?;
+    request.extensions_mut().insert("patch");
+    api.clone().into_client().request_text(request).await?;
+    Ok(())
 }

@@ -57,7 +57,8 @@ type Key = (Option<String>, Option<String>);
 /// informer's store and its `HasSynced`.
 #[derive(Debug)]
 struct Kind {
-    objects: RwLock<BTreeMap<Key, DynamicObject>>,
+    /// Each object shared, so that a read takes no copy of it.
+    objects: RwLock<BTreeMap<Key, Arc<DynamicObject>>>,
     synced: tokio::sync::watch::Sender<bool>,
 }
 
@@ -86,7 +87,7 @@ impl Kind {
         self.objects
             .write()
             .expect("not poisoned")
-            .insert(key, object);
+            .insert(key, Arc::new(object));
     }
 
     fn remove(&self, object: &DynamicObject) {
@@ -144,14 +145,14 @@ impl Cache {
     }
 
     /// The object `name` (in `namespace`) of `resource`'s kind, if a watch of that kind
-    /// holds it.
+    /// holds it: the object the store holds, shared.
     #[must_use]
     pub fn get(
         &self,
         resource: &ApiResource,
         namespace: Option<&str>,
         name: &str,
-    ) -> Option<DynamicObject> {
+    ) -> Option<Arc<DynamicObject>> {
         let store = self
             .kinds
             .read()
@@ -173,7 +174,7 @@ impl Cache {
         resource: &ApiResource,
         namespace: Option<&str>,
         name: &str,
-    ) -> Option<DynamicObject> {
+    ) -> Option<Arc<DynamicObject>> {
         let store = self.store(resource);
         store.synced().await;
         catch_up().await;
@@ -190,7 +191,7 @@ impl Cache {
         store.synced().await;
         catch_up().await;
         let objects = store.objects.read().expect("not poisoned");
-        objects.values().cloned().collect()
+        objects.values().map(|o| DynamicObject::clone(o)).collect()
     }
 }
 

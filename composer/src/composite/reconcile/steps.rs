@@ -40,7 +40,10 @@ impl Reconciler {
     ) -> Result<Requeue, ReconcileError> {
         let xrs = self.xrs(namespace);
         let read = match &self.cache {
-            Some(cache) => cache.get_synced(&self.resource, namespace, name).await,
+            Some(cache) => cache
+                .get_synced(&self.resource, namespace, name)
+                .await
+                .map(std::sync::Arc::unwrap_or_clone),
             None => xrs
                 .get_opt(name)
                 .await
