@@ -28,7 +28,7 @@ use tokio::time::Instant;
 use super::events::REASON_COMPOSE;
 use super::outcome::{ComposedState, Outcome, outcome};
 use super::render::{ANNOTATION_COMPOSITION_RESOURCE_NAME, RenderError, render_composed};
-use super::watch::Cache;
+use super::watch::{Cache, Cached};
 use super::{FIELD_OWNER_XR, Machinery, ResourceRef, child_name, composed_field_owner};
 use crate::api::CompositionRevision;
 use crate::function::FunctionRunner;
@@ -229,7 +229,7 @@ impl Composer {
         let machinery = Machinery::read(&xr_json).map_err(ComposeError::Machinery)?;
 
         // Observed composed resources, by their pipeline name.
-        let mut observed: BTreeMap<String, (Value, ApiResource)> = BTreeMap::new();
+        let mut observed: BTreeMap<String, (Arc<Cached>, ApiResource)> = BTreeMap::new();
         let mut live_reads = 0;
         let xr_uid = xr.metadata.uid.clone().unwrap_or_default();
         for r in &machinery.resource_refs {
@@ -245,26 +245,29 @@ impl Composer {
                         .get_opt(name)
                         .await
                         .map_err(api("get composed resource"))?
-                        .map(Arc::new)
+                        .map(|o| Arc::new(Cached::new(o)))
                 }
             };
             if let Some(object) = found {
                 // A resource another XR controls is treated as absent, as core does.
-                let other =
-                    object.metadata.owner_references.iter().flatten().any(|o| {
-                        o.controller == Some(true) && !xr_uid.is_empty() && o.uid != xr_uid
-                    });
+                let other = object
+                    .object()
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.controller == Some(true) && !xr_uid.is_empty() && o.uid != xr_uid);
                 if other {
                     continue;
                 }
-                let value = serde_json::to_value(&*object).expect("objects serialize");
-                if let Some(id) = value
+                if let Some(id) = object
+                    .value()
                     .pointer("/metadata/annotations")
                     .and_then(|a| a.get(ANNOTATION_COMPOSITION_RESOURCE_NAME))
                     .and_then(Value::as_str)
                 {
                     let id = id.to_owned();
-                    observed.insert(id, (value, resource));
+                    observed.insert(id, (object, resource));
                 }
             }
         }
@@ -273,7 +276,7 @@ impl Composer {
             composite: Some(resource_of(&xr_json)),
             resources: observed
                 .iter()
-                .map(|(id, (value, _))| (id.clone(), resource_of(value)))
+                .map(|(id, (cached, _))| (id.clone(), resource_of(cached.value())))
                 .collect(),
         };
         let steps: Vec<Step> = revision
@@ -307,8 +310,13 @@ impl Composer {
                     .map(from_struct)
                     .unwrap_or_default(),
             );
-            let mut cd = render_composed(id, &value, observed.get(id).map(|(v, _)| v), &xr_json)
-                .map_err(ComposeError::Render)?;
+            let mut cd = render_composed(
+                id,
+                &value,
+                observed.get(id).map(|(c, _)| c.value()),
+                &xr_json,
+            )
+            .map_err(ComposeError::Render)?;
             let (Some(api_version), Some(kind)) = (
                 cd["apiVersion"].as_str().map(str::to_owned),
                 cd["kind"].as_str().map(str::to_owned),
@@ -325,10 +333,11 @@ impl Composer {
 
         // Garbage: observed resources no longer desired.
         let mut deleted = 0;
-        for (id, (value, resource)) in &observed {
+        for (id, (cached, resource)) in &observed {
             if run.desired.resources.contains_key(id) {
                 continue;
             }
+            let value = cached.value();
             let name = value["metadata"]["name"].as_str().unwrap_or_default();
             let ns = value.pointer("/metadata/namespace").and_then(Value::as_str);
             let params = DeleteParams {

@@ -52,8 +52,8 @@ pub use revisions::{
 };
 pub use select::{SelectError, Selection, select_composition};
 pub use watch::{
-    Cache, LOW_PRIORITY, Watched, composition_resource, resync_period, revision_resource, watch,
-    watch_cached, watch_compositions, watch_into, watch_revisions, watch_revisions_cached,
+    Cache, Cached, LOW_PRIORITY, Watched, composition_resource, resync_period, revision_resource,
+    watch, watch_cached, watch_compositions, watch_into, watch_revisions, watch_revisions_cached,
     watch_revisions_with_resync, watch_with_resync,
 };
 

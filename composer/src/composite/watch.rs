@@ -53,12 +53,53 @@ pub enum Watched {
 /// An object's key in a watch's store: namespace and name.
 type Key = (Option<String>, Option<String>);
 
+/// An object a watch holds, shared by the store and its readers, with its JSON value made
+/// once, at the first read that wants it (the composer reads each composed resource at
+/// every reconcile of its XR, far more often than the resource changes).
+#[derive(Debug)]
+pub struct Cached {
+    object: DynamicObject,
+    value: std::sync::OnceLock<serde_json::Value>,
+}
+
+impl Cached {
+    /// `object`, its value not made yet.
+    #[must_use]
+    pub fn new(object: DynamicObject) -> Self {
+        Cached {
+            object,
+            value: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The object.
+    #[must_use]
+    pub fn object(&self) -> &DynamicObject {
+        &self.object
+    }
+
+    /// The object as JSON, made at the first call.
+    ///
+    /// # Panics
+    /// Never: a `DynamicObject` always serializes.
+    pub fn value(&self) -> &serde_json::Value {
+        self.value
+            .get_or_init(|| serde_json::to_value(&self.object).expect("objects serialize"))
+    }
+
+    /// The object, taken from `cached` when no one else holds it, else a copy.
+    #[must_use]
+    pub fn into_object(cached: Arc<Cached>) -> DynamicObject {
+        Arc::try_unwrap(cached).map_or_else(|shared| shared.object.clone(), |c| c.object)
+    }
+}
+
 /// What one watch holds, and whether it has synced (listed everything once), as an
 /// informer's store and its `HasSynced`.
 #[derive(Debug)]
 struct Kind {
     /// Each object shared, so that a read takes no copy of it.
-    objects: RwLock<BTreeMap<Key, Arc<DynamicObject>>>,
+    objects: RwLock<BTreeMap<Key, Arc<Cached>>>,
     synced: tokio::sync::watch::Sender<bool>,
 }
 
@@ -87,7 +128,7 @@ impl Kind {
         self.objects
             .write()
             .expect("not poisoned")
-            .insert(key, Arc::new(object));
+            .insert(key, Arc::new(Cached::new(object)));
     }
 
     fn remove(&self, object: &DynamicObject) {
@@ -152,7 +193,7 @@ impl Cache {
         resource: &ApiResource,
         namespace: Option<&str>,
         name: &str,
-    ) -> Option<Arc<DynamicObject>> {
+    ) -> Option<Arc<Cached>> {
         let store = self
             .kinds
             .read()
@@ -174,7 +215,7 @@ impl Cache {
         resource: &ApiResource,
         namespace: Option<&str>,
         name: &str,
-    ) -> Option<Arc<DynamicObject>> {
+    ) -> Option<Arc<Cached>> {
         let store = self.store(resource);
         store.synced().await;
         catch_up().await;
@@ -191,7 +232,7 @@ impl Cache {
         store.synced().await;
         catch_up().await;
         let objects = store.objects.read().expect("not poisoned");
-        objects.values().map(|o| DynamicObject::clone(o)).collect()
+        objects.values().map(|o| o.object().clone()).collect()
     }
 }
 

@@ -43,7 +43,7 @@ impl Reconciler {
             Some(cache) => cache
                 .get_synced(&self.resource, namespace, name)
                 .await
-                .map(std::sync::Arc::unwrap_or_clone),
+                .map(crate::composite::Cached::into_object),
             None => xrs
                 .get_opt(name)
                 .await
