@@ -140,7 +140,11 @@ impl PhaseBar {
                     } else {
                         format!(", {note}")
                     };
-                    eprintln!("{}: {done}/{total} after {}{note}", self.label, self.took());
+                    if total == 0 {
+                        eprintln!("{}: at {}{note}", self.label, self.took());
+                    } else {
+                        eprintln!("{}: {done}/{total} after {}{note}", self.label, self.took());
+                    }
                 }
             }
             None => {}
@@ -172,6 +176,10 @@ impl PhaseBar {
         );
         match &self.bar {
             Some(b) => b.finish_with_message(verdict),
+            // A phase that counts nothing (a hold) says only how long it took.
+            None if !self.quiet && total == 0 => {
+                eprintln!("{}: {verdict} in {}", self.label, self.took());
+            }
             None if !self.quiet => eprintln!(
                 "{}: {verdict}, {done}/{total} in {}",
                 self.label,

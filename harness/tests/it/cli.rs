@@ -47,6 +47,7 @@ fn a_composite_runs_progress_counts_its_xrs() {
         .expect("an assertions section");
     let text = format!(
         "{head}phases:\n  - {{name: create, action: create, timeout: 5m}}\n  \
+         - {{name: hold, action: hold, duration: 1s}}\n  \
          - {{name: delete, action: delete, timeout: 5m}}\nassertions:{assertions}"
     );
     let file = dir.join("xr-progress.yaml");
@@ -61,8 +62,11 @@ fn a_composite_runs_progress_counts_its_xrs() {
         err.contains("phase 1 create (create): done, 3/3 in"),
         "{err}"
     );
+    // A hold counts nothing: it says how long it took, not "0/0".
+    assert!(err.contains("phase 2 hold (hold): done in"), "{err}");
+    assert!(!err.contains("0/0"), "{err}");
     assert!(
-        err.contains("phase 2 delete (delete): done, 3/3 in"),
+        err.contains("phase 3 delete (delete): done, 3/3 in"),
         "{err}"
     );
 }
