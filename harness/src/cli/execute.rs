@@ -68,6 +68,8 @@ pub(super) fn execute(
         Where::Cluster(c) => format!("the cluster of {}", c.kubeconfig.display()),
     };
     let plan = predict::plan(s);
+    // The checkout as the run starts: a long run outlives commits made beside it.
+    let commit = git::commit();
     progress.line(format_args!(
         "running {} ({}, {} phases, about {}) on {on}; reports go to {}",
         s.name,
@@ -81,7 +83,7 @@ pub(super) fn execute(
     if strict {
         r.make_strict();
     }
-    r.run.commit = git::commit();
+    r.run.commit = commit;
     write(out, "result.json", r.to_json()?)?;
     write_reports(out, &r)?;
     Ok((r, output.interrupted))

@@ -1,4 +1,4 @@
-//! The git commit of the working directory, recorded in the result.
+//! The git commit of the working directory as a run starts, recorded in the result.
 
 use std::process::Command;
 
