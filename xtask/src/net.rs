@@ -7,12 +7,24 @@ use std::time::Duration;
 
 use crate::step::{Error, Result};
 
-/// A loopback port free at the time of asking.
+/// A loopback port free at the time of asking and not handed out before by this process:
+/// the kernel may give a port just released to the next `bind(0)`, so two ports asked for
+/// before either server binds its own could otherwise be the same.
 pub(crate) fn free_port() -> Result<u16> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| Error::Usage(format!("no free loopback port: {e}")))
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .map_err(|e| Error::Usage(format!("no free loopback port: {e}")))?;
+        if !given.contains(&port) {
+            given.push(port);
+            return Ok(port);
+        }
+    }
 }
 
 /// `GET base + path` over HTTP/1.0 (`base` is `http://host:port`, as in a kubeconfig), with
