@@ -198,6 +198,16 @@ struct Inner {
 }
 
 impl Inner {
+    /// The kept entries with a sequence number above `seq`, read back.
+    fn after(&self, seq: u64) -> Vec<Entry> {
+        let skip = self.entries.partition_point(|e| e.seq <= seq);
+        self.entries
+            .iter()
+            .skip(skip)
+            .map(|e| e.entry(&self.strings))
+            .collect()
+    }
+
     /// Counts a finished request of `series` that answered `code` after `seconds`.
     fn count(&mut self, series: Series, code: u16, seconds: f64) {
         match self.durations.get_mut(&series) {
@@ -408,15 +418,7 @@ impl Journal {
 
     /// Entries with a sequence number above `seq` (0 for all kept entries).
     pub fn since(&self, seq: u64) -> Vec<Entry> {
-        let inner = self.inner.lock();
-        let skip = inner.entries.partition_point(|e| e.seq <= seq);
-        let strings = &inner.strings;
-        inner
-            .entries
-            .iter()
-            .skip(skip)
-            .map(|e| e.entry(strings))
-            .collect()
+        self.inner.lock().after(seq)
     }
 
     /// The sequence number of the latest entry (0 when empty).
@@ -475,16 +477,10 @@ impl Journal {
     /// The page of entries after `since` (what `/mock/v1/requests?since=SEQ` serves).
     pub fn page(&self, since: u64) -> JournalPage {
         let inner = self.inner.lock();
-        let skip = inner.entries.partition_point(|e| e.seq <= since);
         JournalPage {
             epoch: self.clock.epoch(),
             last_seq: inner.next_seq - 1,
-            entries: inner
-                .entries
-                .iter()
-                .skip(skip)
-                .map(|e| e.entry(&inner.strings))
-                .collect(),
+            entries: inner.after(since),
             counts_by_user_agent: inner.by_user_agent.clone(),
         }
     }
