@@ -12,9 +12,10 @@ use crate::error::ApiError;
 use crate::flowcontrol::{FlowControl, Limiter};
 use crate::identity::User;
 use crate::journal::Journal;
+use crate::object::StoredObject;
 use crate::registry::{Registry, ResourceKind};
 use crate::store::{
-    GarbageCollection, Store, Subresource, WatchHistory, WriteOptions, run_collector,
+    GarbageCollection, Store, Subresource, WatchHistory, WriteOptions, Written, run_collector,
 };
 
 /// Server settings. `Config::default()` suits tests and load runs alike.
@@ -412,24 +413,24 @@ impl ApiServer {
             create_if_missing: true,
             ..WriteOptions::default()
         };
-        let written = self
-            .shared
-            .store
-            .update(&kind, "", &name, Subresource::Main, options, |old| {
-                let mut new = crd.clone();
-                if !new.is_object() {
-                    return Err(ApiError::bad_request(
-                        "a CustomResourceDefinition must be an object",
-                    ));
-                }
-                if let Some(old) = old {
-                    let rv = old["metadata"]["resourceVersion"].clone();
-                    crate::object::metadata_mut(&mut new).insert("resourceVersion".into(), rv);
-                }
-                Ok(new)
-            })
-            .map_err(LoadError::Refused)?;
-        self.sync_crd(&written.object.to_value());
+        self.write_crd(|| {
+            self.shared
+                .store
+                .update(&kind, "", &name, Subresource::Main, options, |old| {
+                    let mut new = crd.clone();
+                    if !new.is_object() {
+                        return Err(ApiError::bad_request(
+                            "a CustomResourceDefinition must be an object",
+                        ));
+                    }
+                    if let Some(old) = old {
+                        let rv = old["metadata"]["resourceVersion"].clone();
+                        crate::object::metadata_mut(&mut new).insert("resourceVersion".into(), rv);
+                    }
+                    Ok(new)
+                })
+        })
+        .map_err(LoadError::Refused)?;
         Ok(())
     }
 
@@ -467,8 +468,39 @@ impl ApiServer {
         self.registry().get(group, version, plural)
     }
 
+    /// Runs a write of a CRD (create, update, patch) and serves the kinds it describes
+    /// with the server's kinds locked throughout: a request that looks a kind up waits
+    /// until the write and its kinds are both in place. A client that has read the CRD,
+    /// which says `Established`, finds its kinds served, as kube-apiserver's clients do
+    /// once they see that condition.
+    pub(crate) fn write_crd<E>(
+        &self,
+        write: impl FnOnce() -> Result<Written, E>,
+    ) -> Result<Written, E> {
+        let mut registry = self.registry_mut();
+        let written = write()?;
+        self.sync_crd(&mut registry, &written.object.to_value());
+        Ok(written)
+    }
+
+    /// Runs the delete of a CRD and, if it removed the object (no finalizer kept it),
+    /// stops serving its kinds, with the server's kinds locked throughout (as
+    /// [`Server::write_crd`]).
+    pub(crate) fn delete_crd<E>(
+        &self,
+        delete: impl FnOnce() -> Result<Arc<StoredObject>, E>,
+    ) -> Result<Arc<StoredObject>, E> {
+        let mut registry = self.registry_mut();
+        let deleted = delete()?;
+        let value = deleted.to_value();
+        if value["metadata"].get("deletionTimestamp").is_none() {
+            self.remove_crd(&mut registry, &value);
+        }
+        Ok(deleted)
+    }
+
     /// Serves the kinds of a stored CRD (after a create or update).
-    pub(crate) fn sync_crd(&self, crd: &Value) {
+    fn sync_crd(&self, registry: &mut Registry, crd: &Value) {
         let Ok(definition) = crd::parse(crd) else {
             return;
         };
@@ -482,7 +514,6 @@ impl ApiServer {
                 .store
                 .rewrite_quietly(storage, |object| schema.0.apply_defaults(object));
         }
-        let mut registry = self.registry_mut();
         registry.remove(&definition.group, &definition.plural);
         for kind in definition.kinds {
             tracing::info!(group = %kind.group, version = %kind.version, kind = %kind.kind, "serving custom resource");
@@ -491,12 +522,11 @@ impl ApiServer {
     }
 
     /// Stops serving a deleted CRD's kinds and drops their objects.
-    pub(crate) fn remove_crd(&self, crd: &Value) {
+    fn remove_crd(&self, registry: &mut Registry, crd: &Value) {
         let Ok(definition) = crd::parse(crd) else {
             return;
         };
-        self.registry_mut()
-            .remove(&definition.group, &definition.plural);
+        registry.remove(&definition.group, &definition.plural);
         self.shared
             .store
             .drop_resource(&format!("{}/{}", definition.group, definition.plural));
@@ -534,6 +564,51 @@ spec:
         assert!(server.kind("example.org", "v1alpha1", "buckets").is_some());
         // Loading the same CRD again is an update, not a conflict.
         assert_eq!(server.load_crd_yaml(CRD).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_request_that_has_read_a_crd_finds_its_kinds_served() {
+        // The composer's binary test created an object right after it read the CRD the
+        // composer had created, and got a 404 once under load: the CRD was stored, and so
+        // readable, before its kinds were served. A reader that sees the CRD mid-write
+        // now waits for them.
+        let server = ApiServer::default();
+        let crds = server
+            .kind("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .unwrap();
+        let crd: Value = serde_saphyr::from_str(CRD.trim_end_matches("---\n")).unwrap();
+        let options = WriteOptions {
+            create_if_missing: true,
+            ..WriteOptions::default()
+        };
+        let served = std::thread::scope(|scope| {
+            let mut reader = None;
+            server
+                .write_crd(|| {
+                    let written = server.shared.store.update(
+                        &crds,
+                        "",
+                        "buckets.example.org",
+                        Subresource::Main,
+                        options,
+                        |_| Ok(crd.clone()),
+                    )?;
+                    reader = Some(scope.spawn(|| {
+                        server
+                            .shared
+                            .store
+                            .get(&crds, "", "buckets.example.org")
+                            .expect("the CRD is stored before its kinds are served");
+                        server.kind("example.org", "v1alpha1", "buckets").is_some()
+                    }));
+                    // Time for the reader to look the kind up before the kinds are served.
+                    std::thread::sleep(Duration::from_millis(100));
+                    Ok::<_, ApiError>(written)
+                })
+                .unwrap();
+            reader.unwrap().join().unwrap()
+        });
+        assert!(served, "the reader saw the CRD and not its kind");
     }
 
     #[test]

@@ -21,12 +21,13 @@ impl Context<'_> {
     pub(super) fn create(&self, request: &Request<'_>) -> Result<Response<ResponseBody>, ApiError> {
         let body = self.incoming(decode(self.kind, request.content_type, &request.body)?)?;
         let options = client_write(request)?;
-        let written =
+        let written = self.store_write(options.dry_run, || {
             self.server
                 .shared
                 .store
-                .create(self.store_kind, self.namespace(), body, options)?;
-        Ok(self.written(StatusCode::CREATED, &written, options.dry_run))
+                .create(self.store_kind, self.namespace(), body, options)
+        })?;
+        Ok(self.written(StatusCode::CREATED, &written))
     }
 
     pub(super) fn update(
@@ -40,15 +41,17 @@ impl Context<'_> {
             create_if_missing: false,
             ..client_write(request)?
         };
-        let written = self.server.shared.store.update(
-            self.store_kind,
-            self.namespace(),
-            name,
-            self.subresource,
-            options,
-            |_| Ok(body),
-        )?;
-        Ok(self.written(StatusCode::OK, &written, options.dry_run))
+        let written = self.store_write(options.dry_run, || {
+            self.server.shared.store.update(
+                self.store_kind,
+                self.namespace(),
+                name,
+                self.subresource,
+                options,
+                |_| Ok(body),
+            )
+        })?;
+        Ok(self.written(StatusCode::OK, &written))
     }
 
     pub(super) fn patch(
@@ -143,54 +146,58 @@ impl Context<'_> {
         // The stored object's resourceVersion before the patch: the same after it is a
         // no-op (the journal counts those apart).
         let mut before: Option<u64> = None;
-        let written = self.server.shared.store.update(
-            self.store_kind,
-            self.namespace(),
-            name,
-            self.subresource,
-            options,
-            |old| {
-                before = old.and_then(|o| o["metadata"]["resourceVersion"].as_str()?.parse().ok());
-                if apply {
-                    if let Some(meta) = patch_value
-                        .get_mut("metadata")
-                        .and_then(Value::as_object_mut)
-                    {
-                        // An apply configuration does not carry a resourceVersion
-                        // precondition unless it sets one explicitly.
-                        meta.remove("resourceVersion");
+        let written = self.store_write(options.dry_run, || {
+            self.server.shared.store.update(
+                self.store_kind,
+                self.namespace(),
+                name,
+                self.subresource,
+                options,
+                |old| {
+                    before =
+                        old.and_then(|o| o["metadata"]["resourceVersion"].as_str()?.parse().ok());
+                    if apply {
+                        if let Some(meta) = patch_value
+                            .get_mut("metadata")
+                            .and_then(Value::as_object_mut)
+                        {
+                            // An apply configuration does not carry a resourceVersion
+                            // precondition unless it sets one explicitly.
+                            meta.remove("resourceVersion");
+                        }
+                        return ssa::apply(&writer, old, &patch_value, force)
+                            .map_err(ssa::api_error);
                     }
-                    return ssa::apply(&writer, old, &patch_value, force).map_err(ssa::api_error);
-                }
-                let Some(old) = old else {
-                    return Ok(patch_value.clone());
-                };
-                let mut target = if core_view {
-                    events::to_core(old)
-                } else {
-                    old.clone()
-                };
-                if json_patch {
-                    patch::json_patch(&mut target, &patch_value).map_err(patch_error)?;
-                } else if strategic {
-                    crate::strategic::apply(&self.store_kind.kind, &mut target, &patch_value)
-                        .map_err(strategic_error)?;
-                } else {
-                    patch::merge_patch(&mut target, &patch_value);
-                }
-                Ok(if core_view {
-                    events::from_core(&target)
-                } else {
-                    target
-                })
-            },
-        )?;
+                    let Some(old) = old else {
+                        return Ok(patch_value.clone());
+                    };
+                    let mut target = if core_view {
+                        events::to_core(old)
+                    } else {
+                        old.clone()
+                    };
+                    if json_patch {
+                        patch::json_patch(&mut target, &patch_value).map_err(patch_error)?;
+                    } else if strategic {
+                        crate::strategic::apply(&self.store_kind.kind, &mut target, &patch_value)
+                            .map_err(strategic_error)?;
+                    } else {
+                        patch::merge_patch(&mut target, &patch_value);
+                    }
+                    Ok(if core_view {
+                        events::from_core(&target)
+                    } else {
+                        target
+                    })
+                },
+            )
+        })?;
         let code = if written.created {
             StatusCode::CREATED
         } else {
             StatusCode::OK
         };
-        let mut response = self.written(code, &written, options.dry_run);
+        let mut response = self.written(code, &written);
         response
             .extensions_mut()
             .insert(crate::journal::WriteOutcome {
@@ -199,17 +206,22 @@ impl Context<'_> {
         Ok(response)
     }
 
-    /// The answer to a write: the object with `code` and the write's warnings, after a
-    /// CRD's change (not a dry run's) has reached the server's resources.
-    fn written(
+    /// Runs a store write; a CRD's (not a dry run's) reaches the server's kinds before
+    /// any request can look them up ([`Server::write_crd`](crate::Server)).
+    fn store_write(
         &self,
-        code: StatusCode,
-        written: &Written,
         dry_run: bool,
-    ) -> Response<ResponseBody> {
+        write: impl FnOnce() -> Result<Written, ApiError>,
+    ) -> Result<Written, ApiError> {
         if self.is_crd() && !dry_run {
-            self.server.sync_crd(&written.object.to_value());
+            self.server.write_crd(write)
+        } else {
+            write()
         }
+    }
+
+    /// The answer to a write: the object with `code` and the write's warnings.
+    fn written(&self, code: StatusCode, written: &Written) -> Response<ResponseBody> {
         with_warnings(
             self.renderer.object_response(code, &written.object),
             &written.warnings,
@@ -274,34 +286,47 @@ impl Context<'_> {
         name: &str,
     ) -> Result<Response<ResponseBody>, ApiError> {
         let (preconditions, dry, policy) = self.delete_options(request)?;
-        let object = self.server.shared.store.delete(
-            self.store_kind,
-            self.namespace(),
-            name,
-            &preconditions,
-            dry,
-            policy,
-        )?;
-        if !dry {
-            self.after_delete(&object);
-        }
+        let object = self.store_delete(dry, || {
+            self.server.shared.store.delete(
+                self.store_kind,
+                self.namespace(),
+                name,
+                &preconditions,
+                dry,
+                policy,
+            )
+        })?;
         Ok(self.renderer.object_response(StatusCode::OK, &object))
     }
 
-    fn after_delete(&self, object: &StoredObject) {
-        let value = object.to_value();
-        if value["metadata"].get("deletionTimestamp").is_some() {
-            return;
+    /// Runs a store delete and what follows it (not in a dry run): a namespace's contents
+    /// go, a CRD's kinds stop being served before any request can look them up
+    /// ([`Server::delete_crd`](crate::Server)).
+    fn store_delete(
+        &self,
+        dry_run: bool,
+        delete: impl FnOnce() -> Result<Arc<StoredObject>, ApiError>,
+    ) -> Result<Arc<StoredObject>, ApiError> {
+        if dry_run {
+            return delete();
         }
-        if self.kind.group.is_empty() && self.kind.plural == "namespaces" {
+        if self.is_crd() {
+            return self.server.delete_crd(delete);
+        }
+        let object = delete()?;
+        if self.kind.group.is_empty()
+            && self.kind.plural == "namespaces"
+            && object.to_value()["metadata"]
+                .get("deletionTimestamp")
+                .is_none()
+        {
             let kinds: Vec<Arc<ResourceKind>> = self.server.registry().all().cloned().collect();
             self.server
                 .shared
                 .store
                 .delete_namespace_contents(&kinds, &object.name);
-        } else if self.is_crd() {
-            self.server.remove_crd(&value);
         }
+        Ok(object)
     }
 
     pub(super) fn delete_collection(
@@ -317,17 +342,16 @@ impl Context<'_> {
         let mut deleted = Vec::with_capacity(items.len());
         for item in items {
             // An object deleted concurrently is simply not in the answer.
-            if let Ok(object) = store.delete(
-                self.store_kind,
-                &item.namespace,
-                &item.name,
-                &Preconditions::default(),
-                dry,
-                policy,
-            ) {
-                if !dry {
-                    self.after_delete(&object);
-                }
+            if let Ok(object) = self.store_delete(dry, || {
+                store.delete(
+                    self.store_kind,
+                    &item.namespace,
+                    &item.name,
+                    &Preconditions::default(),
+                    dry,
+                    policy,
+                )
+            }) {
                 deleted.push(object);
             }
         }
