@@ -7,7 +7,7 @@
 //! features. The test step runs the tests under cargo-nextest (cargo test with
 //! `--cargo-test`, or when nextest is not installed); the doc tests, which nextest does not
 //! run, are a step of their own. Under nextest the steps after the tests run beside them at
-//! the lowest CPU priority, their output shown when the tests end.
+//! the lowest CPU priority, in two lanes ([`Part`]), their output shown when the tests end.
 //! The docs come from that build too: rustdoc reads the compiled dependencies the tests
 //! link, where `cargo doc` would first check five hundred crates again (`crate::rustdoc`).
 //! The tests replay every fuzz target's seeds, corpus and past crashes; fuzzing itself is
@@ -46,7 +46,7 @@ pub struct Args {
 ///
 /// Under cargo-nextest the steps after the tests (doc tests, docs, the AWS clients, the
 /// kind assets, hour-virtual, selfcheck) run beside the tests, at the lowest CPU priority
-/// (`nice -n 19`), in a child process ([`after_tests_lane`]): the test step spends about
+/// (`nice -n 19`), in two child processes ([`after_tests_lane`], one per [`Part`]): the test step spends about
 /// half of the machine's two cores waiting on real time, and those steps fill it. The
 /// tests run from the build's list of binaries (nextest's reuse of a build), so no cargo
 /// of theirs waits on the doc steps' lock of the target directory.
@@ -126,12 +126,22 @@ fn clock_from_env() -> Steps {
 /// steps after them beside, their output followed once the tests end.
 fn tests_beside_the_rest(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
     let (binaries, metadata) = build_and_list(root, steps, env)?;
-    let log = step::target_dir(root).join("check").join("after-tests.log");
+    let dir = step::target_dir(root).join("check");
+    let logs: Vec<(Part, PathBuf)> = Part::ALL
+        .iter()
+        .map(|&part| (part, dir.join(format!("after-tests-{}.log", part.name()))))
+        .collect();
     steps.step(&format!(
-        "cargo nextest run --no-fail-fast (every test of that build); beside it, at the lowest CPU priority, the steps after the tests (their output in {}, shown when the tests end)",
-        log.strip_prefix(root).unwrap_or(&log).display()
+        "cargo nextest run --no-fail-fast (every test of that build); beside it, at the lowest CPU priority, the steps after the tests in two lanes (their output in {}, shown when the tests end)",
+        logs.iter()
+            .map(|(_, log)| log.strip_prefix(root).unwrap_or(log).display().to_string())
+            .collect::<Vec<_>>()
+            .join(" and ")
     ));
-    let mut lane = start_lane(root, steps, env, &log)?;
+    let mut lanes = Vec::with_capacity(logs.len());
+    for (part, log) in &logs {
+        lanes.push((*part, start_lane(root, steps, env, *part, log)?));
+    }
     let binaries = binaries.display().to_string();
     let metadata = metadata.display().to_string();
     let tests = step::run(
@@ -152,19 +162,57 @@ fn tests_beside_the_rest(root: &Path, steps: &Steps, env: &[(&str, String)]) -> 
         ),
         "the tests",
     );
-    println!(
-        "\n--- the steps beside the tests ({}):",
-        if lane.done() {
-            "ended"
-        } else {
-            "still running, followed"
+    // Each lane's output in turn; every lane is followed to its end, so that each failure
+    // is shown.
+    let mut failures: Vec<String> = tests.err().map(|e| e.to_string()).into_iter().collect();
+    for (part, mut lane) in lanes {
+        println!(
+            "\n--- the steps beside the tests, {} ({}):",
+            part.what(),
+            if lane.done() {
+                "ended"
+            } else {
+                "still running, followed"
+            }
+        );
+        if let Err(e) = lane.follow() {
+            failures.push(e.to_string());
         }
-    );
-    let after = lane.follow();
-    match (tests, after) {
-        (Ok(()), Ok(())) => Ok(()),
-        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
-        (Err(t), Err(s)) => Err(Error::Failed(format!("{t}; {s}"))),
+    }
+    match failures.len() {
+        0 => Ok(()),
+        _ => Err(Error::Failed(failures.join("; "))),
+    }
+}
+
+/// The two lanes of steps after the tests. Each is a chain of steps where one waits on
+/// the last: the docs lane is cargo and rustdoc, CPU-bound; the tools lane waits as much
+/// on Python, kubectl, a download and its servers as it computes. In one lane the tools
+/// ran after the docs, alone, for about 40 s after the tests had ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// The doc tests and the docs.
+    Docs,
+    /// The AWS clients, the vendored SDK's trim, the kind assets, hour-virtual and
+    /// selfcheck.
+    Tools,
+}
+
+impl Part {
+    const ALL: [Part; 2] = [Part::Docs, Part::Tools];
+
+    fn name(self) -> &'static str {
+        match self {
+            Part::Docs => "docs",
+            Part::Tools => "tools",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Part::Docs => "doc tests and docs",
+            Part::Tools => "AWS clients, the SDK's trim, kind assets, hour-virtual, selfcheck",
+        }
     }
 }
 
@@ -204,15 +252,21 @@ fn build_and_list(
     Ok((binaries, metadata))
 }
 
-/// The child process running [`after_tests_lane`], its output going to a file.
+/// A child process running [`after_tests_lane`], its output going to a file.
 struct Lane {
     child: std::process::Child,
     log: PathBuf,
 }
 
-/// Starts `cargo xtask` (this binary) `after-tests` under `nice -n 19` when `nice` is
-/// installed, its output to `log`.
-fn start_lane(root: &Path, steps: &Steps, env: &[(&str, String)], log: &Path) -> Result<Lane> {
+/// Starts `cargo xtask` (this binary) `after-tests --part PART` under `nice -n 19` when
+/// `nice` is installed, its output to `log`.
+fn start_lane(
+    root: &Path,
+    steps: &Steps,
+    env: &[(&str, String)],
+    part: Part,
+    log: &Path,
+) -> Result<Lane> {
     // The test build has just built this binary again (its own compiler settings differ
     // from `cargo run`'s), replacing the file this process runs from.
     let built = step::target_dir(root).join("debug").join("xtask");
@@ -226,8 +280,13 @@ fn start_lane(root: &Path, steps: &Steps, env: &[(&str, String)], log: &Path) ->
     let mut env = env.to_vec();
     env.push((STARTED_AT, steps.started_unix().to_string()));
     let mut c = match step::which("nice") {
-        Some(nice) => step::command(root, nice, &["-n", "19", &me, "after-tests"], &env),
-        None => step::command(root, &me, &["after-tests"], &env),
+        Some(nice) => step::command(
+            root,
+            nice,
+            &["-n", "19", &me, "after-tests", "--part", part.name()],
+            &env,
+        ),
+        None => step::command(root, &me, &["after-tests", "--part", part.name()], &env),
     };
     let out =
         std::fs::File::create(log).map_err(|e| Error::Usage(format!("{}: {e}", log.display())))?;
@@ -284,13 +343,19 @@ impl Lane {
     }
 }
 
-/// `cargo xtask after-tests`, the lane [`run`] starts beside the tests: the steps after
-/// them, on the check's clock.
-pub fn after_tests_lane(root: &Path) -> Result {
+/// `cargo xtask after-tests --part PART`, a lane [`run`] starts beside the tests: one part
+/// of the steps after them, on the check's clock.
+pub fn after_tests_lane(root: &Path, part: Part) -> Result {
     let steps = clock_from_env();
     let env = step::check_env(root)?;
-    after_tests(root, &steps, &env)?;
-    steps.step("the steps beside the tests passed");
+    match part {
+        Part::Docs => after_tests_docs(root, &steps, &env)?,
+        Part::Tools => after_tests_tools(root, &steps, &env)?,
+    }
+    steps.step(&format!(
+        "the steps beside the tests passed: {}",
+        part.what()
+    ));
     Ok(())
 }
 
@@ -312,7 +377,12 @@ pub fn docs(root: &Path) -> Result {
 
 /// The steps after the tests, in order; the first failure stops them.
 fn after_tests(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
-    let bins = step::target_dir(root).join("debug");
+    after_tests_docs(root, steps, env)?;
+    after_tests_tools(root, steps, env)
+}
+
+/// The doc tests, then the docs.
+fn after_tests_docs(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
     let cargo = |args: &[&str], env: &[(&str, String)]| step::command(root, "cargo", args, env);
 
     steps.step(&format!(
@@ -336,8 +406,13 @@ fn after_tests(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
     steps.step(
         "rustdoc of the workspace's libraries and binaries, as cargo doc --workspace --no-deps documents them, on the test build's compiled dependencies (warnings are errors)",
     );
-    crate::rustdoc::document(root, env)?;
+    crate::rustdoc::document(root, env)
+}
 
+/// The steps after the tests that run the build's binaries and the tools beside them, in
+/// order; the first failure stops them.
+fn after_tests_tools(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
+    let bins = step::target_dir(root).join("debug");
     steps.step(
         "ci/aws-clients.sh (boto3 and the AWS CLI against mock-cloud: S3, STS, DynamoDB, EC2, retry modes)",
     );
