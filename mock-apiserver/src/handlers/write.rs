@@ -41,16 +41,7 @@ impl Context<'_> {
             create_if_missing: false,
             ..client_write(request)?
         };
-        let written = self.store_write(options.dry_run, || {
-            self.server.shared.store.update(
-                self.store_kind,
-                self.namespace(),
-                name,
-                self.subresource,
-                options,
-                |_| Ok(body),
-            )
-        })?;
+        let written = self.update_stored(name, options, |_| Ok(body))?;
         Ok(self.written(StatusCode::OK, &written))
     }
 
@@ -146,51 +137,40 @@ impl Context<'_> {
         // The stored object's resourceVersion before the patch: the same after it is a
         // no-op (the journal counts those apart).
         let mut before: Option<u64> = None;
-        let written = self.store_write(options.dry_run, || {
-            self.server.shared.store.update(
-                self.store_kind,
-                self.namespace(),
-                name,
-                self.subresource,
-                options,
-                |old| {
-                    before =
-                        old.and_then(|o| o["metadata"]["resourceVersion"].as_str()?.parse().ok());
-                    if apply {
-                        if let Some(meta) = patch_value
-                            .get_mut("metadata")
-                            .and_then(Value::as_object_mut)
-                        {
-                            // An apply configuration does not carry a resourceVersion
-                            // precondition unless it sets one explicitly.
-                            meta.remove("resourceVersion");
-                        }
-                        return ssa::apply(&writer, old, &patch_value, force)
-                            .map_err(ssa::api_error);
-                    }
-                    let Some(old) = old else {
-                        return Ok(patch_value.clone());
-                    };
-                    let mut target = if core_view {
-                        events::to_core(old)
-                    } else {
-                        old.clone()
-                    };
-                    if json_patch {
-                        patch::json_patch(&mut target, &patch_value).map_err(patch_error)?;
-                    } else if strategic {
-                        crate::strategic::apply(&self.store_kind.kind, &mut target, &patch_value)
-                            .map_err(strategic_error)?;
-                    } else {
-                        patch::merge_patch(&mut target, &patch_value);
-                    }
-                    Ok(if core_view {
-                        events::from_core(&target)
-                    } else {
-                        target
-                    })
-                },
-            )
+        let written = self.update_stored(name, options, |old| {
+            before = old.and_then(|o| o["metadata"]["resourceVersion"].as_str()?.parse().ok());
+            if apply {
+                if let Some(meta) = patch_value
+                    .get_mut("metadata")
+                    .and_then(Value::as_object_mut)
+                {
+                    // An apply configuration does not carry a resourceVersion
+                    // precondition unless it sets one explicitly.
+                    meta.remove("resourceVersion");
+                }
+                return ssa::apply(&writer, old, &patch_value, force).map_err(ssa::api_error);
+            }
+            let Some(old) = old else {
+                return Ok(patch_value.clone());
+            };
+            let mut target = if core_view {
+                events::to_core(old)
+            } else {
+                old.clone()
+            };
+            if json_patch {
+                patch::json_patch(&mut target, &patch_value).map_err(patch_error)?;
+            } else if strategic {
+                crate::strategic::apply(&self.store_kind.kind, &mut target, &patch_value)
+                    .map_err(strategic_error)?;
+            } else {
+                patch::merge_patch(&mut target, &patch_value);
+            }
+            Ok(if core_view {
+                events::from_core(&target)
+            } else {
+                target
+            })
         })?;
         let code = if written.created {
             StatusCode::CREATED
@@ -204,6 +184,27 @@ impl Context<'_> {
                 changed: written.created || before != Some(written.object.resource_version),
             });
         Ok(response)
+    }
+
+    /// Updates (or, as `options` allow, creates) the object `name` of this request's kind,
+    /// namespace and subresource to what `change` makes of the stored one, through
+    /// [`Context::store_write`].
+    fn update_stored(
+        &self,
+        name: &str,
+        options: WriteOptions<'_>,
+        change: impl FnOnce(Option<&Value>) -> Result<Value, ApiError>,
+    ) -> Result<Written, ApiError> {
+        self.store_write(options.dry_run, || {
+            self.server.shared.store.update(
+                self.store_kind,
+                self.namespace(),
+                name,
+                self.subresource,
+                options,
+                change,
+            )
+        })
     }
 
     /// Runs a store write; a CRD's (not a dry run's) reaches the server's kinds before
