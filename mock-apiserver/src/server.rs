@@ -485,7 +485,7 @@ impl ApiServer {
 
     /// Runs the delete of a CRD and, if it removed the object (no finalizer kept it),
     /// stops serving its kinds, with the server's kinds locked throughout (as
-    /// [`Server::write_crd`]).
+    /// [`ApiServer::write_crd`]).
     pub(crate) fn delete_crd<E>(
         &self,
         delete: impl FnOnce() -> Result<Arc<StoredObject>, E>,

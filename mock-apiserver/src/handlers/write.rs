@@ -208,7 +208,7 @@ impl Context<'_> {
     }
 
     /// Runs a store write; a CRD's (not a dry run's) reaches the server's kinds before
-    /// any request can look them up ([`Server::write_crd`](crate::Server)).
+    /// any request can look them up ([`ApiServer::write_crd`](crate::ApiServer::write_crd)).
     fn store_write(
         &self,
         dry_run: bool,
@@ -302,7 +302,7 @@ impl Context<'_> {
 
     /// Runs a store delete and what follows it (not in a dry run): a namespace's contents
     /// go, a CRD's kinds stop being served before any request can look them up
-    /// ([`Server::delete_crd`](crate::Server)).
+    /// ([`ApiServer::delete_crd`](crate::ApiServer::delete_crd)).
     fn store_delete(
         &self,
         dry_run: bool,
