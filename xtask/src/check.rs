@@ -46,10 +46,10 @@ pub struct Args {
 ///
 /// Under cargo-nextest the steps after the tests (doc tests, docs, the AWS clients, the
 /// kind assets, hour-virtual, selfcheck) run beside the tests, at the lowest CPU priority
-/// (`nice -n 19`), in two child processes ([`after_tests_lane`], one per [`Part`]): the test step spends about
-/// half of the machine's two cores waiting on real time, and those steps fill it. The
-/// tests run from the build's list of binaries (nextest's reuse of a build), so no cargo
-/// of theirs waits on the doc steps' lock of the target directory.
+/// (`nice -n 19`), in two child processes ([`after_tests_lane`], one per [`Part`]): the
+/// test step spends about half of the machine's two cores waiting on real time, and those
+/// steps fill it. The tests run from the build's list of binaries (nextest's reuse of a
+/// build), so no cargo of theirs waits on the doc steps' lock of the target directory.
 pub fn run(root: &Path, a: &Args) -> Result {
     let steps = clock_from_env();
     let env = step::check_env(root)?;
@@ -127,21 +127,21 @@ fn clock_from_env() -> Steps {
 fn tests_beside_the_rest(root: &Path, steps: &Steps, env: &[(&str, String)]) -> Result {
     let (binaries, metadata) = build_and_list(root, steps, env)?;
     let dir = step::target_dir(root).join("check");
-    let logs: Vec<(Part, PathBuf)> = Part::ALL
-        .iter()
-        .map(|&part| (part, dir.join(format!("after-tests-{}.log", part.name()))))
-        .collect();
+    let lanes = Part::ALL
+        .into_iter()
+        .map(|part| {
+            let log = dir.join(format!("after-tests-{}.log", part.name()));
+            Ok((part, start_lane(root, steps, env, part, &log)?))
+        })
+        .collect::<Result<Vec<(Part, Lane)>>>()?;
     steps.step(&format!(
         "cargo nextest run --no-fail-fast (every test of that build); beside it, at the lowest CPU priority, the steps after the tests in two lanes (their output in {}, shown when the tests end)",
-        logs.iter()
-            .map(|(_, log)| log.strip_prefix(root).unwrap_or(log).display().to_string())
+        lanes
+            .iter()
+            .map(|(_, lane)| lane.log.strip_prefix(root).unwrap_or(&lane.log).display().to_string())
             .collect::<Vec<_>>()
             .join(" and ")
     ));
-    let mut lanes = Vec::with_capacity(logs.len());
-    for (part, log) in &logs {
-        lanes.push((*part, start_lane(root, steps, env, *part, log)?));
-    }
     let binaries = binaries.display().to_string();
     let metadata = metadata.display().to_string();
     let tests = step::run(
@@ -201,11 +201,13 @@ pub enum Part {
 impl Part {
     const ALL: [Part; 2] = [Part::Docs, Part::Tools];
 
-    fn name(self) -> &'static str {
-        match self {
-            Part::Docs => "docs",
-            Part::Tools => "tools",
-        }
+    /// The name `--part` takes, as clap spells it.
+    fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .expect("no part is skipped")
+            .get_name()
+            .to_owned()
     }
 
     fn what(self) -> &'static str {
@@ -283,10 +285,10 @@ fn start_lane(
         Some(nice) => step::command(
             root,
             nice,
-            &["-n", "19", &me, "after-tests", "--part", part.name()],
+            &["-n", "19", &me, "after-tests", "--part", &part.name()],
             &env,
         ),
-        None => step::command(root, &me, &["after-tests", "--part", part.name()], &env),
+        None => step::command(root, &me, &["after-tests", "--part", &part.name()], &env),
     };
     let out =
         std::fs::File::create(log).map_err(|e| Error::Usage(format!("{}: {e}", log.display())))?;
